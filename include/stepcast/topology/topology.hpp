@@ -1,0 +1,127 @@
+// A cluster as a graph: GPUs, NICs and switches joined by links, with routes between GPUs and
+// the per-tier summary that the analytical collective model consumes.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "stepcast/core/units.hpp"
+
+namespace stepcast::topology {
+
+using VertexId = std::uint32_t;
+using LinkId = std::uint32_t;
+
+enum class VertexKind { kGpu, kNic, kSwitch };
+
+/// Which part of the machine a link belongs to; used for per-tier figures and utilisation.
+enum class LinkTier {
+  kIntraNode,  ///< NVLink/NVSwitch or PCIe inside a node (GPU-GPU, GPU-NIC)
+  kNic,        ///< a NIC's link to the first fabric switch
+  kFabric,     ///< switch-to-switch links (leaf-spine)
+};
+
+struct Vertex {
+  std::string name;
+  VertexKind kind = VertexKind::kSwitch;
+  int node = -1;  ///< index of the node the vertex sits in; -1 for fabric switches
+};
+
+/// A full-duplex link: `bandwidth` is available in each direction independently.
+struct Link {
+  VertexId a = 0;
+  VertexId b = 0;
+  BytesPerSecond bandwidth;
+  Seconds latency;
+  LinkTier tier = LinkTier::kIntraNode;
+};
+
+/// One link used in one direction (a->b when `forward`).
+struct Hop {
+  LinkId link = 0;
+  bool forward = true;
+  bool operator==(const Hop&) const = default;
+};
+
+/// The GPU model of a cluster's nodes, with the figures the cost model needs, each from the file.
+struct GpuSpec {
+  std::string name;                  ///< e.g. "A100-SXM4-40GB"
+  Bytes memory;                      ///< HBM capacity
+  BytesPerSecond memory_bandwidth;   ///< HBM bandwidth
+  FlopsPerSecond peak_fp32;          ///< dense, non-tensor-core FP32
+  FlopsPerSecond peak_tf32;          ///< dense tensor-core peaks below
+  FlopsPerSecond peak_bf16;
+  FlopsPerSecond peak_fp16;
+  FlopsPerSecond peak_fp8;           ///< zero where the GPU has no FP8
+};
+
+/// What one collective over the first `ranks` GPUs sees of the machine: the per-tier figures of
+/// the latency-bandwidth (alpha-beta) model. Ranks are placed in GPU order, node by node.
+/// Calibration may replace the bandwidths and latencies.
+struct CommTiers {
+  int ranks = 1;
+  int nodes = 1;           ///< nodes spanned by the ranks
+  int ranks_per_node = 1;  ///< ranks on each spanned node (ranks / nodes)
+  BytesPerSecond intra_bw;  ///< each way, one GPU to another in its node (bottleneck of the route)
+  Seconds intra_latency;    ///< sum of link latencies on that route
+  BytesPerSecond node_bw;   ///< each way, a node's total bandwidth out of the node (its NIC links)
+  BytesPerSecond gpu_nic_bw;  ///< each way, bottleneck of a single GPU's route to another node
+  Seconds inter_latency;    ///< sum of link latencies on the longest GPU-to-GPU route between nodes
+  double oversubscription = 1.0;  ///< >= 1: the fabric core's shortfall for traffic between all nodes
+};
+
+/// A loaded, validated topology. Immutable; cheap to share by const reference.
+class Topology {
+ public:
+  Topology(std::string name, std::string source, GpuSpec gpu, std::vector<Vertex> vertices,
+           std::vector<Link> links, double oversubscription);
+  ~Topology();
+  Topology(Topology&&) noexcept;
+  Topology& operator=(Topology&&) noexcept;
+
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] const std::string& source() const { return source_; }
+  [[nodiscard]] const GpuSpec& gpu() const { return gpu_; }
+  [[nodiscard]] std::span<const Vertex> vertices() const { return vertices_; }
+  [[nodiscard]] std::span<const Link> links() const { return links_; }
+  /// GPU vertices in rank order (file order: node 0's GPUs first).
+  [[nodiscard]] std::span<const VertexId> gpus() const { return gpus_; }
+  [[nodiscard]] int gpu_count() const { return static_cast<int>(gpus_.size()); }
+  [[nodiscard]] int node_count() const { return node_count_; }
+  /// GPUs on the most populated node.
+  [[nodiscard]] int gpus_per_node() const { return gpus_per_node_; }
+  [[nodiscard]] int node_of_gpu(int gpu_index) const;
+
+  /// The links from GPU `src` to GPU `dst` (indices into gpus()), shortest by hop count, ties
+  /// broken by vertex and link order so the result is deterministic.
+  [[nodiscard]] std::vector<Hop> route(int src_gpu, int dst_gpu) const;
+
+  /// Tier figures for a collective over the first `ranks` GPUs (1 <= ranks <= gpu_count()).
+  [[nodiscard]] CommTiers tiers(int ranks) const;
+
+ private:
+  struct Graph;  // Boost.Graph adjacency list, kept out of this header
+  std::string name_;
+  std::string source_;
+  GpuSpec gpu_;
+  std::vector<Vertex> vertices_;
+  std::vector<Link> links_;
+  std::vector<VertexId> gpus_;
+  int node_count_ = 0;
+  int gpus_per_node_ = 0;
+  double oversubscription_ = 1.0;
+  std::unique_ptr<Graph> graph_;
+};
+
+/// Loads a topology file (compact "cluster" form or explicit "graph" form), expands it, and
+/// validates it: positive bandwidths, known vertices, no duplicates, connected, every GPU reachable.
+/// `nodes` overrides the node count of a cluster-form file. Bad input throws InputError naming the
+/// file, the JSON pointer and the rule.
+Topology load_topology(const std::filesystem::path& file, std::optional<int> nodes = std::nullopt);
+
+}  // namespace stepcast::topology

@@ -1,0 +1,28 @@
+# Sourced by scripts/run and scripts/test: installs the Debian packages stepcast builds with,
+# only those missing, then configures and builds into build/ (or $STEPCAST_BUILD_DIR).
+STEPCAST_PACKAGES=(cmake ninja-build g++ libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev
+                   doctest-dev libbenchmark-dev libfmt-dev python3)
+
+stepcast_install_missing() {
+  local missing=()
+  for p in "${STEPCAST_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "stepcast: installing ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+stepcast_build() {
+  local build_dir=$1; shift
+  if [ ! -f "$build_dir/build.ninja" ]; then
+    # CUDA is optional: point CMake at nvcc where it is installed.
+    local cuda_args=()
+    [ -x /usr/local/cuda/bin/nvcc ] && cuda_args=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+    cmake -S "$STEPCAST_ROOT" -B "$build_dir" -G Ninja "${cuda_args[@]}" "$@" >&2
+  fi
+  cmake --build "$build_dir" >&2
+}

@@ -1,0 +1,53 @@
+// JsonReader: every error names the file, the JSON pointer and the rule.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "stepcast/core/json_reader.hpp"
+
+using namespace stepcast;
+
+namespace {
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST_SUITE("core.json_reader") {
+  TEST_CASE("quantities: a bare number is refused with the pointer and an example") {
+    const auto doc = parse_json_text(R"({"links": [{"bandwidth": 400}, {"bandwidth": "0 Gbps"}]})", "t.json");
+    const JsonReader r(doc, "t.json");
+    const auto links = r.at("links").elements();
+    CHECK(error_of([&] { (void)links[0].at("bandwidth").quantity<BytesPerSecond>(); }) ==
+          "t.json:/links/0/bandwidth: expected a quantity with a unit like \"400 Gbps\", got the bare number 400");
+    CHECK(error_of([&] { (void)links[1].at("bandwidth").positive_quantity<BytesPerSecond>(); }) ==
+          "t.json:/links/1/bandwidth: must be greater than zero, got \"0 Gbps\"");
+  }
+
+  TEST_CASE("missing and unknown keys") {
+    const auto doc = parse_json_text(R"({"name": "x", "nodez": 2})", "c.json");
+    const JsonReader r(doc, "c.json");
+    CHECK(error_of([&] { (void)r.at("nodes"); }) == "c.json: missing required field \"nodes\"");
+    CHECK(error_of([&] { r.check_keys({"name", "nodes"}); }) ==
+          "c.json:/nodez: unknown key \"nodez\" (allowed here: name, nodes)");
+  }
+
+  TEST_CASE("malformed JSON names line and column") {
+    const std::string err = error_of([] { (void)parse_json_text("{\n  \"a\": 1,\n  \"b\" 2\n}", "bad.json"); });
+    CHECK(err.rfind("bad.json: malformed JSON at line 3, column 7", 0) == 0);
+  }
+
+  TEST_CASE("integers and counts") {
+    const auto doc = parse_json_text(R"({"a": 2.5, "b": 0, "c": 8})", "n.json");
+    const JsonReader r(doc, "n.json");
+    CHECK(error_of([&] { (void)r.at("a").integer(); }) == "n.json:/a: expected an integer, got 2.5");
+    CHECK(error_of([&] { (void)r.at("b").count(); }) == "n.json:/b: must be at least 1, got 0");
+    CHECK(r.at("c").count() == 8);
+  }
+}
