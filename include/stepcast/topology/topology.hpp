@@ -60,13 +60,13 @@ struct GpuSpec {
   FlopsPerSecond peak_fp8;           ///< zero where the GPU has no FP8
 };
 
-/// What one collective over the first `ranks` GPUs sees of the machine: the per-tier figures of
-/// the latency-bandwidth (alpha-beta) model. Ranks are placed in GPU order, node by node.
+/// What one collective over a group of GPUs sees of the machine: the per-tier figures of the
+/// latency-bandwidth (alpha-beta) model. Ranks are placed in GPU order, node by node.
 /// Calibration may replace the bandwidths and latencies.
 struct CommTiers {
   int ranks = 1;
   int nodes = 1;           ///< nodes spanned by the ranks
-  int ranks_per_node = 1;  ///< ranks on each spanned node (ranks / nodes)
+  int ranks_per_node = 1;  ///< group ranks on each spanned node (ranks / nodes)
   BytesPerSecond intra_bw;  ///< each way, one GPU to another in its node (bottleneck of the route)
   Seconds intra_latency;    ///< sum of link latencies on that route
   BytesPerSecond node_bw;   ///< each way, a node's total bandwidth out of the node (its NIC links)
@@ -101,8 +101,10 @@ class Topology {
   /// broken by vertex and link order so the result is deterministic.
   [[nodiscard]] std::vector<Hop> route(int src_gpu, int dst_gpu) const;
 
-  /// Tier figures for a collective over the first `ranks` GPUs (1 <= ranks <= gpu_count()).
-  [[nodiscard]] CommTiers tiers(int ranks) const;
+  /// Tier figures for a collective over the GPUs 0, stride, 2*stride, ... ((ranks-1)*stride);
+  /// stride > 1 describes a data-parallel group of a plan whose tensor/pipeline ranks are
+  /// consecutive. Precondition: 1 <= ranks and (ranks-1)*stride < gpu_count().
+  [[nodiscard]] CommTiers tiers(int ranks, int stride = 1) const;
 
  private:
   struct Graph;  // Boost.Graph adjacency list, kept out of this header
