@@ -1,0 +1,94 @@
+// Calibration: measured replacements for the alpha-beta tier figures and the achieved compute
+// rates that the cost model consumes (`--calibration FILE`). Every value carries its source.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stepcast/core/units.hpp"
+#include "stepcast/cost/collectives.hpp"
+#include "stepcast/topology/topology.hpp"
+
+namespace stepcast::cost {
+
+/// A calibrated bandwidth, each way, with what it was fitted from.
+struct CalibratedBandwidth {
+  BytesPerSecond value;
+  std::string source;
+};
+
+/// A calibrated per-step latency (alpha), with what it was fitted from.
+struct CalibratedLatency {
+  Seconds value;
+  std::string source;
+};
+
+/// Replacements for fields of topology::CommTiers; an empty field keeps the topology's figure.
+struct TierOverrides {
+  std::optional<CalibratedBandwidth> intra_bw;
+  std::optional<CalibratedLatency> intra_latency;
+  std::optional<CalibratedBandwidth> node_bw;
+  std::optional<CalibratedBandwidth> gpu_nic_bw;
+  std::optional<CalibratedLatency> inter_latency;
+
+  [[nodiscard]] bool empty() const {
+    return !intra_bw && !intra_latency && !node_bw && !gpu_nic_bw && !inter_latency;
+  }
+};
+
+/// How well a fit matched the points it was fitted to (relative errors, in percent).
+struct FitSummary {
+  int points = 0;
+  double median_abs_error_pct = 0.0;
+  double max_abs_error_pct = 0.0;
+};
+
+/// Tier figures fitted for one collective over one message-size regime (NCCL switches protocol
+/// with size, so one line rarely fits small and large messages alike).
+struct CollectiveCalibration {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  Bytes min_size;  ///< applies to messages of at least this size (nccl-tests' S)
+  std::optional<Bytes> max_size;  ///< and at most this size; none: no upper bound
+  TierOverrides tiers;
+  std::optional<FitSummary> fit;
+  std::string source;
+};
+
+/// The achieved fraction of the datasheet peak for one precision ("bf16", "fp8", ...).
+struct CalibratedFraction {
+  double value = 1.0;  ///< in (0, 1]
+  std::string source;
+};
+
+/// Everything a calibration file holds. Empty by default: applying it changes nothing.
+struct Calibration {
+  std::string source;                       ///< what the file as a whole was made from
+  TierOverrides tiers;                      ///< for every collective
+  std::vector<CollectiveCalibration> collectives;  ///< per collective and size regime; later entries win
+  std::map<std::string, CalibratedFraction> compute_fraction;  ///< keyed by precision name
+};
+
+/// The tiers with the calibration's general overrides applied.
+topology::CommTiers apply(const Calibration& calibration, topology::CommTiers tiers);
+
+/// The tiers for `op` at `size`: the general overrides, then every entry of `collectives` for
+/// `op` whose size regime holds `size`, in file order.
+topology::CommTiers apply(const Calibration& calibration, topology::CommTiers tiers, CollectiveOp op, Bytes size);
+
+/// The achieved fraction of peak for `precision`, if the calibration has one.
+std::optional<double> compute_fraction(const Calibration& calibration, const std::string& precision);
+
+/// Loads a calibration file; bad input throws InputError with the file and JSON pointer.
+/// Unknown keys are errors; every value needs a "source".
+Calibration load_calibration(const std::filesystem::path& file);
+
+/// Parses calibration JSON text that came from `origin` (same rules as load_calibration).
+Calibration parse_calibration(const std::string& text, const std::string& origin);
+
+/// The calibration as JSON text (sorted keys, "%.9g" numbers with units), loadable again.
+std::string to_json_text(const Calibration& calibration);
+
+}  // namespace stepcast::cost
