@@ -5,8 +5,10 @@ function(stepcast_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion)
   # g++ 12 reports array-bounds/stringop false positives inside libstdc++ when it inlines
   # nlohmann::json with JSON_DIAGNOSTICS (GCC bug 105651 family); they are not in our code.
-  target_compile_options(${target} PRIVATE -Wno-array-bounds -Wno-stringop-overflow -Wno-stringop-overread
-                                           -Wno-restrict)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE -Wno-array-bounds -Wno-stringop-overflow -Wno-stringop-overread
+                                             -Wno-restrict)
+  endif()
   if(STEPCAST_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
@@ -14,6 +16,10 @@ function(stepcast_warnings target)
     target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer
                                              -fno-sanitize-recover=all)
     target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  endif()
+  if(STEPCAST_FUZZ)
+    # Coverage instrumentation for libFuzzer in every library the fuzz targets reach.
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
   endif()
 endfunction()
 

@@ -21,9 +21,8 @@ InputError::InputError(std::string file, std::string pointer, std::string messag
       pointer_(std::move(pointer)),
       message_(std::move(message)) {}
 
-void assertion_failed(const char* condition, const std::string& why, std::source_location where) {
-  throw InternalError(fmt::format("internal error: {} ({}) at {}:{} in {}", why, condition, where.file_name(),
-                                  where.line(), where.function_name()));
+void assertion_failed(const char* condition, const std::string& why, const char* file, int line) {
+  throw InternalError(fmt::format("internal error: {} ({}) at {}:{}", why, condition, file, line));
 }
 
 }  // namespace stepcast

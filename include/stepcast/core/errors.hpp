@@ -2,7 +2,6 @@
 // different things and leave the program differently.
 #pragma once
 
-#include <source_location>
 #include <stdexcept>
 #include <string>
 
@@ -40,15 +39,17 @@ class InternalError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-[[noreturn]] void assertion_failed(const char* condition, const std::string& why, std::source_location where);
+/// Throws InternalError for a failed STEPCAST_ASSERT. (File and line come from the macro:
+/// clang 14 with libstdc++ 12 has no std::source_location.)
+[[noreturn]] void assertion_failed(const char* condition, const std::string& why, const char* file, int line);
 
 }  // namespace stepcast
 
 /// Checks an invariant; on failure throws InternalError with the condition, reason and location.
 #define STEPCAST_ASSERT(cond, why)                                                       \
   do {                                                                                   \
-    if (!(cond)) ::stepcast::assertion_failed(#cond, (why), std::source_location::current()); \
+    if (!(cond)) ::stepcast::assertion_failed(#cond, (why), __FILE__, __LINE__);         \
   } while (false)
 
 /// Marks a branch that cannot be reached if the code is right.
-#define STEPCAST_UNREACHABLE(why) ::stepcast::assertion_failed("unreachable", (why), std::source_location::current())
+#define STEPCAST_UNREACHABLE(why) ::stepcast::assertion_failed("unreachable", (why), __FILE__, __LINE__)
