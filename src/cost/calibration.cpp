@@ -1,0 +1,42 @@
+// Applying a calibration to the tier figures of the alpha-beta model: measured values replace
+// the topology's nominal ones field by field, general overrides first, then per collective.
+#include "stepcast/cost/calibration.hpp"
+
+namespace stepcast::cost {
+namespace {
+
+topology::CommTiers override_tiers(const TierOverrides& o, topology::CommTiers tiers) {
+  if (o.intra_bw) tiers.intra_bw = o.intra_bw->value;
+  if (o.intra_latency) tiers.intra_latency = o.intra_latency->value;
+  if (o.node_bw) tiers.node_bw = o.node_bw->value;
+  if (o.gpu_nic_bw) tiers.gpu_nic_bw = o.gpu_nic_bw->value;
+  if (o.inter_latency) tiers.inter_latency = o.inter_latency->value;
+  return tiers;
+}
+
+bool holds(const CollectiveCalibration& entry, Bytes size) {
+  if (size < entry.min_size) return false;
+  return !entry.max_size || size <= *entry.max_size;
+}
+
+}  // namespace
+
+topology::CommTiers apply(const Calibration& calibration, topology::CommTiers tiers) {
+  return override_tiers(calibration.tiers, tiers);
+}
+
+topology::CommTiers apply(const Calibration& calibration, topology::CommTiers tiers, CollectiveOp op, Bytes size) {
+  tiers = apply(calibration, tiers);
+  for (const CollectiveCalibration& entry : calibration.collectives) {
+    if (entry.op == op && holds(entry, size)) tiers = override_tiers(entry.tiers, tiers);
+  }
+  return tiers;
+}
+
+std::optional<double> compute_fraction(const Calibration& calibration, const std::string& precision) {
+  const auto it = calibration.compute_fraction.find(precision);
+  if (it == calibration.compute_fraction.end()) return std::nullopt;
+  return it->second.value;
+}
+
+}  // namespace stepcast::cost

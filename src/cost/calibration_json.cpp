@@ -1,0 +1,151 @@
+// Reading and writing calibration files. Every value carries a "source"; unknown keys are
+// errors; quantities are strings with units, written back in SI so a reload is exact.
+#include "stepcast/cost/calibration.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "stepcast/core/json_reader.hpp"
+
+namespace stepcast::cost {
+namespace {
+
+using nlohmann::json;
+
+CalibratedBandwidth read_bandwidth(const JsonReader& r) {
+  r.check_keys({"value", "source"});
+  return {r.at("value").positive_quantity<BytesPerSecond>(), r.at("source").string()};
+}
+
+CalibratedLatency read_latency(const JsonReader& r) {
+  r.check_keys({"value", "source"});
+  const Seconds alpha = r.at("value").quantity<Seconds>();
+  if (alpha.value() < 0.0) r.at("value").fail("a latency cannot be negative");
+  return {alpha, r.at("source").string()};
+}
+
+TierOverrides read_tiers(const JsonReader& r) {
+  r.check_keys({"intra_bw", "intra_latency", "node_bw", "gpu_nic_bw", "inter_latency"});
+  TierOverrides o;
+  if (auto v = r.find("intra_bw")) o.intra_bw = read_bandwidth(*v);
+  if (auto v = r.find("intra_latency")) o.intra_latency = read_latency(*v);
+  if (auto v = r.find("node_bw")) o.node_bw = read_bandwidth(*v);
+  if (auto v = r.find("gpu_nic_bw")) o.gpu_nic_bw = read_bandwidth(*v);
+  if (auto v = r.find("inter_latency")) o.inter_latency = read_latency(*v);
+  return o;
+}
+
+FitSummary read_fit(const JsonReader& r) {
+  r.check_keys({"points", "median_abs_error_pct", "max_abs_error_pct"});
+  FitSummary f;
+  f.points = static_cast<int>(r.at("points").count());
+  f.median_abs_error_pct = r.at("median_abs_error_pct").number();
+  f.max_abs_error_pct = r.at("max_abs_error_pct").number();
+  return f;
+}
+
+CollectiveCalibration read_collective(const JsonReader& r) {
+  r.check_keys({"op", "min_size", "max_size", "tiers", "fit", "source"});
+  CollectiveCalibration c;
+  const JsonReader op = r.at("op");
+  const auto parsed = parse_collective_op(op.string());
+  if (!parsed) op.fail(fmt::format("unknown collective \"{}\"", op.string()));
+  c.op = *parsed;
+  c.min_size = r.has("min_size") ? r.at("min_size").quantity<Bytes>() : Bytes(0.0);
+  if (auto v = r.find("max_size")) {
+    c.max_size = v->quantity<Bytes>();
+    if (*c.max_size < c.min_size) v->fail("max_size is below min_size");
+  }
+  c.tiers = read_tiers(r.at("tiers"));
+  if (auto v = r.find("fit")) c.fit = read_fit(*v);
+  c.source = r.at("source").string();
+  return c;
+}
+
+CalibratedFraction read_fraction(const JsonReader& r) {
+  r.check_keys({"fraction", "source"});
+  const double f = r.at("fraction").positive_number();
+  if (f > 1.0) r.at("fraction").fail(fmt::format("an achieved fraction of peak must be at most 1, got {}", f));
+  return {f, r.at("source").string()};
+}
+
+Calibration read_calibration(const JsonReader& root) {
+  root.check_keys({"source", "tiers", "collectives", "compute_fraction"});
+  Calibration c;
+  c.source = root.at("source").string();
+  if (auto v = root.find("tiers")) c.tiers = read_tiers(*v);
+  if (auto v = root.find("collectives")) {
+    for (const JsonReader& e : v->elements()) c.collectives.push_back(read_collective(e));
+  }
+  if (auto v = root.find("compute_fraction")) {
+    for (const auto& [name, value] : v->members()) c.compute_fraction.emplace(name, read_fraction(value));
+  }
+  return c;
+}
+
+// SI with "%.9g" (STYLE.md B6): exact enough to reload, identical for identical inputs.
+json write_bandwidth(const CalibratedBandwidth& b) {
+  return json{{"value", fmt::format("{:.9g} B/s", b.value.value())}, {"source", b.source}};
+}
+
+json write_latency(const CalibratedLatency& l) {
+  return json{{"value", fmt::format("{:.9g} s", l.value.value())}, {"source", l.source}};
+}
+
+json write_tiers(const TierOverrides& o) {
+  json j = json::object();
+  if (o.intra_bw) j["intra_bw"] = write_bandwidth(*o.intra_bw);
+  if (o.intra_latency) j["intra_latency"] = write_latency(*o.intra_latency);
+  if (o.node_bw) j["node_bw"] = write_bandwidth(*o.node_bw);
+  if (o.gpu_nic_bw) j["gpu_nic_bw"] = write_bandwidth(*o.gpu_nic_bw);
+  if (o.inter_latency) j["inter_latency"] = write_latency(*o.inter_latency);
+  return j;
+}
+
+json write_number(double v) { return json::parse(fmt::format("{:.9g}", v)); }
+
+}  // namespace
+
+Calibration parse_calibration(const std::string& text, const std::string& origin) {
+  const json j = parse_json_text(text, origin);
+  return read_calibration(JsonReader(j, origin));
+}
+
+Calibration load_calibration(const std::filesystem::path& file) {
+  const json j = read_json_file(file);
+  return read_calibration(JsonReader(j, file.string()));
+}
+
+std::string to_json_text(const Calibration& calibration) {
+  json j = json::object();
+  j["source"] = calibration.source;
+  if (!calibration.tiers.empty()) j["tiers"] = write_tiers(calibration.tiers);
+  if (!calibration.collectives.empty()) {
+    json list = json::array();
+    for (const CollectiveCalibration& c : calibration.collectives) {
+      json e{{"op", std::string(to_string(c.op))},
+             {"min_size", fmt::format("{:.9g} B", c.min_size.value())},
+             {"tiers", write_tiers(c.tiers)},
+             {"source", c.source}};
+      if (c.max_size) e["max_size"] = fmt::format("{:.9g} B", c.max_size->value());
+      if (c.fit) {
+        e["fit"] = json{{"points", c.fit->points},
+                        {"median_abs_error_pct", write_number(c.fit->median_abs_error_pct)},
+                        {"max_abs_error_pct", write_number(c.fit->max_abs_error_pct)}};
+      }
+      list.push_back(std::move(e));
+    }
+    j["collectives"] = std::move(list);
+  }
+  if (!calibration.compute_fraction.empty()) {
+    json fractions = json::object();
+    for (const auto& [name, f] : calibration.compute_fraction) {
+      fractions[name] = json{{"fraction", write_number(f.value)}, {"source", f.source}};
+    }
+    j["compute_fraction"] = std::move(fractions);
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace stepcast::cost
