@@ -1,0 +1,81 @@
+// Memory per GPU of a plan, every term separate: model state (parameters, gradients, optimizer
+// state; ZeRO/FSDP sharding), activations (Korthikanti et al. 2022), buffers, overhead.
+#pragma once
+
+#include "stepcast/core/explain.hpp"
+#include "stepcast/core/units.hpp"
+#include "stepcast/plan/plan.hpp"
+#include "stepcast/workload/workload.hpp"
+
+namespace stepcast::cost {
+
+/// Settings of the memory model that are not part of the plan; defaults documented in memory.cpp.
+struct MemoryOptions {
+  /// CUDA context, cuBLAS/NCCL workspaces and allocator slack per GPU, settable by the user.
+  Bytes framework_overhead = gib(1.0);
+  /// FSDP units all-gathered ahead of the one being computed (PyTorch backward_prefetch/
+  /// forward_prefetch keep one extra unit in flight).
+  int fsdp_prefetch_units = 1;
+  /// PyTorch DDP bucket_cap_mb default: 25 MiB.
+  Bytes ddp_bucket = Bytes(25.0 * unit::kMebi);
+};
+
+/// Bytes per parameter of the model state before sharding (ZeRO paper, section 3.1: 2 + 2 + K).
+struct StateBytesPerParameter {
+  double parameters = 0.0;  ///< working copy used by forward/backward (2 in 16-bit)
+  double gradients = 0.0;
+  double optimizer = 0.0;   ///< K: fp32 master weights + optimizer moments (12 for mixed Adam)
+};
+
+/// 2+2+12 for mixed-precision Adam, 4+4+8 for fp32 Adam, and so on per precision and optimizer.
+StateBytesPerParameter state_bytes_per_parameter(plan::Precision precision, plan::Optimizer optimizer);
+
+/// Model state held by one GPU, each part after tensor/pipeline split and ZeRO/FSDP sharding.
+struct ModelState {
+  Bytes parameters;
+  Bytes gradients;
+  Bytes optimizer_state;  ///< includes fp32 master weights under mixed precision
+  [[nodiscard]] Bytes total() const { return parameters + gradients + optimizer_state; }
+};
+
+/// The model-state part alone: the seed's "8-way FSDP, fp16 params and grads, Adam:
+/// 16 B/param / 8 = 14e9 B = 13.04 GiB per rank". Pipeline stages hold 1/pp of the parameters
+/// and tensor-parallel ranks 1/tp (an even split; embeddings are spread with the layers).
+/// Precondition: the plan is resolved.
+ModelState model_state(const workload::Workload& workload, const plan::Plan& plan);
+
+/// The peak memory of one GPU (the first pipeline stage, which holds the most activations).
+struct MemoryBreakdown {
+  Bytes parameters;
+  Bytes gradients;
+  Bytes optimizer_state;
+  Bytes activations;        ///< zero for a bare parameter-count workload (no shape)
+  Bytes temporary_buffers;  ///< all-gathered FSDP/ZeRO-3 units, DDP buckets
+  Bytes framework_overhead;
+  Bytes total;              ///< the sum of the six terms above
+  Explanation explanation;  ///< every term with its formula and inputs
+
+  [[nodiscard]] Bytes model_state() const { return parameters + gradients + optimizer_state; }
+};
+
+/// Activation bytes of one transformer layer for one micro-batch on one GPU (Korthikanti et
+/// al. 2022, Table 2), with tp, sequence parallel, recompute and flash attention as the plan says.
+Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan);
+
+/// Activation bytes held at the peak by the first pipeline stage: layers per stage x in-flight
+/// micro-batches of the schedule x layer_activation_bytes, plus embedding and output layers.
+Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan);
+
+/// The full breakdown. Precondition: the plan is resolved (plan::resolve) and valid.
+MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::Plan& plan,
+                                const MemoryOptions& options = {});
+
+/// Whether a breakdown fits a GPU's memory, and by how much.
+struct MemoryFit {
+  bool fits = false;
+  Bytes capacity;
+  Bytes headroom;  ///< capacity - total; negative when it does not fit
+};
+MemoryFit check_fit(const MemoryBreakdown& memory, Bytes gpu_memory);
+
+}  // namespace stepcast::cost

@@ -1,0 +1,95 @@
+// A parallelism plan: how a workload is split over GPUs (data, tensor, pipeline parallel,
+// sharding), and the training settings that change time and memory (batch, precision, ...).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stepcast/workload/workload.hpp"
+
+namespace stepcast::plan {
+
+enum class Precision { kFp32, kTf32, kBf16, kFp16, kFp8 };
+enum class Optimizer { kAdam, kAdamW, kSgdMomentum, kSgd };
+
+/// How model state is split over the data-parallel ranks.
+/// ZeRO stages as Rajbhandari et al. 2020; FSDP strategies as PyTorch's ShardingStrategy:
+/// FULL_SHARD shards like ZeRO-3, SHARD_GRAD_OP like ZeRO-2, HYBRID_SHARD like ZeRO-3 inside a
+/// shard group and replicated across groups, NO_SHARD like DDP.
+enum class Sharding { kDdp, kZero1, kZero2, kZero3, kFsdpFull, kFsdpGradOp, kFsdpHybrid, kFsdpNone };
+
+/// Activation checkpointing (Korthikanti et al. 2022).
+enum class Recompute { kNone, kSelective, kFull };
+
+/// Pipeline schedules: GPipe (Huang et al. 2019), 1F1B and interleaved 1F1B (Narayanan et al.
+/// 2021), ZB-H1 zero-bubble (Qi et al. 2023).
+enum class Schedule { kGpipe, k1F1B, kInterleaved, kZbH1 };
+
+/// A plan. Degrees equal to 0 are "not given" and are derived by resolve().
+/// Ranks are laid out tensor-parallel first (consecutive GPUs, inside a node), then pipeline,
+/// then data parallel (stride tp*pp), as Megatron-LM orders them.
+struct Plan {
+  int dp = 0;  ///< data-parallel degree (replicas, or shards under ZeRO/FSDP)
+  int tp = 1;  ///< tensor-parallel degree
+  int pp = 1;  ///< pipeline stages
+  int vp = 1;  ///< virtual stages (model chunks) per pipeline rank; > 1 only with kInterleaved
+  Sharding sharding = Sharding::kDdp;
+  int shard_group = 0;  ///< ranks that share one copy of the model state; 0 = dp (all of them)
+  bool sequence_parallel = false;  ///< Megatron sequence parallel (needs tp > 1)
+  int micro_batch_size = 1;        ///< sequences per micro-batch per rank
+  int global_batch = 0;            ///< sequences per optimizer step; 0 = dp * mbs * pp
+  int seq_len = 0;                 ///< tokens per sequence; 0 = the workload's
+  Precision precision = Precision::kBf16;
+  Optimizer optimizer = Optimizer::kAdam;
+  Recompute recompute = Recompute::kNone;
+  Schedule schedule = Schedule::k1F1B;
+  bool flash_attention = false;  ///< fused attention that never stores the s x s scores
+
+  /// GPUs used: dp * tp * pp.
+  [[nodiscard]] int gpus() const { return dp * tp * pp; }
+  /// Micro-batches per step per pipeline: global_batch / (dp * mbs). Precondition: resolved.
+  [[nodiscard]] int micro_batches() const { return global_batch / (dp * micro_batch_size); }
+  /// Ranks one copy of the sharded state is split over (1 for DDP-like plans).
+  [[nodiscard]] int state_shards() const;
+  /// 0 (replicated), 1 (optimizer state sharded), 2 (+ gradients), 3 (+ parameters).
+  [[nodiscard]] int zero_stage() const;
+  [[nodiscard]] bool is_fsdp() const;
+};
+
+/// Parses the compact form, e.g. "dp=8,tp=2,pp=4,vp=2,zero=1,mbs=1,recompute=selective,
+/// schedule=1f1b,sp=on" or "fsdp=8", "fsdp=full", "fsdp=hybrid:8x4" (shard group 8, 4 replicas).
+/// Also accepts gbs=, seq=, precision=, optimizer=, flash=on|off. Keys left out keep their
+/// defaults; dp may stay 0 to be derived. Throws InputError (file = `origin`) naming the key.
+Plan parse_plan(std::string_view text, const std::string& origin = "--plan");
+
+/// Loads a plan from a JSON file with the same keys as the compact form (numbers for degrees,
+/// strings for names, true/false for switches). Unknown keys are errors.
+Plan load_plan(const std::filesystem::path& file);
+
+/// Fills what was left out: seq_len from the workload, dp = gpu_count / (tp * pp) when it
+/// divides (gpu_count = 0 means "no cluster given": dp defaults to 1), shard_group = dp, and
+/// global_batch = dp * mbs * pp. Does not check the rules; see problems().
+Plan resolve(Plan plan, const workload::Workload& workload, int gpu_count);
+
+/// Every rule the (resolved) plan breaks, each naming the rule and its numbers; empty if valid.
+/// gpu_count = 0 skips the "degrees multiply to the GPU count" rule.
+std::vector<std::string> problems(const Plan& plan, const workload::Workload& workload, int gpu_count);
+
+/// Throws InputError(origin, "", all problems) when problems() is not empty.
+void validate(const Plan& plan, const workload::Workload& workload, int gpu_count, const std::string& origin = "--plan");
+
+/// The compact form of a resolved plan, for reports: "dp=8,tp=2,pp=4,...".
+std::string to_string(const Plan& plan);
+
+std::string_view to_string(Precision p);
+std::string_view to_string(Optimizer o);
+std::string_view to_string(Sharding s);
+std::string_view to_string(Recompute r);
+std::string_view to_string(Schedule s);
+/// Parse the names used by the compact form; InputError(origin) lists the accepted names.
+Precision parse_precision(std::string_view name, const std::string& origin);
+Optimizer parse_optimizer(std::string_view name, const std::string& origin);
+
+}  // namespace stepcast::plan
