@@ -18,6 +18,13 @@ struct MemoryOptions {
   int fsdp_prefetch_units = 1;
   /// PyTorch DDP bucket_cap_mb default: 25 MiB.
   Bytes ddp_bucket = Bytes(25.0 * unit::kMebi);
+  /// PyTorch DDP's gradient_as_bucket_view (default false): when false, the buckets hold a copy
+  /// of every gradient, "equal to the total gradients size" (torch.nn.parallel.DDP docs).
+  bool ddp_gradient_as_bucket_view = false;
+  /// DeepSpeed ZeRO-1/2 reduce_bucket_size and allgather_bucket_size default: 5e8 elements.
+  double zero_bucket_elements = 5e8;
+  /// Fill MemoryBreakdown::explanation; the planner turns it off in its inner loop.
+  bool explain = true;
 };
 
 /// Bytes per parameter of the model state before sharding (ZeRO paper, section 3.1: 2 + 2 + K).
@@ -57,6 +64,9 @@ struct MemoryBreakdown {
 
   [[nodiscard]] Bytes model_state() const { return parameters + gradients + optimizer_state; }
 };
+
+/// Parameters of one transformer block held by one tensor-parallel rank (an FSDP unit).
+double layer_parameter_count_per_rank(const workload::TransformerShape& shape, const plan::Plan& plan);
 
 /// Activation bytes of one transformer layer for one micro-batch on one GPU (Korthikanti et
 /// al. 2022, Table 2), with tp, sequence parallel, recompute and flash attention as the plan says.

@@ -1,0 +1,243 @@
+// Memory per GPU: model state with ZeRO/FSDP sharding (Rajbhandari et al. 2020, section 3.1 and
+// 5), activations (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+// Transformer Models", section 4 and Table 2), temporary buffers and framework overhead.
+#include "stepcast/cost/memory.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/pipeline.hpp"
+
+namespace stepcast::cost {
+
+namespace {
+
+using plan::Precision;
+using plan::Recompute;
+
+bool is_mixed(Precision p) { return p == Precision::kBf16 || p == Precision::kFp16 || p == Precision::kFp8; }
+
+/// Bytes of one stored activation element relative to Korthikanti's 16-bit accounting: fp32 and
+/// tf32 training keep 4-byte activations, so the 2-byte terms double (the 1-byte dropout masks
+/// do not, which this slightly overstates). fp8 training (Transformer Engine) stores
+/// activations in 16-bit between layers, so it keeps the 16-bit figure.
+double activation_scale(Precision p) { return is_mixed(p) ? 1.0 : 2.0; }
+
+/// Parameters held by one GPU before ZeRO/FSDP sharding: an even split over tp * pp.
+double parameters_per_model_parallel_rank(const workload::Workload& w, const plan::Plan& p) {
+  return w.parameters / (static_cast<double>(p.tp) * p.pp);
+}
+
+}  // namespace
+
+StateBytesPerParameter state_bytes_per_parameter(Precision precision, plan::Optimizer optimizer) {
+  using plan::Optimizer;
+  StateBytesPerParameter out;
+  if (is_mixed(precision)) {
+    // ZeRO paper section 3.1: 16-bit parameters and gradients (2 + 2) and K bytes of fp32
+    // optimizer state, K = 12 for Adam (fp32 master copy, momentum, variance). fp8 training keeps
+    // 16-bit weights and gradients (Transformer Engine casts to fp8 inside the GEMMs).
+    out.parameters = 2.0;
+    out.gradients = 2.0;
+    switch (optimizer) {
+      case Optimizer::kAdam:
+      case Optimizer::kAdamW: out.optimizer = 12.0; break;   // master + m + v
+      case Optimizer::kSgdMomentum: out.optimizer = 8.0; break;  // master + momentum
+      case Optimizer::kSgd: out.optimizer = 4.0; break;       // master only
+    }
+  } else {
+    // fp32 training: no separate master copy; Adam keeps m and v in fp32.
+    out.parameters = 4.0;
+    out.gradients = 4.0;
+    switch (optimizer) {
+      case Optimizer::kAdam:
+      case Optimizer::kAdamW: out.optimizer = 8.0; break;
+      case Optimizer::kSgdMomentum: out.optimizer = 4.0; break;
+      case Optimizer::kSgd: out.optimizer = 0.0; break;
+    }
+  }
+  return out;
+}
+
+ModelState model_state(const workload::Workload& workload, const plan::Plan& plan) {
+  STEPCAST_ASSERT(plan.dp >= 1, "model_state needs a resolved plan");
+  const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
+  const double params = parameters_per_model_parallel_rank(workload, plan);
+  const double shards = plan.state_shards();
+  const int stage = plan.zero_stage();
+  // ZeRO: stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the
+  // parameters (Rajbhandari et al. 2020, Figure 1); FSDP strategies map to stages in plan.hpp.
+  ModelState out;
+  out.parameters = Bytes(params * per.parameters / (stage >= 3 ? shards : 1.0));
+  out.gradients = Bytes(params * per.gradients / (stage >= 2 ? shards : 1.0));
+  out.optimizer_state = Bytes(params * per.optimizer / (stage >= 1 ? shards : 1.0));
+  return out;
+}
+
+Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  const double s = plan.seq_len;
+  const double b = plan.micro_batch_size;
+  const double h = shape.hidden;
+  const double a = shape.heads;
+  const double t = plan.tp;
+  const double sbh = s * b * h;
+  const double scale = activation_scale(plan.precision);
+  if (plan.recompute == Recompute::kFull) {
+    // Only each layer's input is kept: 2sbh (Korthikanti Table 2), split over tp when
+    // sequence parallel keeps the input sharded along the sequence.
+    return Bytes(2.0 * sbh / (plan.sequence_parallel ? t : 1.0) * scale);
+  }
+  // Korthikanti section 4.1, per layer in units of sbh bytes. Attention block 11 + 5as/h: its
+  // input 2, Q and K 4, V 2, output-projection input 2, dropout mask 1; scores 5as/h (softmax
+  // output 2as^2b, its dropout mask as^2b, dropout output 2as^2b). MLP 19: input 2, GeLU input 8
+  // and output 8 for a 4h-wide MLP, dropout mask 1. LayerNorm inputs 4. Tensor parallel without
+  // sequence parallel leaves 10 replicated (LayerNorm inputs 4, block inputs 2 + 2, dropout masks
+  // 1 + 1) and splits the rest: 24 + 5as/h (Table 2's sbh(10 + 24/t + 5as/(ht))).
+  // Generalised MLP: the 16 is 2 x 2 bytes x f/h at f = 4h; a gated MLP keeps three f-wide
+  // tensors (gate and up outputs, their product): 3 x 2 x f/h.
+  const double mlp = (shape.gated_mlp ? 6.0 : 4.0) * shape.ffn_hidden / h;
+  const double replicated = 10.0;
+  const double split = 8.0 + mlp;
+  // Flash attention never stores the s x s scores, nor does selective recompute (Korthikanti
+  // section 4.2.2 recomputes exactly that part).
+  const bool keeps_scores = plan.recompute == Recompute::kNone && !plan.flash_attention;
+  const double scores = keeps_scores ? 5.0 * a * s / h : 0.0;
+  double per_sbh = 0.0;
+  if (plan.sequence_parallel) {
+    per_sbh = (replicated + split + scores) / t;  // Table 2: sbh/t (34 + 5as/h)
+  } else {
+    per_sbh = replicated + (split + scores) / t;  // Table 2: sbh (10 + 24/t + 5as/(ht))
+  }
+  return Bytes(sbh * per_sbh * scale);
+}
+
+Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  const double layers_per_stage = static_cast<double>(shape.layers) / plan.pp;
+  const double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
+  Bytes total = layer_activation_bytes(shape, plan) * (layers_per_stage * held);
+  if (plan.pp == 1) {
+    // The first stage is also the last: the output layer's logits, kept in fp32 for the
+    // cross-entropy, 4sbV/t (Korthikanti section 4.3), split over the vocabulary-parallel ranks.
+    const double sb = static_cast<double>(plan.seq_len) * plan.micro_batch_size;
+    total += Bytes(4.0 * sb * shape.vocab / plan.tp);
+  }
+  return total;
+}
+
+namespace {
+
+/// Which buffer rule applied, so the explanation can name it.
+enum class BufferKind { kNone, kGatheredUnits, kGradOpUnit, kZeroBuckets, kDdpBucketView, kDdpBucketCopy };
+
+std::string sharded_note(const plan::Plan& plan, int from_stage) {
+  return plan.zero_stage() >= from_stage && plan.state_shards() > 1 ? fmt::format(" / {} shards", plan.state_shards()) : std::string();
+}
+
+Explanation explain_memory(const workload::Workload& workload, const plan::Plan& plan, const MemoryOptions& options,
+                           const MemoryBreakdown& m, BufferKind buffers) {
+  const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
+  const int mp = plan.tp * plan.pp;
+  Explanation ex;
+  ex.push_back({"parameters", fmt::format("{:.6g} params / (tp*pp = {}) x {} B{}", workload.parameters, mp, per.parameters, sharded_note(plan, 3)),
+                format_bytes(m.parameters)});
+  ex.push_back({"gradients", fmt::format("{:.6g} params / {} x {} B{}", workload.parameters, mp, per.gradients, sharded_note(plan, 2)),
+                format_bytes(m.gradients)});
+  ex.push_back({"optimizer state", fmt::format("{:.6g} params / {} x K = {} B ({}, {}; ZeRO 2+2+K){}", workload.parameters, mp, per.optimizer,
+                                               plan::to_string(plan.optimizer), plan::to_string(plan.precision), sharded_note(plan, 1)),
+                format_bytes(m.optimizer_state)});
+  if (const auto& shape = workload.shape) {
+    const double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
+    ex.push_back({"activations",
+                  fmt::format("{} per layer (Korthikanti 2022; s={}, b={}, t={}, recompute={}, sp={}, flash={}) x {} layers/stage x {:.4g} "
+                              "micro-batches held ({}){}",
+                              format_bytes(layer_activation_bytes(*shape, plan)), plan.seq_len, plan.micro_batch_size, plan.tp,
+                              plan::to_string(plan.recompute), plan.sequence_parallel ? "on" : "off", plan.flash_attention ? "on" : "off",
+                              shape->layers / plan.pp, held, plan::to_string(plan.schedule), plan.pp == 1 ? " + fp32 logits 4sbV/t" : ""),
+                  format_bytes(m.activations)});
+  } else {
+    ex.push_back({"activations", "unknown: the workload gives a parameter count, not a shape", format_bytes(m.activations)});
+  }
+  std::string rule;
+  switch (buffers) {
+    case BufferKind::kNone: rule = "none for this sharding"; break;
+    case BufferKind::kGatheredUnits:
+      rule = fmt::format("(1 current + {} prefetched) all-gathered blocks x {} B/param + one block's gradients", options.fsdp_prefetch_units,
+                         per.parameters);
+      break;
+    case BufferKind::kGradOpUnit: rule = "one block's unsharded gradients before its reduce-scatter"; break;
+    case BufferKind::kZeroBuckets:
+      rule = fmt::format("DeepSpeed reduce + all-gather buckets of min({:.3g}, params/rank) elements", options.zero_bucket_elements);
+      break;
+    case BufferKind::kDdpBucketView: rule = fmt::format("one DDP bucket in flight ({}, gradient_as_bucket_view)", format_bytes(options.ddp_bucket)); break;
+    case BufferKind::kDdpBucketCopy: rule = "DDP buckets copy every gradient (gradient_as_bucket_view=false)"; break;
+  }
+  ex.push_back({"temporary buffers", rule, format_bytes(m.temporary_buffers)});
+  ex.push_back({"framework overhead", "CUDA context, cuBLAS/NCCL workspaces, allocator slack (--overhead)", format_bytes(m.framework_overhead)});
+  ex.push_back({"total", "sum of the terms above", format_bytes(m.total)});
+  return ex;
+}
+
+}  // namespace
+
+MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::Plan& plan, const MemoryOptions& options) {
+  STEPCAST_ASSERT(plan.dp >= 1 && plan.global_batch >= 1, "estimate_memory needs a resolved plan");
+  const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
+  const ModelState state = model_state(workload, plan);
+  MemoryBreakdown out;
+  out.parameters = state.parameters;
+  out.gradients = state.gradients;
+  out.optimizer_state = state.optimizer_state;
+  if (workload.shape) out.activations = activation_bytes(*workload.shape, plan);
+
+  // Temporary buffers: what the sharding strategy materialises beyond the sharded state.
+  BufferKind buffers = BufferKind::kNone;
+  const int stage = plan.zero_stage();
+  if (stage == 3 || plan.sharding == plan::Sharding::kFsdpGradOp) {
+    if (workload.shape) {
+      const double unit = layer_parameter_count_per_rank(*workload.shape, plan);
+      if (stage == 3) {
+        // FSDP/ZeRO-3 gather one unit (a transformer block) to compute it, plus the prefetched
+        // ones, and hold its full gradient until the reduce-scatter (PyTorch FSDP notes).
+        out.temporary_buffers = Bytes(unit * (per.parameters * (1.0 + options.fsdp_prefetch_units) + per.gradients));
+        buffers = BufferKind::kGatheredUnits;
+      } else {
+        out.temporary_buffers = Bytes(unit * per.gradients);
+        buffers = BufferKind::kGradOpUnit;
+      }
+    }
+  } else if (plan.sharding == plan::Sharding::kZero1 || plan.sharding == plan::Sharding::kZero2) {
+    // DeepSpeed's reduce and all-gather buckets, each at most zero_bucket_elements elements.
+    const double elements = std::min(options.zero_bucket_elements, parameters_per_model_parallel_rank(workload, plan));
+    out.temporary_buffers = Bytes(elements * (per.gradients + per.parameters));
+    buffers = BufferKind::kZeroBuckets;
+  } else if (plan.dp > 1) {
+    if (options.ddp_gradient_as_bucket_view) {
+      out.temporary_buffers = options.ddp_bucket;
+      buffers = BufferKind::kDdpBucketView;
+    } else {
+      out.temporary_buffers = state.gradients;
+      buffers = BufferKind::kDdpBucketCopy;
+    }
+  }
+  out.framework_overhead = options.framework_overhead;
+  out.total = out.parameters + out.gradients + out.optimizer_state + out.activations + out.temporary_buffers + out.framework_overhead;
+  if (options.explain) out.explanation = explain_memory(workload, plan, options, out, buffers);
+  return out;
+}
+
+double layer_parameter_count_per_rank(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  return workload::layer_parameter_count(shape) / plan.tp;
+}
+
+MemoryFit check_fit(const MemoryBreakdown& memory, Bytes gpu_memory) {
+  MemoryFit fit;
+  fit.capacity = gpu_memory;
+  fit.headroom = gpu_memory - memory.total;
+  fit.fits = fit.headroom.value() >= 0.0;
+  return fit;
+}
+
+}  // namespace stepcast::cost

@@ -1,0 +1,221 @@
+// Plans: derived degrees, the rules a plan must keep (each reported with its numbers), and the
+// names of the enumerations as the command line spells them.
+#include "stepcast/plan/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "stepcast/core/errors.hpp"
+
+namespace stepcast::plan {
+
+int Plan::state_shards() const {
+  switch (sharding) {
+    case Sharding::kDdp:
+    case Sharding::kFsdpNone:
+      return 1;
+    case Sharding::kFsdpHybrid:
+      return shard_group > 0 ? shard_group : dp;
+    case Sharding::kZero1:
+    case Sharding::kZero2:
+    case Sharding::kZero3:
+    case Sharding::kFsdpFull:
+    case Sharding::kFsdpGradOp:
+      return dp;
+  }
+  STEPCAST_UNREACHABLE("unknown sharding");
+}
+
+int Plan::zero_stage() const {
+  switch (sharding) {
+    case Sharding::kDdp:
+    case Sharding::kFsdpNone:
+      return 0;
+    case Sharding::kZero1:
+      return 1;
+    case Sharding::kZero2:
+    case Sharding::kFsdpGradOp:
+      return 2;
+    case Sharding::kZero3:
+    case Sharding::kFsdpFull:
+    case Sharding::kFsdpHybrid:
+      return 3;
+  }
+  STEPCAST_UNREACHABLE("unknown sharding");
+}
+
+bool Plan::is_fsdp() const {
+  return sharding == Sharding::kFsdpFull || sharding == Sharding::kFsdpGradOp || sharding == Sharding::kFsdpHybrid ||
+         sharding == Sharding::kFsdpNone;
+}
+
+Plan resolve(Plan plan, const workload::Workload& workload, int gpu_count) {
+  if (plan.seq_len == 0 && workload.shape) plan.seq_len = workload.shape->seq_len;
+  if (plan.dp == 0) {
+    const int model_parallel = plan.tp * plan.pp;
+    if (gpu_count == 0) {
+      plan.dp = plan.sharding == Sharding::kFsdpHybrid && plan.shard_group > 0 ? plan.shard_group : 1;
+    } else if (gpu_count % model_parallel == 0) {
+      plan.dp = gpu_count / model_parallel;
+    }
+    // Otherwise dp stays 0 and problems() reports the GPU count that tp*pp does not divide.
+  }
+  if (plan.shard_group == 0) plan.shard_group = plan.dp;
+  // One micro-batch per pipeline stage at least, so the pipeline fills (Narayanan et al. 2021).
+  if (plan.global_batch == 0) plan.global_batch = plan.dp * plan.micro_batch_size * plan.pp;
+  return plan;
+}
+
+std::vector<std::string> problems(const Plan& p, const workload::Workload& workload, int gpu_count) {
+  std::vector<std::string> out;
+  const int model_parallel = p.tp * p.pp;
+  if (p.dp == 0) {
+    out.push_back(fmt::format("the GPU count ({}) must be divisible by tp*pp = {}*{} = {} to derive dp", gpu_count, p.tp,
+                              p.pp, model_parallel));
+  } else if (gpu_count > 0 && p.gpus() != gpu_count) {
+    out.push_back(fmt::format("dp*tp*pp = {}*{}*{} = {} must equal the number of GPUs ({})", p.dp, p.tp, p.pp, p.gpus(),
+                              gpu_count));
+  }
+  if (const auto& s = workload.shape) {
+    if (s->heads % p.tp != 0) {
+      out.push_back(fmt::format("attention heads ({}) must be divisible by tp ({})", s->heads, p.tp));
+    }
+    if (s->kv_heads % p.tp != 0) {
+      out.push_back(fmt::format("key/value heads ({}) must be divisible by tp ({})", s->kv_heads, p.tp));
+    }
+    if (s->ffn_hidden % p.tp != 0) {
+      out.push_back(fmt::format("ffn hidden size ({}) must be divisible by tp ({})", s->ffn_hidden, p.tp));
+    }
+    if (s->layers % (p.pp * p.vp) != 0) {
+      out.push_back(fmt::format("layers ({}) must be divisible by pp*vp = {}*{} = {}", s->layers, p.pp, p.vp, p.pp * p.vp));
+    }
+  }
+  if (p.dp > 0 && p.global_batch % (p.dp * p.micro_batch_size) != 0) {
+    out.push_back(fmt::format("global batch ({}) must be divisible by dp*mbs = {}*{} = {}", p.global_batch, p.dp,
+                              p.micro_batch_size, p.dp * p.micro_batch_size));
+  }
+  if (p.vp > 1 && p.schedule != Schedule::kInterleaved) {
+    out.push_back(fmt::format("vp={} needs schedule=interleaved (got schedule={})", p.vp, to_string(p.schedule)));
+  }
+  if (p.schedule == Schedule::kInterleaved) {
+    if (p.pp < 2) out.push_back(fmt::format("schedule=interleaved needs pp > 1 (got pp={})", p.pp));
+    // Megatron-LM asserts this for its interleaved schedule (schedules.py).
+    if (p.dp > 0 && p.global_batch % (p.dp * p.micro_batch_size) == 0 && p.micro_batches() % p.pp != 0) {
+      out.push_back(fmt::format("schedule=interleaved needs micro-batches ({}) divisible by pp ({})", p.micro_batches(), p.pp));
+    }
+  }
+  if (p.sequence_parallel && p.tp < 2) {
+    out.push_back(fmt::format("sequence parallel needs tp > 1 (got tp={})", p.tp));
+  }
+  if (p.sequence_parallel && p.seq_len > 0 && p.seq_len % p.tp != 0) {
+    out.push_back(fmt::format("sequence length ({}) must be divisible by tp ({}) with sequence parallel", p.seq_len, p.tp));
+  }
+  if (p.sharding == Sharding::kFsdpHybrid && p.dp > 0 && p.dp % p.shard_group != 0) {
+    out.push_back(fmt::format("dp ({}) must be divisible by the hybrid shard group ({})", p.dp, p.shard_group));
+  }
+  if (p.seq_len == 0) {
+    out.push_back(fmt::format("no sequence length: workload \"{}\" has no shape, give seq=", workload.name));
+  }
+  return out;
+}
+
+void validate(const Plan& plan, const workload::Workload& workload, int gpu_count, const std::string& origin) {
+  const auto found = problems(plan, workload, gpu_count);
+  if (found.empty()) return;
+  std::string message = found.size() == 1 ? "invalid plan: " : "invalid plan:";
+  if (found.size() == 1) {
+    message += found.front();
+  } else {
+    for (const auto& problem : found) message += "\n  - " + problem;
+  }
+  throw InputError(origin, {}, message);
+}
+
+std::string_view to_string(Precision p) {
+  switch (p) {
+    case Precision::kFp32: return "fp32";
+    case Precision::kTf32: return "tf32";
+    case Precision::kBf16: return "bf16";
+    case Precision::kFp16: return "fp16";
+    case Precision::kFp8: return "fp8";
+  }
+  STEPCAST_UNREACHABLE("unknown precision");
+}
+
+std::string_view to_string(Optimizer o) {
+  switch (o) {
+    case Optimizer::kAdam: return "adam";
+    case Optimizer::kAdamW: return "adamw";
+    case Optimizer::kSgdMomentum: return "sgd-momentum";
+    case Optimizer::kSgd: return "sgd";
+  }
+  STEPCAST_UNREACHABLE("unknown optimizer");
+}
+
+std::string_view to_string(Sharding s) {
+  switch (s) {
+    case Sharding::kDdp: return "ddp";
+    case Sharding::kZero1: return "zero-1";
+    case Sharding::kZero2: return "zero-2";
+    case Sharding::kZero3: return "zero-3";
+    case Sharding::kFsdpFull: return "fsdp-full";
+    case Sharding::kFsdpGradOp: return "fsdp-grad-op";
+    case Sharding::kFsdpHybrid: return "fsdp-hybrid";
+    case Sharding::kFsdpNone: return "fsdp-none";
+  }
+  STEPCAST_UNREACHABLE("unknown sharding");
+}
+
+std::string_view to_string(Recompute r) {
+  switch (r) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
+  }
+  STEPCAST_UNREACHABLE("unknown recompute");
+}
+
+std::string_view to_string(Schedule s) {
+  switch (s) {
+    case Schedule::kGpipe: return "gpipe";
+    case Schedule::k1F1B: return "1f1b";
+    case Schedule::kInterleaved: return "interleaved";
+    case Schedule::kZbH1: return "zb-h1";
+  }
+  STEPCAST_UNREACHABLE("unknown schedule");
+}
+
+Precision parse_precision(std::string_view name, const std::string& origin) {
+  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16, Precision::kFp8}) {
+    if (name == to_string(p)) return p;
+  }
+  throw InputError(origin, {}, fmt::format("unknown precision \"{}\" (expected fp32, tf32, bf16, fp16 or fp8)", name));
+}
+
+Optimizer parse_optimizer(std::string_view name, const std::string& origin) {
+  for (Optimizer o : {Optimizer::kAdam, Optimizer::kAdamW, Optimizer::kSgdMomentum, Optimizer::kSgd}) {
+    if (name == to_string(o)) return o;
+  }
+  throw InputError(origin, {}, fmt::format("unknown optimizer \"{}\" (expected adam, adamw, sgd-momentum or sgd)", name));
+}
+
+std::string to_string(const Plan& p) {
+  std::string sharding;
+  switch (p.sharding) {
+    case Sharding::kDdp: sharding = "zero=0"; break;
+    case Sharding::kZero1: sharding = "zero=1"; break;
+    case Sharding::kZero2: sharding = "zero=2"; break;
+    case Sharding::kZero3: sharding = "zero=3"; break;
+    case Sharding::kFsdpFull: sharding = "fsdp=full"; break;
+    case Sharding::kFsdpGradOp: sharding = "fsdp=grad-op"; break;
+    case Sharding::kFsdpHybrid: sharding = fmt::format("fsdp=hybrid:{}x{}", p.shard_group, p.dp / std::max(1, p.shard_group)); break;
+    case Sharding::kFsdpNone: sharding = "fsdp=none"; break;
+  }
+  return fmt::format("dp={},tp={},pp={},vp={},{},mbs={},gbs={},seq={},recompute={},schedule={},sp={},flash={},precision={},optimizer={}",
+                     p.dp, p.tp, p.pp, p.vp, sharding, p.micro_batch_size, p.global_batch, p.seq_len,
+                     to_string(p.recompute), to_string(p.schedule), p.sequence_parallel ? "on" : "off",
+                     p.flash_attention ? "on" : "off", to_string(p.precision), to_string(p.optimizer));
+}
+
+}  // namespace stepcast::plan

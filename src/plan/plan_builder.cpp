@@ -1,0 +1,146 @@
+// Applies compact-form plan settings ("tp=2", "fsdp=hybrid:8x4", "recompute=selective") to a Plan.
+#include "plan_builder.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+
+namespace stepcast::plan {
+
+namespace {
+
+std::string key_list() {
+  std::string list;
+  for (std::string_view k : PlanBuilder::keys()) list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
+  return list;
+}
+
+int parse_positive(std::string_view key, std::string_view value, const KeyFailure& fail) {
+  int out = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc() || end != value.data() + value.size() || out < 1) {
+    fail(fmt::format("{}= expects a whole number >= 1, got \"{}\"", key, value));
+  }
+  return out;
+}
+
+bool parse_switch(std::string_view key, std::string_view value, const KeyFailure& fail) {
+  if (value == "on" || value == "true" || value == "1") return true;
+  if (value == "off" || value == "false" || value == "0") return false;
+  fail(fmt::format("{}= expects on or off, got \"{}\"", key, value));
+  return false;
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& PlanBuilder::keys() {
+  static const std::vector<std::string_view> all = {"dp",  "tp",        "pp",       "vp",   "zero",      "fsdp",
+                                                    "mbs", "gbs",       "seq",      "sp",   "recompute", "schedule",
+                                                    "flash", "precision", "optimizer"};
+  return all;
+}
+
+void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFailure& fail) {
+  if (std::find(keys().begin(), keys().end(), key) == keys().end()) {
+    fail(fmt::format("unknown plan key \"{}\" (known keys: {})", key, key_list()));
+  }
+  if (std::find(seen_.begin(), seen_.end(), key) != seen_.end()) fail(fmt::format("plan key \"{}\" given twice", key));
+  seen_.emplace_back(key);
+  if (key == "dp") {
+    plan_.dp = parse_positive(key, value, fail);
+  } else if (key == "tp") {
+    plan_.tp = parse_positive(key, value, fail);
+  } else if (key == "pp") {
+    plan_.pp = parse_positive(key, value, fail);
+  } else if (key == "vp") {
+    plan_.vp = parse_positive(key, value, fail);
+  } else if (key == "mbs") {
+    plan_.micro_batch_size = parse_positive(key, value, fail);
+  } else if (key == "gbs") {
+    plan_.global_batch = parse_positive(key, value, fail);
+  } else if (key == "seq") {
+    plan_.seq_len = parse_positive(key, value, fail);
+  } else if (key == "sp") {
+    plan_.sequence_parallel = parse_switch(key, value, fail);
+  } else if (key == "flash") {
+    plan_.flash_attention = parse_switch(key, value, fail);
+  } else if (key == "zero") {
+    zero_given_ = true;
+    static constexpr Sharding kStages[] = {Sharding::kDdp, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3};
+    if (value.size() != 1 || value[0] < '0' || value[0] > '3') fail(fmt::format("zero= expects 0, 1, 2 or 3, got \"{}\"", value));
+    plan_.sharding = kStages[value[0] - '0'];
+  } else if (key == "fsdp") {
+    fsdp_given_ = true;
+    if (value == "full") {
+      plan_.sharding = Sharding::kFsdpFull;
+    } else if (value == "grad-op") {
+      plan_.sharding = Sharding::kFsdpGradOp;
+    } else if (value == "none") {
+      plan_.sharding = Sharding::kFsdpNone;
+    } else if (value.starts_with("hybrid")) {
+      plan_.sharding = Sharding::kFsdpHybrid;
+      // hybrid:AxB = shard groups of A ranks, B replicas; hybrid:A = groups of A, replicas derived.
+      const std::string_view rest = value.substr(std::string_view("hybrid").size());
+      if (rest.empty() || rest[0] != ':') fail(fmt::format("fsdp=hybrid needs the shard group size, as hybrid:8 or hybrid:8x4, got \"{}\"", value));
+      const std::string_view sizes = rest.substr(1);
+      const auto x = sizes.find('x');
+      plan_.shard_group = parse_positive("fsdp=hybrid:", sizes.substr(0, x), fail);
+      if (x != std::string_view::npos) {
+        fsdp_degree_ = plan_.shard_group * parse_positive("fsdp=hybrid:AxB's B: ", sizes.substr(x + 1), fail);
+      }
+    } else if (!value.empty() && value.find_first_not_of("0123456789") == std::string_view::npos) {
+      plan_.sharding = Sharding::kFsdpFull;
+      fsdp_degree_ = parse_positive(key, value, fail);
+    } else {
+      fail(fmt::format("fsdp= expects a GPU count or full, grad-op, hybrid:AxB or none, got \"{}\"", value));
+    }
+  } else if (key == "recompute") {
+    if (value == "none") {
+      plan_.recompute = Recompute::kNone;
+    } else if (value == "selective") {
+      plan_.recompute = Recompute::kSelective;
+    } else if (value == "full") {
+      plan_.recompute = Recompute::kFull;
+    } else {
+      fail(fmt::format("recompute= expects none, selective or full, got \"{}\"", value));
+    }
+  } else if (key == "schedule") {
+    bool known = false;
+    for (Schedule s : {Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved, Schedule::kZbH1}) {
+      if (value == to_string(s)) {
+        plan_.schedule = s;
+        known = true;
+      }
+    }
+    if (!known) fail(fmt::format("schedule= expects gpipe, 1f1b, interleaved or zb-h1, got \"{}\"", value));
+  } else if (key == "precision") {
+    const std::string origin;
+    try {
+      plan_.precision = parse_precision(value, origin);
+    } catch (const std::exception&) {
+      fail(fmt::format("precision= expects fp32, tf32, bf16, fp16 or fp8, got \"{}\"", value));
+    }
+  } else if (key == "optimizer") {
+    try {
+      plan_.optimizer = parse_optimizer(value, std::string());
+    } catch (const std::exception&) {
+      fail(fmt::format("optimizer= expects adam, adamw, sgd-momentum or sgd, got \"{}\"", value));
+    }
+  }
+}
+
+Plan PlanBuilder::finish(const KeyFailure& fail) const {
+  Plan out = plan_;
+  if (zero_given_ && fsdp_given_) fail("give zero= or fsdp=, not both (FSDP is PyTorch's form of ZeRO)");
+  if (fsdp_degree_ > 0) {
+    if (out.dp != 0 && out.dp != fsdp_degree_) {
+      fail(fmt::format("dp={} contradicts the fsdp= degree {}", out.dp, fsdp_degree_));
+    }
+    out.dp = fsdp_degree_;
+  }
+  return out;
+}
+
+}  // namespace stepcast::plan

@@ -1,0 +1,31 @@
+// A plan in JSON: the compact form's keys as members, numbers for degrees, strings for names,
+// true/false for switches; e.g. {"tp": 2, "pp": 4, "zero": 1, "recompute": "selective"}.
+#include <fmt/format.h>
+
+#include "plan_builder.hpp"
+#include "stepcast/core/json_reader.hpp"
+#include "stepcast/plan/plan.hpp"
+
+namespace stepcast::plan {
+
+Plan load_plan(const std::filesystem::path& file) {
+  const nlohmann::json json = read_json_file(file);
+  const JsonReader root(json, file.string());
+  if (!json.is_object()) root.fail(fmt::format("expected a JSON object, got {}", json.type_name()));
+  PlanBuilder builder;
+  for (const auto& [key, value] : root.members()) {
+    const KeyFailure fail = [&value](const std::string& message) { value.fail(message); };
+    std::string text;
+    if (value.json().is_boolean()) {
+      text = value.boolean() ? "on" : "off";
+    } else if (value.json().is_number()) {
+      text = fmt::format("{}", value.integer());
+    } else {
+      text = value.string();
+    }
+    builder.set(key, text, fail);
+  }
+  return builder.finish([&root](const std::string& message) { root.fail(message); });
+}
+
+}  // namespace stepcast::plan

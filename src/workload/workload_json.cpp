@@ -1,0 +1,147 @@
+// Loading workloads: stepcast's own JSON (by shape or by bare parameter count) and Hugging Face
+// config.json files (Llama-style and GPT-2/GPT-NeoX-style keys), told apart by their keys.
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/core/json_reader.hpp"
+#include "stepcast/workload/workload.hpp"
+
+namespace stepcast::workload {
+
+namespace {
+
+int read_int(const JsonReader& r) {
+  const std::int64_t v = r.count();
+  if (v > std::numeric_limits<int>::max()) r.fail(fmt::format("too large, got {}", v));
+  return static_cast<int>(v);
+}
+
+int read_int_or(const JsonReader& r, std::string_view key, int fallback) {
+  const auto found = r.find(key);
+  // Hugging Face writes null for "use the default" (GPT-2's n_inner, for example).
+  if (!found || found->json().is_null()) return fallback;
+  return read_int(*found);
+}
+
+bool read_bool_or(const JsonReader& r, std::string_view key, bool fallback) {
+  const auto found = r.find(key);
+  return found ? found->boolean() : fallback;
+}
+
+/// Rules every shape must keep, whatever the file format; reported at the shape's pointer.
+void check_shape(const TransformerShape& s, const JsonReader& where) {
+  if (s.hidden % s.heads != 0) {
+    where.fail(fmt::format("hidden size {} is not divisible by the {} attention heads", s.hidden, s.heads));
+  }
+  if (s.heads % s.kv_heads != 0) {
+    where.fail(fmt::format("{} attention heads are not divisible by the {} key/value heads", s.heads, s.kv_heads));
+  }
+}
+
+TransformerShape read_shape(const JsonReader& r) {
+  r.check_keys({"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab", "seq_len",
+                "tied_embeddings", "biases", "learned_positions", "norm"});
+  TransformerShape s;
+  s.layers = read_int(r.at("layers"));
+  s.hidden = read_int(r.at("hidden"));
+  s.heads = read_int(r.at("heads"));
+  s.kv_heads = read_int_or(r, "kv_heads", s.heads);
+  s.gated_mlp = read_bool_or(r, "gated_mlp", false);
+  // GPT's MLP is 4h wide (Radford et al. 2019; Brown et al. 2020).
+  s.ffn_hidden = read_int_or(r, "ffn_hidden", 4 * s.hidden);
+  s.vocab = read_int(r.at("vocab"));
+  s.seq_len = read_int(r.at("seq_len"));
+  s.tied_embeddings = read_bool_or(r, "tied_embeddings", false);
+  s.biases = read_bool_or(r, "biases", false);
+  s.learned_positions = read_bool_or(r, "learned_positions", false);
+  if (const auto norm = r.find("norm")) {
+    const std::string name = norm->string();
+    if (name == "layernorm") {
+      s.norm = Norm::kLayerNorm;
+    } else if (name == "rmsnorm") {
+      s.norm = Norm::kRmsNorm;
+    } else {
+      norm->fail(fmt::format("unknown norm \"{}\" (expected layernorm or rmsnorm)", name));
+    }
+  }
+  check_shape(s, r);
+  return s;
+}
+
+Workload read_stepcast_workload(const JsonReader& r) {
+  r.check_keys({"name", "source", "shape", "parameters", "published_parameters", "published_source"});
+  Workload w;
+  w.name = r.at("name").string();
+  w.source = r.at("source").string();
+  const auto shape = r.find("shape");
+  const auto parameters = r.find("parameters");
+  if (shape && parameters) r.fail("give either \"shape\" or \"parameters\", not both");
+  if (!shape && !parameters) r.fail("missing required field \"shape\" (or \"parameters\" for a bare parameter count)");
+  if (shape) {
+    w.shape = read_shape(*shape);
+    w.parameters = parameter_count(*w.shape);
+  } else {
+    w.parameters = parameters->positive_number();
+  }
+  if (const auto published = r.find("published_parameters")) w.published_parameters = published->positive_number();
+  return w;
+}
+
+/// A Hugging Face config.json. Its many other keys (dropout, rope settings, ...) are not ours
+/// to refuse, so unknown keys are allowed here, unlike in stepcast's own files.
+Workload read_hf_config(const JsonReader& r, const std::filesystem::path& file) {
+  Workload w;
+  const std::string model_type = r.has("model_type") ? r.at("model_type").string() : std::string("llama");
+  TransformerShape s;
+  if (model_type == "gpt2") {
+    // GPT-2 (Radford et al. 2019): biases, LayerNorm, learned positions, tied LM head, 4h MLP.
+    s.layers = read_int(r.at("n_layer"));
+    s.hidden = read_int(r.at("n_embd"));
+    s.heads = read_int(r.at("n_head"));
+    s.kv_heads = s.heads;
+    s.ffn_hidden = read_int_or(r, "n_inner", 4 * s.hidden);
+    s.vocab = read_int(r.at("vocab_size"));
+    s.seq_len = read_int(r.at("n_positions"));
+    s.tied_embeddings = read_bool_or(r, "tie_word_embeddings", true);
+    s.biases = true;
+    s.learned_positions = true;
+    s.norm = Norm::kLayerNorm;
+  } else {
+    // Llama-style keys, also used by GPT-NeoX (rotary, biases, LayerNorm, plain MLP).
+    const bool neox = model_type == "gpt_neox";
+    s.layers = read_int(r.at("num_hidden_layers"));
+    s.hidden = read_int(r.at("hidden_size"));
+    s.heads = read_int(r.at("num_attention_heads"));
+    s.kv_heads = read_int_or(r, "num_key_value_heads", s.heads);
+    s.ffn_hidden = read_int_or(r, "intermediate_size", 4 * s.hidden);
+    s.gated_mlp = !neox;
+    s.vocab = read_int(r.at("vocab_size"));
+    s.seq_len = read_int(r.at("max_position_embeddings"));
+    s.tied_embeddings = read_bool_or(r, "tie_word_embeddings", false);
+    s.biases = neox;
+    s.learned_positions = false;
+    s.norm = neox ? Norm::kLayerNorm : Norm::kRmsNorm;
+  }
+  check_shape(s, r);
+  w.shape = s;
+  w.parameters = parameter_count(s);
+  const auto name = r.find("_name_or_path");
+  w.name = name ? name->string() : file.parent_path().filename().string();
+  if (w.name.empty()) w.name = file.stem().string();
+  w.source = fmt::format("Hugging Face config.json ({})", file.string());
+  return w;
+}
+
+}  // namespace
+
+Workload load_workload(const std::filesystem::path& file) {
+  const nlohmann::json json = read_json_file(file);
+  const JsonReader root(json, file.string());
+  if (!json.is_object()) root.fail(fmt::format("expected a JSON object, got {}", json.type_name()));
+  const bool hugging_face = root.has("model_type") || root.has("architectures");
+  return hugging_face ? read_hf_config(root, file) : read_stepcast_workload(root);
+}
+
+}  // namespace stepcast::workload
