@@ -23,9 +23,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   app.footer("Exit codes: 0 ok, 2 bad input, 3 infeasible request, 70 internal error.");
   // One line per subcommand (declared in commands.hpp).
+  stepcast::cli::add_seed_check_command(app);
   try {
     app.parse(argc, argv);
-    if (app.get_subcommands().empty()) fmt::print("{}", app.help());
+    if (app.get_subcommands().empty()) stepcast::cli::run_default_report();
     return to_int(ExitCode::kOk);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help, version or the parse error
