@@ -1,0 +1,55 @@
+// Chart data for the HTML report: line charts (series of points) and stacked bar charts, drawn
+// as inline SVG by svg_chart.cpp so that the page needs no script, font or URL.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stepcast::report {
+
+struct Point {
+  double x = 0.0;
+  double y = 0.0;
+};
+
+/// One named line; points are drawn in the order given.
+struct Series {
+  std::string name;
+  std::vector<Point> points;
+};
+
+/// A line chart; `log2_x` spaces the x axis by powers of two (GPU counts 8, 16, ..., 1024).
+struct LineChart {
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  bool log2_x = false;
+  std::vector<Series> series;
+};
+
+/// One stacked bar: a label and one value per segment of the chart (same order as `segments`).
+struct Bar {
+  std::string label;
+  std::vector<double> values;
+};
+
+/// A stacked bar chart, e.g. memory per GPU by term, or step time by part.
+struct BarChart {
+  std::string title;
+  std::string y_label;
+  std::vector<std::string> segments;
+  std::vector<Bar> bars;
+  /// A horizontal reference line (e.g. the GPU's memory); drawn when > 0.
+  double reference = 0.0;
+  std::string reference_label;
+};
+
+/// The chart as an <svg> element with inline styles; text is XML-escaped.
+std::string render_svg(const LineChart& chart);
+std::string render_svg(const BarChart& chart);
+
+/// Escapes &, <, >, " and ' for XML and HTML text and attributes.
+std::string xml_escape(std::string_view text);
+
+}  // namespace stepcast::report

@@ -1,0 +1,213 @@
+// Inline SVG charts written by hand: a line chart with a log2 or linear x axis, and stacked bars
+// with an optional reference line. Coordinates are printed with two decimals so output is stable.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <string>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/report/chart.hpp"
+
+namespace stepcast::report {
+namespace {
+
+// Tableau 10, a palette chosen to stay distinguishable for common colour-vision deficiencies.
+constexpr std::array<const char*, 10> kPalette = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                                  "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+// Plot geometry in SVG user units (pixels at 100% zoom).
+constexpr double kPlotHeight = 280.0;
+constexpr double kMarginLeft = 90.0;
+constexpr double kMarginTop = 50.0;
+constexpr double kLegendWidth = 260.0;
+constexpr double kLegendRow = 18.0;
+constexpr int kYTicks = 5;
+
+const char* colour(std::size_t i) { return kPalette[i % kPalette.size()]; }
+
+std::string num(double v) { return fmt::format("{:.2f}", v); }
+
+/// A round upper bound for an axis: the smallest of 1, 2, 2.5, 5, 10 x 10^k that is >= v.
+double nice_max(double v) {
+  if (!(v > 0.0) || !std::isfinite(v)) return 1.0;
+  const double scale = std::pow(10.0, std::floor(std::log10(v)));
+  for (const double step : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (step * scale >= v * (1.0 - 1e-12)) return step * scale;
+  }
+  return 10.0 * scale;
+}
+
+/// Axis labels: four significant digits keep "1.25e+05" short and exact for round ticks.
+std::string tick_label(double v) { return fmt::format("{:.4g}", v); }
+
+void y_axis(std::string& out, double width, double y_top, const std::string& label) {
+  const double bottom = kMarginTop + kPlotHeight;
+  out += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#333"/>)", num(kMarginLeft), num(kMarginTop), num(bottom));
+  out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#333"/>)", num(kMarginLeft), num(kMarginLeft + width), num(bottom));
+  for (int i = 0; i <= kYTicks; ++i) {
+    const double value = y_top * i / kYTicks;
+    const double y = bottom - kPlotHeight * i / kYTicks;
+    out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#ddd"/>)", num(kMarginLeft), num(kMarginLeft + width), num(y));
+    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-size="11">{}</text>)", num(kMarginLeft - 6), num(y + 4),
+                       xml_escape(tick_label(value)));
+  }
+  out += fmt::format(R"~(<text x="16" y="{0}" transform="rotate(-90 16 {0})" text-anchor="middle" font-size="12">{1}</text>)~",
+                     num(kMarginTop + kPlotHeight / 2), xml_escape(label));
+}
+
+void title(std::string& out, double total_width, const std::string& text) {
+  out += fmt::format(R"(<text x="{}" y="24" text-anchor="middle" font-size="15" font-weight="bold">{}</text>)",
+                     num(total_width / 2), xml_escape(text));
+}
+
+void legend_entry(std::string& out, double x, std::size_t row, const char* fill, const std::string& name) {
+  const double y = kMarginTop + kLegendRow * static_cast<double>(row);
+  out += fmt::format(R"(<rect x="{}" y="{}" width="12" height="12" fill="{}"/>)", num(x), num(y), fill);
+  out += fmt::format(R"(<text x="{}" y="{}" font-size="12">{}</text>)", num(x + 18), num(y + 10), xml_escape(name));
+}
+
+std::string open_svg(double width, double height, const std::string& label) {
+  return fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" aria-label="{2}" font-family="sans-serif">)",
+                     num(width), num(height), xml_escape(label));
+}
+
+}  // namespace
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+std::string render_svg(const LineChart& chart) {
+  const double plot_width = 520.0;
+  const double legend_rows = static_cast<double>(chart.series.size());
+  const double height = std::max(kMarginTop + kPlotHeight + 60.0, kMarginTop + legend_rows * kLegendRow + 20.0);
+  const double width = kMarginLeft + plot_width + 30.0 + kLegendWidth;
+  const auto x_of = [&](double x) { return chart.log2_x ? std::log2(x) : x; };
+
+  double x_lo = 0.0;
+  double x_hi = 0.0;
+  double y_hi = 0.0;
+  bool any = false;
+  for (const auto& s : chart.series) {
+    for (const auto& p : s.points) {
+      STEPCAST_ASSERT(!chart.log2_x || p.x > 0.0, "a log2 axis needs positive x");
+      const double x = x_of(p.x);
+      x_lo = any ? std::min(x_lo, x) : x;
+      x_hi = any ? std::max(x_hi, x) : x;
+      y_hi = std::max(y_hi, p.y);
+      any = true;
+    }
+  }
+  if (!(x_hi > x_lo)) {
+    x_lo -= 1.0;
+    x_hi += 1.0;
+  }
+  const double y_top = nice_max(y_hi);
+  const double bottom = kMarginTop + kPlotHeight;
+  const auto px = [&](double x) { return kMarginLeft + 10.0 + (plot_width - 20.0) * (x_of(x) - x_lo) / (x_hi - x_lo); };
+  const auto py = [&](double y) { return bottom - kPlotHeight * y / y_top; };
+
+  std::string out = open_svg(width, height, chart.title);
+  title(out, kMarginLeft + plot_width, chart.title);
+  y_axis(out, plot_width, y_top, chart.y_label);
+  // x ticks: every power of two on a log2 axis, five even steps on a linear one.
+  std::vector<double> ticks;
+  if (chart.log2_x) {
+    for (double k = std::ceil(x_lo); k <= x_hi + 1e-9; k += 1.0) ticks.push_back(std::exp2(k));
+  } else {
+    for (int i = 0; i <= kYTicks; ++i) ticks.push_back(x_lo + (x_hi - x_lo) * i / kYTicks);
+  }
+  for (const double t : ticks) {
+    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="11">{}</text>)", num(px(t)), num(bottom + 16),
+                       xml_escape(tick_label(t)));
+  }
+  out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="12">{}</text>)", num(kMarginLeft + plot_width / 2),
+                     num(bottom + 40), xml_escape(chart.x_label));
+  for (std::size_t i = 0; i < chart.series.size(); ++i) {
+    const auto& s = chart.series[i];
+    std::string points;
+    for (const auto& p : s.points) points += fmt::format("{}{},{}", points.empty() ? "" : " ", num(px(p.x)), num(py(p.y)));
+    out += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>)", colour(i), points);
+    for (const auto& p : s.points) {
+      out += fmt::format(R"(<circle cx="{}" cy="{}" r="3.5" fill="{}"><title>{}: {} at {}</title></circle>)", num(px(p.x)),
+                         num(py(p.y)), colour(i), xml_escape(s.name), xml_escape(tick_label(p.y)), xml_escape(tick_label(p.x)));
+    }
+    legend_entry(out, kMarginLeft + plot_width + 30.0, i, colour(i), s.name);
+  }
+  out += "</svg>";
+  return out;
+}
+
+std::string render_svg(const BarChart& chart) {
+  const double slot = 34.0;
+  const double bar_width = 22.0;
+  const double plot_width = std::max(300.0, slot * static_cast<double>(chart.bars.size()) + 20.0);
+  const double label_room = 150.0;  // rotated bar labels below the axis
+  const double legend_rows = static_cast<double>(chart.segments.size()) + (chart.reference > 0.0 ? 1.0 : 0.0);
+  const double height = std::max(kMarginTop + kPlotHeight + label_room, kMarginTop + legend_rows * kLegendRow + 20.0);
+  const double width = kMarginLeft + plot_width + 30.0 + kLegendWidth;
+
+  double y_hi = chart.reference;
+  for (const auto& bar : chart.bars) {
+    STEPCAST_ASSERT(bar.values.size() == chart.segments.size(), "a bar holds one value per segment");
+    double sum = 0.0;
+    for (const double v : bar.values) {
+      STEPCAST_ASSERT(v >= 0.0, "stacked bars hold non-negative values");
+      sum += v;
+    }
+    y_hi = std::max(y_hi, sum);
+  }
+  const double y_top = nice_max(y_hi);
+  const double bottom = kMarginTop + kPlotHeight;
+  const auto height_of = [&](double v) { return kPlotHeight * v / y_top; };
+
+  std::string out = open_svg(width, height, chart.title);
+  title(out, kMarginLeft + plot_width, chart.title);
+  y_axis(out, plot_width, y_top, chart.y_label);
+  for (std::size_t b = 0; b < chart.bars.size(); ++b) {
+    const auto& bar = chart.bars[b];
+    const double x = kMarginLeft + 10.0 + slot * static_cast<double>(b) + (slot - bar_width) / 2;
+    double y = bottom;
+    for (std::size_t s = 0; s < bar.values.size(); ++s) {
+      const double h = height_of(bar.values[s]);
+      y -= h;
+      out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}: {} = {}</title></rect>)", num(x),
+                         num(y), num(bar_width), num(h), colour(s), xml_escape(bar.label), xml_escape(chart.segments[s]),
+                         xml_escape(tick_label(bar.values[s])));
+    }
+    const double cx = x + bar_width / 2;
+    out += fmt::format(R"~(<text x="{0}" y="{1}" transform="rotate(-45 {0} {1})" text-anchor="end" font-size="10">{2}</text>)~",
+                       num(cx), num(bottom + 12), xml_escape(bar.label));
+  }
+  const double legend_x = kMarginLeft + plot_width + 30.0;
+  for (std::size_t s = 0; s < chart.segments.size(); ++s) legend_entry(out, legend_x, s, colour(s), chart.segments[s]);
+  if (chart.reference > 0.0) {
+    const double y = bottom - height_of(chart.reference);
+    out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#c00" stroke-width="1.5" stroke-dasharray="6 4"/>)",
+                       num(kMarginLeft), num(kMarginLeft + plot_width), num(y));
+    const double ly = kMarginTop + kLegendRow * static_cast<double>(chart.segments.size());
+    out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#c00" stroke-width="1.5" stroke-dasharray="6 4"/>)",
+                       num(legend_x), num(legend_x + 12), num(ly + 6));
+    out += fmt::format(R"(<text x="{}" y="{}" font-size="12">{}</text>)", num(legend_x + 18), num(ly + 10),
+                       xml_escape(chart.reference_label));
+  }
+  out += "</svg>";
+  return out;
+}
+
+}  // namespace stepcast::report

@@ -1,0 +1,57 @@
+// Terminal text: aligned columns, numbers to the right, so a table reads down its digits.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <utility>
+
+#include "stepcast/report/writers.hpp"
+
+namespace stepcast::report {
+namespace {
+
+bool is_numeric(Cell::Kind kind) { return kind == Cell::Kind::kInteger || kind == Cell::Kind::kNumber; }
+
+void append_table(std::string& out, const Table& table) {
+  const auto& columns = table.columns();
+  std::vector<std::vector<std::string>> text(table.rows().size(), std::vector<std::string>(columns.size()));
+  std::vector<std::size_t> width(columns.size());
+  for (std::size_t c = 0; c < columns.size(); ++c) width[c] = heading(columns[c]).size();
+  for (std::size_t r = 0; r < table.rows().size(); ++r) {
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      text[r][c] = display_text(table.rows()[r][c], columns[c]);
+      width[c] = std::max(width[c], text[r][c].size());
+    }
+  }
+  if (!table.caption().empty()) out += table.caption() + "\n";
+  const auto line = [&](auto&& cell_of) {
+    std::string row;
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (c > 0) row += "  ";
+      const auto [s, right] = cell_of(c);
+      row += right ? fmt::format("{:>{}}", s, width[c]) : fmt::format("{:<{}}", s, width[c]);
+    }
+    while (!row.empty() && row.back() == ' ') row.pop_back();
+    out += row + "\n";
+  };
+  line([&](std::size_t c) { return std::pair<std::string, bool>(heading(columns[c]), false); });
+  line([&](std::size_t c) { return std::pair<std::string, bool>(std::string(width[c], '-'), false); });
+  for (std::size_t r = 0; r < table.rows().size(); ++r) {
+    line([&](std::size_t c) { return std::pair<std::string, bool>(text[r][c], is_numeric(table.rows()[r][c].kind)); });
+  }
+}
+
+}  // namespace
+
+std::string render_text(const Report& report) {
+  std::string out;
+  if (!report.title.empty()) out += report.title + "\n";
+  for (const auto& note : report.notes) out += note + "\n";
+  for (const auto& table : report.tables) {
+    if (!out.empty()) out += "\n";
+    append_table(out, table);
+  }
+  return out;
+}
+
+}  // namespace stepcast::report
