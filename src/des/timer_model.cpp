@@ -5,7 +5,6 @@
 namespace stepcast::des {
 
 void TimerModel::advance_to(Tick now) {
-  now_ = now;
   while (queue_.next_tick() == now) {
     const Event event = queue_.pop();
     handler_->on_timer(now, event.payload);

@@ -35,9 +35,9 @@ TEST_SUITE("des.engine") {
     std::vector<std::string> log;
     Recorder ra("a", log);
     Recorder rb("b", log);
-    TimerModel a(ra);
-    TimerModel b(rb);
     Engine engine;
+    TimerModel a(engine, ra);
+    TimerModel b(engine, rb);
     engine.add_model(a);
     engine.add_model(b);
     a.at(5, 1);
@@ -51,10 +51,10 @@ TEST_SUITE("des.engine") {
   TEST_CASE("handlers can schedule follow-ups, including at the current tick") {
     std::vector<std::string> log;
     Recorder r("r", log);
-    TimerModel m(r);
+    Engine engine;
+    TimerModel m(engine, r);
     r.model = &m;
     r.chain = 3;
-    Engine engine;
     engine.add_model(m);
     m.at(0, 0);
     m.at(0, 10);

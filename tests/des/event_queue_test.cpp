@@ -54,6 +54,13 @@ TEST_SUITE("des.event_queue") {
     CHECK(q.empty());
   }
 
+  TEST_CASE("a default handle names no event, so cancelling it is harmless") {
+    EventQueue q;
+    q.schedule(1, 1);
+    CHECK_FALSE(q.cancel(EventHandle{}));
+    CHECK(q.size() == 1);
+  }
+
   TEST_CASE("rescheduling is cancel plus schedule and keeps order exact") {
     EventQueue q;
     EventHandle h = q.schedule(10, 1);

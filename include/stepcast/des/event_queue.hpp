@@ -11,6 +11,7 @@
 namespace stepcast::des {
 
 /// Names a scheduled event so that it can be cancelled; stale handles are detected by generation.
+/// A default-constructed handle names no event (slot generations start at 1).
 struct EventHandle {
   std::uint32_t slot = 0;
   std::uint32_t generation = 0;
@@ -54,7 +55,7 @@ class EventQueue {
   };
   struct Slot {
     std::uint64_t payload = 0;
-    std::uint32_t generation = 0;
+    std::uint32_t generation = 1;
     bool live = false;
   };
   static bool earlier(const Entry& a, const Entry& b) {

@@ -22,14 +22,15 @@ class TimerHandler {
 /// Timed callbacks to one handler, in (tick, seq) order.
 class TimerModel final : public Model {
  public:
-  explicit TimerModel(TimerHandler& handler) : handler_(&handler) {}
+  /// Reads the clock of `engine`, so that events scheduled while another model acts are timed right.
+  TimerModel(const Engine& engine, TimerHandler& handler) : engine_(&engine), handler_(&handler) {}
 
   /// Calls the handler with `payload` at `tick` (>= now()).
   EventHandle at(Tick tick, std::uint64_t payload) { return queue_.schedule(tick, payload); }
   /// Calls the handler with `payload` after `delay` ticks.
-  EventHandle after(Tick delay, std::uint64_t payload) { return queue_.schedule(now_ + delay, payload); }
+  EventHandle after(Tick delay, std::uint64_t payload) { return queue_.schedule(engine_->now() + delay, payload); }
   bool cancel(EventHandle handle) { return queue_.cancel(handle); }
-  [[nodiscard]] Tick now() const { return now_; }
+  [[nodiscard]] Tick now() const { return engine_->now(); }
   [[nodiscard]] std::uint64_t fired() const { return queue_.popped(); }
   void reserve(std::size_t n) { queue_.reserve(n); }
 
@@ -37,9 +38,9 @@ class TimerModel final : public Model {
   void advance_to(Tick now) override;
 
  private:
+  const Engine* engine_;
   TimerHandler* handler_;
   EventQueue queue_;
-  Tick now_ = 0;
 };
 
 }  // namespace stepcast::des

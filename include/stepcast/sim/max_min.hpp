@@ -1,0 +1,86 @@
+// Max-min fair sharing of resources (link directions) among flows, by progressive filling
+// (Bertsekas and Gallager, "Data Networks", 2nd ed., section 6.5.2). Pure maths, like SimGrid's
+// lmm: no time, no topology. A flow may stand for several identical transfers moving together
+// (a ring step): it crosses a resource with a weight, the number of its members on that resource,
+// and its rate is the rate of each member.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "stepcast/core/units.hpp"
+
+namespace stepcast::sim {
+
+using ResourceId = std::uint32_t;
+using SharedFlowId = std::uint32_t;
+
+/// One flow's use of one resource: `weight` members of the flow cross it (>= 1).
+struct Usage {
+  ResourceId resource = 0;
+  double weight = 1.0;
+};
+
+/// The max-min fair rates of a changing set of flows. Solving re-rates only the flows connected
+/// (through shared resources) to a flow that started or ended since the last solve: rates of
+/// other components cannot change, since max-min allocations of disjoint components are independent.
+class MaxMinSharing {
+ public:
+  /// Adds a resource with `capacity` (> 0) and returns its id (dense, in call order).
+  ResourceId add_resource(BytesPerSecond capacity);
+  /// Adds a flow over `usages` (at least one; resources distinct) and returns its id; ids of
+  /// removed flows are reused, smallest last-freed first.
+  SharedFlowId add_flow(std::span<const Usage> usages);
+  /// Removes a flow; the resources it used become available to its neighbours at the next solve.
+  void remove_flow(SharedFlowId flow);
+
+  /// Recomputes the rates of the components touched since the last solve and appends to
+  /// `changed` every live flow whose rate changed or that is new, in ascending id order.
+  void solve(std::vector<SharedFlowId>& changed);
+
+  /// Each member's rate. Valid after solve() for a live flow.
+  [[nodiscard]] BytesPerSecond rate(SharedFlowId flow) const { return BytesPerSecond(flows_[flow].rate); }
+  /// Capacity of a resource in use: the sum of weight x rate over its flows.
+  [[nodiscard]] BytesPerSecond load(ResourceId resource) const;
+  [[nodiscard]] BytesPerSecond capacity(ResourceId resource) const {
+    return BytesPerSecond(resources_[resource].capacity);
+  }
+  [[nodiscard]] std::size_t resource_count() const { return resources_.size(); }
+  [[nodiscard]] std::size_t live_flows() const { return live_flows_; }
+
+ private:
+  // Raw doubles in B/s from here on: this solver is the one place units are unwrapped (STYLE.md B5).
+  struct Resource {
+    double capacity = 0.0;
+    std::vector<std::uint32_t> flows;  // live flows crossing it, in insertion order
+    std::uint64_t mark = 0;            // epoch of the last component search that reached it
+    bool dirty = false;
+    // Progressive-filling scratch.
+    double remaining = 0.0;
+    double unfrozen_weight = 0.0;
+  };
+  struct Flow {
+    std::vector<Usage> usages;
+    double rate = 0.0;
+    std::uint64_t mark = 0;
+    bool live = false;
+    bool fresh = false;   // added since the last solve
+    bool frozen = false;  // progressive-filling scratch
+  };
+  void fill_component(const std::vector<std::uint32_t>& resources, const std::vector<std::uint32_t>& flows);
+
+  std::vector<Resource> resources_;
+  std::vector<Flow> flows_;
+  std::vector<std::uint32_t> free_flows_;
+  std::vector<std::uint32_t> dirty_;
+  std::size_t live_flows_ = 0;
+  std::uint64_t epoch_ = 0;
+  // Scratch reused across solves so that solving allocates nothing once warm.
+  std::vector<std::uint32_t> stack_;
+  std::vector<std::uint32_t> comp_resources_;
+  std::vector<std::uint32_t> comp_flows_;
+  std::vector<std::uint32_t> changed_scratch_;
+};
+
+}  // namespace stepcast::sim

@@ -1,0 +1,284 @@
+// Collective algorithms as phases of simultaneous transfers. Each builder mirrors the derivation
+// of the same algorithm in src/cost/collectives.cpp, so a contention-free run reproduces the
+// closed form and any difference is contention or asymmetry the formula cannot see.
+#include "stepcast/sim/collective_flows.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <fmt/format.h>
+#include <utility>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/des/engine.hpp"
+
+namespace stepcast::sim {
+
+namespace {
+
+using cost::Algorithm;
+using cost::CollectiveOp;
+using Pairs = std::vector<std::pair<int, int>>;
+
+double as_double(std::size_t v) { return static_cast<double>(v); }
+
+// The ranks grouped by node, nodes in first-appearance order, each node's ranks in given order.
+std::vector<std::vector<int>> by_node(const topology::Topology& topo, std::span<const int> ranks) {
+  std::vector<std::vector<int>> nodes;
+  std::vector<int> node_ids;
+  for (const int r : ranks) {
+    const int node = topo.node_of_gpu(r);
+    auto it = std::find(node_ids.begin(), node_ids.end(), node);
+    if (it == node_ids.end()) {
+      node_ids.push_back(node);
+      nodes.emplace_back();
+      it = node_ids.end() - 1;
+    }
+    nodes[static_cast<std::size_t>(it - node_ids.begin())].push_back(r);
+  }
+  return nodes;
+}
+
+// NIC vertices of a node: NCCL builds one ring channel per NIC of a node (src/graph/search.cc).
+int nics_on_node(const topology::Topology& topo, int node) {
+  int count = 0;
+  for (const topology::Vertex& v : topo.vertices()) {
+    if (v.kind == topology::VertexKind::kNic && v.node == node) ++count;
+  }
+  return count;
+}
+
+// Pairs of the rings over `ranks`: one ring (rank i -> i+1, wrapping) on one node or with one GPU
+// per node; across nodes of g GPUs with k NICs, k channels, channel c entering each node at local
+// position c*g/k so that each channel leaves every node from a different GPU, hence NIC.
+// Returns the pairs and the channel count.
+std::pair<Pairs, int> ring_pairs(const topology::Topology& topo, std::span<const int> ranks) {
+  const auto nodes = by_node(topo, ranks);
+  const std::size_t g = nodes.front().size();
+  const bool uniform = std::all_of(nodes.begin(), nodes.end(), [&](const auto& n) { return n.size() == g; });
+  int channels = 1;
+  if (nodes.size() > 1 && g > 1 && uniform) {
+    channels = std::clamp(nics_on_node(topo, topo.node_of_gpu(ranks.front())), 1, static_cast<int>(g));
+  }
+  Pairs pairs;
+  for (int c = 0; c < channels; ++c) {
+    std::vector<int> order;
+    if (channels == 1) {
+      order.assign(ranks.begin(), ranks.end());
+    } else {
+      const std::size_t offset = static_cast<std::size_t>(c) * g / static_cast<std::size_t>(channels);
+      for (const auto& node : nodes) {
+        for (std::size_t i = 0; i < g; ++i) order.push_back(node[(offset + i) % g]);
+      }
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) pairs.emplace_back(order[i], order[(i + 1) % order.size()]);
+  }
+  return {pairs, channels};
+}
+
+class Builder {
+ public:
+  Builder(Network& network, CollectiveSchedule& out) : network_(&network), out_(&out) {}
+  std::uint32_t pattern(const Pairs& pairs) {
+    out_->patterns.push_back(network_->pattern(pairs));
+    out_->top_tier = std::max(out_->top_tier, out_->patterns.back().top_tier);
+    return static_cast<std::uint32_t>(out_->patterns.size() - 1);
+  }
+  void phases(std::uint32_t pattern, std::size_t count, Bytes bytes, int latency_steps = 1) {
+    for (std::size_t i = 0; i < count; ++i) out_->phases.push_back(CollectivePhase{pattern, bytes, latency_steps});
+  }
+
+ private:
+  Network* network_;
+  CollectiveSchedule* out_;
+};
+
+// Ring all-reduce: 2(N-1) steps of S/N per channel share; reduce-scatter/all-gather: N-1 steps.
+// Broadcast and reduce: NCCL's pipelined chain; every chain link carries S at once, the fill costs
+// (N-1) latencies (cost/collectives.cpp, ring()).
+void build_ring(Builder& b, const topology::Topology& topo, CollectiveOp op, Bytes size, std::span<const int> ranks) {
+  const std::size_t n = ranks.size();
+  if (op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce) {
+    Pairs chain;
+    for (std::size_t i = 0; i + 1 < n; ++i) chain.emplace_back(ranks[i], ranks[i + 1]);
+    b.phases(b.pattern(chain), 1, size, static_cast<int>(n - 1));
+    return;
+  }
+  const auto [pairs, channels] = ring_pairs(topo, ranks);
+  const std::uint32_t p = b.pattern(pairs);
+  const Bytes chunk = size / (as_double(n) * static_cast<double>(channels));
+  const std::size_t steps = op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
+  b.phases(p, steps, chunk);
+}
+
+// NCCL's double binary tree (Sanders, Speck and Traeff 2009): tree one in heap order over the
+// ranks, tree two the same shifted by N/2 so that its interior ranks are tree one's leaves. Each
+// tree carries S/2, pipelined: every edge moves S/2 up (reduce) and S/2 down (broadcast) at once,
+// and the run pays the depth in latency once per direction.
+void build_tree(Builder& b, CollectiveOp op, Bytes size, std::span<const int> ranks) {
+  const std::size_t n = ranks.size();
+  const int depth = static_cast<int>(std::bit_width(n - 1));
+  Pairs up;
+  Pairs down;
+  for (std::size_t shift : {std::size_t{0}, n / 2}) {
+    for (std::size_t i = 1; i < n; ++i) {
+      const int child = ranks[(i + shift) % n];
+      const int parent = ranks[((i - 1) / 2 + shift) % n];
+      up.emplace_back(child, parent);
+      down.emplace_back(parent, child);
+    }
+  }
+  if (op == CollectiveOp::kAllReduce) {
+    Pairs both = up;
+    both.insert(both.end(), down.begin(), down.end());
+    b.phases(b.pattern(both), 1, size / 2.0, 2 * depth);
+  } else {
+    b.phases(b.pattern(op == CollectiveOp::kReduce ? up : down), 1, size / 2.0, depth);
+  }
+}
+
+// Horovod-style hierarchical all-reduce (cost/collectives.cpp, hierarchical()): intra-node ring
+// reduce-scatter of S over g GPUs, g concurrent inter-node rings (one per local rank) all-reduce
+// the S/g shard, intra-node ring all-gather. Reduce-scatter or all-gather keep one intra phase.
+void build_hierarchical(Builder& b, CollectiveOp op, Bytes size, std::span<const int> ranks,
+                        const topology::Topology& topo) {
+  const auto nodes = by_node(topo, ranks);
+  const std::size_t g = nodes.front().size();
+  const std::size_t n = nodes.size();
+  for (const auto& node : nodes) {
+    if (node.size() != g) {
+      throw InputError(fmt::format("a hierarchical {} needs the same number of ranks on every node; {} ranks over {} "
+                                   "nodes do not divide evenly (use a ring, or a rank count that fills whole nodes)",
+                                   cost::to_string(op), ranks.size(), n));
+    }
+  }
+  Pairs intra;
+  for (const auto& node : nodes) {
+    for (std::size_t i = 0; i < g; ++i) intra.emplace_back(node[i], node[(i + 1) % g]);
+  }
+  Pairs inter;
+  for (std::size_t l = 0; l < g; ++l) {
+    for (std::size_t j = 0; j < n; ++j) inter.emplace_back(nodes[j][l], nodes[(j + 1) % n][l]);
+  }
+  const std::uint32_t pi = b.pattern(intra);
+  const std::uint32_t pn = b.pattern(inter);
+  const Bytes intra_chunk = size / as_double(g);
+  const Bytes inter_chunk = size / as_double(g * n);
+  const bool all_reduce = op == CollectiveOp::kAllReduce;
+  if (op != CollectiveOp::kAllGather && g > 1) b.phases(pi, g - 1, intra_chunk);
+  if (n > 1) b.phases(pn, all_reduce ? 2 * (n - 1) : n - 1, inter_chunk);
+  if (op != CollectiveOp::kReduceScatter && g > 1) b.phases(pi, g - 1, intra_chunk);
+}
+
+}  // namespace
+
+CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, CollectiveOp op,
+                                    Algorithm algorithm, Bytes size, std::span<const int> ranks) {
+  STEPCAST_ASSERT(!ranks.empty(), "a collective needs at least one rank");
+  CollectiveSchedule out;
+  Builder b(network, out);
+  const std::size_t n = ranks.size();
+  if (n == 1) return out;
+  const auto refuse = [&] {
+    throw InputError(fmt::format("the {} algorithm does not implement {}", cost::to_string(algorithm),
+                                 cost::to_string(op)));
+  };
+  switch (algorithm) {
+    case Algorithm::kRing:
+      if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv) refuse();
+      build_ring(b, topo, op, size, ranks);
+      break;
+    case Algorithm::kTree:
+      if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kBroadcast && op != CollectiveOp::kReduce) refuse();
+      build_tree(b, op, size, ranks);
+      break;
+    case Algorithm::kHierarchical:
+      if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kReduceScatter && op != CollectiveOp::kAllGather) {
+        refuse();
+      }
+      build_hierarchical(b, op, size, ranks, topo);
+      break;
+    case Algorithm::kDirect: {
+      if (op == CollectiveOp::kSendRecv) {
+        // nccl-tests' sendrecv_perf: every rank sends S to the next, one step.
+        Pairs pairs;
+        for (std::size_t i = 0; i < n; ++i) pairs.emplace_back(ranks[i], ranks[(i + 1) % n]);
+        b.phases(b.pattern(pairs), 1, size);
+      } else if (op == CollectiveOp::kAllToAll) {
+        // Every rank sends S/N to each other rank, all at once; N-1 pairwise latencies.
+        Pairs pairs;
+        for (std::size_t i = 0; i < n; ++i) {
+          for (std::size_t j = 0; j < n; ++j) {
+            if (i != j) pairs.emplace_back(ranks[i], ranks[j]);
+          }
+        }
+        b.phases(b.pattern(pairs), 1, size / as_double(n), static_cast<int>(n - 1));
+      } else {
+        refuse();
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+void CollectiveRunner::start(const CollectiveSchedule& schedule, std::uint64_t tag) {
+  STEPCAST_ASSERT(network_ != nullptr, "a collective runner needs a network");
+  std::uint32_t id = 0;
+  if (free_.empty()) {
+    id = static_cast<std::uint32_t>(active_.size());
+    active_.emplace_back();
+  } else {
+    id = free_.back();
+    free_.pop_back();
+  }
+  active_[id] = Active{&schedule, 0, tag};
+  launch(id);
+}
+
+// Starts the current phase of collective `id`; an empty schedule completes through a zero-byte,
+// zero-latency transfer so that completions always come from the network, in event order.
+void CollectiveRunner::launch(std::uint32_t id) {
+  const Active& a = active_[id];
+  if (a.schedule->phases.empty()) {
+    network_->start(nothing_, Bytes(0.0), id);
+    return;
+  }
+  const CollectivePhase& phase = a.schedule->phases[a.phase];
+  network_->start(a.schedule->patterns[phase.pattern], phase.bytes, id, phase.latency_steps);
+}
+
+void CollectiveRunner::on_transfer_done(des::Tick now, std::uint64_t tag) {
+  const auto id = static_cast<std::uint32_t>(tag);
+  Active& a = active_[id];
+  ++a.phase;
+  if (a.phase < a.schedule->phases.size()) {
+    launch(id);
+    return;
+  }
+  const std::uint64_t user_tag = a.tag;
+  free_.push_back(id);
+  observer_->on_collective_done(now, user_tag);
+}
+
+namespace {
+struct DoneAt final : CollectiveObserver {
+  des::Tick at = 0;
+  void on_collective_done(des::Tick now, std::uint64_t) override { at = now; }
+};
+}  // namespace
+
+Seconds simulate_collective(const topology::Topology& topo, CollectiveOp op, Algorithm algorithm, Bytes size,
+                            std::span<const int> ranks) {
+  des::Engine engine;
+  DoneAt done;
+  CollectiveRunner runner(done);
+  Network network(topo, engine, runner);
+  runner.attach(network);
+  engine.add_model(network);
+  const CollectiveSchedule schedule = build_collective(network, topo, op, algorithm, size, ranks);
+  runner.start(schedule, 0);
+  engine.run();
+  return des::to_seconds(done.at);
+}
+
+}  // namespace stepcast::sim

@@ -1,0 +1,163 @@
+// Progressive filling over the connected components touched since the last solve. All rates grow
+// together; the resource whose fair share (remaining capacity / unfrozen weight) is smallest
+// saturates first and freezes its flows at that share (Bertsekas and Gallager 6.5.2).
+#include "stepcast/sim/max_min.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "stepcast/core/errors.hpp"
+
+namespace stepcast::sim {
+
+namespace {
+// Relative slack for the capacity check: progressive filling subtracts shares one flow at a time.
+constexpr double kCapacitySlack = 1e-9;
+}  // namespace
+
+ResourceId MaxMinSharing::add_resource(BytesPerSecond capacity) {
+  STEPCAST_ASSERT(capacity.value() > 0.0, "a shared resource needs a positive capacity");
+  resources_.emplace_back();
+  resources_.back().capacity = capacity.value();
+  return static_cast<ResourceId>(resources_.size() - 1);
+}
+
+SharedFlowId MaxMinSharing::add_flow(std::span<const Usage> usages) {
+  STEPCAST_ASSERT(!usages.empty(), "a flow must cross at least one resource");
+  std::uint32_t id = 0;
+  if (free_flows_.empty()) {
+    id = static_cast<std::uint32_t>(flows_.size());
+    flows_.emplace_back();
+  } else {
+    id = free_flows_.back();
+    free_flows_.pop_back();
+  }
+  Flow& f = flows_[id];
+  f.usages.assign(usages.begin(), usages.end());
+  f.rate = 0.0;
+  f.live = true;
+  f.fresh = true;
+  for (const Usage& u : f.usages) {
+    STEPCAST_ASSERT(u.resource < resources_.size(), "a flow uses an unknown resource");
+    STEPCAST_ASSERT(u.weight >= 1.0, "a flow crosses a resource with at least one member");
+    Resource& r = resources_[u.resource];
+    r.flows.push_back(id);
+    if (!r.dirty) {
+      r.dirty = true;
+      dirty_.push_back(u.resource);
+    }
+  }
+  ++live_flows_;
+  return id;
+}
+
+void MaxMinSharing::remove_flow(SharedFlowId flow) {
+  STEPCAST_ASSERT(flow < flows_.size() && flows_[flow].live, "removing a flow that is not live");
+  Flow& f = flows_[flow];
+  for (const Usage& u : f.usages) {
+    Resource& r = resources_[u.resource];
+    // Erase keeping order, so that later solves see flows in insertion order (determinism).
+    r.flows.erase(std::find(r.flows.begin(), r.flows.end(), flow));
+    if (!r.dirty) {
+      r.dirty = true;
+      dirty_.push_back(u.resource);
+    }
+  }
+  f.live = false;
+  f.usages.clear();
+  free_flows_.push_back(flow);
+  --live_flows_;
+}
+
+void MaxMinSharing::solve(std::vector<SharedFlowId>& changed) {
+  changed_scratch_.clear();
+  for (const std::uint32_t start : dirty_) {
+    resources_[start].dirty = false;
+    if (resources_[start].mark == epoch_ + 1) continue;  // already in a component found this solve
+    // Depth-first search over the resource-flow graph from this dirty resource.
+    comp_resources_.clear();
+    comp_flows_.clear();
+    stack_.clear();
+    stack_.push_back(start);
+    resources_[start].mark = epoch_ + 1;
+    while (!stack_.empty()) {
+      const std::uint32_t r = stack_.back();
+      stack_.pop_back();
+      comp_resources_.push_back(r);
+      for (const std::uint32_t f : resources_[r].flows) {
+        if (flows_[f].mark == epoch_ + 1) continue;
+        flows_[f].mark = epoch_ + 1;
+        comp_flows_.push_back(f);
+        for (const Usage& u : flows_[f].usages) {
+          if (resources_[u.resource].mark == epoch_ + 1) continue;
+          resources_[u.resource].mark = epoch_ + 1;
+          stack_.push_back(u.resource);
+        }
+      }
+    }
+    // A total order by id, so the arithmetic is the same whatever order the search took.
+    std::sort(comp_resources_.begin(), comp_resources_.end());
+    std::sort(comp_flows_.begin(), comp_flows_.end());
+    fill_component(comp_resources_, comp_flows_);
+  }
+  dirty_.clear();
+  ++epoch_;
+  std::sort(changed_scratch_.begin(), changed_scratch_.end());
+  changed.insert(changed.end(), changed_scratch_.begin(), changed_scratch_.end());
+}
+
+void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
+                                   const std::vector<std::uint32_t>& flows) {
+  for (const std::uint32_t r : resources) {
+    resources_[r].remaining = resources_[r].capacity;
+    resources_[r].unfrozen_weight = 0.0;
+  }
+  for (const std::uint32_t f : flows) {
+    flows_[f].frozen = false;
+    for (const Usage& u : flows_[f].usages) resources_[u.resource].unfrozen_weight += u.weight;
+  }
+  std::size_t unfrozen = flows.size();
+  while (unfrozen > 0) {
+    double best_share = std::numeric_limits<double>::infinity();
+    std::uint32_t best = 0;
+    for (const std::uint32_t r : resources) {
+      const Resource& res = resources_[r];
+      if (res.unfrozen_weight <= 0.0) continue;
+      const double share = std::max(res.remaining, 0.0) / res.unfrozen_weight;
+      if (share < best_share) {
+        best_share = share;
+        best = r;
+      }
+    }
+    STEPCAST_ASSERT(best_share < std::numeric_limits<double>::infinity(), "an unfrozen flow crosses no resource");
+    for (const std::uint32_t f : resources_[best].flows) {
+      Flow& flow = flows_[f];
+      if (flow.frozen) continue;
+      flow.frozen = true;
+      --unfrozen;
+      if (flow.fresh || flow.rate != best_share) changed_scratch_.push_back(f);
+      flow.fresh = false;
+      flow.rate = best_share;
+      for (const Usage& u : flow.usages) {
+        resources_[u.resource].remaining -= u.weight * best_share;
+        resources_[u.resource].unfrozen_weight -= u.weight;
+      }
+    }
+  }
+  for (const std::uint32_t r : resources) {
+    STEPCAST_ASSERT(resources_[r].remaining >= -kCapacitySlack * resources_[r].capacity,
+                    "max-min sharing must not load a resource beyond its capacity");
+  }
+}
+
+BytesPerSecond MaxMinSharing::load(ResourceId resource) const {
+  double sum = 0.0;
+  for (const std::uint32_t f : resources_[resource].flows) {
+    for (const Usage& u : flows_[f].usages) {
+      if (u.resource == resource) sum += u.weight * flows_[f].rate;
+    }
+  }
+  return BytesPerSecond(sum);
+}
+
+}  // namespace stepcast::sim
