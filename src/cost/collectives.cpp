@@ -40,7 +40,14 @@ double as_double(int v) { return static_cast<double>(v); }
 int ceil_log2(int n) { return static_cast<int>(std::bit_width(static_cast<unsigned>(n - 1))); }
 
 std::string num(double v) { return fmt::format("{:.9g}", v); }
-std::string size_text(Bytes b) { return fmt::format("{} ({} B)", format_bytes(b), num(b.value())); }
+// Byte counts as users type them: whole numbers in full ("14000000000"), others with 9 digits.
+std::string byte_count(Bytes b) {
+  constexpr double kExactInDouble = 0x1.0p53;
+  const double v = b.value();
+  if (v == std::floor(v) && std::fabs(v) < kExactInDouble) return fmt::format("{:.0f}", v);
+  return num(v);
+}
+std::string size_text(Bytes b) { return fmt::format("{} ({} B)", format_bytes(b), byte_count(b)); }
 
 // Explanations are built only on request (ex != nullptr), so the estimate path allocates nothing.
 void add(Explanation& ex, std::string label, std::string formula, std::string value) {
@@ -80,12 +87,12 @@ void explain_flat(Explanation& ex, std::string_view bytes_formula, double bytes_
                   std::string_view steps_formula, const Fabric& f, const Terms& r) {
   add(ex, "bandwidth B", std::string(f.bw_formula), format_bandwidth(f.bw));
   add(ex, "latency alpha", std::string(f.alpha_formula), format_seconds(f.alpha));
-  add(ex, "bytes sent per rank", fmt::format("{} x S = {} x {} B", bytes_formula, num(bytes_factor), num(size.value())),
+  add(ex, "bytes sent per rank", fmt::format("{} x S = {} x {} B", bytes_formula, num(bytes_factor), byte_count(size)),
       size_text(r.bytes_sent));
   add(ex, "steps", std::string(steps_formula), fmt::format("{}", r.steps));
   add(ex, "latency term", fmt::format("steps x alpha = {} x {}", r.steps, format_seconds(f.alpha)),
       format_seconds(r.latency_time));
-  add(ex, "bandwidth term", fmt::format("bytes sent per rank / B = {} B / {}", num(r.bytes_sent.value()), format_bandwidth(f.bw)),
+  add(ex, "bandwidth term", fmt::format("bytes sent per rank / B = {} B / {}", byte_count(r.bytes_sent), format_bandwidth(f.bw)),
       format_seconds(r.bandwidth_time));
 }
 
@@ -94,7 +101,8 @@ void explain_flat(Explanation& ex, std::string_view bytes_formula, double bytes_
 // all-reduce algorithms for clusters of workstations", JPDC 69(2); the gamma term of the
 // reduction is left out: GPUs reduce far faster than links carry).
 // Ring reduce-scatter and all-gather alone: (N-1)*alpha + (N-1)/N*S/B (Thakur, Rabenseifner and
-// Gropp 2005, "Optimization of collective communication operations in MPICH", IJHPCA 19(1), sec. 4).
+// Gropp 2005, "Optimization of collective communication operations in MPICH", IJHPCA 19(1),
+// the Allgather and Reduce-Scatter sections).
 // Ring broadcast and reduce are NCCL's pipelined chain: S flows through N-1 links, each rank
 // sends S once; pipelined in small chunks the bandwidth term is S/B and the fill is (N-1)*alpha.
 Terms ring(CollectiveOp op, Bytes size, const CommTiers& t, Explanation* ex) {
@@ -201,14 +209,14 @@ Terms hierarchical(CollectiveOp op, Bytes size, const CommTiers& t, Explanation*
     add(*ex, "node bandwidth", "node_bw (the node's NICs, shared by its g GPUs)", format_bandwidth(t.node_bw));
     add(*ex, "bytes sent per rank",
         fmt::format("{0}(g-1)/g x S + {0}(n-1)/n x S/g = {1} x {2} B + {3} x {2} B / {4}", p, num(intra_factor),
-                    num(size.value()), num(inter_factor), g),
+                    byte_count(size), num(inter_factor), g),
         size_text(r.bytes_sent));
     add(*ex, "intra-node bandwidth term",
-        fmt::format("{}(g-1)/g x S / intra_bw = {} x {} B / {}", p, num(intra_factor), num(size.value()),
+        fmt::format("{}(g-1)/g x S / intra_bw = {} x {} B / {}", p, num(intra_factor), byte_count(size),
                     format_bandwidth(t.intra_bw)),
         format_seconds(intra_time));
     add(*ex, "inter-node bandwidth term",
-        fmt::format("{}(n-1)/n x S / node_bw = {} x {} B / {}", p, num(inter_factor), num(size.value()),
+        fmt::format("{}(n-1)/n x S / node_bw = {} x {} B / {}", p, num(inter_factor), byte_count(size),
                     format_bandwidth(t.node_bw)),
         format_seconds(inter_time));
     add(*ex, "steps", fmt::format("{0}(g-1) + {0}(n-1) = {1} + {2}", p, intra_steps, inter_steps),
@@ -223,7 +231,7 @@ Terms hierarchical(CollectiveOp op, Bytes size, const CommTiers& t, Explanation*
 }
 
 // Direct all-to-all: each rank sends S/N to each of the N-1 others, (N-1)/N*S in all, in N-1
-// pairwise steps (the pairwise-exchange schedule, Thakur et al. 2005 sec. 4.6). Of that,
+// pairwise steps (the pairwise-exchange schedule of Thakur et al. 2005's Alltoall section). Of that,
 // (g-1)/N*S stays in the node over intra_bw; (N-g)/N*S leaves it, and the node's g ranks send
 // theirs through the node's NICs at once, through a fabric core that delivers 1/oversubscription
 // of the NICs' rate when all nodes exchange: g(N-g)/N*S / (node_bw/oversubscription). The two
@@ -253,14 +261,14 @@ Terms all_to_all(Bytes size, const CommTiers& t, Explanation* ex) {
   if (ex) {
     add(*ex, "ranks per node g", "ranks_per_node", fmt::format("{}", g));
     add(*ex, "latency alpha", std::string(f.alpha_formula), format_seconds(f.alpha));
-    add(*ex, "bytes sent per rank", fmt::format("(N-1)/N x S = {}/{} x {} B", n - 1, n, num(size.value())),
+    add(*ex, "bytes sent per rank", fmt::format("(N-1)/N x S = {}/{} x {} B", n - 1, n, byte_count(size)),
         size_text(r.bytes_sent));
-    add(*ex, "intra-node part", fmt::format("(g-1)/N x S / intra_bw = {}/{} x {} B / {}", g - 1, n, num(size.value()),
+    add(*ex, "intra-node part", fmt::format("(g-1)/N x S / intra_bw = {}/{} x {} B / {}", g - 1, n, byte_count(size),
                                             format_bandwidth(t.intra_bw)),
         format_seconds(intra_time));
     add(*ex, "inter-node part",
         fmt::format("g(N-g)/N x S / (node_bw / oversubscription) = {} x {}/{} x {} B / ({} / {})", g, n - g, n,
-                    num(size.value()), format_bandwidth(t.node_bw), num(t.oversubscription)),
+                    byte_count(size), format_bandwidth(t.node_bw), num(t.oversubscription)),
         format_seconds(inter_time));
     add(*ex, "steps", "N-1", fmt::format("{}", r.steps));
     add(*ex, "latency term", fmt::format("steps x alpha = {} x {}", r.steps, format_seconds(f.alpha)),
@@ -306,7 +314,7 @@ std::string_view busbw_formula(CollectiveOp op) {
 
 CollectiveCost estimate(CollectiveOp op, Algorithm algorithm, Bytes size, const CommTiers& t, Explanation* ex) {
   if (!std::isfinite(size.value()) || size.value() < 0.0) {
-    throw InputError(fmt::format("the size must be a finite number of bytes >= 0, got {} B", num(size.value())));
+    throw InputError(fmt::format("the size must be a finite number of bytes >= 0, got {} B", byte_count(size)));
   }
   if (t.ranks < 1) throw InputError(fmt::format("a collective needs at least 1 rank, got {}", t.ranks));
   if (!is_supported(op, algorithm)) {
@@ -355,7 +363,7 @@ CollectiveCost estimate(CollectiveOp op, Algorithm algorithm, Bytes size, const 
     add(*ex, "time", fmt::format("latency term + bandwidth term = {} + {}", format_seconds(c.latency_time),
                                  format_seconds(c.bandwidth_time)),
         format_seconds(c.time));
-    add(*ex, "algbw", fmt::format("S / time = {} B / {}", num(size.value()), format_seconds(c.time)),
+    add(*ex, "algbw", fmt::format("S / time = {} B / {}", byte_count(size), format_seconds(c.time)),
         format_bandwidth(c.algbw));
     add(*ex, "busbw", fmt::format("algbw x {} = {} x {}", busbw_formula(op), format_bandwidth(c.algbw), num(factor)),
         format_bandwidth(c.busbw));
