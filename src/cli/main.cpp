@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   app.footer("Exit codes: 0 ok, 2 bad input, 3 infeasible request, 70 internal error.");
   // One line per subcommand (declared in commands.hpp).
   stepcast::cli::add_seed_check_command(app);
+  stepcast::cli::add_memory_command(app);
+  stepcast::cli::add_predict_command(app);
+  stepcast::cli::add_collective_command(app);
   try {
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) stepcast::cli::run_default_report();

@@ -114,9 +114,6 @@ std::vector<std::string> problems(const Plan& p, const workload::Workload& workl
   if (p.sharding == Sharding::kFsdpHybrid && p.dp > 0 && p.dp % p.shard_group != 0) {
     out.push_back(fmt::format("dp ({}) must be divisible by the hybrid shard group ({})", p.dp, p.shard_group));
   }
-  if (p.seq_len == 0) {
-    out.push_back(fmt::format("no sequence length: workload \"{}\" has no shape, give seq=", workload.name));
-  }
   return out;
 }
 

@@ -1,0 +1,51 @@
+// The options every plan-based command shares (--workload, --topology, --nodes, --plan,
+// --global-batch, --seq, --precision, --optimizer, --overhead), and loading them into a
+// resolved, validated plan. Used by predict, memory, simulate, resilience and search.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "stepcast/cost/memory.hpp"
+#include "stepcast/plan/plan.hpp"
+#include "stepcast/topology/topology.hpp"
+#include "stepcast/workload/workload.hpp"
+
+namespace stepcast::cli {
+
+struct PlanOptions {
+  std::string workload;  ///< stepcast workload JSON or a Hugging Face config.json
+  std::string topology;
+  int nodes = 0;         ///< 0 = as the topology file says
+  std::string plan;      ///< compact form, or a path to a plan JSON file
+  int global_batch = 0;  ///< 0 = from the plan (gbs=) or its default
+  int seq = 0;           ///< 0 = from the plan (seq=) or the workload
+  std::string precision;
+  std::string optimizer;
+  std::string overhead;  ///< framework overhead per GPU, as "1 GiB"
+};
+
+/// Adds the shared options to `command`; --topology is required when `need_topology`.
+void add_plan_options(CLI::App& command, PlanOptions& options, bool need_topology);
+
+/// The loaded inputs of a plan command; the plan is resolved and validated.
+struct PlanInputs {
+  workload::Workload workload;
+  std::optional<topology::Topology> topology;
+  plan::Plan plan;
+  cost::MemoryOptions memory;
+  std::string plan_origin;  ///< "--plan" or the plan file, for messages
+};
+
+/// Loads the workload (and topology), parses the plan, applies the option overrides, resolves
+/// and validates it against the GPU count. Bad input throws InputError.
+PlanInputs load_plan_inputs(const PlanOptions& options);
+
+/// The memory terms as a JSON object with *_bytes keys.
+nlohmann::json memory_json(const cost::MemoryBreakdown& memory);
+/// The explanation as a JSON array of {label, formula, value}.
+nlohmann::json explanation_json(const Explanation& terms);
+
+}  // namespace stepcast::cli
