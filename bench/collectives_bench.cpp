@@ -1,0 +1,58 @@
+// Speed of the analytical collective model: one estimate_collective call per iteration. The
+// planner evaluates millions of these, so the target is over 1 million evaluations/s per core.
+#include <benchmark/benchmark.h>
+
+#include "stepcast/core/units.hpp"
+#include "stepcast/cost/collectives.hpp"
+#include "stepcast/topology/topology.hpp"
+
+namespace {
+
+using namespace stepcast;
+using namespace stepcast::cost;
+
+// p4d.24xlarge-class nodes (8 GPUs, 300 GB/s NVSwitch, 400 Gbps of NICs), as many as `ranks` fill.
+topology::CommTiers p4d_tiers(int ranks) {
+  topology::CommTiers t;
+  t.ranks = ranks;
+  t.ranks_per_node = ranks < 8 ? ranks : 8;
+  t.nodes = ranks / t.ranks_per_node;
+  t.intra_bw = gbyte_per_s(300);
+  t.intra_latency = microseconds(1.7);
+  t.node_bw = gbit_per_s(400);
+  t.gpu_nic_bw = gbit_per_s(100);
+  t.inter_latency = microseconds(14);
+  return t;
+}
+
+void run(benchmark::State& state, Algorithm algorithm) {
+  const topology::CommTiers tiers = p4d_tiers(static_cast<int>(state.range(0)));
+  Bytes size = bytes(14e9);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(size);
+    const CollectiveCost c = estimate_collective(CollectiveOp::kAllReduce, algorithm, size, tiers);
+    benchmark::DoNotOptimize(c.time);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_Collectives_RingAllReduce(benchmark::State& state) { run(state, Algorithm::kRing); }
+void BM_Collectives_Hierarchical(benchmark::State& state) { run(state, Algorithm::kHierarchical); }
+void BM_Collectives_Tree(benchmark::State& state) { run(state, Algorithm::kTree); }
+
+// The --explain path, for comparison: it formats every term, so it allocates.
+void BM_Collectives_ExplainRingAllReduce(benchmark::State& state) {
+  const topology::CommTiers tiers = p4d_tiers(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    const CollectiveCost c = explain_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(14e9), tiers);
+    benchmark::DoNotOptimize(c.explanation.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+BENCHMARK(BM_Collectives_RingAllReduce)->RangeMultiplier(2)->Range(8, 4096);
+BENCHMARK(BM_Collectives_Hierarchical)->RangeMultiplier(2)->Range(8, 4096);
+BENCHMARK(BM_Collectives_Tree)->Arg(8)->Arg(4096);
+BENCHMARK(BM_Collectives_ExplainRingAllReduce)->Arg(16);
+
+}  // namespace
