@@ -1,0 +1,298 @@
+// The Topology class: the graph in a Boost.Graph adjacency list, routes by bidirectional
+// breadth-first search, and the per-node and per-GPU figures that tiers() reads.
+#include "stepcast/topology/topology.hpp"
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <unordered_map>
+#include <utility>
+
+#include "stepcast/core/errors.hpp"
+
+namespace stepcast::topology {
+
+struct Topology::Graph {
+  using Adjacency = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
+                                         boost::property<boost::edge_index_t, LinkId>>;
+  Adjacency adjacency;
+  // Per GPU (rank order).
+  std::vector<int> gpu_node;
+  std::vector<BytesPerSecond> gpu_nic_bw;
+  std::vector<Seconds> latency_from_first;  // route latency from GPU 0 (its BFS tree)
+  // Per node.
+  std::vector<BytesPerSecond> node_bw;
+  std::vector<BytesPerSecond> intra_bw;  // zero for a node with one GPU
+  std::vector<Seconds> intra_latency;
+  std::vector<std::int64_t> first_hop_out;  // the outside vertex of the node's first leaving link; -1 if none
+};
+
+namespace {
+
+constexpr LinkId kNoLink = std::numeric_limits<LinkId>::max();
+
+struct Visit {
+  LinkId parent = kNoLink;  // the link the search reached this vertex by
+  int depth = 0;
+};
+
+VertexId other_end(const Link& l, VertexId v) { return l.a == v ? l.b : l.a; }
+
+}  // namespace
+
+std::string_view to_string(VertexKind kind) {
+  switch (kind) {
+    case VertexKind::kGpu: return "gpu";
+    case VertexKind::kNic: return "nic";
+    case VertexKind::kSwitch: return "switch";
+  }
+  STEPCAST_UNREACHABLE("every VertexKind is named");
+}
+
+std::string_view to_string(LinkTier tier) {
+  switch (tier) {
+    case LinkTier::kIntraNode: return "intra-node";
+    case LinkTier::kNic: return "nic";
+    case LinkTier::kFabric: return "fabric";
+  }
+  STEPCAST_UNREACHABLE("every LinkTier is named");
+}
+
+Topology::Topology(std::string name, std::string source, GpuSpec gpu, std::vector<Vertex> vertices,
+                   std::vector<Link> links, double oversubscription)
+    : name_(std::move(name)),
+      source_(std::move(source)),
+      gpu_(std::move(gpu)),
+      vertices_(std::move(vertices)),
+      links_(std::move(links)),
+      oversubscription_(oversubscription),
+      graph_(std::make_unique<Graph>()) {
+  STEPCAST_ASSERT(oversubscription_ >= 1.0, "oversubscription is a ratio >= 1");
+  Graph& g = *graph_;
+  g.adjacency = Graph::Adjacency(vertices_.size());
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const Link& l = links_[i];
+    STEPCAST_ASSERT(l.a < vertices_.size() && l.b < vertices_.size() && l.a != l.b, "links join two known vertices");
+    STEPCAST_ASSERT(l.bandwidth.value() > 0.0 && l.latency.value() >= 0.0, "the loader checks link figures");
+    boost::add_edge(l.a, l.b, static_cast<LinkId>(i), g.adjacency);
+  }
+
+  // GPUs in rank order: node by node, file order within a node.
+  for (std::size_t v = 0; v < vertices_.size(); ++v) {
+    if (vertices_[v].kind == VertexKind::kGpu) gpus_.push_back(static_cast<VertexId>(v));
+  }
+  STEPCAST_ASSERT(!gpus_.empty(), "the loader refuses a topology without GPUs");
+  std::stable_sort(gpus_.begin(), gpus_.end(),
+                   [&](VertexId a, VertexId b) { return vertices_[a].node < vertices_[b].node; });
+  node_count_ = vertices_[gpus_.back()].node + 1;
+  std::vector<int> first_gpu(static_cast<std::size_t>(node_count_) + 1, -1);
+  std::vector<int> per_node(static_cast<std::size_t>(node_count_), 0);
+  for (std::size_t r = 0; r < gpus_.size(); ++r) {
+    const int node = vertices_[gpus_[r]].node;
+    STEPCAST_ASSERT(node >= 0, "every GPU sits in a node");
+    g.gpu_node.push_back(node);
+    auto& first = first_gpu[static_cast<std::size_t>(node)];
+    if (first < 0) first = static_cast<int>(r);
+    ++per_node[static_cast<std::size_t>(node)];
+  }
+  for (const int n : per_node) STEPCAST_ASSERT(n > 0, "nodes are numbered 0..N-1 and each holds a GPU");
+  gpus_per_node_ = *std::max_element(per_node.begin(), per_node.end());
+
+  // Links leaving a node: its bandwidth out, and the first vertex outside it (its leaf switch).
+  const auto nodes = static_cast<std::size_t>(node_count_);
+  g.node_bw.assign(nodes, BytesPerSecond{});
+  g.first_hop_out.assign(nodes, -1);
+  std::vector<BytesPerSecond> uplink(vertices_.size());  // per vertex: capacity to outside its node
+  for (const Link& l : links_) {
+    const int na = vertices_[l.a].node;
+    const int nb = vertices_[l.b].node;
+    if (na == nb) continue;
+    uplink[l.a] += l.bandwidth;
+    uplink[l.b] += l.bandwidth;
+    for (const auto& [node, outside] : {std::pair{na, l.b}, std::pair{nb, l.a}}) {
+      if (node < 0 || node >= node_count_) continue;
+      g.node_bw[static_cast<std::size_t>(node)] += l.bandwidth;
+      auto& hop = g.first_hop_out[static_cast<std::size_t>(node)];
+      if (hop < 0) hop = outside;
+    }
+  }
+
+  // Intra-node figures from the route between the node's first two GPUs.
+  g.intra_bw.assign(nodes, BytesPerSecond{});
+  g.intra_latency.assign(nodes, Seconds{});
+  for (std::size_t n = 0; n < nodes; ++n) {
+    if (per_node[n] < 2) continue;
+    const int a = first_gpu[n];
+    BytesPerSecond bottleneck(std::numeric_limits<double>::infinity());
+    Seconds latency;
+    for (const Hop& h : route(a, a + 1)) {
+      bottleneck = std::min(bottleneck, links_[h.link].bandwidth);
+      latency += links_[h.link].latency;
+    }
+    g.intra_bw[n] = bottleneck;
+    g.intra_latency[n] = latency;
+  }
+
+  // What one GPU alone can send out of its node: each of its NIC links, capped by that NIC's
+  // uplink. A GPU with no NIC of its own (graph form, NICs behind a PCIe switch) falls back to
+  // the bottleneck of its route to the first GPU of another node.
+  g.gpu_nic_bw.assign(gpus_.size(), BytesPerSecond{});
+  for (std::size_t r = 0; r < gpus_.size(); ++r) {
+    const VertexId v = gpus_[r];
+    BytesPerSecond out;
+    for (const auto e : boost::make_iterator_range(boost::out_edges(v, g.adjacency))) {
+      const Link& l = links_[boost::get(boost::edge_index, g.adjacency, e)];
+      const VertexId w = other_end(l, v);
+      if (vertices_[w].kind == VertexKind::kNic && vertices_[w].node == vertices_[v].node) {
+        out += std::min(l.bandwidth, uplink[w]);
+      }
+    }
+    if (out.value() == 0.0 && node_count_ > 1) {
+      const int node = g.gpu_node[r];
+      const int other = first_gpu[node == 0 ? 1 : 0];
+      BytesPerSecond bottleneck(std::numeric_limits<double>::infinity());
+      for (const Hop& h : route(static_cast<int>(r), other)) bottleneck = std::min(bottleneck, links_[h.link].bandwidth);
+      out = bottleneck;
+    }
+    g.gpu_nic_bw[r] = out;
+  }
+
+  // Latency from GPU 0 to every GPU along a breadth-first tree that no other GPU forwards
+  // through; tiers() reads the longest of these for a group's inter-node latency.
+  std::vector<Seconds> latency(vertices_.size());
+  std::vector<bool> seen(vertices_.size(), false);
+  std::deque<VertexId> queue{gpus_[0]};
+  seen[gpus_[0]] = true;
+  while (!queue.empty()) {
+    const VertexId v = queue.front();
+    queue.pop_front();
+    if (vertices_[v].kind == VertexKind::kGpu && v != gpus_[0]) continue;
+    for (const auto e : boost::make_iterator_range(boost::out_edges(v, g.adjacency))) {
+      const Link& l = links_[boost::get(boost::edge_index, g.adjacency, e)];
+      const VertexId w = other_end(l, v);
+      if (seen[w]) continue;
+      seen[w] = true;
+      latency[w] = latency[v] + l.latency;
+      queue.push_back(w);
+    }
+  }
+  g.latency_from_first.reserve(gpus_.size());
+  for (const VertexId v : gpus_) g.latency_from_first.push_back(latency[v]);
+}
+
+Topology::~Topology() = default;
+Topology::Topology(Topology&&) noexcept = default;
+Topology& Topology::operator=(Topology&&) noexcept = default;
+
+int Topology::node_of_gpu(int gpu_index) const {
+  STEPCAST_ASSERT(gpu_index >= 0 && gpu_index < gpu_count(), "GPU index in range");
+  return graph_->gpu_node[static_cast<std::size_t>(gpu_index)];
+}
+
+std::vector<Hop> Topology::route(int src_gpu, int dst_gpu) const {
+  STEPCAST_ASSERT(src_gpu >= 0 && src_gpu < gpu_count() && dst_gpu >= 0 && dst_gpu < gpu_count(), "GPU index in range");
+  if (src_gpu == dst_gpu) return {};
+  const auto& adj = graph_->adjacency;
+  const VertexId ends[2] = {gpus_[static_cast<std::size_t>(src_gpu)], gpus_[static_cast<std::size_t>(dst_gpu)]};
+  // Bidirectional breadth-first search: each side grows one whole level at a time, the side
+  // with the smaller frontier first (the source side on ties), so a hub switch with thousands of
+  // links is reached but rarely expanded. Among the meetings of the level that first meets, the
+  // shortest wins, then the first found: the result depends only on vertex and link order.
+  std::unordered_map<VertexId, Visit> visited[2];
+  std::vector<VertexId> frontier[2] = {{ends[0]}, {ends[1]}};
+  int depth[2] = {0, 0};
+  visited[0].emplace(ends[0], Visit{});
+  visited[1].emplace(ends[1], Visit{});
+  VertexId meet = 0;
+  int best = std::numeric_limits<int>::max();
+  while (best == std::numeric_limits<int>::max()) {
+    STEPCAST_ASSERT(!frontier[0].empty() && !frontier[1].empty(), "the loader checks that every GPU pair has a route");
+    const int side = frontier[1].size() < frontier[0].size() ? 1 : 0;
+    auto& mine = visited[side];
+    const auto& theirs = visited[1 - side];
+    std::vector<VertexId> next;
+    ++depth[side];
+    for (const VertexId v : frontier[side]) {
+      for (const auto e : boost::make_iterator_range(boost::out_edges(v, adj))) {
+        const LinkId id = boost::get(boost::edge_index, adj, e);
+        const VertexId w = other_end(links_[id], v);
+        // GPUs do not forward: the only GPU a side may step onto is the other side's end.
+        if (vertices_[w].kind == VertexKind::kGpu && w != ends[1 - side]) continue;
+        if (mine.contains(w)) continue;
+        mine.emplace(w, Visit{id, depth[side]});
+        if (const auto it = theirs.find(w); it != theirs.end()) {
+          if (depth[side] + it->second.depth < best) {
+            best = depth[side] + it->second.depth;
+            meet = w;
+          }
+          continue;
+        }
+        next.push_back(w);
+      }
+    }
+    frontier[side] = std::move(next);
+  }
+  // Walk from the meeting vertex back to each end.
+  std::vector<Hop> hops;
+  for (VertexId v = meet; v != ends[0];) {
+    const LinkId id = visited[0].at(v).parent;
+    const VertexId prev = other_end(links_[id], v);
+    hops.push_back(Hop{id, links_[id].a == prev});
+    v = prev;
+  }
+  std::reverse(hops.begin(), hops.end());
+  for (VertexId v = meet; v != ends[1];) {
+    const LinkId id = visited[1].at(v).parent;
+    const VertexId next = other_end(links_[id], v);
+    hops.push_back(Hop{id, links_[id].a == v});
+    v = next;
+  }
+  return hops;
+}
+
+CommTiers Topology::tiers(int ranks, int stride) const {
+  STEPCAST_ASSERT(ranks >= 1 && stride >= 1, "a group has at least one rank and a positive stride");
+  STEPCAST_ASSERT(static_cast<std::int64_t>(ranks - 1) * stride < gpu_count(), "the group fits in the topology");
+  const Graph& g = *graph_;
+  CommTiers t;
+  t.ranks = ranks;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  BytesPerSecond node_bw(kInf), intra_bw(kInf), gpu_nic_bw(kInf);
+  Seconds intra_latency, inter_latency;
+  int nodes = 0, busiest = 0, on_node = 0, current = -1;
+  const int first_node = g.gpu_node[0];
+  const std::int64_t first_leaf = g.first_hop_out[static_cast<std::size_t>(first_node)];
+  bool several_leaves = false;
+  for (int r = 0; r < ranks; ++r) {
+    const auto gpu = static_cast<std::size_t>(r) * static_cast<std::size_t>(stride);
+    const int node = g.gpu_node[gpu];
+    if (node != current) {
+      const auto n = static_cast<std::size_t>(node);
+      current = node;
+      ++nodes;
+      on_node = 0;
+      node_bw = std::min(node_bw, g.node_bw[n]);
+      if (g.intra_bw[n].value() > 0.0) {
+        intra_bw = std::min(intra_bw, g.intra_bw[n]);
+        intra_latency = std::max(intra_latency, g.intra_latency[n]);
+      }
+      several_leaves = several_leaves || g.first_hop_out[n] != first_leaf;
+    }
+    busiest = std::max(busiest, ++on_node);
+    gpu_nic_bw = std::min(gpu_nic_bw, g.gpu_nic_bw[gpu]);
+    if (node != first_node) inter_latency = std::max(inter_latency, g.latency_from_first[gpu]);
+  }
+  t.nodes = nodes;
+  t.ranks_per_node = busiest;
+  t.intra_bw = intra_bw.value() == kInf ? BytesPerSecond{} : intra_bw;
+  t.intra_latency = intra_latency;
+  t.node_bw = node_bw;
+  t.gpu_nic_bw = gpu_nic_bw;
+  t.inter_latency = inter_latency;
+  t.oversubscription = several_leaves ? oversubscription_ : 1.0;
+  return t;
+}
+
+}  // namespace stepcast::topology

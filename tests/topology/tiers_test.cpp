@@ -1,0 +1,115 @@
+// Topology::tiers(): group shapes (ranks, nodes, ranks per node) and figures derived by hand from
+// the links the cluster expansion lays down.
+#include <doctest/doctest.h>
+
+#include "stepcast/topology/cluster.hpp"
+#include "stepcast/topology/topology.hpp"
+#include "topology_test_util.hpp"
+
+using namespace stepcast;
+using namespace stepcast::topology;
+using stepcast::topology::test::shipped;
+
+namespace {
+constexpr double kGBps = 1e9;
+constexpr double kUs = 1e-6;
+
+// 4 nodes of 4 GPUs, one 10 GB/s NIC each, 2 nodes per leaf, leaves 2:1 oversubscribed.
+ClusterSpec small_fat_tree() {
+  ClusterSpec s;
+  s.name = "small-fat-tree";
+  s.source = "hand-made for tests";
+  s.gpus_per_node = 4;
+  s.intra_bandwidth_per_gpu = BytesPerSecond(100 * kGBps);
+  s.intra_latency = Seconds(1 * kUs);
+  s.nics_per_node = 1;
+  s.nic_bandwidth = BytesPerSecond(10 * kGBps);
+  s.nic_latency = Seconds(2 * kUs);
+  s.nodes = 4;
+  s.fabric = FabricKind::kFatTree;
+  s.nodes_per_leaf = 2;
+  s.oversubscription = 2.0;
+  s.switch_latency = Seconds(0.5 * kUs);
+  return s;
+}
+}  // namespace
+
+TEST_SUITE("topology.tiers") {
+  TEST_CASE("p4d 2 nodes: 16 ranks span 2 nodes of 8; 8 ranks stay in node 0") {
+    const Topology t = load_topology(shipped("p4d-24xlarge.json"));
+    const CommTiers all = t.tiers(16);
+    CHECK(all.ranks == 16);
+    CHECK(all.nodes == 2);
+    CHECK(all.ranks_per_node == 8);
+    const CommTiers one_node = t.tiers(8);
+    CHECK(one_node.nodes == 1);
+    CHECK(one_node.ranks_per_node == 8);
+    CHECK(one_node.inter_latency.value() == 0.0);
+    CHECK(t.tiers(1).nodes == 1);
+  }
+
+  TEST_CASE("stride 8 over 2 p4d nodes: 2 ranks, 1 per node (a data-parallel group across TP=8)") {
+    const Topology t = load_topology(shipped("p4d-24xlarge.json"));
+    const CommTiers c = t.tiers(2, 8);
+    CHECK(c.ranks == 2);
+    CHECK(c.nodes == 2);
+    CHECK(c.ranks_per_node == 1);
+    // GPU 0 and GPU 8 both use NIC 0 of their node: 100 Gbps = 12.5 GB/s.
+    CHECK(c.gpu_nic_bw.value() == doctest::Approx(12.5 * kGBps));
+    // stride 2 over 16 GPUs: ranks 0,2,...,14 -> 4 per node on 2 nodes.
+    const CommTiers s2 = t.tiers(8, 2);
+    CHECK(s2.nodes == 2);
+    CHECK(s2.ranks_per_node == 4);
+  }
+
+  TEST_CASE("an uneven group reports its busiest node") {
+    const Topology t = load_topology(shipped("p4d-24xlarge.json"));
+    // 12 ranks: 8 on node 0, 4 on node 1.
+    const CommTiers c = t.tiers(12);
+    CHECK(c.nodes == 2);
+    CHECK(c.ranks_per_node == 8);
+  }
+
+  TEST_CASE("fat-tree: oversubscription applies only when the group spans more than one leaf") {
+    const Topology t = make_cluster(small_fat_tree());
+    CHECK(t.gpu_count() == 16);
+    // Ranks 0..7 are nodes 0 and 1, both under leaf 0.
+    const CommTiers same_leaf = t.tiers(8);
+    CHECK(same_leaf.nodes == 2);
+    CHECK(same_leaf.oversubscription == 1.0);
+    // Route GPU -> NIC (no latency of its own) -> leaf (2 us) -> NIC (2 us) -> GPU: 4 us.
+    CHECK(same_leaf.inter_latency.value() == doctest::Approx(4 * kUs));
+    // Ranks 0..11 reach node 2 under leaf 1.
+    const CommTiers two_leaves = t.tiers(12);
+    CHECK(two_leaves.oversubscription == 2.0);
+    // Crossing leaves adds leaf-spine and spine-leaf links: 2 + 0.5 + 0.5 + 2 = 5 us.
+    CHECK(two_leaves.inter_latency.value() == doctest::Approx(5 * kUs));
+    // Intra: GPU-switch-GPU, 100 GB/s, 1 + 1 us. Node: one 10 GB/s NIC.
+    CHECK(two_leaves.intra_bw.value() == doctest::Approx(100 * kGBps));
+    CHECK(two_leaves.intra_latency.value() == doctest::Approx(2 * kUs));
+    CHECK(two_leaves.node_bw.value() == doctest::Approx(10 * kGBps));
+    // 4 GPUs share the node's one NIC; one GPU alone gets all of it.
+    CHECK(two_leaves.gpu_nic_bw.value() == doctest::Approx(10 * kGBps));
+  }
+
+  TEST_CASE("fat-tree: each leaf's uplink is its downlink capacity over the ratio") {
+    const Topology t = make_cluster(small_fat_tree());
+    // 2 nodes x 1 NIC x 10 GB/s down = 20 GB/s; / 2 = 10 GB/s up, on each of the 2 fabric links.
+    int fabric_links = 0;
+    for (const Link& l : t.links()) {
+      if (l.tier != LinkTier::kFabric) continue;
+      ++fabric_links;
+      CHECK(l.bandwidth.value() == doctest::Approx(10 * kGBps));
+    }
+    CHECK(fabric_links == 2);
+  }
+
+  TEST_CASE("tiers() is a pure function of its arguments") {
+    const Topology t = load_topology(shipped("dgx-h100.json"));
+    const CommTiers a = t.tiers(32, 1);
+    const CommTiers b = t.tiers(32, 1);
+    CHECK(a.node_bw == b.node_bw);
+    CHECK(a.inter_latency == b.inter_latency);
+    CHECK(a.nodes == 4);
+  }
+}

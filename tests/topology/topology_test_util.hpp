@@ -1,0 +1,37 @@
+// Helpers for the topology tests: paths of shipped files, and small files written on the fly.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "stepcast/core/errors.hpp"
+
+namespace stepcast::topology::test {
+
+inline std::filesystem::path shipped(const std::string& name) {
+  return std::filesystem::path(STEPCAST_SOURCE_DIR) / "topologies" / name;
+}
+
+/// Writes `text` to a file named `name` in a scratch folder and returns its path.
+inline std::filesystem::path scratch_file(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "stepcast_topology_test";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace stepcast::topology::test
