@@ -75,21 +75,19 @@ std::pair<Pairs, int> ring_pairs(const topology::Topology& topo, std::span<const
   return {pairs, channels};
 }
 
+// Collects the pairs of each pattern and the phases; patterns become network flows only after
+// every group has added its pairs (see merge in build_collective).
 class Builder {
  public:
-  Builder(Network& network, CollectiveSchedule& out) : network_(&network), out_(&out) {}
   std::uint32_t pattern(const Pairs& pairs) {
-    out_->patterns.push_back(network_->pattern(pairs));
-    out_->top_tier = std::max(out_->top_tier, out_->patterns.back().top_tier);
-    return static_cast<std::uint32_t>(out_->patterns.size() - 1);
+    patterns.push_back(pairs);
+    return static_cast<std::uint32_t>(patterns.size() - 1);
   }
   void phases(std::uint32_t pattern, std::size_t count, Bytes bytes, int latency_steps = 1) {
-    for (std::size_t i = 0; i < count; ++i) out_->phases.push_back(CollectivePhase{pattern, bytes, latency_steps});
+    for (std::size_t i = 0; i < count; ++i) steps.push_back(CollectivePhase{pattern, bytes, latency_steps});
   }
-
- private:
-  Network* network_;
-  CollectiveSchedule* out_;
+  std::vector<Pairs> patterns;
+  std::vector<CollectivePhase> steps;
 };
 
 // Ring all-reduce: 2(N-1) steps of S/N per channel share; reduce-scatter/all-gather: N-1 steps.
@@ -171,13 +169,13 @@ void build_hierarchical(Builder& b, CollectiveOp op, Bytes size, std::span<const
 
 }  // namespace
 
-CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, CollectiveOp op,
-                                    Algorithm algorithm, Bytes size, std::span<const int> ranks) {
+namespace {
+
+void build_pairs(Builder& b, const topology::Topology& topo, CollectiveOp op, Algorithm algorithm, Bytes size,
+                 std::span<const int> ranks) {
   STEPCAST_ASSERT(!ranks.empty(), "a collective needs at least one rank");
-  CollectiveSchedule out;
-  Builder b(network, out);
   const std::size_t n = ranks.size();
-  if (n == 1) return out;
+  if (n == 1) return;
   const auto refuse = [&] {
     throw InputError(fmt::format("the {} algorithm does not implement {}", cost::to_string(algorithm),
                                  cost::to_string(op)));
@@ -218,7 +216,39 @@ CollectiveSchedule build_collective(Network& network, const topology::Topology& 
       break;
     }
   }
+}
+
+}  // namespace
+
+CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, CollectiveOp op,
+                                    Algorithm algorithm, Bytes size, std::span<const std::vector<int>> groups) {
+  CollectiveSchedule out;
+  Builder merged;
+  for (const std::vector<int>& group : groups) {
+    Builder b;
+    build_pairs(b, topo, op, algorithm, size, group);
+    if (merged.steps.empty() && merged.patterns.empty()) {
+      merged = std::move(b);
+      continue;
+    }
+    STEPCAST_ASSERT(b.patterns.size() == merged.patterns.size() && b.steps.size() == merged.steps.size(),
+                    "equal-sized groups build the same phases");
+    for (std::size_t i = 0; i < b.patterns.size(); ++i) {
+      merged.patterns[i].insert(merged.patterns[i].end(), b.patterns[i].begin(), b.patterns[i].end());
+    }
+  }
+  for (const Pairs& pairs : merged.patterns) {
+    out.patterns.push_back(network.pattern(pairs));
+    out.top_tier = std::max(out.top_tier, out.patterns.back().top_tier);
+  }
+  out.phases = std::move(merged.steps);
   return out;
+}
+
+CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, CollectiveOp op,
+                                    Algorithm algorithm, Bytes size, std::span<const int> ranks) {
+  const std::vector<std::vector<int>> one{std::vector<int>(ranks.begin(), ranks.end())};
+  return build_collective(network, topo, op, algorithm, size, one);
 }
 
 void CollectiveRunner::start(const CollectiveSchedule& schedule, std::uint64_t tag) {

@@ -40,6 +40,12 @@ struct CollectiveSchedule {
 CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, cost::CollectiveOp op,
                                     cost::Algorithm algorithm, Bytes size, std::span<const int> ranks);
 
+/// The same collective run at once by several equal-sized groups (the data-parallel groups of
+/// every tensor-parallel rank of a stage): one schedule whose phases move all groups together,
+/// so they share the links they have in common.
+CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, cost::CollectiveOp op,
+                                    cost::Algorithm algorithm, Bytes size, std::span<const std::vector<int>> groups);
+
 /// Receives the completion of collectives run by a CollectiveRunner.
 class CollectiveObserver {
  public:

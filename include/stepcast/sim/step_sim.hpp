@@ -1,0 +1,97 @@
+// One training step as a task graph on the event engine: forward and backward tasks per
+// micro-batch (and model chunk) on each pipeline stage's compute stream in the order of the
+// pipeline schedule, activations and gradients sent between stages as network flows, gradient
+// buckets all-reduced over the data-parallel group as flows while backward runs, the optimizer
+// step, and the final synchronisation. One representative rank per stage stands for its tensor-
+// and data-parallel peers, which the plan makes symmetric; their traffic is in the flows.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stepcast/core/units.hpp"
+#include "stepcast/cost/collectives.hpp"
+#include "stepcast/plan/plan.hpp"
+#include "stepcast/topology/topology.hpp"
+
+namespace stepcast::sim {
+
+/// A gradient synchronisation over the data-parallel group, in buckets launched as the last
+/// micro-batch's backward produces them (PyTorch DDP, Li et al. 2020, section 3.2).
+struct GradientSync {
+  std::string name;
+  cost::CollectiveOp op = cost::CollectiveOp::kAllReduce;
+  Bytes bucket;      ///< size of a full bucket (nccl-tests' S of one call)
+  double buckets = 0.0;  ///< buckets per step; a fractional last bucket is smaller
+};
+
+/// Everything the step graph needs, in plain figures, so tests can state them by hand.
+struct StepSpec {
+  int pp = 1;
+  int tp = 1;
+  int dp = 1;
+  int vp = 1;                 ///< model chunks per stage (interleaved 1F1B)
+  int micro_batches = 1;
+  plan::Schedule schedule = plan::Schedule::k1F1B;
+  Seconds forward;            ///< one micro-batch, one chunk, one stage, without TP communication
+  Seconds backward;           ///< idem; under ZB-H1 split into input and weight gradients
+  double weight_grad_share = 0.5;  ///< ZB-H1: the weight-gradient part of the backward
+  Seconds tp_forward;         ///< exposed TP communication inside one forward task
+  Seconds tp_backward;        ///< idem, backward task
+  Seconds fixed_exposed;      ///< communication the graph does not model as flows (FSDP gathers)
+  Bytes p2p_bytes;            ///< activation (or gradient) bytes per GPU per send between stages
+  std::vector<GradientSync> syncs;  ///< run in order on the data-parallel comm stream
+  Seconds optimizer;
+  Seconds post_optimizer;     ///< exposed communication after the optimizer (ZeRO parameter all-gather)
+  int stride_pp = 1;          ///< GPU distance between stages (tp)
+  int stride_dp = 1;          ///< GPU distance between data-parallel replicas (tp*pp)
+};
+
+/// Per-GPU slowdown and noise.
+struct Perturbation {
+  std::optional<int> slow_gpu;   ///< this GPU's compute runs `slowdown` times longer
+  std::optional<int> slow_node;  ///< every GPU of this node does
+  double slowdown = 1.0;
+  double noise_cv = 0.0;         ///< per-task coefficient of variation of compute time
+  std::uint64_t seed = 1;
+};
+
+/// One interval of a track, for the trace.
+struct TraceSpan {
+  int track = 0;         ///< index into StepResult::tracks
+  double start_s = 0.0;
+  double end_s = 0.0;
+  std::string name;
+};
+
+struct StepBreakdown {
+  Seconds compute;          ///< compute tasks of the critical stage
+  Seconds tp_comm;          ///< exposed TP communication (inside tasks)
+  Seconds bubble;           ///< the critical stage's compute stream idle before its last backward
+  Seconds dp_exposed;       ///< gradient sync after the last backward
+  Seconds fixed_exposed;    ///< communication added without flows
+  Seconds optimizer;        ///< optimizer plus post-optimizer communication
+  Seconds straggler_wait;   ///< step time minus the same step without slowdown or noise
+};
+
+struct StepResult {
+  Seconds step_time;
+  StepBreakdown breakdown;
+  int critical_stage = 0;
+  std::vector<std::string> critical_path;  ///< the critical stage's tasks, in order, abridged
+  std::vector<double> tier_utilization;    ///< indexed by LinkTier: bytes / (capacity x step)
+  std::vector<std::string> tracks;
+  std::vector<TraceSpan> spans;
+  std::uint64_t events = 0;
+  int simulated_ranks = 0;   ///< representative ranks simulated (one per stage)
+};
+
+/// Runs one step of `spec` on `topo`. With a perturbation, also runs the unperturbed step to
+/// measure the wait on stragglers. Preconditions: pp*tp*dp <= GPUs; micro_batches >= 1; under
+/// interleaving micro_batches is a multiple of pp.
+StepResult simulate_step(const topology::Topology& topo, const StepSpec& spec, const Perturbation& perturbation = {},
+                         bool record_trace = false);
+
+}  // namespace stepcast::sim

@@ -1,0 +1,126 @@
+// The training step as a task graph: pipeline bubbles, DDP overlap, stragglers, determinism.
+// Every expected time is derived by hand in the comments.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "stepcast/core/units.hpp"
+#include "stepcast/sim/pipeline_order.hpp"
+#include "stepcast/sim/step_sim.hpp"
+#include "stepcast/topology/topology.hpp"
+
+using namespace stepcast;
+using namespace stepcast::sim;
+
+namespace {
+
+constexpr double kMs = 1e-3;
+
+// n GPUs, each alone in its node on its own link to one switch, no latency.
+topology::Topology flat(int n, BytesPerSecond bw) {
+  using topology::LinkTier;
+  using topology::VertexKind;
+  std::vector<topology::Vertex> v;
+  std::vector<topology::Link> l;
+  for (int i = 0; i < n; ++i) {
+    v.push_back({"gpu" + std::to_string(i), VertexKind::kGpu, i});
+    l.push_back({static_cast<topology::VertexId>(i), static_cast<topology::VertexId>(n), bw, seconds(0), LinkTier::kNic});
+  }
+  v.push_back({"switch", VertexKind::kSwitch, -1});
+  return topology::Topology("flat", "hand-drawn test graph", topology::GpuSpec{}, v, l, 1.0);
+}
+
+// p uniform stages, m micro-batches, forward 1 ms and backward 2 ms per micro-batch, nothing else.
+StepSpec pipeline(int p, int m, plan::Schedule schedule, int v = 1) {
+  StepSpec s;
+  s.pp = p;
+  s.vp = v;
+  s.micro_batches = m;
+  s.schedule = schedule;
+  s.forward = seconds(1 * kMs);
+  s.backward = seconds(2 * kMs);
+  return s;
+}
+
+}  // namespace
+
+TEST_SUITE("sim.step") {
+  TEST_CASE("1F1B and GPipe: the bubble is (p-1)/m of the ideal time") {
+    // Ideal = m (F+B) = 8 x 3 ms = 24 ms; with p = 4 the step is (m+p-1)(F+B) = 11 x 3 = 33 ms,
+    // a bubble of 9 ms = (p-1)/m x 24 ms = 3/8 x 24 ms (Narayanan et al. 2021, section 2.2.1).
+    const topology::Topology t = flat(4, gbyte_per_s(50));
+    for (const auto schedule : {plan::Schedule::k1F1B, plan::Schedule::kGpipe}) {
+      const StepResult r = simulate_step(t, pipeline(4, 8, schedule));
+      CHECK(r.step_time.value() == doctest::Approx(33 * kMs));
+      CHECK(r.breakdown.bubble.value() == doctest::Approx(9 * kMs));
+      CHECK(r.breakdown.bubble.value() / (24 * kMs) == doctest::Approx(3.0 / 8.0));
+      CHECK(r.breakdown.compute.value() == doctest::Approx(24 * kMs));
+    }
+  }
+
+  TEST_CASE("interleaved 1F1B with v chunks: the bubble is (p-1)/(v m)") {
+    // Each chunk's forward is F/v, backward B/v. Bubble = (p-1)(F+B)/v = 3 x 3 / 2 = 4.5 ms,
+    // step = 24 + 4.5 = 28.5 ms; (p-1)/(v m) = 3/16 of 24 ms = 4.5 ms (Narayanan et al. 2021, 2.2.2).
+    const topology::Topology t = flat(4, gbyte_per_s(50));
+    const StepResult r = simulate_step(t, pipeline(4, 8, plan::Schedule::kInterleaved, 2));
+    CHECK(r.step_time.value() == doctest::Approx(28.5 * kMs));
+    CHECK(r.breakdown.bubble.value() / (24 * kMs) == doctest::Approx(3.0 / 16.0));
+  }
+
+  TEST_CASE("ZB-H1 does not lose to 1F1B and runs every weight-gradient task") {
+    // ZB-H1 moves W (half of B here) into the cool-down; its bubble is at most 1F1B's.
+    const topology::Topology t = flat(4, gbyte_per_s(50));
+    const StepResult one = simulate_step(t, pipeline(4, 8, plan::Schedule::k1F1B));
+    const StepResult zb = simulate_step(t, pipeline(4, 8, plan::Schedule::kZbH1));
+    CHECK(zb.step_time.value() <= one.step_time.value() + 1e-12);
+    CHECK(zb.breakdown.compute.value() == doctest::Approx(24 * kMs));
+    const auto ops = pipeline_order(plan::Schedule::kZbH1, 4, 0, 8, 1);
+    CHECK(ops.size() == 24);  // 8 F + 8 B + 8 W
+  }
+
+  TEST_CASE("DDP overlap: with backward longer than the all-reduce only the last bucket is exposed") {
+    // dp = 4 on 50 GB/s, no latency; 4 buckets of 25e6 B. One bucket's ring all-reduce takes
+    // 2 x 3/4 x 25e6 / 50e9 = 0.75 ms. Backward 10 ms produces a bucket every 2.5 ms (at 7.5, 10,
+    // 12.5 and 15 ms after forward 5 ms); each bucket ends before the next is ready, so only the
+    // last is exposed: 0.75 ms, and the step is 5 + 10 + 0.75 = 15.75 ms.
+    const topology::Topology t = flat(4, gbyte_per_s(50));
+    StepSpec s;
+    s.dp = 4;
+    s.forward = seconds(5 * kMs);
+    s.backward = seconds(10 * kMs);
+    s.syncs.push_back(GradientSync{"DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(25e6), 4.0});
+    const StepResult r = simulate_step(t, s);
+    CHECK(r.breakdown.dp_exposed.value() == doctest::Approx(0.75 * kMs));
+    CHECK(r.step_time.value() == doctest::Approx(15.75 * kMs));
+  }
+
+  TEST_CASE("one GPU at 1.5x slows the synchronous step by a hand-derived amount") {
+    // p = 2, m = 4, F = 1, B = 2 ms; stage 1's GPU runs at 1.5x: F = 1.5, B = 3 ms. Stage 1
+    // becomes the bottleneck: step = m x 1.5 (F+B) + (p-1)(F+B) = 4 x 4.5 + 3 = 21 ms (traced by
+    // hand: stage 0's last backward runs 19..21 ms). Without the slow GPU (m+p-1)(F+B) = 15 ms,
+    // so the wait on the straggler is 6 ms.
+    const topology::Topology t = flat(2, gbyte_per_s(50));
+    Perturbation slow;
+    slow.slow_gpu = 1;
+    slow.slowdown = 1.5;
+    const StepResult r = simulate_step(t, pipeline(2, 4, plan::Schedule::k1F1B), slow);
+    CHECK(r.step_time.value() == doctest::Approx(21 * kMs));
+    CHECK(r.breakdown.straggler_wait.value() == doctest::Approx(6 * kMs));
+  }
+
+  TEST_CASE("same seed, same noise: identical steps; another seed differs") {
+    const topology::Topology t = flat(4, gbyte_per_s(50));
+    Perturbation noisy;
+    noisy.noise_cv = 0.1;
+    noisy.seed = 42;
+    const StepResult a = simulate_step(t, pipeline(4, 8, plan::Schedule::k1F1B), noisy, true);
+    const StepResult b = simulate_step(t, pipeline(4, 8, plan::Schedule::k1F1B), noisy, true);
+    CHECK(a.step_time.value() == b.step_time.value());
+    REQUIRE(a.spans.size() == b.spans.size());
+    for (std::size_t i = 0; i < a.spans.size(); ++i) CHECK(a.spans[i].end_s == b.spans[i].end_s);
+    noisy.seed = 43;
+    const StepResult c = simulate_step(t, pipeline(4, 8, plan::Schedule::k1F1B), noisy);
+    CHECK(c.step_time.value() != a.step_time.value());
+  }
+}
