@@ -1,0 +1,54 @@
+// The seed's memory check through the real executable: `stepcast memory --workload
+// workloads/seed-7b.json --plan "fsdp=8" --precision fp16 --optimizer adam` gives 14e9 B =
+// 13.04 GiB of model state per GPU (16 B/param x 7e9 / 8, the seed documents).
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+std::string run(const std::string& args) {
+  const std::string command = std::string("cd ") + STEPCAST_SOURCE_DIR + " && " + STEPCAST_BINARY + " " + args + " 2>&1";
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) out += buffer.data();
+  pclose(pipe);
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("cost.memory_cli") {
+  TEST_CASE("stepcast memory on the seed: model state 14e9 B per GPU in JSON, 13.04 GiB in the table") {
+    const std::string args = "memory --workload workloads/seed-7b.json --plan \"fsdp=8\" --precision fp16 --optimizer adam";
+    const auto j = nlohmann::json::parse(run(args + " --json"));
+    CHECK(j.at("model_state_bytes_per_gpu").get<double>() == doctest::Approx(14e9));
+    CHECK(j.at("gpus").get<int>() == 8);
+    const std::string table = run(args);
+    CHECK(table.find("model state             13.04 GiB") != std::string::npos);
+  }
+
+  TEST_CASE("stepcast predict prints a JSON breakdown whose terms sum to the step time and memory totals") {
+    const auto j = nlohmann::json::parse(run(
+        "predict --workload workloads/llama2-7b.json --topology topologies/p4d-24xlarge.json --nodes 2 --plan \"fsdp=16,flash=on\" "
+        "--global-batch 256 --seq 4096 --json"));
+    const auto& b = j.at("breakdown");
+    const double sum = b.at("compute_s").get<double>() + b.at("bubble_s").get<double>() + b.at("exposed_communication_s").get<double>() +
+                       b.at("optimizer_s").get<double>();
+    CHECK(sum == doctest::Approx(j.at("step_time_s").get<double>()));
+    double memory = 0.0;
+    for (const auto& [key, value] : j.at("memory").items()) {
+      if (key != "total_bytes") memory += value.get<double>();
+    }
+    CHECK(memory == doctest::Approx(j.at("memory_per_gpu_bytes").get<double>()));
+    CHECK(j.at("fits").get<bool>());
+    CHECK(j.at("tokens_per_s").get<double>() > 0.0);
+    CHECK(j.at("mfu").get<double>() > 0.0);
+    CHECK(j.at("mfu").get<double>() < 1.0);
+  }
+}

@@ -1,0 +1,161 @@
+// Memory per GPU against the ZeRO paper's Figure 1, the seed's 8-way FSDP example, and
+// Korthikanti et al. 2022's activation formulas derived by hand for one GPT-3 175B layer.
+#include <doctest/doctest.h>
+
+#include "stepcast/cost/memory.hpp"
+#include "stepcast/plan/plan.hpp"
+#include "stepcast/workload/workload.hpp"
+
+using namespace stepcast;
+
+namespace {
+
+workload::Workload bare(double parameters) {
+  workload::Workload w;
+  w.name = "bare";
+  w.parameters = parameters;
+  return w;
+}
+
+plan::Plan data_parallel(int dp, plan::Sharding sharding, plan::Precision precision) {
+  plan::Plan p;
+  p.dp = dp;
+  p.sharding = sharding;
+  p.precision = precision;
+  p.optimizer = plan::Optimizer::kAdam;
+  return plan::resolve(p, bare(1.0), 0);
+}
+
+/// GPT-3 175B (Brown et al. 2020): h = 12288, a = 96, l = 96; Korthikanti's setting s = 2048, b = 1.
+workload::TransformerShape gpt3() {
+  workload::TransformerShape s;
+  s.layers = 96;
+  s.hidden = 12288;
+  s.heads = 96;
+  s.kv_heads = 96;
+  s.ffn_hidden = 4 * 12288;
+  s.vocab = 51200;
+  s.seq_len = 2048;
+  s.biases = true;
+  s.learned_positions = true;
+  s.tied_embeddings = true;
+  s.norm = workload::Norm::kLayerNorm;
+  return s;
+}
+
+plan::Plan gpt3_layer_plan(int tp, bool sp, plan::Recompute recompute, bool flash = false) {
+  plan::Plan p;
+  p.dp = 1;
+  p.tp = tp;
+  p.sequence_parallel = sp;
+  p.recompute = recompute;
+  p.flash_attention = flash;
+  p.micro_batch_size = 1;
+  p.seq_len = 2048;
+  p.global_batch = 1;
+  return p;
+}
+
+// sbh = 2048 x 12288 = 25,165,824; 5as/h = 5 x 96 x 2048 / 12288 = 80.
+constexpr double kSbh = 2048.0 * 12288.0;
+
+}  // namespace
+
+TEST_SUITE("cost.memory") {
+  TEST_CASE("the seed: 8-way FSDP, fp16 params and grads, Adam: 16 B/param x 7e9 / 8 = 14e9 B = 13.04 GiB per rank") {
+    plan::Plan p = plan::parse_plan("fsdp=8");
+    p.precision = plan::Precision::kFp16;
+    p.optimizer = plan::Optimizer::kAdam;
+    const auto w = bare(7e9);
+    p = plan::resolve(p, w, 0);
+    const auto state = cost::model_state(w, p);
+    CHECK(state.total().value() == doctest::Approx(14e9));
+    CHECK(format_bytes(state.total()) == "13.04 GiB");
+    CHECK(state.parameters.value() == doctest::Approx(7e9 * 2 / 8));
+    CHECK(state.optimizer_state.value() == doctest::Approx(7e9 * 12 / 8));
+  }
+
+  TEST_CASE("ZeRO Figure 1: 7.5B parameters on 64 GPUs, K = 12: 120, 31.4, 16.6 and 1.9 GB") {
+    // Rajbhandari et al. 2020, Figure 1: (2 + 2 + K) x 7.5e9 = 120 GB; ZeRO-1 2Ψ + 2Ψ + KΨ/64 =
+    // 30 + 1.40625 = 31.4 GB; ZeRO-2 2Ψ + (2 + K)Ψ/64 = 15 + 1.640625 = 16.6 GB; ZeRO-3
+    // 120 / 64 = 1.875 = 1.9 GB (the figure rounds to 0.1 GB).
+    const auto w = bare(7.5e9);
+    const auto gb = [&](plan::Sharding s) { return cost::model_state(w, data_parallel(64, s, plan::Precision::kBf16)).total().value() / 1e9; };
+    CHECK(gb(plan::Sharding::kDdp) == doctest::Approx(120.0));
+    CHECK(gb(plan::Sharding::kZero1) == doctest::Approx(31.4).epsilon(0.05 / 31.4));
+    CHECK(gb(plan::Sharding::kZero2) == doctest::Approx(16.6).epsilon(0.05 / 16.6));
+    CHECK(gb(plan::Sharding::kZero3) == doctest::Approx(1.9).epsilon(0.05 / 1.9));
+  }
+
+  TEST_CASE("FSDP strategies shard like ZeRO stages: FULL_SHARD = 3, SHARD_GRAD_OP = 2, NO_SHARD = DDP, HYBRID over its group") {
+    const auto w = bare(8e9);
+    const auto total = [&](plan::Sharding s) { return cost::model_state(w, data_parallel(8, s, plan::Precision::kBf16)).total().value(); };
+    CHECK(total(plan::Sharding::kFsdpFull) == doctest::Approx(16.0 * 8e9 / 8));
+    CHECK(total(plan::Sharding::kFsdpGradOp) == doctest::Approx(2.0 * 8e9 + 14.0 * 8e9 / 8));
+    CHECK(total(plan::Sharding::kFsdpNone) == doctest::Approx(16.0 * 8e9));
+    plan::Plan hybrid = plan::parse_plan("fsdp=hybrid:4x2");
+    hybrid = plan::resolve(hybrid, w, 0);
+    CHECK(hybrid.dp == 8);
+    CHECK(cost::model_state(w, hybrid).total().value() == doctest::Approx(16.0 * 8e9 / 4));
+  }
+
+  TEST_CASE("fp32 Adam holds 4 + 4 + 8 bytes per parameter; mixed-precision SGD 2 + 2 + 4") {
+    const auto fp32 = cost::state_bytes_per_parameter(plan::Precision::kFp32, plan::Optimizer::kAdam);
+    CHECK(fp32.parameters + fp32.gradients + fp32.optimizer == 16.0);
+    CHECK(fp32.optimizer == 8.0);
+    const auto sgd = cost::state_bytes_per_parameter(plan::Precision::kBf16, plan::Optimizer::kSgd);
+    CHECK(sgd.parameters + sgd.gradients + sgd.optimizer == 8.0);
+  }
+
+  TEST_CASE("activations of one GPT-3 layer follow Korthikanti et al. 2022, Table 2, in every mode") {
+    const auto s = gpt3();
+    const auto layer = [&](const plan::Plan& p) { return cost::layer_activation_bytes(s, p).value(); };
+    using R = plan::Recompute;
+    // No parallelism: sbh(34 + 5as/h) = 114 sbh = 2,868,903,936 B.
+    CHECK(layer(gpt3_layer_plan(1, false, R::kNone)) == doctest::Approx(114.0 * kSbh));
+    // Tensor parallel t = 8: sbh(10 + 24/t + 5as/(ht)) = sbh(10 + 3 + 10) = 23 sbh.
+    CHECK(layer(gpt3_layer_plan(8, false, R::kNone)) == doctest::Approx(23.0 * kSbh));
+    // Tensor + sequence parallel: sbh/t (34 + 5as/h) = 114/8 sbh = 14.25 sbh.
+    CHECK(layer(gpt3_layer_plan(8, true, R::kNone)) == doctest::Approx(14.25 * kSbh));
+    // Tensor parallel + selective recompute: sbh(10 + 24/t) = 13 sbh.
+    CHECK(layer(gpt3_layer_plan(8, false, R::kSelective)) == doctest::Approx(13.0 * kSbh));
+    // Tensor + sequence parallel + selective recompute: 34 sbh / t = 4.25 sbh.
+    CHECK(layer(gpt3_layer_plan(8, true, R::kSelective)) == doctest::Approx(4.25 * kSbh));
+    // Full recompute keeps the layer input, 2 sbh; sharded by sequence parallel: 2 sbh / 8.
+    CHECK(layer(gpt3_layer_plan(8, false, R::kFull)) == doctest::Approx(2.0 * kSbh));
+    CHECK(layer(gpt3_layer_plan(8, true, R::kFull)) == doctest::Approx(0.25 * kSbh));
+    // Flash attention stores no s x s scores: the same as selective recompute's 34 sbh / t.
+    CHECK(layer(gpt3_layer_plan(8, true, R::kNone, true)) == doctest::Approx(4.25 * kSbh));
+  }
+
+  TEST_CASE("the first stage of 1F1B holds p micro-batches of its layers; GPipe holds m; interleaving adds (p-1)/(pv)") {
+    auto s = gpt3();
+    plan::Plan p = gpt3_layer_plan(8, true, plan::Recompute::kSelective);
+    p.pp = 8;
+    p.global_batch = 32;  // m = 32 micro-batches
+    const double layer = 4.25 * kSbh;
+    // 1F1B: 96/8 = 12 layers x 8 in flight = 96 layers' worth: Korthikanti's L x 34sbh/t.
+    CHECK(cost::activation_bytes(s, p).value() == doctest::Approx(96.0 * layer));
+    p.schedule = plan::Schedule::kGpipe;
+    CHECK(cost::activation_bytes(s, p).value() == doctest::Approx(12.0 * 32.0 * layer));
+    // Interleaved, v = 2: L(1 + (p-1)/(pv)) = 96 x (1 + 7/16) = 138 layers' worth.
+    p.schedule = plan::Schedule::kInterleaved;
+    p.vp = 2;
+    CHECK(cost::activation_bytes(s, p).value() == doctest::Approx(138.0 * layer));
+  }
+
+  TEST_CASE("the breakdown's terms add up to its total, and the fit says by how much") {
+    workload::Workload w;
+    w.name = "gpt3";
+    w.shape = gpt3();
+    w.parameters = workload::parameter_count(*w.shape);
+    plan::Plan p = plan::resolve(plan::parse_plan("tp=8,pp=8,sp=on,recompute=selective,gbs=64"), w, 64);
+    const auto m = cost::estimate_memory(w, p);
+    const Bytes sum = m.parameters + m.gradients + m.optimizer_state + m.activations + m.temporary_buffers + m.framework_overhead;
+    CHECK(m.total.value() == doctest::Approx(sum.value()));
+    CHECK_FALSE(m.explanation.empty());
+    const auto fit = cost::check_fit(m, gib(80.0));
+    CHECK(fit.headroom.value() == doctest::Approx(gib(80.0).value() - m.total.value()));
+    CHECK(fit.fits == (fit.headroom.value() >= 0.0));
+  }
+}

@@ -1,0 +1,113 @@
+// Plans: the compact form, derived degrees, FSDP spellings, and every rule reported with its
+// numbers.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/plan/plan.hpp"
+
+using namespace stepcast;
+
+namespace {
+
+workload::Workload llama2_7b_shape() {
+  workload::Workload w;
+  w.name = "llama2-7b";
+  workload::TransformerShape s;
+  s.layers = 32;
+  s.hidden = 4096;
+  s.heads = 32;
+  s.kv_heads = 32;
+  s.ffn_hidden = 11008;
+  s.gated_mlp = true;
+  s.vocab = 32000;
+  s.seq_len = 4096;
+  w.shape = s;
+  w.parameters = workload::parameter_count(s);
+  return w;
+}
+
+std::string parse_error(const std::string& text) {
+  try {
+    plan::parse_plan(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_SUITE("plan.plan") {
+  TEST_CASE("the compact form sets every key it names") {
+    const auto p = plan::parse_plan("dp=8,tp=2,pp=4,vp=2,zero=1,mbs=1,recompute=selective,schedule=interleaved,sp=on");
+    CHECK(p.dp == 8);
+    CHECK(p.tp == 2);
+    CHECK(p.pp == 4);
+    CHECK(p.vp == 2);
+    CHECK(p.sharding == plan::Sharding::kZero1);
+    CHECK(p.recompute == plan::Recompute::kSelective);
+    CHECK(p.schedule == plan::Schedule::kInterleaved);
+    CHECK(p.sequence_parallel);
+  }
+
+  TEST_CASE("fsdp=N is FULL_SHARD over N ranks; hybrid:AxB shards over A and replicates B times") {
+    const auto full = plan::parse_plan("fsdp=8");
+    CHECK(full.sharding == plan::Sharding::kFsdpFull);
+    CHECK(full.dp == 8);
+    const auto hybrid = plan::parse_plan("fsdp=hybrid:8x4");
+    CHECK(hybrid.sharding == plan::Sharding::kFsdpHybrid);
+    CHECK(hybrid.shard_group == 8);
+    CHECK(hybrid.dp == 32);
+    CHECK(hybrid.state_shards() == 8);
+    CHECK(plan::parse_plan("fsdp=grad-op").zero_stage() == 2);
+    CHECK(plan::parse_plan("fsdp=none").zero_stage() == 0);
+  }
+
+  TEST_CASE("dp left out is the GPU count over tp*pp; the global batch defaults to dp*mbs*pp") {
+    const auto w = llama2_7b_shape();
+    const auto p = plan::resolve(plan::parse_plan("tp=2,pp=4"), w, 64);
+    CHECK(p.dp == 8);
+    CHECK(p.global_batch == 8 * 1 * 4);
+    CHECK(p.seq_len == 4096);
+    CHECK(p.micro_batches() == 4);
+    CHECK(plan::problems(p, w, 64).empty());
+  }
+
+  TEST_CASE("every broken rule is listed with its numbers") {
+    const auto w = llama2_7b_shape();
+    plan::Plan p = plan::parse_plan("dp=3,tp=3,pp=3,vp=2,sp=off,gbs=100");
+    p = plan::resolve(p, w, 64);
+    const auto found = plan::problems(p, w, 64);
+    const auto has = [&](const std::string& text) {
+      for (const auto& f : found) {
+        if (f == text) return true;
+      }
+      return false;
+    };
+    CHECK(has("dp*tp*pp = 3*3*3 = 27 must equal the number of GPUs (64)"));
+    CHECK(has("attention heads (32) must be divisible by tp (3)"));
+    CHECK(has("key/value heads (32) must be divisible by tp (3)"));
+    CHECK(has("layers (32) must be divisible by pp*vp = 3*2 = 6"));
+    CHECK(has("global batch (100) must be divisible by dp*mbs = 3*1 = 3"));
+    CHECK(has("vp=2 needs schedule=interleaved (got schedule=1f1b)"));
+    CHECK_THROWS_AS(plan::validate(p, w, 64), InputError);
+  }
+
+  TEST_CASE("syntax errors name the key and the accepted values") {
+    CHECK(parse_error("tp=two") == "--plan: tp= expects a whole number >= 1, got \"two\"");
+    CHECK(parse_error("schedule=zigzag") == "--plan: schedule= expects gpipe, 1f1b, interleaved or zb-h1, got \"zigzag\"");
+    CHECK(parse_error("fsdp=hybrid") == "--plan: fsdp=hybrid needs the shard group size, as hybrid:8 or hybrid:8x4, got \"hybrid\"");
+    CHECK(parse_error("zero=1,fsdp=full") == "--plan: give zero= or fsdp=, not both (FSDP is PyTorch's form of ZeRO)");
+  }
+
+  TEST_CASE("to_string writes a resolved plan back in the compact form, which parses to the same plan") {
+    const auto w = llama2_7b_shape();
+    const auto p = plan::resolve(plan::parse_plan("tp=2,pp=2,fsdp=hybrid:2x2,recompute=full,flash=on,precision=fp16"), w, 16);
+    const std::string text = plan::to_string(p);
+    CHECK(text == "dp=4,tp=2,pp=2,vp=1,fsdp=hybrid:2x2,mbs=1,gbs=8,seq=4096,recompute=full,schedule=1f1b,sp=off,flash=on,precision=fp16,optimizer=adam");
+    const auto again = plan::resolve(plan::parse_plan(text), w, 16);
+    CHECK(plan::to_string(again) == text);
+  }
+}
