@@ -1,0 +1,321 @@
+// `stepcast collective`: the predicted cost of one collective, or of a sweep of sizes, on a
+// topology, reported in nccl-tests' terms (time, algbw, busbw) with the formula terms on request.
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "output.hpp"
+#include "stepcast/core/errors.hpp"
+#include "stepcast/core/explain.hpp"
+#include "stepcast/core/units.hpp"
+#include "stepcast/cost/collectives.hpp"
+#include "stepcast/topology/topology.hpp"
+
+namespace stepcast::cli {
+namespace {
+
+using cost::Algorithm;
+using cost::CollectiveCost;
+using cost::CollectiveOp;
+
+// The engines that can price a collective; each is one branch of price() below.
+enum class Engine { kAnalytical };
+constexpr std::string_view kAcceptedEngines = "analytical";
+
+// A sweep longer than this is almost surely a typo in --sizes (1 B to 1 PiB by 2 is 51 rows).
+constexpr int kMaxSweepRows = 128;
+
+struct CollectiveOptions {
+  std::string op;
+  std::string algorithm;
+  std::string size;
+  std::string sizes;
+  int ranks = 0;
+  std::string topology;
+  int nodes = 0;
+  bool json = false;
+  bool explain = false;
+  std::string output;
+  std::string engine = "analytical";
+};
+
+struct Request {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  Algorithm algorithm = Algorithm::kRing;
+  Engine engine = Engine::kAnalytical;
+  std::vector<Bytes> sizes;
+  bool sweep = false;
+};
+
+CollectiveOp parse_op(const std::string& text) {
+  const std::optional<CollectiveOp> op = cost::parse_collective_op(text);
+  if (!op) throw InputError(fmt::format("--op: unknown collective \"{}\"; accepted: {}", text, cost::accepted_collective_ops()));
+  return *op;
+}
+
+Algorithm parse_algorithm_for(CollectiveOp op, const std::string& text) {
+  if (text.empty()) return cost::algorithms_for(op).front();
+  const std::optional<Algorithm> algorithm = cost::parse_algorithm(text);
+  if (!algorithm) {
+    throw InputError(fmt::format("--algorithm: unknown algorithm \"{}\"; accepted: {}", text, cost::accepted_algorithms()));
+  }
+  if (!cost::is_supported(op, *algorithm)) {
+    throw InputError(fmt::format("--algorithm: \"{}\" is not modelled for {}; {} accepts: {}", text, cost::to_string(op),
+                                 cost::to_string(op), cost::accepted_algorithms(op)));
+  }
+  return *algorithm;
+}
+
+Engine parse_engine(const std::string& text) {
+  if (text == "analytical") return Engine::kAnalytical;
+  throw InputError(fmt::format("--engine: unknown engine \"{}\"; accepted: {}", text, kAcceptedEngines));
+}
+
+Bytes parse_size(const std::string& option, std::string_view text) {
+  Bytes size;
+  try {
+    size = parse_bytes(text);
+  } catch (const UnitError& e) {
+    throw InputError(fmt::format("{}: {}", option, e.what()));
+  }
+  if (!(size.value() >= 0.0)) {
+    throw InputError(fmt::format("{}: the size must be a finite number of bytes >= 0, got \"{}\"", option, text));
+  }
+  return size;
+}
+
+// "MIN:MAX" or "MIN:MAX:FACTOR": MIN, MIN x FACTOR, ... up to MAX, as nccl-tests' -b -e -f.
+std::vector<Bytes> parse_sweep(const std::string& text) {
+  std::vector<std::string_view> parts;
+  std::string_view rest = text;
+  for (std::size_t colon = rest.find(':'); colon != std::string_view::npos; colon = rest.find(':')) {
+    parts.push_back(rest.substr(0, colon));
+    rest.remove_prefix(colon + 1);
+  }
+  parts.push_back(rest);
+  if (parts.size() != 2 && parts.size() != 3) {
+    throw InputError(fmt::format("--sizes: expected MIN:MAX or MIN:MAX:FACTOR like \"1MiB:16GiB\", got \"{}\"", text));
+  }
+  const Bytes min = parse_size("--sizes", parts[0]);
+  const Bytes max = parse_size("--sizes", parts[1]);
+  double factor = 2.0;
+  if (parts.size() == 3) {
+    const std::string factor_text(parts[2]);
+    char* end = nullptr;
+    factor = std::strtod(factor_text.c_str(), &end);
+    if (factor_text.empty() || *end != '\0' || !(factor > 1.0) || !std::isfinite(factor)) {
+      throw InputError(fmt::format("--sizes: the factor must be a number > 1, got \"{}\"", factor_text));
+    }
+  }
+  if (!(min.value() > 0.0)) throw InputError(fmt::format("--sizes: the smallest size must be > 0 B, got \"{}\"", parts[0]));
+  if (max < min) throw InputError(fmt::format("--sizes: the largest size {} is below the smallest {}", parts[1], parts[0]));
+  std::vector<Bytes> sizes;
+  // Compare with a relative margin so that 1MiB:16GiB ends exactly on 16 GiB despite rounding.
+  for (Bytes s = min; s.value() <= max.value() * (1.0 + 1e-12); s *= factor) {
+    if (static_cast<int>(sizes.size()) == kMaxSweepRows) {
+      throw InputError(fmt::format("--sizes: \"{}\" gives more than {} sizes; raise the factor or narrow the range", text,
+                                   kMaxSweepRows));
+    }
+    sizes.push_back(s);
+  }
+  return sizes;
+}
+
+Request parse_request(const CollectiveOptions& o) {
+  Request r;
+  r.op = parse_op(o.op);
+  r.algorithm = parse_algorithm_for(r.op, o.algorithm);
+  r.engine = parse_engine(o.engine);
+  if (o.size.empty() == o.sizes.empty()) {
+    throw InputError("give exactly one of --size (one size, like \"14e9 B\") or --sizes (a sweep, like \"1MiB:16GiB\")");
+  }
+  if (!o.size.empty()) {
+    r.sizes.push_back(parse_size("--size", o.size));
+  } else {
+    r.sizes = parse_sweep(o.sizes);
+    r.sweep = true;
+  }
+  return r;
+}
+
+int resolve_ranks(const topology::Topology& topo, std::optional<int> ranks) {
+  if (!ranks) return topo.gpu_count();
+  if (*ranks < 1) throw InputError(fmt::format("--ranks must be at least 1, got {}", *ranks));
+  if (*ranks > topo.gpu_count()) {
+    throw InputError(fmt::format("--ranks {} exceeds the {} GPUs of {} ({} nodes x {} GPUs per node); pass --nodes to add nodes",
+                                 *ranks, topo.gpu_count(), topo.name(), topo.node_count(), topo.gpus_per_node()));
+  }
+  return *ranks;
+}
+
+CollectiveCost price(const Request& r, Bytes size, const topology::CommTiers& tiers, bool explain) {
+  switch (r.engine) {
+    case Engine::kAnalytical:
+      return explain ? cost::explain_collective(r.op, r.algorithm, size, tiers)
+                     : cost::estimate_collective(r.op, r.algorithm, size, tiers);
+  }
+  STEPCAST_UNREACHABLE("every engine is listed above");
+}
+
+// JSON numbers with 9 significant digits (STYLE.md B6), so output is stable and readable.
+double sig9(double v) { return std::strtod(fmt::format("{:.9g}", v).c_str(), nullptr); }
+
+nlohmann::json bytes_json(Bytes b) {
+  const double v = b.value();
+  if (v == std::floor(v) && std::fabs(v) < 0x1.0p53) return static_cast<std::int64_t>(v);
+  return sig9(v);
+}
+
+double gbps(BytesPerSecond r) { return sig9(r.value() / unit::kGiga); }
+
+nlohmann::json explanation_json(const Explanation& terms) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ExplainTerm& t : terms) out.push_back({{"label", t.label}, {"formula", t.formula}, {"value", t.value}});
+  return out;
+}
+
+nlohmann::json result_json(const CollectiveCost& c, bool explain) {
+  nlohmann::json j = {
+      {"size_bytes", bytes_json(c.size)},
+      {"bytes_sent_per_rank", bytes_json(c.bytes_sent_per_rank)},
+      {"steps", c.steps},
+      {"latency_time_s", sig9(c.latency_time.value())},
+      {"bandwidth_time_s", sig9(c.bandwidth_time.value())},
+      {"time_s", sig9(c.time.value())},
+      {"algbw_GBps", gbps(c.algbw)},
+      {"busbw_GBps", gbps(c.busbw)},
+      {"bottleneck", std::string(cost::to_string(c.bottleneck))},
+  };
+  if (explain) j["explanation"] = explanation_json(c.explanation);
+  return j;
+}
+
+struct Context {
+  const Request& request;
+  const topology::Topology& topo;
+  const topology::CommTiers& tiers;
+  const std::string& topology_path;
+};
+
+nlohmann::json header_json(const Context& x) {
+  return {
+      {"op", std::string(cost::to_string(x.request.op))},
+      {"algorithm", std::string(cost::to_string(x.request.algorithm))},
+      {"engine", std::string(kAcceptedEngines)},
+      {"topology", x.topo.name()},
+      {"ranks", x.tiers.ranks},
+      {"nodes", x.tiers.nodes},
+      {"ranks_per_node", x.tiers.ranks_per_node},
+  };
+}
+
+std::string placement_text(const topology::CommTiers& t) {
+  return fmt::format("{} on {} node{} ({} per node)", t.ranks, t.nodes, t.nodes == 1 ? "" : "s", t.ranks_per_node);
+}
+
+std::string bytes_text(Bytes b) {
+  const nlohmann::json exact = bytes_json(b);
+  return fmt::format("{} ({} B)", format_bytes(b), exact.dump());
+}
+
+std::string single_text(const Context& x, const CollectiveCost& c, bool explain) {
+  std::string out;
+  out += fmt::format("collective   {}, {} (analytical engine)\n", cost::to_string(x.request.op), cost::to_string(x.request.algorithm));
+  out += fmt::format("topology     {} ({})\n", x.topo.name(), x.topology_path);
+  out += fmt::format("ranks        {}\n", placement_text(x.tiers));
+  out += fmt::format("size         {}\n", bytes_text(c.size));
+  out += fmt::format("sent/rank    {}\n", bytes_text(c.bytes_sent_per_rank));
+  out += fmt::format("steps        {}\n", c.steps);
+  out += fmt::format("time         {} (latency {} + bandwidth {})\n", format_seconds(c.time), format_seconds(c.latency_time),
+                     format_seconds(c.bandwidth_time));
+  out += fmt::format("algbw        {}\n", format_bandwidth(c.algbw));
+  out += fmt::format("busbw        {}\n", format_bandwidth(c.busbw));
+  out += fmt::format("bottleneck   {}\n", cost::to_string(c.bottleneck));
+  if (explain) out += "\nhow:\n" + render_explanation(c.explanation);
+  return out;
+}
+
+// The table nccl-tests users read: size, time in us, algbw and busbw in GB/s.
+std::string sweep_text(const Context& x, const std::vector<CollectiveCost>& rows, bool explain) {
+  std::string out = fmt::format("# {}, {} on {}: {}\n", cost::to_string(x.request.op), cost::to_string(x.request.algorithm),
+                                x.topo.name(), placement_text(x.tiers));
+  out += fmt::format("# {:>15}  {:>10}  {:>14}  {:>12}  {:>12}  {}\n", "size (B)", "size", "time (us)", "algbw (GB/s)",
+                     "busbw (GB/s)", "bottleneck");
+  for (const CollectiveCost& c : rows) {
+    out += fmt::format("  {:>15}  {:>10}  {:>14.2f}  {:>12.2f}  {:>12.2f}  {}\n", bytes_json(c.size).dump(), format_bytes(c.size),
+                       c.time.value() * unit::kMega, c.algbw.value() / unit::kGiga, c.busbw.value() / unit::kGiga,
+                       cost::to_string(c.bottleneck));
+  }
+  if (explain) {
+    for (const CollectiveCost& c : rows) out += fmt::format("\nhow, at {}:\n{}", format_bytes(c.size), render_explanation(c.explanation));
+  }
+  return out;
+}
+
+void run_collective(const CollectiveOptions& o, std::optional<int> ranks, std::optional<int> nodes) {
+  const Request request = parse_request(o);
+  if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
+  const topology::Topology topo = topology::load_topology(o.topology, nodes);
+  const topology::CommTiers tiers = topo.tiers(resolve_ranks(topo, ranks));
+  std::vector<CollectiveCost> rows;
+  rows.reserve(request.sizes.size());
+  for (Bytes size : request.sizes) rows.push_back(price(request, size, tiers, o.explain));
+
+  const Context x{request, topo, tiers, o.topology};
+  std::string text;
+  if (o.json) {
+    nlohmann::json j = header_json(x);
+    if (request.sweep) {
+      j["results"] = nlohmann::json::array();
+      for (const CollectiveCost& c : rows) j["results"].push_back(result_json(c, o.explain));
+    } else {
+      j.update(result_json(rows.front(), o.explain));
+    }
+    text = j.dump(2) + "\n";
+  } else {
+    text = request.sweep ? sweep_text(x, rows, o.explain) : single_text(x, rows.front(), o.explain);
+  }
+  emit(text, o.output);
+}
+
+}  // namespace
+
+void add_collective_command(CLI::App& app) {
+  auto options = std::make_shared<CollectiveOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "collective",
+      "Predict the time of one collective (or a sweep of sizes) on a topology, in nccl-tests' terms:\n"
+      "bytes sent per rank, latency steps, time, algbw and busbw, and the bottleneck tier.");
+  cmd->add_option("--op", options->op, "Collective: " + cost::accepted_collective_ops() + " (nccl-tests' all_reduce, alltoall, sendrecv also)")
+      ->required();
+  cmd->add_option("--algorithm", options->algorithm,
+                  "Algorithm: " + cost::accepted_algorithms() +
+                      ". Default: ring where the collective has one, else direct. all-reduce: ring, tree, hierarchical; "
+                      "reduce-scatter, all-gather: ring, hierarchical; broadcast, reduce: ring, tree; all-to-all, "
+                      "send-recv: direct");
+  cmd->add_option("--size", options->size, "nccl-tests' size S with a unit, e.g. \"14e9 B\", \"256 MiB\"");
+  cmd->add_option("--sizes", options->sizes,
+                  "A sweep MIN:MAX[:FACTOR] (factor 2 by default), e.g. \"1MiB:16GiB\"; prints a table");
+  CLI::Option* ranks = cmd->add_option("--ranks", options->ranks, "Ranks taking part, GPUs 0..ranks-1 (default: every GPU)");
+  cmd->add_option("--topology", options->topology, "Topology JSON file, e.g. topologies/flat-400gbps.json")->required();
+  CLI::Option* nodes = cmd->add_option("--nodes", options->nodes, "Override the node count of a cluster-form topology");
+  cmd->add_flag("--json", options->json, "Print one JSON object (time_s, bytes_sent_per_rank, steps, algbw_GBps, busbw_GBps, ...)");
+  cmd->add_flag("--explain", options->explain, "Show the formula terms and inputs behind every figure");
+  cmd->add_option("-o,--output", options->output, "Write the output to FILE (atomically) instead of stdout");
+  cmd->add_option("--engine", options->engine, fmt::format("Cost engine: {} (default analytical)", kAcceptedEngines));
+  cmd->callback([options, ranks, nodes] {
+    const std::optional<int> r = ranks->count() > 0 ? std::optional<int>(options->ranks) : std::nullopt;
+    const std::optional<int> n = nodes->count() > 0 ? std::optional<int>(options->nodes) : std::nullopt;
+    run_collective(*options, r, n);
+  });
+}
+
+}  // namespace stepcast::cli
