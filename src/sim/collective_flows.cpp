@@ -83,8 +83,13 @@ class Builder {
     patterns.push_back(pairs);
     return static_cast<std::uint32_t>(patterns.size() - 1);
   }
+  // `count` identical steps in a row become one phase of count x bytes and count x latency: the
+  // steps of a ring run back to back at one rate (all members start and end together), so one
+  // rate computation serves them all; under changing contention this is the fluid average.
   void phases(std::uint32_t pattern, std::size_t count, Bytes bytes, int latency_steps = 1) {
-    for (std::size_t i = 0; i < count; ++i) steps.push_back(CollectivePhase{pattern, bytes, latency_steps});
+    if (count == 0) return;
+    const double k = static_cast<double>(count);
+    steps.push_back(CollectivePhase{pattern, bytes * k, latency_steps * static_cast<int>(count)});
   }
   std::vector<Pairs> patterns;
   std::vector<CollectivePhase> steps;

@@ -123,6 +123,8 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
     st.buckets[index_of(t)].done = true;
     st.comm_busy = false;
     span(spec_->pp + s, st.bucket_start, now, "gradient bucket");
+    const auto tier = static_cast<int>(schedules_[st.buckets[index_of(t)].schedule].top_tier);
+    span(2 * spec_->pp + tier, st.bucket_start, now, fmt::format("stage {} gradient bucket", s));
     launch_buckets(s);
   }
 

@@ -1,0 +1,29 @@
+// The step graph of a plan: the same inputs as `stepcast predict` turned into a StepSpec, with
+// compute and per-call figures taken from the analytical model so that both engines start from
+// one set of numbers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "stepcast/cost/step.hpp"
+#include "stepcast/plan/plan.hpp"
+#include "stepcast/sim/step_sim.hpp"
+#include "stepcast/topology/topology.hpp"
+
+namespace stepcast::sim {
+
+struct PlannedStep {
+  StepSpec spec;
+  /// What the graph approximates, for the output (e.g. FSDP gathers added at their analytical time).
+  std::vector<std::string> notes;
+};
+
+/// Builds the step graph of `plan` from its analytical prediction: per-micro-batch forward and
+/// backward from the compute model (backward twice the forward, plus a forward under full
+/// recompute: Narayanan et al. 2021), TP communication inside the tasks at its analytical time
+/// (it sits between dependent GEMMs), PP activation bytes, DDP and ZeRO gradient buckets as
+/// flows, the optimizer step.
+PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& prediction);
+
+}  // namespace stepcast::sim

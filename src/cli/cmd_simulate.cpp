@@ -1,0 +1,174 @@
+// `stepcast simulate`: one training step of a plan run on the discrete-event engine (flows that
+// share links, the pipeline schedule's task order, stragglers), beside the analytical figure.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <optional>
+#include <string_view>
+
+#include "commands.hpp"
+#include "output.hpp"
+#include "plan_options.hpp"
+#include "stepcast/core/errors.hpp"
+#include "stepcast/core/output_file.hpp"
+#include "stepcast/cost/step.hpp"
+#include "stepcast/sim/step_from_plan.hpp"
+#include "stepcast/sim/step_sim.hpp"
+#include "stepcast/sim/trace_json.hpp"
+
+namespace stepcast::cli {
+
+namespace {
+
+struct SimulateCommand {
+  PlanOptions plan;
+  std::uint64_t seed = 1;
+  std::string straggler;
+  std::string trace;
+  bool json = false;
+  std::string output;
+};
+
+double straggler_number(std::string_view key, std::string_view text) {
+  double v = 0.0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    throw InputError("--straggler", {}, fmt::format("{}={} is not a number", key, text));
+  }
+  return v;
+}
+
+// "gpu=3,slowdown=1.5", "node=1,slowdown=2", "cv=0.05", or a combination.
+sim::Perturbation parse_straggler(const std::string& text, std::uint64_t seed, int gpus, int nodes) {
+  sim::Perturbation p;
+  p.seed = seed;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      throw InputError("--straggler", {}, fmt::format("'{}' is not key=value (keys: gpu, node, slowdown, cv)", item));
+    }
+    const std::string_view key = item.substr(0, eq);
+    const double v = straggler_number(key, item.substr(eq + 1));
+    if (key == "gpu" || key == "node") {
+      const int limit = key == "gpu" ? gpus : nodes;
+      if (v < 0 || v >= limit || v != static_cast<double>(static_cast<int>(v))) {
+        throw InputError("--straggler", {}, fmt::format("{}={} is not a {} index in 0..{}", key, v, key, limit - 1));
+      }
+      (key == "gpu" ? p.slow_gpu : p.slow_node) = static_cast<int>(v);
+    } else if (key == "slowdown") {
+      if (!(v >= 1.0)) throw InputError("--straggler", {}, fmt::format("slowdown={} must be >= 1 (1.5 = 50% slower)", v));
+      p.slowdown = v;
+    } else if (key == "cv") {
+      if (!(v >= 0.0 && v < 1.0)) throw InputError("--straggler", {}, fmt::format("cv={} must be in [0, 1)", v));
+      p.noise_cv = v;
+    } else {
+      throw InputError("--straggler", {}, fmt::format("unknown key '{}' (keys: gpu, node, slowdown, cv)", key));
+    }
+  }
+  if ((p.slow_gpu || p.slow_node) && p.slowdown == 1.0) {
+    throw InputError("--straggler", {}, "a slow gpu or node needs slowdown=X with X > 1");
+  }
+  return p;
+}
+
+nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p, const sim::PlannedStep& planned,
+                             const sim::StepResult& r, std::uint64_t seed) {
+  nlohmann::json j;
+  j["workload"] = in.workload.name;
+  j["topology"] = in.topology->name();
+  j["gpus"] = in.plan.gpus();
+  j["plan"] = plan::to_string(in.plan);
+  j["seed"] = seed;
+  j["step_time_s"] = r.step_time.value();
+  j["analytical_step_time_s"] = p.step_time.value();
+  // The terms add up to step_time_s for the critical stage.
+  j["breakdown"] = {{"compute_s", r.breakdown.compute.value()},
+                    {"tp_communication_s", r.breakdown.tp_comm.value()},
+                    {"bubble_s", r.breakdown.bubble.value()},
+                    {"dp_communication_exposed_s", r.breakdown.dp_exposed.value()},
+                    {"other_communication_exposed_s", r.breakdown.fixed_exposed.value()},
+                    {"optimizer_s", r.breakdown.optimizer.value()}};
+  j["straggler_wait_s"] = r.breakdown.straggler_wait.value();
+  j["tier_utilization"] = {{"intra-node", r.tier_utilization[0]}, {"nic", r.tier_utilization[1]},
+                           {"fabric", r.tier_utilization[2]}};
+  j["critical_stage"] = r.critical_stage;
+  j["critical_path"] = r.critical_path;
+  j["simulated_ranks"] = r.simulated_ranks;
+  j["notes"] = planned.notes;
+  return j;
+}
+
+std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, const sim::PlannedStep& planned,
+                          const sim::StepResult& r) {
+  std::string out = fmt::format("Simulation: {} on {} ({} GPUs)\nPlan: {}\n\n", in.workload.name, in.topology->name(),
+                                in.plan.gpus(), plan::to_string(in.plan));
+  const auto row = [&](std::string_view label, Seconds t) {
+    out += fmt::format("  {:<44} {:>12}  {:5.1f}%\n", label, format_seconds(t), 100.0 * (t / r.step_time));
+  };
+  out += fmt::format("Step time (critical stage {})\n", r.critical_stage);
+  row("compute", r.breakdown.compute);
+  row("TP communication (inside layers)", r.breakdown.tp_comm);
+  row("pipeline bubble and waiting on sends", r.breakdown.bubble);
+  row("data-parallel communication (exposed)", r.breakdown.dp_exposed);
+  row("other communication (analytical, exposed)", r.breakdown.fixed_exposed);
+  row("optimizer step", r.breakdown.optimizer);
+  row("step time (simulated)", r.step_time);
+  out += fmt::format("  {:<44} {:>12}\n", "step time (analytical)", format_seconds(p.step_time));
+  if (r.breakdown.straggler_wait.value() != 0.0) {
+    out += fmt::format("  {:<44} {:>12}\n", "of which waiting on stragglers", format_seconds(r.breakdown.straggler_wait));
+  }
+  out += fmt::format("\nLink utilization: intra-node {:.1f}%, NIC {:.1f}%, fabric {:.1f}%\n", 100.0 * r.tier_utilization[0],
+                     100.0 * r.tier_utilization[1], 100.0 * r.tier_utilization[2]);
+  out += "Critical path: ";
+  for (std::size_t i = 0; i < r.critical_path.size(); ++i) out += (i ? " -> " : "") + r.critical_path[i];
+  out += "\n\nNotes:\n";
+  for (const auto& n : planned.notes) out += "  - " + n + "\n";
+  return out;
+}
+
+void run(const SimulateCommand& c) {
+  const PlanInputs in = load_plan_inputs(c.plan);
+  if (!in.workload.shape) {
+    throw InputError(c.plan.workload, {}, "simulate needs the model's shape (layers, hidden, heads, ...), not only a parameter count");
+  }
+  const auto& topo = *in.topology;
+  if (!(cost::peak_rate(topo.gpu(), in.plan.precision).value() > 0.0)) {
+    throw InputError(c.plan.topology, {}, fmt::format("the {} has no {} peak rate", topo.gpu().name,
+                                                      plan::to_string(in.plan.precision)));
+  }
+  if (in.plan.schedule == plan::Schedule::kInterleaved && in.plan.micro_batches() % in.plan.pp != 0) {
+    throw InputError(in.plan_origin, {}, fmt::format("interleaved 1F1B needs micro-batches ({}) divisible by pp ({})",
+                                                     in.plan.micro_batches(), in.plan.pp));
+  }
+  const sim::Perturbation pert = parse_straggler(c.straggler, c.seed, in.plan.gpus(), topo.node_count());
+  cost::StepOptions options;
+  options.memory = in.memory;
+  options.explain = false;
+  const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, topo, options);
+  const sim::PlannedStep planned = sim::plan_step(in.plan, p);
+  const sim::StepResult r = sim::simulate_step(topo, planned.spec, pert, !c.trace.empty());
+  if (!c.trace.empty()) write_file_atomically(c.trace, sim::chrome_trace_json(r));
+  emit(c.json ? simulate_json(in, p, planned, r, c.seed).dump(2) + "\n" : simulate_text(in, p, planned, r), c.output);
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+  auto command = std::make_shared<SimulateCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "simulate", "Run one training step of a plan on the discrete-event engine (contention, pipeline schedule, stragglers)");
+  add_plan_options(*sub, command->plan, true);
+  sub->add_option("--seed", command->seed, "Seed of the random per-task variation (default 1)");
+  sub->add_option("--straggler", command->straggler,
+                  "Slow GPU, node or noise: \"gpu=3,slowdown=1.5\", \"node=1,slowdown=2\", \"cv=0.05\"");
+  sub->add_option("--trace", command->trace, "Write a Chrome/Perfetto trace (JSON) to this file");
+  sub->add_flag("--json", command->json, "One JSON object instead of the table");
+  sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");
+  sub->callback([command] { run(*command); });
+}
+
+}  // namespace stepcast::cli

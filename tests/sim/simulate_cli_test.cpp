@@ -1,0 +1,59 @@
+// `stepcast simulate` through the real executable: same seed, same JSON; the trace is valid JSON
+// with events on every simulated GPU.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace {
+
+std::string run(const std::string& args) {
+  const std::string command = std::string(STEPCAST_BINARY) + " " + args + " 2>&1";
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  while (const std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  CHECK(pclose(pipe) == 0);
+  return out;
+}
+
+const std::string kArgs = std::string("simulate --workload ") + STEPCAST_SOURCE_DIR + "/workloads/llama2-7b.json --topology " +
+                          STEPCAST_SOURCE_DIR + "/topologies/p4d-24xlarge.json --nodes 2 --plan \"tp=2,pp=4,dp=2,mbs=1\" " +
+                          "--global-batch 32 --seq 2048 --straggler cv=0.05 --seed 7 --json";
+
+}  // namespace
+
+TEST_SUITE("sim.simulate_cli") {
+  TEST_CASE("two runs with the same seed print identical JSON with the analytical figure beside") {
+    const std::string a = run(kArgs);
+    const std::string b = run(kArgs);
+    CHECK(a == b);
+    const auto j = nlohmann::json::parse(a);
+    CHECK(j.at("step_time_s").get<double>() > 0.0);
+    CHECK(j.at("analytical_step_time_s").get<double>() > 0.0);
+    CHECK(j.at("breakdown").is_object());
+    CHECK(j.at("seed").get<int>() == 7);
+  }
+
+  TEST_CASE("the trace is valid JSON with events on every simulated GPU's compute track") {
+    const auto path = std::filesystem::temp_directory_path() / "stepcast_simulate_cli_test_trace.json";
+    run(kArgs + " --trace " + path.string());
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto trace = nlohmann::json::parse(text.str());
+    std::set<int> tracks_with_events;
+    for (const auto& e : trace.at("traceEvents")) {
+      if (e.at("ph") == "X") tracks_with_events.insert(e.at("tid").get<int>());
+    }
+    // pp = 4: one representative GPU per stage, tracks 0..3 are their compute streams.
+    for (int stage = 0; stage < 4; ++stage) CHECK(tracks_with_events.count(stage) == 1);
+    std::filesystem::remove(path);
+  }
+}
