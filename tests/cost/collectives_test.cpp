@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 
@@ -86,6 +88,18 @@ constexpr std::array kEveryPair{
     Pair{CollectiveOp::kSendRecv, Algorithm::kDirect},
 };
 
+// Runs the real `stepcast` executable and returns what it printed on stdout.
+std::string run_stepcast(const std::string& args) {
+  const std::string command = std::string("'") + STEPCAST_BINARY + "' " + args + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  std::array<char, 4096> buffer{};
+  for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) out.append(buffer.data(), n);
+  CHECK(pclose(pipe) == 0);
+  return out;
+}
+
 }  // namespace
 
 TEST_SUITE("cost.collectives") {
@@ -124,6 +138,42 @@ TEST_SUITE("cost.collectives") {
       CHECK(format_bytes(c.bytes_sent_per_rank) == row.transfer);
       CHECK(format_seconds(c.time) == row.time);
     }
+  }
+
+  TEST_CASE("hierarchical all-reduce through the shipped p4d-24xlarge file") {
+    // The file: 300 GB/s NVSwitch per GPU with 1.7 us per link (a GPU-switch-GPU route crosses
+    // two: intra_latency 3.4 us), 4 x 100 Gbps NICs (node_bw 50e9 B/s) with 7 us per NIC link
+    // (GPU-NIC-switch-NIC-GPU crosses two: inter_latency 14 us), 2 nodes by default.
+    //   bandwidth: 2 x 7/8 x 14e9 / 300e9 + 2 x 1/2 x 14e9 / 50e9 = 0.0816667 + 0.28 s
+    //   latency: 14 x 3.4 us + 2 x 14 us = 47.6 + 28 = 75.6 us       -> 0.3617423 s
+    const topology::Topology topo = topology::load_topology(STEPCAST_SOURCE_DIR "/topologies/p4d-24xlarge.json");
+    const CollectiveCost c = estimate_collective(CollectiveOp::kAllReduce, Algorithm::kHierarchical, bytes(14e9), topo.tiers(16));
+    CHECK(c.latency_time.value() == doctest::Approx(75.6e-6));
+    CHECK(c.time.value() == doctest::Approx(24.5e9 / 300e9 + 0.28 + 75.6e-6));
+  }
+
+  TEST_CASE("CLI: stepcast collective --json prints the seed's 0.525 s for N = 16") {
+    // 2 x 15/16 x 14e9 B / 50e9 B/s = 0.525 s; busbw = the link's 50 GB/s; 30 steps.
+    const nlohmann::json j = nlohmann::json::parse(run_stepcast(
+        "collective --op all-reduce --algorithm ring --size '14e9 B' --ranks 16 --topology " STEPCAST_SOURCE_DIR
+        "/topologies/flat-400gbps.json --json"));
+    CHECK(j.at("time_s").get<double>() == 0.525);
+    CHECK(j.at("bytes_sent_per_rank").get<double>() == 26.25e9);
+    CHECK(j.at("steps").get<int>() == 30);
+    CHECK(j.at("busbw_GBps").get<double>() == 50.0);
+    CHECK(j.at("algbw_GBps").get<double>() == doctest::Approx(14.0 / 0.525));
+    CHECK(j.at("op").get<std::string>() == "all-reduce");
+    CHECK(j.at("size_bytes").get<double>() == 14e9);
+  }
+
+  TEST_CASE("CLI: --sizes 1MiB:16GiB sweeps by factor 2, 15 sizes, like nccl-tests -b 1M -e 16G -f 2") {
+    // 2^20, 2^21, ..., 2^34 B: 15 sizes; the last is 16 GiB = 17179869184 B.
+    const nlohmann::json j = nlohmann::json::parse(run_stepcast(
+        "collective --op all-gather --sizes 1MiB:16GiB --topology " STEPCAST_SOURCE_DIR "/topologies/flat-400gbps.json --json"));
+    REQUIRE(j.at("results").size() == 15);
+    CHECK(j.at("results").front().at("size_bytes").get<double>() == 1048576.0);
+    CHECK(j.at("results").back().at("size_bytes").get<double>() == 17179869184.0);
+    CHECK(j.at("ranks").get<int>() == 16);
   }
 
   TEST_CASE("ring all-reduce: 2(N-1)/N x S bytes in 2(N-1) steps at N = 2, 3, 8, 1024") {
