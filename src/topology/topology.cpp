@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <unordered_map>
 #include <utility>
 
@@ -27,6 +29,9 @@ struct Topology::Graph {
   std::vector<BytesPerSecond> intra_bw;  // zero for a node with one GPU
   std::vector<Seconds> intra_latency;
   std::vector<std::int64_t> first_hop_out;  // the outside vertex of the node's first leaving link; -1 if none
+  // tiers() results by (ranks, stride): plan search asks for the same few groups many times.
+  mutable std::mutex tiers_mutex;
+  mutable std::map<std::pair<int, int>, CommTiers> tiers_cache;
 };
 
 namespace {
@@ -197,19 +202,24 @@ std::vector<Hop> Topology::route(int src_gpu, int dst_gpu) const {
   const auto& adj = graph_->adjacency;
   const VertexId ends[2] = {gpus_[static_cast<std::size_t>(src_gpu)], gpus_[static_cast<std::size_t>(dst_gpu)]};
   // Bidirectional breadth-first search: each side grows one whole level at a time, the side
-  // with the smaller frontier first (the source side on ties), so a hub switch with thousands of
-  // links is reached but rarely expanded. Among the meetings of the level that first meets, the
+  // whose frontier has fewer links first (the source side on ties), so a hub switch with
+  // thousands of links is reached from both sides but rarely expanded. Among the meetings of the level that first meets, the
   // shortest wins, then the first found: the result depends only on vertex and link order.
   std::unordered_map<VertexId, Visit> visited[2];
   std::vector<VertexId> frontier[2] = {{ends[0]}, {ends[1]}};
   int depth[2] = {0, 0};
   visited[0].emplace(ends[0], Visit{});
   visited[1].emplace(ends[1], Visit{});
+  const auto out_edges_of = [&](const std::vector<VertexId>& vs) {
+    std::size_t n = 0;
+    for (const VertexId v : vs) n += boost::out_degree(v, adj);
+    return n;
+  };
   VertexId meet = 0;
   int best = std::numeric_limits<int>::max();
   while (best == std::numeric_limits<int>::max()) {
     STEPCAST_ASSERT(!frontier[0].empty() && !frontier[1].empty(), "the loader checks that every GPU pair has a route");
-    const int side = frontier[1].size() < frontier[0].size() ? 1 : 0;
+    const int side = out_edges_of(frontier[1]) < out_edges_of(frontier[0]) ? 1 : 0;
     auto& mine = visited[side];
     const auto& theirs = visited[1 - side];
     std::vector<VertexId> next;
@@ -255,6 +265,21 @@ std::vector<Hop> Topology::route(int src_gpu, int dst_gpu) const {
 CommTiers Topology::tiers(int ranks, int stride) const {
   STEPCAST_ASSERT(ranks >= 1 && stride >= 1, "a group has at least one rank and a positive stride");
   STEPCAST_ASSERT(static_cast<std::int64_t>(ranks - 1) * stride < gpu_count(), "the group fits in the topology");
+  const Graph& g = *graph_;
+  const std::pair key{ranks, stride};
+  {
+    const std::lock_guard lock(g.tiers_mutex);
+    if (const auto it = g.tiers_cache.find(key); it != g.tiers_cache.end()) return it->second;
+  }
+  const CommTiers t = compute_tiers(ranks, stride);
+  const std::lock_guard lock(g.tiers_mutex);
+  // Bounded, so a sweep over many group shapes cannot grow it without end.
+  constexpr std::size_t kMaxCached = 4096;
+  if (g.tiers_cache.size() < kMaxCached) g.tiers_cache.emplace(key, t);
+  return t;
+}
+
+CommTiers Topology::compute_tiers(int ranks, int stride) const {
   const Graph& g = *graph_;
   CommTiers t;
   t.ranks = ranks;

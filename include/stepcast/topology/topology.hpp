@@ -115,10 +115,13 @@ class Topology {
   /// Tier figures for a collective over the GPUs 0, stride, 2*stride, ... ((ranks-1)*stride);
   /// stride > 1 describes a data-parallel group of a plan whose tensor/pipeline ranks are
   /// consecutive. Precondition: 1 <= ranks, 1 <= stride and (ranks-1)*stride < gpu_count().
-  /// Reads figures precomputed at load: O(ranks), no graph search.
+  /// Reads figures precomputed at load, O(ranks) with no graph search, and remembers the result
+  /// per (ranks, stride), so repeated calls cost a lookup. Thread-safe.
   [[nodiscard]] CommTiers tiers(int ranks, int stride = 1) const;
 
  private:
+  [[nodiscard]] CommTiers compute_tiers(int ranks, int stride) const;
+
   struct Graph;  // Boost.Graph adjacency list, kept out of this header
   std::string name_;
   std::string source_;
