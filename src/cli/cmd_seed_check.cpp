@@ -1,6 +1,7 @@
 // `stepcast seed-check`, also the default report: the worked communication check of the seed
 // document (7B model, fp16 gradients, ring all-reduce on 400 Gbps links, 8-way FSDP memory),
 // computed by the cost model, then the same all-reduce on p4d nodes that share their NICs.
+#include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -42,6 +43,13 @@ struct Row {
   cost::Algorithm algorithm = cost::Algorithm::kRing;
   cost::CollectiveCost cost;
 };
+
+// "7e9", "1.4e10": counts as the seed writes them, without printf's "e+09".
+std::string short_count(double x) {
+  if (x <= 0.0) return fmt::format("{:g}", x);
+  const int exponent = static_cast<int>(std::floor(std::log10(x)));
+  return fmt::format("{:g}e{}", x / std::pow(10.0, exponent), exponent);
+}
 
 Row all_reduce_row(const topology::Topology& topo, cost::Algorithm algorithm, Bytes gradients) {
   const topology::CommTiers tiers = topo.tiers(topo.gpu_count());
@@ -103,8 +111,9 @@ void run_seed_check(const SeedCheckOptions& o) {
 
   std::string out;
   out += "stepcast seed-check: the seed's worked communication check, computed by the cost model\n\n";
-  out += fmt::format("{}: {:.3g} parameters x {:g} bytes (fp16 gradients) = {:.3g} B = {}\n", model.name,
-                     model.parameters, kGradientBytesPerParameter, gradients.value(), format_bytes(gradients));
+  out += fmt::format("{}: {} parameters x {:g} bytes (fp16 gradients) = {} B = {}\n", model.name,
+                     short_count(model.parameters), kGradientBytesPerParameter, short_count(gradients.value()),
+                     format_bytes(gradients));
   out += fmt::format("Ring all-reduce on {} (every GPU on its own 400 Gbps link, no latency):\n", o.flat);
   out += fmt::format("  {:>4}  {:>16}  {:>27}\n", "GPUs", "transfer per GPU", "ideal time on 400 Gbps link");
   for (const Row& r : seed_rows) {
@@ -114,9 +123,9 @@ void run_seed_check(const SeedCheckOptions& o) {
   out += "  transfer per GPU = 2(N-1)/N x S; time = transfer / 50e9 B/s (seed; the bandwidth-optimal ring of Patarasuk and Yuan 2009)\n\n";
   out += fmt::format(
       "{}-way FSDP, fp16 parameters and gradients, Adam ({:g}+{:g}+{:g} bytes/parameter, ZeRO paper):\n"
-      "  model state per rank = {:g} B/param x {:.3g} / {} = {}\n\n",
+      "  model state per rank = {:g} B/param x {} / {} = {}\n\n",
       kSeedFsdpRanks, per_param.parameters, per_param.gradients, per_param.optimizer,
-      per_param.parameters + per_param.gradients + per_param.optimizer, model.parameters, kSeedFsdpRanks,
+      per_param.parameters + per_param.gradients + per_param.optimizer, short_count(model.parameters), kSeedFsdpRanks,
       format_bytes(state.total()));
   out += fmt::format("The same all-reduce on {} ({}), whose 8 GPUs per node share the node's NICs:\n", cluster_name,
                      o.cluster);

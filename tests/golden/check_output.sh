@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs `stepcast ARGS...` and checks that every line of EXPECTED (comments '#' skipped) appears
+# in its output, with runs of spaces squeezed. Usage: check_output.sh STEPCAST EXPECTED ARGS...
+set -u
+exe=$1 expected=$2
+shift 2
+out=$("$exe" "$@" 2>&1)
+rc=$?
+if [ $rc -ne 0 ]; then
+  echo "stepcast $* exited $rc:"; echo "$out"; exit 1
+fi
+squeezed=$(echo "$out" | tr -s ' ')
+status=0
+while IFS= read -r line; do
+  case "$line" in ''|'#'*) continue ;; esac
+  if ! grep -qF -- "$line" <<<"$squeezed"; then
+    echo "missing: $line"
+    status=1
+  fi
+done <"$expected"
+[ $status -ne 0 ] && { echo "--- output of stepcast $* ---"; echo "$out"; }
+exit $status
