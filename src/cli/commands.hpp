@@ -12,6 +12,8 @@ void add_predict_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_resilience_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
 
 /// What `stepcast` with no subcommand prints: the seed's worked communication check.
 void run_default_report();

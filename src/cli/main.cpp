@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   stepcast::cli::add_collective_command(app);
   stepcast::cli::add_resilience_command(app);
   stepcast::cli::add_simulate_command(app);
+  stepcast::cli::add_calibrate_command(app);
+  stepcast::cli::add_validate_command(app);
   try {
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) stepcast::cli::run_default_report();

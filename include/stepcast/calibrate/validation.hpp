@@ -1,0 +1,32 @@
+// Predicted against measured: the model's time for each measured point, the error of each, and
+// the median, 90th percentile and worst absolute error.
+#pragma once
+
+#include <vector>
+
+#include "stepcast/calibrate/fit.hpp"
+#include "stepcast/cost/calibration.hpp"
+
+namespace stepcast::calibrate {
+
+struct ComparedPoint {
+  Sample sample;
+  Seconds predicted;
+  BytesPerSecond predicted_busbw;
+  double error_pct = 0.0;  ///< (predicted - measured) / measured x 100
+};
+
+struct Comparison {
+  std::vector<ComparedPoint> points;
+  double median_abs_error_pct = 0.0;
+  double p90_abs_error_pct = 0.0;
+  double max_abs_error_pct = 0.0;
+};
+
+/// Predicts every sample with cost::estimate_collective on the calibrated tiers and compares.
+Comparison compare(const std::vector<Sample>& samples, const cost::Calibration& calibration);
+
+/// The p-th percentile (0..100) of `values` by the nearest-rank method; 0 for no values.
+double percentile(std::vector<double> values, double p);
+
+}  // namespace stepcast::calibrate
