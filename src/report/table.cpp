@@ -57,8 +57,8 @@ std::string display_text(const Cell& cell, const Column& column) {
     case Cell::Kind::kText: return cell.text;
     case Cell::Kind::kInteger: return fmt::format("{}", cell.integer);
     case Cell::Kind::kNumber:
-      if (column.decimals < 0) return format_number(cell.number);
-      return fmt::format("{:.{}f}", cell.number, column.decimals);
+      if (column.decimals < 0) return format_number(cell.number / column.scale);
+      return fmt::format("{:.{}f}", cell.number / column.scale, column.decimals);
     case Cell::Kind::kFlag: return cell.flag ? "yes" : "no";
   }
   STEPCAST_UNREACHABLE("every cell kind is handled");

@@ -10,15 +10,19 @@
 
 namespace stepcast::report {
 
-/// One column. `key` names it in CSV and JSON and carries the unit as a suffix (`step_time_s`,
-/// STYLE.md B3); `title` and `unit` are what people read in text, Markdown and HTML.
+/// One column. `key` names it in CSV and JSON and carries the SI unit as a suffix
+/// (`step_time_s`, `memory_bytes`; STYLE.md B3, B5); cells hold SI values. `title` and `unit`
+/// are what people read in text, Markdown and HTML, where numbers are shown divided by `scale`.
 struct Column {
   std::string key;    ///< machine name, snake_case with a unit suffix
   std::string title;  ///< human name, e.g. "step time"
-  std::string unit;   ///< e.g. "s", "GiB", "tokens/s"; empty for counts and text
+  std::string unit;   ///< unit people read, e.g. "s", "GiB", "%"; empty for counts and text
   /// Digits after the point in text, Markdown and HTML; -1 prints "%.9g". CSV and JSON always
   /// print "%.9g" so machines get every significant digit that the model has.
   int decimals = -1;
+  /// People read value / scale in `unit`: unit::kGibi for bytes shown in GiB, 0.01 for a ratio
+  /// shown in %. Machines read the SI value.
+  double scale = 1.0;
 };
 
 /// One cell of a row: nothing, text, an integer, a number or a yes/no flag.

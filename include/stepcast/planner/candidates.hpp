@@ -1,0 +1,41 @@
+// The search space of plan search: every combination of parallel degrees, sharding, schedule,
+// micro-batch size, recompute and sequence parallel for a model on a number of GPUs.
+#pragma once
+
+#include <vector>
+
+#include "stepcast/plan/plan.hpp"
+
+namespace stepcast::planner {
+
+/// What the search varies, and the fixed settings every candidate shares.
+struct SearchSpace {
+  int gpus = 0;           ///< GPUs every candidate uses (dp*tp*pp)
+  int gpus_per_node = 8;  ///< tensor parallel is kept inside a node (see max_tp_in_node)
+  int global_batch = 0;   ///< sequences per optimizer step
+  int seq_len = 0;        ///< tokens per sequence; 0 = the workload's
+  /// Micro-batch sizes tried: the powers of two up to this bound (and up to global_batch / dp).
+  int max_micro_batch = 16;
+  /// Tensor parallelism only inside a node: its two all-reduces per layer sit on the critical
+  /// path and need NVLink bandwidth (Narayanan et al. 2021, section 3.3, takeaway #1). A wider
+  /// tp is enumerated and rejected under its own reason, so the counts show it.
+  bool max_tp_in_node = true;
+  /// Precision, optimizer and flash attention come from here; the searched fields are ignored.
+  plan::Plan base;
+};
+
+/// Every candidate of the space in a fixed order (the candidate id is the index), resolved but
+/// not validated. Combinations that differ in name only are generated once:
+/// - tp: every divisor of gpus; pp: every divisor of gpus / tp; dp = gpus / (tp * pp);
+/// - schedule: with pp = 1 only 1F1B (no pipeline, the schedule has no effect); with pp > 1
+///   GPipe, 1F1B, ZB-H1 (vp = 1) and interleaved 1F1B with every vp >= 2 that divides
+///   layers / pp (other vp break the layer rule by construction; interleaving one chunk is 1F1B);
+/// - sharding: with dp = 1 only DDP (nothing to shard); with dp > 1 DDP, ZeRO-1/2/3, FSDP
+///   FULL_SHARD, SHARD_GRAD_OP, and HYBRID_SHARD over the node (shard group = gpus_per_node /
+///   (tp*pp) when that is between 2 and dp-1 and divides dp). FSDP NO_SHARD is DDP and is left out;
+/// - micro-batch size: powers of two up to min(max_micro_batch, global_batch / dp);
+/// - recompute: none, selective, full;
+/// - sequence parallel: off, and on when tp > 1.
+std::vector<plan::Plan> enumerate_candidates(const SearchSpace& space, const workload::Workload& workload);
+
+}  // namespace stepcast::planner

@@ -1,0 +1,65 @@
+// Capacity sweeps: workloads x clusters x GPU counts, each cell the best plan found by search
+// (or a plan family the user fixes), and what training a number of tokens would take and cost.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stepcast/core/units.hpp"
+#include "stepcast/planner/search.hpp"
+
+namespace stepcast::planner {
+
+/// What training `tokens` tokens takes at a step time (all GPUs busy the whole time).
+struct TrainingCost {
+  Seconds time;           ///< steps x step time, steps = tokens / (global batch x sequence length)
+  double days = 0.0;
+  double gpu_hours = 0.0;  ///< time in hours x GPUs
+  double cost = 0.0;       ///< gpu_hours x price per GPU-hour (0 without a price)
+};
+
+/// Training cost; `price_per_gpu_hour` may be 0. Preconditions: tokens, batch, seq > 0.
+TrainingCost training_cost(double tokens, int global_batch, int seq_len, Seconds step_time, int gpus,
+                           double price_per_gpu_hour);
+
+struct CapacityRequest {
+  std::vector<workload::Workload> workloads;
+  std::vector<std::filesystem::path> topologies;  ///< cluster-form files; nodes set per GPU count
+  std::vector<int> gpus;                          ///< GPU counts, e.g. 8, 16, ..., 1024
+  int global_batch = 0;
+  int seq_len = 0;                                ///< 0 = each workload's
+  /// A plan family: fixed fields, dp derived from each GPU count. Absent: search every plan.
+  std::optional<plan::Plan> plan;
+  plan::Plan base;  ///< precision, optimizer, flash attention of searched plans
+  int max_micro_batch = 16;
+  SearchOptions search;  ///< threads and predictor options; on_progress is not used
+  /// Called after each cell with the number of cells done (for a progress line).
+  std::function<void(std::size_t)> on_cell;
+};
+
+/// One cell of the sweep.
+struct CapacityCell {
+  std::string workload;
+  std::string topology;  ///< the topology's name
+  std::string gpu;       ///< the GPU's name
+  int gpus = 0;
+  int nodes = 0;
+  /// The plan shown: the fastest fitting one; when none fits, the valid plan needing the least
+  /// memory (searched) or the given plan; absent when no plan is valid at all.
+  std::optional<plan::Plan> plan;
+  bool fits = false;
+  PlanMetrics metrics;   ///< of `plan`: step figures only when it fits
+  std::string note;      ///< why nothing fits or nothing is valid; empty otherwise
+  std::size_t candidates = 0;  ///< plans evaluated for this cell (1 with a plan family)
+};
+
+/// Runs every cell, in workload, topology, GPU-count order. GPU counts that the topology's node
+/// size does not divide (above one node) are skipped as cells with a note. Topology files are
+/// loaded with nodes = ceil(gpus / gpus per node).
+std::vector<CapacityCell> capacity_sweep(const CapacityRequest& request);
+
+}  // namespace stepcast::planner

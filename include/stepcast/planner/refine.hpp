@@ -1,0 +1,17 @@
+// Refinement of the top plans of a search with the discrete-event engine: the analytical model
+// ranks thousands of plans, the engine re-times the best few with contention and schedules.
+#pragma once
+
+#include <cstddef>
+
+#include "stepcast/planner/search.hpp"
+
+namespace stepcast::planner {
+
+/// Simulates one step of the first `k` ranked plans (sim::plan_step + sim::simulate_step) and
+/// re-orders those k by simulated step time (ties by candidate id); the rest keep their order.
+/// Each refined plan gets `simulated_step_time`. `threads` as in SearchOptions.
+void refine_top(SearchResult& result, const workload::Workload& workload, const topology::Topology& topology, std::size_t k,
+                const cost::StepOptions& step_options, int threads = 0);
+
+}  // namespace stepcast::planner

@@ -1,0 +1,106 @@
+// Plan search: every candidate of a search space checked against the plan rules and the memory
+// model, the rest ranked by predicted step time; evaluated in parallel, reduced in id order.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stepcast/core/units.hpp"
+#include "stepcast/cost/memory.hpp"
+#include "stepcast/cost/step.hpp"
+#include "stepcast/planner/candidates.hpp"
+#include "stepcast/topology/topology.hpp"
+#include "stepcast/workload/workload.hpp"
+
+namespace stepcast::planner {
+
+/// The figures of one valid plan that reports show (no explanations: they stay with `predict`).
+struct PlanMetrics {
+  Seconds step_time;
+  Seconds compute;
+  Seconds bubble;
+  Seconds exposed_communication;
+  Seconds optimizer;
+  double tokens_per_s = 0.0;
+  double mfu = 0.0;  ///< model FLOPs utilisation, 0..1
+  cost::MemoryBreakdown memory;  ///< explanation left empty
+  Bytes gpu_memory;              ///< the capacity it was checked against
+  bool fits = false;
+};
+
+/// What became of one candidate.
+struct Evaluation {
+  enum class Outcome { kInvalid, kDoesNotFit, kFits };
+  Outcome outcome = Outcome::kInvalid;
+  /// For kInvalid: the first rule broken, with its numbers; for kDoesNotFit: the memory shortfall.
+  std::string problem;
+  /// Filled for kDoesNotFit (memory only) and kFits (everything).
+  PlanMetrics metrics;
+};
+
+/// Options of a search beyond the space itself.
+struct SearchOptions {
+  /// Memory options and achieved compute fraction for the predictor; `explain` is ignored
+  /// (the search never formats explanations).
+  cost::StepOptions step;
+  /// Worker threads; 0 = std::thread::hardware_concurrency(). The result does not depend on it.
+  int threads = 0;
+  /// Called from worker threads with the number of candidates just finished (for a progress line).
+  std::function<void(std::size_t)> on_progress;
+};
+
+/// Checks one plan, in this order: tp inside a node (when the space asks), plan::problems,
+/// memory against the topology's GPU, then predicts its step. `plan` must be resolved.
+Evaluation evaluate_plan(const workload::Workload& workload, const topology::Topology& topology, const plan::Plan& plan,
+                         const SearchSpace& space, const cost::StepOptions& step_options);
+
+/// A fitting plan with its candidate id.
+struct RankedPlan {
+  std::size_t id = 0;
+  plan::Plan plan;
+  PlanMetrics metrics;
+  /// The discrete-event engine's step time, for plans refined by refine_top.
+  std::optional<Seconds> simulated_step_time;
+};
+
+/// Candidates rejected for one reason. The reason is the rule with its numbers taken out, so
+/// that every candidate breaking it is counted together; `example` is the full text for the
+/// lowest candidate id.
+struct Rejection {
+  std::string reason;
+  std::size_t count = 0;
+  std::string example;
+};
+
+struct SearchResult {
+  std::size_t candidates = 0;
+  std::size_t invalid = 0;      ///< broke a plan rule (counted under its first rule)
+  std::size_t not_fitting = 0;  ///< valid, but over the GPU's memory
+  /// Every fitting plan, fastest first; equal step times in candidate-id order.
+  std::vector<RankedPlan> ranked;
+  /// Reasons by count (largest first), then by reason text; "does not fit in GPU memory" included.
+  std::vector<Rejection> rejections;
+  /// When nothing fits: the valid plan that needs the least memory (ties by id), for reports.
+  std::optional<RankedPlan> least_memory;
+};
+
+/// Enumerates the space and evaluates every candidate. Throws InputError when the workload has
+/// no shape (a bare parameter count has no layers to split).
+SearchResult search(const workload::Workload& workload, const topology::Topology& topology, const SearchSpace& space,
+                    const SearchOptions& options = {});
+
+/// The reason key of a problem text: parenthesised numbers and "= a*b = c" products removed,
+/// other digits replaced by N: "attention heads (32) must be divisible by tp (3)" becomes
+/// "attention heads must be divisible by tp".
+std::string rejection_reason(std::string_view problem);
+
+/// The reason key used for plans whose memory exceeds the GPU's.
+inline constexpr std::string_view kDoesNotFitReason = "does not fit in GPU memory";
+/// The reason key for tensor parallel wider than a node.
+inline constexpr std::string_view kTpBeyondNodeReason = "tp must not exceed the GPUs of one node";
+
+}  // namespace stepcast::planner

@@ -1,0 +1,44 @@
+// Reports of the planner: ranked plans with rejection counts (`stepcast search`) and capacity
+// tables with their charts (`stepcast table`), as Report values every writer can render.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "stepcast/planner/capacity.hpp"
+#include "stepcast/planner/search.hpp"
+#include "stepcast/report/table.hpp"
+
+namespace stepcast::report {
+
+/// What a search report says about its inputs, above the tables.
+struct SearchContext {
+  std::string command;   ///< the command line that reproduces the report
+  std::string workload;
+  std::string topology;
+  std::string gpu;
+  int gpus = 0;
+  int global_batch = 0;
+  int seq_len = 0;
+};
+
+/// Tables "plans" (the `top` fastest fitting plans, ranked) and "rejections" (count per reason).
+Report search_report(const planner::SearchResult& result, const SearchContext& context, std::size_t top);
+
+/// Training-cost settings of a capacity table; tokens = 0 leaves the cost columns out.
+struct CostSettings {
+  double tokens = 0.0;
+  double price_per_gpu_hour = 0.0;  ///< 0 leaves the cost column out
+};
+
+/// Table "capacity" (one row per cell) and four charts: tokens/s and MFU against GPU count (one
+/// line per workload and cluster), memory per GPU by term and step time by part (one bar per cell).
+Report capacity_report(const std::vector<planner::CapacityCell>& cells, const std::string& command, int global_batch,
+                       int seq_len, const CostSettings& cost);
+
+/// The searched fields of a plan in short form: "dp=8 tp=2 pp=4 vp=2 zero-1 mbs=1 rc=selective
+/// sp 1f1b"; the fields every candidate shares (batch, precision, ...) are left out.
+std::string plan_summary(const plan::Plan& plan);
+
+}  // namespace stepcast::report

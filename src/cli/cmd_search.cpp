@@ -1,0 +1,113 @@
+// `stepcast search`: every valid plan of a model on a cluster, pruned by memory, ranked by
+// predicted step time, the best few optionally re-timed on the event engine.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands.hpp"
+#include "data_path.hpp"
+#include "output.hpp"
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/compute.hpp"
+#include "stepcast/planner/refine.hpp"
+#include "stepcast/planner/search.hpp"
+#include "stepcast/report/plan_reports.hpp"
+#include "stepcast/report/progress.hpp"
+#include "stepcast/report/writers.hpp"
+
+namespace stepcast::cli {
+namespace {
+
+struct SearchCommand {
+  std::string workload;
+  std::string topology;
+  int nodes = 0;
+  int global_batch = 0;
+  int seq = 0;
+  int top = 10;
+  int refine = 0;
+  int threads = 0;
+  int max_mbs = 16;
+  std::string precision;
+  bool flash = false;
+  bool json = false;
+  std::string format = "text";
+  std::string output;
+};
+
+/// The command line that reproduces the output (the thread count is left out: it changes nothing).
+std::string command_line(const SearchCommand& c) {
+  std::string s = fmt::format("stepcast search --workload {} --topology {}", c.workload, c.topology);
+  if (c.nodes > 0) s += fmt::format(" --nodes {}", c.nodes);
+  s += fmt::format(" --global-batch {}", c.global_batch);
+  if (c.seq > 0) s += fmt::format(" --seq {}", c.seq);
+  if (c.top != 10) s += fmt::format(" --top {}", c.top);
+  if (c.refine > 0) s += fmt::format(" --refine {}", c.refine);
+  if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
+  if (!c.precision.empty()) s += " --precision " + c.precision;
+  if (c.flash) s += " --flash";
+  return s;
+}
+
+void run(const SearchCommand& c) {
+  const report::Format format = c.json ? report::Format::kJson : report::parse_format(c.format, "--format");
+  const workload::Workload w = workload::load_workload(data_path(c.workload));
+  const topology::Topology topo =
+      topology::load_topology(data_path(c.topology), c.nodes > 0 ? std::optional<int>(c.nodes) : std::nullopt);
+  planner::SearchSpace space;
+  space.gpus = topo.gpu_count();
+  space.gpus_per_node = topo.gpus_per_node();
+  space.global_batch = c.global_batch;
+  space.seq_len = c.seq;
+  space.max_micro_batch = c.max_mbs;
+  if (!c.precision.empty()) space.base.precision = plan::parse_precision(c.precision, "--precision");
+  space.base.flash_attention = c.flash;
+  if (!(cost::peak_rate(topo.gpu(), space.base.precision).value() > 0.0)) {
+    throw InputError(c.topology, {}, fmt::format("the {} has no {} peak rate", topo.gpu().name, plan::to_string(space.base.precision)));
+  }
+  const std::size_t total = planner::enumerate_candidates(space, w).size();
+  report::Progress progress("plans", total);
+  planner::SearchOptions options;
+  options.threads = c.threads;
+  options.on_progress = [&progress](std::size_t n) { progress.advance(n); };
+  planner::SearchResult result = planner::search(w, topo, space, options);
+  progress.finish();
+  if (c.refine > 0) planner::refine_top(result, w, topo, static_cast<std::size_t>(c.refine), options.step, c.threads);
+
+  report::SearchContext context;
+  context.command = command_line(c);
+  context.workload = w.name;
+  context.topology = topo.name();
+  context.gpu = topo.gpu().name;
+  context.gpus = topo.gpu_count();
+  context.global_batch = c.global_batch;
+  context.seq_len = c.seq > 0 ? c.seq : w.shape->seq_len;
+  emit(report::render(report::search_report(result, context, static_cast<std::size_t>(c.top)), format), c.output);
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app) {
+  auto c = std::make_shared<SearchCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "search", "Every valid plan of a model on a cluster, pruned by GPU memory, ranked by predicted step time, with rejection counts");
+  sub->add_option("--workload", c->workload, "Workload JSON (workloads/*.json) or a Hugging Face config.json")->required();
+  sub->add_option("--topology", c->topology, "Topology JSON (topologies/*.json)")->required();
+  sub->add_option("--nodes", c->nodes, "Nodes of the topology to use (cluster-form files)")->check(CLI::PositiveNumber);
+  sub->add_option("--global-batch", c->global_batch, "Sequences per optimizer step")->required()->check(CLI::PositiveNumber);
+  sub->add_option("--seq", c->seq, "Tokens per sequence (default: the workload's)")->check(CLI::PositiveNumber);
+  sub->add_option("--top", c->top, "Plans to list (default 10)")->check(CLI::PositiveNumber);
+  sub->add_option("--refine", c->refine, "Simulate the best K plans on the event engine and re-rank them by it")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--threads", c->threads, "Worker threads (default: all cores); the output does not depend on it")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(CLI::PositiveNumber);
+  sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16 or fp8");
+  sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention, which never stores the s x s scores");
+  sub->add_option("--format", c->format, "text (default), markdown, csv (the ranked plans), json or html");
+  sub->add_flag("--json", c->json, "Same as --format json");
+  sub->add_option("-o,--output", c->output, "Write to this file (atomically) instead of stdout");
+  sub->callback([c] { run(*c); });
+}
+
+}  // namespace stepcast::cli

@@ -1,0 +1,116 @@
+// `stepcast table`: capacity tables over workloads x clusters x GPU counts (the best plan found by
+// search, or a plan family), with training days, GPU-hours and cost, in five formats.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands.hpp"
+#include "data_path.hpp"
+#include "output.hpp"
+#include "stepcast/core/errors.hpp"
+#include "stepcast/planner/capacity.hpp"
+#include "stepcast/report/plan_reports.hpp"
+#include "stepcast/report/progress.hpp"
+#include "stepcast/report/writers.hpp"
+
+namespace stepcast::cli {
+namespace {
+
+struct TableCommand {
+  std::vector<std::string> workloads;
+  std::vector<std::string> topologies;
+  std::vector<int> gpus;
+  int global_batch = 0;
+  int seq = 0;
+  double tokens = 0.0;
+  double price = 0.0;
+  std::string plan;
+  int threads = 0;
+  int max_mbs = 16;
+  std::string precision;
+  bool flash = false;
+  std::string format = "text";
+  std::string output;
+};
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& item : items) s += (s.empty() ? "" : ",") + item;
+  return s;
+}
+
+std::string command_line(const TableCommand& c) {
+  std::string gpus;
+  for (const int g : c.gpus) gpus += fmt::format("{}{}", gpus.empty() ? "" : ",", g);
+  std::string s = fmt::format("stepcast table --workloads {} --topologies {} --gpus {} --global-batch {}", join(c.workloads),
+                              join(c.topologies), gpus, c.global_batch);
+  if (c.seq > 0) s += fmt::format(" --seq {}", c.seq);
+  if (!c.plan.empty()) s += fmt::format(" --plan {}", c.plan);
+  if (c.tokens > 0.0) s += " --tokens " + report::format_number(c.tokens);
+  if (c.price > 0.0) s += " --price-per-gpu-hour " + report::format_number(c.price);
+  if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
+  if (!c.precision.empty()) s += " --precision " + c.precision;
+  if (c.flash) s += " --flash";
+  s += " --format " + std::string(report::to_string(report::parse_format(c.format, "--format")));
+  return s;
+}
+
+void run(const TableCommand& c) {
+  const report::Format format = report::parse_format(c.format, "--format");
+  if (c.price > 0.0 && !(c.tokens > 0.0)) throw InputError("--price-per-gpu-hour", {}, "needs --tokens (the tokens to train)");
+  planner::CapacityRequest req;
+  for (const auto& w : c.workloads) {
+    req.workloads.push_back(workload::load_workload(data_path(w)));
+    if (!req.workloads.back().has_shape()) {
+      throw InputError(w, {}, "capacity tables need a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
+    }
+  }
+  for (const auto& t : c.topologies) req.topologies.push_back(data_path(t));
+  req.gpus = c.gpus;
+  req.global_batch = c.global_batch;
+  req.seq_len = c.seq;
+  req.max_micro_batch = c.max_mbs;
+  if (!c.precision.empty()) req.base.precision = plan::parse_precision(c.precision, "--precision");
+  req.base.flash_attention = c.flash;
+  if (!c.plan.empty()) {
+    plan::Plan family = plan::parse_plan(c.plan, "--plan");
+    if (!c.precision.empty()) family.precision = req.base.precision;
+    if (c.flash) family.flash_attention = true;
+    req.plan = family;
+  }
+  req.search.threads = c.threads;
+  report::Progress progress("cells", req.workloads.size() * req.topologies.size() * req.gpus.size());
+  req.on_cell = [&progress](std::size_t) { progress.advance(); };
+  const auto cells = planner::capacity_sweep(req);
+  progress.finish();
+  report::CostSettings cost{c.tokens, c.price};
+  emit(report::render(report::capacity_report(cells, command_line(c), c.global_batch, c.seq, cost), format), c.output);
+}
+
+}  // namespace
+
+void add_table_command(CLI::App& app) {
+  auto c = std::make_shared<TableCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "table", "Capacity tables over workloads x clusters x GPU counts: best plan, step time, tokens/s, MFU, memory, cost to train");
+  sub->add_option("--workloads", c->workloads, "Workload files, comma-separated")->required()->delimiter(',');
+  sub->add_option("--topologies", c->topologies, "Topology files (cluster form), comma-separated")->required()->delimiter(',');
+  sub->add_option("--gpus", c->gpus, "GPU counts, comma-separated, e.g. 8,16,32,64")->required()->delimiter(',')->check(CLI::PositiveNumber);
+  sub->add_option("--global-batch", c->global_batch, "Sequences per optimizer step")->required()->check(CLI::PositiveNumber);
+  sub->add_option("--seq", c->seq, "Tokens per sequence (default: each workload's)")->check(CLI::PositiveNumber);
+  sub->add_option("--tokens", c->tokens, "Tokens to train, e.g. 1e12: adds days and GPU-hours")->check(CLI::PositiveNumber);
+  sub->add_option("--price-per-gpu-hour", c->price, "Price of one GPU-hour in USD, e.g. 4.10: adds the cost")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--plan", c->plan, "A plan family in compact form (e.g. \"tp=8,pp=2,zero=1\"); dp follows each GPU count. "
+                                     "Default: search every plan");
+  sub->add_option("--threads", c->threads, "Worker threads (default: all cores); the output does not depend on it")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(CLI::PositiveNumber);
+  sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16 or fp8");
+  sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention");
+  sub->add_option("--format", c->format, "text (default), markdown, csv, json or html");
+  sub->add_option("-o,--output", c->output, "Write to this file (atomically) instead of stdout");
+  sub->callback([c] { run(*c); });
+}
+
+}  // namespace stepcast::cli

@@ -1,0 +1,96 @@
+// Enumerating the search space in a fixed nested order, so candidate ids are stable.
+#include "stepcast/planner/candidates.hpp"
+
+#include <algorithm>
+
+#include "stepcast/core/errors.hpp"
+
+namespace stepcast::planner {
+namespace {
+
+using plan::Plan;
+using plan::Recompute;
+using plan::Schedule;
+using plan::Sharding;
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+struct ScheduleChoice {
+  Schedule schedule;
+  int vp;
+};
+
+std::vector<ScheduleChoice> schedules(int pp, int layers) {
+  if (pp == 1) return {{Schedule::k1F1B, 1}};
+  std::vector<ScheduleChoice> out = {{Schedule::kGpipe, 1}, {Schedule::k1F1B, 1}, {Schedule::kZbH1, 1}};
+  if (layers > 0 && layers % pp == 0) {
+    for (const int vp : divisors(layers / pp)) {
+      if (vp >= 2) out.push_back({Schedule::kInterleaved, vp});
+    }
+  }
+  return out;
+}
+
+struct ShardingChoice {
+  Sharding sharding;
+  int shard_group;
+};
+
+std::vector<ShardingChoice> shardings(int dp, int model_parallel, int gpus_per_node) {
+  if (dp == 1) return {{Sharding::kDdp, 1}};
+  std::vector<ShardingChoice> out = {{Sharding::kDdp, dp},       {Sharding::kZero1, dp},     {Sharding::kZero2, dp},
+                                     {Sharding::kZero3, dp},     {Sharding::kFsdpFull, dp}, {Sharding::kFsdpGradOp, dp}};
+  if (gpus_per_node % model_parallel == 0) {
+    const int group = gpus_per_node / model_parallel;
+    if (group >= 2 && group < dp && dp % group == 0) out.push_back({Sharding::kFsdpHybrid, group});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload::Workload& workload) {
+  STEPCAST_ASSERT(space.gpus >= 1 && space.global_batch >= 1 && space.gpus_per_node >= 1, "a search space needs GPUs and a batch");
+  const int layers = workload.shape ? workload.shape->layers : 0;
+  std::vector<Plan> out;
+  for (const int tp : divisors(space.gpus)) {
+    for (const int pp : divisors(space.gpus / tp)) {
+      const int dp = space.gpus / (tp * pp);
+      const int mbs_bound = std::min(space.max_micro_batch, std::max(1, space.global_batch / dp));
+      for (const auto [schedule, vp] : schedules(pp, layers)) {
+        for (const auto [sharding, group] : shardings(dp, tp * pp, space.gpus_per_node)) {
+          for (int mbs = 1; mbs <= mbs_bound; mbs *= 2) {
+            for (const Recompute recompute : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+              for (const bool sp : {false, true}) {
+                if (sp && tp == 1) continue;
+                Plan p = space.base;
+                p.dp = dp;
+                p.tp = tp;
+                p.pp = pp;
+                p.vp = vp;
+                p.schedule = schedule;
+                p.sharding = sharding;
+                p.shard_group = group;
+                p.micro_batch_size = mbs;
+                p.recompute = recompute;
+                p.sequence_parallel = sp;
+                p.global_batch = space.global_batch;
+                p.seq_len = space.seq_len;
+                out.push_back(plan::resolve(p, workload, space.gpus));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace stepcast::planner

@@ -1,0 +1,52 @@
+// Re-timing the best plans on the event engine, one plan per thread, results stored by rank.
+#include "stepcast/planner/refine.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
+
+#include "stepcast/sim/step_from_plan.hpp"
+#include "stepcast/sim/step_sim.hpp"
+
+namespace stepcast::planner {
+
+void refine_top(SearchResult& result, const workload::Workload& workload, const topology::Topology& topology, std::size_t k,
+                const cost::StepOptions& step_options, int threads) {
+  const std::size_t n = std::min(k, result.ranked.size());
+  if (n == 0) return;
+  cost::StepOptions options = step_options;
+  options.explain = false;
+  options.memory.explain = false;
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<std::size_t> next{0};
+  const auto worker = [&] {
+    for (std::size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
+      try {
+        RankedPlan& r = result.ranked[i];
+        const cost::StepPrediction prediction = cost::predict_step(workload, r.plan, topology, options);
+        const sim::PlannedStep planned = sim::plan_step(r.plan, prediction);
+        r.simulated_step_time = sim::simulate_step(topology, planned.spec).step_time;
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  {
+    const int wanted = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::jthread> pool;
+    for (int t = 1; t < std::min<int>(wanted, static_cast<int>(n)); ++t) pool.emplace_back(worker);
+    worker();
+  }
+  // The error of the best-ranked plan surfaces, whatever thread met it first.
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  std::stable_sort(result.ranked.begin(), result.ranked.begin() + static_cast<std::ptrdiff_t>(n),
+                   [](const RankedPlan& a, const RankedPlan& b) {
+                     if (*a.simulated_step_time != *b.simulated_step_time) return *a.simulated_step_time < *b.simulated_step_time;
+                     return a.id < b.id;
+                   });
+}
+
+}  // namespace stepcast::planner

@@ -1,0 +1,152 @@
+// Plan search: evaluate every candidate on a pool of threads, each result stored at its
+// candidate id, then reduce in id order so the output never depends on the thread count.
+#include "stepcast/planner/search.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "stepcast/core/errors.hpp"
+
+namespace stepcast::planner {
+namespace {
+
+// Candidates a worker takes at a time: large enough that the shared counter is not contended,
+// small enough that two threads finish together.
+constexpr std::size_t kChunk = 64;
+
+PlanMetrics metrics_of(const cost::StepPrediction& p) {
+  PlanMetrics m;
+  m.step_time = p.step_time;
+  m.compute = p.compute;
+  m.bubble = p.bubble;
+  m.exposed_communication = p.exposed_communication;
+  m.optimizer = p.optimizer;
+  m.tokens_per_s = p.tokens_per_s;
+  m.mfu = p.mfu;
+  m.memory = p.memory;
+  m.gpu_memory = p.fit.capacity;
+  m.fits = p.fit.fits;
+  return m;
+}
+
+int thread_count(int requested, std::size_t work) {
+  int threads = requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto chunks = static_cast<int>(std::min<std::size_t>((work + kChunk - 1) / kChunk, 1024));
+  return std::max(1, std::min(threads, chunks));
+}
+
+}  // namespace
+
+Evaluation evaluate_plan(const workload::Workload& workload, const topology::Topology& topology, const plan::Plan& plan,
+                         const SearchSpace& space, const cost::StepOptions& step_options) {
+  Evaluation e;
+  if (space.max_tp_in_node && plan.tp > space.gpus_per_node) {
+    e.problem = fmt::format("tp ({}) must not exceed the GPUs of one node ({})", plan.tp, space.gpus_per_node);
+    return e;
+  }
+  if (auto found = plan::problems(plan, workload, space.gpus); !found.empty()) {
+    e.problem = std::move(found.front());
+    return e;
+  }
+  cost::StepOptions options = step_options;
+  options.explain = false;
+  options.memory.explain = false;
+  const cost::MemoryBreakdown memory = cost::estimate_memory(workload, plan, options.memory);
+  const cost::MemoryFit fit = cost::check_fit(memory, topology.gpu().memory);
+  if (!fit.fits) {
+    e.outcome = Evaluation::Outcome::kDoesNotFit;
+    e.problem = fmt::format("needs {} per GPU, {} more than the {} of the GPU", format_bytes(memory.total),
+                            format_bytes(-fit.headroom), format_bytes(fit.capacity));
+    e.metrics.memory = memory;
+    e.metrics.gpu_memory = fit.capacity;
+    return e;
+  }
+  e.outcome = Evaluation::Outcome::kFits;
+  e.metrics = metrics_of(cost::predict_step(workload, plan, topology, options));
+  STEPCAST_ASSERT(e.metrics.fits, "the predictor's memory agrees with the memory model");
+  return e;
+}
+
+SearchResult search(const workload::Workload& workload, const topology::Topology& topology, const SearchSpace& space,
+                    const SearchOptions& options) {
+  if (!workload.has_shape()) {
+    throw InputError(workload.name, {}, "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
+  }
+  const std::vector<plan::Plan> candidates = enumerate_candidates(space, workload);
+  const std::size_t n = candidates.size();
+  std::vector<Evaluation> results(n);
+
+  std::atomic<std::size_t> next{0};
+  std::mutex error_mutex;
+  std::size_t error_at = n;
+  std::exception_ptr error;
+  const auto worker = [&] {
+    for (;;) {
+      const std::size_t begin = next.fetch_add(kChunk, std::memory_order_relaxed);
+      if (begin >= n) return;
+      const std::size_t end = std::min(n, begin + kChunk);
+      for (std::size_t i = begin; i < end; ++i) {
+        try {
+          results[i] = evaluate_plan(workload, topology, candidates[i], space, options.step);
+        } catch (...) {
+          // Keep the error of the lowest candidate id, so which error surfaces is deterministic.
+          const std::lock_guard lock(error_mutex);
+          if (i < error_at) {
+            error_at = i;
+            error = std::current_exception();
+          }
+        }
+      }
+      if (options.on_progress) options.on_progress(end - begin);
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    const int threads = thread_count(options.threads, n);
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+  }
+  if (error) std::rethrow_exception(error);
+
+  // The reduction, in candidate-id order.
+  SearchResult out;
+  out.candidates = n;
+  std::map<std::string, Rejection> by_reason;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Evaluation& e = results[i];
+    if (e.outcome == Evaluation::Outcome::kFits) {
+      out.ranked.push_back(RankedPlan{i, candidates[i], e.metrics, std::nullopt});
+      continue;
+    }
+    const std::string reason =
+        e.outcome == Evaluation::Outcome::kInvalid ? rejection_reason(e.problem) : std::string(kDoesNotFitReason);
+    auto [it, inserted] = by_reason.try_emplace(reason, Rejection{reason, 0, e.problem});
+    ++it->second.count;
+    if (e.outcome == Evaluation::Outcome::kInvalid) {
+      ++out.invalid;
+    } else {
+      ++out.not_fitting;
+      if (!out.least_memory || e.metrics.memory.total < out.least_memory->metrics.memory.total) {
+        out.least_memory = RankedPlan{i, candidates[i], e.metrics, std::nullopt};
+      }
+    }
+  }
+  if (!out.ranked.empty()) out.least_memory.reset();
+  // A total order ending in the id (STYLE.md B6).
+  std::stable_sort(out.ranked.begin(), out.ranked.end(), [](const RankedPlan& a, const RankedPlan& b) {
+    if (a.metrics.step_time != b.metrics.step_time) return a.metrics.step_time < b.metrics.step_time;
+    return a.id < b.id;
+  });
+  for (auto& [reason, rejection] : by_reason) out.rejections.push_back(std::move(rejection));
+  std::stable_sort(out.rejections.begin(), out.rejections.end(),
+                   [](const Rejection& a, const Rejection& b) { return a.count > b.count; });
+  return out;
+}
+
+}  // namespace stepcast::planner

@@ -1,0 +1,122 @@
+// The report of `stepcast table`: one row per workload, cluster and GPU count, and the charts of
+// the HTML page (throughput and MFU against GPU count, memory and step time by term).
+#include <fmt/format.h>
+
+#include <map>
+#include <utility>
+
+#include "stepcast/core/units.hpp"
+#include "stepcast/report/plan_reports.hpp"
+
+namespace stepcast::report {
+namespace {
+
+constexpr double kPercentPerUnit = 100.0;  // MFU is a ratio; the chart reads it in %
+
+std::string bar_label(const planner::CapacityCell& c) { return fmt::format("{} {} {}", c.workload, c.topology, c.gpus); }
+
+std::vector<Column> capacity_columns(const CostSettings& cost) {
+  std::vector<Column> cols = {{"workload", "workload", "", -1},
+                              {"cluster", "cluster", "", -1},
+                              {"gpu", "GPU", "", -1},
+                              {"gpus", "GPUs", "", -1},
+                              {"nodes", "nodes", "", -1},
+                              {"plan", "plan", "", -1},
+                              {"fits", "fits", "", -1},
+                              {"step_time_s", "step time", "s", 3},
+                              {"tokens_per_s", "tokens/s", "", 0},
+                              {"mfu", "MFU", "%", 1, 0.01},
+                              {"memory_bytes", "memory/GPU", "GiB", 2, unit::kGibi}};
+  if (cost.tokens > 0.0) {
+    cols.push_back({"train_days", "days", "", 1});
+    cols.push_back({"gpu_hours", "GPU-hours", "", 0});
+    if (cost.price_per_gpu_hour > 0.0) cols.push_back({"cost_usd", "cost", "USD", 0});
+  }
+  cols.push_back({"note", "note", "", -1});
+  return cols;
+}
+
+}  // namespace
+
+Report capacity_report(const std::vector<planner::CapacityCell>& cells, const std::string& command, int global_batch,
+                       int seq_len, const CostSettings& cost) {
+  Report r;
+  r.title = "Capacity table";
+  r.notes.push_back("command: " + command);
+  r.notes.push_back(fmt::format("global batch {} sequences of {} tokens; each cell shows the fastest plan that fits", global_batch,
+                                seq_len > 0 ? fmt::format("{}", seq_len) : std::string("the workload's")));
+  if (cost.tokens > 0.0) {
+    r.notes.push_back(fmt::format("training {} tokens{}", format_number(cost.tokens),
+                                  cost.price_per_gpu_hour > 0.0 ? fmt::format(" at {} USD per GPU-hour", format_number(cost.price_per_gpu_hour))
+                                                                : std::string()));
+  }
+
+  Table table("capacity", "Best plan per workload, cluster and GPU count", capacity_columns(cost));
+  LineChart tokens{"Throughput against GPU count", "GPUs", "tokens/s", true, {}};
+  LineChart mfu{"MFU against GPU count", "GPUs", "MFU [%]", true, {}};
+  BarChart memory{"Memory per GPU by term", "GiB",
+                  {"parameters", "gradients", "optimizer state", "activations", "temporary buffers", "framework overhead"}, {}, 0.0, ""};
+  BarChart time{"Step time by part", "s", {"compute", "pipeline bubble", "exposed communication", "optimizer"}, {}, 0.0, ""};
+  std::map<std::string, std::size_t> series_of;  // "workload on cluster" -> index, in first-seen order
+  bool one_capacity = true;
+  double capacity = 0.0;
+
+  for (const auto& c : cells) {
+    const auto& m = c.metrics;
+    const int seq = c.plan ? c.plan->seq_len : seq_len;
+    std::vector<Cell> row = {Cell::of_text(c.workload), Cell::of_text(c.topology), Cell::of_text(c.gpu), Cell::of_integer(c.gpus),
+                             Cell::of_integer(c.nodes), c.plan ? Cell::of_text(plan_summary(*c.plan)) : Cell::empty(),
+                             Cell::of_flag(c.fits)};
+    if (c.fits) {
+      row.push_back(Cell::of_number(m.step_time.value()));
+      row.push_back(Cell::of_number(m.tokens_per_s));
+      row.push_back(Cell::of_number(m.mfu));
+    } else {
+      row.insert(row.end(), 3, Cell::empty());
+    }
+    row.push_back(c.plan ? Cell::of_number(m.memory.total.value()) : Cell::empty());
+    if (cost.tokens > 0.0) {
+      if (c.fits) {
+        const auto t = planner::training_cost(cost.tokens, global_batch, seq, m.step_time, c.gpus, cost.price_per_gpu_hour);
+        row.push_back(Cell::of_number(t.days));
+        row.push_back(Cell::of_number(t.gpu_hours));
+        if (cost.price_per_gpu_hour > 0.0) row.push_back(Cell::of_number(t.cost));
+      } else {
+        row.insert(row.end(), cost.price_per_gpu_hour > 0.0 ? 3 : 2, Cell::empty());
+      }
+    }
+    row.push_back(Cell::of_text(c.note));
+    table.add_row(std::move(row));
+
+    if (!c.plan) continue;
+    const double gib = unit::kGibi;
+    memory.bars.push_back({bar_label(c),
+                           {m.memory.parameters.value() / gib, m.memory.gradients.value() / gib, m.memory.optimizer_state.value() / gib,
+                            m.memory.activations.value() / gib, m.memory.temporary_buffers.value() / gib,
+                            m.memory.framework_overhead.value() / gib}});
+    if (capacity == 0.0) capacity = m.gpu_memory.value();
+    one_capacity = one_capacity && capacity == m.gpu_memory.value();
+    if (!c.fits) continue;
+    time.bars.push_back({bar_label(c), {m.compute.value(), m.bubble.value(), m.exposed_communication.value(), m.optimizer.value()}});
+    const std::string name = fmt::format("{} on {}", c.workload, c.topology);
+    const auto [it, inserted] = series_of.try_emplace(name, tokens.series.size());
+    if (inserted) {
+      tokens.series.push_back({name, {}});
+      mfu.series.push_back({name, {}});
+    }
+    tokens.series[it->second].points.push_back({static_cast<double>(c.gpus), m.tokens_per_s});
+    mfu.series[it->second].points.push_back({static_cast<double>(c.gpus), m.mfu * kPercentPerUnit});
+  }
+  if (one_capacity && capacity > 0.0) {
+    memory.reference = capacity / unit::kGibi;
+    memory.reference_label = "GPU memory";
+  }
+  r.tables.push_back(std::move(table));
+  r.line_charts.push_back(std::move(tokens));
+  r.line_charts.push_back(std::move(mfu));
+  r.bar_charts.push_back(std::move(memory));
+  r.bar_charts.push_back(std::move(time));
+  return r;
+}
+
+}  // namespace stepcast::report

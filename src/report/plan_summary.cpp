@@ -1,0 +1,39 @@
+// The short form of a searched plan: the compact form `--plan` reads, with only the fields the
+// search varies, so a row of a report can be pasted into `stepcast predict --plan`.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/report/plan_reports.hpp"
+
+namespace stepcast::report {
+namespace {
+
+std::string sharding_text(const plan::Plan& p) {
+  switch (p.sharding) {
+    case plan::Sharding::kDdp: return "zero=0";
+    case plan::Sharding::kZero1: return "zero=1";
+    case plan::Sharding::kZero2: return "zero=2";
+    case plan::Sharding::kZero3: return "zero=3";
+    case plan::Sharding::kFsdpFull: return "fsdp=full";
+    case plan::Sharding::kFsdpGradOp: return "fsdp=grad-op";
+    case plan::Sharding::kFsdpHybrid: return fmt::format("fsdp=hybrid:{}x{}", p.shard_group, p.dp / std::max(1, p.shard_group));
+    case plan::Sharding::kFsdpNone: return "fsdp=none";
+  }
+  STEPCAST_UNREACHABLE("unknown sharding");
+}
+
+}  // namespace
+
+std::string plan_summary(const plan::Plan& p) {
+  std::string out = fmt::format("dp={},tp={},pp={}", p.dp, p.tp, p.pp);
+  if (p.vp > 1) out += fmt::format(",vp={}", p.vp);
+  out += "," + sharding_text(p);
+  out += fmt::format(",mbs={},recompute={}", p.micro_batch_size, plan::to_string(p.recompute));
+  if (p.pp > 1) out += fmt::format(",schedule={}", plan::to_string(p.schedule));
+  if (p.sequence_parallel) out += ",sp=on";
+  return out;
+}
+
+}  // namespace stepcast::report

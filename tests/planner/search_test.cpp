@@ -1,0 +1,219 @@
+// Plan search on a small case: a GPT 1.3B model on 16 A100 40 GiB GPUs (two p4d nodes). The
+// candidate count is derived by hand below; a brute force over a wider space finds no fitting
+// plan the search missed; the result is the same for any thread count.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/memory.hpp"
+#include "stepcast/planner/search.hpp"
+#include "stepcast/topology/topology.hpp"
+
+using namespace stepcast;
+
+namespace {
+
+// The 1.3B GPT of Megatron-LM's examples (24 layers, hidden 2048, 16 heads), GPT-3 XL's size
+// (Brown et al. 2020, Table 2.1), vocabulary padded to 51200, sequences of 2048 tokens.
+workload::Workload gpt_1_3b() {
+  workload::TransformerShape s;
+  s.layers = 24;
+  s.hidden = 2048;
+  s.heads = 16;
+  s.kv_heads = 16;
+  s.ffn_hidden = 8192;
+  s.vocab = 51200;
+  s.seq_len = 2048;
+  s.biases = true;
+  s.learned_positions = true;
+  s.norm = workload::Norm::kLayerNorm;
+  workload::Workload w;
+  w.name = "gpt-1.3b";
+  w.source = "test";
+  w.shape = s;
+  w.parameters = workload::parameter_count(s);
+  return w;
+}
+
+const topology::Topology& two_p4d_nodes() {
+  static const topology::Topology topo =
+      topology::load_topology(std::filesystem::path(STEPCAST_SOURCE_DIR) / "topologies/p4d-24xlarge.json", 2);
+  return topo;
+}
+
+planner::SearchSpace space_16() {
+  planner::SearchSpace space;
+  space.gpus = 16;
+  space.gpus_per_node = 8;
+  space.global_batch = 64;
+  space.seq_len = 2048;
+  space.max_micro_batch = 16;
+  return space;
+}
+
+}  // namespace
+
+TEST_SUITE("planner.search") {
+  TEST_CASE("rejection reasons drop the numbers and keep the rule") {
+    CHECK(planner::rejection_reason("attention heads (32) must be divisible by tp (3)") ==
+          "attention heads must be divisible by tp");
+    CHECK(planner::rejection_reason("layers (24) must be divisible by pp*vp = 16*1 = 16") ==
+          "layers must be divisible by pp*vp");
+    CHECK(planner::rejection_reason("schedule=interleaved needs micro-batches (2) divisible by pp (4)") ==
+          "schedule=interleaved needs micro-batches divisible by pp");
+    CHECK(planner::rejection_reason("vp=2 needs schedule=interleaved") == "vp=N needs schedule=interleaved");
+  }
+
+  TEST_CASE("1.3B on 16 GPUs: 7098 candidates, 666 break a rule, counted per rule") {
+    // Hand count. Per (tp, pp): dp = 16/(tp*pp); schedules S (pp=1: 1; pp>1: GPipe, 1F1B,
+    // ZB-H1 + one interleaved per vp >= 2 dividing 24/pp: pp=2 -> 12 has 5 such vp -> 8,
+    // pp=4 -> 6 -> {2,3,6} -> 6, pp=8 -> 3 -> {3} -> 4, pp=16 does not divide 24 -> 3);
+    // shardings Z (dp=1: 1; else 6, +1 hybrid when g = 8/(tp*pp) has 2 <= g < dp, g | dp);
+    // micro-batches M (powers of two <= min(16, 64/dp)); recompute 3; sp 2 when tp > 1.
+    //   tp=1:  pp=1 dp=16 1*7*3*3=63   pp=2 dp=8 8*7*4*3=672  pp=4 dp=4 6*7*5*3=630
+    //          pp=8 dp=2 4*6*5*3=360   pp=16 dp=1 3*1*5*3=45                      -> 1770
+    //   tp=2:  pp=1 dp=8 1*7*4*6=168   pp=2 dp=4 8*7*5*6=1680 pp=4 dp=2 6*6*5*6=1080
+    //          pp=8 dp=1 4*1*5*6=120                                              -> 3048
+    //   tp=4:  pp=1 dp=4 1*7*5*6=210   pp=2 dp=2 8*6*5*6=1440 pp=4 dp=1 6*1*5*6=180 -> 1830
+    //   tp=8:  pp=1 dp=2 1*6*5*6=180   pp=2 dp=1 8*1*5*6=240                      -> 420
+    //   tp=16: pp=1 dp=1 1*1*5*6=30                                               -> 30
+    //   total 1770 + 3048 + 1830 + 420 + 30 = 7098.
+    // Broken rules: tp=16 exceeds a node: 30. pp=16 does not divide 24 layers: 45.
+    // Interleaved needs micro-batches m = 64/(dp*mbs) divisible by pp:
+    //   tp=1 pp=2 dp=8 (m=1 at mbs 8): 5 vp * 7 * 1 * 3 = 105; tp=1 pp=4 dp=4 (m=2,1): 3*7*2*3 = 126;
+    //   tp=1 pp=8 dp=2 (m=4,2): 1*6*2*3 = 36; tp=2 pp=2 dp=4 (m=1): 5*7*1*6 = 210;
+    //   tp=2 pp=4 dp=2 (m=2): 3*6*1*6 = 108; tp=2 pp=8 dp=1 (m=4): 1*1*1*6 = 6 -> 591.
+    //   Total 30 + 45 + 591 = 666 invalid, 6432 valid.
+    const auto result = planner::search(gpt_1_3b(), two_p4d_nodes(), space_16());
+    CHECK(result.candidates == 7098);
+    CHECK(result.invalid == 666);
+    CHECK(result.ranked.size() + result.not_fitting == 6432);
+    std::size_t tp_rule = 0, layer_rule = 0, interleave_rule = 0, memory = 0;
+    for (const auto& r : result.rejections) {
+      if (r.reason == planner::kTpBeyondNodeReason) tp_rule = r.count;
+      if (r.reason == "layers must be divisible by pp*vp") layer_rule = r.count;
+      if (r.reason == "schedule=interleaved needs micro-batches divisible by pp") interleave_rule = r.count;
+      if (r.reason == planner::kDoesNotFitReason) memory = r.count;
+    }
+    CHECK(tp_rule == 30);
+    CHECK(layer_rule == 45);
+    CHECK(interleave_rule == 591);
+    CHECK(memory == result.not_fitting);
+  }
+
+  TEST_CASE("no plan reported as fitting exceeds the GPU memory in the memory model") {
+    const auto result = planner::search(gpt_1_3b(), two_p4d_nodes(), space_16());
+    REQUIRE(!result.ranked.empty());
+    const Bytes capacity = two_p4d_nodes().gpu().memory;
+    for (const auto& r : result.ranked) {
+      const auto memory = cost::estimate_memory(gpt_1_3b(), r.plan);
+      CHECK_MESSAGE(memory.total <= capacity, plan::to_string(r.plan));
+    }
+    for (std::size_t i = 1; i < result.ranked.size(); ++i) {
+      CHECK(result.ranked[i - 1].metrics.step_time <= result.ranked[i].metrics.step_time);
+    }
+  }
+
+  TEST_CASE("brute force over a wider space finds no valid fitting plan the search missed") {
+    // Every degree split of 16 GPUs, every vp 1..12 with every schedule, every sharding (hybrid
+    // with every shard group), every micro-batch size 1..16, recompute and sp. The rules come
+    // from plan::problems and the memory model, not from the planner. Combinations that differ
+    // in name only are folded as the search space defines them: pp=1 runs no schedule,
+    // interleaving one chunk (vp=1) is 1F1B, dp=1 has nothing to shard, FSDP NO_SHARD and
+    // hybrid over shard groups of one rank are DDP, hybrid over all dp ranks is FULL_SHARD;
+    // other hybrid groups are searched over the node only.
+    const auto w = gpt_1_3b();
+    const auto& topo = two_p4d_nodes();
+    const planner::SearchSpace space = space_16();
+    std::set<std::string> brute;
+    for (int tp = 1; tp <= 8; ++tp) {
+      for (int pp = 1; pp <= 16; ++pp) {
+        if (16 % (tp * pp) != 0) continue;
+        const int dp = 16 / (tp * pp);
+        for (int vp = 1; vp <= 12; ++vp) {
+          for (const auto schedule : {plan::Schedule::kGpipe, plan::Schedule::k1F1B, plan::Schedule::kInterleaved,
+                                      plan::Schedule::kZbH1}) {
+            for (int sharding = 0; sharding <= static_cast<int>(plan::Sharding::kFsdpNone); ++sharding) {
+              for (int group = 1; group <= dp; ++group) {
+                const auto sh = static_cast<plan::Sharding>(sharding);
+                if (sh == plan::Sharding::kFsdpHybrid ? dp % group != 0 : group != dp) continue;
+                for (int mbs = 1; mbs <= 16; ++mbs) {
+                  for (const auto rc : {plan::Recompute::kNone, plan::Recompute::kSelective, plan::Recompute::kFull}) {
+                    for (const bool sp : {false, true}) {
+                      plan::Plan p;
+                      p.dp = dp;
+                      p.tp = tp;
+                      p.pp = pp;
+                      p.vp = vp;
+                      p.schedule = schedule;
+                      p.sharding = sh;
+                      p.shard_group = group;
+                      p.micro_batch_size = mbs;
+                      p.recompute = rc;
+                      p.sequence_parallel = sp;
+                      p.global_batch = 64;
+                      p.seq_len = 2048;
+                      if (!plan::problems(p, w, 16).empty()) continue;
+                      if (pp == 1 || (schedule == plan::Schedule::kInterleaved && vp == 1)) p.schedule = plan::Schedule::k1F1B;
+                      if (dp == 1 || sh == plan::Sharding::kFsdpNone) {
+                        p.sharding = plan::Sharding::kDdp;
+                        p.shard_group = dp;
+                      }
+                      if (p.sharding == plan::Sharding::kFsdpHybrid) {
+                        // A shard group of one rank replicates (DDP); one of all dp ranks is FULL_SHARD.
+                        if (group == 1) p.sharding = plan::Sharding::kDdp;
+                        if (group == dp) p.sharding = plan::Sharding::kFsdpFull;
+                        if (group != 1 && group != dp && group * tp * pp != 8) continue;
+                        p.shard_group = p.sharding == plan::Sharding::kFsdpHybrid ? group : dp;
+                      }
+                      const auto memory = cost::estimate_memory(w, p);
+                      if (cost::check_fit(memory, topo.gpu().memory).fits) brute.insert(plan::to_string(p));
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    const auto result = planner::search(w, topo, space);
+    std::set<std::string> found;
+    for (const auto& r : result.ranked) found.insert(plan::to_string(r.plan));
+    CHECK(found.size() == result.ranked.size());  // no plan twice
+    CHECK(brute.size() == found.size());
+    for (const auto& s : brute) CHECK_MESSAGE(found.count(s) == 1, "missed: " << s);
+  }
+
+  TEST_CASE("the result is the same for 1, 2 and 3 threads") {
+    planner::SearchOptions one;
+    one.threads = 1;
+    const auto a = planner::search(gpt_1_3b(), two_p4d_nodes(), space_16(), one);
+    for (const int threads : {2, 3}) {
+      planner::SearchOptions many;
+      many.threads = threads;
+      const auto b = planner::search(gpt_1_3b(), two_p4d_nodes(), space_16(), many);
+      REQUIRE(a.ranked.size() == b.ranked.size());
+      for (std::size_t i = 0; i < a.ranked.size(); ++i) {
+        CHECK(a.ranked[i].id == b.ranked[i].id);
+        CHECK(a.ranked[i].metrics.step_time == b.ranked[i].metrics.step_time);
+      }
+      REQUIRE(a.rejections.size() == b.rejections.size());
+      for (std::size_t i = 0; i < a.rejections.size(); ++i) {
+        CHECK(a.rejections[i].reason == b.rejections[i].reason);
+        CHECK(a.rejections[i].count == b.rejections[i].count);
+        CHECK(a.rejections[i].example == b.rejections[i].example);
+      }
+    }
+  }
+
+  TEST_CASE("a bare parameter count cannot be searched") {
+    workload::Workload w;
+    w.name = "seed-7b";
+    w.parameters = 7e9;
+    CHECK_THROWS_AS(planner::search(w, two_p4d_nodes(), space_16()), InputError);
+  }
+}
