@@ -15,6 +15,8 @@ void add_resilience_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_search_command(CLI::App& app);
+void add_table_command(CLI::App& app);
 
 /// What `stepcast` with no subcommand prints: the seed's worked communication check.
 void run_default_report();

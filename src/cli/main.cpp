@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
   stepcast::cli::add_simulate_command(app);
   stepcast::cli::add_calibrate_command(app);
   stepcast::cli::add_validate_command(app);
+  stepcast::cli::add_search_command(app);
+  stepcast::cli::add_table_command(app);
   try {
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) stepcast::cli::run_default_report();
