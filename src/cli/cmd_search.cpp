@@ -52,6 +52,9 @@ std::string command_line(const SearchCommand& c) {
 void run(const SearchCommand& c) {
   const report::Format format = c.json ? report::Format::kJson : report::parse_format(c.format, "--format");
   const workload::Workload w = workload::load_workload(data_path(c.workload));
+  if (!w.has_shape()) {
+    throw InputError(c.workload, {}, "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
+  }
   const topology::Topology topo =
       topology::load_topology(data_path(c.topology), c.nodes > 0 ? std::optional<int>(c.nodes) : std::nullopt);
   planner::SearchSpace space;
