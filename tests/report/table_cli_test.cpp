@@ -1,0 +1,91 @@
+// `stepcast table` and `stepcast search` through the real executable: every table format parses
+// with an independent reader, and the thread count never changes a byte of the output.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "report/markup_check.hpp"
+
+namespace {
+
+std::string run(const std::string& args) {
+  const std::string command = fmt::format("cd '{}' && '{}' {} 2>&1", STEPCAST_SOURCE_DIR, STEPCAST_BINARY, args);
+  std::string out;
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  CHECK(::pclose(pipe) == 0);
+  return out;
+}
+
+const std::string kTable =
+    "table --workloads workloads/llama2-7b.json,workloads/llama2-13b.json --topologies topologies/p4d-24xlarge.json "
+    "--gpus 8,16 --global-batch 64 --seq 4096 --tokens 1e12 --price-per-gpu-hour 4.10";
+
+}  // namespace
+
+TEST_SUITE("report.table_cli") {
+  TEST_CASE("table CSV: a header and one record per cell (2 workloads x 2 GPU counts), same width") {
+    bool ok = false;
+    const auto records = stepcast::test::parse_csv(run(kTable + " --format csv"), ok);
+    REQUIRE(ok);
+    REQUIRE(records.size() == 1 + 4);
+    for (const auto& r : records) CHECK(r.size() == records[0].size());
+    CHECK(records[0][0] == "workload");
+    CHECK(records[1][0] == "llama2-7b");
+    CHECK(records[4][0] == "llama2-13b");
+  }
+
+  TEST_CASE("table JSON: parses, four rows, GPU-hours = days x 24 x GPUs") {
+    const auto doc = nlohmann::json::parse(run(kTable + " --format json"));
+    const auto& rows = doc["tables"][0]["rows"];
+    REQUIRE(rows.size() == 4);
+    for (const auto& row : rows) {
+      if (!row["fits"].get<bool>()) continue;
+      // GPU-hours = hours x GPUs = days x 24 x GPUs; cost = GPU-hours x 4.10.
+      CHECK(row["gpu_hours"].get<double>() ==
+            doctest::Approx(row["train_days"].get<double>() * 24.0 * row["gpus"].get<double>()).epsilon(1e-6));
+      CHECK(row["cost_usd"].get<double>() == doctest::Approx(row["gpu_hours"].get<double>() * 4.10).epsilon(1e-6));
+    }
+  }
+
+  TEST_CASE("table Markdown: header, rule and four rows with the same number of cells") {
+    const std::string md = run(kTable + " --format markdown");
+    std::size_t rows = 0;
+    std::size_t pipes_first = 0;
+    std::size_t start = 0;
+    while (start < md.size()) {
+      const std::size_t end = md.find('\n', start);
+      const std::string line = md.substr(start, end - start);
+      start = end + 1;
+      if (line.empty() || line[0] != '|') continue;
+      std::size_t pipes = 0;
+      for (std::size_t i = 0; i < line.size(); ++i) pipes += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+      if (rows == 0) pipes_first = pipes;
+      CHECK(pipes == pipes_first);
+      ++rows;
+    }
+    CHECK(rows == 2 + 4);
+  }
+
+  TEST_CASE("table HTML: well-formed, four charts, four <svg> elements") {
+    const std::string html = run(kTable + " --format html");
+    std::string why;
+    CHECK_MESSAGE(stepcast::test::tags_balanced(html, why), why);
+    CHECK(stepcast::test::count_of(html, "<svg ") == 4);
+    CHECK(stepcast::test::count_of(html, "<script") == 0);
+  }
+
+  TEST_CASE("search and table print the same bytes with 1 and 2 threads") {
+    const std::string search = "search --workload workloads/llama2-13b.json --topology topologies/p4d-24xlarge.json --nodes 2 "
+                               "--global-batch 64 --seq 4096 --top 20 --format csv";
+    CHECK(run(search + " --threads 1") == run(search + " --threads 2"));
+    CHECK(run(kTable + " --format json --threads 1") == run(kTable + " --format json --threads 2"));
+  }
+}
