@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "data_path.hpp"
 #include "output.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/explain.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/collectives.hpp"
+#include "stepcast/sim/collective_flows.hpp"
 #include "stepcast/topology/topology.hpp"
 
 namespace stepcast::cli {
@@ -27,8 +29,10 @@ using cost::CollectiveCost;
 using cost::CollectiveOp;
 
 // The engines that can price a collective; each is one branch of price() below.
-enum class Engine { kAnalytical };
-constexpr std::string_view kAcceptedEngines = "analytical";
+enum class Engine { kAnalytical, kDes };
+constexpr std::string_view kAcceptedEngines = "analytical, des";
+
+std::string_view to_string(Engine e) { return e == Engine::kDes ? "des" : "analytical"; }
 
 // A sweep longer than this is almost surely a typo in --sizes (1 B to 1 PiB by 2 is 51 rows).
 constexpr int kMaxSweepRows = 128;
@@ -76,6 +80,7 @@ Algorithm parse_algorithm_for(CollectiveOp op, const std::string& text) {
 
 Engine parse_engine(const std::string& text) {
   if (text == "analytical") return Engine::kAnalytical;
+  if (text == "des") return Engine::kDes;
   throw InputError(fmt::format("--engine: unknown engine \"{}\"; accepted: {}", text, kAcceptedEngines));
 }
 
@@ -156,11 +161,33 @@ int resolve_ranks(const topology::Topology& topo, std::optional<int> ranks) {
   return *ranks;
 }
 
-CollectiveCost price(const Request& r, Bytes size, const topology::CommTiers& tiers, bool explain) {
+// The discrete-event engine runs the same algorithm as flows on the topology's links; bytes and
+// steps stay the algorithm's, time comes from the simulation, algbw and busbw follow from it.
+CollectiveCost simulate(const Request& r, Bytes size, const topology::Topology& topo, const topology::CommTiers& tiers,
+                        bool explain) {
+  CollectiveCost c = explain ? cost::explain_collective(r.op, r.algorithm, size, tiers)
+                             : cost::estimate_collective(r.op, r.algorithm, size, tiers);
+  std::vector<int> ranks(static_cast<std::size_t>(tiers.ranks));
+  for (int i = 0; i < tiers.ranks; ++i) ranks[static_cast<std::size_t>(i)] = i;
+  const Seconds analytical = c.time;
+  c.time = sim::simulate_collective(topo, r.op, r.algorithm, size, ranks);
+  c.algbw = c.time.value() > 0.0 ? size / c.time : BytesPerSecond(0.0);
+  c.busbw = c.algbw * cost::busbw_factor(r.op, tiers.ranks);
+  if (explain) {
+    c.explanation.push_back({"discrete-event time", "flows on every link of the route, max-min shared",
+                             fmt::format("{} (analytical {})", format_seconds(c.time), format_seconds(analytical))});
+  }
+  return c;
+}
+
+CollectiveCost price(const Request& r, Bytes size, const topology::Topology& topo, const topology::CommTiers& tiers,
+                     bool explain) {
   switch (r.engine) {
     case Engine::kAnalytical:
       return explain ? cost::explain_collective(r.op, r.algorithm, size, tiers)
                      : cost::estimate_collective(r.op, r.algorithm, size, tiers);
+    case Engine::kDes:
+      return simulate(r, size, topo, tiers, explain);
   }
   STEPCAST_UNREACHABLE("every engine is listed above");
 }
@@ -209,7 +236,7 @@ nlohmann::json header_json(const Context& x) {
   return {
       {"op", std::string(cost::to_string(x.request.op))},
       {"algorithm", std::string(cost::to_string(x.request.algorithm))},
-      {"engine", std::string(kAcceptedEngines)},
+      {"engine", std::string(to_string(x.request.engine))},
       {"topology", x.topo.name()},
       {"ranks", x.tiers.ranks},
       {"nodes", x.tiers.nodes},
@@ -228,14 +255,20 @@ std::string bytes_text(Bytes b) {
 
 std::string single_text(const Context& x, const CollectiveCost& c, bool explain) {
   std::string out;
-  out += fmt::format("collective   {}, {} (analytical engine)\n", cost::to_string(x.request.op), cost::to_string(x.request.algorithm));
+  out += fmt::format("collective   {}, {} ({} engine)\n", cost::to_string(x.request.op), cost::to_string(x.request.algorithm),
+                     to_string(x.request.engine));
   out += fmt::format("topology     {} ({})\n", x.topo.name(), x.topology_path);
   out += fmt::format("ranks        {}\n", placement_text(x.tiers));
   out += fmt::format("size         {}\n", bytes_text(c.size));
   out += fmt::format("sent/rank    {}\n", bytes_text(c.bytes_sent_per_rank));
   out += fmt::format("steps        {}\n", c.steps);
-  out += fmt::format("time         {} (latency {} + bandwidth {})\n", format_seconds(c.time), format_seconds(c.latency_time),
-                     format_seconds(c.bandwidth_time));
+  if (x.request.engine == Engine::kDes) {
+    out += fmt::format("time         {} (simulated; the analytical model's latency {} + bandwidth {})\n",
+                       format_seconds(c.time), format_seconds(c.latency_time), format_seconds(c.bandwidth_time));
+  } else {
+    out += fmt::format("time         {} (latency {} + bandwidth {})\n", format_seconds(c.time), format_seconds(c.latency_time),
+                       format_seconds(c.bandwidth_time));
+  }
   out += fmt::format("algbw        {}\n", format_bandwidth(c.algbw));
   out += fmt::format("busbw        {}\n", format_bandwidth(c.busbw));
   out += fmt::format("bottleneck   {}\n", cost::to_string(c.bottleneck));
@@ -263,11 +296,11 @@ std::string sweep_text(const Context& x, const std::vector<CollectiveCost>& rows
 void run_collective(const CollectiveOptions& o, std::optional<int> ranks, std::optional<int> nodes) {
   const Request request = parse_request(o);
   if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
-  const topology::Topology topo = topology::load_topology(o.topology, nodes);
+  const topology::Topology topo = topology::load_topology(data_path(o.topology), nodes);
   const topology::CommTiers tiers = topo.tiers(resolve_ranks(topo, ranks));
   std::vector<CollectiveCost> rows;
   rows.reserve(request.sizes.size());
-  for (Bytes size : request.sizes) rows.push_back(price(request, size, tiers, o.explain));
+  for (Bytes size : request.sizes) rows.push_back(price(request, size, topo, tiers, o.explain));
 
   const Context x{request, topo, tiers, o.topology};
   std::string text;
@@ -310,7 +343,7 @@ void add_collective_command(CLI::App& app) {
   cmd->add_flag("--json", options->json, "Print one JSON object (time_s, bytes_sent_per_rank, steps, algbw_GBps, busbw_GBps, ...)");
   cmd->add_flag("--explain", options->explain, "Show the formula terms and inputs behind every figure");
   cmd->add_option("-o,--output", options->output, "Write the output to FILE (atomically) instead of stdout");
-  cmd->add_option("--engine", options->engine, fmt::format("Cost engine: {} (default analytical)", kAcceptedEngines));
+  cmd->add_option("--engine", options->engine, fmt::format("Cost engine: {} (default analytical; des runs the collective as flows in the discrete-event engine)", kAcceptedEngines));
   cmd->callback([options, ranks, nodes] {
     const std::optional<int> r = ranks->count() > 0 ? std::optional<int>(options->ranks) : std::nullopt;
     const std::optional<int> n = nodes->count() > 0 ? std::optional<int>(options->nodes) : std::nullopt;
