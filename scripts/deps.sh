@@ -3,6 +3,13 @@
 STEPCAST_PACKAGES=(cmake ninja-build g++ libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev
                    doctest-dev libbenchmark-dev libfmt-dev python3)
 
+# The sanitizer build: clang with ASan+UBSan and libFuzzer coverage, tests and fuzz targets in one
+# tree, so CI compiles it once for `scripts/test --sanitize` and `scripts/fuzz`.
+STEPCAST_FUZZ_PACKAGES=(clang libclang-rt-dev)
+STEPCAST_SANITIZE_CONFIG=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g"
+                          -DSTEPCAST_SANITIZE=ON -DSTEPCAST_FUZZ=ON -DSTEPCAST_BUILD_BENCH=OFF
+                          -DSTEPCAST_BUILD_VALIDATE=OFF)
+
 stepcast_install_missing() {
   local missing=()
   for p in "${STEPCAST_PACKAGES[@]}"; do

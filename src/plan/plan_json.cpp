@@ -13,7 +13,10 @@ Plan load_plan(const std::filesystem::path& file) {
   const JsonReader root(json, file.string());
   if (!json.is_object()) root.fail(fmt::format("expected a JSON object, got {}", json.type_name()));
   PlanBuilder builder;
-  for (const auto& [key, value] : root.members()) {
+  for (const auto& member : root.members()) {
+    // Named references, not a structured binding: clang 14 cannot capture those in a lambda.
+    const std::string& key = member.first;
+    const JsonReader& value = member.second;
     const KeyFailure fail = [&value](const std::string& message) { value.fail(message); };
     std::string text;
     if (value.json().is_boolean()) {

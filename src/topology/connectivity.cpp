@@ -41,7 +41,12 @@ std::optional<std::string> find_connectivity_problem(std::span<const Vertex> ver
   // when they touch a common component, or when a link joins them directly.
   const boost::filtered_graph<Adjacency, boost::keep_all, NotGpu> switches(g, boost::keep_all{}, NotGpu{&vs});
   std::vector<int> piece(vs.size(), -1);
-  boost::connected_components(switches, boost::make_iterator_property_map(piece.begin(), boost::get(boost::vertex_index, g)));
+  // Boost's connected_components overflows its counter on a graph with no vertices (an int
+  // wrapping past its maximum): with GPUs only, there are no pieces to find.
+  const bool has_non_gpu = std::any_of(vs.begin(), vs.end(), [](const Vertex& v) { return v.kind != VertexKind::kGpu; });
+  if (has_non_gpu) {
+    boost::connected_components(switches, boost::make_iterator_property_map(piece.begin(), boost::get(boost::vertex_index, g)));
+  }
 
   std::vector<VertexId> gpus;
   for (std::size_t v = 0; v < vs.size(); ++v) {
