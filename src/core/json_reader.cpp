@@ -23,6 +23,11 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
     const auto detail = what.find("syntax error");
     throw InputError(origin, {}, fmt::format("malformed JSON at line {}, column {}: {}", line, column,
                                              detail == std::string::npos ? what : what.substr(detail)));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number literal too large for a double (nlohmann error 406) is bad input, not a crash.
+    const std::string what = e.what();
+    const auto detail = what.find("number overflow");
+    throw InputError(origin, {}, fmt::format("malformed JSON: {}", detail == std::string::npos ? what : what.substr(detail)));
   }
 }
 

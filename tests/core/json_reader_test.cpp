@@ -43,6 +43,12 @@ TEST_SUITE("core.json_reader") {
     CHECK(err.rfind("bad.json: malformed JSON at line 3, column 7", 0) == 0);
   }
 
+  TEST_CASE("a number too large for a double is bad input, not a crash") {
+    // 1e400 exceeds the largest double (about 1.8e308); found by the calibration fuzz target.
+    CHECK(error_of([] { (void)parse_json_text(R"({"bandwidth": 1e400})", "big.json"); }) ==
+          "big.json: malformed JSON: number overflow parsing '1e400'");
+  }
+
   TEST_CASE("integers and counts") {
     const auto doc = parse_json_text(R"({"a": 2.5, "b": 0, "c": 8})", "n.json");
     const JsonReader r(doc, "n.json");
