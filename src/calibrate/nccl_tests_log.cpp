@@ -127,6 +127,7 @@ class LogParser {
       return;
     }
     const std::vector<std::string> tokens = split(line);
+    if (tokens.empty()) return;  // only separators that are not blanks, e.g. "\r" or NUL bytes
     if (open_ && open_->in_table && to_int(tokens.front())) {
       read_row(tokens);
       return;
