@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <limits>
 
 namespace stepcast::plan {
@@ -16,6 +17,9 @@ std::string key_list() {
   for (std::string_view k : PlanBuilder::keys()) list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
   return list;
 }
+
+// 2^30: far beyond any cluster (a million GPUs x a thousand micro-batch slots) and below INT_MAX.
+constexpr std::int64_t kMaxDegreeProduct = std::int64_t{1} << 30;
 
 int parse_positive(std::string_view key, std::string_view value, const KeyFailure& fail) {
   int out = 0;
@@ -139,6 +143,14 @@ Plan PlanBuilder::finish(const KeyFailure& fail) const {
       fail(fmt::format("dp={} contradicts the fsdp= degree {}", out.dp, fsdp_degree_));
     }
     out.dp = fsdp_degree_;
+  }
+  // Later code multiplies these as ints (GPUs = dp*tp*pp, global batch = dp*mbs*pp, ...); any
+  // product of them stays representable when the product of all of them does.
+  const std::int64_t product = std::int64_t{std::max(out.dp, 1)} * out.tp * out.pp * out.vp * out.micro_batch_size *
+                               std::max(out.shard_group, 1);
+  if (product > kMaxDegreeProduct) {
+    fail(fmt::format("dp x tp x pp x vp x mbs x shard group = {} exceeds the {} that a plan may span", product,
+                     kMaxDegreeProduct));
   }
   return out;
 }
