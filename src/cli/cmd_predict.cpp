@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "fit_hint.hpp"
 #include "output.hpp"
 #include "plan_options.hpp"
 #include "stepcast/core/errors.hpp"
@@ -45,6 +46,7 @@ std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, bo
   out += p.fit.fits ? fmt::format("Fits: yes, {} free of {}\n", format_bytes(p.fit.headroom), format_bytes(p.fit.capacity))
                     : fmt::format("Fits: NO, {} short of {} per GPU: this plan cannot run as given\n", format_bytes(-p.fit.headroom),
                                   format_bytes(p.fit.capacity));
+  if (!p.fit.fits) out += fit_hint(in.plan, p.memory);
   if (explain) {
     out += "\nStep time terms\n" + render_explanation(p.explanation);
     out += "\nCompute terms\n" + render_explanation(p.compute_detail.explanation);

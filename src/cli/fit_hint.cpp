@@ -1,0 +1,25 @@
+// Suggestions for plans that do not fit, from the memory terms that dominate.
+#include "fit_hint.hpp"
+
+#include <fmt/format.h>
+
+namespace stepcast::cli {
+
+std::string fit_hint(const plan::Plan& plan, const cost::MemoryBreakdown& memory) {
+  std::string out;
+  const bool activations_dominate = memory.activations > memory.model_state();
+  if (activations_dominate && !plan.flash_attention && plan.recompute == plan::Recompute::kNone) {
+    // Korthikanti et al. 2022: the 5as/h term (the s x s attention scores and their softmax and
+    // dropout) is the part of activation memory that grows with the square of the sequence.
+    out += "  try flash=on: fused attention never stores the s x s attention scores (Korthikanti's 5as/h term)\n";
+  }
+  if (activations_dominate && plan.recompute != plan::Recompute::kFull) {
+    out += "  try recompute=selective or recompute=full, or a smaller mbs=, to hold fewer activations\n";
+  }
+  if (!activations_dominate && plan.zero_stage() < 3) {
+    out += "  try fsdp=full (ZeRO-3) or a larger tp=/pp= to shard the model state further\n";
+  }
+  return out;
+}
+
+}  // namespace stepcast::cli
