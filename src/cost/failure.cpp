@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 
 #include "stepcast/core/errors.hpp"
 
@@ -50,6 +51,14 @@ GoodputBreakdown expected_goodput(Seconds interval, Seconds checkpoint_stall, Se
   // Daly (2006), complete model: W = M e^(R/M) (e^((tau+delta)/M) - 1) per segment of tau work.
   // expm1 keeps the difference accurate when (tau + delta) << M.
   const double segment = m * std::exp(r / m) * std::expm1((tau + delta) / m);
+  // When the job fails far more often than it can restart and checkpoint, the expected time per
+  // segment overflows: the job makes no progress, which is an answer, not a bug.
+  if (!std::isfinite(segment) || !(tau / segment > 0.0)) {
+    throw InfeasibleError(fmt::format(
+        "the job fails every {:.3g} s on average (its MTBF), against a restart of {:.3g} s and a checkpoint stall of "
+        "{:.3g} s: it would make no progress; use fewer or more reliable nodes, faster restarts or cheaper checkpoints",
+        m, r, delta));
+  }
   GoodputBreakdown out;
   out.interval = interval;
   out.expected_segment = Seconds(segment);
