@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "support/input_error_text.hpp"
 #include "stepcast/calibrate/measurement.hpp"
 #include "stepcast/calibrate/nccl_tests_log.hpp"
 #include "stepcast/core/errors.hpp"
@@ -24,12 +25,7 @@ double us(double v) { return v * 1e-6; }
 double gbs(double v) { return v * 1e9; }
 
 std::string error_of(std::string_view text, const std::string& origin) {
-  try {
-    parse_nccl_tests_log(text, origin);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return stepcast::test::input_error_text([&] { (void)parse_nccl_tests_log(text, origin); });
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "support/input_error_text.hpp"
 #include "stepcast/core/json_reader.hpp"
 
 using namespace stepcast;
@@ -10,12 +11,7 @@ using namespace stepcast;
 namespace {
 template <class F>
 std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test::input_error_text(std::forward<F>(f));
 }
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "support/input_error_text.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/checkpoint.hpp"
 
@@ -32,12 +33,7 @@ Bytes extras_per_rank() {
 }
 
 std::string input_error(const char* text) {
-  try {
-    parse_storage(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test::input_error_text([&] { (void)parse_storage(text); });
 }
 
 }  // namespace

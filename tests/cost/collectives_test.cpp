@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 
+#include "support/input_error_text.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/collectives.hpp"
@@ -59,12 +60,7 @@ CommTiers p4d(int nodes, Seconds intra_latency, Seconds inter_latency) {
 }
 
 std::string input_error(CollectiveOp op, Algorithm a, Bytes size, const CommTiers& t) {
-  try {
-    (void)estimate_collective(op, a, size, t);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test::input_error_text([&] { (void)estimate_collective(op, a, size, t); });
 }
 
 // A uniform double in [lo, hi) from the top 53 bits (std::*_distribution is

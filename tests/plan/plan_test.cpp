@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "support/input_error_text.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/plan/plan.hpp"
 
@@ -29,12 +30,7 @@ workload::Workload llama2_7b_shape() {
 }
 
 std::string parse_error(const std::string& text) {
-  try {
-    plan::parse_plan(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test::input_error_text([&] { (void)plan::parse_plan(text); });
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "support/input_error_text.hpp"
 #include "stepcast/core/errors.hpp"
 
 namespace stepcast::topology::test {
@@ -26,12 +27,7 @@ inline std::filesystem::path scratch_file(const std::string& name, const std::st
 
 template <class F>
 std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return stepcast::test::input_error_text(std::forward<F>(f));
 }
 
 }  // namespace stepcast::topology::test

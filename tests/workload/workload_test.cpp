@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/input_error_text.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/workload/workload.hpp"
 
@@ -20,12 +21,7 @@ namespace {
 const fs::path kSource = STEPCAST_SOURCE_DIR;
 
 std::string error_of(const fs::path& file) {
-  try {
-    load_workload(file);
-  } catch (const stepcast::InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return stepcast::test::input_error_text([&] { (void)load_workload(file); });
 }
 
 }  // namespace
