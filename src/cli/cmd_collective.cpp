@@ -17,6 +17,7 @@
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/explain.hpp"
 #include "stepcast/core/units.hpp"
+#include "stepcast/cost/calibration.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/sim/collective_flows.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -49,6 +50,7 @@ struct CollectiveOptions {
   bool explain = false;
   std::string output;
   std::string engine = "analytical";
+  std::string calibration;
 };
 
 struct Request {
@@ -300,7 +302,13 @@ void run_collective(const CollectiveOptions& o, std::optional<int> ranks, std::o
   const topology::CommTiers tiers = topo.tiers(resolve_ranks(topo, ranks));
   std::vector<CollectiveCost> rows;
   rows.reserve(request.sizes.size());
-  for (Bytes size : request.sizes) rows.push_back(price(request, size, topo, tiers, o.explain));
+  std::optional<cost::Calibration> calibration;
+  if (!o.calibration.empty()) calibration = cost::load_calibration(o.calibration);
+  for (Bytes size : request.sizes) {
+    // A calibration replaces the tier figures per collective and size regime (stepcast calibrate).
+    const topology::CommTiers priced = calibration ? cost::apply(*calibration, tiers, request.op, size) : tiers;
+    rows.push_back(price(request, size, topo, priced, o.explain));
+  }
 
   const Context x{request, topo, tiers, o.topology};
   std::string text;
@@ -343,6 +351,8 @@ void add_collective_command(CLI::App& app) {
   cmd->add_flag("--json", options->json, "Print one JSON object (time_s, bytes_sent_per_rank, steps, algbw_GBps, busbw_GBps, ...)");
   cmd->add_flag("--explain", options->explain, "Show the formula terms and inputs behind every figure");
   cmd->add_option("-o,--output", options->output, "Write the output to FILE (atomically) instead of stdout");
+  cmd->add_option("--calibration", options->calibration,
+                  "Calibration file from `stepcast calibrate`: measured latencies and bandwidths per tier");
   cmd->add_option("--engine", options->engine, fmt::format("Cost engine: {} (default analytical; des runs the collective as flows in the discrete-event engine)", kAcceptedEngines));
   cmd->callback([options, ranks, nodes] {
     const std::optional<int> r = ranks->count() > 0 ? std::optional<int>(options->ranks) : std::nullopt;

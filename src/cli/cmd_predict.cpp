@@ -104,8 +104,7 @@ void run(const PredictCommand& c) {
     throw InputError(c.plan.topology, {}, fmt::format("the {} has no {} peak rate (precision={} is not supported there)", gpu.name,
                                                       plan::to_string(in.plan.precision), plan::to_string(in.plan.precision)));
   }
-  cost::StepOptions options;
-  options.memory = in.memory;
+  cost::StepOptions options = in.step_options();
   if (c.achieved_fraction > 0.0) options.achieved_fraction = c.achieved_fraction;
   const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, *in.topology, options);
   emit(c.json ? predict_json(in, p, c.explain).dump(2) + "\n" : predict_text(in, p, c.explain), c.output);

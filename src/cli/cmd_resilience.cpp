@@ -192,8 +192,7 @@ Report compute(const ResilienceCommand& c, const PlanInputs& in) {
     r.step_time = positive_duration(c.step_time, "--step-time");
     r.step_time_origin = "--step-time";
   } else if (in.workload.has_shape()) {
-    cost::StepOptions step_options;
-    step_options.memory = in.memory;
+    cost::StepOptions step_options = in.step_options();
     step_options.explain = false;
     r.step_time = cost::predict_step(in.workload, in.plan, topo, step_options).step_time;
     r.step_time_origin = "predicted";

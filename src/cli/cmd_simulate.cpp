@@ -145,8 +145,7 @@ void run(const SimulateCommand& c) {
                                                      in.plan.micro_batches(), in.plan.pp));
   }
   const sim::Perturbation pert = parse_straggler(c.straggler, c.seed, in.plan.gpus(), topo.node_count());
-  cost::StepOptions options;
-  options.memory = in.memory;
+  cost::StepOptions options = in.step_options();
   options.explain = false;
   const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, topo, options);
   const sim::PlannedStep planned = sim::plan_step(in.plan, p);

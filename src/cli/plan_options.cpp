@@ -22,6 +22,15 @@ void add_plan_options(CLI::App& command, PlanOptions& o, bool need_topology) {
   command.add_option("--precision", o.precision, "fp32, tf32, bf16, fp16 or fp8 (overrides precision=)");
   command.add_option("--optimizer", o.optimizer, "adam, adamw, sgd-momentum or sgd (overrides optimizer=)");
   command.add_option("--overhead", o.overhead, "Framework/CUDA-context memory per GPU, e.g. \"1 GiB\" (default 1 GiB)");
+  command.add_option("--calibration", o.calibration,
+                     "Calibration file from `stepcast calibrate`: measured tier latencies/bandwidths, compute fractions");
+}
+
+cost::StepOptions PlanInputs::step_options() const {
+  cost::StepOptions options;
+  options.memory = memory;
+  options.calibration = calibration ? &*calibration : nullptr;
+  return options;
 }
 
 PlanInputs load_plan_inputs(const PlanOptions& o) {
@@ -47,6 +56,7 @@ PlanInputs load_plan_inputs(const PlanOptions& o) {
     }
     if (in.memory.framework_overhead.value() < 0.0) throw InputError("--overhead", {}, "must not be negative");
   }
+  if (!o.calibration.empty()) in.calibration = cost::load_calibration(o.calibration);
   const int gpus = in.topology ? in.topology->gpu_count() : 0;
   in.plan = plan::resolve(p, in.workload, gpus);
   plan::validate(in.plan, in.workload, gpus, in.plan_origin);

@@ -8,7 +8,9 @@
 #include <optional>
 #include <string>
 
+#include "stepcast/cost/calibration.hpp"
 #include "stepcast/cost/memory.hpp"
+#include "stepcast/cost/step.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
@@ -25,6 +27,7 @@ struct PlanOptions {
   std::string precision;
   std::string optimizer;
   std::string overhead;  ///< framework overhead per GPU, as "1 GiB"
+  std::string calibration;  ///< calibration file from `stepcast calibrate`
 };
 
 /// Adds the shared options to `command`; --topology is required when `need_topology`.
@@ -37,6 +40,11 @@ struct PlanInputs {
   plan::Plan plan;
   cost::MemoryOptions memory;
   std::string plan_origin;  ///< "--plan" or the plan file, for messages
+  std::optional<cost::Calibration> calibration;
+
+  /// Step-model options for these inputs: the memory settings and the calibration, if any.
+  /// The result points into this object, which must outlive it.
+  [[nodiscard]] cost::StepOptions step_options() const;
 };
 
 /// Loads the workload (and topology), parses the plan, applies the option overrides, resolves

@@ -25,15 +25,17 @@ struct Group {
   int ranks;
   int stride;
   topology::CommTiers tiers;
+  const Calibration* calibration;  // may be null
 };
 
-Group make_group(const topology::Topology& topo, CommGroup kind, int ranks, int stride) {
-  return Group{kind, ranks, stride, topo.tiers(ranks, stride)};
+Group make_group(const topology::Topology& topo, const Calibration* calibration, CommGroup kind, int ranks, int stride) {
+  return Group{kind, ranks, stride, topo.tiers(ranks, stride), calibration};
 }
 
 Seconds time_of(CollectiveOp op, Algorithm algorithm, Bytes size, const Group& g) {
   if (size.value() <= 0.0) return Seconds(0.0);
-  return estimate_collective(op, algorithm, size, g.tiers).time;
+  const topology::CommTiers tiers = g.calibration ? apply(*g.calibration, g.tiers, op, size) : g.tiers;
+  return estimate_collective(op, algorithm, size, tiers).time;
 }
 
 /// A term whose calls all have the same size.
@@ -85,7 +87,9 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
   memory_options.explain = options.explain;
   out.memory = estimate_memory(workload, plan, memory_options);
   out.fit = check_fit(out.memory, topology.gpu().memory);
-  out.compute_detail = estimate_compute(workload, plan, topology.gpu(), options.achieved_fraction, options.explain);
+  std::optional<double> achieved = options.achieved_fraction;
+  if (!achieved && options.calibration) achieved = compute_fraction(*options.calibration, std::string(plan::to_string(plan.precision)));
+  out.compute_detail = estimate_compute(workload, plan, topology.gpu(), achieved, options.explain);
   out.compute = out.compute_detail.time;
 
   const int m = plan.micro_batches();
@@ -107,7 +111,7 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
   // parallel each all-reduce becomes a reduce-scatter plus an all-gather of the same S
   // (Korthikanti et al. 2022, section 4.2.2). They sit between dependent GEMMs: all exposed.
   if (plan.tp > 1) {
-    const Group tp = make_group(topology, CommGroup::kTensor, plan.tp, 1);
+    const Group tp = make_group(topology, options.calibration, CommGroup::kTensor, plan.tp, 1);
     const double calls = layers_per_stage * m * (passes == 4.0 ? 6.0 : 4.0);
     if (plan.sequence_parallel) {
       out.communication.push_back(uniform_term("TP all-gather (sequence parallel)", CollectiveOp::kAllGather, Algorithm::kRing, tp, activation, calls));
@@ -125,7 +129,7 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
   // once per model chunk, 2*m*v transfers of sbh/t (Megatron's scatter/gather optimisation,
   // Narayanan et al. 2021 section 4.1); 1F1B blocks on them, so they are exposed.
   if (plan.pp > 1) {
-    const Group pp = make_group(topology, CommGroup::kPipeline, 2, plan.tp);
+    const Group pp = make_group(topology, options.calibration, CommGroup::kPipeline, 2, plan.tp);
     CommTerm term = uniform_term("PP send/recv", CollectiveOp::kSendRecv, Algorithm::kDirect, pp, activation / plan.tp,
                                  2.0 * m * plan.vp);
     term.exposed = term.time;
@@ -145,7 +149,7 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
       // DDP: one all-reduce of all gradients per step in 25 MiB buckets (gradient accumulation
       // under no_sync), overlapped with the last micro-batch's backward; the last bucket is
       // ready only when the backward ends (Li et al. 2020, PyTorch Distributed, section 3.2).
-      const Group dp = make_group(topology, CommGroup::kData, plan.dp, dp_stride);
+      const Group dp = make_group(topology, options.calibration, CommGroup::kData, plan.dp, dp_stride);
       const Bytes bucket = options.memory.ddp_bucket;
       CommTerm term = pieces_term("DDP gradient all-reduce", CollectiveOp::kAllReduce, dp, grads, bucket, 1.0);
       const Seconds last = time_of(CollectiveOp::kAllReduce, Algorithm::kRing, std::min(grads, bucket), dp);
@@ -155,7 +159,7 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
       // ZeRO-1/2 (DeepSpeed): gradients reduce-scattered to their owners (ZeRO-2 every
       // micro-batch, ZeRO-1 once per step), overlapped with backward; after the optimizer step
       // each owner's updated parameters are all-gathered, which nothing overlaps (ZeRO section 7).
-      const Group dp = make_group(topology, CommGroup::kData, plan.dp, dp_stride);
+      const Group dp = make_group(topology, options.calibration, CommGroup::kData, plan.dp, dp_stride);
       const double reductions = stage == 2 ? m : 1.0;
       CommTerm rs = uniform_term("ZeRO gradient reduce-scatter", CollectiveOp::kReduceScatter, Algorithm::kRing, dp, grads, reductions);
       rs.exposed = max0(rs.time - backward_window * reductions);
@@ -168,7 +172,7 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
       // unit (a transformer block) before its forward, again before its backward (not for
       // SHARD_GRAD_OP, which keeps them), and reduce-scatter its gradients; prefetching hides
       // them behind compute except the first unit's gather (Zhao et al. 2023, PyTorch FSDP).
-      const Group shard = make_group(topology, CommGroup::kShardGroup, shard_ranks, dp_stride);
+      const Group shard = make_group(topology, options.calibration, CommGroup::kShardGroup, shard_ranks, dp_stride);
       const Bytes unit = Bytes(layer_parameter_count_per_rank(shape, plan) * per.parameters);
       const Bytes unit_grads = Bytes(layer_parameter_count_per_rank(shape, plan) * per.gradients);
       const double mb = m;
@@ -182,7 +186,7 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
       CommTerm replicas;
       if (hybrid && plan.dp / plan.shard_group > 1) {
         // HYBRID_SHARD all-reduces each shard's gradients across the replicas.
-        const Group rep = make_group(topology, CommGroup::kReplicaGroup, plan.dp / plan.shard_group, dp_stride * plan.shard_group);
+        const Group rep = make_group(topology, options.calibration, CommGroup::kReplicaGroup, plan.dp / plan.shard_group, dp_stride * plan.shard_group);
         replicas = pieces_term("HSDP gradient all-reduce (replicas)", CollectiveOp::kAllReduce, rep, grads / plan.shard_group,
                                unit_grads / plan.shard_group, mb);
       }

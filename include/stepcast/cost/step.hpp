@@ -8,6 +8,7 @@
 
 #include "stepcast/core/explain.hpp"
 #include "stepcast/core/units.hpp"
+#include "stepcast/cost/calibration.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/cost/compute.hpp"
 #include "stepcast/cost/memory.hpp"
@@ -19,8 +20,11 @@ namespace stepcast::cost {
 
 struct StepOptions {
   MemoryOptions memory;
-  /// Replaces the default achieved fraction of peak (compute.cpp), e.g. from calibration.
+  /// Replaces the default achieved fraction of peak (compute.cpp); wins over `calibration`.
   std::optional<double> achieved_fraction;
+  /// Measured tier figures and compute fractions from `stepcast calibrate` (not owned; may be
+  /// null): every collective of the step is priced on the calibrated tiers.
+  const Calibration* calibration = nullptr;
   /// Fill the explanations (off in the planner's inner loop, where formatting would dominate).
   bool explain = true;
 };
