@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "data_path.hpp"
+#include "measured_options.hpp"
 #include "output.hpp"
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/calibrate/inputs.hpp"
@@ -25,26 +25,12 @@ namespace stepcast::cli {
 namespace {
 
 struct ValidateOptions {
-  std::vector<std::string> measured;
-  std::string topology;
-  int nodes = 0;
+  MeasuredOptions in;
   std::string calibration;
-  std::string algorithm;
-  std::string min_size;
-  std::string max_size;
-  std::string holdout = "none";
   double max_median_error = 0.0;
   bool json = false;
   std::string output;
 };
-
-Bytes size_option(const std::string& option, const std::string& text) {
-  try {
-    return parse_bytes(text);
-  } catch (const UnitError& e) {
-    throw InputError(option, {}, e.what());
-  }
-}
 
 // JSON numbers with 9 significant digits (STYLE.md B6).
 double sig9(double v) { return std::strtod(fmt::format("{:.9g}", v).c_str(), nullptr); }
@@ -89,29 +75,15 @@ std::string json_text(const calibrate::Comparison& c, const std::string& topolog
 }
 
 // Returns whether the gate (--max-median-error) passed.
-bool run_validate(const ValidateOptions& o, std::optional<int> nodes, bool gate) {
-  std::vector<std::filesystem::path> files;
-  for (const std::string& f : o.measured) files.emplace_back(f);
-  const auto measurements = calibrate::read_all_measurements(files);
-  const topology::Topology topo = calibrate::topology_for(data_path(o.topology), nodes, measurements);
-  calibrate::PointFilter filter;
-  if (!o.min_size.empty()) filter.min_size = size_option("--min-size", o.min_size);
-  if (!o.max_size.empty()) filter.max_size = size_option("--max-size", o.max_size);
-  filter.holdout = calibrate::Holdout::parse(o.holdout);
-  std::optional<cost::Algorithm> algorithm;
-  if (!o.algorithm.empty()) {
-    algorithm = cost::parse_algorithm(o.algorithm);
-    if (!algorithm) {
-      throw InputError("--algorithm", {},
-                       fmt::format("unknown algorithm \"{}\"; accepted: {}", o.algorithm, cost::accepted_algorithms()));
-    }
-  }
+bool run_validate(const ValidateOptions& o, bool gate) {
+  const MeasuredInputs in = load_measured_inputs(o.in);
+  const topology::Topology& topo = in.topology;
   const cost::Calibration cal = o.calibration.empty() ? cost::Calibration{} : cost::load_calibration(o.calibration);
   // With a holdout, validate exactly the points that `calibrate --holdout` with the same value left out.
-  const bool held_out = filter.holdout.kind != calibrate::Holdout::Kind::kNone;
-  const auto samples = calibrate::select_samples(measurements, topo, filter, held_out, algorithm);
+  const bool held_out = in.filter.holdout.kind != calibrate::Holdout::Kind::kNone;
+  const auto samples = calibrate::select_samples(in.measurements, topo, in.filter, held_out, in.algorithm);
   if (samples.empty()) {
-    throw InputError(o.measured.front(), {}, "no measured points to compare (check --min-size, --max-size, --holdout)");
+    throw InputError(o.in.measured.front(), {}, "no measured points to compare (check --min-size, --max-size, --holdout)");
   }
   const calibrate::Comparison c = calibrate::compare(samples, cal);
   if (o.json) {
@@ -119,8 +91,8 @@ bool run_validate(const ValidateOptions& o, std::optional<int> nodes, bool gate)
   } else {
     const std::string header = fmt::format(
         "predicted ({}, {}) vs measured on {}{}\n", o.calibration.empty() ? "uncalibrated" : "calibration " + o.calibration,
-        o.algorithm.empty() ? "default algorithm" : o.algorithm, topo.name(),
-        held_out ? fmt::format(", points held out by --holdout {}", o.holdout) : std::string());
+        o.in.algorithm.empty() ? "default algorithm" : o.in.algorithm, topo.name(),
+        held_out ? fmt::format(", points held out by --holdout {}", o.in.holdout) : std::string());
     emit(table_text(c, header), o.output);
   }
   return !gate || c.median_abs_error_pct <= o.max_median_error;
@@ -135,24 +107,15 @@ void add_validate_command(CLI::App& app) {
       "Compare the model's predicted collective times with measured ones (nccl-tests logs or\n"
       "stepcast-nccl-bench JSON): a table of every point with its error, then the median, 90th\n"
       "percentile and worst absolute error. Exit 1 when --max-median-error is exceeded.");
-  cmd->add_option("--measured", options->measured, "nccl-tests log or stepcast-nccl-bench JSON (repeatable)")
-      ->required()
-      ->expected(1, -1);
-  cmd->add_option("--topology", options->topology, "Topology the measurements ran on")->required();
-  CLI::Option* nodes = cmd->add_option("--nodes", options->nodes, "Node count of a cluster-form topology (default: what the runs need)");
+  add_measured_options(*cmd, options->in, "Compare",
+                       "Compare only the points `calibrate --holdout` with the same value left out of its fit");
   cmd->add_option("--calibration", options->calibration, "Calibration file from `stepcast calibrate`");
-  cmd->add_option("--algorithm", options->algorithm, "Algorithm to predict with (default: each collective's default)");
-  cmd->add_option("--min-size", options->min_size, "Compare only sizes >= this, e.g. 1MiB");
-  cmd->add_option("--max-size", options->max_size, "Compare only sizes <= this");
-  cmd->add_option("--holdout", options->holdout,
-                  "Compare only the points `calibrate --holdout` with the same value left out of its fit");
   CLI::Option* gate = cmd->add_option("--max-median-error", options->max_median_error,
                                       "Exit 1 when the median absolute error (percent) exceeds this");
   cmd->add_flag("--json", options->json, "Print one JSON object: points, median/p90/max_abs_error_pct");
   cmd->add_option("-o,--output", options->output, "Write the output to FILE (atomically) instead of stdout");
-  cmd->callback([options, nodes, gate] {
-    const bool passed = run_validate(*options, nodes->count() > 0 ? std::optional<int>(options->nodes) : std::nullopt,
-                                     gate->count() > 0);
+  cmd->callback([options, gate] {
+    const bool passed = run_validate(*options, gate->count() > 0);
     if (!passed) {
       fmt::print(stderr, "stepcast: validate: median |error| above --max-median-error {}%\n", options->max_median_error);
       // Exit code 1 is the gate's verdict, not an error class of main's table.

@@ -1,0 +1,61 @@
+// Shared options of the measurement commands and their loading.
+#include "measured_options.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "data_path.hpp"
+#include "stepcast/calibrate/inputs.hpp"
+#include "stepcast/core/errors.hpp"
+
+namespace stepcast::cli {
+namespace {
+
+Bytes size_option(const std::string& option, const std::string& text) {
+  try {
+    return parse_bytes(text);
+  } catch (const UnitError& e) {
+    throw InputError(option, {}, e.what());
+  }
+}
+
+std::optional<cost::Algorithm> algorithm_option(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const auto a = cost::parse_algorithm(text);
+  if (!a) {
+    throw InputError("--algorithm", {}, fmt::format("unknown algorithm \"{}\"; accepted: {}", text, cost::accepted_algorithms()));
+  }
+  return a;
+}
+
+}  // namespace
+
+void add_measured_options(CLI::App& command, MeasuredOptions& o, const std::string& verb, const std::string& holdout_help) {
+  command.add_option("--measured", o.measured, "nccl-tests log or stepcast-nccl-bench JSON (repeatable)")
+      ->required()
+      ->expected(1, -1);
+  command.add_option("--topology", o.topology, "Topology the measurements ran on, e.g. topologies/dgx-h100.json")
+      ->required();
+  command.add_option("--nodes", o.nodes, "Node count of a cluster-form topology (default: what the runs need)")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--algorithm", o.algorithm, fmt::format("Algorithm to {} with (default: each collective's default)",
+                                                             verb == "Fit" ? "fit" : "predict"));
+  command.add_option("--min-size", o.min_size, verb + " only sizes >= this, e.g. 1MiB");
+  command.add_option("--max-size", o.max_size, verb + " only sizes <= this");
+  command.add_option("--holdout", o.holdout, holdout_help);
+}
+
+MeasuredInputs load_measured_inputs(const MeasuredOptions& o) {
+  std::vector<std::filesystem::path> files(o.measured.begin(), o.measured.end());
+  auto measurements = calibrate::read_all_measurements(files);
+  const std::optional<int> nodes = o.nodes > 0 ? std::optional<int>(o.nodes) : std::nullopt;
+  topology::Topology topo = calibrate::topology_for(data_path(o.topology), nodes, measurements);
+  calibrate::PointFilter filter;
+  if (!o.min_size.empty()) filter.min_size = size_option("--min-size", o.min_size);
+  if (!o.max_size.empty()) filter.max_size = size_option("--max-size", o.max_size);
+  filter.holdout = calibrate::Holdout::parse(o.holdout);
+  return MeasuredInputs{std::move(measurements), std::move(topo), filter, algorithm_option(o.algorithm)};
+}
+
+}  // namespace stepcast::cli

@@ -1,0 +1,42 @@
+// The options `calibrate` and `validate` share (--measured, --topology, --nodes, --algorithm,
+// --min-size, --max-size, --holdout), and loading them into measurements, topology and filter.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stepcast/calibrate/fit.hpp"
+#include "stepcast/calibrate/measurement.hpp"
+#include "stepcast/cost/collectives.hpp"
+#include "stepcast/topology/topology.hpp"
+
+namespace stepcast::cli {
+
+struct MeasuredOptions {
+  std::vector<std::string> measured;  ///< nccl-tests logs or stepcast-nccl-bench JSON
+  std::string topology;
+  int nodes = 0;  ///< 0 = as many nodes as the largest run needs
+  std::string algorithm;
+  std::string min_size;
+  std::string max_size;
+  std::string holdout = "none";
+};
+
+/// Adds the shared options; `verb` ("Fit", "Compare") and `holdout_help` word the help texts.
+void add_measured_options(CLI::App& command, MeasuredOptions& options, const std::string& verb,
+                          const std::string& holdout_help);
+
+/// The measurements, the topology they ran on and which of their points take part.
+struct MeasuredInputs {
+  std::vector<calibrate::Measurements> measurements;
+  topology::Topology topology;
+  calibrate::PointFilter filter;
+  std::optional<cost::Algorithm> algorithm;  ///< none: each collective's default
+};
+
+/// Reads the files and the topology and parses the filters; bad input throws InputError.
+MeasuredInputs load_measured_inputs(const MeasuredOptions& options);
+
+}  // namespace stepcast::cli
