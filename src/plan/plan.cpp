@@ -62,6 +62,12 @@ Plan resolve(Plan plan, const workload::Workload& workload, int gpu_count) {
     // Otherwise dp stays 0 and problems() reports the GPU count that tp*pp does not divide.
   }
   if (plan.shard_group == 0) plan.shard_group = plan.dp;
+  // A derived dp can push the products past what parse_plan checked (dp was unknown there).
+  const std::int64_t span = std::int64_t{plan.dp} * plan.tp * plan.pp * plan.vp * plan.micro_batch_size;
+  if (span > kMaxPlanSpan) {
+    throw InputError("--plan", {}, fmt::format("dp x tp x pp x vp x mbs = {} (dp {} derived from {} GPUs) exceeds the {} that a plan may span",
+                                               span, plan.dp, gpu_count, kMaxPlanSpan));
+  }
   // One micro-batch per pipeline stage at least, so the pipeline fills (Narayanan et al. 2021).
   if (plan.global_batch == 0) plan.global_batch = plan.dp * plan.micro_batch_size * plan.pp;
   return plan;

@@ -18,9 +18,6 @@ std::string key_list() {
   return list;
 }
 
-// 2^30: far beyond any cluster (a million GPUs x a thousand micro-batch slots) and below INT_MAX.
-constexpr std::int64_t kMaxDegreeProduct = std::int64_t{1} << 30;
-
 int parse_positive(std::string_view key, std::string_view value, const KeyFailure& fail) {
   int out = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
@@ -92,7 +89,13 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
       const auto x = sizes.find('x');
       plan_.shard_group = parse_positive("fsdp=hybrid:", sizes.substr(0, x), fail);
       if (x != std::string_view::npos) {
-        fsdp_degree_ = plan_.shard_group * parse_positive("fsdp=hybrid:AxB's B: ", sizes.substr(x + 1), fail);
+        const int replicas = parse_positive("fsdp=hybrid:AxB's B: ", sizes.substr(x + 1), fail);
+        const std::int64_t degree = std::int64_t{plan_.shard_group} * replicas;
+        if (degree > kMaxPlanSpan) {
+          fail(fmt::format("fsdp=hybrid:{}x{} spans {} ranks, more than the {} that a plan may span", plan_.shard_group,
+                           replicas, degree, kMaxPlanSpan));
+        }
+        fsdp_degree_ = static_cast<int>(degree);
       }
     } else if (!value.empty() && value.find_first_not_of("0123456789") == std::string_view::npos) {
       plan_.sharding = Sharding::kFsdpFull;
@@ -148,9 +151,9 @@ Plan PlanBuilder::finish(const KeyFailure& fail) const {
   // product of them stays representable when the product of all of them does.
   const std::int64_t product = std::int64_t{std::max(out.dp, 1)} * out.tp * out.pp * out.vp * out.micro_batch_size *
                                std::max(out.shard_group, 1);
-  if (product > kMaxDegreeProduct) {
+  if (product > kMaxPlanSpan) {
     fail(fmt::format("dp x tp x pp x vp x mbs x shard group = {} exceeds the {} that a plan may span", product,
-                     kMaxDegreeProduct));
+                     kMaxPlanSpan));
   }
   return out;
 }

@@ -2,6 +2,8 @@
 // sharding), and the training settings that change time and memory (batch, precision, ...).
 #pragma once
 
+#include <cstdint>
+
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -26,6 +28,10 @@ enum class Recompute { kNone, kSelective, kFull };
 /// Pipeline schedules: GPipe (Huang et al. 2019), 1F1B and interleaved 1F1B (Narayanan et al.
 /// 2021), ZB-H1 zero-bubble (Qi et al. 2023).
 enum class Schedule { kGpipe, k1F1B, kInterleaved, kZbH1 };
+
+/// The most that dp x tp x pp x vp x mbs x shard group may reach: 2^30, far beyond any cluster and
+/// small enough that every product of these degrees stays an int.
+inline constexpr std::int64_t kMaxPlanSpan = std::int64_t{1} << 30;
 
 /// A plan. Degrees equal to 0 are "not given" and are derived by resolve().
 /// Ranks are laid out tensor-parallel first (consecutive GPUs, inside a node), then pipeline,
