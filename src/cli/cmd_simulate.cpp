@@ -29,16 +29,23 @@ struct SimulateCommand {
   std::string output;
 };
 
+// Quoted in every --straggler error, so a refused form shows the accepted ones.
+constexpr std::string_view kStragglerKeys =
+    "keys: gpu, node, slowdown, cv, step-cv; e.g. \"gpu=3,slowdown=1.5\", \"node=1,slowdown=2\", \"cv=0.05\", "
+    "\"step-cv=0.05\"";
+
 double straggler_number(std::string_view key, std::string_view text) {
   double v = 0.0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size()) {
-    throw InputError("--straggler", {}, fmt::format("{}={} is not a number", key, text));
+    throw InputError("--straggler", {}, fmt::format("{}={} is not a number ({})", key, text, kStragglerKeys));
   }
   return v;
 }
 
-// "gpu=3,slowdown=1.5", "node=1,slowdown=2", "cv=0.05", or a combination.
+
+// "gpu=3,slowdown=1.5", "node=1,slowdown=2", "cv=0.05" (per task), "step-cv=0.05" (per GPU and
+// step), or a combination.
 sim::Perturbation parse_straggler(const std::string& text, std::uint64_t seed, int gpus, int nodes) {
   sim::Perturbation p;
   p.seed = seed;
@@ -49,7 +56,7 @@ sim::Perturbation parse_straggler(const std::string& text, std::uint64_t seed, i
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
-      throw InputError("--straggler", {}, fmt::format("'{}' is not key=value (keys: gpu, node, slowdown, cv)", item));
+      throw InputError("--straggler", {}, fmt::format("'{}' is not key=value ({})", item, kStragglerKeys));
     }
     const std::string_view key = item.substr(0, eq);
     const double v = straggler_number(key, item.substr(eq + 1));
@@ -62,17 +69,32 @@ sim::Perturbation parse_straggler(const std::string& text, std::uint64_t seed, i
     } else if (key == "slowdown") {
       if (!(v >= 1.0)) throw InputError("--straggler", {}, fmt::format("slowdown={} must be >= 1 (1.5 = 50% slower)", v));
       p.slowdown = v;
-    } else if (key == "cv") {
-      if (!(v >= 0.0 && v < 1.0)) throw InputError("--straggler", {}, fmt::format("cv={} must be in [0, 1)", v));
-      p.noise_cv = v;
+    } else if (key == "cv" || key == "step-cv") {
+      if (!(v >= 0.0 && v < 1.0)) throw InputError("--straggler", {}, fmt::format("{}={} must be in [0, 1) ({})", key, v, kStragglerKeys));
+      (key == "cv" ? p.noise_cv : p.step_cv) = v;
     } else {
-      throw InputError("--straggler", {}, fmt::format("unknown key '{}' (keys: gpu, node, slowdown, cv)", key));
+      throw InputError("--straggler", {}, fmt::format("unknown key '{}' ({})", key, kStragglerKeys));
     }
   }
   if ((p.slow_gpu || p.slow_node) && p.slowdown == 1.0) {
     throw InputError("--straggler", {}, "a slow gpu or node needs slowdown=X with X > 1");
   }
   return p;
+}
+
+// What each simulated rank stands for: with step noise the replicas differ, so all of them run.
+std::vector<std::string> notes(const plan::Plan& plan, const sim::PlannedStep& planned, const sim::StepResult& r) {
+  std::vector<std::string> out = planned.notes;
+  if (r.simulated_ranks == plan.pp) {
+    out.push_back(fmt::format("one representative rank per pipeline stage ({} simulated) stands for its {} tensor- and "
+                              "data-parallel peers; their traffic is simulated as flows",
+                              plan.pp, plan.tp * plan.dp));
+  } else {
+    out.push_back(fmt::format("every data-parallel replica's stages are simulated ({} ranks), each standing for its {} "
+                              "tensor-parallel peers, because per-step noise makes the replicas differ",
+                              r.simulated_ranks, plan.tp));
+  }
+  return out;
 }
 
 nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p, const sim::PlannedStep& planned,
@@ -98,7 +120,7 @@ nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p
   j["critical_stage"] = r.critical_stage;
   j["critical_path"] = r.critical_path;
   j["simulated_ranks"] = r.simulated_ranks;
-  j["notes"] = planned.notes;
+  j["notes"] = notes(in.plan, planned, r);
   return j;
 }
 
@@ -126,7 +148,7 @@ std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, c
   out += "Critical path: ";
   for (std::size_t i = 0; i < r.critical_path.size(); ++i) out += (i ? " -> " : "") + r.critical_path[i];
   out += "\n\nNotes:\n";
-  for (const auto& n : planned.notes) out += "  - " + n + "\n";
+  for (const auto& n : notes(in.plan, planned, r)) out += "  - " + n + "\n";
   return out;
 }
 
@@ -161,9 +183,11 @@ void add_simulate_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "simulate", "Run one training step of a plan on the discrete-event engine (contention, pipeline schedule, stragglers)");
   add_plan_options(*sub, command->plan, true);
-  sub->add_option("--seed", command->seed, "Seed of the random per-task variation (default 1)");
+  sub->add_option("--seed", command->seed, "Seed of the random variation (default 1)");
   sub->add_option("--straggler", command->straggler,
-                  "Slow GPU, node or noise: \"gpu=3,slowdown=1.5\", \"node=1,slowdown=2\", \"cv=0.05\"");
+                  "Slow GPU, node or noise: \"gpu=3,slowdown=1.5\", \"node=1,slowdown=2\", \"cv=0.05\" (each task's "
+                  "compute varies), \"step-cv=0.05\" (each GPU draws one factor per step; every data-parallel "
+                  "replica is simulated)");
   sub->add_option("--trace", command->trace, "Write a Chrome/Perfetto trace (JSON) to this file");
   sub->add_flag("--json", command->json, "One JSON object instead of the table");
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");

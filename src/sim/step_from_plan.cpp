@@ -59,9 +59,6 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p) {
   if (plan.zero_stage() == 2 && !plan.is_fsdp()) {
     out.notes.push_back("ZeRO-2 per-micro-batch gradient reduce-scatters run as buckets after the last backward");
   }
-  out.notes.push_back(fmt::format("one representative rank per pipeline stage ({} simulated) stands for its {} tensor- "
-                                  "and data-parallel peers; their traffic is simulated as flows",
-                                  plan.pp, plan.tp * plan.dp));
   return out;
 }
 

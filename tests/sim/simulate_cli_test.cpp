@@ -41,6 +41,17 @@ TEST_SUITE("sim.simulate_cli") {
     CHECK(j.at("seed").get<int>() == 7);
   }
 
+  TEST_CASE("per-step noise: every replica's stages are simulated, and the same seed gives the same JSON") {
+    std::string args = kArgs;
+    args.replace(args.find("cv=0.05"), 7, "step-cv=0.05");
+    const std::string a = run(args);
+    CHECK(a == run(args));
+    const auto j = nlohmann::json::parse(a);
+    // pp = 4 stages times dp = 2 replicas.
+    CHECK(j.at("simulated_ranks").get<int>() == 8);
+    CHECK(j.at("straggler_wait_s").get<double>() > 0.0);
+  }
+
   TEST_CASE("the trace is valid JSON with events on every simulated GPU's compute track") {
     const auto path = std::filesystem::temp_directory_path() / "stepcast_simulate_cli_test_trace.json";
     run(kArgs + " --trace " + path.string());

@@ -3,7 +3,8 @@
 // pipeline schedule, activations and gradients sent between stages as network flows, gradient
 // buckets all-reduced over the data-parallel group as flows while backward runs, the optimizer
 // step, and the final synchronisation. One representative rank per stage stands for its tensor-
-// and data-parallel peers, which the plan makes symmetric; their traffic is in the flows.
+// and data-parallel peers, which the plan makes symmetric; their traffic is in the flows. With
+// per-step noise the replicas are no longer symmetric, so every data-parallel replica's stages run.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +56,10 @@ struct Perturbation {
   std::optional<int> slow_node;  ///< every GPU of this node does
   double slowdown = 1.0;
   double noise_cv = 0.0;         ///< per-task coefficient of variation of compute time
+  /// Per-GPU, per-step coefficient of variation: each GPU draws one factor ~ Normal(1, step_cv)
+  /// that stretches all its compute in the step. Above 0, every data-parallel replica is
+  /// simulated, so the gradient synchronisation waits for the slowest.
+  double step_cv = 0.0;
   std::uint64_t seed = 1;
 };
 
@@ -85,11 +90,13 @@ struct StepResult {
   std::vector<std::string> tracks;
   std::vector<TraceSpan> spans;
   std::uint64_t events = 0;
-  int simulated_ranks = 0;   ///< representative ranks simulated (one per stage)
+  int simulated_ranks = 0;   ///< one per stage, times the data-parallel degree under step noise
+  std::vector<Seconds> rank_compute;  ///< compute of each simulated rank, index replica * pp + stage
 };
 
 /// Runs one step of `spec` on `topo`. With a perturbation, also runs the unperturbed step to
-/// measure the wait on stragglers. Preconditions: pp*tp*dp <= GPUs; micro_batches >= 1; under
+/// measure the wait on stragglers. A simulated rank runs at the pace of the slowest GPU it
+/// stands for (its tensor-parallel peers wait for it inside every layer). Preconditions: pp*tp*dp <= GPUs; micro_batches >= 1; under
 /// interleaving micro_batches is a multiple of pp.
 StepResult simulate_step(const topology::Topology& topo, const StepSpec& spec, const Perturbation& perturbation = {},
                          bool record_trace = false);
