@@ -1,0 +1,107 @@
+// NCCL's own tuning model (NVIDIA/nccl 2.20.3, src/graph/tuning.cc): the time of every algorithm
+// and protocol NCCL has for a collective, and the one its tuner picks. The figures are NCCL's, in
+// src/cost/nccl_tuning_tables.hpp; what NCCL learns from the hardware is derived from a topology.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stepcast/core/explain.hpp"
+#include "stepcast/core/units.hpp"
+#include "stepcast/cost/collectives.hpp"
+#include "stepcast/topology/topology.hpp"
+
+namespace stepcast::cost {
+
+/// NCCL's algorithms as its tuner weighs them (CollNet and NVLS-tree are not modelled).
+enum class NcclAlgorithm { kTree, kRing, kNvls };
+/// NCCL's protocols: LL (8-byte lines carrying 4 data bytes and a flag), LL128 (128-byte lines
+/// carrying 120 data bytes), Simple (bulk copies with a fence per step).
+enum class NcclProtocol { kLL, kLL128, kSimple };
+
+inline constexpr int kNcclProtocols = 3;
+
+/// What NCCL's tuner knows of the GPUs of one communicator: the GPU generation, the links, and
+/// the channels its topology search finds (NCCL's graphs, sketched in src/cost/nccl_tuning_system.cpp).
+struct NcclSystem {
+  int compute_capability = 80;  ///< 70 Volta, 80 Ampere, 86/89 consumer Ampere/Ada, 90 Hopper, 100 Blackwell
+  bool nvlink = false;          ///< GPUs of a node talk over NVLink (else PCIe)
+  bool nvswitch = false;        ///< ... through an NVSwitch
+  int ranks = 1;
+  int nodes = 1;
+  int ranks_per_node = 1;
+  int channels = 0;             ///< ring and tree graph: channels
+  BytesPerSecond channel_bw;    ///< ... and each channel's bandwidth
+  int nvls_channels = 0;        ///< NVLS graph; 0 where NVLink SHARP is not available
+  BytesPerSecond nvls_channel_bw;
+  Explanation derivation;       ///< how each figure above came from the topology
+};
+
+/// NCCL's view of the `tiers.ranks` GPUs of `topology`. The GPU generation comes from the GPU's
+/// name; InputError when the name matches no generation NCCL tunes for.
+NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers);
+
+/// A measured correction of one protocol, as calibration fits it: NCCL's latency times
+/// `latency_factor`, NCCL's algorithm bandwidth times `bandwidth_efficiency`. 1 and 1 are NCCL's model.
+struct NcclProtocolTuning {
+  double latency_factor = 1.0;
+  double bandwidth_efficiency = 1.0;
+};
+using NcclTuning = std::array<NcclProtocolTuning, kNcclProtocols>;  ///< indexed by NcclProtocol
+
+/// Restricts the candidates as NCCL_ALGO and NCCL_PROTO do. A protocol named here is enabled even
+/// where NCCL leaves it off by default (LL128 outside NVLink on Volta/Ampere/Hopper), as NCCL_PROTO does.
+struct NcclFilter {
+  std::optional<NcclAlgorithm> algorithm;
+  std::optional<NcclProtocol> protocol;
+};
+
+/// One (algorithm, protocol) pair priced as ncclTopoGetAlgoTime does: time = latency + S / algbw.
+struct NcclCandidate {
+  NcclAlgorithm algorithm = NcclAlgorithm::kRing;
+  NcclProtocol protocol = NcclProtocol::kSimple;
+  std::string disabled_because;  ///< empty when NCCL would consider it
+  Seconds latency;
+  BytesPerSecond algbw;          ///< NCCL's algorithm bandwidth, S / bandwidth_time
+  Seconds bandwidth_time;
+  Seconds time;
+  std::string latency_formula;   ///< the latency formula with its numbers
+  std::string bandwidth_formula; ///< the bus-to-algorithm bandwidth rules with their numbers
+
+  [[nodiscard]] bool enabled() const { return disabled_because.empty(); }
+};
+
+/// Every candidate NCCL has for a collective, in NCCL's order (tree, ring, NVLS; LL, LL128,
+/// Simple), and the fastest enabled one, first on ties, as NCCL's tuner picks it.
+struct NcclChoice {
+  std::vector<NcclCandidate> candidates;
+  std::size_t winner = 0;  ///< index into candidates
+  std::string why;         ///< one sentence: what made the winner faster than the runner-up
+
+  [[nodiscard]] const NcclCandidate& chosen() const { return candidates[winner]; }
+};
+
+/// Whether NCCL's tuner has a choice of algorithm for `op` (all but all-to-all and send/recv,
+/// which NCCL runs as point-to-point transfers).
+bool has_nccl_tuning(CollectiveOp op);
+
+/// The candidates for `op` and `size` (nccl-tests' S) on `system`, and NCCL's choice.
+/// Preconditions: has_nccl_tuning(op), system.ranks >= 2. InputError when the filter leaves no
+/// enabled candidate (the message says why each was left out).
+NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, const NcclFilter& filter = {},
+                       const NcclTuning& tuning = {});
+
+/// Names as NCCL_ALGO / NCCL_PROTO spell them, in lower case for algorithms: "ring", "LL128".
+std::string_view to_string(NcclAlgorithm algorithm);
+std::string_view to_string(NcclProtocol protocol);
+/// Case-insensitive, as NCCL reads NCCL_ALGO and NCCL_PROTO.
+std::optional<NcclAlgorithm> parse_nccl_algorithm(std::string_view name);
+std::optional<NcclProtocol> parse_nccl_protocol(std::string_view name);
+/// "LL, LL128, Simple" and "tree, ring, nvls", for messages and help.
+std::string accepted_nccl_protocols();
+std::string accepted_nccl_algorithms(CollectiveOp op);
+
+}  // namespace stepcast::cost

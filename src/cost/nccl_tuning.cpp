@@ -1,0 +1,328 @@
+// The latency and bandwidth of each NCCL algorithm and protocol as ncclTopoTuneModel computes them,
+// the time of one collective as ncclTopoGetAlgoTime does, and the fastest enabled candidate as
+// NCCL's tuner picks it (NVIDIA/nccl 2.20.3 src/graph/tuning.cc; the figures are in
+// nccl_tuning_tables.hpp). Each rule below names the line of tuning.cc it restates.
+#include "stepcast/cost/nccl_tuning.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fmt/format.h>
+#include <string>
+
+#include "nccl_tuning_tables.hpp"
+#include "stepcast/core/errors.hpp"
+
+namespace stepcast::cost {
+namespace {
+
+namespace t = nccl220;
+
+constexpr std::array<NcclAlgorithm, 3> kAlgorithms = {NcclAlgorithm::kTree, NcclAlgorithm::kRing, NcclAlgorithm::kNvls};
+constexpr std::array<NcclProtocol, 3> kProtocols = {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
+
+std::size_t at(NcclProtocol p) { return static_cast<std::size_t>(p); }
+std::size_t generation_row(int cc) { return cc >= 90 ? 2 : cc >= 80 ? 1 : 0; }
+std::size_t nodes_column(int nodes) { return nodes <= 2 ? static_cast<std::size_t>(nodes - 1) : 2; }
+double as_double(int v) { return static_cast<double>(v); }
+
+// NCCL's log2i: floor(log2 n), 0 for n <= 1.
+int log2i(std::uint64_t n) {
+  int l = 0;
+  while (n >>= 1) ++l;
+  return l;
+}
+
+bool is_reduce_scatter_or_all_gather(CollectiveOp op) {
+  return op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather;
+}
+
+// Why NCCL 2.20 has no such candidate for `op`, or empty: tree runs all-reduce only; NVLS runs
+// all-reduce, all-gather and reduce-scatter, in Simple only, and not at all in this model's
+// list for other protocols.
+std::string missing_for_op(CollectiveOp op, NcclAlgorithm a) {
+  if (a == NcclAlgorithm::kTree && op != CollectiveOp::kAllReduce) {
+    return fmt::format("NCCL has no tree {}", to_string(op));
+  }
+  if (a == NcclAlgorithm::kNvls && op != CollectiveOp::kAllReduce && !is_reduce_scatter_or_all_gather(op)) {
+    return fmt::format("NCCL has no NVLS {}", to_string(op));
+  }
+  return {};
+}
+
+// nsteps and nInterSteps of ncclTopoTuneModel.
+int ring_steps(CollectiveOp op, int ranks) {
+  if (op == CollectiveOp::kAllReduce) return 2 * (ranks - 1);
+  return is_reduce_scatter_or_all_gather(op) ? ranks - 1 : ranks;
+}
+int ring_inter_steps(CollectiveOp op, int nodes) {
+  if (op == CollectiveOp::kAllReduce) return nodes > 1 ? 2 * nodes : 0;
+  return is_reduce_scatter_or_all_gather(op) ? nodes - 1 : nodes;
+}
+
+const t::PerProtocol& base_latency(NcclAlgorithm a) {
+  switch (a) {
+    case NcclAlgorithm::kTree: return t::kTreeBaseLatency_us;
+    case NcclAlgorithm::kRing: return t::kRingBaseLatency_us;
+    case NcclAlgorithm::kNvls: return t::kNvlsBaseLatency_us;
+  }
+  STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
+}
+
+// hwLat of the links inside a node: NVLink when the graph's intra type is NVLink, else PCI
+// (NVLS exists on NVLink only).
+const t::PerProtocol& intra_latency(NcclAlgorithm a, bool nvlink) {
+  switch (a) {
+    case NcclAlgorithm::kTree: return nvlink ? t::kTreeNvlinkLatency_us : t::kTreePciLatency_us;
+    case NcclAlgorithm::kRing: return nvlink ? t::kRingNvlinkLatency_us : t::kRingPciLatency_us;
+    case NcclAlgorithm::kNvls: return t::kNvlsNvlinkLatency_us;
+  }
+  STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
+}
+
+const t::PerProtocol& net_latency(NcclAlgorithm a) {
+  switch (a) {
+    case NcclAlgorithm::kTree: return t::kTreeNetLatency_us;
+    case NcclAlgorithm::kRing: return t::kRingNetLatency_us;
+    case NcclAlgorithm::kNvls: return t::kNvlsNetLatency_us;
+  }
+  STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
+}
+
+struct Term {
+  double value = 0.0;  // us or GB/s
+  std::string formula;
+};
+
+// comm->latencies[coll][a][p]. The network plugin's own latency (graph->latencyInter) is taken
+// as 0, as NCCL's InfiniBand transport reports it; a one-GPU node's intra type is LOC, priced as PCI.
+Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s) {
+  const double base = base_latency(a)[at(p)];
+  const bool nvlink = s.nvlink && s.ranks_per_node > 1;
+  double intra = intra_latency(a, nvlink)[at(p)];
+  const double inter = net_latency(a)[at(p)];
+  const int per_node = s.ranks / s.nodes;
+  switch (a) {
+    case NcclAlgorithm::kRing: {
+      const int nsteps = ring_steps(op, s.ranks);
+      if (op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce) {
+        // stepcast assumes the search kept the same ring in every channel (sameChannels), as it
+        // does on NVSwitch nodes: one hop's latency.
+        const double hop = s.nodes == 1 ? intra : inter;
+        return {base + hop, fmt::format("baseLat {} + hwLat {} (pipelined chain)", base, hop)};
+      }
+      const int ninter = ring_inter_steps(op, s.nodes);
+      // Inter-node rings pay the proxy's network-post overhead per step at least (x3 for Simple).
+      if (s.nodes > 1) {
+        const double overhead = t::kNetOverheadIntel_us * (p == NcclProtocol::kSimple ? t::kNetOverheadSimpleFactor : 1.0);
+        intra = std::max(intra, overhead);
+      }
+      return {base + (nsteps - ninter) * intra + ninter * inter,
+              fmt::format("baseLat {} + ({} - {}) x intra {} + {} x net {}", base, nsteps, ninter, intra, ninter, inter)};
+    }
+    case NcclAlgorithm::kTree: {
+      const int depth = log2i(static_cast<std::uint64_t>(s.nodes));
+      return {base + 2.0 * ((per_node - 1) * intra + depth * inter),
+              fmt::format("baseLat {} + 2 x (({} - 1) x intra {} + log2({}) x net {})", base, per_node, intra, s.nodes,
+                          inter)};
+    }
+    case NcclAlgorithm::kNvls: {
+      const double v = intra + (s.nodes > 1 ? inter : 0.0);
+      return {v, s.nodes > 1 ? fmt::format("NVLink {} + net {}", intra, inter) : fmt::format("NVLink {}", intra)};
+    }
+  }
+  STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
+}
+
+// comm->bandwidths[coll][a][p]: the graph's bus bandwidth through ncclTopoTuneModel's refinements,
+// then converted to algorithm bandwidth. One channel's speed is the same inside and across nodes
+// here (the ring search sets both), so "nNodes <= 2 ? bwIntra : bwInter" picks the same figure.
+Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s) {
+  const std::size_t row = generation_row(s.compute_capability);
+  const std::size_t col = nodes_column(s.nodes);
+  // llMaxBws: the GPU's row on one node, the host CPU's row across nodes (Intel assumed: row 0).
+  const double ll_max = t::kLlMaxBw[s.nodes == 1 ? row : 0][col];
+  const bool nvls = a == NcclAlgorithm::kNvls;
+  const int channels = nvls ? s.nvls_channels : s.channels;
+  const double speed = (nvls ? s.nvls_channel_bw : s.channel_bw).value() / unit::kGiga;
+  double bus = channels * speed;
+  std::string f = fmt::format("{} ch x {:.4g}", channels, speed);
+  const auto cap = [&](double limit, std::string_view why) {
+    if (limit < bus) {
+      bus = limit;
+      f += fmt::format(", capped at {:.4g} ({})", limit, why);
+    }
+  };
+  const auto scale = [&](double k, std::string_view why) {
+    bus *= k;
+    f += fmt::format(" x {:.4g} ({})", k, why);
+  };
+  if (a == NcclAlgorithm::kRing && p == NcclProtocol::kLL) {
+    const bool quarter = s.nodes > 1 || op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduce;
+    scale(quarter ? t::kRingLlFactorReduceOrMultiNode : t::kRingLlFactorOther, "LL");
+    cap(ll_max, "llMaxBw");
+  }
+  if (a == NcclAlgorithm::kRing && p == NcclProtocol::kLL128) {
+    const bool one_per_node = as_double(s.ranks) / as_double(s.nodes) < 2.0;
+    scale(one_per_node ? t::kRingLl128FactorOneRankPerNode : t::kRingLl128Factor, "LL128");
+    cap(channels * t::kPerChannelMaxRingLl128Bw[row][col], "per-channel LL128 max");
+  }
+  if (a == NcclAlgorithm::kTree) {
+    scale(t::kTreeFactor, "tree");
+    cap(channels * t::kPerChannelMaxTreeBw[row][col], "per-channel tree max");
+    if (p == NcclProtocol::kLL) {
+      scale(t::kTreeLlFactor, "LL");
+      cap(ll_max, "llMaxBw");
+    }
+    if (p == NcclProtocol::kLL128) {
+      scale(s.nodes == 1 ? t::kTreeLl128FactorOneNode : t::kTreeLl128FactorMultiNode, "LL128");
+      cap(channels * t::kPerChannelMaxTreeLl128Bw[row][col], "per-channel tree LL128 max");
+    }
+  }
+  switch (a) {
+    case NcclAlgorithm::kRing: {
+      const int nsteps = ring_steps(op, s.ranks);
+      scale(as_double(s.ranks) / as_double(nsteps), fmt::format("bus to algorithm: nRanks/nsteps = {}/{}", s.ranks, nsteps));
+      break;
+    }
+    case NcclAlgorithm::kTree: scale(t::kTreeAlgbwRatio, "bus to algorithm"); break;
+    case NcclAlgorithm::kNvls: scale(t::kNvlsAlgbwRatio, "bus to algorithm"); break;
+  }
+  return {bus, f};
+}
+
+// Why NCCL leaves the candidate out on this system, or empty (the enable rules of
+// ncclTopoTuneModel). LL128 is on by default only over NVLink (or one GPU per node) on exactly
+// Volta, Ampere or Hopper; stepcast assumes each GPU's NIC sits on its PCIe switch, as the
+// cluster form wires it, so the NIC path never disables it.
+std::string disabled_on_system(NcclAlgorithm a, NcclProtocol p, const NcclSystem& s, const NcclFilter& filter) {
+  if (a == NcclAlgorithm::kNvls) {
+    if (s.compute_capability < 90 || !s.nvswitch) return "NVLS needs Hopper or later GPUs on an NVSwitch";
+    if (s.nodes > 1) return "NVLS across nodes needs CollNet (SHARP), which stepcast does not model";
+    if (s.nvls_channels == 0) return "no NVLS channel fits the GPU's links";
+  }
+  if (p == NcclProtocol::kLL128 && filter.protocol != NcclProtocol::kLL128) {
+    const int cc = s.compute_capability;
+    if (cc != 70 && cc != 80 && cc != 90) return fmt::format("LL128 is off by default on compute capability {}.{}", cc / 10, cc % 10);
+    if (!s.nvlink && s.ranks_per_node > 1) return "LL128 is off by default without NVLink";
+  }
+  return {};
+}
+
+std::string not_requested(NcclAlgorithm a, NcclProtocol p, const NcclFilter& filter) {
+  if (filter.algorithm && *filter.algorithm != a) return fmt::format("not requested (--algorithm {})", to_string(*filter.algorithm));
+  if (filter.protocol && *filter.protocol != p) return fmt::format("not requested (--protocol {})", to_string(*filter.protocol));
+  return {};
+}
+
+NcclCandidate price(CollectiveOp op, Bytes size, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s,
+                    const NcclTuning& tuning) {
+  NcclCandidate c;
+  c.algorithm = a;
+  c.protocol = p;
+  Term lat = latency_us(op, a, p, s);
+  Term bw = algbw_GBps(op, a, p, s);
+  // ncclTopoGetAlgoTime: the tree correction per size, the ring plateau across nodes.
+  const auto bytes = static_cast<std::uint64_t>(size.value());
+  const int log_size = log2i(bytes >> 6);
+  if (a == NcclAlgorithm::kTree && log_size < t::kTreeCorrectionSizes) {
+    const double k = t::kTreeCorrection[at(p)][static_cast<std::size_t>(log_size)];
+    bw.value *= k;
+    bw.formula += fmt::format(" x {:.4g} (tree correction at 2^{} x 64 B)", k, log_size);
+  }
+  if (a == NcclAlgorithm::kRing && p == NcclProtocol::kSimple && s.nodes > 1 && op == CollectiveOp::kAllReduce &&
+      static_cast<double>(bytes / static_cast<std::uint64_t>(s.channels * s.ranks)) >= t::kRingPlateauMinBytesPerChannelRank) {
+    const double k = s.compute_capability < 80 ? t::kRingPlateauFactorPreAmpere : t::kRingPlateauFactor;
+    lat.value *= k;
+    lat.formula = fmt::format("({}) x {} (ring plateau)", lat.formula, k);
+  }
+  const NcclProtocolTuning& cal = tuning[at(p)];
+  if (cal.latency_factor != 1.0) {
+    lat.value *= cal.latency_factor;
+    lat.formula = fmt::format("({}) x {:.4g} (calibrated)", lat.formula, cal.latency_factor);
+  }
+  if (cal.bandwidth_efficiency != 1.0) {
+    bw.value *= cal.bandwidth_efficiency;
+    bw.formula += fmt::format(" x {:.4g} (calibrated)", cal.bandwidth_efficiency);
+  }
+  c.latency = microseconds(lat.value);
+  c.algbw = gbyte_per_s(bw.value);
+  c.bandwidth_time = size / c.algbw;
+  c.time = c.latency + c.bandwidth_time;
+  c.latency_formula = std::move(lat.formula);
+  c.bandwidth_formula = std::move(bw.formula);
+  return c;
+}
+
+std::string name_of(const NcclCandidate& c) { return fmt::format("{}/{}", to_string(c.algorithm), to_string(c.protocol)); }
+
+// What made the winner faster than the runner-up: its latency, its bandwidth part, or both.
+std::string why(const NcclChoice& choice) {
+  const NcclCandidate& w = choice.chosen();
+  const NcclCandidate* r = nullptr;
+  for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
+    const NcclCandidate& c = choice.candidates[i];
+    if (i != choice.winner && c.enabled() && (!r || c.time < r->time)) r = &c;
+  }
+  if (!r) return fmt::format("{} is the only candidate left", name_of(w));
+  std::string reason;
+  if (w.latency <= r->latency && w.bandwidth_time <= r->bandwidth_time) {
+    reason = fmt::format("both its latency ({} against {}) and its bandwidth part ({} against {}) are smaller",
+                         format_seconds(w.latency), format_seconds(r->latency), format_seconds(w.bandwidth_time),
+                         format_seconds(r->bandwidth_time));
+  } else if (w.latency < r->latency) {
+    reason = fmt::format("its lower latency ({} against {}) outweighs its slower bandwidth part ({} against {}) at this size",
+                         format_seconds(w.latency), format_seconds(r->latency), format_seconds(w.bandwidth_time),
+                         format_seconds(r->bandwidth_time));
+  } else {
+    reason = fmt::format("its higher algbw ({} against {}) outweighs its higher latency ({} against {}) at this size",
+                         format_bandwidth(w.algbw), format_bandwidth(r->algbw), format_seconds(w.latency),
+                         format_seconds(r->latency));
+  }
+  return fmt::format("{} wins in {} against the runner-up {}'s {}: {}", name_of(w), format_seconds(w.time), name_of(*r),
+                     format_seconds(r->time), reason);
+}
+
+}  // namespace
+
+bool has_nccl_tuning(CollectiveOp op) { return op != CollectiveOp::kAllToAll && op != CollectiveOp::kSendRecv; }
+
+NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, const NcclFilter& filter,
+                       const NcclTuning& tuning) {
+  STEPCAST_ASSERT(has_nccl_tuning(op), "point-to-point collectives have no NCCL algorithm choice");
+  STEPCAST_ASSERT(system.ranks >= 2 && system.nodes >= 1 && system.channels >= 1, "a communicator of two or more ranks");
+  NcclChoice choice;
+  std::optional<std::size_t> best;
+  for (const NcclAlgorithm a : kAlgorithms) {
+    for (const NcclProtocol p : kProtocols) {
+      if (a == NcclAlgorithm::kNvls && p != NcclProtocol::kSimple) continue;  // NVLS runs Simple only
+      std::string reason = missing_for_op(op, a);
+      if (reason.empty()) reason = disabled_on_system(a, p, system, filter);
+      if (reason.empty()) reason = not_requested(a, p, filter);
+      NcclCandidate c;
+      if (reason.empty()) {
+        c = price(op, size, a, p, system, tuning);
+        // The first fastest wins, as NCCL's strict "time < minTime" keeps the earlier candidate.
+        if (!best || c.time < choice.candidates[*best].time) best = choice.candidates.size();
+      } else {
+        c.algorithm = a;
+        c.protocol = p;
+        c.disabled_because = std::move(reason);
+      }
+      choice.candidates.push_back(std::move(c));
+    }
+  }
+  if (!best) {
+    std::string reasons;
+    for (const NcclCandidate& c : choice.candidates) {
+      if (c.disabled_because.starts_with("not requested")) continue;
+      reasons += fmt::format("; {}: {}", name_of(c), c.disabled_because);
+    }
+    throw InputError(fmt::format("no NCCL algorithm and protocol left for {} on this system{}", to_string(op), reasons));
+  }
+  choice.winner = *best;
+  choice.why = why(choice);
+  return choice;
+}
+
+}  // namespace stepcast::cost

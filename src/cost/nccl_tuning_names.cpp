@@ -1,0 +1,66 @@
+// NCCL's algorithm and protocol names, spelt as NCCL_ALGO and NCCL_PROTO take them.
+#include <array>
+#include <cctype>
+#include <fmt/format.h>
+#include <string>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/nccl_tuning.hpp"
+
+namespace stepcast::cost {
+namespace {
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
+constexpr std::array<NcclAlgorithm, 3> kAlgorithms = {NcclAlgorithm::kTree, NcclAlgorithm::kRing, NcclAlgorithm::kNvls};
+constexpr std::array<NcclProtocol, 3> kProtocols = {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
+
+}  // namespace
+
+std::string_view to_string(NcclAlgorithm algorithm) {
+  switch (algorithm) {
+    case NcclAlgorithm::kTree: return "tree";
+    case NcclAlgorithm::kRing: return "ring";
+    case NcclAlgorithm::kNvls: return "nvls";
+  }
+  STEPCAST_UNREACHABLE("every NcclAlgorithm is named");
+}
+
+std::string_view to_string(NcclProtocol protocol) {
+  switch (protocol) {
+    case NcclProtocol::kLL: return "LL";
+    case NcclProtocol::kLL128: return "LL128";
+    case NcclProtocol::kSimple: return "Simple";
+  }
+  STEPCAST_UNREACHABLE("every NcclProtocol is named");
+}
+
+std::optional<NcclAlgorithm> parse_nccl_algorithm(std::string_view name) {
+  for (const NcclAlgorithm a : kAlgorithms) {
+    if (equal_ignoring_case(name, to_string(a))) return a;
+  }
+  return std::nullopt;
+}
+
+std::optional<NcclProtocol> parse_nccl_protocol(std::string_view name) {
+  for (const NcclProtocol p : kProtocols) {
+    if (equal_ignoring_case(name, to_string(p))) return p;
+  }
+  return std::nullopt;
+}
+
+std::string accepted_nccl_protocols() { return "LL, LL128, Simple"; }
+
+std::string accepted_nccl_algorithms(CollectiveOp op) {
+  if (op == CollectiveOp::kAllReduce) return "tree, ring, nvls";
+  if (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter) return "ring, nvls";
+  return "ring";
+}
+
+}  // namespace stepcast::cost

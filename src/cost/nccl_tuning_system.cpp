@@ -1,0 +1,232 @@
+// What NCCL learns of the hardware before it tunes, derived from a stepcast topology: the GPU
+// generation (from the GPU's name: topologies do not state it), NVLink or PCIe inside a node, and
+// the channels of NCCL's ring/tree and NVLS graphs. The channel search is a sketch of NVIDIA/nccl
+// 2.20.3 src/graph/search.cc (ncclTopoCompute): the same speeds, duplication and stopping rules,
+// with links reduced to three budgets: a GPU's NVLink (or PCIe) total, each NIC, and NVLS's heads.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <fmt/format.h>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "nccl_tuning_tables.hpp"
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/nccl_tuning.hpp"
+
+namespace stepcast::cost {
+namespace {
+
+namespace t = nccl220;
+
+// NVLink 2, 3 and 4 carry 25 GB/s each way per link (NVIDIA's NVLink pages: V100 6 links,
+// A100 12, H100 18 = 150, 300 and 450 GB/s each way). A PCIe Gen3 x16 link carries 15.75 GB/s
+// each way (8 GT/s x 16 lanes x 128/130 / 8 bits), which NCCL counts as PCI_BW = 12 GB/s.
+constexpr double kNvlinkLineRatePerLink_GBps = 25.0;
+constexpr double kPciGen3x16LineRate_GBps = 15.75;
+// The fastest PCIe a GPU has (Gen5 x16, ~63 GB/s each way): a faster route inside a node is
+// NVLink, whatever the file calls it.
+constexpr double kFastestPcie_GBps = 64.0;
+
+struct GpuModel {
+  std::string_view name;  // as it appears, lower case, as a word of the GPU's name
+  int compute_capability;
+};
+// NVIDIA's CUDA GPUs table (developer.nvidia.com/cuda-gpus): compute capability per model.
+constexpr std::array<GpuModel, 19> kGpuModels = {{
+    {"v100", 70}, {"t4", 75},   {"2080", 75},  {"a100", 80}, {"a800", 80}, {"a30", 80},  {"a10", 86},
+    {"a40", 86},  {"a6000", 86}, {"3090", 86}, {"l4", 89},   {"l40", 89},  {"4090", 89}, {"h100", 90},
+    {"h200", 90}, {"h800", 90}, {"h20", 90},   {"b100", 100}, {"b200", 100},
+}};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// A model matches a word of the name that starts with it and does not continue with a digit,
+// so "a10" does not match "a100" and "h100nvl" matches "h100".
+std::optional<int> compute_capability_of(std::string_view gpu_name) {
+  const std::string name = lower(gpu_name);
+  std::size_t i = 0;
+  while (i < name.size()) {
+    if (!std::isalnum(static_cast<unsigned char>(name[i]))) {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < name.size() && std::isalnum(static_cast<unsigned char>(name[end]))) ++end;
+    const std::string_view word(name.data() + i, end - i);
+    for (const GpuModel& m : kGpuModels) {
+      if (word.starts_with(m.name) &&
+          (word.size() == m.name.size() || !std::isdigit(static_cast<unsigned char>(word[m.name.size()])))) {
+        return m.compute_capability;
+      }
+    }
+    i = end;
+  }
+  return std::nullopt;
+}
+
+// topo.h ncclTopoNVLinkBw: NVLink bandwidth per link as NCCL counts it.
+double nccl_nvlink_bw(int cc) {
+  if (cc >= 90) return t::kNvlinkBwSm90;
+  if (cc == 86) return t::kNvlinkBwSm86;
+  if (cc >= 80) return t::kNvlinkBwSm80;
+  return t::kNvlinkBwSm70;
+}
+
+// The switch GPU 0 reaches inside its node, if any: cluster-form files name it "nvswitch" or "pcie".
+std::string intra_switch_name(const topology::Topology& topo) {
+  const topology::VertexId gpu = topo.gpus().front();
+  const int node = topo.vertices()[gpu].node;
+  for (const topology::Link& l : topo.links()) {
+    if (l.a != gpu && l.b != gpu) continue;
+    const topology::Vertex& other = topo.vertices()[l.a == gpu ? l.b : l.a];
+    if (other.kind == topology::VertexKind::kSwitch && other.node == node) return lower(other.name);
+  }
+  return {};
+}
+
+int nics_on_node_of_gpu0(const topology::Topology& topo) {
+  const int node = topo.vertices()[topo.gpus().front()].node;
+  return static_cast<int>(std::count_if(topo.vertices().begin(), topo.vertices().end(), [&](const topology::Vertex& v) {
+    return v.kind == topology::VertexKind::kNic && v.node == node;
+  }));
+}
+
+struct Graph {
+  int channels = 0;
+  double speed = 0.0;  // GB/s per channel
+};
+
+// ncclTopoCompute in two passes. Pass 1: from the fastest speed a path allows, the speed that
+// gives the most channels x speed, trying slower speeds only while they exceed 0.49 of the best;
+// then ncclTopoDupChannels; pass 2: raise the speed while the same channels still fit.
+// `channels_at(s)` is how many channels of speed s the links carry.
+Graph search(std::span<const double> speeds, double max_bw, double enough_bw, int cc,
+             const std::function<int(double)>& channels_at) {
+  std::size_t i = 0;
+  while (i + 1 < speeds.size() && speeds[i] > max_bw) ++i;
+  Graph best;
+  for (; i < speeds.size(); ++i) {
+    if (best.channels > 0 && !(speeds[i] / best.speed > t::kLowerSpeedMinRatio)) break;
+    const int c = channels_at(speeds[i]);
+    if (c * speeds[i] > best.channels * best.speed) best = {c, speeds[i]};
+    if (best.channels * best.speed >= enough_bw) break;
+  }
+  if (best.channels == 0) return {1, speeds.back()};  // NCCL falls back to one slow channel
+  const bool dup = best.speed >= t::kDupChannelsMinSpeed &&
+                   !(cc > 80 && best.speed < t::kDupChannelsMinSpeedSm90 && best.channels > t::kDupChannelsMaxChannelsSm90);
+  if (dup) {
+    const int doubled = std::min(2 * best.channels, t::kMaxChannelsPerGraph);
+    best.speed /= static_cast<double>((doubled + best.channels - 1) / best.channels);
+    best.channels = doubled;
+  }
+  std::size_t j = 0;
+  while (j + 1 < speeds.size() && speeds[j] > best.speed) ++j;
+  while (j > 0 && speeds[j - 1] <= max_bw && channels_at(speeds[j - 1]) >= best.channels) best.speed = speeds[--j];
+  return best;
+}
+
+void note(Explanation& ex, std::string label, std::string formula, std::string value) {
+  ex.push_back({std::move(label), std::move(formula), std::move(value)});
+}
+
+// How many whole channels of `speed` fit in `budget`, with NCCL's 1e-3 rounding (SUB_ROUND).
+int fit(double budget, double speed) { return static_cast<int>(std::floor((budget + 1e-3) / speed)); }
+
+}  // namespace
+
+NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers) {
+  NcclSystem s;
+  const std::optional<int> cc = compute_capability_of(topology.gpu().name);
+  if (!cc) {
+    std::string names;
+    for (const GpuModel& m : kGpuModels) names += (names.empty() ? "" : ", ") + std::string(m.name);
+    throw InputError(fmt::format("NCCL's tuning model needs the GPU generation, and the GPU name \"{}\" of {} names none "
+                                 "that stepcast knows (a word starting with one of: {})",
+                                 topology.gpu().name, topology.name(), names));
+  }
+  s.compute_capability = *cc;
+  s.ranks = tiers.ranks;
+  s.nodes = tiers.nodes;
+  s.ranks_per_node = tiers.ranks_per_node;
+  note(s.derivation, "GPU generation", fmt::format("compute capability of \"{}\" (by name)", topology.gpu().name),
+           fmt::format("{}.{}", s.compute_capability / 10, s.compute_capability % 10));
+
+  const std::string sw = intra_switch_name(topology);
+  const double intra_GBps = tiers.intra_bw.value() / unit::kGiga;
+  s.nvlink = sw.find("nvswitch") != std::string::npos || sw.find("nvlink") != std::string::npos ||
+             (sw.find("pcie") == std::string::npos && intra_GBps > kFastestPcie_GBps);
+  s.nvswitch = s.nvlink && !sw.empty();
+  // A GPU's links as NCCL counts them: whole NVLinks at NCCL's per-link figure, or PCIe scaled
+  // as NCCL scales Gen3 x16.
+  double gpu_total = 0.0;
+  if (s.nvlink) {
+    const double links = std::max(1.0, std::round(intra_GBps / kNvlinkLineRatePerLink_GBps));
+    gpu_total = links * nccl_nvlink_bw(s.compute_capability);
+    note(s.derivation, "intra-node links", fmt::format("NVLink{}: round({} GB/s / {} GB/s per link) x {} GB/s (NCCL per link)",
+                                                            s.nvswitch ? " via NVSwitch" : "", intra_GBps,
+                                                            kNvlinkLineRatePerLink_GBps, nccl_nvlink_bw(s.compute_capability)),
+             fmt::format("{:.4g} GB/s per GPU", gpu_total));
+  } else {
+    gpu_total = intra_GBps * t::kPciGen3x16Bw / kPciGen3x16LineRate_GBps;
+    note(s.derivation, "intra-node links", fmt::format("PCIe: {} GB/s x {} / {} (NCCL's PCI_BW over a Gen3 x16 line rate)",
+                                                            intra_GBps, t::kPciGen3x16Bw, kPciGen3x16LineRate_GBps),
+             fmt::format("{:.4g} GB/s per GPU", gpu_total));
+  }
+
+  const bool hopper_speeds = s.compute_capability >= 90;
+  if (s.nodes == 1) {
+    const std::span<const double> speeds = hopper_speeds ? std::span<const double>(t::kSpeedsIntraSm90)
+                                                         : std::span<const double>(t::kSpeedsIntra);
+    const Graph g = search(speeds, gpu_total, gpu_total, s.compute_capability, [&](double speed) {
+      return std::min(t::kMaxChannelsPerGraph, fit(gpu_total, speed));
+    });
+    s.channels = g.channels;
+    s.channel_bw = gbyte_per_s(g.speed);
+    note(s.derivation, "ring/tree graph", "channels x speed that fit a GPU's links (search.cc sketch)",
+             fmt::format("{} x {:.4g} GB/s", g.channels, g.speed));
+  } else {
+    const int nics = std::max(1, nics_on_node_of_gpu0(topology));
+    const double nic = tiers.node_bw.value() / unit::kGiga / nics;
+    const std::span<const double> speeds = hopper_speeds ? std::span<const double>(t::kSpeedsInterSm90)
+                                                         : std::span<const double>(t::kSpeedsInter);
+    const bool intra_limits = s.ranks_per_node > 1;
+    const double enough = intra_limits ? std::min(gpu_total, nics * nic) : nics * nic;
+    const Graph g = search(speeds, nic, enough, s.compute_capability, [&](double speed) {
+      int c = std::min(t::kMaxChannelsPerGraph, nics * fit(nic, speed));
+      if (intra_limits) c = std::min(c, fit(gpu_total, speed));
+      return c;
+    });
+    s.channels = g.channels;
+    s.channel_bw = gbyte_per_s(g.speed);
+    note(s.derivation, "ring/tree graph",
+             fmt::format("channels x speed through {} NIC(s) of {:.4g} GB/s{}", nics, nic,
+                         intra_limits ? " and a GPU's links" : ""),
+             fmt::format("{} x {:.4g} GB/s", g.channels, g.speed));
+  }
+
+  // NVLS: one channel per GPU, each loading every GPU's NVSwitch link once and its head's twice
+  // (ncclTopoSearchTryNvls), so a speed fits when (GPUs + 1) x speed fits a GPU's links; NVLS
+  // graphs are neither duplicated nor sped up later. NCCL 2.20 runs NVLS within one node only
+  // unless CollNet is present, which stepcast does not model.
+  if (s.compute_capability >= 90 && s.nvswitch && s.nodes == 1) {
+    const int heads = s.ranks_per_node;
+    const auto speed = std::find_if(t::kSpeedsIntraSm90.begin(), t::kSpeedsIntraSm90.end(),
+                                    [&](double v) { return fit(gpu_total, v * (heads + 1)) >= 1; });
+    if (speed != t::kSpeedsIntraSm90.end()) {
+      s.nvls_channels = heads;
+      s.nvls_channel_bw = gbyte_per_s(*speed);
+    }
+    note(s.derivation, "NVLS graph", fmt::format("one channel per GPU, the fastest speed with ({} + 1) x speed <= {:.4g} GB/s", heads, gpu_total),
+         fmt::format("{} x {:.4g} GB/s", s.nvls_channels, s.nvls_channel_bw.value() / unit::kGiga));
+  }
+  return s;
+}
+
+}  // namespace stepcast::cost

@@ -1,0 +1,196 @@
+// NCCL's tuning model: the system NCCL sees on shipped topologies and candidate times, each
+// hand-derived below from the constants of NVIDIA/nccl 2.20.3 src/graph/tuning.cc (latencies in
+// us, bandwidths in GB/s = 1e9 B/s, time = latency + S / algbw as ncclTopoGetAlgoTime has it).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "support/input_error_text.hpp"
+#include "stepcast/core/units.hpp"
+#include "stepcast/cost/nccl_tuning.hpp"
+#include "stepcast/topology/topology.hpp"
+
+using namespace stepcast;
+using namespace stepcast::cost;
+
+namespace {
+
+NcclSystem system_of(const char* file, int nodes) {
+  const topology::Topology topo = topology::load_topology(std::string(STEPCAST_SOURCE_DIR "/topologies/") + file, nodes);
+  return nccl_system(topo, topo.tiers(topo.gpu_count()));
+}
+
+const NcclCandidate& find(const NcclChoice& c, NcclAlgorithm a, NcclProtocol p) {
+  for (const NcclCandidate& x : c.candidates) {
+    if (x.algorithm == a && x.protocol == p) return x;
+  }
+  FAIL("no such candidate");
+  return c.candidates.front();
+}
+
+double us(Seconds s) { return s.value() * 1e6; }
+
+constexpr Bytes kGiB = Bytes(1073741824.0);
+
+}  // namespace
+
+TEST_SUITE("cost.nccl_tuning") {
+  TEST_CASE("DGX H100 node: 18 NVLinks x 20.6 GB/s, ring 12 x 30 GB/s, NVLS 8 x 40 GB/s") {
+    // 450 GB/s each way / 25 GB/s per NVLink4 link = 18 links; NCCL counts 20.6 GB/s per link:
+    // 370.8 GB/s. Ring search (sm90 speeds 60, 50, ...): 370.8 / 60 = 6 channels x 60 = 360;
+    // slower speeds give no more (50: 7 x 50 = 350, 40: 9 x 40 = 360, 30: 12 x 30 = 360, then
+    // 24/60 < 0.49 stops); 60 >= 50 so the channels are duplicated: 12 x 30; 12 x 40 = 480 does
+    // not fit, so pass 2 keeps 30. NVLS: (8 + 1) x speed <= 370.8 -> 40 (41.2 max), 8 heads.
+    const NcclSystem s = system_of("dgx-h100.json", 1);
+    CHECK(s.compute_capability == 90);
+    CHECK(s.nvlink);
+    CHECK(s.nvswitch);
+    CHECK(s.channels == 12);
+    CHECK(s.channel_bw.value() == doctest::Approx(30e9));
+    CHECK(s.nvls_channels == 8);
+    CHECK(s.nvls_channel_bw.value() == doctest::Approx(40e9));
+  }
+
+  TEST_CASE("p4d: A100 12 NVLinks x 20 GB/s; two nodes: 4 EFA NICs of 12.5 GB/s give 4 ring channels of 12 GB/s") {
+    // One node: 300 / 25 = 12 links x 20 = 240 GB/s; speeds 40, 30, ...: 6 x 40 = 240 = total,
+    // stop; 40 >= 25: duplicated to 12 x 20; 12 x 30 = 360 > 240 so pass 2 keeps 20.
+    const NcclSystem one = system_of("p4d-24xlarge.json", 1);
+    CHECK(one.compute_capability == 80);
+    CHECK(one.channels == 12);
+    CHECK(one.channel_bw.value() == doctest::Approx(20e9));
+    CHECK(one.nvls_channels == 0);
+    // Two nodes: inter speeds 48, 30, 28, 24, 20, 18, 15, 12: 12 is the first <= 12.5, one
+    // channel per NIC, 4 x 12 = 48; 10, 9, 7 give less, 6 gives 8 x 6 = 48 (not more), 5/12 < 0.49
+    // stops; 12 < 25: no duplication; 15 > 12.5 cannot raise the speed.
+    const NcclSystem two = system_of("p4d-24xlarge.json", 2);
+    CHECK(two.nodes == 2);
+    CHECK(two.channels == 4);
+    CHECK(two.channel_bw.value() == doctest::Approx(12e9));
+  }
+
+  TEST_CASE("8 x H100, one node, 1 GiB all-reduce: NVLS/Simple 4049.5 us beats ring/Simple 5275.6 us") {
+    const NcclChoice c = nccl_choose(CollectiveOp::kAllReduce, kGiB, system_of("dgx-h100.json", 1));
+    // ring/Simple: latency = baseLat 8.4 + 2(8-1) = 14 steps x hwLat NVLink 3.4 = 56.0 us;
+    // algbw = 12 x 30 GB/s x nRanks/nsteps 8/14 = 205.714 GB/s; 2^30 B / 205.714 GB/s = 5219.57 us.
+    const NcclCandidate& ring = find(c, NcclAlgorithm::kRing, NcclProtocol::kSimple);
+    CHECK(us(ring.latency) == doctest::Approx(56.0));
+    CHECK(ring.algbw.value() == doctest::Approx(360e9 * 8.0 / 14.0));
+    CHECK(us(ring.time) == doctest::Approx(5275.57).epsilon(1e-5));
+    // ring/LL128: 14.0 + 14 x 1.9 = 40.6 us; 360 x 0.92 = 331.2 (under 12 x 36.7 = 440.4) x 8/14.
+    const NcclCandidate& ll128 = find(c, NcclAlgorithm::kRing, NcclProtocol::kLL128);
+    CHECK(us(ll128.latency) == doctest::Approx(40.6));
+    CHECK(ll128.algbw.value() == doctest::Approx(331.2e9 * 8.0 / 14.0));
+    // tree/Simple: 0 + 2 x (7 x 28) = 392 us; 360 x 0.92 = 331.2 (under 12 x 38.7) x 0.5 = 165.6.
+    const NcclCandidate& tree = find(c, NcclAlgorithm::kTree, NcclProtocol::kSimple);
+    CHECK(us(tree.latency) == doctest::Approx(392.0));
+    CHECK(tree.algbw.value() == doctest::Approx(165.6e9));
+    // NVLS/Simple: latency = hwLat 23 us; 8 x 40 = 320 x 5/6 = 266.667 GB/s: 4026.53 us of bandwidth.
+    const NcclCandidate& nvls = find(c, NcclAlgorithm::kNvls, NcclProtocol::kSimple);
+    CHECK(us(nvls.latency) == doctest::Approx(23.0));
+    CHECK(us(nvls.time) == doctest::Approx(23.0 + 1073741824.0 / (320e9 * 5.0 / 6.0) * 1e6));
+    CHECK(c.chosen().algorithm == NcclAlgorithm::kNvls);
+    CHECK(c.why.find("nvls/Simple wins") == 0);
+  }
+
+  TEST_CASE("8 x H100, one node, 8 KiB all-reduce: ring/LL is latency-bound and wins in 15.16 us") {
+    const NcclChoice c = nccl_choose(CollectiveOp::kAllReduce, Bytes(8192.0), system_of("dgx-h100.json", 1));
+    // ring/LL: 6.6 + 14 x 0.6 = 15.0 us; 360 / 4 = 90 capped at llMaxBw(Hopper, 1 node) 87.7,
+    // x 8/14 = 50.114 GB/s: 8192 B takes 0.163 us.
+    const NcclCandidate& ll = find(c, NcclAlgorithm::kRing, NcclProtocol::kLL);
+    CHECK(us(ll.latency) == doctest::Approx(15.0));
+    CHECK(ll.algbw.value() == doctest::Approx(87.7e9 * 8.0 / 14.0));
+    // tree/LL: 6.8 + 2 x 7 x 0.6 = 15.2 us; 331.2 / 3.8 = 87.16 (under 87.7) x 0.5, and the tree
+    // correction at log2(8192 / 64) = 7 for LL is 0.7: 30.5 GB/s.
+    const NcclCandidate& tree = find(c, NcclAlgorithm::kTree, NcclProtocol::kLL);
+    CHECK(us(tree.latency) == doctest::Approx(15.2));
+    CHECK(tree.algbw.value() == doctest::Approx(331.2e9 / 3.8 * 0.5 * 0.7));
+    CHECK(c.chosen().algorithm == NcclAlgorithm::kRing);
+    CHECK(c.chosen().protocol == NcclProtocol::kLL);
+    CHECK(us(c.chosen().time) == doctest::Approx(15.0 + 8192.0 / (87.7e9 * 8.0 / 14.0) * 1e6));
+  }
+
+  TEST_CASE("2 x p4d (16 x A100), all-reduce: tree/LL at 1 KiB, ring/Simple with the plateau at 1 GiB") {
+    const NcclSystem s = system_of("p4d-24xlarge.json", 2);
+    // 1 KiB, tree/LL: 6.8 + 2 x ((8-1) x NVLink 0.6 + log2(2) x net 5.0) = 25.2 us; 48 x 0.92 =
+    // 44.16 (under 4 x 23.6) / 3.8 = 11.62 (under llMaxBw 39.0) x 0.5, x 0.9 (correction at 2^4):
+    // 5.23 GB/s. ring/LL: 6.6 + (30 - 4) x max(0.6, net overhead 1.0) + 4 x 2.7 = 43.4 us.
+    const NcclChoice small = nccl_choose(CollectiveOp::kAllReduce, Bytes(1024.0), s);
+    CHECK(us(find(small, NcclAlgorithm::kTree, NcclProtocol::kLL).latency) == doctest::Approx(25.2));
+    CHECK(find(small, NcclAlgorithm::kTree, NcclProtocol::kLL).algbw.value() == doctest::Approx(44.16e9 / 3.8 * 0.5 * 0.9));
+    CHECK(us(find(small, NcclAlgorithm::kRing, NcclProtocol::kLL).latency) == doctest::Approx(43.4));
+    CHECK(small.chosen().algorithm == NcclAlgorithm::kTree);
+    CHECK(small.chosen().protocol == NcclProtocol::kLL);
+    // 1 GiB, ring/Simple: (8.4 + 26 x 3.4 + 4 x 14) x 1.4 (plateau) = 213.92 us; 4 x 12 = 48
+    // x 16/30 = 25.6 GB/s: 41943.04 us. tree/Simple: 2 x (7 x 28 + 28) = 448 us, 44.16 x 0.5
+    // = 22.08 GB/s: 48629.6 us. NVLS is left out: A100.
+    const NcclChoice big = nccl_choose(CollectiveOp::kAllReduce, kGiB, s);
+    const NcclCandidate& ring = find(big, NcclAlgorithm::kRing, NcclProtocol::kSimple);
+    CHECK(us(ring.latency) == doctest::Approx(213.92));
+    CHECK(us(ring.time) == doctest::Approx(213.92 + 41943.04));
+    CHECK(us(find(big, NcclAlgorithm::kTree, NcclProtocol::kSimple).time) == doctest::Approx(448.0 + 1073741824.0 / 22.08e9 * 1e6));
+    CHECK(big.chosen().algorithm == NcclAlgorithm::kRing);
+    CHECK(big.chosen().protocol == NcclProtocol::kSimple);
+    CHECK(find(big, NcclAlgorithm::kNvls, NcclProtocol::kSimple).disabled_because ==
+          "NVLS needs Hopper or later GPUs on an NVSwitch");
+  }
+
+  TEST_CASE("which candidates NCCL leaves out: tree outside all-reduce, LL128 without NVLink, NVLS across nodes") {
+    const NcclChoice bcast = nccl_choose(CollectiveOp::kBroadcast, kGiB, system_of("dgx-h100.json", 1));
+    CHECK(find(bcast, NcclAlgorithm::kTree, NcclProtocol::kLL).disabled_because == "NCCL has no tree broadcast");
+    CHECK(find(bcast, NcclAlgorithm::kNvls, NcclProtocol::kSimple).disabled_because == "NCCL has no NVLS broadcast");
+    CHECK(bcast.chosen().algorithm == NcclAlgorithm::kRing);
+    const NcclChoice two = nccl_choose(CollectiveOp::kAllReduce, kGiB, system_of("dgx-h100.json", 2));
+    CHECK(find(two, NcclAlgorithm::kNvls, NcclProtocol::kSimple).disabled_because ==
+          "NVLS across nodes needs CollNet (SHARP), which stepcast does not model");
+    NcclSystem pcie = system_of("p4d-24xlarge.json", 1);
+    pcie.nvlink = pcie.nvswitch = false;
+    const NcclChoice c = nccl_choose(CollectiveOp::kAllReduce, kGiB, pcie);
+    CHECK(find(c, NcclAlgorithm::kRing, NcclProtocol::kLL128).disabled_because == "LL128 is off by default without NVLink");
+    // Naming the protocol enables it anyway, as NCCL_PROTO=LL128 does.
+    const NcclChoice forced = nccl_choose(CollectiveOp::kAllReduce, kGiB, pcie, {std::nullopt, NcclProtocol::kLL128});
+    CHECK(forced.chosen().protocol == NcclProtocol::kLL128);
+  }
+
+  TEST_CASE("a filter that leaves nothing is an input error that says why") {
+    CHECK(test::input_error_text([] {
+            nccl_choose(CollectiveOp::kAllReduce, kGiB, system_of("p4d-24xlarge.json", 1),
+                        {NcclAlgorithm::kNvls, std::nullopt});
+          }) == "no NCCL algorithm and protocol left for all-reduce on this system; nvls/Simple: NVLS needs Hopper or "
+                "later GPUs on an NVSwitch");
+  }
+
+  TEST_CASE("calibrated factors scale latency and algorithm bandwidth of their protocol only") {
+    NcclTuning tuning;
+    tuning[static_cast<std::size_t>(NcclProtocol::kSimple)] = {2.0, 0.5};
+    const NcclSystem s = system_of("dgx-h100.json", 1);
+    const NcclFilter ring_simple{NcclAlgorithm::kRing, NcclProtocol::kSimple};
+    const NcclCandidate plain = nccl_choose(CollectiveOp::kAllReduce, kGiB, s, ring_simple).chosen();
+    const NcclCandidate tuned = nccl_choose(CollectiveOp::kAllReduce, kGiB, s, ring_simple, tuning).chosen();
+    CHECK(tuned.latency.value() == doctest::Approx(2.0 * plain.latency.value()));
+    CHECK(tuned.algbw.value() == doctest::Approx(0.5 * plain.algbw.value()));
+    const NcclFilter ring_ll{NcclAlgorithm::kRing, NcclProtocol::kLL};
+    CHECK(nccl_choose(CollectiveOp::kAllReduce, kGiB, s, ring_ll, tuning).chosen().time ==
+          nccl_choose(CollectiveOp::kAllReduce, kGiB, s, ring_ll).chosen().time);
+  }
+
+  TEST_CASE("a GPU name without a known generation is refused with the names accepted") {
+    topology::Topology topo = topology::load_topology(STEPCAST_SOURCE_DIR "/topologies/p4d-24xlarge.json", 1);
+    const std::string msg = test::input_error_text([&] {
+      topology::GpuSpec gpu = topo.gpu();
+      gpu.name = "MI300X";
+      const topology::Topology other(topo.name(), topo.source(), gpu,
+                                     std::vector<topology::Vertex>(topo.vertices().begin(), topo.vertices().end()),
+                                     std::vector<topology::Link>(topo.links().begin(), topo.links().end()), 1.0);
+      nccl_system(other, other.tiers(8));
+    });
+    CHECK(msg.find("the GPU name \"MI300X\" of p4d.24xlarge names none that stepcast knows") != std::string::npos);
+  }
+
+  TEST_CASE("names: NCCL_PROTO spellings, case-insensitive") {
+    CHECK(parse_nccl_protocol("ll128") == NcclProtocol::kLL128);
+    CHECK(parse_nccl_protocol("simple") == NcclProtocol::kSimple);
+    CHECK(!parse_nccl_protocol("bogus"));
+    CHECK(parse_nccl_algorithm("NVLS") == NcclAlgorithm::kNvls);
+    CHECK(accepted_nccl_algorithms(CollectiveOp::kAllGather) == "ring, nvls");
+  }
+}
