@@ -4,13 +4,20 @@
 #include <algorithm>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/core/input_file.hpp"
 
 namespace stepcast::calibrate {
 
-std::vector<Measurements> read_all_measurements(const std::vector<std::filesystem::path>& files) {
-  std::vector<Measurements> out;
-  out.reserve(files.size());
-  for (const auto& f : files) out.push_back(read_measurements(f));
+MeasurementFiles read_measurement_files(const std::vector<std::filesystem::path>& files) {
+  MeasurementFiles out;
+  for (const auto& f : files) {
+    const std::string text = read_text_file(f);
+    if (is_kernel_bench_json(text)) {
+      out.kernels.push_back(parse_kernel_bench_json(text, f.string()));
+    } else {
+      out.collectives.push_back(parse_measurements(text, f.string()));
+    }
+  }
   return out;
 }
 

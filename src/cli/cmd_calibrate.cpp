@@ -1,5 +1,6 @@
 // `stepcast calibrate`: fits the alpha-beta tier figures to measured collectives (nccl-tests logs
-// or stepcast-nccl-bench JSON) and writes a calibration file that --calibration reads.
+// or stepcast-nccl-bench JSON) and the achieved compute fraction to measured GEMMs
+// (stepcast-kernel-bench JSON), and writes a calibration file that --calibration reads.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -13,6 +14,7 @@
 #include "output.hpp"
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/calibrate/inputs.hpp"
+#include "stepcast/calibrate/kernel_bench.hpp"
 #include "stepcast/calibrate/validation.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/output_file.hpp"
@@ -41,23 +43,27 @@ std::string fit_report(const std::vector<calibrate::RegimeFit>& fits) {
   return out;
 }
 
-void run_calibrate(const CalibrateOptions& o) {
-  const MeasuredInputs in = load_measured_inputs(o.in);
+std::string compute_report(const std::vector<calibrate::ComputeFractionFit>& fits) {
+  std::string out = fmt::format("{:<9} {:>6} {:>14} {:>14} {:>9} {:>19}\n", "precision", "GEMMs", "achieved",
+                                "peak", "fraction", "per GEMM (min-max)");
+  for (const auto& f : fits) {
+    out += fmt::format("{:<9} {:>6} {:>14} {:>14} {:>9.3f} {:>19}\n", f.precision, f.gemms,
+                       format_flops_rate(f.achieved), format_flops_rate(f.peak), f.fraction,
+                       fmt::format("{:.3f}-{:.3f}", f.min_gemm_fraction, f.max_gemm_fraction));
+  }
+  return out;
+}
+
+// Fits the collectives' tiers into `cal`; returns the report's lines.
+std::string calibrate_collectives(const CalibrateOptions& o, const MeasuredInputs& in, cost::Calibration& cal) {
   const topology::Topology& topo = in.topology;
   const auto fitted = calibrate::select_samples(in.measurements, topo, in.filter, false, in.algorithm);
   if (fitted.empty()) {
-    throw InputError(o.in.measured.front(), {}, "no measured points left to fit (check --min-size, --max-size, --holdout)");
+    throw InputError(in.measurements.front().file, {},
+                     "no measured points left to fit (check --min-size, --max-size, --holdout)");
   }
-  const auto fits = calibrate::fit_samples(fitted, o.in.measured.front());
-
-  cost::Calibration cal;
-  std::string inputs;
-  for (const std::string& f : o.in.measured) inputs += (inputs.empty() ? "" : ", ") + f;
-  cal.source = fmt::format("stepcast calibrate: {} on topology {} (holdout {}), from {}", "alpha-beta least squares",
-                           topo.name(), o.in.holdout, inputs);
+  const auto fits = calibrate::fit_samples(fitted, in.measurements.front().file);
   for (const auto& f : fits) cal.collectives.push_back(f.entry);
-  write_file_atomically(o.output, cost::to_json_text(cal));
-
   std::string report = fmt::format("fitted {} points on {} ({} GPUs)\n", fitted.size(), topo.name(), topo.gpu_count());
   report += fit_report(fits);
   if (in.filter.holdout.kind != calibrate::Holdout::Kind::kNone) {
@@ -66,6 +72,34 @@ void run_calibrate(const CalibrateOptions& o) {
     report += fmt::format("held out ({}): {} points, |error| median {:.2f}%, p90 {:.2f}%, worst {:.2f}%\n", o.in.holdout,
                           c.points.size(), c.median_abs_error_pct, c.p90_abs_error_pct, c.max_abs_error_pct);
   }
+  return report;
+}
+
+// Fits the achieved compute fractions into `cal`; a later file's precision replaces an earlier one's.
+std::string calibrate_compute(const MeasuredInputs& in, cost::Calibration& cal) {
+  std::string report;
+  for (const calibrate::KernelBench& bench : in.kernels) {
+    const auto fits = calibrate::fit_compute_fractions(bench, in.topology.gpu());
+    for (const auto& f : fits) cal.compute_fraction[f.precision] = cost::CalibratedFraction{f.fraction, f.source};
+    report += fmt::format("compute: {} GEMMs of {} on {} ({}), against {} peaks\n", bench.gemms.size(), bench.file,
+                          bench.gpu_name, bench.compute_capability, in.topology.gpu().name);
+    report += compute_report(fits);
+    for (const auto& [precision, why] : bench.skipped) report += fmt::format("{:<9} {}\n", precision, why);
+  }
+  return report;
+}
+
+void run_calibrate(const CalibrateOptions& o) {
+  const MeasuredInputs in = load_measured_inputs(o.in);
+  cost::Calibration cal;
+  std::string inputs;
+  for (const std::string& f : o.in.measured) inputs += (inputs.empty() ? "" : ", ") + f;
+  cal.source = fmt::format("stepcast calibrate: {} on topology {} (holdout {}), from {}",
+                           "alpha-beta least squares and GEMM rates", in.topology.name(), o.in.holdout, inputs);
+  std::string report;
+  if (!in.measurements.empty()) report += calibrate_collectives(o, in, cal);
+  if (!in.kernels.empty()) report += calibrate_compute(in, cal);
+  write_file_atomically(o.output, cost::to_json_text(cal));
   report += fmt::format("wrote {}\n", o.output);
   emit(report, "");
 }
@@ -78,7 +112,8 @@ void add_calibrate_command(CLI::App& app) {
       "calibrate",
       "Fit the latency (alpha) and bandwidth of the fabric tiers that measured collectives exercise,\n"
       "per collective and message-size regime, by least squares on relative error; write a calibration\n"
-      "file for --calibration. Measurements: nccl-tests logs or stepcast-nccl-bench JSON.");
+      "file for --calibration. Measurements: nccl-tests logs or stepcast-nccl-bench JSON. From\n"
+      "stepcast-kernel-bench JSON, the achieved fraction of the topology GPU's peak per precision.");
   add_measured_options(*cmd, options->in, "Fit",
                        "Points left out of the fit and reported: none, every-other (odd-indexed sizes), sizes>=SIZE, ranks=N");
   cmd->add_option("-o,--output", options->output, "Calibration file to write")->required();

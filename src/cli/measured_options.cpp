@@ -32,7 +32,7 @@ std::optional<cost::Algorithm> algorithm_option(const std::string& text) {
 }  // namespace
 
 void add_measured_options(CLI::App& command, MeasuredOptions& o, const std::string& verb, const std::string& holdout_help) {
-  command.add_option("--measured", o.measured, "nccl-tests log or stepcast-nccl-bench JSON (repeatable)")
+  command.add_option("--measured", o.measured, "nccl-tests log, stepcast-nccl-bench or stepcast-kernel-bench JSON (repeatable)")
       ->required()
       ->expected(1, -1);
   command.add_option("--topology", o.topology, "Topology the measurements ran on, e.g. topologies/dgx-h100.json")
@@ -48,14 +48,15 @@ void add_measured_options(CLI::App& command, MeasuredOptions& o, const std::stri
 
 MeasuredInputs load_measured_inputs(const MeasuredOptions& o) {
   std::vector<std::filesystem::path> files(o.measured.begin(), o.measured.end());
-  auto measurements = calibrate::read_all_measurements(files);
+  calibrate::MeasurementFiles read = calibrate::read_measurement_files(files);
   const std::optional<int> nodes = o.nodes > 0 ? std::optional<int>(o.nodes) : std::nullopt;
-  topology::Topology topo = calibrate::topology_for(data_path(o.topology), nodes, measurements);
+  topology::Topology topo = calibrate::topology_for(data_path(o.topology), nodes, read.collectives);
   calibrate::PointFilter filter;
   if (!o.min_size.empty()) filter.min_size = size_option("--min-size", o.min_size);
   if (!o.max_size.empty()) filter.max_size = size_option("--max-size", o.max_size);
   filter.holdout = calibrate::Holdout::parse(o.holdout);
-  return MeasuredInputs{std::move(measurements), std::move(topo), filter, algorithm_option(o.algorithm)};
+  return MeasuredInputs{std::move(read.collectives), std::move(read.kernels), std::move(topo), filter,
+                        algorithm_option(o.algorithm)};
 }
 
 }  // namespace stepcast::cli

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "stepcast/calibrate/fit.hpp"
+#include "stepcast/calibrate/kernel_bench.hpp"
 #include "stepcast/calibrate/measurement.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -15,7 +16,7 @@
 namespace stepcast::cli {
 
 struct MeasuredOptions {
-  std::vector<std::string> measured;  ///< nccl-tests logs or stepcast-nccl-bench JSON
+  std::vector<std::string> measured;  ///< nccl-tests logs, stepcast-nccl-bench or stepcast-kernel-bench JSON
   std::string topology;
   int nodes = 0;  ///< 0 = as many nodes as the largest run needs
   std::string algorithm;
@@ -30,7 +31,8 @@ void add_measured_options(CLI::App& command, MeasuredOptions& options, const std
 
 /// The measurements, the topology they ran on and which of their points take part.
 struct MeasuredInputs {
-  std::vector<calibrate::Measurements> measurements;
+  std::vector<calibrate::Measurements> measurements;  ///< collectives
+  std::vector<calibrate::KernelBench> kernels;        ///< GEMMs of one GPU
   topology::Topology topology;
   calibrate::PointFilter filter;
   std::optional<cost::Algorithm> algorithm;  ///< none: each collective's default

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
+
+#include "stepcast/core/input_file.hpp"
 
 namespace stepcast {
 
@@ -32,11 +32,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string(), {}, "cannot open file (does it exist?)");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = read_text_file(path);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     throw InputError(path.string(), {}, "the file is empty, expected a JSON object");
   }

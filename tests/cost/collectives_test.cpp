@@ -4,7 +4,6 @@
 
 #include <array>
 #include <cstdint>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -14,6 +13,7 @@
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/topology/topology.hpp"
+#include "support/run_stepcast.hpp"
 
 using namespace stepcast;
 using namespace stepcast::cost;
@@ -84,17 +84,6 @@ constexpr std::array kEveryPair{
     Pair{CollectiveOp::kSendRecv, Algorithm::kDirect},
 };
 
-// Runs the real `stepcast` executable and returns what it printed on stdout.
-std::string run_stepcast(const std::string& args) {
-  const std::string command = std::string("'") + STEPCAST_BINARY + "' " + args + " 2>&1";
-  std::FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  std::array<char, 4096> buffer{};
-  for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) out.append(buffer.data(), n);
-  CHECK(pclose(pipe) == 0);
-  return out;
-}
 
 }  // namespace
 
@@ -150,7 +139,7 @@ TEST_SUITE("cost.collectives") {
 
   TEST_CASE("CLI: stepcast collective --json prints the seed's 0.525 s for N = 16") {
     // 2 x 15/16 x 14e9 B / 50e9 B/s = 0.525 s; busbw = the link's 50 GB/s; 30 steps.
-    const nlohmann::json j = nlohmann::json::parse(run_stepcast(
+    const nlohmann::json j = nlohmann::json::parse(stepcast::test::run_stepcast(
         "collective --op all-reduce --algorithm ring --size '14e9 B' --ranks 16 --topology " STEPCAST_SOURCE_DIR
         "/topologies/flat-400gbps.json --json"));
     CHECK(j.at("time_s").get<double>() == 0.525);
@@ -164,7 +153,7 @@ TEST_SUITE("cost.collectives") {
 
   TEST_CASE("CLI: --sizes 1MiB:16GiB sweeps by factor 2, 15 sizes, like nccl-tests -b 1M -e 16G -f 2") {
     // 2^20, 2^21, ..., 2^34 B: 15 sizes; the last is 16 GiB = 17179869184 B.
-    const nlohmann::json j = nlohmann::json::parse(run_stepcast(
+    const nlohmann::json j = nlohmann::json::parse(stepcast::test::run_stepcast(
         "collective --op all-gather --sizes 1MiB:16GiB --topology " STEPCAST_SOURCE_DIR "/topologies/flat-400gbps.json --json"));
     REQUIRE(j.at("results").size() == 15);
     CHECK(j.at("results").front().at("size_bytes").get<double>() == 1048576.0);

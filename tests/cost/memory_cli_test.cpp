@@ -3,38 +3,23 @@
 // 13.04 GiB of model state per GPU (16 B/param x 7e9 / 8, the seed documents).
 #include <doctest/doctest.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace {
-
-std::string run(const std::string& args) {
-  const std::string command = std::string("cd ") + STEPCAST_SOURCE_DIR + " && " + STEPCAST_BINARY + " " + args + " 2>&1";
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) out += buffer.data();
-  pclose(pipe);
-  return out;
-}
-
-}  // namespace
+#include "support/run_stepcast.hpp"
 
 TEST_SUITE("cost.memory_cli") {
   TEST_CASE("stepcast memory on the seed: model state 14e9 B per GPU in JSON, 13.04 GiB in the table") {
     const std::string args = "memory --workload workloads/seed-7b.json --plan \"fsdp=8\" --precision fp16 --optimizer adam";
-    const auto j = nlohmann::json::parse(run(args + " --json"));
+    const auto j = nlohmann::json::parse(stepcast::test::run_stepcast(args + " --json"));
     CHECK(j.at("model_state_bytes_per_gpu").get<double>() == doctest::Approx(14e9));
     CHECK(j.at("gpus").get<int>() == 8);
-    const std::string table = run(args);
+    const std::string table = stepcast::test::run_stepcast(args);
     CHECK(table.find("model state             13.04 GiB") != std::string::npos);
   }
 
   TEST_CASE("stepcast predict prints a JSON breakdown whose terms sum to the step time and memory totals") {
-    const auto j = nlohmann::json::parse(run(
+    const auto j = nlohmann::json::parse(stepcast::test::run_stepcast(
         "predict --workload workloads/llama2-7b.json --topology topologies/p4d-24xlarge.json --nodes 2 --plan \"fsdp=16,flash=on\" "
         "--global-batch 256 --seq 4096 --json"));
     const auto& b = j.at("breakdown");

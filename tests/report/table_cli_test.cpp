@@ -2,27 +2,13 @@
 // with an independent reader, and the thread count never changes a byte of the output.
 #include <doctest/doctest.h>
 
-#include <array>
-#include <cstdio>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "report/markup_check.hpp"
+#include "support/markup_check.hpp"
+#include "support/run_stepcast.hpp"
 
 namespace {
-
-std::string run(const std::string& args) {
-  const std::string command = fmt::format("cd '{}' && '{}' {} 2>&1", STEPCAST_SOURCE_DIR, STEPCAST_BINARY, args);
-  std::string out;
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  CHECK(::pclose(pipe) == 0);
-  return out;
-}
 
 const std::string kTable =
     "table --workloads workloads/llama2-7b.json,workloads/llama2-13b.json --topologies topologies/p4d-24xlarge.json "
@@ -33,7 +19,7 @@ const std::string kTable =
 TEST_SUITE("report.table_cli") {
   TEST_CASE("table CSV: a header and one record per cell (2 workloads x 2 GPU counts), same width") {
     bool ok = false;
-    const auto records = stepcast::test::parse_csv(run(kTable + " --format csv"), ok);
+    const auto records = stepcast::test::parse_csv(stepcast::test::run_stepcast(kTable + " --format csv"), ok);
     REQUIRE(ok);
     REQUIRE(records.size() == 1 + 4);
     for (const auto& r : records) CHECK(r.size() == records[0].size());
@@ -43,7 +29,7 @@ TEST_SUITE("report.table_cli") {
   }
 
   TEST_CASE("table JSON: parses, four rows, GPU-hours = days x 24 x GPUs") {
-    const auto doc = nlohmann::json::parse(run(kTable + " --format json"));
+    const auto doc = nlohmann::json::parse(stepcast::test::run_stepcast(kTable + " --format json"));
     const auto& rows = doc["tables"][0]["rows"];
     REQUIRE(rows.size() == 4);
     for (const auto& row : rows) {
@@ -56,7 +42,7 @@ TEST_SUITE("report.table_cli") {
   }
 
   TEST_CASE("table Markdown: header, rule and four rows with the same number of cells") {
-    const std::string md = run(kTable + " --format markdown");
+    const std::string md = stepcast::test::run_stepcast(kTable + " --format markdown");
     std::size_t rows = 0;
     std::size_t pipes_first = 0;
     std::size_t start = 0;
@@ -75,7 +61,7 @@ TEST_SUITE("report.table_cli") {
   }
 
   TEST_CASE("table HTML: well-formed, four charts, four <svg> elements") {
-    const std::string html = run(kTable + " --format html");
+    const std::string html = stepcast::test::run_stepcast(kTable + " --format html");
     std::string why;
     CHECK_MESSAGE(stepcast::test::tags_balanced(html, why), why);
     CHECK(stepcast::test::count_of(html, "<svg ") == 4);
@@ -85,7 +71,7 @@ TEST_SUITE("report.table_cli") {
   TEST_CASE("search and table print the same bytes with 1 and 2 threads") {
     const std::string search = "search --workload workloads/llama2-13b.json --topology topologies/p4d-24xlarge.json --nodes 2 "
                                "--global-batch 64 --seq 4096 --top 20 --format csv";
-    CHECK(run(search + " --threads 1") == run(search + " --threads 2"));
-    CHECK(run(kTable + " --format json --threads 1") == run(kTable + " --format json --threads 2"));
+    CHECK(stepcast::test::run_stepcast(search + " --threads 1") == stepcast::test::run_stepcast(search + " --threads 2"));
+    CHECK(stepcast::test::run_stepcast(kTable + " --format json --threads 1") == stepcast::test::run_stepcast(kTable + " --format json --threads 2"));
   }
 }

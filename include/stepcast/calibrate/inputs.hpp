@@ -5,13 +5,20 @@
 #include <optional>
 #include <vector>
 
+#include "stepcast/calibrate/kernel_bench.hpp"
 #include "stepcast/calibrate/measurement.hpp"
 #include "stepcast/topology/topology.hpp"
 
 namespace stepcast::calibrate {
 
-/// Reads every file (nccl-tests log or stepcast-nccl-bench JSON), in the order given.
-std::vector<Measurements> read_all_measurements(const std::vector<std::filesystem::path>& files);
+/// What a set of measurement files held, each kind in the order given.
+struct MeasurementFiles {
+  std::vector<Measurements> collectives;  ///< nccl-tests logs and stepcast-nccl-bench JSON
+  std::vector<KernelBench> kernels;       ///< stepcast-kernel-bench JSON
+};
+
+/// Reads every file, telling the three kinds apart by their content.
+MeasurementFiles read_measurement_files(const std::vector<std::filesystem::path>& files);
 
 /// Loads the topology; without `nodes`, a cluster-form topology gets as many nodes as the largest
 /// run needs (ceil(ranks / GPUs per node)), so a log of 80 ranks needs no --nodes.

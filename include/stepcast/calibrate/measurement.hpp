@@ -55,6 +55,9 @@ struct Measurements {
 /// (log) or JSON pointer (JSON).
 Measurements read_measurements(const std::filesystem::path& file);
 
+/// As read_measurements, for the text of a file that came from `origin`.
+Measurements parse_measurements(const std::string& text, const std::string& origin);
+
 /// Reads stepcast-nccl-bench JSON text (schema in validate/README.md) that came from `origin`.
 Measurements parse_nccl_bench_json(const std::string& text, const std::string& origin);
 
