@@ -1,15 +1,19 @@
 // `stepcast validate`: predicted against measured for every point of nccl-tests logs or
-// stepcast-nccl-bench JSON, with the error of each and the median, p90 and worst error.
+// stepcast-nccl-bench JSON and every GEMM of stepcast-kernel-bench JSON, with the error of each,
+// the median, p90 and worst error, and a bus-bandwidth plot on request.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.hpp"
@@ -17,9 +21,12 @@
 #include "output.hpp"
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/calibrate/inputs.hpp"
+#include "stepcast/calibrate/kernel_bench.hpp"
 #include "stepcast/calibrate/validation.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/core/output_file.hpp"
 #include "stepcast/cost/calibration.hpp"
+#include "stepcast/report/chart.hpp"
 
 namespace stepcast::cli {
 namespace {
@@ -30,14 +37,14 @@ struct ValidateOptions {
   double max_median_error = 0.0;
   bool json = false;
   std::string output;
+  std::string plot;
 };
 
 // JSON numbers with 9 significant digits (STYLE.md B6).
 double sig9(double v) { return std::strtod(fmt::format("{:.9g}", v).c_str(), nullptr); }
 
-std::string table_text(const calibrate::Comparison& c, const std::string& header) {
-  std::string out = header;
-  out += fmt::format("{:<14} {:>13} {:>10} {:>14} {:>14} {:>14} {:>14} {:>9}\n", "collective", "size (B)", "size",
+std::string table_text(const calibrate::Comparison& c) {
+  std::string out = fmt::format("{:<14} {:>13} {:>10} {:>14} {:>14} {:>14} {:>14} {:>9}\n", "collective", "size (B)", "size",
                      "measured (us)", "meas busbw", "predicted (us)", "pred busbw", "error %");
   for (const auto& p : c.points) {
     out += fmt::format("{:<14} {:>13.0f} {:>10} {:>14.2f} {:>14} {:>14.2f} {:>14} {:>+9.2f}\n",
@@ -50,28 +57,105 @@ std::string table_text(const calibrate::Comparison& c, const std::string& header
   return out;
 }
 
-std::string json_text(const calibrate::Comparison& c, const std::string& topology, const std::string& calibration) {
-  nlohmann::json j;
-  j["topology"] = topology;
-  j["calibration"] = calibration.empty() ? nlohmann::json(nullptr) : nlohmann::json(calibration);
-  j["points"] = nlohmann::json::array();
+std::string gemm_table_text(const calibrate::KernelBench& bench, const calibrate::GemmComparison& c) {
+  std::string out = fmt::format("GEMMs of {} on {}:\n", bench.file, bench.gpu_name);
+  out += fmt::format("{:<16} {:<9} {:>6} {:>6} {:>6} {:>14} {:>9} {:>14} {:>9}\n", "gemm", "precision", "m", "n", "k",
+                     "measured (us)", "fraction", "predicted (us)", "error %");
   for (const auto& p : c.points) {
-    j["points"].push_back({{"op", std::string(cost::to_string(p.sample.op))},
-                           {"algorithm", std::string(cost::to_string(p.sample.algorithm))},
-                           {"ranks", p.sample.tiers.ranks},
-                           {"nodes", p.sample.tiers.nodes},
-                           {"size_bytes", sig9(p.sample.size.value())},
-                           {"measured_time_s", sig9(p.sample.measured.value())},
-                           {"measured_busbw_Bps", sig9(p.sample.measured_busbw.value())},
-                           {"predicted_time_s", sig9(p.predicted.value())},
-                           {"predicted_busbw_Bps", sig9(p.predicted_busbw.value())},
-                           {"error_pct", sig9(p.error_pct)},
-                           {"where", p.sample.where}});
+    const auto& g = p.gemm;
+    out += fmt::format("{:<16} {:<9} {:>6} {:>6} {:>6} {:>14.2f} {:>9.3f} {:>14.2f} {:>+9.2f}\n", g.name, g.precision, g.m,
+                       g.n, g.k, g.time.value() * unit::kMega, p.fraction, p.predicted.value() * unit::kMega, p.error_pct);
   }
-  j["median_abs_error_pct"] = sig9(c.median_abs_error_pct);
-  j["p90_abs_error_pct"] = sig9(c.p90_abs_error_pct);
-  j["max_abs_error_pct"] = sig9(c.max_abs_error_pct);
+  out += fmt::format("{} GEMMs: |error| median {:.2f}%, p90 {:.2f}%, worst {:.2f}%\n", c.points.size(),
+                     c.median_abs_error_pct, c.p90_abs_error_pct, c.max_abs_error_pct);
+  return out;
+}
+
+nlohmann::json collective_points_json(const calibrate::Comparison& c) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : c.points) {
+    points.push_back({{"op", std::string(cost::to_string(p.sample.op))},
+                      {"algorithm", std::string(cost::to_string(p.sample.algorithm))},
+                      {"ranks", p.sample.tiers.ranks},
+                      {"nodes", p.sample.tiers.nodes},
+                      {"size_bytes", static_cast<std::int64_t>(p.sample.size.value())},  // exact: sizes are whole bytes
+                      {"measured_time_s", sig9(p.sample.measured.value())},
+                      {"measured_busbw_Bps", sig9(p.sample.measured_busbw.value())},
+                      {"predicted_time_s", sig9(p.predicted.value())},
+                      {"predicted_busbw_Bps", sig9(p.predicted_busbw.value())},
+                      {"error_pct", sig9(p.error_pct)},
+                      {"where", p.sample.where}});
+  }
+  return points;
+}
+
+nlohmann::json gemms_json(const calibrate::KernelBench& bench, const calibrate::GemmComparison& c) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : c.points) {
+    const auto& g = p.gemm;
+    points.push_back({{"name", g.name},
+                      {"precision", g.precision},
+                      {"m", g.m},
+                      {"n", g.n},
+                      {"k", g.k},
+                      {"measured_time_s", sig9(g.time.value())},
+                      {"fraction", sig9(p.fraction)},
+                      {"predicted_time_s", sig9(p.predicted.value())},
+                      {"error_pct", sig9(p.error_pct)}});
+  }
+  return {{"file", bench.file},
+          {"gpu", bench.gpu_name},
+          {"points", std::move(points)},
+          {"median_abs_error_pct", sig9(c.median_abs_error_pct)},
+          {"p90_abs_error_pct", sig9(c.p90_abs_error_pct)},
+          {"max_abs_error_pct", sig9(c.max_abs_error_pct)}};
+}
+
+// Everything validate compared: the collectives' points and each kernel-bench file's GEMMs.
+struct Results {
+  calibrate::Comparison collectives;
+  std::vector<calibrate::GemmComparison> gemms;  ///< one per MeasuredInputs::kernels entry
+};
+
+std::string json_text(const Results& r, const MeasuredInputs& in, const std::string& calibration) {
+  nlohmann::json j;
+  j["topology"] = in.topology.name();
+  j["calibration"] = calibration.empty() ? nlohmann::json(nullptr) : nlohmann::json(calibration);
+  j["points"] = collective_points_json(r.collectives);
+  j["median_abs_error_pct"] = sig9(r.collectives.median_abs_error_pct);
+  j["p90_abs_error_pct"] = sig9(r.collectives.p90_abs_error_pct);
+  j["max_abs_error_pct"] = sig9(r.collectives.max_abs_error_pct);
+  if (!in.kernels.empty()) {
+    j["gemms"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < in.kernels.size(); ++i) j["gemms"].push_back(gemms_json(in.kernels[i], r.gemms[i]));
+  }
   return j.dump(2) + "\n";
+}
+
+// Bus bandwidth against message size, measured (solid) and predicted (dashed), one pair of lines
+// per collective and rank count: the picture nccl-tests users know, with the model drawn over it.
+std::string plot_svg(const calibrate::Comparison& c, const std::string& topology, const std::string& calibration) {
+  report::LineChart chart;
+  chart.title = fmt::format("Bus bandwidth on {}: measured and predicted ({})", topology,
+                            calibration.empty() ? "uncalibrated" : "calibrated");
+  chart.x_label = "message size (nccl-tests S)";
+  chart.y_label = "bus bandwidth (GB/s)";
+  chart.log2_x = true;
+  chart.x_bytes = true;
+  std::map<std::pair<std::string, int>, std::size_t> first_series;
+  for (const auto& p : c.points) {
+    const auto key = std::make_pair(std::string(cost::to_string(p.sample.op)), p.sample.tiers.ranks);
+    auto [it, added] = first_series.emplace(key, chart.series.size());
+    if (added) {
+      const std::string name = fmt::format("{} x{}", key.first, key.second);
+      const int colour = static_cast<int>(first_series.size() - 1);
+      chart.series.push_back({name + " measured", {}, false, colour});
+      chart.series.push_back({name + " predicted", {}, true, colour});
+    }
+    chart.series[it->second].points.push_back({p.sample.size.value(), p.sample.measured_busbw.value() / unit::kGiga});
+    chart.series[it->second + 1].points.push_back({p.sample.size.value(), p.predicted_busbw.value() / unit::kGiga});
+  }
+  return report::render_svg(chart) + "\n";
 }
 
 // Returns whether the gate (--max-median-error) passed.
@@ -79,23 +163,37 @@ bool run_validate(const ValidateOptions& o, bool gate) {
   const MeasuredInputs in = load_measured_inputs(o.in);
   const topology::Topology& topo = in.topology;
   const cost::Calibration cal = o.calibration.empty() ? cost::Calibration{} : cost::load_calibration(o.calibration);
+  Results r;
   // With a holdout, validate exactly the points that `calibrate --holdout` with the same value left out.
   const bool held_out = in.filter.holdout.kind != calibrate::Holdout::Kind::kNone;
-  const auto samples = calibrate::select_samples(in.measurements, topo, in.filter, held_out, in.algorithm);
-  if (samples.empty()) {
-    throw InputError(o.in.measured.front(), {}, "no measured points to compare (check --min-size, --max-size, --holdout)");
+  if (!in.measurements.empty()) {
+    const auto samples = calibrate::select_samples(in.measurements, topo, in.filter, held_out, in.algorithm);
+    if (samples.empty()) {
+      throw InputError(in.measurements.front().file, {},
+                       "no measured points to compare (check --min-size, --max-size, --holdout)");
+    }
+    r.collectives = calibrate::compare(samples, cal);
+  } else if (!o.plot.empty()) {
+    throw InputError("--plot", {}, "draws collectives; the measured files hold only GEMMs");
   }
-  const calibrate::Comparison c = calibrate::compare(samples, cal);
+  for (const auto& bench : in.kernels) r.gemms.push_back(calibrate::compare_gemms(bench, topo.gpu(), cal));
+
+  if (!o.plot.empty()) write_file_atomically(o.plot, plot_svg(r.collectives, topo.name(), o.calibration));
   if (o.json) {
-    emit(json_text(c, topo.name(), o.calibration), o.output);
+    emit(json_text(r, in, o.calibration), o.output);
   } else {
-    const std::string header = fmt::format(
+    std::string text = fmt::format(
         "predicted ({}, {}) vs measured on {}{}\n", o.calibration.empty() ? "uncalibrated" : "calibration " + o.calibration,
         o.in.algorithm.empty() ? "default algorithm" : o.in.algorithm, topo.name(),
         held_out ? fmt::format(", points held out by --holdout {}", o.in.holdout) : std::string());
-    emit(table_text(c, header), o.output);
+    if (!in.measurements.empty()) text += table_text(r.collectives);
+    for (std::size_t i = 0; i < in.kernels.size(); ++i) text += gemm_table_text(in.kernels[i], r.gemms[i]);
+    if (!o.plot.empty()) text += fmt::format("wrote {}\n", o.plot);
+    emit(text, o.output);
   }
-  return !gate || c.median_abs_error_pct <= o.max_median_error;
+  bool passed = r.collectives.median_abs_error_pct <= o.max_median_error;
+  for (const auto& g : r.gemms) passed = passed && g.median_abs_error_pct <= o.max_median_error;
+  return !gate || passed;
 }
 
 }  // namespace
@@ -105,8 +203,9 @@ void add_validate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "validate",
       "Compare the model's predicted collective times with measured ones (nccl-tests logs or\n"
-      "stepcast-nccl-bench JSON): a table of every point with its error, then the median, 90th\n"
-      "percentile and worst absolute error. Exit 1 when --max-median-error is exceeded.");
+      "stepcast-nccl-bench JSON), and its compute times with measured GEMMs (stepcast-kernel-bench\n"
+      "JSON): a table of every point with its error, then the median, 90th percentile and worst\n"
+      "absolute error. Exit 1 when --max-median-error is exceeded.");
   add_measured_options(*cmd, options->in, "Compare",
                        "Compare only the points `calibrate --holdout` with the same value left out of its fit");
   cmd->add_option("--calibration", options->calibration, "Calibration file from `stepcast calibrate`");
@@ -114,6 +213,8 @@ void add_validate_command(CLI::App& app) {
                                       "Exit 1 when the median absolute error (percent) exceeds this");
   cmd->add_flag("--json", options->json, "Print one JSON object: points, median/p90/max_abs_error_pct");
   cmd->add_option("-o,--output", options->output, "Write the output to FILE (atomically) instead of stdout");
+  cmd->add_option("--plot", options->plot,
+                  "Also draw measured and predicted bus bandwidth against message size into FILE.svg");
   cmd->callback([options, gate] {
     const bool passed = run_validate(*options, gate->count() > 0);
     if (!passed) {

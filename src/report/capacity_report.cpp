@@ -101,8 +101,8 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
     const std::string name = fmt::format("{} on {}", c.workload, c.topology);
     const auto [it, inserted] = series_of.try_emplace(name, tokens.series.size());
     if (inserted) {
-      tokens.series.push_back({name, {}});
-      mfu.series.push_back({name, {}});
+      tokens.series.push_back({name, {}, false, -1});
+      mfu.series.push_back({name, {}, false, -1});
     }
     tokens.series[it->second].points.push_back({static_cast<double>(c.gpus), m.tokens_per_s});
     mfu.series[it->second].points.push_back({static_cast<double>(c.gpus), m.mfu * kPercentPerUnit});

@@ -43,6 +43,17 @@ double nice_max(double v) {
 /// Axis labels: four significant digits keep "1.25e+05" short and exact for round ticks.
 std::string tick_label(double v) { return fmt::format("{:.4g}", v); }
 
+/// A size tick in binary units, "512 KiB", short enough for a crowded axis.
+std::string byte_tick_label(double v) {
+  constexpr std::array<const char*, 5> kUnits = {"B", "KiB", "MiB", "GiB", "TiB"};
+  std::size_t u = 0;
+  while (u + 1 < kUnits.size() && v >= 1024.0) {
+    v /= 1024.0;
+    ++u;
+  }
+  return fmt::format("{:.4g} {}", v, kUnits[u]);
+}
+
 void y_axis(std::string& out, double width, double y_top, const std::string& label) {
   const double bottom = kMarginTop + kPlotHeight;
   out += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#333"/>)", num(kMarginLeft), num(kMarginTop), num(bottom));
@@ -128,26 +139,31 @@ std::string render_svg(const LineChart& chart) {
   // x ticks: every power of two on a log2 axis, five even steps on a linear one.
   std::vector<double> ticks;
   if (chart.log2_x) {
-    for (double k = std::ceil(x_lo); k <= x_hi + 1e-9; k += 1.0) ticks.push_back(std::exp2(k));
+    constexpr double kMaxSizeTicks = 12.0;
+    const double step = chart.x_bytes ? std::max(1.0, std::ceil((x_hi - x_lo + 1.0) / kMaxSizeTicks)) : 1.0;
+    for (double k = std::ceil(x_lo); k <= x_hi + 1e-9; k += step) ticks.push_back(std::exp2(k));
   } else {
     for (int i = 0; i <= kYTicks; ++i) ticks.push_back(x_lo + (x_hi - x_lo) * i / kYTicks);
   }
   for (const double t : ticks) {
     out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="11">{}</text>)", num(px(t)), num(bottom + 16),
-                       xml_escape(tick_label(t)));
+                       xml_escape(chart.x_bytes ? byte_tick_label(t) : tick_label(t)));
   }
   out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="12">{}</text>)", num(kMarginLeft + plot_width / 2),
                      num(bottom + 40), xml_escape(chart.x_label));
   for (std::size_t i = 0; i < chart.series.size(); ++i) {
     const auto& s = chart.series[i];
+    const char* fill = colour(s.colour >= 0 ? static_cast<std::size_t>(s.colour) : i);
     std::string points;
     for (const auto& p : s.points) points += fmt::format("{}{},{}", points.empty() ? "" : " ", num(px(p.x)), num(py(p.y)));
-    out += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>)", colour(i), points);
+    out += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="2"{} points="{}"/>)", fill,
+                       s.dashed ? R"( stroke-dasharray="6 4")" : "", points);
     for (const auto& p : s.points) {
       out += fmt::format(R"(<circle cx="{}" cy="{}" r="3.5" fill="{}"><title>{}: {} at {}</title></circle>)", num(px(p.x)),
-                         num(py(p.y)), colour(i), xml_escape(s.name), xml_escape(tick_label(p.y)), xml_escape(tick_label(p.x)));
+                         num(py(p.y)), fill, xml_escape(s.name), xml_escape(tick_label(p.y)),
+                         xml_escape(chart.x_bytes ? byte_tick_label(p.x) : tick_label(p.x)));
     }
-    legend_entry(out, kMarginLeft + plot_width + 30.0, i, colour(i), s.name);
+    legend_entry(out, kMarginLeft + plot_width + 30.0, i, fill, s.name);
   }
   out += "</svg>";
   return out;

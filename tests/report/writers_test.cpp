@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "report/markup_check.hpp"
+#include "support/markup_check.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/report/writers.hpp"
 

@@ -17,6 +17,8 @@ struct Point {
 struct Series {
   std::string name;
   std::vector<Point> points;
+  bool dashed = false;  ///< e.g. a prediction drawn over the measurement it predicts
+  int colour = -1;      ///< palette index; -1: the series' own position (so a pair can share one)
 };
 
 /// A line chart; `log2_x` spaces the x axis by powers of two (GPU counts 8, 16, ..., 1024).
@@ -26,6 +28,8 @@ struct LineChart {
   std::string y_label;
   bool log2_x = false;
   std::vector<Series> series;
+  /// x is a message size: ticks read "1 MiB", and a log2 axis keeps at most 12 of them.
+  bool x_bytes = false;
 };
 
 /// One stacked bar: a label and one value per segment of the chart (same order as `segments`).
