@@ -112,7 +112,7 @@ nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p
                     {"tp_communication_s", r.breakdown.tp_comm.value()},
                     {"bubble_s", r.breakdown.bubble.value()},
                     {"dp_communication_exposed_s", r.breakdown.dp_exposed.value()},
-                    {"other_communication_exposed_s", r.breakdown.fixed_exposed.value()},
+                    {"other_communication_exposed_s", r.breakdown.gather_wait.value()},
                     {"optimizer_s", r.breakdown.optimizer.value()}};
   j["straggler_wait_s"] = r.breakdown.straggler_wait.value();
   j["tier_utilization"] = {{"intra-node", r.tier_utilization[0]}, {"nic", r.tier_utilization[1]},
@@ -136,7 +136,7 @@ std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, c
   row("TP communication (inside layers)", r.breakdown.tp_comm);
   row("pipeline bubble and waiting on sends", r.breakdown.bubble);
   row("data-parallel communication (exposed)", r.breakdown.dp_exposed);
-  row("other communication (analytical, exposed)", r.breakdown.fixed_exposed);
+  row("FSDP/ZeRO-3 parameter gathers (exposed)", r.breakdown.gather_wait);
   row("optimizer step", r.breakdown.optimizer);
   row("step time (simulated)", r.step_time);
   out += fmt::format("  {:<44} {:>12}\n", "step time (analytical)", format_seconds(p.step_time));

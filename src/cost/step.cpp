@@ -94,6 +94,7 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
 
   const int m = plan.micro_batches();
   const double layers_per_stage = static_cast<double>(shape.layers) / plan.pp;
+  out.layers_per_stage = layers_per_stage;
   const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
   // Activations travel in the training precision's storage type: 2 bytes in mixed precision.
   const double act_bytes = per.parameters;

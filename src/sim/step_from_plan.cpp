@@ -2,10 +2,22 @@
 // communication group and collective, never by display name.
 #include "stepcast/sim/step_from_plan.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
 namespace stepcast::sim {
+
+namespace {
+
+// Bytes a per-layer term moves beyond `layers` whole layers per micro-batch: the parameters
+// outside the layers (embeddings), which the analytical model counts as a partial unit.
+Bytes beyond_layers(const cost::CommTerm& t, int micro_batches, double layers) {
+  const double per_micro_batch = t.calls / micro_batches * t.size.value();
+  return Bytes(std::max(0.0, per_micro_batch - layers * t.size.value()));
+}
+
+}  // namespace
 
 PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p) {
   PlannedStep out;
@@ -15,47 +27,65 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p) {
   s.dp = plan.dp;
   s.vp = plan.schedule == plan::Schedule::kInterleaved ? plan.vp : 1;
   s.micro_batches = plan.micro_batches();
+  s.layers = std::max(1, static_cast<int>(std::lround(p.layers_per_stage / s.vp)));
   s.schedule = plan.schedule;
   s.stride_pp = plan.tp;
   s.stride_dp = plan.tp * plan.pp;
-  const double m = s.micro_batches;
+  const int m = s.micro_batches;
   // Passes over the layers per micro-batch: forward, backward (two), and a forward again with
   // full recompute (Narayanan et al. 2021, section 3.5).
   const double passes = plan.recompute == plan::Recompute::kFull ? 4.0 : 3.0;
   const Seconds per_mb = p.compute / m;
   s.forward = per_mb / passes;
   s.backward = per_mb * ((passes - 1.0) / passes);
-  // TP collectives: 2 per layer in the forward, 2 (4 with full recompute) in the backward
-  // (Shoeybi et al. 2019, Figure 4), the same split as cost/step.cpp.
-  const double tp_calls = passes == 4.0 ? 6.0 : 4.0;
-  const bool zero12 = plan.zero_stage() >= 1 && plan.zero_stage() <= 2 && !plan.is_fsdp();
-  const bool sharded3 = plan.is_fsdp() || plan.zero_stage() == 3;
+  TensorParallelComm tensor;
+  // Two TP collectives per layer in the forward, two (four with full recompute) in the backward
+  // (Shoeybi et al. 2019, Figure 4), the same count as cost/step.cpp.
+  tensor.backward_slices = passes == 4.0 ? 4 : 2;
+  ShardedLayers sharded;
+  int shard_gathers = 0;
+  const double layers = p.layers_per_stage;
   for (const cost::CommTerm& t : p.communication) {
     switch (t.group) {
       case cost::CommGroup::kTensor:
-        s.tp_forward += t.time / m * (2.0 / tp_calls);
-        s.tp_backward += t.time / m * ((tp_calls - 2.0) / tp_calls);
+        tensor.ops.push_back(t.op);
+        tensor.size = t.size;
         break;
       case cost::CommGroup::kPipeline: s.p2p_bytes = t.size; break;
-      case cost::CommGroup::kData:
       case cost::CommGroup::kShardGroup:
+        sharded.shard_ranks = t.ranks;
+        if (t.op == cost::CollectiveOp::kAllGather) {
+          ++shard_gathers;
+          sharded.gather = t.size;
+          sharded.root_gather = beyond_layers(t, m, layers);
+        } else {
+          sharded.reduce_scatter = t.size;
+          sharded.root_reduce_scatter = beyond_layers(t, m, layers);
+        }
+        break;
       case cost::CommGroup::kReplicaGroup:
-        if (sharded3) {
-          s.fixed_exposed += t.exposed;
-        } else if (zero12 && t.op == cost::CollectiveOp::kAllGather) {
-          s.post_optimizer += t.time;
+        sharded.replica_all_reduce = t.size;
+        sharded.root_replica_all_reduce = beyond_layers(t, m, layers);
+        break;
+      case cost::CommGroup::kData:
+        if (t.op == cost::CollectiveOp::kAllGather) {
+          s.post_optimizer += t.time;  // ZeRO-1/2: updated parameters gathered after the optimizer
         } else {
           s.syncs.push_back(GradientSync{t.name, t.op, t.size, t.calls});
         }
         break;
     }
   }
-  s.optimizer = p.optimizer;
-  if (sharded3) {
-    out.notes.push_back("FSDP/ZeRO-3 parameter gathers and gradient reduce-scatters are added at their analytical "
-                        "exposed time, not simulated as flows");
+  if (!tensor.ops.empty()) s.tensor_parallel = tensor;
+  if (shard_gathers > 0) {
+    // FULL_SHARD and ZeRO-3 gather for the forward and again for the backward; SHARD_GRAD_OP once.
+    sharded.regather = shard_gathers == 2;
+    s.sharded = sharded;
   }
-  if (zero12) out.notes.push_back("ZeRO parameter all-gather after the optimizer is added at its analytical time");
+  s.optimizer = p.optimizer;
+  if (s.post_optimizer.value() > 0.0) {
+    out.notes.push_back("ZeRO parameter all-gather after the optimizer is added at its analytical time");
+  }
   if (plan.zero_stage() == 2 && !plan.is_fsdp()) {
     out.notes.push_back("ZeRO-2 per-micro-batch gradient reduce-scatters run as buckets after the last backward");
   }

@@ -53,6 +53,7 @@ struct StepPrediction {
   Seconds bubble;
   Seconds exposed_communication;   ///< sum of CommTerm::exposed
   Seconds optimizer;               ///< the optimizer update (memory-bound)
+  double layers_per_stage = 0.0;   ///< transformer layers of one pipeline stage (all its chunks)
   double bubble_fraction = 0.0;
   double tokens_per_s = 0.0;
   double mfu = 0.0;                ///< model FLOPs / (step time x GPUs x peak)

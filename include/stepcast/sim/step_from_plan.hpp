@@ -21,9 +21,9 @@ struct PlannedStep {
 
 /// Builds the step graph of `plan` from its analytical prediction: per-micro-batch forward and
 /// backward from the compute model (backward twice the forward, plus a forward under full
-/// recompute: Narayanan et al. 2021), TP communication inside the tasks at its analytical time
-/// (it sits between dependent GEMMs), PP activation bytes, DDP and ZeRO gradient buckets as
-/// flows, the optimizer step.
+/// recompute: Narayanan et al. 2021), split into the stage's layers; TP collectives between the
+/// slices of each layer, FSDP/ZeRO-3 gathers and reduce-scatters around each layer, PP sends,
+/// DDP and ZeRO gradient buckets, all as flows; the optimizer step.
 PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& prediction);
 
 }  // namespace stepcast::sim

@@ -28,6 +28,32 @@ struct GradientSync {
   double buckets = 0.0;  ///< buckets per step; a fractional last bucket is smaller
 };
 
+/// Megatron tensor parallelism inside every layer (Shoeybi et al. 2019, Figure 4): a layer's
+/// compute is split into equal slices, and after each slice the rank's tensor-parallel group runs
+/// `ops` in order as flows; the next slice needs their result.
+struct TensorParallelComm {
+  std::vector<cost::CollectiveOp> ops;  ///< {all-reduce}; {all-gather, reduce-scatter} with sequence parallel
+  Bytes size;                           ///< nccl-tests' S of each call: the activation s x b x h
+  int forward_slices = 2;               ///< per layer: after attention and after the MLP
+  int backward_slices = 2;              ///< 4 with full recompute (the forward's two run again)
+};
+
+/// FSDP / ZeRO-3 (Zhao et al. 2023, PyTorch FSDP, section 3.3): before a layer's forward (and,
+/// unless parameters are kept, its backward) its parameters are all-gathered over the shard
+/// group; when a layer starts computing, the next layer's gather is issued (prefetch); when a
+/// layer's backward ends, its gradients are reduce-scattered (HYBRID_SHARD then all-reduces
+/// each shard over the replicas). All run in issue order on the stage's data-parallel comm stream.
+struct ShardedLayers {
+  Bytes gather;                 ///< S of one layer's all-gather (its parameters, gathered)
+  Bytes reduce_scatter;         ///< S of one layer's gradient reduce-scatter
+  Bytes replica_all_reduce;     ///< HYBRID_SHARD: S of one layer's all-reduce over the replicas; 0 without
+  Bytes root_gather;            ///< parameters outside the layers (embeddings), gathered with the first layer
+  Bytes root_reduce_scatter;    ///< their gradients, reduce-scattered with the first layer's
+  Bytes root_replica_all_reduce;
+  bool regather = true;         ///< FULL_SHARD and ZeRO-3 gather again for the backward
+  int shard_ranks = 1;          ///< data-parallel ranks of one shard group (consecutive replicas)
+};
+
 /// Everything the step graph needs, in plain figures, so tests can state them by hand.
 struct StepSpec {
   int pp = 1;
@@ -35,13 +61,13 @@ struct StepSpec {
   int dp = 1;
   int vp = 1;                 ///< model chunks per stage (interleaved 1F1B)
   int micro_batches = 1;
+  int layers = 1;             ///< layers of one model chunk of one stage
   plan::Schedule schedule = plan::Schedule::k1F1B;
-  Seconds forward;            ///< one micro-batch, one chunk, one stage, without TP communication
+  Seconds forward;            ///< one micro-batch, all chunks, one stage, compute only
   Seconds backward;           ///< idem; under ZB-H1 split into input and weight gradients
   double weight_grad_share = 0.5;  ///< ZB-H1: the weight-gradient part of the backward
-  Seconds tp_forward;         ///< exposed TP communication inside one forward task
-  Seconds tp_backward;        ///< idem, backward task
-  Seconds fixed_exposed;      ///< communication the graph does not model as flows (FSDP gathers)
+  std::optional<TensorParallelComm> tensor_parallel;
+  std::optional<ShardedLayers> sharded;
   Bytes p2p_bytes;            ///< activation (or gradient) bytes per GPU per send between stages
   std::vector<GradientSync> syncs;  ///< run in order on the data-parallel comm stream
   Seconds optimizer;
@@ -72,11 +98,11 @@ struct TraceSpan {
 };
 
 struct StepBreakdown {
-  Seconds compute;          ///< compute tasks of the critical stage
-  Seconds tp_comm;          ///< exposed TP communication (inside tasks)
-  Seconds bubble;           ///< the critical stage's compute stream idle before its last backward
-  Seconds dp_exposed;       ///< gradient sync after the last backward
-  Seconds fixed_exposed;    ///< communication added without flows
+  Seconds compute;          ///< compute tasks of the critical rank
+  Seconds tp_comm;          ///< tensor-parallel collectives between its slices of compute
+  Seconds bubble;           ///< its compute stream idle (pipeline, sends) before its last task ends
+  Seconds gather_wait;      ///< its compute stream waiting for FSDP/ZeRO-3 parameter gathers
+  Seconds dp_exposed;       ///< gradient communication after its last task
   Seconds optimizer;        ///< optimizer plus post-optimizer communication
   Seconds straggler_wait;   ///< step time minus the same step without slowdown or noise
 };
