@@ -11,14 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "collective_format.hpp"
+#include "collective_nccl.hpp"
 #include "commands.hpp"
 #include "data_path.hpp"
 #include "output.hpp"
+#include "plan_options.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/explain.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/calibration.hpp"
 #include "stepcast/cost/collectives.hpp"
+#include "stepcast/cost/nccl_tuning.hpp"
 #include "stepcast/sim/collective_flows.hpp"
 #include "stepcast/topology/topology.hpp"
 
@@ -51,6 +55,7 @@ struct CollectiveOptions {
   std::string output;
   std::string engine = "analytical";
   std::string calibration;
+  std::string protocol;
 };
 
 struct Request {
@@ -59,6 +64,8 @@ struct Request {
   Engine engine = Engine::kAnalytical;
   std::vector<Bytes> sizes;
   bool sweep = false;
+  /// Set when NCCL's tuning model prices the collective (--algorithm auto or nvls, or --protocol).
+  std::optional<cost::NcclFilter> nccl;
 };
 
 CollectiveOp parse_op(const std::string& text) {
@@ -78,6 +85,49 @@ Algorithm parse_algorithm_for(CollectiveOp op, const std::string& text) {
                                  cost::to_string(op), cost::accepted_algorithms(op)));
   }
   return *algorithm;
+}
+
+constexpr std::string_view kAuto = "auto";
+
+// NCCL's tuning model is asked for by --algorithm auto (or nvls, which only it models) or by a
+// --protocol; "auto" leaves that choice to the model, as NCCL's tuner does.
+std::optional<cost::NcclFilter> parse_nccl_request(CollectiveOp op, const std::string& algorithm,
+                                                   const std::string& protocol) {
+  const std::optional<cost::NcclAlgorithm> nccl_algorithm = cost::parse_nccl_algorithm(algorithm);
+  const bool wanted = algorithm == kAuto || nccl_algorithm == cost::NcclAlgorithm::kNvls || !protocol.empty();
+  if (!wanted) return std::nullopt;
+  if (!cost::has_nccl_tuning(op)) {
+    throw InputError(fmt::format("--algorithm auto and --protocol price NCCL's collective algorithms, and NCCL runs {} as "
+                                 "point-to-point transfers with no such choice; {} accepts: {}",
+                                 cost::to_string(op), cost::to_string(op), cost::accepted_algorithms(op)));
+  }
+  cost::NcclFilter f;
+  // A protocol alone leaves the algorithm to the model, as NCCL_PROTO without NCCL_ALGO does.
+  if (!algorithm.empty() && algorithm != kAuto) {
+    if (!nccl_algorithm) {
+      throw InputError(fmt::format("--protocol applies to NCCL's algorithms and auto; \"{}\" has no protocol; with "
+                                   "--protocol, {} accepts: {}, auto",
+                                   algorithm,
+                                   cost::to_string(op), cost::accepted_nccl_algorithms(op)));
+    }
+    if (!cost::nccl_runs(op, *nccl_algorithm)) {
+      throw InputError(fmt::format("--algorithm: NCCL has no {} {}; with NCCL's model, {} accepts: {}, auto", algorithm,
+                                   cost::to_string(op), cost::to_string(op), cost::accepted_nccl_algorithms(op)));
+    }
+    f.algorithm = nccl_algorithm;
+  }
+  if (!protocol.empty() && protocol != kAuto) {
+    f.protocol = cost::parse_nccl_protocol(protocol);
+    if (!f.protocol) {
+      throw InputError(fmt::format("--protocol: unknown protocol \"{}\"; accepted: {}, auto", protocol,
+                                   cost::accepted_nccl_protocols()));
+    }
+    if (f.algorithm == cost::NcclAlgorithm::kNvls && f.protocol != cost::NcclProtocol::kSimple) {
+      throw InputError(fmt::format("--protocol: NCCL runs nvls in Simple only, not {}; with nvls, --protocol accepts: Simple, auto",
+                                   cost::to_string(*f.protocol)));
+    }
+  }
+  return f;
 }
 
 Engine parse_engine(const std::string& text) {
@@ -139,8 +189,13 @@ std::vector<Bytes> parse_sweep(const std::string& text) {
 Request parse_request(const CollectiveOptions& o) {
   Request r;
   r.op = parse_op(o.op);
-  r.algorithm = parse_algorithm_for(r.op, o.algorithm);
+  r.nccl = parse_nccl_request(r.op, o.algorithm, o.protocol);
+  if (!r.nccl) r.algorithm = parse_algorithm_for(r.op, o.algorithm);
   r.engine = parse_engine(o.engine);
+  if (r.nccl && r.engine == Engine::kDes) {
+    throw InputError("--engine des runs stepcast's own algorithms; NCCL's tuning model (--algorithm auto, nvls, "
+                     "--protocol) is analytical only");
+  }
   if (o.size.empty() == o.sizes.empty()) {
     throw InputError("give exactly one of --size (one size, like \"14e9 B\") or --sizes (a sweep, like \"1MiB:16GiB\")");
   }
@@ -194,23 +249,6 @@ CollectiveCost price(const Request& r, Bytes size, const topology::Topology& top
   STEPCAST_UNREACHABLE("every engine is listed above");
 }
 
-// JSON numbers with 9 significant digits (STYLE.md B6), so output is stable and readable.
-double sig9(double v) { return std::strtod(fmt::format("{:.9g}", v).c_str(), nullptr); }
-
-nlohmann::json bytes_json(Bytes b) {
-  const double v = b.value();
-  if (v == std::floor(v) && std::fabs(v) < 0x1.0p53) return static_cast<std::int64_t>(v);
-  return sig9(v);
-}
-
-double gbps(BytesPerSecond r) { return sig9(r.value() / unit::kGiga); }
-
-nlohmann::json explanation_json(const Explanation& terms) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const ExplainTerm& t : terms) out.push_back({{"label", t.label}, {"formula", t.formula}, {"value", t.value}});
-  return out;
-}
-
 nlohmann::json result_json(const CollectiveCost& c, bool explain) {
   nlohmann::json j = {
       {"size_bytes", bytes_json(c.size)},
@@ -244,15 +282,6 @@ nlohmann::json header_json(const Context& x) {
       {"nodes", x.tiers.nodes},
       {"ranks_per_node", x.tiers.ranks_per_node},
   };
-}
-
-std::string placement_text(const topology::CommTiers& t) {
-  return fmt::format("{} on {} node{} ({} per node)", t.ranks, t.nodes, t.nodes == 1 ? "" : "s", t.ranks_per_node);
-}
-
-std::string bytes_text(Bytes b) {
-  const nlohmann::json exact = bytes_json(b);
-  return fmt::format("{} ({} B)", format_bytes(b), exact.dump());
 }
 
 std::string single_text(const Context& x, const CollectiveCost& c, bool explain) {
@@ -295,11 +324,34 @@ std::string sweep_text(const Context& x, const std::vector<CollectiveCost>& rows
   return out;
 }
 
+// NCCL's tuning model at every size: the machine as NCCL sees it, then each size's choice.
+std::string run_nccl(const CollectiveOptions& o, const Request& request, const topology::Topology& topo,
+                     const topology::CommTiers& tiers) {
+  if (tiers.ranks < 2) {
+    throw InputError(fmt::format("NCCL's tuning model needs at least 2 ranks (NCCL tunes nothing for one), got {}", tiers.ranks));
+  }
+  NcclRun run;
+  run.op = request.op;
+  run.topo = &topo;
+  run.tiers = tiers;
+  run.topology_path = o.topology;
+  run.system = cost::nccl_system(topo, tiers);
+  run.filter = *request.nccl;
+  run.sweep = request.sweep;
+  run.sizes = request.sizes;
+  for (Bytes size : request.sizes) run.choices.push_back(cost::nccl_choose(request.op, size, run.system, run.filter));
+  return o.json ? nccl_json(run, o.explain).dump(2) + "\n" : nccl_text(run, o.explain);
+}
+
 void run_collective(const CollectiveOptions& o, std::optional<int> ranks, std::optional<int> nodes) {
   const Request request = parse_request(o);
   if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
   const topology::Topology topo = topology::load_topology(data_path(o.topology), nodes);
   const topology::CommTiers tiers = topo.tiers(resolve_ranks(topo, ranks));
+  if (request.nccl) {
+    emit(run_nccl(o, request, topo, tiers), o.output);
+    return;
+  }
   std::vector<CollectiveCost> rows;
   rows.reserve(request.sizes.size());
   std::optional<cost::Calibration> calibration;
@@ -339,9 +391,14 @@ void add_collective_command(CLI::App& app) {
       ->required();
   cmd->add_option("--algorithm", options->algorithm,
                   "Algorithm: " + cost::accepted_algorithms() +
-                      ". Default: ring where the collective has one, else direct. all-reduce: ring, tree, hierarchical; "
-                      "reduce-scatter, all-gather: ring, hierarchical; broadcast, reduce: ring, tree; all-to-all, "
-                      "send-recv: direct");
+                      ", or auto (NCCL's choice) or nvls. Default: ring where the collective has one, else direct. "
+                      "all-reduce: ring, tree, hierarchical; reduce-scatter, all-gather: ring, hierarchical; broadcast, "
+                      "reduce: ring, tree; all-to-all, send-recv: direct. auto prices every algorithm and protocol with "
+                      "NCCL's own tuning model (2.20.3: tree, ring, nvls x LL, LL128, Simple) and picks NCCL's choice");
+  cmd->add_option("--protocol", options->protocol,
+                  "NCCL protocol: " + cost::accepted_nccl_protocols() +
+                      ", or auto (default with --algorithm auto). Prices the algorithm with NCCL's tuning model, as "
+                      "NCCL_PROTO does; with ring, tree or nvls it fixes the algorithm as NCCL_ALGO does");
   cmd->add_option("--size", options->size, "nccl-tests' size S with a unit, e.g. \"14e9 B\", \"256 MiB\"");
   cmd->add_option("--sizes", options->sizes,
                   "A sweep MIN:MAX[:FACTOR] (factor 2 by default), e.g. \"1MiB:16GiB\"; prints a table");

@@ -37,17 +37,10 @@ bool is_reduce_scatter_or_all_gather(CollectiveOp op) {
   return op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather;
 }
 
-// Why NCCL 2.20 has no such candidate for `op`, or empty: tree runs all-reduce only; NVLS runs
-// all-reduce, all-gather and reduce-scatter, in Simple only, and not at all in this model's
-// list for other protocols.
+// Why NCCL has no such candidate for `op`, or empty.
 std::string missing_for_op(CollectiveOp op, NcclAlgorithm a) {
-  if (a == NcclAlgorithm::kTree && op != CollectiveOp::kAllReduce) {
-    return fmt::format("NCCL has no tree {}", to_string(op));
-  }
-  if (a == NcclAlgorithm::kNvls && op != CollectiveOp::kAllReduce && !is_reduce_scatter_or_all_gather(op)) {
-    return fmt::format("NCCL has no NVLS {}", to_string(op));
-  }
-  return {};
+  if (nccl_runs(op, a)) return {};
+  return fmt::format("NCCL has no {} {}", a == NcclAlgorithm::kTree ? "tree" : "NVLS", to_string(op));
 }
 
 // nsteps and nInterSteps of ncclTopoTuneModel.
@@ -286,6 +279,15 @@ std::string why(const NcclChoice& choice) {
 }  // namespace
 
 bool has_nccl_tuning(CollectiveOp op) { return op != CollectiveOp::kAllToAll && op != CollectiveOp::kSendRecv; }
+
+bool nccl_runs(CollectiveOp op, NcclAlgorithm algorithm) {
+  switch (algorithm) {
+    case NcclAlgorithm::kRing: return has_nccl_tuning(op);
+    case NcclAlgorithm::kTree: return op == CollectiveOp::kAllReduce;
+    case NcclAlgorithm::kNvls: return op == CollectiveOp::kAllReduce || is_reduce_scatter_or_all_gather(op);
+  }
+  STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
+}
 
 NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, const NcclFilter& filter,
                        const NcclTuning& tuning) {

@@ -58,9 +58,11 @@ std::optional<NcclProtocol> parse_nccl_protocol(std::string_view name) {
 std::string accepted_nccl_protocols() { return "LL, LL128, Simple"; }
 
 std::string accepted_nccl_algorithms(CollectiveOp op) {
-  if (op == CollectiveOp::kAllReduce) return "tree, ring, nvls";
-  if (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter) return "ring, nvls";
-  return "ring";
+  std::string out;
+  for (const NcclAlgorithm a : kAlgorithms) {
+    if (nccl_runs(op, a)) out += (out.empty() ? "" : ", ") + std::string(to_string(a));
+  }
+  return out;
 }
 
 }  // namespace stepcast::cost

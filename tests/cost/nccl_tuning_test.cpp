@@ -109,6 +109,17 @@ TEST_SUITE("cost.nccl_tuning") {
     CHECK(us(c.chosen().time) == doctest::Approx(15.0 + 8192.0 / (87.7e9 * 8.0 / 14.0) * 1e6));
   }
 
+  TEST_CASE("8 x H100, one node: all-reduce switches from ring/LL to NVLS near 482 KiB") {
+    // ring/LL: 15.0 us + S / 50.114 GB/s; NVLS: 23.0 us + S / 266.67 GB/s. They cross where
+    // S (1/50.114 - 1/266.67) / 1e9 = 8 us: S = 8e-6 / 1.6205e-11 = 493,700 B (482 KiB); ring/LL128
+    // (40.6 us + S / 189.26 GB/s) is slower than one of the two at every size.
+    const NcclSystem s = system_of("dgx-h100.json", 1);
+    const auto chosen = [&](double size) { return nccl_choose(CollectiveOp::kAllReduce, Bytes(size), s).chosen(); };
+    CHECK(chosen(480.0 * 1024).algorithm == NcclAlgorithm::kRing);
+    CHECK(chosen(480.0 * 1024).protocol == NcclProtocol::kLL);
+    CHECK(chosen(484.0 * 1024).algorithm == NcclAlgorithm::kNvls);
+  }
+
   TEST_CASE("2 x p4d (16 x A100), all-reduce: tree/LL at 1 KiB, ring/Simple with the plateau at 1 GiB") {
     const NcclSystem s = system_of("p4d-24xlarge.json", 2);
     // 1 KiB, tree/LL: 6.8 + 2 x ((8-1) x NVLink 0.6 + log2(2) x net 5.0) = 25.2 us; 48 x 0.92 =

@@ -88,6 +88,10 @@ struct NcclChoice {
 /// which NCCL runs as point-to-point transfers).
 bool has_nccl_tuning(CollectiveOp op);
 
+/// Whether NCCL 2.20 has `algorithm` for `op`: ring for all five, tree for all-reduce only, NVLS
+/// for all-reduce, all-gather and reduce-scatter.
+bool nccl_runs(CollectiveOp op, NcclAlgorithm algorithm);
+
 /// The candidates for `op` and `size` (nccl-tests' S) on `system`, and NCCL's choice.
 /// Preconditions: has_nccl_tuning(op), system.ranks >= 2. InputError when the filter leaves no
 /// enabled candidate (the message says why each was left out).

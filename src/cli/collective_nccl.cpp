@@ -1,0 +1,175 @@
+// Rendering NCCL's tuning model for `stepcast collective`: NCCL's choice per size, the time of
+// every candidate (latency part and bandwidth part), and the sentence on why the winner won.
+#include "collective_nccl.hpp"
+
+#include <fmt/format.h>
+
+#include "collective_format.hpp"
+#include "plan_options.hpp"
+
+namespace stepcast::cli {
+namespace {
+
+using cost::NcclCandidate;
+using cost::NcclChoice;
+
+// The NCCL release whose tuning.cc the model restates (src/cost/nccl_tuning_tables.hpp).
+constexpr std::string_view kModel = "NCCL 2.20.3 tuning model";
+
+std::string name_of(const NcclCandidate& c) {
+  return fmt::format("{}/{}", cost::to_string(c.algorithm), cost::to_string(c.protocol));
+}
+
+std::string request_text(const cost::NcclFilter& f) {
+  return fmt::format("algorithm {}, protocol {}", f.algorithm ? cost::to_string(*f.algorithm) : "auto",
+                     f.protocol ? cost::to_string(*f.protocol) : "auto");
+}
+
+BytesPerSecond busbw(const NcclRun& run, const NcclCandidate& c) {
+  return c.algbw * cost::busbw_factor(run.op, run.tiers.ranks);
+}
+
+std::string candidates_text(const NcclChoice& choice) {
+  std::string out = fmt::format("  {:<13} {:>12}  {:>12}  {:>14}  {:>12}\n", "candidate", "time (us)", "latency (us)",
+                                "bandwidth (us)", "algbw (GB/s)");
+  for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
+    const NcclCandidate& c = choice.candidates[i];
+    const std::string mark = i == choice.winner ? " <- chosen" : "";
+    if (!c.enabled()) {
+      out += fmt::format("  {:<13} left out: {}\n", name_of(c), c.disabled_because);
+      continue;
+    }
+    out += fmt::format("  {:<13} {:>12.2f}  {:>12.2f}  {:>14.2f}  {:>12.2f}{}\n", name_of(c), c.time.value() * unit::kMega,
+                       c.latency.value() * unit::kMega, c.bandwidth_time.value() * unit::kMega, c.algbw.value() / unit::kGiga,
+                       mark);
+  }
+  const NcclCandidate& w = choice.chosen();
+  out += fmt::format("  {} latency: {} = {}\n", name_of(w), w.latency_formula, format_seconds(w.latency));
+  out += fmt::format("  {} algbw (GB/s): {} = {}\n", name_of(w), w.bandwidth_formula, format_bandwidth(w.algbw));
+  return out;
+}
+
+std::string system_text(const NcclRun& run) {
+  return fmt::format("what NCCL sees (derived from the topology; {}):\n{}", kModel, render_explanation(run.system.derivation));
+}
+
+std::string single_text(const NcclRun& run, bool explain) {
+  const NcclChoice& choice = run.choices.front();
+  const NcclCandidate& w = choice.chosen();
+  std::string out;
+  out += fmt::format("collective   {}, NCCL's choice {} ({}; {}{})\n", cost::to_string(run.op), name_of(w),
+                     request_text(run.filter), kModel, run.calibrated ? ", calibrated" : "");
+  out += fmt::format("topology     {} ({})\n", run.topo->name(), run.topology_path);
+  out += fmt::format("ranks        {}\n", placement_text(run.tiers));
+  out += fmt::format("size         {}\n", bytes_text(run.sizes.front()));
+  out += fmt::format("time         {} (latency {} + bandwidth {})\n", format_seconds(w.time), format_seconds(w.latency),
+                     format_seconds(w.bandwidth_time));
+  out += fmt::format("algbw        {}\n", format_bandwidth(w.algbw));
+  out += fmt::format("busbw        {}\n", format_bandwidth(busbw(run, w)));
+  out += fmt::format("why          {}\n", choice.why);
+  if (explain) out += "\n" + system_text(run) + "\ncandidates (time = latency + S / algbw):\n" + candidates_text(choice);
+  return out;
+}
+
+// The sizes where NCCL's choice changes, so users see the protocol and algorithm switch points.
+std::string switch_points(const NcclRun& run) {
+  std::string out;
+  for (std::size_t i = 1; i < run.choices.size(); ++i) {
+    const std::string before = name_of(run.choices[i - 1].chosen());
+    const std::string after = name_of(run.choices[i].chosen());
+    if (before != after) out += fmt::format("{}{} -> {} at {}", out.empty() ? "" : ", ", before, after, format_bytes(run.sizes[i]));
+  }
+  return out.empty() ? "# NCCL's choice is the same at every size\n" : "# NCCL's choice changes: " + out + "\n";
+}
+
+std::string sweep_text(const NcclRun& run, bool explain) {
+  std::string out = fmt::format("# {}, NCCL's choice ({}) on {}: {}; {}{}\n", cost::to_string(run.op), request_text(run.filter),
+                                run.topo->name(), placement_text(run.tiers), kModel, run.calibrated ? ", calibrated" : "");
+  out += fmt::format("# {:>15}  {:>10}  {:>14}  {:>12}  {:>12}  {}\n", "size (B)", "size", "time (us)", "algbw (GB/s)",
+                     "busbw (GB/s)", "algorithm/protocol");
+  for (std::size_t i = 0; i < run.sizes.size(); ++i) {
+    const NcclCandidate& w = run.choices[i].chosen();
+    out += fmt::format("  {:>15}  {:>10}  {:>14.2f}  {:>12.2f}  {:>12.2f}  {}\n", bytes_json(run.sizes[i]).dump(),
+                       format_bytes(run.sizes[i]), w.time.value() * unit::kMega, w.algbw.value() / unit::kGiga,
+                       busbw(run, w).value() / unit::kGiga, name_of(w));
+  }
+  out += switch_points(run);
+  if (explain) {
+    out += "\n" + system_text(run);
+    for (std::size_t i = 0; i < run.sizes.size(); ++i) {
+      out += fmt::format("\nat {}: {}\n{}", format_bytes(run.sizes[i]), run.choices[i].why, candidates_text(run.choices[i]));
+    }
+  }
+  return out;
+}
+
+nlohmann::json candidate_json(const NcclCandidate& c, bool explain) {
+  nlohmann::json j = {{"algorithm", std::string(cost::to_string(c.algorithm))},
+                      {"protocol", std::string(cost::to_string(c.protocol))},
+                      {"enabled", c.enabled()}};
+  if (!c.enabled()) {
+    j["disabled_because"] = c.disabled_because;
+    return j;
+  }
+  j["latency_s"] = sig9(c.latency.value());
+  j["bandwidth_time_s"] = sig9(c.bandwidth_time.value());
+  j["time_s"] = sig9(c.time.value());
+  j["algbw_GBps"] = gbps(c.algbw);
+  if (explain) {
+    j["latency_formula"] = c.latency_formula;
+    j["algbw_formula"] = c.bandwidth_formula;
+  }
+  return j;
+}
+
+nlohmann::json result_json(const NcclRun& run, std::size_t i, bool explain) {
+  const NcclChoice& choice = run.choices[i];
+  const NcclCandidate& w = choice.chosen();
+  nlohmann::json candidates = nlohmann::json::array();
+  for (const NcclCandidate& c : choice.candidates) candidates.push_back(candidate_json(c, explain));
+  return {{"size_bytes", bytes_json(run.sizes[i])},
+          {"chosen_algorithm", std::string(cost::to_string(w.algorithm))},
+          {"chosen_protocol", std::string(cost::to_string(w.protocol))},
+          {"latency_time_s", sig9(w.latency.value())},
+          {"bandwidth_time_s", sig9(w.bandwidth_time.value())},
+          {"time_s", sig9(w.time.value())},
+          {"algbw_GBps", gbps(w.algbw)},
+          {"busbw_GBps", gbps(busbw(run, w))},
+          {"why", choice.why},
+          {"candidates", std::move(candidates)}};
+}
+
+}  // namespace
+
+std::string nccl_text(const NcclRun& run, bool explain) { return run.sweep ? sweep_text(run, explain) : single_text(run, explain); }
+
+nlohmann::json nccl_json(const NcclRun& run, bool explain) {
+  const cost::NcclSystem& s = run.system;
+  nlohmann::json system = {{"compute_capability", s.compute_capability},
+                           {"nvlink", s.nvlink},
+                           {"nvswitch", s.nvswitch},
+                           {"channels", s.channels},
+                           {"channel_bw_GBps", gbps(s.channel_bw)},
+                           {"nvls_channels", s.nvls_channels},
+                           {"nvls_channel_bw_GBps", gbps(s.nvls_channel_bw)}};
+  if (explain) system["derivation"] = explanation_json(s.derivation);
+  nlohmann::json j = {{"op", std::string(cost::to_string(run.op))},
+                      {"algorithm", run.filter.algorithm ? std::string(cost::to_string(*run.filter.algorithm)) : "auto"},
+                      {"protocol", run.filter.protocol ? std::string(cost::to_string(*run.filter.protocol)) : "auto"},
+                      {"model", std::string(kModel)},
+                      {"calibrated", run.calibrated},
+                      {"topology", run.topo->name()},
+                      {"ranks", run.tiers.ranks},
+                      {"nodes", run.tiers.nodes},
+                      {"ranks_per_node", run.tiers.ranks_per_node},
+                      {"nccl_system", std::move(system)}};
+  if (run.sweep) {
+    j["results"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < run.sizes.size(); ++i) j["results"].push_back(result_json(run, i, explain));
+  } else {
+    j.update(result_json(run, 0, explain));
+  }
+  return j;
+}
+
+}  // namespace stepcast::cli

@@ -1,0 +1,36 @@
+// `stepcast collective` priced with NCCL's tuning model (--algorithm auto, --protocol): every
+// candidate of each size and NCCL's choice, as text (a sweep shows where the choice changes) or JSON.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "stepcast/core/units.hpp"
+#include "stepcast/cost/collectives.hpp"
+#include "stepcast/cost/nccl_tuning.hpp"
+#include "stepcast/topology/topology.hpp"
+
+namespace stepcast::cli {
+
+/// One run of NCCL's model: the request, what NCCL sees, and the choice at each size.
+struct NcclRun {
+  cost::CollectiveOp op = cost::CollectiveOp::kAllReduce;
+  const topology::Topology* topo = nullptr;
+  topology::CommTiers tiers;
+  std::string topology_path;
+  cost::NcclSystem system;
+  cost::NcclFilter filter;
+  bool calibrated = false;  ///< protocol factors from a calibration file were applied
+  bool sweep = false;
+  std::vector<Bytes> sizes;
+  std::vector<cost::NcclChoice> choices;  ///< one per size
+};
+
+/// nccl-tests-style text: one size with NCCL's choice and why, or a sweep table with the sizes
+/// where the choice changes; `explain` adds what NCCL sees and every candidate's terms.
+std::string nccl_text(const NcclRun& run, bool explain);
+/// The same as one JSON object; every size carries its candidates.
+nlohmann::json nccl_json(const NcclRun& run, bool explain);
+
+}  // namespace stepcast::cli
