@@ -8,6 +8,7 @@
 
 #include "connectivity.hpp"
 #include "stepcast/core/json_reader.hpp"
+#include "stepcast/core/problems.hpp"
 #include "stepcast/topology/cluster.hpp"
 #include "stepcast/topology/topology.hpp"
 
@@ -36,91 +37,131 @@ int int_of(const JsonReader& r, std::int64_t limit) {
 constexpr std::int64_t kMaxNodes = 1 << 20;
 constexpr std::int64_t kMaxPerNode = 1 << 10;
 
-GpuSpec read_gpu(const JsonReader& r) {
-  r.check_keys({"name", "memory", "memory_bandwidth", "peak", "source"});
-  GpuSpec gpu;
-  gpu.name = r.at("name").string();
-  (void)source_of(r);
-  gpu.memory = r.at("memory").positive_quantity<Bytes>();
-  gpu.memory_bandwidth = r.at("memory_bandwidth").positive_quantity<BytesPerSecond>();
-  const JsonReader peak = r.at("peak");
-  peak.check_keys({"fp32", "tf32", "bf16", "fp16", "fp8"});
-  gpu.peak_fp32 = peak.at("fp32").positive_quantity<FlopsPerSecond>();
-  gpu.peak_tf32 = peak.at("tf32").positive_quantity<FlopsPerSecond>();
-  gpu.peak_bf16 = peak.at("bf16").positive_quantity<FlopsPerSecond>();
-  gpu.peak_fp16 = peak.at("fp16").positive_quantity<FlopsPerSecond>();
+void read_peaks(const JsonReader& peak, GpuSpec& gpu) {
+  ProblemList problems;
+  problems.check([&] { peak.check_keys({"fp32", "tf32", "bf16", "fp16", "fp8"}); });
+  problems.check([&] { gpu.peak_fp32 = peak.at("fp32").positive_quantity<FlopsPerSecond>(); });
+  problems.check([&] { gpu.peak_tf32 = peak.at("tf32").positive_quantity<FlopsPerSecond>(); });
+  problems.check([&] { gpu.peak_bf16 = peak.at("bf16").positive_quantity<FlopsPerSecond>(); });
+  problems.check([&] { gpu.peak_fp16 = peak.at("fp16").positive_quantity<FlopsPerSecond>(); });
   // FP8 exists from Hopper on; an A100 file leaves it out and reads as zero.
-  if (const auto fp8 = peak.find("fp8")) gpu.peak_fp8 = fp8->positive_quantity<FlopsPerSecond>();
+  problems.check([&] {
+    if (const auto fp8 = peak.find("fp8")) gpu.peak_fp8 = fp8->positive_quantity<FlopsPerSecond>();
+  });
+  problems.throw_if_any();
+}
+
+GpuSpec read_gpu(const JsonReader& r) {
+  GpuSpec gpu;
+  ProblemList problems;
+  problems.check([&] { r.check_keys({"name", "memory", "memory_bandwidth", "peak", "source"}); });
+  problems.check([&] { gpu.name = r.at("name").string(); });
+  problems.check([&] { (void)source_of(r); });
+  problems.check([&] { gpu.memory = r.at("memory").positive_quantity<Bytes>(); });
+  problems.check([&] { gpu.memory_bandwidth = r.at("memory_bandwidth").positive_quantity<BytesPerSecond>(); });
+  problems.check([&] { read_peaks(r.at("peak"), gpu); });
+  problems.throw_if_any();
   return gpu;
 }
 
-Topology read_cluster(const JsonReader& root, std::optional<int> nodes_override) {
-  root.check_keys({"form", "name", "source", "gpu", "node", "nodes", "fabric"});
-  ClusterSpec spec;
-  spec.name = root.at("name").string();
-  spec.source = source_of(root);
-  spec.gpu = read_gpu(root.at("gpu"));
-
-  const JsonReader node = root.at("node");
-  node.check_keys({"gpus_per_node", "intra", "nics", "gpu_to_nic", "source"});
-  spec.gpus_per_node = int_of(node.at("gpus_per_node"), kMaxPerNode);
-  const JsonReader intra = node.at("intra");
+void read_intra(const JsonReader& intra, ClusterSpec& spec) {
   intra.check_keys({"kind", "bandwidth_per_gpu", "latency", "source"});
-  const JsonReader kind = intra.at("kind");
-  const std::string kind_name = kind.string();
-  if (kind_name == "nvswitch") {
-    spec.intra_kind = IntraKind::kNvSwitch;
-  } else if (kind_name == "pcie") {
-    spec.intra_kind = IntraKind::kPcie;
-  } else {
-    kind.fail(fmt::format("unknown intra-node kind \"{}\" (expected nvswitch or pcie)", kind_name));
-  }
-  spec.intra_bandwidth_per_gpu = intra.at("bandwidth_per_gpu").positive_quantity<BytesPerSecond>();
-  spec.intra_latency = latency_of(intra.at("latency"));
-  (void)source_of(intra);
+  ProblemList problems;
+  problems.check([&] {
+    const JsonReader kind = intra.at("kind");
+    const std::string kind_name = kind.string();
+    if (kind_name == "nvswitch") {
+      spec.intra_kind = IntraKind::kNvSwitch;
+    } else if (kind_name == "pcie") {
+      spec.intra_kind = IntraKind::kPcie;
+    } else {
+      kind.fail(fmt::format("unknown intra-node kind \"{}\" (expected nvswitch or pcie)", kind_name));
+    }
+  });
+  problems.check([&] { spec.intra_bandwidth_per_gpu = intra.at("bandwidth_per_gpu").positive_quantity<BytesPerSecond>(); });
+  problems.check([&] { spec.intra_latency = latency_of(intra.at("latency")); });
+  problems.check([&] { (void)source_of(intra); });
+  problems.throw_if_any();
+}
 
-  const JsonReader nics = node.at("nics");
+void read_nics(const JsonReader& nics, ClusterSpec& spec) {
   nics.check_keys({"count", "bandwidth", "latency", "source"});
-  spec.nics_per_node = int_of(nics.at("count"), kMaxPerNode);
-  spec.nic_bandwidth = nics.at("bandwidth").positive_quantity<BytesPerSecond>();
-  spec.nic_latency = latency_of(nics.at("latency"));
-  (void)source_of(nics);
-  if (const auto g2n = node.find("gpu_to_nic")) {
-    g2n->check_keys({"bandwidth", "latency", "source"});
-    spec.gpu_nic_bandwidth = g2n->at("bandwidth").positive_quantity<BytesPerSecond>();
-    spec.gpu_nic_latency = latency_of(g2n->at("latency"));
-    (void)source_of(*g2n);
-  }
+  ProblemList problems;
+  problems.check([&] { spec.nics_per_node = int_of(nics.at("count"), kMaxPerNode); });
+  problems.check([&] { spec.nic_bandwidth = nics.at("bandwidth").positive_quantity<BytesPerSecond>(); });
+  problems.check([&] { spec.nic_latency = latency_of(nics.at("latency")); });
+  problems.check([&] { (void)source_of(nics); });
+  problems.throw_if_any();
+}
 
-  spec.nodes = nodes_override ? *nodes_override : int_of(root.at("nodes"), kMaxNodes);
-  if (nodes_override) (void)int_of(root.at("nodes"), kMaxNodes);  // the file must still be valid
+void read_gpu_to_nic(const JsonReader& g2n, ClusterSpec& spec) {
+  g2n.check_keys({"bandwidth", "latency", "source"});
+  ProblemList problems;
+  problems.check([&] { spec.gpu_nic_bandwidth = g2n.at("bandwidth").positive_quantity<BytesPerSecond>(); });
+  problems.check([&] { spec.gpu_nic_latency = latency_of(g2n.at("latency")); });
+  problems.check([&] { (void)source_of(g2n); });
+  problems.throw_if_any();
+}
 
-  const JsonReader fabric = root.at("fabric");
+void read_node(const JsonReader& node, ClusterSpec& spec) {
+  ProblemList problems;
+  problems.check([&] { node.check_keys({"gpus_per_node", "intra", "nics", "gpu_to_nic", "source"}); });
+  problems.check([&] { spec.gpus_per_node = int_of(node.at("gpus_per_node"), kMaxPerNode); });
+  problems.check([&] { read_intra(node.at("intra"), spec); });
+  problems.check([&] { read_nics(node.at("nics"), spec); });
+  problems.check([&] {
+    if (const auto g2n = node.find("gpu_to_nic")) read_gpu_to_nic(*g2n, spec);
+  });
+  problems.throw_if_any();
+}
+
+void read_fabric(const JsonReader& fabric, ClusterSpec& spec) {
   const JsonReader fabric_kind = fabric.at("kind");
   const std::string fabric_name = fabric_kind.string();
+  ProblemList problems;
   if (fabric_name == "single-switch") {
-    fabric.check_keys({"kind", "source"});
+    problems.check([&] { fabric.check_keys({"kind", "source"}); });
     spec.fabric = FabricKind::kSingleSwitch;
   } else if (fabric_name == "fat-tree") {
-    fabric.check_keys({"kind", "nodes_per_leaf", "oversubscription", "switch_latency", "source"});
+    problems.check([&] { fabric.check_keys({"kind", "nodes_per_leaf", "oversubscription", "switch_latency", "source"}); });
     spec.fabric = FabricKind::kFatTree;
-    spec.nodes_per_leaf = int_of(fabric.at("nodes_per_leaf"), kMaxNodes);
-    const JsonReader ratio = fabric.at("oversubscription");
-    spec.oversubscription = ratio.number();
-    if (spec.oversubscription < 1.0) {
-      ratio.fail(fmt::format("an oversubscription ratio is downlink over uplink capacity and must be at least 1, got {}",
-                             spec.oversubscription));
-    }
-    spec.switch_latency = latency_of(fabric.at("switch_latency"));
+    problems.check([&] { spec.nodes_per_leaf = int_of(fabric.at("nodes_per_leaf"), kMaxNodes); });
+    problems.check([&] {
+      const JsonReader ratio = fabric.at("oversubscription");
+      spec.oversubscription = ratio.number();
+      if (spec.oversubscription < 1.0) {
+        ratio.fail(fmt::format("an oversubscription ratio is downlink over uplink capacity and must be at least 1, got {}",
+                               spec.oversubscription));
+      }
+    });
+    problems.check([&] { spec.switch_latency = latency_of(fabric.at("switch_latency")); });
   } else if (fabric_name == "rail-optimized") {
-    fabric.check_keys({"kind", "switch_latency", "source"});
+    problems.check([&] { fabric.check_keys({"kind", "switch_latency", "source"}); });
     spec.fabric = FabricKind::kRailOptimized;
-    spec.switch_latency = latency_of(fabric.at("switch_latency"));
+    problems.check([&] { spec.switch_latency = latency_of(fabric.at("switch_latency")); });
   } else {
     fabric_kind.fail(
         fmt::format("unknown fabric kind \"{}\" (expected single-switch, fat-tree or rail-optimized)", fabric_name));
   }
-  (void)source_of(fabric);
+  problems.check([&] { (void)source_of(fabric); });
+  problems.throw_if_any();
+}
+
+Topology read_cluster(const JsonReader& root, std::optional<int> nodes_override) {
+  ClusterSpec spec;
+  ProblemList problems;
+  problems.check([&] { root.check_keys({"form", "name", "source", "gpu", "node", "nodes", "fabric"}); });
+  problems.check([&] { spec.name = root.at("name").string(); });
+  problems.check([&] { spec.source = source_of(root); });
+  problems.check([&] { spec.gpu = read_gpu(root.at("gpu")); });
+  problems.check([&] { read_node(root.at("node"), spec); });
+  problems.check([&] {
+    // The file's own count must be valid even when --nodes replaces it.
+    const int in_file = int_of(root.at("nodes"), kMaxNodes);
+    spec.nodes = nodes_override ? *nodes_override : in_file;
+  });
+  problems.check([&] { read_fabric(root.at("fabric"), spec); });
+  problems.throw_if_any();
   return make_cluster(spec);
 }
 
@@ -148,34 +189,42 @@ LinkTier default_tier(const Vertex& a, const Vertex& b) {
 }
 
 Topology read_graph(const JsonReader& root) {
-  root.check_keys({"form", "name", "source", "gpu", "vertices", "links"});
-  const std::string name = root.at("name").string();
-  const std::string source = source_of(root);
-  GpuSpec gpu = read_gpu(root.at("gpu"));
+  ProblemList problems;
+  problems.check([&] { root.check_keys({"form", "name", "source", "gpu", "vertices", "links"}); });
+  std::string name;
+  std::string source;
+  GpuSpec gpu;
+  problems.check([&] { name = root.at("name").string(); });
+  problems.check([&] { source = source_of(root); });
+  problems.check([&] { gpu = read_gpu(root.at("gpu")); });
 
   std::vector<Vertex> vertices;
   std::map<std::string, std::pair<VertexId, std::string>> by_name;  // name -> id, pointer
   int nodes = 0;
   const auto vertex_list = root.at("vertices").elements();
   for (const JsonReader& v : vertex_list) {
-    v.check_keys({"name", "kind", "node"});
     Vertex vertex;
-    const JsonReader name_r = v.at("name");
-    vertex.name = name_r.string();
-    if (vertex.name.empty()) name_r.fail("a vertex needs a non-empty name");
-    vertex.kind = vertex_kind(v.at("kind"));
-    if (const auto node = v.find("node")) {
-      const std::int64_t n = node->integer();
-      if (n < 0 || n >= kMaxNodes) node->fail(fmt::format("a node index must be in 0..{}, got {}", kMaxNodes - 1, n));
-      vertex.node = static_cast<int>(n);
-    } else if (vertex.kind == VertexKind::kGpu) {
-      v.fail("missing required field \"node\" (every GPU sits in a node)");
-    }
-    const auto [it, inserted] = by_name.emplace(vertex.name, std::pair{static_cast<VertexId>(vertices.size()), v.pointer()});
-    if (!inserted) name_r.fail(fmt::format("duplicate vertex name \"{}\" (first at {})", vertex.name, it->second.second));
+    problems.check([&] {
+      v.check_keys({"name", "kind", "node"});
+      const JsonReader name_r = v.at("name");
+      vertex.name = name_r.string();
+      if (vertex.name.empty()) name_r.fail("a vertex needs a non-empty name");
+      vertex.kind = vertex_kind(v.at("kind"));
+      if (const auto node = v.find("node")) {
+        const std::int64_t n = node->integer();
+        if (n < 0 || n >= kMaxNodes) node->fail(fmt::format("a node index must be in 0..{}, got {}", kMaxNodes - 1, n));
+        vertex.node = static_cast<int>(n);
+      } else if (vertex.kind == VertexKind::kGpu) {
+        v.fail("missing required field \"node\" (every GPU sits in a node)");
+      }
+      const auto [it, inserted] = by_name.emplace(vertex.name, std::pair{static_cast<VertexId>(vertices.size()), v.pointer()});
+      if (!inserted) name_r.fail(fmt::format("duplicate vertex name \"{}\" (first at {})", vertex.name, it->second.second));
+    });
     if (vertex.kind == VertexKind::kGpu) nodes = std::max(nodes, vertex.node + 1);
     vertices.push_back(std::move(vertex));
   }
+  // The checks below read the vertices, so they wait until every vertex is well formed.
+  problems.throw_if_any();
   if (nodes == 0) root.at("vertices").fail("no GPU vertices (a topology needs at least one vertex of kind \"gpu\")");
   // Nodes are numbered 0..N-1 by their GPUs, so ranks run node by node without gaps.
   std::vector<bool> has_gpu(static_cast<std::size_t>(nodes), false);
@@ -201,25 +250,28 @@ Topology read_graph(const JsonReader& root) {
 
   std::vector<Link> links;
   for (const JsonReader& l : root.at("links").elements()) {
-    l.check_keys({"a", "b", "bandwidth", "latency", "tier", "source"});
-    Link link;
-    VertexId ends[2] = {0, 0};
-    for (int i = 0; i < 2; ++i) {
-      const JsonReader end = l.at(i == 0 ? "a" : "b");
-      const std::string vname = end.string();
-      const auto it = by_name.find(vname);
-      if (it == by_name.end()) end.fail(fmt::format("link to unknown vertex \"{}\" (every link end must name a vertex of /vertices)", vname));
-      ends[i] = it->second.first;
-    }
-    if (ends[0] == ends[1]) l.fail(fmt::format("self-link: both ends are \"{}\" (a link joins two different vertices)", vertices[ends[0]].name));
-    link.a = ends[0];
-    link.b = ends[1];
-    link.bandwidth = l.at("bandwidth").positive_quantity<BytesPerSecond>();
-    link.latency = latency_of(l.at("latency"));
-    link.tier = l.has("tier") ? link_tier(l.at("tier")) : default_tier(vertices[link.a], vertices[link.b]);
-    if (const auto s = l.find("source")) (void)s->string();
-    links.push_back(link);
+    problems.check([&] {
+      l.check_keys({"a", "b", "bandwidth", "latency", "tier", "source"});
+      Link link;
+      VertexId ends[2] = {0, 0};
+      for (int i = 0; i < 2; ++i) {
+        const JsonReader end = l.at(i == 0 ? "a" : "b");
+        const std::string vname = end.string();
+        const auto it = by_name.find(vname);
+        if (it == by_name.end()) end.fail(fmt::format("link to unknown vertex \"{}\" (every link end must name a vertex of /vertices)", vname));
+        ends[i] = it->second.first;
+      }
+      if (ends[0] == ends[1]) l.fail(fmt::format("self-link: both ends are \"{}\" (a link joins two different vertices)", vertices[ends[0]].name));
+      link.a = ends[0];
+      link.b = ends[1];
+      link.bandwidth = l.at("bandwidth").positive_quantity<BytesPerSecond>();
+      link.latency = latency_of(l.at("latency"));
+      link.tier = l.has("tier") ? link_tier(l.at("tier")) : default_tier(vertices[link.a], vertices[link.b]);
+      if (const auto s = l.find("source")) (void)s->string();
+      links.push_back(link);
+    });
   }
+  problems.throw_if_any();
   if (auto problem = find_connectivity_problem(vertices, links)) root.at("links").fail(*problem);
   return Topology(name, source, std::move(gpu), std::move(vertices), std::move(links), 1.0);
 }
