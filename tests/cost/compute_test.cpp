@@ -3,27 +3,11 @@
 #include <doctest/doctest.h>
 
 #include "stepcast/cost/compute.hpp"
+#include "support/gpt3_shape.hpp"
 
 using namespace stepcast;
 
 namespace {
-
-/// GPT-3 175B as Narayanan et al. 2021, Table 1 lists it: l = 96, h = 12288, a = 96, V = 51200.
-workload::TransformerShape gpt3() {
-  workload::TransformerShape s;
-  s.layers = 96;
-  s.hidden = 12288;
-  s.heads = 96;
-  s.kv_heads = 96;
-  s.ffn_hidden = 4 * 12288;
-  s.vocab = 51200;
-  s.seq_len = 2048;
-  s.tied_embeddings = true;
-  s.biases = true;
-  s.learned_positions = true;
-  s.norm = workload::Norm::kLayerNorm;
-  return s;
-}
 
 plan::Plan batch(int global_batch, plan::Recompute recompute) {
   plan::Plan p;
@@ -40,19 +24,19 @@ TEST_SUITE("cost.compute") {
   TEST_CASE("GPT-3 175B, B = 1536, s = 2048, full recompute: 96Bslh^2(1 + s/6h + V/16lh) = 4.511e18 FLOPs") {
     // By hand: 96 x 1536 x 2048 x 96 x 12288^2 = 4.3775e18; s/(6h) = 2048/73728 = 0.027778;
     // V/(16lh) = 51200/18874368 = 0.0027127; product 4.3775e18 x 1.0304905 = 4.5110e18.
-    const Flops f = cost::narayanan_step_flops(gpt3(), 1536, 2048, true);
+    const Flops f = cost::narayanan_step_flops(test::gpt3_shape(), 1536, 2048, true);
     CHECK(f.value() == doctest::Approx(4.5110e18).epsilon(1e-4));
   }
 
   TEST_CASE("without recompute the transformer takes 3 passes: 72Bslh^2(1 + s/6h + V/12lh) = 3.386e18 FLOPs") {
     // By hand: 72/96 of 4.3775e18 = 3.2831e18; (1 + 0.027778 + 51200/14155776 = 0.0036169) =
     // 1.0313947; product 3.3862e18.
-    const Flops f = cost::narayanan_step_flops(gpt3(), 1536, 2048, false);
+    const Flops f = cost::narayanan_step_flops(test::gpt3_shape(), 1536, 2048, false);
     CHECK(f.value() == doctest::Approx(3.3862e18).epsilon(1e-4));
   }
 
   TEST_CASE("the generalised count equals Narayanan's formula for a GPT shape") {
-    const auto s = gpt3();
+    const auto s = test::gpt3_shape();
     const auto full = cost::step_flops(s, batch(1536, plan::Recompute::kFull));
     CHECK(full.hardware.value() == doctest::Approx(cost::narayanan_step_flops(s, 1536, 2048, true).value()).epsilon(1e-12));
     CHECK(full.model.value() == doctest::Approx(cost::narayanan_step_flops(s, 1536, 2048, false).value()).epsilon(1e-12));
@@ -62,7 +46,7 @@ TEST_SUITE("cost.compute") {
 
   TEST_CASE("model FLOPs are within 4% of 6 x parameters x tokens (Kaplan et al. 2020) for GPT-3") {
     // 6ND leaves out the attention scores (s/(6h) = 2.8% here); 174.6e9 parameters.
-    const auto s = gpt3();
+    const auto s = test::gpt3_shape();
     const double params = workload::parameter_count(s);
     const double tokens = 1536.0 * 2048.0;
     const auto f = cost::step_flops(s, batch(1536, plan::Recompute::kNone));
@@ -70,7 +54,7 @@ TEST_SUITE("cost.compute") {
   }
 
   TEST_CASE("selective recompute adds only the attention-score forward, 4Bs^2h per layer") {
-    const auto s = gpt3();
+    const auto s = test::gpt3_shape();
     const auto none = cost::step_flops(s, batch(8, plan::Recompute::kNone));
     const auto selective = cost::step_flops(s, batch(8, plan::Recompute::kSelective));
     CHECK(selective.hardware.value() - none.hardware.value() == doctest::Approx(96.0 * 4.0 * 8 * 2048.0 * 2048.0 * 12288.0));
@@ -83,7 +67,7 @@ TEST_SUITE("cost.compute") {
     plan::Plan p = batch(1536, plan::Recompute::kFull);
     p.dp = 1024;
     workload::Workload w;
-    w.shape = gpt3();
+    w.shape = test::gpt3_shape();
     w.parameters = workload::parameter_count(*w.shape);
     const auto c = cost::estimate_compute(w, p, gpu, 0.5);
     // 4.5110e18 / 1024 / (156e12) = 28.24 s.

@@ -5,6 +5,7 @@
 #include "stepcast/cost/memory.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/workload/workload.hpp"
+#include "support/gpt3_shape.hpp"
 
 using namespace stepcast;
 
@@ -24,23 +25,6 @@ plan::Plan data_parallel(int dp, plan::Sharding sharding, plan::Precision precis
   p.precision = precision;
   p.optimizer = plan::Optimizer::kAdam;
   return plan::resolve(p, bare(1.0), 0);
-}
-
-/// GPT-3 175B (Brown et al. 2020): h = 12288, a = 96, l = 96; Korthikanti's setting s = 2048, b = 1.
-workload::TransformerShape gpt3() {
-  workload::TransformerShape s;
-  s.layers = 96;
-  s.hidden = 12288;
-  s.heads = 96;
-  s.kv_heads = 96;
-  s.ffn_hidden = 4 * 12288;
-  s.vocab = 51200;
-  s.seq_len = 2048;
-  s.biases = true;
-  s.learned_positions = true;
-  s.tied_embeddings = true;
-  s.norm = workload::Norm::kLayerNorm;
-  return s;
 }
 
 plan::Plan gpt3_layer_plan(int tp, bool sp, plan::Recompute recompute, bool flash = false) {
@@ -108,7 +92,7 @@ TEST_SUITE("cost.memory") {
   }
 
   TEST_CASE("activations of one GPT-3 layer follow Korthikanti et al. 2022, Table 2, in every mode") {
-    const auto s = gpt3();
+    const auto s = test::gpt3_shape();
     const auto layer = [&](const plan::Plan& p) { return cost::layer_activation_bytes(s, p).value(); };
     using R = plan::Recompute;
     // No parallelism: sbh(34 + 5as/h) = 114 sbh = 2,868,903,936 B.
@@ -129,7 +113,7 @@ TEST_SUITE("cost.memory") {
   }
 
   TEST_CASE("the first stage of 1F1B holds p micro-batches of its layers; GPipe holds m; interleaving adds (p-1)/(pv)") {
-    auto s = gpt3();
+    auto s = test::gpt3_shape();
     plan::Plan p = gpt3_layer_plan(8, true, plan::Recompute::kSelective);
     p.pp = 8;
     p.global_batch = 32;  // m = 32 micro-batches
@@ -147,7 +131,7 @@ TEST_SUITE("cost.memory") {
   TEST_CASE("the breakdown's terms add up to its total, and the fit says by how much") {
     workload::Workload w;
     w.name = "gpt3";
-    w.shape = gpt3();
+    w.shape = test::gpt3_shape();
     w.parameters = workload::parameter_count(*w.shape);
     plan::Plan p = plan::resolve(plan::parse_plan("tp=8,pp=8,sp=on,recompute=selective,gbs=64"), w, 64);
     const auto m = cost::estimate_memory(w, p);
