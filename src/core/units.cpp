@@ -195,7 +195,16 @@ std::string format_seconds(Seconds t) {
   return fmt::format("{:.3f} ns", v * kGiga);
 }
 
-std::string format_bandwidth(BytesPerSecond r) { return fmt::format("{:.2f} GB/s", r.value() / kGiga); }
+std::string format_bandwidth(BytesPerSecond r) {
+  // Decimal units, as NIC and storage datasheets quote them; small rates (an input pipeline's)
+  // keep their digits instead of printing as 0.00 GB/s.
+  const double v = r.value();
+  const double mag = std::fabs(v);
+  if (mag == 0.0 || mag >= kGiga) return fmt::format("{:.2f} GB/s", v / kGiga);
+  if (mag >= kMega) return fmt::format("{:.2f} MB/s", v / kMega);
+  if (mag >= kKilo) return fmt::format("{:.2f} kB/s", v / kKilo);
+  return fmt::format("{:.2f} B/s", v);
+}
 
 std::string format_gbps(BytesPerSecond r) {
   return fmt::format("{:g} Gbps", r.value() * kBitsPerByte / kGiga);

@@ -67,7 +67,11 @@ TEST_SUITE("core.units") {
     for (const char* text : {"13.04 GiB", "1.50 MiB", "2.00 KiB", "3.25 TiB"}) {
       CHECK(format_bytes(parse_bytes(text)) == text);
     }
-    for (double g : {0.5, 50.0, 300.0, 12.5}) {
+    // An input pipeline's 7.2 samples/s of 4096 two-byte tokens is 58,982 B/s, not "0.00 GB/s".
+    CHECK(format_bandwidth(BytesPerSecond(7.2 * 4096 * 2)) == "58.98 kB/s");
+    CHECK(format_bandwidth(gbyte_per_s(0.5)) == "500.00 MB/s");
+    CHECK(format_bandwidth(BytesPerSecond(0.0)) == "0.00 GB/s");
+    for (double g : {0.5, 50.0, 300.0, 12.5, 0.0005, 2e-9}) {
       CHECK(parse_bandwidth(format_bandwidth(gbyte_per_s(g))).value() == doctest::Approx(g * 1e9));
     }
     CHECK(parse_bandwidth(format_gbps(gbit_per_s(400))).value() == doctest::Approx(50e9));
