@@ -145,8 +145,18 @@ std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, c
   }
   out += fmt::format("\nLink utilization: intra-node {:.1f}%, NIC {:.1f}%, fabric {:.1f}%\n", 100.0 * r.tier_utilization[0],
                      100.0 * r.tier_utilization[1], 100.0 * r.tier_utilization[2]);
-  out += "Critical path: ";
-  for (std::size_t i = 0; i < r.critical_path.size(); ++i) out += (i ? " -> " : "") + r.critical_path[i];
+  // The JSON lists the whole path; the table shows its two ends.
+  constexpr std::size_t kEnds = 6;
+  const std::vector<std::string>& path = r.critical_path;
+  out += fmt::format("Critical path ({} steps): ", path.size());
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path.size() > 2 * kEnds + 1 && i == kEnds) {
+      out += fmt::format(" -> ... {} more ...", path.size() - 2 * kEnds);
+      i = path.size() - kEnds - 1;
+      continue;
+    }
+    out += (i ? " -> " : "") + path[i];
+  }
   out += "\n\nNotes:\n";
   for (const auto& n : notes(in.plan, planned, r)) out += "  - " + n + "\n";
   return out;

@@ -18,6 +18,7 @@
 #include "stepcast/sim/collective_flows.hpp"
 #include "stepcast/sim/network.hpp"
 #include "stepcast/sim/pipeline_order.hpp"
+#include "step_graph.hpp"
 
 namespace stepcast::sim {
 
@@ -58,8 +59,6 @@ struct Bucket {
   double ready_fraction = 1.0;  // of the last gradient-producing task
 };
 
-enum class RequestKind { kBucket, kGather, kReduceScatter, kReplicaAllReduce };
-
 // A collective on a stage's data-parallel comm stream. Every simulated replica issues the same
 // sequence, so the i-th request of each is the same collective; it starts when all have issued it.
 struct Request {
@@ -67,6 +66,7 @@ struct Request {
   RequestKind kind = RequestKind::kBucket;
   int issued = 0;
   bool done = false;
+  std::int64_t node = -1;  // in StepRun::nodes_, once started
 };
 
 // FSDP schedules of a stage: [0] one layer's, [1] the first layer's with the root parameters.
@@ -119,7 +119,8 @@ struct Rank {
   des::Tick gather_wait = 0;
   des::Tick optimizer_start = 0;
   bool optimizer_started = false;
-  std::vector<std::string> path;
+  std::int64_t task_node = -1;  // the latest node of the task in progress (or the last task)
+  std::int64_t optimizer_node = -1;
 };
 
 class StepRun final : public des::TimerHandler, public TransferObserver, public CollectiveObserver {
@@ -136,7 +137,7 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   }
 
   StepResult run() {
-    for (int k = 0; k < rank_count(); ++k) try_start(k);
+    for (int k = 0; k < rank_count(); ++k) try_start(k, -1);
     engine_.run();
     return result();
   }
@@ -151,7 +152,10 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
         issue(k, RequestKind::kBucket, stage_of(rk).buckets[index_of(payload)].schedule);
         break;
       }
-      case Kind::kOptimizerDone: rank(k).finish = now; break;
+      case Kind::kOptimizerDone:
+        rank(k).finish = now;
+        nodes_[static_cast<std::size_t>(rank(k).optimizer_node)].end = now;
+        break;
       default: STEPCAST_UNREACHABLE("unknown timer kind");
     }
   }
@@ -168,8 +172,11 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
     const bool forward = ((i / m) % 2) == 0;
     const auto mb = static_cast<int>(i % m);
     const int replica = rank(owner_of(t)).replica;
-    (forward ? fwd_ready_ : bwd_ready_)[ready_index(replica, vs, mb)] = 1;
-    try_start(rank_index(replica, vs % spec_->pp));
+    const std::size_t cell = ready_index(replica, vs, mb);
+    (forward ? fwd_ready_ : bwd_ready_)[cell] = 1;
+    const std::int64_t send = (forward ? fwd_send_ : bwd_send_)[cell];
+    nodes_[static_cast<std::size_t>(send)].end = now;
+    try_start(rank_index(replica, vs % spec_->pp), send);
   }
 
   void on_collective_done(des::Tick now, std::uint64_t t) override {
@@ -232,6 +239,8 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
     const auto cells = static_cast<std::size_t>(replicas_ * virtual_stages() * spec_->micro_batches);
     fwd_ready_.assign(cells, 0);
     bwd_ready_.assign(cells, 0);
+    fwd_send_.assign(cells, -1);
+    bwd_send_.assign(cells, -1);
     for (int r = 0; r < replicas_; ++r) {
       // Virtual stage 0 reads its input.
       for (int mb = 0; mb < spec_->micro_batches; ++mb) fwd_ready_[ready_index(r, 0, mb)] = 1;
@@ -393,7 +402,8 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
     return op.chunk == 0 && pos == first ? 1 : 0;
   }
 
-  void try_start(int k) {
+  // Starts the rank's next task if its input is there; `trigger` is the node whose end called.
+  void try_start(int k, std::int64_t trigger) {
     Rank& rk = rank(k);
     const Stage& st = stage_of(rk);
     if (rk.busy || rk.next >= st.ops.size()) return;
@@ -404,8 +414,21 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
     rk.slice = 0;
     rk.task_factor = rk.factor * task_noise();
     rk.task_start = engine_.now();
-    if (rk.path.size() < kPathHead || rk.next + kPathTail >= st.ops.size()) rk.path.push_back(op_name(op));
+    rk.task_node = add_node(PathNode::Kind::kTask, rk, trigger);
+    nodes_.back().op = op;
     layer_begin(k);
+  }
+
+  std::int64_t add_node(PathNode::Kind kind, const Rank& rk, std::int64_t pred) {
+    PathNode n;
+    n.kind = kind;
+    n.start = engine_.now();
+    n.end = n.start;
+    n.pred = pred;
+    n.stage = rk.stage;
+    n.replica = rk.replica;
+    nodes_.push_back(n);
+    return static_cast<std::int64_t>(nodes_.size() - 1);
   }
 
   void layer_begin(int k) {
@@ -501,36 +524,41 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
     }
   }
 
-  static std::string op_name(const PipelineOp& op) {
-    const char* k = op.kind == PipelineOp::Kind::kForward ? "F" : op.kind == PipelineOp::Kind::kBackward ? "B" : "W";
-    return fmt::format("{}{}.{}", k, op.micro_batch, op.chunk);
-  }
-
   void task_done(int k, des::Tick now) {
     Rank& rk = rank(k);
     const Stage& st = stage_of(rk);
     const PipelineOp op = st.ops[rk.next];
     rk.busy = false;
     rk.last_compute_end = now;
-    if (trace_) span(k, rk.task_start, now, op_name(op));
+    nodes_[static_cast<std::size_t>(rk.task_node)].end = now;
+    if (trace_) span(k, rk.task_start, now, task_name(op));
     const auto m = static_cast<std::uint32_t>(spec_->micro_batches);
     const int vs = op.chunk * spec_->pp + rk.stage;
     const auto ku = static_cast<std::size_t>(k);
     if (op.kind == PipelineOp::Kind::kForward && vs + 1 < virtual_stages()) {
       const auto dst = static_cast<std::uint32_t>(vs + 1);
+      fwd_send_[ready_index(rk.replica, vs + 1, op.micro_batch)] = add_send(rk, op, vs + 1);
       network_.start(to_next_[ku], spec_->p2p_bytes, tag(Kind::kSend, k, dst * 2 * m + static_cast<std::uint32_t>(op.micro_batch)));
     }
     if (op.kind == PipelineOp::Kind::kBackward && vs > 0) {
       const auto dst = static_cast<std::uint32_t>(vs - 1);
+      bwd_send_[ready_index(rk.replica, vs - 1, op.micro_batch)] = add_send(rk, op, vs - 1);
       network_.start(to_prev_[ku], spec_->p2p_bytes,
                      tag(Kind::kSend, k, dst * 2 * m + m + static_cast<std::uint32_t>(op.micro_batch)));
     }
     ++rk.next;
     if (rk.next < st.ops.size()) {
-      try_start(k);
+      try_start(k, rk.task_node);
     } else {
-      maybe_start_optimizer(k);
+      maybe_start_optimizer(k, rk.task_node);
     }
+  }
+
+  std::int64_t add_send(const Rank& rk, const PipelineOp& op, int to_virtual_stage) {
+    const std::int64_t id = add_node(PathNode::Kind::kSend, rk, rk.task_node);
+    nodes_.back().op = op;
+    nodes_.back().to_stage = to_virtual_stage % spec_->pp;
+    return id;
   }
 
   // Appends (or joins) the next collective of the rank's stage stream; returns its index.
@@ -542,29 +570,23 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
     Request& req = st.requests[i];
     STEPCAST_ASSERT(req.schedule == schedule, "every replica issues the same collectives in the same order");
     ++req.issued;
-    pump(rk.stage);
+    pump(rk.stage, rk.task_node);
     return static_cast<std::int64_t>(i);
   }
 
-  void pump(int s) {
+  // Starts the stream's next collective if the stream is free and every replica has issued it;
+  // `trigger` is the node whose end called (an issuing task, or the previous collective).
+  void pump(int s, std::int64_t trigger) {
     Stage& st = stages_[static_cast<std::size_t>(s)];
     if (st.comm_busy || st.next_request >= st.requests.size()) return;
-    const Request& req = st.requests[st.next_request];
+    Request& req = st.requests[st.next_request];
     if (req.issued < replicas_) return;
     st.comm_busy = true;
     st.comm_start = engine_.now();
+    req.node = add_node(PathNode::Kind::kRequest, rank(rank_index(0, s)), trigger);
+    nodes_.back().request = req.kind;
     runner_.start(schedules_[req.schedule], tag(Kind::kStreamDone, s, static_cast<std::uint32_t>(st.next_request)));
     ++st.next_request;
-  }
-
-  static std::string_view request_name(RequestKind kind) {
-    switch (kind) {
-      case RequestKind::kBucket: return "gradient bucket";
-      case RequestKind::kGather: return "parameter all-gather";
-      case RequestKind::kReduceScatter: return "gradient reduce-scatter";
-      case RequestKind::kReplicaAllReduce: return "replica all-reduce";
-    }
-    return "";
   }
 
   void stream_done(int s, std::uint32_t i, des::Tick now) {
@@ -572,27 +594,33 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
     Request& req = st.requests[i];
     req.done = true;
     st.comm_busy = false;
+    nodes_[static_cast<std::size_t>(req.node)].end = now;
     if (trace_) {
-      span(rank_count() + s, st.comm_start, now, std::string(request_name(req.kind)));
+      span(rank_count() + s, st.comm_start, now, std::string(to_string(req.kind)));
       const auto tier = static_cast<int>(schedules_[req.schedule].top_tier);
-      span(rank_count() + spec_->pp + tier, st.comm_start, now, fmt::format("stage {} {}", s, request_name(req.kind)));
+      span(rank_count() + spec_->pp + tier, st.comm_start, now, fmt::format("stage {} {}", s, to_string(req.kind)));
     }
     for (int r = 0; r < replicas_; ++r) {
       const int k = rank_index(r, s);
       Rank& rk = rank(k);
       if (rk.waiting && rk.gather == static_cast<std::int64_t>(i)) {
+        // The task goes on as a new node that the gather let start.
         rk.waiting = false;
         rk.gather_wait += now - rk.wait_start;
+        nodes_[static_cast<std::size_t>(rk.task_node)].end = rk.wait_start;
+        const PipelineOp op = nodes_[static_cast<std::size_t>(rk.task_node)].op;
+        rk.task_node = add_node(PathNode::Kind::kTask, rk, req.node);
+        nodes_.back().op = op;
         layer_compute(k);
       }
-      maybe_start_optimizer(k);
+      maybe_start_optimizer(k, req.node);
     }
-    pump(s);
+    pump(s, req.node);
   }
 
   // The optimizer runs once the rank's tasks are done and every collective it issued (and every
   // bucket it will issue) has completed.
-  void maybe_start_optimizer(int k) {
+  void maybe_start_optimizer(int k, std::int64_t trigger) {
     Rank& rk = rank(k);
     const Stage& st = stage_of(rk);
     if (rk.optimizer_started || rk.next < st.ops.size() || rk.buckets_issued < st.buckets.size()) return;
@@ -600,6 +628,7 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
     const des::Tick now = engine_.now();
     rk.optimizer_start = now;
     rk.optimizer_started = true;
+    rk.optimizer_node = add_node(PathNode::Kind::kOptimizer, rk, trigger);
     const des::Tick opt = des::to_ticks(spec_->optimizer * rk.factor + spec_->post_optimizer);
     if (trace_) span(k, now, now + opt, "optimizer");
     timers_.at(now + opt, tag(Kind::kOptimizerDone, k, 0));
@@ -617,7 +646,6 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
       r.rank_compute.push_back(des::to_seconds(rank(k).compute));
     }
     const Rank& rk = rank(critical);
-    const Stage& st = stages_[static_cast<std::size_t>(rk.stage)];
     r.step_time = des::to_seconds(rk.finish);
     r.critical_stage = rk.stage;
     r.breakdown.compute = des::to_seconds(rk.compute);
@@ -626,13 +654,7 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
     r.breakdown.bubble = des::to_seconds(rk.last_compute_end - rk.compute - rk.tensor - rk.gather_wait);
     r.breakdown.dp_exposed = des::to_seconds(rk.optimizer_start - rk.last_compute_end);
     r.breakdown.optimizer = des::to_seconds(rk.finish - rk.optimizer_start);
-    r.critical_path = rk.path;
-    if (rk.path.size() >= kPathHead + kPathTail && st.ops.size() > kPathHead + kPathTail) {
-      r.critical_path.insert(r.critical_path.begin() + static_cast<std::ptrdiff_t>(kPathHead),
-                             fmt::format("... {} tasks ...", st.ops.size() - kPathHead - kPathTail));
-    }
-    if (!st.buckets.empty()) r.critical_path.push_back(fmt::format("{} gradient buckets", st.buckets.size()));
-    r.critical_path.push_back("optimizer");
+    r.critical_path = critical_path(nodes_, rk.optimizer_node, replicas_ > 1);
     const TierTraffic& t = network_.traffic();
     for (std::size_t i = 0; i < t.bytes.size(); ++i) {
       const double cap = t.capacity[i] * r.step_time.value();
@@ -644,9 +666,6 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
     r.simulated_ranks = rank_count();
     return r;
   }
-
-  static constexpr std::size_t kPathHead = 4;
-  static constexpr std::size_t kPathTail = 4;
 
   const topology::Topology* topo_;
   const StepSpec* spec_;
@@ -662,6 +681,9 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   std::vector<Stage> stages_;
   std::vector<char> fwd_ready_;
   std::vector<char> bwd_ready_;
+  std::vector<std::int64_t> fwd_send_;  // the send node that filled each ready cell
+  std::vector<std::int64_t> bwd_send_;
+  std::vector<PathNode> nodes_;
   std::vector<TransferPattern> to_next_;
   std::vector<TransferPattern> to_prev_;
   std::vector<CollectiveSchedule> schedules_;

@@ -124,3 +124,39 @@ TEST_SUITE("sim.step") {
     CHECK(c.step_time.value() != a.step_time.value());
   }
 }
+
+TEST_SUITE("sim.critical_path") {
+  TEST_CASE("a slow second stage: the path enters stage 1 with the first send and leaves it with the last") {
+    // p = 2, m = 4, 1F1B, sends free; stage 1's GPU at 1.5x (F = 1.5, B = 3 ms). Traced by hand:
+    // stage 0 F0 0-1; stage 1 F0 1-2.5, B0 2.5-5.5, F1 5.5-7 (its input arrived at 2), B1 7-10,
+    // F2 10-11.5 (input at 8.5), B2 11.5-14.5, F3 14.5-16 (input at 13), B3 16-19; stage 0's B3
+    // waits for B3's gradient at 19 and runs 19-21, then stage 0's optimizer ends the step.
+    // Each stage-1 task starts when its predecessor on stage 1 ends, never when its input
+    // arrives, so the path runs through all eight of stage 1's tasks.
+    const topology::Topology t = flat(2, gbyte_per_s(50));
+    Perturbation slow;
+    slow.slow_gpu = 1;
+    slow.slowdown = 1.5;
+    const StepResult r = simulate_step(t, pipeline(2, 4, plan::Schedule::k1F1B), slow);
+    const std::vector<std::string> expected = {
+        "F0.0 (stage 0)", "send F0.0 (stage 0 -> 1)", "F0.0 (stage 1)", "B0.0 (stage 1)", "F1.0 (stage 1)",
+        "B1.0 (stage 1)", "F2.0 (stage 1)", "B2.0 (stage 1)", "F3.0 (stage 1)", "B3.0 (stage 1)",
+        "send B3.0 (stage 1 -> 0)", "B3.0 (stage 0)", "optimizer (stage 0)"};
+    CHECK(r.critical_path == expected);
+  }
+
+  TEST_CASE("DDP: the path ends through the last gradient bucket") {
+    // The DDP case above: the last bucket is ready when the backward ends and runs 0.75 ms after
+    // it, so the optimizer starts from the fourth bucket, which the backward issued.
+    const topology::Topology t = flat(4, gbyte_per_s(50));
+    StepSpec s;
+    s.dp = 4;
+    s.forward = seconds(5 * kMs);
+    s.backward = seconds(10 * kMs);
+    s.syncs.push_back(GradientSync{"DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(25e6), 4.0});
+    const StepResult r = simulate_step(t, s);
+    const std::vector<std::string> expected = {"F0.0 (stage 0)", "B0.0 (stage 0)", "gradient bucket (stage 0)",
+                                               "optimizer (stage 0)"};
+    CHECK(r.critical_path == expected);
+  }
+}
