@@ -1,16 +1,21 @@
 // Discrete-event engine benchmarks: raw event throughput, the 1024-rank ring all-reduce over one
-// flat switch, and one GPT-3 175B-shaped step (tp=8, pp=8) on 1024 and 16,384 GPUs.
+// flat switch, and one GPT-3 175B step (tp=8, pp=8) on 1024 and 16,384 GPUs.
 #include <benchmark/benchmark.h>
 
+#include <filesystem>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "stepcast/cost/collectives.hpp"
+#include "stepcast/cost/step.hpp"
 #include "stepcast/des/event_queue.hpp"
+#include "stepcast/plan/plan.hpp"
 #include "stepcast/sim/collective_flows.hpp"
+#include "stepcast/sim/step_from_plan.hpp"
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
+#include "stepcast/workload/workload.hpp"
 
 using namespace stepcast;
 
@@ -57,34 +62,55 @@ void BM_Des_Ring1024(benchmark::State& state) {
 }
 BENCHMARK(BM_Des_Ring1024)->Unit(benchmark::kMillisecond);
 
-// A GPT-3 175B-shaped step: tp=8, pp=8, dp from the GPU count, 1536 sequences, DDP in 25 MiB
-// buckets of the stage's fp16 gradients (175e9 / 64 x 2 B), compute figures of the order the
-// predictor gives on A100s (the engine's cost is what is measured, not the figures).
-void BM_Des_Gpt3Step(benchmark::State& state) {
-  const auto gpus = static_cast<int>(state.range(0));
-  const topology::Topology t =
-      topology::load_topology(std::string(STEPCAST_SOURCE_DIR) + "/topologies/dgx-a100.json", gpus / 8);
-  sim::StepSpec s;
-  s.tp = 8;
-  s.pp = 8;
-  s.dp = gpus / 64;
-  s.micro_batches = 1536 / s.dp;
-  s.forward = seconds(0.05);
-  s.backward = seconds(0.1);
-  s.p2p_bytes = bytes(2048.0 * 12288 * 2 / 8);
-  s.stride_pp = 8;
-  s.stride_dp = 64;
-  const double grads = 175e9 / 64 * 2;
-  const double bucket = 25.0 * 1048576.0;
-  s.syncs.push_back(sim::GradientSync{"DDP", cost::CollectiveOp::kAllReduce, bytes(bucket), grads / bucket});
+// One GPT-3 175B step on DGX A100 nodes, tp=8, pp=8, dp from the GPU count, 2048-token sequences,
+// built by sim::plan_step from the analytical prediction as `stepcast simulate` builds it: the
+// compute model's per-layer times, 12 layers per stage, two TP all-reduces per layer and pass
+// as flows, PP sends, DDP buckets.
+struct Gpt3Step {
+  topology::Topology topology;
+  sim::StepSpec spec;
+  int micro_batches = 0;
+};
+
+Gpt3Step gpt3_step(int gpus, int global_batch) {
+  const std::filesystem::path root = STEPCAST_SOURCE_DIR;
+  const workload::Workload w = workload::load_workload(root / "workloads/gpt3-175b.json");
+  topology::Topology t = topology::load_topology(root / "topologies/dgx-a100.json", gpus / 8);
+  plan::Plan plan = plan::parse_plan("tp=8,pp=8,mbs=1");
+  plan.global_batch = global_batch;
+  plan.seq_len = 2048;
+  plan = plan::resolve(plan, w, gpus);
+  plan::validate(plan, w, gpus);
+  cost::StepOptions options;
+  options.explain = false;
+  sim::PlannedStep planned = sim::plan_step(plan, cost::predict_step(w, plan, t, options));
+  return Gpt3Step{std::move(t), std::move(planned.spec), plan.micro_batches()};
+}
+
+void run_gpt3_step(benchmark::State& state, const sim::Perturbation& perturbation) {
+  const Gpt3Step g = gpt3_step(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   std::uint64_t events = 0;
   for (auto _ : state) {
-    const sim::StepResult r = sim::simulate_step(t, s);
+    const sim::StepResult r = sim::simulate_step(g.topology, g.spec, perturbation);
     events = r.events;
     benchmark::DoNotOptimize(r.step_time);
   }
   state.counters["events"] = static_cast<double>(events);
+  state.counters["micro_batches"] = g.micro_batches;
 }
-BENCHMARK(BM_Des_Gpt3Step)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// Arguments: GPUs, global batch. 1024 GPUs: dp = 16, 1536 sequences = 96 micro-batches;
+// 16,384 GPUs: dp = 256, 8192 sequences = 32 micro-batches.
+void BM_Des_Gpt3Step(benchmark::State& state) { run_gpt3_step(state, {}); }
+BENCHMARK(BM_Des_Gpt3Step)->Args({1024, 1536})->Args({16384, 8192})->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// The same step with per-GPU step noise (--straggler step-cv=0.05): every data-parallel replica
+// is simulated (pp x dp ranks), plus the calm run that measures the wait on stragglers.
+void BM_Des_Gpt3StepStragglers(benchmark::State& state) {
+  sim::Perturbation p;
+  p.step_cv = 0.05;
+  run_gpt3_step(state, p);
+}
+BENCHMARK(BM_Des_Gpt3StepStragglers)->Args({1024, 1536})->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
