@@ -339,7 +339,14 @@ std::string run_nccl(const CollectiveOptions& o, const Request& request, const t
   run.filter = *request.nccl;
   run.sweep = request.sweep;
   run.sizes = request.sizes;
-  for (Bytes size : request.sizes) run.choices.push_back(cost::nccl_choose(request.op, size, run.system, run.filter));
+  // A calibration corrects NCCL's model per protocol (its alpha-beta tiers do not apply here).
+  cost::NcclTuning tuning;
+  if (!o.calibration.empty()) {
+    const cost::Calibration calibration = cost::load_calibration(o.calibration);
+    tuning = cost::nccl_tuning(calibration);
+    run.calibrated = !calibration.nccl_protocols.empty();
+  }
+  for (Bytes size : request.sizes) run.choices.push_back(cost::nccl_choose(request.op, size, run.system, run.filter, tuning));
   return o.json ? nccl_json(run, o.explain).dump(2) + "\n" : nccl_text(run, o.explain);
 }
 
@@ -409,7 +416,8 @@ void add_collective_command(CLI::App& app) {
   cmd->add_flag("--explain", options->explain, "Show the formula terms and inputs behind every figure");
   cmd->add_option("-o,--output", options->output, "Write the output to FILE (atomically) instead of stdout");
   cmd->add_option("--calibration", options->calibration,
-                  "Calibration file from `stepcast calibrate`: measured latencies and bandwidths per tier");
+                  "Calibration file from `stepcast calibrate`: measured latencies and bandwidths per tier, and with "
+                  "--algorithm auto or --protocol, NCCL's model corrected per protocol");
   cmd->add_option("--engine", options->engine, fmt::format("Cost engine: {} (default analytical; des runs the collective as flows in the discrete-event engine)", kAcceptedEngines));
   cmd->callback([options, ranks, nodes] {
     const std::optional<int> r = ranks->count() > 0 ? std::optional<int>(options->ranks) : std::nullopt;

@@ -33,6 +33,12 @@ topology::CommTiers apply(const Calibration& calibration, topology::CommTiers ti
   return tiers;
 }
 
+NcclTuning nccl_tuning(const Calibration& calibration) {
+  NcclTuning tuning;
+  for (const auto& [protocol, entry] : calibration.nccl_protocols) tuning[static_cast<std::size_t>(protocol)] = entry.tuning;
+  return tuning;
+}
+
 std::optional<double> compute_fraction(const Calibration& calibration, const std::string& precision) {
   const auto it = calibration.compute_fraction.find(precision);
   if (it == calibration.compute_fraction.end()) return std::nullopt;

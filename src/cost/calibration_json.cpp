@@ -70,8 +70,18 @@ CalibratedFraction read_fraction(const JsonReader& r) {
   return {f, r.at("source").string()};
 }
 
+CalibratedNcclProtocol read_nccl_protocol(const JsonReader& r) {
+  r.check_keys({"latency_factor", "bandwidth_efficiency", "fit", "source"});
+  CalibratedNcclProtocol p;
+  p.tuning.latency_factor = r.at("latency_factor").positive_number();
+  p.tuning.bandwidth_efficiency = r.at("bandwidth_efficiency").positive_number();
+  if (auto v = r.find("fit")) p.fit = read_fit(*v);
+  p.source = r.at("source").string();
+  return p;
+}
+
 Calibration read_calibration(const JsonReader& root) {
-  root.check_keys({"source", "tiers", "collectives", "compute_fraction"});
+  root.check_keys({"source", "tiers", "collectives", "compute_fraction", "nccl_protocols"});
   Calibration c;
   c.source = root.at("source").string();
   if (auto v = root.find("tiers")) c.tiers = read_tiers(*v);
@@ -80,6 +90,13 @@ Calibration read_calibration(const JsonReader& root) {
   }
   if (auto v = root.find("compute_fraction")) {
     for (const auto& [name, value] : v->members()) c.compute_fraction.emplace(name, read_fraction(value));
+  }
+  if (auto v = root.find("nccl_protocols")) {
+    for (const auto& [name, value] : v->members()) {
+      const std::optional<NcclProtocol> protocol = parse_nccl_protocol(name);
+      if (!protocol) value.fail(fmt::format("unknown NCCL protocol \"{}\"; accepted: {}", name, accepted_nccl_protocols()));
+      c.nccl_protocols.emplace(*protocol, read_nccl_protocol(value));
+    }
   }
   return c;
 }
@@ -105,6 +122,12 @@ json write_tiers(const TierOverrides& o) {
 
 json write_number(double v) { return json::parse(fmt::format("{:.9g}", v)); }
 
+json write_fit(const FitSummary& f) {
+  return json{{"points", f.points},
+              {"median_abs_error_pct", write_number(f.median_abs_error_pct)},
+              {"max_abs_error_pct", write_number(f.max_abs_error_pct)}};
+}
+
 }  // namespace
 
 Calibration parse_calibration(const std::string& text, const std::string& origin) {
@@ -129,11 +152,7 @@ std::string to_json_text(const Calibration& calibration) {
              {"tiers", write_tiers(c.tiers)},
              {"source", c.source}};
       if (c.max_size) e["max_size"] = fmt::format("{:.9g} B", c.max_size->value());
-      if (c.fit) {
-        e["fit"] = json{{"points", c.fit->points},
-                        {"median_abs_error_pct", write_number(c.fit->median_abs_error_pct)},
-                        {"max_abs_error_pct", write_number(c.fit->max_abs_error_pct)}};
-      }
+      if (c.fit) e["fit"] = write_fit(*c.fit);
       list.push_back(std::move(e));
     }
     j["collectives"] = std::move(list);
@@ -144,6 +163,17 @@ std::string to_json_text(const Calibration& calibration) {
       fractions[name] = json{{"fraction", write_number(f.value)}, {"source", f.source}};
     }
     j["compute_fraction"] = std::move(fractions);
+  }
+  if (!calibration.nccl_protocols.empty()) {
+    json protocols = json::object();
+    for (const auto& [protocol, p] : calibration.nccl_protocols) {
+      json e{{"latency_factor", write_number(p.tuning.latency_factor)},
+             {"bandwidth_efficiency", write_number(p.tuning.bandwidth_efficiency)},
+             {"source", p.source}};
+      if (p.fit) e["fit"] = write_fit(*p.fit);
+      protocols[std::string(to_string(protocol))] = std::move(e);
+    }
+    j["nccl_protocols"] = std::move(protocols);
   }
   return j.dump(2) + "\n";
 }

@@ -10,6 +10,7 @@
 
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/collectives.hpp"
+#include "stepcast/cost/nccl_tuning.hpp"
 #include "stepcast/topology/topology.hpp"
 
 namespace stepcast::cost {
@@ -63,12 +64,21 @@ struct CalibratedFraction {
   std::string source;
 };
 
+/// A measured correction of NCCL's tuning model for one protocol (see cost::NcclProtocolTuning),
+/// fitted by `stepcast calibrate` to the points NCCL's choice runs in that protocol.
+struct CalibratedNcclProtocol {
+  NcclProtocolTuning tuning;
+  std::optional<FitSummary> fit;
+  std::string source;
+};
+
 /// Everything a calibration file holds. Empty by default: applying it changes nothing.
 struct Calibration {
   std::string source;                       ///< what the file as a whole was made from
   TierOverrides tiers;                      ///< for every collective
   std::vector<CollectiveCalibration> collectives;  ///< per collective and size regime; later entries win
   std::map<std::string, CalibratedFraction> compute_fraction;  ///< keyed by precision name
+  std::map<NcclProtocol, CalibratedNcclProtocol> nccl_protocols;  ///< NCCL's tuning model, per protocol
 };
 
 /// The tiers with the calibration's general overrides applied.
@@ -80,6 +90,9 @@ topology::CommTiers apply(const Calibration& calibration, topology::CommTiers ti
 
 /// The achieved fraction of peak for `precision`, if the calibration has one.
 std::optional<double> compute_fraction(const Calibration& calibration, const std::string& precision);
+
+/// NCCL's tuning model corrected by the calibration's protocols (1 and 1 for the others).
+NcclTuning nccl_tuning(const Calibration& calibration);
 
 /// Loads a calibration file; bad input throws InputError with the file and JSON pointer.
 /// Unknown keys are errors; every value needs a "source".

@@ -1,0 +1,168 @@
+// NCCL's tuning model against measurements: points made from known per-protocol factors are
+// fitted back within 1%; the uncalibrated model's error on public nccl-tests logs is bounded and
+// printed; a fit on a log lowers it; the fitted factors survive a calibration file round trip.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "stepcast/calibrate/fit.hpp"
+#include "stepcast/calibrate/fit_nccl.hpp"
+#include "stepcast/calibrate/measurement.hpp"
+#include "stepcast/calibrate/validation.hpp"
+#include "stepcast/cost/calibration.hpp"
+#include "stepcast/topology/topology.hpp"
+
+using namespace stepcast;
+using namespace stepcast::calibrate;
+using cost::NcclProtocol;
+
+namespace {
+
+std::string root(const std::string& rel) { return std::string(STEPCAST_SOURCE_DIR) + "/" + rel; }
+
+cost::NcclSystem system_of(const char* file, int nodes) {
+  const topology::Topology topo = topology::load_topology(root(std::string("topologies/") + file), nodes);
+  return cost::nccl_system(topo, topo.tiers(topo.gpu_count()));
+}
+
+// Points priced by the model with `truth`, for sizes 8 B to 4 GiB by 2.
+std::vector<NcclSample> synthetic(const cost::NcclSystem& system, const cost::NcclTuning& truth,
+                                  std::initializer_list<cost::CollectiveOp> ops) {
+  std::vector<NcclSample> out;
+  for (const cost::CollectiveOp op : ops) {
+    for (double s = 8; s <= 4294967296.0; s *= 2) {
+      const Bytes size(s);
+      out.push_back({op, size, cost::nccl_choose(op, size, system, {}, truth).chosen().time, system});
+    }
+  }
+  return out;
+}
+
+const NcclProtocolFit* fitted(const NcclFit& fit, NcclProtocol p) {
+  for (const NcclProtocolFit& f : fit.protocols) {
+    if (f.protocol == p) return &f;
+  }
+  return nullptr;
+}
+
+void check_recovered(const NcclFit& fit, const cost::NcclTuning& truth, std::initializer_list<NcclProtocol> protocols) {
+  for (const NcclProtocol p : protocols) {
+    CAPTURE(cost::to_string(p));
+    const NcclProtocolFit* f = fitted(fit, p);
+    REQUIRE(f != nullptr);
+    const cost::NcclProtocolTuning& want = truth[static_cast<std::size_t>(p)];
+    CHECK(f->tuning.latency_factor == doctest::Approx(want.latency_factor).epsilon(0.01));
+    CHECK(f->tuning.bandwidth_efficiency == doctest::Approx(want.bandwidth_efficiency).epsilon(0.01));
+  }
+}
+
+// The model's relative error (%) at each point of a log: (predicted - measured) / measured.
+struct LogError {
+  std::vector<double> abs_pct;
+  std::vector<double> size_bytes;
+};
+
+LogError model_error(const std::vector<NcclSample>& samples, const cost::NcclTuning& tuning) {
+  LogError e;
+  for (const NcclSample& s : samples) {
+    const double predicted = cost::nccl_choose(s.op, s.size, s.system, {}, tuning).chosen().time.value();
+    e.abs_pct.push_back(std::fabs(predicted - s.measured.value()) / s.measured.value() * 100.0);
+    e.size_bytes.push_back(s.size.value());
+  }
+  return e;
+}
+
+std::vector<NcclSample> log_samples(const char* log, const char* topology_file, int nodes) {
+  const topology::Topology topo = topology::load_topology(root(std::string("topologies/") + topology_file), nodes);
+  const std::vector<Measurements> m{read_measurements(root(std::string("tests/data/nccl-tests/") + log))};
+  return nccl_samples(select_samples(m, topo, PointFilter{}, false), topo);
+}
+
+}  // namespace
+
+TEST_SUITE("calibrate.fit_nccl") {
+  TEST_CASE("points from known factors on a DGX H100 node are fitted back within 1%") {
+    // LL x1.3 latency, 0.8 bandwidth; LL128 x1.1, 0.9; Simple x1.5, 0.85. All-reduce runs ring/LL
+    // then NVLS/Simple; all-gather ring/LL, ring/LL128, ring/Simple: every protocol has points.
+    cost::NcclTuning truth;
+    truth[0] = {1.3, 0.8};
+    truth[1] = {1.1, 0.9};
+    truth[2] = {1.5, 0.85};
+    const auto samples = synthetic(system_of("dgx-h100.json", 1), truth,
+                                   {cost::CollectiveOp::kAllReduce, cost::CollectiveOp::kAllGather});
+    const NcclFit fit = fit_nccl(samples);
+    check_recovered(fit, truth, {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple});
+    for (const NcclProtocolFit& f : fit.protocols) CHECK(f.fit.max_abs_error_pct < 1.0);
+  }
+
+  TEST_CASE("points from known factors on 2 x p4d (tree and ring) are fitted back within 1%") {
+    cost::NcclTuning truth;
+    truth[0] = {0.7, 1.0};
+    truth[1] = {1.2, 0.75};
+    truth[2] = {1.25, 0.9};
+    const NcclFit fit = fit_nccl(synthetic(system_of("p4d-24xlarge.json", 2), truth, {cost::CollectiveOp::kAllReduce}));
+    check_recovered(fit, truth, {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple});
+  }
+
+  TEST_CASE("uncalibrated model on the H100 8-GPU log (32 MiB to 16 GiB): median error within 10%") {
+    // NCCL 2.29.2 ran the log; the model restates 2.20.3. The bound: at 1 GiB the hand-derived
+    // NVLS time is 1.2% above the measurement (tests/golden/collective-auto-explain.expected), and
+    // the largest gaps are at 32-64 MiB where the measured busbw still climbs (321 -> 415 GB/s)
+    // while the model's NVLS bandwidth is flat; 10% leaves room for both without hiding a
+    // regression of the model's tables.
+    const auto samples = log_samples("nccl-tests_5coll_H100_1node_8gpu_xxrjun.txt", "dgx-h100.json", 1);
+    REQUIRE(samples.size() == 30);  // all-reduce, all-gather, reduce-scatter; 10 sizes each
+    const LogError e = model_error(samples, {});
+    const double median = percentile(e.abs_pct, 50.0);
+    const double worst = percentile(e.abs_pct, 100.0);
+    std::printf("NCCL model vs H100 8-GPU log (30 points >= 32 MiB): median |error| %.1f%%, worst %.1f%%\n", median, worst);
+    CHECK(median < 10.0);
+    // A fit on the log itself lowers the median error.
+    const NcclFit fit = fit_nccl(samples);
+    const double fitted_median = percentile(model_error(samples, fit.tuning).abs_pct, 50.0);
+    std::printf("  after fitting NCCL's protocol factors to it: median |error| %.1f%%\n", fitted_median);
+    CHECK(fitted_median < median);
+  }
+
+  TEST_CASE("uncalibrated model on the Polaris 2-node A100 all-reduce log: latency-bound up to 64 KiB, within a factor of 3") {
+    // Sizes up to 64 KiB take 32-79 us on Polaris (Slingshot through the libfabric plugin); the
+    // model prices them with NCCL's latency tables, which NVIDIA measured on InfiniBand: tree/LL
+    // at 2 nodes x 4 GPUs is 6.8 + 2 x ((4-1) x 0.6 + log2(2) x 5.0) = 20.4 us plus a little
+    // bandwidth time, so the model is fast by a median factor of about 1.8 here (printed). The
+    // bounds, a median factor under 2 and every point under 3, say how far NCCL's own table is
+    // from this network; `stepcast calibrate` fits the factor away.
+    const auto samples = log_samples("nccl-tests_allreduce_A100-40GB_polaris_2nodes_8ranks_alcf.txt", "alcf-polaris.json", 2);
+    std::vector<double> ratios;
+    for (const NcclSample& s : samples) {
+      if (s.size.value() > 65536.0) continue;
+      const cost::NcclCandidate c = cost::nccl_choose(s.op, s.size, s.system).chosen();
+      CHECK(c.latency > c.bandwidth_time);  // latency-dominated
+      ratios.push_back(std::max(c.time, s.measured) / std::min(c.time, s.measured));
+    }
+    REQUIRE(ratios.size() == 15);
+    const double median = percentile(ratios, 50.0);
+    const double worst = percentile(ratios, 100.0);
+    std::printf("NCCL model vs Polaris 2x4 A100 all-reduce, 4 B..64 KiB: median factor %.2f, worst %.2f\n", median, worst);
+    CHECK(median < 2.0);
+    CHECK(worst < 3.0);
+  }
+
+  TEST_CASE("fitted factors survive a calibration file round trip") {
+    NcclFit fit;
+    fit.protocols.push_back({NcclProtocol::kLL128, {1.25, 0.875}, cost::FitSummary{12, 1.5, 3.25}});
+    cost::Calibration c;
+    c.source = "test";
+    store_nccl_fit(fit, "fitted to test.log", c);
+    const cost::Calibration back = cost::parse_calibration(cost::to_json_text(c), "round-trip.json");
+    const cost::NcclTuning t = cost::nccl_tuning(back);
+    CHECK(t[1].latency_factor == 1.25);
+    CHECK(t[1].bandwidth_efficiency == 0.875);
+    CHECK(t[0].latency_factor == 1.0);
+    CHECK(back.nccl_protocols.at(NcclProtocol::kLL128).source == "fitted to test.log");
+    CHECK(back.nccl_protocols.at(NcclProtocol::kLL128).fit->points == 12);
+  }
+}
