@@ -91,7 +91,7 @@ Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan
     return Bytes(2.0 * sbh / (plan.sequence_parallel ? t : 1.0) * scale);
   }
   // Korthikanti section 4.1, per layer in units of sbh bytes. Attention block 11 + 5as/h: its
-  // input 2, Q and K 4, V 2, output-projection input 2, dropout mask 1; scores 5as/h (softmax
+  // input 2, Q and K 4, V 2 (less under grouped-query attention, below), output-projection input 2, dropout mask 1; scores 5as/h (softmax
   // output 2as^2b, its dropout mask as^2b, dropout output 2as^2b). MLP 19: input 2, GeLU input 8
   // and output 8 for a 4h-wide MLP, dropout mask 1. LayerNorm inputs 4. Tensor parallel without
   // sequence parallel leaves 10 replicated (LayerNorm inputs 4, block inputs 2 + 2, dropout masks
@@ -99,8 +99,11 @@ Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan
   // Generalised MLP: the 16 is 2 x 2 bytes x f/h at f = 4h; a gated MLP keeps three f-wide
   // tensors (gate and up outputs, their product): 3 x 2 x f/h.
   const double mlp = (shape.gated_mlp ? 6.0 : 4.0) * shape.ffn_hidden / h;
+  // Grouped-query attention (Ainslie et al. 2023): K and V are kv_heads x head_dim wide, not h,
+  // so of the split 8 (Q 2, K 2, V 2, output-projection input 2) K and V shrink by kv_heads/heads.
+  const double kv_share = static_cast<double>(shape.kv_heads) / shape.heads;
   const double replicated = 10.0;
-  const double split = 8.0 + mlp;
+  const double split = 4.0 + 4.0 * kv_share + mlp;
   // Flash attention never stores the s x s scores, nor does selective recompute (Korthikanti
   // section 4.2.2 recomputes exactly that part).
   const bool keeps_scores = plan.recompute == Recompute::kNone && !plan.flash_attention;

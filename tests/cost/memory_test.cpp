@@ -112,6 +112,24 @@ TEST_SUITE("cost.memory") {
     CHECK(layer(gpt3_layer_plan(8, true, R::kNone, true)) == doctest::Approx(4.25 * kSbh));
   }
 
+  TEST_CASE("grouped-query attention stores K and V at kv_heads/heads of their width (Llama-2 70B: 8 of 64)") {
+    // Llama-2 70B (Touvron et al. 2023; workloads/llama2-70b.json): h = 8192, a = 64, 8 K/V heads,
+    // gated MLP of f = 28672. Per layer without TP, with flash attention, in sbh bytes:
+    // replicated 10; Q 2 + K 2/8 + V 2/8 + output-projection input 2 = 4.5 (8 with full heads);
+    // MLP 3 x 2 x f/h = 21. Total 35.5 sbh instead of 39.
+    workload::TransformerShape s = test::gpt3_shape();
+    s.hidden = 8192;
+    s.heads = 64;
+    s.kv_heads = 8;
+    s.ffn_hidden = 28672;
+    s.gated_mlp = true;
+    plan::Plan p = gpt3_layer_plan(1, false, plan::Recompute::kNone, true);
+    const double sbh = static_cast<double>(p.seq_len) * p.micro_batch_size * 8192.0;
+    CHECK(cost::layer_activation_bytes(s, p).value() == doctest::Approx(35.5 * sbh));
+    s.kv_heads = 64;
+    CHECK(cost::layer_activation_bytes(s, p).value() == doctest::Approx(39.0 * sbh));
+  }
+
   TEST_CASE("the first stage of 1F1B holds p micro-batches of its layers; GPipe holds m; interleaving adds (p-1)/(pv)") {
     auto s = test::gpt3_shape();
     plan::Plan p = gpt3_layer_plan(8, true, plan::Recompute::kSelective);
