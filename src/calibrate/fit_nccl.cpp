@@ -6,11 +6,9 @@
 
 #include <Eigen/Dense>
 #include <cmath>
-#include <fmt/format.h>
 #include <optional>
 
 #include "stepcast/calibrate/validation.hpp"
-#include "stepcast/core/errors.hpp"
 
 namespace stepcast::calibrate {
 namespace {
@@ -109,11 +107,6 @@ NcclFit fit_nccl(const std::vector<NcclSample>& samples) {
     }
   }
   result.rounds = std::min(result.rounds, kMaxRounds);
-  if (result.protocols.empty()) {
-    throw InputError(fmt::format("fitting NCCL's tuning model needs, for some protocol, two measured points of different "
-                                 "sizes that NCCL runs in it; {} point(s) gave none",
-                                 samples.size()));
-  }
   return result;
 }
 

@@ -13,6 +13,7 @@
 #include "measured_options.hpp"
 #include "output.hpp"
 #include "stepcast/calibrate/fit.hpp"
+#include "stepcast/calibrate/fit_nccl.hpp"
 #include "stepcast/calibrate/inputs.hpp"
 #include "stepcast/calibrate/kernel_bench.hpp"
 #include "stepcast/calibrate/validation.hpp"
@@ -54,6 +55,33 @@ std::string compute_report(const std::vector<calibrate::ComputeFractionFit>& fit
   return out;
 }
 
+// Fits NCCL's tuning model per protocol into `cal`; returns the report's lines.
+std::string calibrate_nccl(const std::vector<calibrate::Sample>& fitted, const topology::Topology& topo,
+                           const std::string& origin, cost::Calibration& cal) {
+  if (!cost::nccl_compute_capability(topo.gpu().name)) {
+    return fmt::format("NCCL tuning model: not fitted, the GPU name \"{}\" names no generation stepcast knows\n",
+                       topo.gpu().name);
+  }
+  const auto samples = calibrate::nccl_samples(fitted, topo);
+  const calibrate::NcclFit fit = calibrate::fit_nccl(samples);
+  if (fit.protocols.empty()) {
+    return fmt::format("NCCL tuning model: not fitted, no protocol has two points of different sizes ({} points)\n",
+                       samples.size());
+  }
+  calibrate::store_nccl_fit(
+      fit, fmt::format("NCCL 2.20.3 tuning model fitted per protocol to {} points of {}", samples.size(), origin), cal);
+  std::string out = fmt::format("NCCL tuning model: {} points, each in the protocol NCCL picks ({} rounds)\n",
+                                samples.size(), fit.rounds);
+  out += fmt::format("{:<9} {:>6} {:>15} {:>21} {:>9} {:>9}\n", "protocol", "points", "latency factor",
+                     "bandwidth efficiency", "med |e|%", "max |e|%");
+  for (const calibrate::NcclProtocolFit& p : fit.protocols) {
+    out += fmt::format("{:<9} {:>6} {:>15.4f} {:>21.4f} {:>9.2f} {:>9.2f}\n", cost::to_string(p.protocol), p.fit.points,
+                       p.tuning.latency_factor, p.tuning.bandwidth_efficiency, p.fit.median_abs_error_pct,
+                       p.fit.max_abs_error_pct);
+  }
+  return out;
+}
+
 // Fits the collectives' tiers into `cal`; returns the report's lines.
 std::string calibrate_collectives(const CalibrateOptions& o, const MeasuredInputs& in, cost::Calibration& cal) {
   const topology::Topology& topo = in.topology;
@@ -66,6 +94,7 @@ std::string calibrate_collectives(const CalibrateOptions& o, const MeasuredInput
   for (const auto& f : fits) cal.collectives.push_back(f.entry);
   std::string report = fmt::format("fitted {} points on {} ({} GPUs)\n", fitted.size(), topo.name(), topo.gpu_count());
   report += fit_report(fits);
+  report += calibrate_nccl(fitted, topo, in.measurements.front().file, cal);
   if (in.filter.holdout.kind != calibrate::Holdout::Kind::kNone) {
     const auto held = calibrate::select_samples(in.measurements, topo, in.filter, true, in.algorithm);
     const calibrate::Comparison c = calibrate::compare(held, cal);
@@ -95,7 +124,8 @@ void run_calibrate(const CalibrateOptions& o) {
   std::string inputs;
   for (const std::string& f : o.in.measured) inputs += (inputs.empty() ? "" : ", ") + f;
   cal.source = fmt::format("stepcast calibrate: {} on topology {} (holdout {}), from {}",
-                           "alpha-beta least squares and GEMM rates", in.topology.name(), o.in.holdout, inputs);
+                           "alpha-beta and NCCL-protocol least squares and GEMM rates", in.topology.name(), o.in.holdout,
+                           inputs);
   std::string report;
   if (!in.measurements.empty()) report += calibrate_collectives(o, in, cal);
   if (!in.kernels.empty()) report += calibrate_compute(in, cal);
@@ -111,7 +141,8 @@ void add_calibrate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "calibrate",
       "Fit the latency (alpha) and bandwidth of the fabric tiers that measured collectives exercise,\n"
-      "per collective and message-size regime, by least squares on relative error; write a calibration\n"
+      "per collective and message-size regime, by least squares on relative error, and NCCL's tuning\n"
+      "model's latency factor and bandwidth efficiency per protocol; write a calibration\n"
       "file for --calibration. Measurements: nccl-tests logs or stepcast-nccl-bench JSON. From\n"
       "stepcast-kernel-bench JSON, the achieved fraction of the topology GPU's peak per precision.");
   add_measured_options(*cmd, options->in, "Fit",

@@ -47,9 +47,11 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+}  // namespace
+
 // A model matches a word of the name that starts with it and does not continue with a digit,
 // so "a10" does not match "a100" and "h100nvl" matches "h100".
-std::optional<int> compute_capability_of(std::string_view gpu_name) {
+std::optional<int> nccl_compute_capability(std::string_view gpu_name) {
   const std::string name = lower(gpu_name);
   std::size_t i = 0;
   while (i < name.size()) {
@@ -70,6 +72,8 @@ std::optional<int> compute_capability_of(std::string_view gpu_name) {
   }
   return std::nullopt;
 }
+
+namespace {
 
 // topo.h ncclTopoNVLinkBw: NVLink bandwidth per link as NCCL counts it.
 double nccl_nvlink_bw(int cc) {
@@ -143,7 +147,7 @@ int fit(double budget, double speed) { return static_cast<int>(std::floor((budge
 
 NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers) {
   NcclSystem s;
-  const std::optional<int> cc = compute_capability_of(topology.gpu().name);
+  const std::optional<int> cc = nccl_compute_capability(topology.gpu().name);
   if (!cc) {
     std::string names;
     for (const GpuModel& m : kGpuModels) names += (names.empty() ? "" : ", ") + std::string(m.name);

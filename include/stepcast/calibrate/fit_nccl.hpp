@@ -45,8 +45,8 @@ struct NcclFit {
 /// Fits time = latency_factor x L + S / (bandwidth_efficiency x B), where L and B are the
 /// latency and algorithm bandwidth of the candidate NCCL picks, per protocol; picks are redone
 /// with the fitted factors until they stop changing (at most 20 rounds). A factor that comes out
-/// non-positive is held at 1 and the other fitted alone. InputError when no protocol has two
-/// points of different sizes.
+/// non-positive is held at 1 and the other fitted alone. `protocols` is empty when no protocol
+/// has two points of different sizes.
 NcclFit fit_nccl(const std::vector<NcclSample>& samples);
 
 /// The fitted protocols as calibration entries, each with `source`.

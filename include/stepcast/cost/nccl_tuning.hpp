@@ -40,6 +40,10 @@ struct NcclSystem {
   Explanation derivation;       ///< how each figure above came from the topology
 };
 
+/// The compute capability NCCL would read from a GPU called `gpu_name` ("H100-SXM5-80GB" -> 90),
+/// by a word of the name that starts with a known model; none for names stepcast does not know.
+std::optional<int> nccl_compute_capability(std::string_view gpu_name);
+
 /// NCCL's view of the `tiers.ranks` GPUs of `topology`. The GPU generation comes from the GPU's
 /// name; InputError when the name matches no generation NCCL tunes for.
 NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers);
