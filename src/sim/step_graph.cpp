@@ -6,7 +6,7 @@
 
 #include "stepcast/core/errors.hpp"
 
-namespace stepcast::sim {
+namespace stepcast::sim::detail {
 
 namespace {
 
@@ -62,4 +62,4 @@ std::vector<std::string> critical_path(const std::vector<PathNode>& nodes, std::
   return out;
 }
 
-}  // namespace stepcast::sim
+}  // namespace stepcast::sim::detail

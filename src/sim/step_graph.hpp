@@ -11,7 +11,7 @@
 #include "stepcast/des/time.hpp"
 #include "stepcast/sim/pipeline_order.hpp"
 
-namespace stepcast::sim {
+namespace stepcast::sim::detail {
 
 /// What a collective on a stage's data-parallel comm stream is for.
 enum class RequestKind { kBucket, kGather, kReduceScatter, kReplicaAllReduce };
@@ -40,4 +40,4 @@ std::string task_name(const PipelineOp& op);
 /// "gradient bucket", "parameter all-gather", ...
 std::string_view to_string(RequestKind kind);
 
-}  // namespace stepcast::sim
+}  // namespace stepcast::sim::detail

@@ -1,0 +1,219 @@
+// One simulated step (private to sim/): the ranks' compute streams, the stages' data-parallel
+// comm streams, the network, and the dependencies recorded for the critical path. Built in
+// step_run_build.cpp, run in step_run.cpp, summed up in step_sim.cpp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "stepcast/des/engine.hpp"
+#include "stepcast/des/timer_model.hpp"
+#include "stepcast/sim/collective_flows.hpp"
+#include "stepcast/sim/network.hpp"
+#include "stepcast/sim/pipeline_order.hpp"
+#include "stepcast/sim/step_sim.hpp"
+#include "step_graph.hpp"
+
+namespace stepcast::sim::detail {
+
+// Timer payloads and network tags: kind in the top byte, owner in the next 24 bits (the simulated
+// rank, or the stage for its data-parallel comm stream), index below.
+enum class Kind : std::uint64_t {
+  kSliceDone = 1,
+  kBucketReady = 2,
+  kOptimizerDone = 3,
+  kSend = 4,
+  kStreamDone = 5,
+  kTensorDone = 6
+};
+inline std::uint64_t tag(Kind k, int owner, std::uint32_t index) {
+  return (static_cast<std::uint64_t>(k) << 56) | (static_cast<std::uint64_t>(owner) << 32) | index;
+}
+inline Kind kind_of(std::uint64_t t) { return static_cast<Kind>(t >> 56); }
+inline int owner_of(std::uint64_t t) { return static_cast<int>((t >> 32) & 0xFFFFFF); }
+inline std::uint32_t index_of(std::uint64_t t) { return static_cast<std::uint32_t>(t); }
+
+// A standard normal draw from raw generator bits (Box-Muller), so the sequence is the same on
+// every standard library (std::normal_distribution's algorithm is implementation-defined).
+double standard_normal(std::mt19937_64& rng);
+
+// A compute factor never drops below this: a normal draw far in its left tail would otherwise
+// make a task take no time or negative time.
+constexpr double kMinFactor = 0.05;
+
+struct Bucket {
+  std::uint32_t schedule = 0;   // index into StepRun::schedules_
+  double ready_fraction = 1.0;  // of the last gradient-producing task
+};
+
+// A collective on a stage's data-parallel comm stream. Every simulated replica issues the same
+// sequence, so the i-th request of each is the same collective; it starts when all have issued it.
+struct Request {
+  std::uint32_t schedule = 0;
+  RequestKind kind = RequestKind::kBucket;
+  int issued = 0;
+  bool done = false;
+  std::int64_t node = -1;  // in StepRun::nodes_, once started
+};
+
+// FSDP schedules of a stage: [0] one layer's, [1] the first layer's with the root parameters.
+struct ShardSchedules {
+  std::array<std::uint32_t, 2> gather{};
+  std::array<std::uint32_t, 2> reduce_scatter{};
+  std::array<std::uint32_t, 2> replica_all_reduce{};
+};
+
+// A stage's task order and its data-parallel comm stream, shared by its simulated replicas: the
+// collectives span the replicas.
+struct Stage {
+  std::vector<PipelineOp> ops;
+  std::size_t last_grad_op = 0;  // the task whose end completes this stage's gradients
+  std::vector<Bucket> buckets;
+  ShardSchedules shard;
+  std::vector<Request> requests;  // in issue order
+  std::size_t next_request = 0;   // the first not started
+  bool comm_busy = false;
+  des::Tick comm_start = 0;
+};
+
+// One simulated rank: a stage of one data-parallel replica, standing for its tensor-parallel peers
+// (and for all replicas when only one is simulated).
+struct Rank {
+  int stage = 0;
+  int replica = 0;
+  double factor = 1.0;  // step-level slowdown of the slowest GPU it stands for
+  std::vector<std::uint32_t> tensor_schedules;  // one per TensorParallelComm::ops
+  std::size_t next = 0;  // task
+  bool busy = false;
+  // The task in progress: layers and slices done, its noise, the gathers it waits for.
+  int layer = 0;
+  int slice = 0;
+  std::size_t tensor_op = 0;
+  double task_factor = 1.0;
+  des::Tick task_start = 0;
+  des::Tick tensor_start = 0;
+  std::int64_t gather = -1;    // request of the current layer's gather
+  std::int64_t prefetch = -1;  // request of the next layer's gather
+  bool waiting = false;
+  des::Tick wait_start = 0;
+  std::size_t issued = 0;          // requests issued on the stage's stream
+  std::size_t buckets_issued = 0;
+  // Accounting.
+  des::Tick last_compute_end = 0;
+  des::Tick finish = 0;
+  des::Tick compute = 0;
+  des::Tick tensor = 0;
+  des::Tick gather_wait = 0;
+  des::Tick optimizer_start = 0;
+  bool optimizer_started = false;
+  std::int64_t task_node = -1;  // the latest node of the task in progress (or the last task)
+  std::int64_t optimizer_node = -1;
+};
+
+class StepRun final : public des::TimerHandler, public TransferObserver, public CollectiveObserver {
+ public:
+  StepRun(const topology::Topology& topo, const StepSpec& spec, const Perturbation& pert, bool trace);
+  StepResult run();
+  void on_timer(des::Tick now, std::uint64_t payload) override;
+  void on_transfer_done(des::Tick now, std::uint64_t t) override;
+  void on_collective_done(des::Tick now, std::uint64_t t) override;
+
+ private:
+  int virtual_stages() const { return spec_->pp * spec_->vp; }
+  int rank_count() const { return spec_->pp * replicas_; }
+  int rank_index(int replica, int stage) const { return replica * spec_->pp + stage; }
+  Rank& rank(int k) { return ranks_[static_cast<std::size_t>(k)]; }
+  Stage& stage_of(const Rank& rk) { return stages_[static_cast<std::size_t>(rk.stage)]; }
+  const PipelineOp& op_of(Rank& rk) { return stage_of(rk).ops[rk.next]; }
+  int gpu(int replica, int stage, int tp_rank) const {
+    return replica * spec_->stride_dp + stage * spec_->stride_pp + tp_rank;
+  }
+  std::size_t ready_index(int replica, int vs, int mb) const {
+    return (static_cast<std::size_t>(replica) * static_cast<std::size_t>(virtual_stages()) + static_cast<std::size_t>(vs)) *
+               static_cast<std::size_t>(spec_->micro_batches) +
+           static_cast<std::size_t>(mb);
+  }
+
+  // Each GPU's step factor is its slowdown times, under step noise, a Normal(1, step_cv) draw
+  // (drawn in replica, stage, tensor-rank order). A rank runs at the pace of the slowest GPU it
+  // stands for: its tensor-parallel peers wait for it inside every layer, and when one rank
+  // stands for every replica, they wait for it at every bucket.
+  void place_ranks(const Perturbation& pert);
+  std::uint32_t add_schedule(cost::CollectiveOp op, Bytes size, std::span<const std::vector<int>> groups);
+  void build();
+
+  // Buckets of every gradient sync, in order; bucket j of all syncs becomes ready when the
+  // cumulative bytes up to it have been produced by the last gradient task (evenly over its compute).
+  void build_buckets(int s);
+
+  // Shard groups are consecutive data-parallel replicas; HYBRID_SHARD's replica groups take one
+  // rank of each shard group (PyTorch FSDP's device mesh: shard dimension innermost).
+  void build_shards(int s);
+  bool ready(const Rank& rk, const PipelineOp& op) const;
+  double task_noise();
+
+  // Tasks run layer by layer only when something happens between layers or inside them.
+  int layers_of(const PipelineOp& op) const;
+  int slices_of(const PipelineOp& op) const;
+  Seconds work_of(const PipelineOp& op) const;
+  bool gathers_before(const PipelineOp& op) const;
+  // Schedule variant of the layer at position `pos` of the task: the model chunk's first layer
+  // carries the root parameters (first in the forward, last in the backward).
+  std::size_t variant(const PipelineOp& op, int pos) const;
+
+  // Starts the rank's next task if its input is there; `trigger` is the node whose end called.
+  void try_start(int k, std::int64_t trigger);
+  std::int64_t add_node(PathNode::Kind kind, const Rank& rk, std::int64_t pred);
+  void layer_begin(int k);
+
+  // The layer's parameters are here: prefetch the next layer's, then compute.
+  void layer_compute(int k);
+  void start_slice(int k);
+  void slice_done(int k);
+  void tensor_done(int k, des::Tick now);
+  void slice_end(int k);
+  void task_done(int k, des::Tick now);
+  std::int64_t add_send(const Rank& rk, const PipelineOp& op, int to_virtual_stage);
+
+  // Appends (or joins) the next collective of the rank's stage stream; returns its index.
+  std::int64_t issue(int k, RequestKind kind, std::uint32_t schedule);
+
+  // Starts the stream's next collective if the stream is free and every replica has issued it;
+  // `trigger` is the node whose end called (an issuing task, or the previous collective).
+  void pump(int s, std::int64_t trigger);
+  void stream_done(int s, std::uint32_t i, des::Tick now);
+
+  // The optimizer runs once the rank's tasks are done and every collective it issued (and every
+  // bucket it will issue) has completed.
+  void maybe_start_optimizer(int k, std::int64_t trigger);
+  void span(int track, des::Tick start, des::Tick end, std::string name);
+  StepResult result();
+  const topology::Topology* topo_;
+  const StepSpec* spec_;
+  std::mt19937_64 rng_;
+  des::Engine engine_;
+  des::TimerModel timers_;
+  CollectiveRunner runner_;
+  Network network_;
+  bool trace_;
+  double noise_cv_;
+  int replicas_;  // data-parallel replicas simulated: all under step noise, else one for all
+  std::vector<Rank> ranks_;
+  std::vector<Stage> stages_;
+  std::vector<char> fwd_ready_;
+  std::vector<char> bwd_ready_;
+  std::vector<std::int64_t> fwd_send_;  // the send node that filled each ready cell
+  std::vector<std::int64_t> bwd_send_;
+  std::vector<PathNode> nodes_;
+  std::vector<TransferPattern> to_next_;
+  std::vector<TransferPattern> to_prev_;
+  std::vector<CollectiveSchedule> schedules_;
+  std::vector<std::string> tracks_;
+  std::vector<TraceSpan> spans_;
+};
+
+}  // namespace stepcast::sim::detail

@@ -1,0 +1,170 @@
+// Building a step's graph: each simulated rank and its slowdown, the send patterns between
+// stages, and the collective schedules of gradient buckets, FSDP layers and tensor parallelism.
+#include "step_run.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <numbers>
+
+namespace stepcast::sim::detail {
+
+double standard_normal(std::mt19937_64& rng) {
+  constexpr double kTwoToMinus53 = 1.0 / 9007199254740992.0;
+  const double u1 = (static_cast<double>(rng() >> 11) + 0.5) * kTwoToMinus53;
+  const double u2 = (static_cast<double>(rng() >> 11) + 0.5) * kTwoToMinus53;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+StepRun::StepRun(const topology::Topology& topo, const StepSpec& spec, const Perturbation& pert, bool trace)
+    : topo_(&topo), spec_(&spec), rng_(pert.seed), timers_(engine_, *this), runner_(*this),
+      network_(topo, engine_, *this), trace_(trace), noise_cv_(pert.noise_cv),
+      replicas_(pert.step_cv > 0.0 ? spec.dp : 1) {
+  runner_.attach(network_);
+  engine_.add_model(timers_);
+  engine_.add_model(network_);
+  place_ranks(pert);
+  build();
+}
+
+void StepRun::place_ranks(const Perturbation& pert) {
+  ranks_.resize(static_cast<std::size_t>(rank_count()));
+  for (int k = 0; k < rank_count(); ++k) {
+    rank(k).stage = k % spec_->pp;
+    rank(k).replica = k / spec_->pp;
+    rank(k).factor = 0.0;
+  }
+  for (int r = 0; r < spec_->dp; ++r) {
+    for (int s = 0; s < spec_->pp; ++s) {
+      Rank& rk = rank(rank_index(r % replicas_, s));
+      for (int i = 0; i < spec_->tp; ++i) {
+        const int g = gpu(r, s, i);
+        const bool slow = g < topo_->gpu_count() && ((pert.slow_gpu && *pert.slow_gpu == g) ||
+                                                     (pert.slow_node && *pert.slow_node == topo_->node_of_gpu(g)));
+        double f = slow ? pert.slowdown : 1.0;
+        if (pert.step_cv > 0.0) f *= std::max(kMinFactor, 1.0 + pert.step_cv * standard_normal(rng_));
+        rk.factor = std::max(rk.factor, f);
+      }
+    }
+  }
+}
+
+std::uint32_t StepRun::add_schedule(cost::CollectiveOp op, Bytes size, std::span<const std::vector<int>> groups) {
+  schedules_.push_back(build_collective(network_, *topo_, op, cost::Algorithm::kRing, size, groups));
+  return static_cast<std::uint32_t>(schedules_.size() - 1);
+}
+
+void StepRun::build() {
+  const int pp = spec_->pp;
+  const auto cells = static_cast<std::size_t>(replicas_ * virtual_stages() * spec_->micro_batches);
+  fwd_ready_.assign(cells, 0);
+  bwd_ready_.assign(cells, 0);
+  fwd_send_.assign(cells, -1);
+  bwd_send_.assign(cells, -1);
+  for (int r = 0; r < replicas_; ++r) {
+    // Virtual stage 0 reads its input.
+    for (int mb = 0; mb < spec_->micro_batches; ++mb) fwd_ready_[ready_index(r, 0, mb)] = 1;
+  }
+  stages_.resize(static_cast<std::size_t>(pp));
+  for (int s = 0; s < pp; ++s) {
+    Stage& st = stages_[static_cast<std::size_t>(s)];
+    st.ops = pipeline_order(spec_->schedule, pp, s, spec_->micro_batches, spec_->vp);
+    for (std::size_t i = 0; i < st.ops.size(); ++i) {
+      if (st.ops[i].kind != PipelineOp::Kind::kForward) st.last_grad_op = i;
+    }
+    build_buckets(s);
+    if (spec_->sharded) build_shards(s);
+  }
+  for (int k = 0; k < rank_count(); ++k) {
+    // Sends of each rank's tensor-parallel group to the next and previous stage, together.
+    Rank& rk = rank(k);
+    std::vector<std::pair<int, int>> next;
+    std::vector<std::pair<int, int>> prev;
+    std::vector<std::vector<int>> group(1);
+    for (int i = 0; i < spec_->tp; ++i) {
+      const int me = gpu(rk.replica, rk.stage, i);
+      next.emplace_back(me, gpu(rk.replica, (rk.stage + 1) % pp, i));
+      prev.emplace_back(me, gpu(rk.replica, (rk.stage + pp - 1) % pp, i));
+      group.front().push_back(me);
+    }
+    to_next_.push_back(network_.pattern(next));
+    to_prev_.push_back(network_.pattern(prev));
+    if (spec_->tensor_parallel) {
+      for (const cost::CollectiveOp op : spec_->tensor_parallel->ops) {
+        rk.tensor_schedules.push_back(add_schedule(op, spec_->tensor_parallel->size, group));
+      }
+    }
+  }
+  tracks_.clear();
+  for (int k = 0; k < rank_count(); ++k) {
+    const Rank& rk = rank(k);
+    const int g = gpu(rk.replica, rk.stage, 0);
+    tracks_.push_back(replicas_ == 1 ? fmt::format("GPU {} (stage {}) compute", g, rk.stage)
+                                     : fmt::format("GPU {} (stage {}, replica {}) compute", g, rk.stage, rk.replica));
+  }
+  for (int s = 0; s < pp; ++s) tracks_.push_back(fmt::format("GPU {} (stage {}) data-parallel comm", gpu(0, s, 0), s));
+  for (const auto tier : {topology::LinkTier::kIntraNode, topology::LinkTier::kNic, topology::LinkTier::kFabric}) {
+    tracks_.push_back(fmt::format("links: {}", topology::to_string(tier)));
+  }
+}
+
+void StepRun::build_buckets(int s) {
+  Stage& st = stages_[static_cast<std::size_t>(s)];
+  if (spec_->dp <= 1) return;
+  std::vector<std::vector<int>> groups;
+  for (int i = 0; i < spec_->tp; ++i) {
+    std::vector<int> g;
+    for (int r = 0; r < spec_->dp; ++r) g.push_back(gpu(r, s, i));
+    groups.push_back(std::move(g));
+  }
+  double total = 0.0;
+  for (const GradientSync& sync : spec_->syncs) total += sync.bucket.value() * sync.buckets;
+  double cumulative = 0.0;
+  const auto push = [&](std::uint32_t schedule, Bytes size) {
+    cumulative += size.value();
+    st.buckets.push_back(Bucket{schedule, total > 0.0 ? std::min(1.0, cumulative / total) : 1.0});
+  };
+  for (const GradientSync& sync : spec_->syncs) {
+    const double whole = std::floor(sync.buckets);
+    const double rest = sync.buckets - whole;
+    if (whole > 0.0) {
+      // Full buckets share one schedule.
+      const std::uint32_t full = add_schedule(sync.op, sync.bucket, groups);
+      for (double j = 0; j < whole; j += 1.0) push(full, sync.bucket);
+    }
+    if (rest > 1e-9) push(add_schedule(sync.op, sync.bucket * rest, groups), sync.bucket * rest);
+  }
+}
+
+void StepRun::build_shards(int s) {
+  const ShardedLayers& sh = *spec_->sharded;
+  Stage& st = stages_[static_cast<std::size_t>(s)];
+  const int shard = std::clamp(sh.shard_ranks, 1, spec_->dp);
+  const int replica_groups = spec_->dp / shard;
+  std::vector<std::vector<int>> shards;
+  std::vector<std::vector<int>> replicas;
+  for (int i = 0; i < spec_->tp; ++i) {
+    for (int h = 0; h < replica_groups; ++h) {
+      std::vector<int> g;
+      for (int q = 0; q < shard; ++q) g.push_back(gpu(h * shard + q, s, i));
+      shards.push_back(std::move(g));
+    }
+    for (int q = 0; q < shard; ++q) {
+      std::vector<int> g;
+      for (int h = 0; h < replica_groups; ++h) g.push_back(gpu(h * shard + q, s, i));
+      replicas.push_back(std::move(g));
+    }
+  }
+  const auto both = [&](cost::CollectiveOp op, Bytes layer, Bytes root, std::span<const std::vector<int>> groups) {
+    const std::uint32_t one = add_schedule(op, layer, groups);
+    return std::array<std::uint32_t, 2>{one, root.value() > 0.0 ? add_schedule(op, layer + root, groups) : one};
+  };
+  st.shard.gather = both(cost::CollectiveOp::kAllGather, sh.gather, sh.root_gather, shards);
+  st.shard.reduce_scatter = both(cost::CollectiveOp::kReduceScatter, sh.reduce_scatter, sh.root_reduce_scatter, shards);
+  if (sh.replica_all_reduce.value() > 0.0) {
+    st.shard.replica_all_reduce =
+        both(cost::CollectiveOp::kAllReduce, sh.replica_all_reduce, sh.root_replica_all_reduce, replicas);
+  }
+}
+
+}  // namespace stepcast::sim::detail
