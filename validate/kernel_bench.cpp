@@ -90,6 +90,8 @@ std::size_t elem_bytes(cudaDataType_t t) {
 struct Options {
   std::int64_t hidden = 4096;  // Llama-2 7B (Touvron et al. 2023, table 1; HF config.json)
   std::int64_t ffn = 11008;
+  std::int64_t heads = 32;
+  std::int64_t kv_heads = 32;  // fewer under grouped-query attention (Llama-2 70B: 8 of 64)
   std::int64_t seq = 4096;
   std::int64_t micro_batch = 1;
   bool gated = true;  // SwiGLU: gate and up projections fused into one GEMM of width 2 x ffn
@@ -100,8 +102,9 @@ struct Options {
 };
 
 const char* kUsage =
-    "usage: stepcast-kernel-bench [--hidden 4096] [--ffn 11008] [--seq 4096] [--micro-batch 1]\n"
-    "                             [--no-gated-mlp] [--warmup 10] [--iters 50] [--quick] [-o|--output FILE]\n"
+    "usage: stepcast-kernel-bench [--hidden 4096] [--ffn 11008] [--heads 32] [--kv-heads 32] [--seq 4096]\n"
+    "                             [--micro-batch 1] [--no-gated-mlp] [--warmup 10] [--iters 50] [--quick]\n"
+    "                             [-o|--output FILE]\n"
     "Times one transformer layer's GEMMs (cuBLASLt; tf32, bf16, fp16, fp8 on sm_89+) and device memory\n"
     "bandwidth on GPU 0 and writes JSON (schema in validate/README.md). Exits 77 when no GPU is visible.\n";
 
@@ -132,6 +135,10 @@ Options parse(int argc, char** argv) {
       o.hidden = positive(a, value());
     else if (a == "--ffn")
       o.ffn = positive(a, value());
+    else if (a == "--heads")
+      o.heads = positive(a, value());
+    else if (a == "--kv-heads")
+      o.kv_heads = positive(a, value());
     else if (a == "--seq")
       o.seq = positive(a, value());
     else if (a == "--micro-batch")
@@ -154,6 +161,8 @@ Options parse(int argc, char** argv) {
     } else
       bad_input(fmt::format("unknown argument \"{}\"", a));
   }
+  if (o.hidden % o.heads != 0) bad_input(fmt::format("--heads {} must divide --hidden {}", o.heads, o.hidden));
+  if (o.heads % o.kv_heads != 0) bad_input(fmt::format("--kv-heads {} must divide --heads {}", o.kv_heads, o.heads));
   if (o.quick) {
     if (!warmup_set) o.warmup = 2;
     if (!iters_set) o.iters = 5;
@@ -169,11 +178,13 @@ std::vector<Shape> layer_shapes(const Options& o) {
   const std::int64_t t = o.seq * o.micro_batch;
   const std::int64_t h = o.hidden;
   const std::int64_t up = o.gated ? 2 * o.ffn : o.ffn;
+  // Q is h wide; K and V are kv_heads x head_dim each (grouped-query attention, Ainslie et al. 2023).
+  const std::int64_t qkv = h + 2 * o.kv_heads * (h / o.heads);
   struct Weight {
     const char* name;
     std::int64_t in, out;
   };
-  const Weight weights[] = {{"qkv", h, 3 * h}, {"attn_out", h, h}, {"mlp_up", h, up}, {"mlp_down", o.ffn, h}};
+  const Weight weights[] = {{"qkv", h, qkv}, {"attn_out", h, h}, {"mlp_up", h, up}, {"mlp_down", o.ffn, h}};
   std::vector<Shape> shapes;
   for (const auto& w : weights) {
     shapes.push_back({fmt::format("{}.fwd", w.name), t, w.out, w.in});
@@ -303,6 +314,8 @@ int main(int argc, char** argv) {
   j["cublaslt_version"] = std::to_string(cublasLtGetVersion());
   j["workload"] = {{"hidden", o.hidden},
                    {"ffn", o.ffn},
+                   {"heads", o.heads},
+                   {"kv_heads", o.kv_heads},
                    {"seq", o.seq},
                    {"micro_batch", o.micro_batch},
                    {"tokens", o.seq * o.micro_batch},

@@ -61,7 +61,7 @@ KernelBench parse_kernel_bench_json(const std::string& text, const std::string& 
   bench.gpu_name = gpu.at("name").string();
   bench.compute_capability = gpu.at("compute_capability").string();
   const JsonReader workload = root.at("workload");
-  workload.check_keys({"hidden", "ffn", "seq", "micro_batch", "tokens", "gated_mlp"});
+  workload.check_keys({"hidden", "ffn", "heads", "kv_heads", "seq", "micro_batch", "tokens", "gated_mlp"});
   bench.tokens = workload.at("tokens").count();
   for (const JsonReader& g : root.at("gemms").elements()) bench.gemms.push_back(read_gemm(g));
   for (const auto& [precision, summary] : root.at("summary").members()) {
