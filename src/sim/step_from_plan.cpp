@@ -69,7 +69,7 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p) {
         break;
       case cost::CommGroup::kData:
         if (t.op == cost::CollectiveOp::kAllGather) {
-          s.post_optimizer += t.time;  // ZeRO-1/2: updated parameters gathered after the optimizer
+          s.parameter_gather = t.size;  // ZeRO-1/2: updated parameters gathered after the optimizer
         } else {
           s.syncs.push_back(GradientSync{t.name, t.op, t.size, t.calls});
         }
@@ -83,9 +83,6 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p) {
     s.sharded = sharded;
   }
   s.optimizer = p.optimizer;
-  if (s.post_optimizer.value() > 0.0) {
-    out.notes.push_back("ZeRO parameter all-gather after the optimizer is added at its analytical time");
-  }
   if (plan.zero_stage() == 2 && !plan.is_fsdp()) {
     out.notes.push_back("ZeRO-2 per-micro-batch gradient reduce-scatters run as buckets after the last backward");
   }

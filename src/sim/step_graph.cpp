@@ -39,6 +39,7 @@ std::string_view to_string(RequestKind kind) {
     case RequestKind::kGather: return "parameter all-gather";
     case RequestKind::kReduceScatter: return "gradient reduce-scatter";
     case RequestKind::kReplicaAllReduce: return "replica all-reduce";
+    case RequestKind::kUpdatedGather: return "ZeRO parameter all-gather";
   }
   STEPCAST_UNREACHABLE("unknown request kind");
 }

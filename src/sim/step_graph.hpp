@@ -14,7 +14,7 @@
 namespace stepcast::sim::detail {
 
 /// What a collective on a stage's data-parallel comm stream is for.
-enum class RequestKind { kBucket, kGather, kReduceScatter, kReplicaAllReduce };
+enum class RequestKind { kBucket, kGather, kReduceScatter, kReplicaAllReduce, kUpdatedGather };
 
 struct PathNode {
   enum class Kind { kTask, kSend, kRequest, kOptimizer };

@@ -27,10 +27,7 @@ void StepRun::on_timer(des::Tick now, std::uint64_t payload) {
       issue(k, RequestKind::kBucket, stage_of(rk).buckets[index_of(payload)].schedule);
       break;
     }
-    case Kind::kOptimizerDone:
-      rank(k).finish = now;
-      nodes_[static_cast<std::size_t>(rank(k).optimizer_node)].end = now;
-      break;
+    case Kind::kOptimizerDone: optimizer_done(k, now); break;
     default: STEPCAST_UNREACHABLE("unknown timer kind");
   }
 }
@@ -271,7 +268,7 @@ std::int64_t StepRun::add_send(const Rank& rk, const PipelineOp& op, int to_virt
   return id;
 }
 
-std::int64_t StepRun::issue(int k, RequestKind kind, std::uint32_t schedule) {
+std::int64_t StepRun::issue(int k, RequestKind kind, std::uint32_t schedule, std::int64_t trigger) {
   Rank& rk = rank(k);
   Stage& st = stage_of(rk);
   const std::size_t i = rk.issued++;
@@ -279,7 +276,7 @@ std::int64_t StepRun::issue(int k, RequestKind kind, std::uint32_t schedule) {
   Request& req = st.requests[i];
   STEPCAST_ASSERT(req.schedule == schedule, "every replica issues the same collectives in the same order");
   ++req.issued;
-  pump(rk.stage, rk.task_node);
+  pump(rk.stage, trigger);
   return static_cast<std::int64_t>(i);
 }
 
@@ -320,6 +317,7 @@ void StepRun::stream_done(int s, std::uint32_t i, des::Tick now) {
       nodes_.back().op = op;
       layer_compute(k);
     }
+    if (rk.updated_gather == static_cast<std::int64_t>(i)) finish(k, now, req.node);
     maybe_start_optimizer(k, req.node);
   }
   pump(s, req.node);
@@ -334,9 +332,26 @@ void StepRun::maybe_start_optimizer(int k, std::int64_t trigger) {
   rk.optimizer_start = now;
   rk.optimizer_started = true;
   rk.optimizer_node = add_node(PathNode::Kind::kOptimizer, rk, trigger);
-  const des::Tick opt = des::to_ticks(spec_->optimizer * rk.factor + spec_->post_optimizer);
+  const des::Tick opt = des::to_ticks(spec_->optimizer * rk.factor);
   if (trace_) span(k, now, now + opt, "optimizer");
   timers_.at(now + opt, tag(Kind::kOptimizerDone, k, 0));
+}
+
+void StepRun::optimizer_done(int k, des::Tick now) {
+  Rank& rk = rank(k);
+  nodes_[static_cast<std::size_t>(rk.optimizer_node)].end = now;
+  const Stage& st = stage_of(rk);
+  if (st.updated_gather < 0) {
+    finish(k, now, rk.optimizer_node);
+    return;
+  }
+  // ZeRO-1/2: each rank updated only its shard; the step ends once all are gathered.
+  rk.updated_gather = issue(k, RequestKind::kUpdatedGather, static_cast<std::uint32_t>(st.updated_gather), rk.optimizer_node);
+}
+
+void StepRun::finish(int k, des::Tick now, std::int64_t node) {
+  rank(k).finish = now;
+  rank(k).end_node = node;
 }
 
 void StepRun::span(int track, des::Tick start, des::Tick end, std::string name) {

@@ -74,6 +74,7 @@ struct Stage {
   std::size_t last_grad_op = 0;  // the task whose end completes this stage's gradients
   std::vector<Bucket> buckets;
   ShardSchedules shard;
+  std::int64_t updated_gather = -1;  // schedule of ZeRO's gather after the optimizer, if any
   std::vector<Request> requests;  // in issue order
   std::size_t next_request = 0;   // the first not started
   bool comm_busy = false;
@@ -112,6 +113,8 @@ struct Rank {
   bool optimizer_started = false;
   std::int64_t task_node = -1;  // the latest node of the task in progress (or the last task)
   std::int64_t optimizer_node = -1;
+  std::int64_t updated_gather = -1;  // request of ZeRO's gather after the optimizer
+  std::int64_t end_node = -1;        // the node whose end ends the rank's step
 };
 
 class StepRun final : public des::TimerHandler, public TransferObserver, public CollectiveObserver {
@@ -145,6 +148,8 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   void place_ranks(const Perturbation& pert);
   std::uint32_t add_schedule(cost::CollectiveOp op, Bytes size, std::span<const std::vector<int>> groups);
   void build();
+  // One group per tensor-parallel rank: the stage's GPUs of that rank in every replica.
+  std::vector<std::vector<int>> data_parallel_groups(int s) const;
 
   // Buckets of every gradient sync, in order; bucket j of all syncs becomes ready when the
   // cumulative bytes up to it have been produced by the last gradient task (evenly over its compute).
@@ -180,7 +185,9 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   std::int64_t add_send(const Rank& rk, const PipelineOp& op, int to_virtual_stage);
 
   // Appends (or joins) the next collective of the rank's stage stream; returns its index.
-  std::int64_t issue(int k, RequestKind kind, std::uint32_t schedule);
+  // `trigger` is the node that issues it: the rank's current task unless given.
+  std::int64_t issue(int k, RequestKind kind, std::uint32_t schedule, std::int64_t trigger);
+  std::int64_t issue(int k, RequestKind kind, std::uint32_t schedule) { return issue(k, kind, schedule, rank(k).task_node); }
 
   // Starts the stream's next collective if the stream is free and every replica has issued it;
   // `trigger` is the node whose end called (an issuing task, or the previous collective).
@@ -190,6 +197,9 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   // The optimizer runs once the rank's tasks are done and every collective it issued (and every
   // bucket it will issue) has completed.
   void maybe_start_optimizer(int k, std::int64_t trigger);
+  // The rank's step ends with the optimizer, or under ZeRO-1/2 with the gather it then issues.
+  void optimizer_done(int k, des::Tick now);
+  void finish(int k, des::Tick now, std::int64_t node);
   void span(int track, des::Tick start, des::Tick end, std::string name);
   StepResult result();
   const topology::Topology* topo_;

@@ -74,6 +74,9 @@ void StepRun::build() {
     }
     build_buckets(s);
     if (spec_->sharded) build_shards(s);
+    if (spec_->dp > 1 && spec_->parameter_gather.value() > 0.0) {
+      st.updated_gather = add_schedule(cost::CollectiveOp::kAllGather, spec_->parameter_gather, data_parallel_groups(s));
+    }
   }
   for (int k = 0; k < rank_count(); ++k) {
     // Sends of each rank's tensor-parallel group to the next and previous stage, together.
@@ -108,15 +111,20 @@ void StepRun::build() {
   }
 }
 
-void StepRun::build_buckets(int s) {
-  Stage& st = stages_[static_cast<std::size_t>(s)];
-  if (spec_->dp <= 1) return;
+std::vector<std::vector<int>> StepRun::data_parallel_groups(int s) const {
   std::vector<std::vector<int>> groups;
   for (int i = 0; i < spec_->tp; ++i) {
     std::vector<int> g;
     for (int r = 0; r < spec_->dp; ++r) g.push_back(gpu(r, s, i));
     groups.push_back(std::move(g));
   }
+  return groups;
+}
+
+void StepRun::build_buckets(int s) {
+  Stage& st = stages_[static_cast<std::size_t>(s)];
+  if (spec_->dp <= 1) return;
+  const std::vector<std::vector<int>> groups = data_parallel_groups(s);
   double total = 0.0;
   for (const GradientSync& sync : spec_->syncs) total += sync.bucket.value() * sync.buckets;
   double cumulative = 0.0;

@@ -28,7 +28,7 @@ StepResult StepRun::result() {
   r.breakdown.bubble = des::to_seconds(rk.last_compute_end - rk.compute - rk.tensor - rk.gather_wait);
   r.breakdown.dp_exposed = des::to_seconds(rk.optimizer_start - rk.last_compute_end);
   r.breakdown.optimizer = des::to_seconds(rk.finish - rk.optimizer_start);
-  r.critical_path = critical_path(nodes_, rk.optimizer_node, replicas_ > 1);
+  r.critical_path = critical_path(nodes_, rk.end_node, replicas_ > 1);
   const TierTraffic& t = network_.traffic();
   for (std::size_t i = 0; i < t.bytes.size(); ++i) {
     const double cap = t.capacity[i] * r.step_time.value();

@@ -78,6 +78,15 @@ TEST_SUITE("sim.step_from_plan") {
     CHECK_FALSE(s.sharded.has_value());
   }
 
+  TEST_CASE("ZeRO-1: gradients reduce-scattered in buckets, then all of a rank's parameters gathered once") {
+    const sim::StepSpec s = spec_of("dp=16,zero=1,mbs=1,gbs=32,flash=on", 2);
+    CHECK_FALSE(s.sharded.has_value());
+    REQUIRE(s.syncs.size() == 1);
+    CHECK(s.syncs.front().op == cost::CollectiveOp::kReduceScatter);
+    // 32 layers and the parameters outside them, 2 B each.
+    CHECK(s.parameter_gather.value() == doctest::Approx(32 * kLayerBytes + kRootBytes));
+  }
+
   TEST_CASE("DDP: gradient buckets, no per-layer collectives") {
     const sim::StepSpec s = spec_of("dp=16,mbs=1,gbs=32,flash=on", 2);
     CHECK_FALSE(s.sharded.has_value());

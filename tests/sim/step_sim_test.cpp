@@ -17,15 +17,15 @@ namespace {
 
 constexpr double kMs = 1e-3;
 
-// n GPUs, each alone in its node on its own link to one switch, no latency.
-topology::Topology flat(int n, BytesPerSecond bw) {
+// n GPUs, each alone in its node on its own link to one switch; a route crosses two links.
+topology::Topology flat(int n, BytesPerSecond bw, Seconds link_latency = Seconds(0.0)) {
   using topology::LinkTier;
   using topology::VertexKind;
   std::vector<topology::Vertex> v;
   std::vector<topology::Link> l;
   for (int i = 0; i < n; ++i) {
     v.push_back({"gpu" + std::to_string(i), VertexKind::kGpu, i});
-    l.push_back({static_cast<topology::VertexId>(i), static_cast<topology::VertexId>(n), bw, seconds(0), LinkTier::kNic});
+    l.push_back({static_cast<topology::VertexId>(i), static_cast<topology::VertexId>(n), bw, link_latency, LinkTier::kNic});
   }
   v.push_back({"switch", VertexKind::kSwitch, -1});
   return topology::Topology("flat", "hand-drawn test graph", topology::GpuSpec{}, v, l, 1.0);
@@ -93,6 +93,34 @@ TEST_SUITE("sim.step") {
     const StepResult r = simulate_step(t, s);
     CHECK(r.breakdown.dp_exposed.value() == doctest::Approx(0.75 * kMs));
     CHECK(r.step_time.value() == doctest::Approx(15.75 * kMs));
+  }
+
+  TEST_CASE("ZeRO-1/2: the updated parameters' ring all-gather runs after the optimizer and ends the step") {
+    // dp = 4 on 50 GB/s links of 5 us each, so a GPU-to-GPU route has alpha = 10 us. Ring
+    // all-gather of S = 100e6 B: (N-1)/N x S / B + (N-1) alpha = 3/4 x 100e6 / 50e9 + 3 x 10 us
+    // = 1.5 + 0.03 = 1.53 ms. Step = F 1 + B 2 + optimizer 0.5 + 1.53 = 5.03 ms.
+    const topology::Topology t = flat(4, gbyte_per_s(50), seconds(5e-6));
+    StepSpec s;
+    s.dp = 4;
+    s.forward = seconds(1 * kMs);
+    s.backward = seconds(2 * kMs);
+    s.optimizer = seconds(0.5 * kMs);
+    s.parameter_gather = bytes(100e6);
+    const StepResult r = simulate_step(t, s, {}, true);
+    CHECK(r.step_time.value() == doctest::Approx(5.03 * kMs));
+    CHECK(r.breakdown.optimizer.value() == doctest::Approx(2.03 * kMs));
+    const std::vector<std::string> path = {"F0.0 (stage 0)", "B0.0 (stage 0)", "optimizer (stage 0)",
+                                           "ZeRO parameter all-gather (stage 0)"};
+    CHECK(r.critical_path == path);
+    // The gather is on stage 0's data-parallel comm track (after the compute track), not in the optimizer's span.
+    bool on_comm_track = false;
+    for (const TraceSpan& span : r.spans) {
+      if (span.name == "ZeRO parameter all-gather") {
+        on_comm_track = span.track == 1 && span.start_s == doctest::Approx(3.5 * kMs) && span.end_s == doctest::Approx(5.03 * kMs);
+      }
+      if (span.name == "optimizer") CHECK(span.end_s == doctest::Approx(3.5 * kMs));
+    }
+    CHECK(on_comm_track);
   }
 
   TEST_CASE("one GPU at 1.5x slows the synchronous step by a hand-derived amount") {

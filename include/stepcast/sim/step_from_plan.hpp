@@ -23,7 +23,8 @@ struct PlannedStep {
 /// backward from the compute model (backward twice the forward, plus a forward under full
 /// recompute: Narayanan et al. 2021), split into the stage's layers; TP collectives between the
 /// slices of each layer, FSDP/ZeRO-3 gathers and reduce-scatters around each layer, PP sends,
-/// DDP and ZeRO gradient buckets, all as flows; the optimizer step.
+/// DDP and ZeRO gradient buckets, all as flows; the optimizer step and ZeRO-1/2's parameter
+/// all-gather after it, also as flows.
 PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& prediction);
 
 }  // namespace stepcast::sim

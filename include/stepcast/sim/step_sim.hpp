@@ -2,7 +2,7 @@
 // micro-batch (and model chunk) on each pipeline stage's compute stream in the order of the
 // pipeline schedule, activations and gradients sent between stages as network flows, gradient
 // buckets all-reduced over the data-parallel group as flows while backward runs, the optimizer
-// step, and the final synchronisation. One representative rank per stage stands for its tensor-
+// step, and ZeRO's gather of the updated parameters after it. One representative rank per stage stands for its tensor-
 // and data-parallel peers, which the plan makes symmetric; their traffic is in the flows. With
 // per-step noise the replicas are no longer symmetric, so every data-parallel replica's stages run.
 #pragma once
@@ -71,7 +71,9 @@ struct StepSpec {
   Bytes p2p_bytes;            ///< activation (or gradient) bytes per GPU per send between stages
   std::vector<GradientSync> syncs;  ///< run in order on the data-parallel comm stream
   Seconds optimizer;
-  Seconds post_optimizer;     ///< exposed communication after the optimizer (ZeRO parameter all-gather)
+  /// ZeRO-1/2: S of the all-gather of the updated parameters over the data-parallel group, run on
+  /// the stage's comm stream after the optimizer; the step ends when it does. 0 without.
+  Bytes parameter_gather;
   int stride_pp = 1;          ///< GPU distance between stages (tp)
   int stride_dp = 1;          ///< GPU distance between data-parallel replicas (tp*pp)
 };
@@ -103,7 +105,7 @@ struct StepBreakdown {
   Seconds bubble;           ///< its compute stream idle (pipeline, sends) before its last task ends
   Seconds gather_wait;      ///< its compute stream waiting for FSDP/ZeRO-3 parameter gathers
   Seconds dp_exposed;       ///< gradient communication after its last task
-  Seconds optimizer;        ///< optimizer plus post-optimizer communication
+  Seconds optimizer;        ///< optimizer plus the ZeRO parameter all-gather after it
   Seconds straggler_wait;   ///< step time minus the same step without slowdown or noise
 };
 
