@@ -191,6 +191,7 @@ void StepRun::slice_done(int k) {
   if (!rk.tensor_schedules.empty() && op_of(rk).kind != PipelineOp::Kind::kWeightGrad) {
     rk.tensor_op = 0;
     rk.tensor_start = engine_.now();
+    rk.tensor_op_start = rk.tensor_start;
     runner_.start(schedules_[rk.tensor_schedules.front()], tag(Kind::kTensorDone, k, 0));
     return;
   }
@@ -199,6 +200,11 @@ void StepRun::slice_done(int k) {
 
 void StepRun::tensor_done(int k, des::Tick now) {
   Rank& rk = rank(k);
+  if (trace_) {
+    const cost::CollectiveOp op = spec_->tensor_parallel->ops[rk.tensor_op];
+    span(tensor_track(k), rk.tensor_op_start, now, fmt::format("TP {}", cost::to_string(op)));
+    rk.tensor_op_start = now;
+  }
   if (++rk.tensor_op < rk.tensor_schedules.size()) {
     runner_.start(schedules_[rk.tensor_schedules[rk.tensor_op]], tag(Kind::kTensorDone, k, 0));
     return;
@@ -300,9 +306,8 @@ void StepRun::stream_done(int s, std::uint32_t i, des::Tick now) {
   st.comm_busy = false;
   nodes_[static_cast<std::size_t>(req.node)].end = now;
   if (trace_) {
-    span(rank_count() + s, st.comm_start, now, std::string(to_string(req.kind)));
-    const auto tier = static_cast<int>(schedules_[req.schedule].top_tier);
-    span(rank_count() + spec_->pp + tier, st.comm_start, now, fmt::format("stage {} {}", s, to_string(req.kind)));
+    span(stream_track(s), st.comm_start, now, std::string(to_string(req.kind)));
+    span(tier_track(schedules_[req.schedule].top_tier), st.comm_start, now, fmt::format("stage {} {}", s, to_string(req.kind)));
   }
   for (int r = 0; r < replicas_; ++r) {
     const int k = rank_index(r, s);

@@ -97,6 +97,7 @@ struct Rank {
   double task_factor = 1.0;
   des::Tick task_start = 0;
   des::Tick tensor_start = 0;
+  des::Tick tensor_op_start = 0;
   std::int64_t gather = -1;    // request of the current layer's gather
   std::int64_t prefetch = -1;  // request of the next layer's gather
   bool waiting = false;
@@ -129,6 +130,11 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   int virtual_stages() const { return spec_->pp * spec_->vp; }
   int rank_count() const { return spec_->pp * replicas_; }
   int rank_index(int replica, int stage) const { return replica * spec_->pp + stage; }
+  // Trace tracks: each rank's compute, its tensor-parallel collectives (with TP), each stage's
+  // data-parallel comm stream, then the link tiers.
+  int tensor_track(int k) const { return rank_count() + k; }
+  int stream_track(int s) const { return rank_count() * (spec_->tensor_parallel ? 2 : 1) + s; }
+  int tier_track(topology::LinkTier tier) const { return stream_track(spec_->pp) + static_cast<int>(tier); }
   Rank& rank(int k) { return ranks_[static_cast<std::size_t>(k)]; }
   Stage& stage_of(const Rank& rk) { return stages_[static_cast<std::size_t>(rk.stage)]; }
   const PipelineOp& op_of(Rank& rk) { return stage_of(rk).ops[rk.next]; }

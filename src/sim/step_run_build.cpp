@@ -99,12 +99,16 @@ void StepRun::build() {
     }
   }
   tracks_.clear();
+  std::vector<std::string> tensor_tracks;
   for (int k = 0; k < rank_count(); ++k) {
     const Rank& rk = rank(k);
     const int g = gpu(rk.replica, rk.stage, 0);
-    tracks_.push_back(replicas_ == 1 ? fmt::format("GPU {} (stage {}) compute", g, rk.stage)
-                                     : fmt::format("GPU {} (stage {}, replica {}) compute", g, rk.stage, rk.replica));
+    const std::string who = replicas_ == 1 ? fmt::format("GPU {} (stage {})", g, rk.stage)
+                                           : fmt::format("GPU {} (stage {}, replica {})", g, rk.stage, rk.replica);
+    tracks_.push_back(who + " compute");
+    if (spec_->tensor_parallel) tensor_tracks.push_back(who + " tensor-parallel comm");
   }
+  tracks_.insert(tracks_.end(), tensor_tracks.begin(), tensor_tracks.end());
   for (int s = 0; s < pp; ++s) tracks_.push_back(fmt::format("GPU {} (stage {}) data-parallel comm", gpu(0, s, 0), s));
   for (const auto tier : {topology::LinkTier::kIntraNode, topology::LinkTier::kNic, topology::LinkTier::kFabric}) {
     tracks_.push_back(fmt::format("links: {}", topology::to_string(tier)));

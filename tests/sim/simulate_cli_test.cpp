@@ -1,5 +1,5 @@
 // `stepcast simulate` through the real executable: same seed, same JSON; the trace is valid JSON
-// with events on every simulated GPU.
+// with events on every simulated GPU and the tensor-parallel collectives on their own tracks.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -52,7 +52,7 @@ TEST_SUITE("sim.simulate_cli") {
     CHECK(j.at("straggler_wait_s").get<double>() > 0.0);
   }
 
-  TEST_CASE("the trace is valid JSON with events on every simulated GPU's compute track") {
+  TEST_CASE("the trace is valid JSON with events on every simulated GPU's compute track and TP collectives on their own") {
     const auto path = std::filesystem::temp_directory_path() / "stepcast_simulate_cli_test_trace.json";
     run(kArgs + " --trace " + path.string());
     std::ifstream in(path);
@@ -60,11 +60,21 @@ TEST_SUITE("sim.simulate_cli") {
     text << in.rdbuf();
     const auto trace = nlohmann::json::parse(text.str());
     std::set<int> tracks_with_events;
+    std::set<int> tensor_tracks;
+    std::set<int> tensor_spans_on;
     for (const auto& e : trace.at("traceEvents")) {
       if (e.at("ph") == "X") tracks_with_events.insert(e.at("tid").get<int>());
+      if (e.at("ph") == "X" && e.at("name") == "TP all-reduce") tensor_spans_on.insert(e.at("tid").get<int>());
+      if (e.at("name") == "thread_name" &&
+          e.at("args").at("name").get<std::string>().find("tensor-parallel comm") != std::string::npos) {
+        tensor_tracks.insert(e.at("tid").get<int>());
+      }
     }
     // pp = 4: one representative GPU per stage, tracks 0..3 are their compute streams.
     for (int stage = 0; stage < 4; ++stage) CHECK(tracks_with_events.count(stage) == 1);
+    // tp = 2: each stage's tensor-parallel all-reduces are spans of their own on its TP comm track.
+    CHECK(tensor_tracks.size() == 4);
+    CHECK(tensor_spans_on == tensor_tracks);
     std::filesystem::remove(path);
   }
 }
