@@ -158,12 +158,16 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
       out.communication.push_back(term);
     } else if (stage <= 2 && !plan.is_fsdp()) {
       // ZeRO-1/2 (DeepSpeed): gradients reduce-scattered to their owners (ZeRO-2 every
-      // micro-batch, ZeRO-1 once per step), overlapped with backward; after the optimizer step
-      // each owner's updated parameters are all-gathered, which nothing overlaps (ZeRO section 7).
+      // micro-batch, ZeRO-1 once per step) in buckets of reduce_bucket_size elements, overlapped
+      // with backward except the last bucket, ready only when the backward ends; after the
+      // optimizer step each owner's updated parameters are all-gathered, which nothing overlaps
+      // (ZeRO section 7).
       const Group dp = make_group(topology, options.calibration, CommGroup::kData, plan.dp, dp_stride);
       const double reductions = stage == 2 ? m : 1.0;
-      CommTerm rs = uniform_term("ZeRO gradient reduce-scatter", CollectiveOp::kReduceScatter, Algorithm::kRing, dp, grads, reductions);
-      rs.exposed = max0(rs.time - backward_window * reductions);
+      const Bytes bucket = std::min(grads, Bytes(options.memory.zero_bucket_elements * per.gradients));
+      CommTerm rs = pieces_term("ZeRO gradient reduce-scatter", CollectiveOp::kReduceScatter, dp, grads, bucket, reductions);
+      const Seconds last = time_of(CollectiveOp::kReduceScatter, Algorithm::kRing, bucket, dp);
+      rs.exposed = std::max(max0(rs.time - backward_window * reductions), last);
       out.communication.push_back(rs);
       CommTerm ag = uniform_term("ZeRO parameter all-gather", CollectiveOp::kAllGather, Algorithm::kRing, dp, weights, 1.0);
       ag.exposed = ag.time;

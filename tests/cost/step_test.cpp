@@ -79,6 +79,22 @@ TEST_SUITE("cost.step") {
     CHECK(has_pp);
   }
 
+  TEST_CASE("ZeRO-1 reduce-scatters in DeepSpeed's 5e8-element buckets: only the last one outlasts the backward") {
+    // 16 GPUs on the seed's flat 400 Gbps machine (50e9 B/s each, no latency). A bf16 gradient
+    // bucket is 5e8 x 2 B = 1e9 B; its ring reduce-scatter over 16 ranks moves 15/16 of it:
+    // 0.9375e9 B / 50e9 B/s = 18.75 ms. The rest hides behind a backward of about a second.
+    const auto topo = topology::load_topology(kSource / "topologies/flat-400gbps.json", 16);
+    const auto p = predict("llama2-7b.json", "dp=16,zero=1,flash=on", topo);
+    bool found = false;
+    for (const auto& t : p.communication) {
+      if (t.op != cost::CollectiveOp::kReduceScatter) continue;
+      found = true;
+      CHECK(t.size.value() == doctest::Approx(1e9));
+      CHECK(t.exposed.value() == doctest::Approx(18.75e-3));
+    }
+    CHECK(found);
+  }
+
   TEST_CASE("the same inputs give the same prediction, byte for byte") {
     const auto topo = topology::load_topology(kSource / "topologies/p4d-24xlarge.json", 2);
     const auto a = predict("llama2-7b.json", "dp=4,tp=4,zero=1,gbs=64", topo);
