@@ -279,6 +279,8 @@ std::string report_text(const PlanInputs& in, const Report& r, bool explain) {
       row("stragglers, normal", fmt::format("{} expected, slowdown {:.4f}", format_seconds(r.normal->expected_step), r.normal->slowdown));
       row("stragglers, log-normal", fmt::format("{} expected, slowdown {:.4f}", format_seconds(r.lognormal->expected_step),
                                                 r.lognormal->slowdown));
+      // The same synchronous wait, with the plan's real sync points, is what the engine simulates.
+      row("by simulation", "stepcast simulate with this plan and --straggler step-cv=<same cv>, mean over --seed values");
     }
     if (r.slow) row("stragglers, slow GPUs", fmt::format("{} expected, slowdown {:.4f}", format_seconds(r.slow->expected_step), r.slow->slowdown));
   }
