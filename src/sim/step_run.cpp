@@ -301,8 +301,9 @@ void StepRun::pump(int s, std::int64_t trigger) {
 
 void StepRun::stream_done(int s, std::uint32_t i, des::Tick now) {
   Stage& st = stages_[static_cast<std::size_t>(s)];
-  Request& req = st.requests[i];
-  req.done = true;
+  // Copied out: resuming a task below issues requests, which may reallocate st.requests.
+  const Request req = st.requests[i];
+  st.requests[i].done = true;
   st.comm_busy = false;
   nodes_[static_cast<std::size_t>(req.node)].end = now;
   if (trace_) {
