@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "data_path.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/units.hpp"
 
@@ -35,9 +36,9 @@ cost::StepOptions PlanInputs::step_options() const {
 
 PlanInputs load_plan_inputs(const PlanOptions& o) {
   PlanInputs in;
-  in.workload = workload::load_workload(o.workload);
+  in.workload = workload::load_workload(data_path(o.workload));
   if (!o.topology.empty()) {
-    in.topology = topology::load_topology(o.topology, o.nodes > 0 ? std::optional<int>(o.nodes) : std::nullopt);
+    in.topology = topology::load_topology(data_path(o.topology), o.nodes > 0 ? std::optional<int>(o.nodes) : std::nullopt);
   } else if (o.nodes > 0) {
     throw InputError("--nodes", {}, "--nodes needs --topology");
   }

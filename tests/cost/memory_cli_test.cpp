@@ -3,6 +3,7 @@
 // 13.04 GiB of model state per GPU (16 B/param x 7e9 / 8, the seed documents).
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -35,5 +36,14 @@ TEST_SUITE("cost.memory_cli") {
     CHECK(j.at("tokens_per_s").get<double>() > 0.0);
     CHECK(j.at("mfu").get<double>() > 0.0);
     CHECK(j.at("mfu").get<double>() < 1.0);
+  }
+
+  TEST_CASE("shipped workloads and topologies are found from any folder, as the README says") {
+    const auto r = stepcast::test::run_stepcast_with_status(
+        "predict --workload workloads/llama2-7b.json --topology topologies/p4d-24xlarge.json --nodes 2 "
+        "--plan fsdp=16,flash=on --json",
+        std::filesystem::temp_directory_path().string());
+    CHECK(r.exit_code == 0);
+    CHECK(nlohmann::json::parse(r.output).at("gpus").get<int>() == 16);
   }
 }

@@ -16,9 +16,9 @@ struct CommandResult {
   int exit_code = -1;
 };
 
-inline CommandResult run_stepcast_with_status(const std::string& args) {
-  const std::string command =
-      std::string("cd '") + STEPCAST_SOURCE_DIR + "' && '" + STEPCAST_BINARY + "' " + args + " 2>&1";
+/// Runs `stepcast ARGS` in `folder` (default: the source tree, where shipped files are).
+inline CommandResult run_stepcast_with_status(const std::string& args, const std::string& folder = STEPCAST_SOURCE_DIR) {
+  const std::string command = "cd '" + folder + "' && '" + STEPCAST_BINARY + "' " + args + " 2>&1";
   std::FILE* pipe = ::popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
   CommandResult r;
