@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
+#include <utility>
+
+#include "stepcast/cost/nccl_tuning.hpp"
 
 namespace stepcast::calibrate {
 
@@ -16,24 +20,61 @@ double percentile(std::vector<double> values, double p) {
   return values[std::clamp<std::size_t>(rank, 1, n) - 1];
 }
 
-Comparison compare(const std::vector<Sample>& samples, const cost::Calibration& calibration) {
+namespace {
+
+ComparedPoint compared(const Sample& s, Seconds predicted, std::string model) {
+  ComparedPoint p;
+  p.sample = s;
+  p.model = std::move(model);
+  p.predicted = predicted;
+  // Nothing moves over one rank: no time, and no bandwidth to speak of.
+  p.predicted_busbw = predicted.value() > 0.0
+                          ? BytesPerSecond(s.size.value() / predicted.value() * cost::busbw_factor(s.op, s.tiers.ranks))
+                          : BytesPerSecond(0.0);
+  p.error_pct = (predicted.value() - s.measured.value()) / s.measured.value() * 100.0;
+  return p;
+}
+
+Seconds alpha_beta_time(const Sample& s, const cost::Calibration& calibration) {
+  const topology::CommTiers tiers = cost::apply(calibration, s.tiers, s.op, s.size);
+  return cost::estimate_collective(s.op, s.algorithm, s.size, tiers).time;
+}
+
+Comparison summarised(std::vector<ComparedPoint> points) {
   Comparison out;
   std::vector<double> abs_err;
-  for (const Sample& s : samples) {
-    const topology::CommTiers tiers = cost::apply(calibration, s.tiers, s.op, s.size);
-    const cost::CollectiveCost c = cost::estimate_collective(s.op, s.algorithm, s.size, tiers);
-    ComparedPoint p;
-    p.sample = s;
-    p.predicted = c.time;
-    p.predicted_busbw = c.busbw;
-    p.error_pct = (c.time.value() - s.measured.value()) / s.measured.value() * 100.0;
-    abs_err.push_back(std::fabs(p.error_pct));
-    out.points.push_back(std::move(p));
-  }
+  for (const auto& p : points) abs_err.push_back(std::fabs(p.error_pct));
+  out.points = std::move(points);
   out.median_abs_error_pct = percentile(abs_err, 50.0);
   out.p90_abs_error_pct = percentile(abs_err, 90.0);
   out.max_abs_error_pct = percentile(abs_err, 100.0);
   return out;
+}
+
+}  // namespace
+
+Comparison compare(const std::vector<Sample>& samples, const cost::Calibration& calibration) {
+  std::vector<ComparedPoint> points;
+  for (const Sample& s : samples) {
+    points.push_back(compared(s, alpha_beta_time(s, calibration), std::string(cost::to_string(s.algorithm))));
+  }
+  return summarised(std::move(points));
+}
+
+Comparison compare_nccl(const std::vector<Sample>& samples, const topology::Topology& topology,
+                        const cost::Calibration& calibration) {
+  const cost::NcclTuning tuning = cost::nccl_tuning(calibration);
+  std::vector<ComparedPoint> points;
+  for (const Sample& s : samples) {
+    if (!cost::has_nccl_tuning(s.op) || s.tiers.ranks < 2) {
+      points.push_back(compared(s, alpha_beta_time(s, calibration), std::string(cost::to_string(s.algorithm))));
+      continue;
+    }
+    const cost::NcclSystem system = cost::nccl_system(topology, s.tiers);
+    const cost::NcclCandidate pick = cost::nccl_choose(s.op, s.size, system, {}, tuning).chosen();
+    points.push_back(compared(s, pick.time, fmt::format("{}/{}", cost::to_string(pick.algorithm), cost::to_string(pick.protocol))));
+  }
+  return summarised(std::move(points));
 }
 
 }  // namespace stepcast::calibrate

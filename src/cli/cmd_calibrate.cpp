@@ -120,6 +120,9 @@ std::string calibrate_compute(const MeasuredInputs& in, cost::Calibration& cal) 
 
 void run_calibrate(const CalibrateOptions& o) {
   const MeasuredInputs in = load_measured_inputs(o.in);
+  if (in.nccl_auto) {
+    throw InputError("--algorithm", {}, "calibrate always fits NCCL's tuning model too; auto applies to validate and collective");
+  }
   cost::Calibration cal;
   std::string inputs;
   for (const std::string& f : o.in.measured) inputs += (inputs.empty() ? "" : ", ") + f;

@@ -44,11 +44,11 @@ struct ValidateOptions {
 double sig9(double v) { return std::strtod(fmt::format("{:.9g}", v).c_str(), nullptr); }
 
 std::string table_text(const calibrate::Comparison& c) {
-  std::string out = fmt::format("{:<14} {:>13} {:>10} {:>14} {:>14} {:>14} {:>14} {:>9}\n", "collective", "size (B)", "size",
-                     "measured (us)", "meas busbw", "predicted (us)", "pred busbw", "error %");
+  std::string out = fmt::format("{:<14} {:<12} {:>13} {:>10} {:>14} {:>14} {:>14} {:>14} {:>9}\n", "collective", "model",
+                                "size (B)", "size", "measured (us)", "meas busbw", "predicted (us)", "pred busbw", "error %");
   for (const auto& p : c.points) {
-    out += fmt::format("{:<14} {:>13.0f} {:>10} {:>14.2f} {:>14} {:>14.2f} {:>14} {:>+9.2f}\n",
-                       cost::to_string(p.sample.op), p.sample.size.value(), format_bytes(p.sample.size),
+    out += fmt::format("{:<14} {:<12} {:>13.0f} {:>10} {:>14.2f} {:>14} {:>14.2f} {:>14} {:>+9.2f}\n",
+                       cost::to_string(p.sample.op), p.model, p.sample.size.value(), format_bytes(p.sample.size),
                        p.sample.measured.value() * unit::kMega, format_bandwidth(p.sample.measured_busbw),
                        p.predicted.value() * unit::kMega, format_bandwidth(p.predicted_busbw), p.error_pct);
   }
@@ -75,7 +75,7 @@ nlohmann::json collective_points_json(const calibrate::Comparison& c) {
   nlohmann::json points = nlohmann::json::array();
   for (const auto& p : c.points) {
     points.push_back({{"op", std::string(cost::to_string(p.sample.op))},
-                      {"algorithm", std::string(cost::to_string(p.sample.algorithm))},
+                      {"algorithm", p.model},
                       {"ranks", p.sample.tiers.ranks},
                       {"nodes", p.sample.tiers.nodes},
                       {"size_bytes", static_cast<std::int64_t>(p.sample.size.value())},  // exact: sizes are whole bytes
@@ -172,7 +172,7 @@ bool run_validate(const ValidateOptions& o, bool gate) {
       throw InputError(in.measurements.front().file, {},
                        "no measured points to compare (check --min-size, --max-size, --holdout)");
     }
-    r.collectives = calibrate::compare(samples, cal);
+    r.collectives = in.nccl_auto ? calibrate::compare_nccl(samples, topo, cal) : calibrate::compare(samples, cal);
   } else if (!o.plot.empty()) {
     throw InputError("--plot", {}, "draws collectives; the measured files hold only GEMMs");
   }
@@ -184,7 +184,10 @@ bool run_validate(const ValidateOptions& o, bool gate) {
   } else {
     std::string text = fmt::format(
         "predicted ({}, {}) vs measured on {}{}\n", o.calibration.empty() ? "uncalibrated" : "calibration " + o.calibration,
-        o.in.algorithm.empty() ? "default algorithm" : o.in.algorithm, topo.name(),
+        o.in.algorithm.empty() ? "default algorithm"
+        : in.nccl_auto         ? "NCCL's tuning model picks"
+                               : o.in.algorithm,
+        topo.name(),
         held_out ? fmt::format(", points held out by --holdout {}", o.in.holdout) : std::string());
     if (!in.measurements.empty()) text += table_text(r.collectives);
     for (std::size_t i = 0; i < in.kernels.size(); ++i) text += gemm_table_text(in.kernels[i], r.gemms[i]);

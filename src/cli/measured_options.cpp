@@ -21,10 +21,11 @@ Bytes size_option(const std::string& option, const std::string& text) {
 }
 
 std::optional<cost::Algorithm> algorithm_option(const std::string& text) {
-  if (text.empty()) return std::nullopt;
+  if (text.empty() || text == "auto") return std::nullopt;
   const auto a = cost::parse_algorithm(text);
   if (!a) {
-    throw InputError("--algorithm", {}, fmt::format("unknown algorithm \"{}\"; accepted: {}", text, cost::accepted_algorithms()));
+    throw InputError("--algorithm", {},
+                     fmt::format("unknown algorithm \"{}\"; accepted: auto, {}", text, cost::accepted_algorithms()));
   }
   return a;
 }
@@ -39,8 +40,10 @@ void add_measured_options(CLI::App& command, MeasuredOptions& o, const std::stri
       ->required();
   command.add_option("--nodes", o.nodes, "Node count of a cluster-form topology (default: what the runs need)")
       ->check(CLI::PositiveNumber);
-  command.add_option("--algorithm", o.algorithm, fmt::format("Algorithm to {} with (default: each collective's default)",
-                                                             verb == "Fit" ? "fit" : "predict"));
+  command.add_option("--algorithm", o.algorithm,
+                     verb == "Fit" ? "Algorithm to fit with (default: each collective's default)"
+                                   : "Algorithm to predict with: auto (NCCL's tuning model picks, as NCCL does) or one "
+                                     "of stepcast's (default: each collective's default)");
   command.add_option("--min-size", o.min_size, verb + " only sizes >= this, e.g. 1MiB");
   command.add_option("--max-size", o.max_size, verb + " only sizes <= this");
   command.add_option("--holdout", o.holdout, holdout_help);
@@ -56,7 +59,7 @@ MeasuredInputs load_measured_inputs(const MeasuredOptions& o) {
   if (!o.max_size.empty()) filter.max_size = size_option("--max-size", o.max_size);
   filter.holdout = calibrate::Holdout::parse(o.holdout);
   return MeasuredInputs{std::move(read.collectives), std::move(read.kernels), std::move(topo), filter,
-                        algorithm_option(o.algorithm)};
+                        algorithm_option(o.algorithm), o.algorithm == "auto"};
 }
 
 }  // namespace stepcast::cli

@@ -36,6 +36,7 @@ struct MeasuredInputs {
   topology::Topology topology;
   calibrate::PointFilter filter;
   std::optional<cost::Algorithm> algorithm;  ///< none: each collective's default
+  bool nccl_auto = false;                    ///< --algorithm auto: NCCL's tuning model picks
 };
 
 /// Reads the files and the topology and parses the filters; bad input throws InputError.

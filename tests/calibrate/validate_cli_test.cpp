@@ -33,6 +33,21 @@ TEST_SUITE("calibrate.validate_cli") {
     CHECK(j.at("median_abs_error_pct").get<double>() > 0.0);
   }
 
+  TEST_CASE("--algorithm auto predicts with the candidate NCCL's tuner picks") {
+    const auto j = nlohmann::json::parse(stepcast::test::run_stepcast(kArgs + " --algorithm auto --json"));
+    bool found = false;
+    for (const auto& p : j.at("points")) {
+      if (p.at("op") != "all-reduce" || p.at("size_bytes").get<double>() != 1073741824.0) continue;
+      found = true;
+      // NVLS/Simple on 8 H100s (NCCL 2.20.3 tuning.cc): latency 23 us; 8 NVLS channels of 40 GB/s
+      // times the bus-to-algorithm ratio 5/6 = 266.67 GB/s; 23 us + 1073741824 B / 266.67e9 B/s
+      // = 4049.5 us (the derivation is spelled out in tests/cost/nccl_tuning_test.cpp).
+      CHECK(p.at("algorithm").get<std::string>() == "nvls/Simple");
+      CHECK(p.at("predicted_time_s").get<double>() == doctest::Approx(23e-6 + 1073741824.0 / (8 * 40e9 * 5.0 / 6.0)));
+    }
+    CHECK(found);
+  }
+
   TEST_CASE("--plot draws measured (solid) and predicted (dashed) bus bandwidth per collective") {
     const std::string svg = (std::filesystem::temp_directory_path() / "stepcast_validate_plot_test.svg").string();
     const std::string out = stepcast::test::run_stepcast(kArgs + " --plot " + svg);

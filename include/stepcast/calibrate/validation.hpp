@@ -2,15 +2,18 @@
 // the median, 90th percentile and worst absolute error.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/cost/calibration.hpp"
+#include "stepcast/topology/topology.hpp"
 
 namespace stepcast::calibrate {
 
 struct ComparedPoint {
   Sample sample;
+  std::string model;  ///< what priced it: "ring", or NCCL's pick such as "nvls/Simple"
   Seconds predicted;
   BytesPerSecond predicted_busbw;
   double error_pct = 0.0;  ///< (predicted - measured) / measured x 100
@@ -25,6 +28,12 @@ struct Comparison {
 
 /// Predicts every sample with cost::estimate_collective on the calibrated tiers and compares.
 Comparison compare(const std::vector<Sample>& samples, const cost::Calibration& calibration);
+
+/// As compare, with NCCL's tuning model (the calibration's nccl_protocols applied) for every
+/// collective NCCL tunes over two or more ranks: the time of the candidate NCCL's tuner picks.
+/// All-to-all and send/recv, which NCCL does not tune, are predicted as compare does.
+Comparison compare_nccl(const std::vector<Sample>& samples, const topology::Topology& topology,
+                        const cost::Calibration& calibration);
 
 /// The p-th percentile (0..100) of `values` by the nearest-rank method; 0 for no values.
 double percentile(std::vector<double> values, double p);
