@@ -10,28 +10,13 @@
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/sim/collective_flows.hpp"
 #include "stepcast/topology/topology.hpp"
+#include "star_topology.hpp"
 
 using namespace stepcast;
 using cost::Algorithm;
 using cost::CollectiveOp;
 
 namespace {
-
-// n GPUs, each alone in its node on its own link to one switch (the seed's flat machine), with a
-// chosen link bandwidth and latency.
-topology::Topology flat(int n, BytesPerSecond bw, Seconds latency) {
-  using topology::LinkTier;
-  using topology::VertexKind;
-  std::vector<topology::Vertex> v;
-  std::vector<topology::Link> l;
-  const auto sw = static_cast<topology::VertexId>(n);
-  for (int i = 0; i < n; ++i) {
-    v.push_back({"gpu" + std::to_string(i), VertexKind::kGpu, i});
-    l.push_back({static_cast<topology::VertexId>(i), sw, bw, latency, LinkTier::kNic});
-  }
-  v.push_back({"switch", VertexKind::kSwitch, -1});
-  return topology::Topology("flat", "hand-drawn test graph", topology::GpuSpec{}, v, l, 1.0);
-}
 
 std::vector<int> first_ranks(int n) {
   std::vector<int> r(static_cast<std::size_t>(n));
@@ -65,7 +50,7 @@ TEST_SUITE("sim.collective_flows") {
 
   TEST_CASE("contention-free ring all-reduce equals the analytical time within 0.5%, N = 2..64, 1 MiB..14e9 B") {
     // Flat switch, 50 GB/s links with 1 us each: alpha = 2 us per step for both models.
-    const topology::Topology t = flat(64, gbyte_per_s(50), microseconds(1));
+    const topology::Topology t = sim::test::star_topology(64, gbyte_per_s(50), microseconds(1));
     const std::vector<double> sizes{1048576.0, 16.0 * 1048576.0, 256.0 * 1048576.0, 1e9, 14e9};
     for (int n = 2; n <= 64; n = n < 8 ? n + 1 : n * 2) {
       for (const double s : sizes) {
@@ -78,7 +63,7 @@ TEST_SUITE("sim.collective_flows") {
   }
 
   TEST_CASE("ring reduce-scatter and all-gather agree with the analytical model") {
-    const topology::Topology t = flat(16, gbyte_per_s(25), microseconds(2));
+    const topology::Topology t = sim::test::star_topology(16, gbyte_per_s(25), microseconds(2));
     for (const auto op : {CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
       const double a = analytical(t, op, Algorithm::kRing, 1e9, 16);
       CHECK(simulated(t, op, Algorithm::kRing, 1e9, 16) == doctest::Approx(a).epsilon(0.005));
@@ -100,7 +85,7 @@ TEST_SUITE("sim.collective_flows") {
   }
 
   TEST_CASE("one rank: nothing to do, zero time") {
-    const topology::Topology t = flat(2, gbyte_per_s(50), microseconds(1));
+    const topology::Topology t = sim::test::star_topology(2, gbyte_per_s(50), microseconds(1));
     CHECK(simulated(t, CollectiveOp::kAllReduce, Algorithm::kRing, 1e9, 1) == 0.0);
   }
 }

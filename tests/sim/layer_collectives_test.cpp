@@ -9,6 +9,7 @@
 #include "stepcast/core/units.hpp"
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
+#include "star_topology.hpp"
 
 using namespace stepcast;
 using namespace stepcast::sim;
@@ -17,22 +18,6 @@ namespace {
 
 constexpr double kMs = 1e-3;
 constexpr double kUs = 1e-6;
-
-// n GPUs on one switch, one link each, of `bw` and `latency`; `one_node` puts them all in node 0
-// (an NVSwitch), otherwise each GPU is its own node.
-topology::Topology star(int n, double bw, double latency, bool one_node) {
-  using topology::LinkTier;
-  using topology::VertexKind;
-  std::vector<topology::Vertex> v;
-  std::vector<topology::Link> l;
-  for (int i = 0; i < n; ++i) {
-    v.push_back({"gpu" + std::to_string(i), VertexKind::kGpu, one_node ? 0 : i});
-    l.push_back({static_cast<topology::VertexId>(i), static_cast<topology::VertexId>(n), BytesPerSecond(bw),
-                 seconds(latency), one_node ? LinkTier::kIntraNode : LinkTier::kNic});
-  }
-  v.push_back({"switch", VertexKind::kSwitch, one_node ? 0 : -1});
-  return topology::Topology("star", "hand-drawn test graph", topology::GpuSpec{}, v, l, 1.0);
-}
 
 // FSDP over 4 GPUs on 50 GB/s links, no latency, one micro-batch of 4 layers. A ring all-gather
 // or reduce-scatter of S = 40e6 B takes (N-1)/N x S / B = 3/4 x 40e6 / 50e9 = 0.6 ms.
@@ -61,7 +46,7 @@ TEST_SUITE("sim.layers") {
     // reduce-scatter (0.6 ms) and the next prefetch (0.6 ms) fit in the next layer's 2 ms; the
     // last layer ends at 5.2 + 4 x 2 = 13.2 ms and its reduce-scatter at 13.8 ms = the step.
     // Exposed: two first gathers (1.2 ms waiting) and the last reduce-scatter (0.6 ms).
-    const topology::Topology t = star(4, 50e9, 0.0, false);
+    const topology::Topology t = sim::test::star_topology(4, BytesPerSecond(50e9), seconds(0.0), false);
     const StepResult r = simulate_step(t, fsdp(4.0, 8.0, true));
     CHECK(r.step_time.value() == doctest::Approx(13.8 * kMs));
     CHECK(r.breakdown.compute.value() == doctest::Approx(12.0 * kMs));
@@ -75,7 +60,7 @@ TEST_SUITE("sim.layers") {
     // ends at 4 x 0.6 + 0.3 = 2.7 ms, having waited 0.6 + 3 x 0.3 = 1.5 ms for gathers. Backward
     // 0.6 ms per layer; each reduce-scatter (0.6 ms) runs beside the next layer: the last layer
     // ends at 2.7 + 4 x 0.6 = 5.1 ms and its reduce-scatter at 5.7 ms.
-    const topology::Topology t = star(4, 50e9, 0.0, false);
+    const topology::Topology t = sim::test::star_topology(4, BytesPerSecond(50e9), seconds(0.0), false);
     const StepResult r = simulate_step(t, fsdp(1.2, 2.4, false));
     CHECK(r.step_time.value() == doctest::Approx(5.7 * kMs));
     CHECK(r.breakdown.gather_wait.value() == doctest::Approx(1.5 * kMs));
@@ -87,7 +72,7 @@ TEST_SUITE("sim.layers") {
     // pays alpha = 2 us. S = 48e6 B: 2 x 7/8 x 48e6 / 300e9 = 0.28 ms, plus 14 x 2 us = 28 us:
     // 0.308 ms per all-reduce (Patarasuk and Yuan 2009; Thakur et al. 2005). One layer, two
     // all-reduces in the forward and two in the backward: step = 1 + 2 ms + 4 x 0.308 ms.
-    const topology::Topology t = star(8, 300e9, 1 * kUs, true);
+    const topology::Topology t = sim::test::star_topology(8, BytesPerSecond(300e9), seconds(1 * kUs), true);
     StepSpec s;
     s.tp = 8;
     s.forward = seconds(1 * kMs);
@@ -106,7 +91,7 @@ TEST_SUITE("sim.layers") {
   TEST_CASE("TP with sequence parallel: an all-gather and a reduce-scatter per slice cost one all-reduce") {
     // Each of S over 8 ranks moves (N-1)/N x S in N-1 steps: 7/8 x 48e6 / 300e9 + 7 x 2 us
     // = 0.154 ms, so the pair costs the same 0.308 ms as the all-reduce above.
-    const topology::Topology t = star(8, 300e9, 1 * kUs, true);
+    const topology::Topology t = sim::test::star_topology(8, BytesPerSecond(300e9), seconds(1 * kUs), true);
     StepSpec s;
     s.tp = 8;
     s.layers = 2;

@@ -9,6 +9,7 @@
 #include "stepcast/sim/pipeline_order.hpp"
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
+#include "star_topology.hpp"
 
 using namespace stepcast;
 using namespace stepcast::sim;
@@ -16,20 +17,6 @@ using namespace stepcast::sim;
 namespace {
 
 constexpr double kMs = 1e-3;
-
-// n GPUs, each alone in its node on its own link to one switch; a route crosses two links.
-topology::Topology flat(int n, BytesPerSecond bw, Seconds link_latency = Seconds(0.0)) {
-  using topology::LinkTier;
-  using topology::VertexKind;
-  std::vector<topology::Vertex> v;
-  std::vector<topology::Link> l;
-  for (int i = 0; i < n; ++i) {
-    v.push_back({"gpu" + std::to_string(i), VertexKind::kGpu, i});
-    l.push_back({static_cast<topology::VertexId>(i), static_cast<topology::VertexId>(n), bw, link_latency, LinkTier::kNic});
-  }
-  v.push_back({"switch", VertexKind::kSwitch, -1});
-  return topology::Topology("flat", "hand-drawn test graph", topology::GpuSpec{}, v, l, 1.0);
-}
 
 // p uniform stages, m micro-batches, forward 1 ms and backward 2 ms per micro-batch, nothing else.
 StepSpec pipeline(int p, int m, plan::Schedule schedule, int v = 1) {
@@ -49,7 +36,7 @@ TEST_SUITE("sim.step") {
   TEST_CASE("1F1B and GPipe: the bubble is (p-1)/m of the ideal time") {
     // Ideal = m (F+B) = 8 x 3 ms = 24 ms; with p = 4 the step is (m+p-1)(F+B) = 11 x 3 = 33 ms,
     // a bubble of 9 ms = (p-1)/m x 24 ms = 3/8 x 24 ms (Narayanan et al. 2021, section 2.2.1).
-    const topology::Topology t = flat(4, gbyte_per_s(50));
+    const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50));
     for (const auto schedule : {plan::Schedule::k1F1B, plan::Schedule::kGpipe}) {
       const StepResult r = simulate_step(t, pipeline(4, 8, schedule));
       CHECK(r.step_time.value() == doctest::Approx(33 * kMs));
@@ -62,7 +49,7 @@ TEST_SUITE("sim.step") {
   TEST_CASE("interleaved 1F1B with v chunks: the bubble is (p-1)/(v m)") {
     // Each chunk's forward is F/v, backward B/v. Bubble = (p-1)(F+B)/v = 3 x 3 / 2 = 4.5 ms,
     // step = 24 + 4.5 = 28.5 ms; (p-1)/(v m) = 3/16 of 24 ms = 4.5 ms (Narayanan et al. 2021, 2.2.2).
-    const topology::Topology t = flat(4, gbyte_per_s(50));
+    const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50));
     const StepResult r = simulate_step(t, pipeline(4, 8, plan::Schedule::kInterleaved, 2));
     CHECK(r.step_time.value() == doctest::Approx(28.5 * kMs));
     CHECK(r.breakdown.bubble.value() / (24 * kMs) == doctest::Approx(3.0 / 16.0));
@@ -70,7 +57,7 @@ TEST_SUITE("sim.step") {
 
   TEST_CASE("ZB-H1 does not lose to 1F1B and runs every weight-gradient task") {
     // ZB-H1 moves W (half of B here) into the cool-down; its bubble is at most 1F1B's.
-    const topology::Topology t = flat(4, gbyte_per_s(50));
+    const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50));
     const StepResult one = simulate_step(t, pipeline(4, 8, plan::Schedule::k1F1B));
     const StepResult zb = simulate_step(t, pipeline(4, 8, plan::Schedule::kZbH1));
     CHECK(zb.step_time.value() <= one.step_time.value() + 1e-12);
@@ -84,7 +71,7 @@ TEST_SUITE("sim.step") {
     // 2 x 3/4 x 25e6 / 50e9 = 0.75 ms. Backward 10 ms produces a bucket every 2.5 ms (at 7.5, 10,
     // 12.5 and 15 ms after forward 5 ms); each bucket ends before the next is ready, so only the
     // last is exposed: 0.75 ms, and the step is 5 + 10 + 0.75 = 15.75 ms.
-    const topology::Topology t = flat(4, gbyte_per_s(50));
+    const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50));
     StepSpec s;
     s.dp = 4;
     s.forward = seconds(5 * kMs);
@@ -99,7 +86,7 @@ TEST_SUITE("sim.step") {
     // dp = 4 on 50 GB/s links of 5 us each, so a GPU-to-GPU route has alpha = 10 us. Ring
     // all-gather of S = 100e6 B: (N-1)/N x S / B + (N-1) alpha = 3/4 x 100e6 / 50e9 + 3 x 10 us
     // = 1.5 + 0.03 = 1.53 ms. Step = F 1 + B 2 + optimizer 0.5 + 1.53 = 5.03 ms.
-    const topology::Topology t = flat(4, gbyte_per_s(50), seconds(5e-6));
+    const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50), seconds(5e-6));
     StepSpec s;
     s.dp = 4;
     s.forward = seconds(1 * kMs);
@@ -128,7 +115,7 @@ TEST_SUITE("sim.step") {
     // becomes the bottleneck: step = m x 1.5 (F+B) + (p-1)(F+B) = 4 x 4.5 + 3 = 21 ms (traced by
     // hand: stage 0's last backward runs 19..21 ms). Without the slow GPU (m+p-1)(F+B) = 15 ms,
     // so the wait on the straggler is 6 ms.
-    const topology::Topology t = flat(2, gbyte_per_s(50));
+    const topology::Topology t = sim::test::star_topology(2, gbyte_per_s(50));
     Perturbation slow;
     slow.slow_gpu = 1;
     slow.slowdown = 1.5;
@@ -138,7 +125,7 @@ TEST_SUITE("sim.step") {
   }
 
   TEST_CASE("same seed, same noise: identical steps; another seed differs") {
-    const topology::Topology t = flat(4, gbyte_per_s(50));
+    const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50));
     Perturbation noisy;
     noisy.noise_cv = 0.1;
     noisy.seed = 42;
@@ -161,7 +148,7 @@ TEST_SUITE("sim.critical_path") {
     // waits for B3's gradient at 19 and runs 19-21, then stage 0's optimizer ends the step.
     // Each stage-1 task starts when its predecessor on stage 1 ends, never when its input
     // arrives, so the path runs through all eight of stage 1's tasks.
-    const topology::Topology t = flat(2, gbyte_per_s(50));
+    const topology::Topology t = sim::test::star_topology(2, gbyte_per_s(50));
     Perturbation slow;
     slow.slow_gpu = 1;
     slow.slowdown = 1.5;
@@ -176,7 +163,7 @@ TEST_SUITE("sim.critical_path") {
   TEST_CASE("DDP: the path ends through the last gradient bucket") {
     // The DDP case above: the last bucket is ready when the backward ends and runs 0.75 ms after
     // it, so the optimizer starts from the fourth bucket, which the backward issued.
-    const topology::Topology t = flat(4, gbyte_per_s(50));
+    const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50));
     StepSpec s;
     s.dp = 4;
     s.forward = seconds(5 * kMs);

@@ -14,6 +14,7 @@
 #include "stepcast/cost/straggler.hpp"
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
+#include "star_topology.hpp"
 
 using namespace stepcast;
 using namespace stepcast::sim;
@@ -23,21 +24,6 @@ namespace {
 constexpr double kMs = 1e-3;
 constexpr double kBandwidth = 50e9;  // B/s per link direction
 constexpr double kBucket = 1e3;      // B: a gradient sync that costs tens of nanoseconds
-
-// n GPUs, each alone in its node on its own link to one switch, no latency.
-topology::Topology flat(int n) {
-  using topology::LinkTier;
-  using topology::VertexKind;
-  std::vector<topology::Vertex> v;
-  std::vector<topology::Link> l;
-  for (int i = 0; i < n; ++i) {
-    v.push_back({"gpu" + std::to_string(i), VertexKind::kGpu, i});
-    l.push_back({static_cast<topology::VertexId>(i), static_cast<topology::VertexId>(n), BytesPerSecond(kBandwidth),
-                 seconds(0), LinkTier::kNic});
-  }
-  v.push_back({"switch", VertexKind::kSwitch, -1});
-  return topology::Topology("flat", "hand-drawn test graph", topology::GpuSpec{}, v, l, 1.0);
-}
 
 // A compute-only step of n replicas: forward 1 ms and backward 2 ms (mu = 3 ms), one gradient
 // bucket of 1 kB all-reduced once the backward ends, no optimizer time.
@@ -60,7 +46,7 @@ TEST_SUITE("sim.straggler") {
   TEST_CASE("one seed: the step is the slowest replica's compute plus the gradient sync") {
     // Each replica draws its own factor; the all-reduce cannot start before the last replica's
     // backward ends, so step = max over replicas of their compute + 20 ns (sync_s(2)).
-    const topology::Topology t = flat(2);
+    const topology::Topology t = sim::test::star_topology(2, BytesPerSecond(kBandwidth));
     Perturbation p;
     p.step_cv = 0.05;
     p.seed = 11;
@@ -75,7 +61,7 @@ TEST_SUITE("sim.straggler") {
   }
 
   TEST_CASE("without step noise one rank stands for every replica") {
-    const topology::Topology t = flat(8);
+    const topology::Topology t = sim::test::star_topology(8, BytesPerSecond(kBandwidth));
     const StepResult r = simulate_step(t, replicas(8));
     CHECK(r.simulated_ranks == 1);
     CHECK(r.step_time.value() == doctest::Approx(3 * kMs + sync_s(8)).epsilon(1e-9));
@@ -102,7 +88,7 @@ TEST_SUITE("sim.straggler") {
     const double tolerance = 0.05 * sigma;
     for (const Case c : {Case{2, 1.0 / std::sqrt(std::numbers::pi), 5000}, Case{8, 1.4236, 2500}, Case{64, 2.3437, 1500}}) {
       CAPTURE(c.n);
-      const topology::Topology t = flat(c.n);
+      const topology::Topology t = sim::test::star_topology(c.n, BytesPerSecond(kBandwidth));
       const StepSpec spec = replicas(c.n);
       double sum = 0.0;
       double sum_sq = 0.0;
@@ -126,7 +112,7 @@ TEST_SUITE("sim.straggler") {
   TEST_CASE("a pipeline under step noise runs every replica's stages and waits for the slowest") {
     // pp = 2, dp = 4: eight simulated ranks; each stage's bucket waits for all four replicas, so
     // no replica's optimizer starts before the slowest replica has produced its gradients.
-    const topology::Topology t = flat(8);
+    const topology::Topology t = sim::test::star_topology(8, BytesPerSecond(kBandwidth));
     StepSpec s = replicas(4);
     s.pp = 2;
     s.micro_batches = 4;
