@@ -13,7 +13,7 @@ namespace stepcast::calibrate {
 
 GemmComparison compare_gemms(const KernelBench& bench, const topology::GpuSpec& gpu, const cost::Calibration& calibration) {
   require_same_gpu_model(bench, gpu);
-  GemmComparison out;
+  std::vector<ComparedGemm> points;
   std::vector<double> abs_err;
   for (const GemmTiming& g : bench.gemms) {
     const plan::Precision precision = plan::parse_precision(g.precision, bench.file);
@@ -28,12 +28,9 @@ GemmComparison compare_gemms(const KernelBench& bench, const topology::GpuSpec& 
     c.predicted = Seconds(g.flops.value() / rate);
     c.error_pct = (c.predicted.value() - g.time.value()) / g.time.value() * 100.0;
     abs_err.push_back(std::fabs(c.error_pct));
-    out.points.push_back(std::move(c));
+    points.push_back(std::move(c));
   }
-  out.median_abs_error_pct = percentile(abs_err, 50.0);
-  out.p90_abs_error_pct = percentile(abs_err, 90.0);
-  out.max_abs_error_pct = percentile(abs_err, 100.0);
-  return out;
+  return GemmComparison{ErrorSummary::of(abs_err), std::move(points)};
 }
 
 }  // namespace stepcast::calibrate

@@ -20,6 +20,10 @@ double percentile(std::vector<double> values, double p) {
   return values[std::clamp<std::size_t>(rank, 1, n) - 1];
 }
 
+ErrorSummary ErrorSummary::of(const std::vector<double>& abs_errors_pct) {
+  return {percentile(abs_errors_pct, 50.0), percentile(abs_errors_pct, 90.0), percentile(abs_errors_pct, 100.0)};
+}
+
 namespace {
 
 ComparedPoint compared(const Sample& s, Seconds predicted, std::string model) {
@@ -41,14 +45,9 @@ Seconds alpha_beta_time(const Sample& s, const cost::Calibration& calibration) {
 }
 
 Comparison summarised(std::vector<ComparedPoint> points) {
-  Comparison out;
   std::vector<double> abs_err;
   for (const auto& p : points) abs_err.push_back(std::fabs(p.error_pct));
-  out.points = std::move(points);
-  out.median_abs_error_pct = percentile(abs_err, 50.0);
-  out.p90_abs_error_pct = percentile(abs_err, 90.0);
-  out.max_abs_error_pct = percentile(abs_err, 100.0);
-  return out;
+  return Comparison{ErrorSummary::of(abs_err), std::move(points)};
 }
 
 }  // namespace

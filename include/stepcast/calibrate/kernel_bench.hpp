@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "stepcast/calibrate/validation.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/calibration.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -76,11 +77,8 @@ struct ComparedGemm {
   double error_pct = 0.0;  ///< (predicted - measured) / measured x 100
 };
 
-struct GemmComparison {
+struct GemmComparison : ErrorSummary {
   std::vector<ComparedGemm> points;
-  double median_abs_error_pct = 0.0;
-  double p90_abs_error_pct = 0.0;
-  double max_abs_error_pct = 0.0;
 };
 
 /// Predicts every GEMM of `bench` as the step model times compute, on `gpu`'s peaks with the

@@ -19,11 +19,17 @@ struct ComparedPoint {
   double error_pct = 0.0;  ///< (predicted - measured) / measured x 100
 };
 
-struct Comparison {
-  std::vector<ComparedPoint> points;
+/// The median, 90th percentile and worst of a set of absolute errors (percent).
+struct ErrorSummary {
   double median_abs_error_pct = 0.0;
   double p90_abs_error_pct = 0.0;
   double max_abs_error_pct = 0.0;
+
+  static ErrorSummary of(const std::vector<double>& abs_errors_pct);
+};
+
+struct Comparison : ErrorSummary {
+  std::vector<ComparedPoint> points;
 };
 
 /// Predicts every sample with cost::estimate_collective on the calibrated tiers and compares.
