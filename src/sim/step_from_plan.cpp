@@ -71,7 +71,8 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p) {
         if (t.op == cost::CollectiveOp::kAllGather) {
           s.parameter_gather = t.size;  // ZeRO-1/2: updated parameters gathered after the optimizer
         } else {
-          s.syncs.push_back(GradientSync{t.name, t.op, t.size, t.calls});
+          // ZeRO-2 reduce-scatters each micro-batch's gradients (ZeRO section 5.2).
+          s.syncs.push_back(GradientSync{t.name, t.op, t.size, t.calls, plan.zero_stage() == 2});
         }
         break;
     }
@@ -83,9 +84,6 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p) {
     s.sharded = sharded;
   }
   s.optimizer = p.optimizer;
-  if (plan.zero_stage() == 2 && !plan.is_fsdp()) {
-    out.notes.push_back("ZeRO-2 per-micro-batch gradient reduce-scatters run as buckets after the last backward");
-  }
   return out;
 }
 

@@ -172,17 +172,15 @@ void StepRun::start_slice(int k) {
   const des::Tick compute = des::to_ticks(work_of(op) / slices * rk.task_factor);
   rk.compute += compute;
   timers_.at(now + compute, tag(Kind::kSliceDone, k, 0));
-  if (rk.next == st.last_grad_op) {
-    // Buckets whose bytes this slice completes become ready in proportion through it.
-    const double done = rk.layer * per_layer + rk.slice;
-    const double f0 = done / slices;
-    const double f1 = (done + 1.0) / slices;
-    for (std::size_t j = 0; j < st.buckets.size(); ++j) {
-      const double f = st.buckets[j].ready_fraction;
-      if (f <= f0 || f > f1) continue;
-      const auto at = now + static_cast<des::Tick>(std::llround(static_cast<double>(compute) * (f - f0) / (f1 - f0)));
-      timers_.at(at, tag(Kind::kBucketReady, k, static_cast<std::uint32_t>(j)));
-    }
+  // Buckets whose bytes this slice of their task completes become ready in proportion through it.
+  const double done = rk.layer * per_layer + rk.slice;
+  const double f0 = done / slices;
+  const double f1 = (done + 1.0) / slices;
+  for (std::size_t j = 0; j < st.buckets.size(); ++j) {
+    const double f = st.buckets[j].ready_fraction;
+    if (st.buckets[j].grad_op != rk.next || f <= f0 || f > f1) continue;
+    const auto at = now + static_cast<des::Tick>(std::llround(static_cast<double>(compute) * (f - f0) / (f1 - f0)));
+    timers_.at(at, tag(Kind::kBucketReady, k, static_cast<std::uint32_t>(j)));
   }
 }
 

@@ -47,7 +47,8 @@ constexpr double kMinFactor = 0.05;
 
 struct Bucket {
   std::uint32_t schedule = 0;   // index into StepRun::schedules_
-  double ready_fraction = 1.0;  // of the last gradient-producing task
+  std::size_t grad_op = 0;      // index into Stage::ops of the task that produces its gradients
+  double ready_fraction = 1.0;  // ... and how far through that task they are complete
 };
 
 // A collective on a stage's data-parallel comm stream. Every simulated replica issues the same
@@ -71,7 +72,7 @@ struct ShardSchedules {
 // collectives span the replicas.
 struct Stage {
   std::vector<PipelineOp> ops;
-  std::size_t last_grad_op = 0;  // the task whose end completes this stage's gradients
+  std::vector<std::size_t> grad_ops;  // tasks that produce weight gradients, in order; the last completes them
   std::vector<Bucket> buckets;
   ShardSchedules shard;
   std::int64_t updated_gather = -1;  // schedule of ZeRO's gather after the optimizer, if any

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <numbers>
+#include <utility>
 
 namespace stepcast::sim::detail {
 
@@ -69,8 +70,12 @@ void StepRun::build() {
   for (int s = 0; s < pp; ++s) {
     Stage& st = stages_[static_cast<std::size_t>(s)];
     st.ops = pipeline_order(spec_->schedule, pp, s, spec_->micro_batches, spec_->vp);
+    // Weight gradients come from the backward, or from its weight-gradient half under ZB-H1.
+    const bool split = std::any_of(st.ops.begin(), st.ops.end(),
+                                   [](const PipelineOp& op) { return op.kind == PipelineOp::Kind::kWeightGrad; });
+    const PipelineOp::Kind grad_kind = split ? PipelineOp::Kind::kWeightGrad : PipelineOp::Kind::kBackward;
     for (std::size_t i = 0; i < st.ops.size(); ++i) {
-      if (st.ops[i].kind != PipelineOp::Kind::kForward) st.last_grad_op = i;
+      if (st.ops[i].kind == grad_kind) st.grad_ops.push_back(i);
     }
     build_buckets(s);
     if (spec_->sharded) build_shards(s);
@@ -129,22 +134,39 @@ void StepRun::build_buckets(int s) {
   Stage& st = stages_[static_cast<std::size_t>(s)];
   if (spec_->dp <= 1) return;
   const std::vector<std::vector<int>> groups = data_parallel_groups(s);
-  double total = 0.0;
-  for (const GradientSync& sync : spec_->syncs) total += sync.bucket.value() * sync.buckets;
-  double cumulative = 0.0;
-  const auto push = [&](std::uint32_t schedule, Bytes size) {
-    cumulative += size.value();
-    st.buckets.push_back(Bucket{schedule, total > 0.0 ? std::min(1.0, cumulative / total) : 1.0});
-  };
-  for (const GradientSync& sync : spec_->syncs) {
-    const double whole = std::floor(sync.buckets);
-    const double rest = sync.buckets - whole;
-    if (whole > 0.0) {
-      // Full buckets share one schedule.
-      const std::uint32_t full = add_schedule(sync.op, sync.bucket, groups);
-      for (double j = 0; j < whole; j += 1.0) push(full, sync.bucket);
+  // Each task's buckets become ready as their bytes are, in proportion to the task's progress:
+  // per task, the bytes of every sync that reduces there, in sync order.
+  const auto add = [&](const std::vector<std::pair<const GradientSync*, double>>& syncs, std::size_t op) {
+    double total = 0.0;
+    for (const auto& [sync, count] : syncs) total += sync->bucket.value() * count;
+    double cumulative = 0.0;
+    const auto push = [&](std::uint32_t schedule, Bytes size) {
+      cumulative += size.value();
+      st.buckets.push_back(Bucket{schedule, op, total > 0.0 ? std::min(1.0, cumulative / total) : 1.0});
+    };
+    for (const auto& [sync, count] : syncs) {
+      const double whole = std::floor(count);
+      const double rest = count - whole;
+      if (whole > 0.0) {
+        // Full buckets share one schedule.
+        const std::uint32_t full = add_schedule(sync->op, sync->bucket, groups);
+        for (double j = 0; j < whole; j += 1.0) push(full, sync->bucket);
+      }
+      if (rest > 1e-9) push(add_schedule(sync->op, sync->bucket * rest, groups), sync->bucket * rest);
     }
-    if (rest > 1e-9) push(add_schedule(sync.op, sync.bucket * rest, groups), sync.bucket * rest);
+  };
+  const double tasks = static_cast<double>(st.grad_ops.size());
+  for (const std::size_t op : st.grad_ops) {
+    const bool last = op == st.grad_ops.back();
+    std::vector<std::pair<const GradientSync*, double>> here;
+    for (const GradientSync& sync : spec_->syncs) {
+      if (sync.every_micro_batch) {
+        here.emplace_back(&sync, sync.buckets / tasks);
+      } else if (last) {
+        here.emplace_back(&sync, sync.buckets);
+      }
+    }
+    add(here, op);
   }
 }
 

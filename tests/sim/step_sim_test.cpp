@@ -76,10 +76,31 @@ TEST_SUITE("sim.step") {
     s.dp = 4;
     s.forward = seconds(5 * kMs);
     s.backward = seconds(10 * kMs);
-    s.syncs.push_back(GradientSync{"DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(25e6), 4.0});
+    s.syncs.push_back(GradientSync{"DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(25e6), 4.0, false});
     const StepResult r = simulate_step(t, s);
     CHECK(r.breakdown.dp_exposed.value() == doctest::Approx(0.75 * kMs));
     CHECK(r.step_time.value() == doctest::Approx(15.75 * kMs));
+  }
+
+  TEST_CASE("ZeRO-2 reduces each micro-batch's gradients during that micro-batch's backward") {
+    // dp = 2 on 50 GB/s, no latency; m = 2, F = 1 ms, B = 2 ms, one bucket of 200e6 B per
+    // micro-batch: a ring reduce-scatter of (N-1)/N x S / B = 1/2 x 200e6 / 50e9 = 2 ms.
+    // Order F0 0-1, B0 1-3, F1 3-4, B1 4-6. Bucket 0 is ready when B0 ends and runs 3-5, under
+    // F1 and B1; bucket 1 is ready at 6 and runs 6-8: step 8 ms, 2 ms exposed. Were both reduced
+    // through the last backward (ZeRO-1, DDP), bucket 0 would be ready halfway through B1, at 5,
+    // run 5-7, and bucket 1 7-9: a step of 9 ms.
+    const topology::Topology t = sim::test::star_topology(2, gbyte_per_s(50));
+    StepSpec s;
+    s.dp = 2;
+    s.micro_batches = 2;
+    s.forward = seconds(1 * kMs);
+    s.backward = seconds(2 * kMs);
+    GradientSync sync{"ZeRO gradient reduce-scatter", cost::CollectiveOp::kReduceScatter, bytes(200e6), 2.0, true};
+    s.syncs.push_back(sync);
+    CHECK(simulate_step(t, s).step_time.value() == doctest::Approx(8 * kMs));
+    CHECK(simulate_step(t, s).breakdown.dp_exposed.value() == doctest::Approx(2 * kMs));
+    s.syncs.front().every_micro_batch = false;
+    CHECK(simulate_step(t, s).step_time.value() == doctest::Approx(9 * kMs));
   }
 
   TEST_CASE("ZeRO-1/2: the updated parameters' ring all-gather runs after the optimizer and ends the step") {
@@ -168,7 +189,7 @@ TEST_SUITE("sim.critical_path") {
     s.dp = 4;
     s.forward = seconds(5 * kMs);
     s.backward = seconds(10 * kMs);
-    s.syncs.push_back(GradientSync{"DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(25e6), 4.0});
+    s.syncs.push_back(GradientSync{"DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(25e6), 4.0, false});
     const StepResult r = simulate_step(t, s);
     const std::vector<std::string> expected = {"F0.0 (stage 0)", "B0.0 (stage 0)", "gradient bucket (stage 0)",
                                                "optimizer (stage 0)"};

@@ -32,7 +32,7 @@ StepSpec replicas(int n) {
   s.dp = n;
   s.forward = seconds(1 * kMs);
   s.backward = seconds(2 * kMs);
-  s.syncs.push_back(GradientSync{"gradients", cost::CollectiveOp::kAllReduce, bytes(kBucket), 1.0});
+  s.syncs.push_back(GradientSync{"gradients", cost::CollectiveOp::kAllReduce, bytes(kBucket), 1.0, false});
   return s;
 }
 

@@ -26,6 +26,9 @@ struct GradientSync {
   cost::CollectiveOp op = cost::CollectiveOp::kAllReduce;
   Bytes bucket;      ///< size of a full bucket (nccl-tests' S of one call)
   double buckets = 0.0;  ///< buckets per step; a fractional last bucket is smaller
+  /// ZeRO-2 reduces every micro-batch's gradients: an equal share of the buckets becomes ready
+  /// through each gradient-producing task, not all of them through the last one (DDP, ZeRO-1).
+  bool every_micro_batch = false;
 };
 
 /// Megatron tensor parallelism inside every layer (Shoeybi et al. 2019, Figure 4): a layer's
