@@ -134,10 +134,11 @@ std::string json_text(const Results& r, const MeasuredInputs& in, const std::str
 
 // Bus bandwidth against message size, measured (solid) and predicted (dashed), one pair of lines
 // per collective and rank count: the picture nccl-tests users know, with the model drawn over it.
-std::string plot_svg(const calibrate::Comparison& c, const std::string& topology, const std::string& calibration) {
+std::string plot_svg(const calibrate::Comparison& c, const std::string& topology, const std::string& calibration,
+                     bool nccl_auto) {
   report::LineChart chart;
-  chart.title = fmt::format("Bus bandwidth on {}: measured and predicted ({})", topology,
-                            calibration.empty() ? "uncalibrated" : "calibrated");
+  chart.title = fmt::format("Bus bandwidth on {}: measured and predicted ({}{})", topology,
+                            calibration.empty() ? "uncalibrated" : "calibrated", nccl_auto ? ", NCCL's choice" : "");
   chart.x_label = "message size (nccl-tests S)";
   chart.y_label = "bus bandwidth (GB/s)";
   chart.log2_x = true;
@@ -178,7 +179,7 @@ bool run_validate(const ValidateOptions& o, bool gate) {
   }
   for (const auto& bench : in.kernels) r.gemms.push_back(calibrate::compare_gemms(bench, topo.gpu(), cal));
 
-  if (!o.plot.empty()) write_file_atomically(o.plot, plot_svg(r.collectives, topo.name(), o.calibration));
+  if (!o.plot.empty()) write_file_atomically(o.plot, plot_svg(r.collectives, topo.name(), o.calibration, in.nccl_auto));
   if (o.json) {
     emit(json_text(r, in, o.calibration), o.output);
   } else {

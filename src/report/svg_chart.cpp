@@ -74,9 +74,16 @@ void title(std::string& out, double total_width, const std::string& text) {
                      num(total_width / 2), xml_escape(text));
 }
 
-void legend_entry(std::string& out, double x, std::size_t row, const char* fill, const std::string& name) {
+void legend_entry(std::string& out, double x, std::size_t row, const char* fill, const std::string& name,
+                  bool dashed = false) {
   const double y = kMarginTop + kLegendRow * static_cast<double>(row);
-  out += fmt::format(R"(<rect x="{}" y="{}" width="12" height="12" fill="{}"/>)", num(x), num(y), fill);
+  if (dashed) {
+    // A dashed line's swatch is a short dashed stroke, so it reads apart from the solid one.
+    out += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2" stroke-dasharray="4 2"/>)",
+                       num(x), num(y + 6), num(x + 12), num(y + 6), fill);
+  } else {
+    out += fmt::format(R"(<rect x="{}" y="{}" width="12" height="12" fill="{}"/>)", num(x), num(y), fill);
+  }
   out += fmt::format(R"(<text x="{}" y="{}" font-size="12">{}</text>)", num(x + 18), num(y + 10), xml_escape(name));
 }
 
@@ -163,7 +170,7 @@ std::string render_svg(const LineChart& chart) {
                          num(py(p.y)), fill, xml_escape(s.name), xml_escape(tick_label(p.y)),
                          xml_escape(chart.x_bytes ? byte_tick_label(p.x) : tick_label(p.x)));
     }
-    legend_entry(out, kMarginLeft + plot_width + 30.0, i, fill, s.name);
+    legend_entry(out, kMarginLeft + plot_width + 30.0, i, fill, s.name, s.dashed);
   }
   out += "</svg>";
   return out;

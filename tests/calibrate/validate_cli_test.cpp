@@ -57,7 +57,7 @@ TEST_SUITE("calibrate.validate_cli") {
     CHECK_MESSAGE(stepcast::test::tags_balanced(text, why), why);
     // The log holds five collectives over 8 ranks: a measured and a predicted line each.
     CHECK(stepcast::test::count_of(text, "<polyline") == 10);
-    CHECK(stepcast::test::count_of(text, "stroke-dasharray") == 5);
+    CHECK(stepcast::test::count_of(text, "stroke-dasharray=\"6 4\"") == 5);
     // 469.67 GB/s at 1 GiB, with four significant digits as the chart labels points.
     CHECK(text.find("<title>all-reduce x8 measured: 469.7 at 1 GiB</title>") != std::string::npos);
     std::filesystem::remove(svg);
