@@ -106,6 +106,21 @@ TEST_SUITE("topology.shipped_files") {
     CHECK(t.tiers(4, 8).inter_latency.value() == doctest::Approx(14 * kUs));
   }
 
+  TEST_CASE("dgx-h200: the DGX H100 node with H200s, more and faster memory, the same peaks") {
+    const Topology t = load_topology(shipped("dgx-h200.json"));
+    CHECK(t.gpu().name == "H200-SXM5-141GB");
+    // H200: 141 GB HBM3e at 4.8 TB/s on the H100's GH100 die (dense BF16 989.4 TFLOP/s); 139 GiB
+    // usable as a lent H200 machine reports it.
+    CHECK(t.gpu().memory.value() == doctest::Approx(139 * kGiB));
+    CHECK(t.gpu().memory_bandwidth.value() == doctest::Approx(4800 * kGBps));
+    CHECK(t.gpu().peak_bf16.value() == doctest::Approx(989.4 * kTflops));
+    CHECK(t.gpu().peak_fp8.value() == doctest::Approx(1978.9 * kTflops));
+    // "DGX H100 / H200 compute NICs, 8x ... up to 400 Gb/s" = 400 GB/s per node.
+    const CommTiers c = t.tiers(t.gpu_count());
+    CHECK(c.node_bw.value() == doctest::Approx(8 * 400 * kGbps));
+    CHECK(c.intra_bw.value() == doctest::Approx(450 * kGBps));
+  }
+
   TEST_CASE("flat-400gbps: the seed's machine, one GPU per node on a 400 Gbps link, no latency") {
     const Topology t = load_topology(shipped("flat-400gbps.json"));
     CHECK(t.gpu_count() == 16);
