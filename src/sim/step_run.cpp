@@ -176,9 +176,9 @@ void StepRun::start_slice(int k) {
   const double done = rk.layer * per_layer + rk.slice;
   const double f0 = done / slices;
   const double f1 = (done + 1.0) / slices;
-  for (std::size_t j = 0; j < st.buckets.size(); ++j) {
+  for (std::size_t& j = rk.buckets_timed;
+       j < st.buckets.size() && st.buckets[j].grad_op == rk.next && st.buckets[j].ready_fraction <= f1; ++j) {
     const double f = st.buckets[j].ready_fraction;
-    if (st.buckets[j].grad_op != rk.next || f <= f0 || f > f1) continue;
     const auto at = now + static_cast<des::Tick>(std::llround(static_cast<double>(compute) * (f - f0) / (f1 - f0)));
     timers_.at(at, tag(Kind::kBucketReady, k, static_cast<std::uint32_t>(j)));
   }

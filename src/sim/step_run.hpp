@@ -73,7 +73,7 @@ struct ShardSchedules {
 struct Stage {
   std::vector<PipelineOp> ops;
   std::vector<std::size_t> grad_ops;  // tasks that produce weight gradients, in order; the last completes them
-  std::vector<Bucket> buckets;
+  std::vector<Bucket> buckets;  // in the order they become ready: by grad_op, then ready_fraction
   ShardSchedules shard;
   std::int64_t updated_gather = -1;  // schedule of ZeRO's gather after the optimizer, if any
   std::vector<Request> requests;  // in issue order
@@ -104,6 +104,7 @@ struct Rank {
   bool waiting = false;
   des::Tick wait_start = 0;
   std::size_t issued = 0;          // requests issued on the stage's stream
+  std::size_t buckets_timed = 0;   // buckets whose ready time is set: they come in Stage::buckets order
   std::size_t buckets_issued = 0;
   // Accounting.
   des::Tick last_compute_end = 0;
