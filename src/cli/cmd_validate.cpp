@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "cmd_validate_runs.hpp"
 #include "commands.hpp"
 #include "measured_options.hpp"
 #include "output.hpp"
@@ -209,9 +210,15 @@ void add_validate_command(CLI::App& app) {
       "Compare the model's predicted collective times with measured ones (nccl-tests logs or\n"
       "stepcast-nccl-bench JSON), and its compute times with measured GEMMs (stepcast-kernel-bench\n"
       "JSON): a table of every point with its error, then the median, 90th percentile and worst\n"
-      "absolute error. Exit 1 when --max-median-error is exceeded.");
+      "absolute error. With --runs, measured training runs (step time, tokens/s, MFU, memory) against\n"
+      "predict or simulate. Exit 1 when --max-median-error is exceeded.");
   add_measured_options(*cmd, options->in, "Compare",
                        "Compare only the points `calibrate --holdout` with the same value left out of its fit");
+  // --runs (training runs) replaces --measured and --topology, which are then checked below.
+  cmd->get_option("--measured")->required(false);
+  cmd->get_option("--topology")->required(false);
+  auto runs = std::make_shared<RunsOptions>();
+  CLI::Option* runs_option = add_runs_options(*cmd, *runs);
   cmd->add_option("--calibration", options->calibration, "Calibration file from `stepcast calibrate`");
   CLI::Option* gate = cmd->add_option("--max-median-error", options->max_median_error,
                                       "Exit 1 when the median absolute error (percent) exceeds this");
@@ -219,8 +226,16 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("-o,--output", options->output, "Write the output to FILE (atomically) instead of stdout");
   cmd->add_option("--plot", options->plot,
                   "Also draw measured and predicted bus bandwidth against message size into FILE.svg");
-  cmd->callback([options, gate] {
-    const bool passed = run_validate(*options, gate->count() > 0);
+  cmd->callback([options, gate, runs, runs_option] {
+    bool passed = true;
+    if (runs_option->count() > 0) {
+      passed = run_validate_runs(*runs, {options->calibration, options->json, options->output, options->plot,
+                                         options->max_median_error, gate->count() > 0});
+    } else {
+      if (options->in.measured.empty()) throw InputError("validate", {}, "give --measured FILE (nccl-tests, kernel bench) or --runs FILE (training runs)");
+      if (options->in.topology.empty()) throw InputError("--topology", {}, "--measured needs the topology the measurements ran on");
+      passed = run_validate(*options, gate->count() > 0);
+    }
     if (!passed) {
       fmt::print(stderr, "stepcast: validate: median |error| above --max-median-error {}%\n", options->max_median_error);
       // Exit code 1 is the gate's verdict, not an error class of main's table.

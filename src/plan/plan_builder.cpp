@@ -43,6 +43,10 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
   return all;
 }
 
+bool is_plan_key(std::string_view key) {
+  return std::find(PlanBuilder::keys().begin(), PlanBuilder::keys().end(), key) != PlanBuilder::keys().end();
+}
+
 void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFailure& fail) {
   if (std::find(keys().begin(), keys().end(), key) == keys().end()) {
     fail(fmt::format("unknown plan key \"{}\" (known keys: {})", key, key_list()));

@@ -1,5 +1,5 @@
-// Inline SVG charts written by hand: a line chart with a log2 or linear x axis, and stacked bars
-// with an optional reference line. Coordinates are printed with two decimals so output is stable.
+// Inline SVG charts written by hand: a line chart with a log2 or linear x axis, stacked bars
+// with an optional reference line, and a predicted-against-measured scatter on log-log axes. Coordinates are printed with two decimals so output is stable.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -229,6 +229,114 @@ std::string render_svg(const BarChart& chart) {
     out += fmt::format(R"(<text x="{}" y="{}" font-size="12">{}</text>)", num(legend_x + 18), num(ly + 10),
                        xml_escape(chart.reference_label));
   }
+  out += "</svg>";
+  return out;
+}
+
+namespace {
+
+/// A scatter marker: colour i % 10 and, so that groups past the palette stay apart, a circle,
+/// square or diamond for each further round of the palette.
+std::string marker(std::size_t i, double x, double y, const std::string& tooltip) {
+  const char* fill = colour(i);
+  const std::string title = tooltip.empty() ? std::string() : fmt::format("<title>{}</title>", xml_escape(tooltip));
+  switch ((i / kPalette.size()) % 3) {
+    case 0:
+      return fmt::format(R"(<circle cx="{}" cy="{}" r="3.2" fill="{}" fill-opacity="0.85">{}</circle>)", num(x), num(y), fill, title);
+    case 1:
+      return fmt::format(R"(<rect x="{}" y="{}" width="5.6" height="5.6" fill="{}" fill-opacity="0.85">{}</rect>)", num(x - 2.8),
+                         num(y - 2.8), fill, title);
+    default:
+      return fmt::format(R"(<polygon points="{},{} {},{} {},{} {},{}" fill="{}" fill-opacity="0.85">{}</polygon>)", num(x), num(y - 4),
+                         num(x + 4), num(y), num(x), num(y + 4), num(x - 4), num(y), fill, title);
+  }
+}
+
+}  // namespace
+
+std::string render_svg(const ScatterChart& chart) {
+  constexpr double kSide = 400.0;  // a square plot, so y = x runs corner to corner
+  // Past this many groups the legend names the first ones and the rest are named by hovering.
+  constexpr std::size_t kLegendGroups = 24;
+  const std::size_t named = std::min(chart.groups.size(), kLegendGroups);
+  const bool more = chart.groups.size() > named;
+  const std::size_t legend_rows = named + 2 + (more ? 1 : 0);  // + the y = x line and the band
+  const double bottom = kMarginTop + kSide;
+  const double height = std::max(bottom + 60.0, kMarginTop + static_cast<double>(legend_rows) * kLegendRow + 20.0);
+  const double width = kMarginLeft + kSide + 30.0 + kLegendWidth;
+
+  // One decade-aligned range for both axes.
+  double lo = 0.0;
+  double hi = 0.0;
+  bool any = false;
+  for (const auto& g : chart.groups) {
+    for (const auto& p : g.points) {
+      STEPCAST_ASSERT(p.x > 0.0 && p.y > 0.0, "log axes need positive coordinates");
+      lo = any ? std::min({lo, p.x, p.y}) : std::min(p.x, p.y);
+      hi = any ? std::max({hi, p.x, p.y}) : std::max(p.x, p.y);
+      any = true;
+    }
+  }
+  const double a = any ? std::floor(std::log10(lo)) : 0.0;
+  double b = any ? std::ceil(std::log10(hi)) : 1.0;
+  if (!(b > a)) b = a + 1.0;
+  const auto pos = [&](double v) { return kSide * (std::log10(v) - a) / (b - a); };
+  const auto px = [&](double x) { return kMarginLeft + pos(x); };
+  const auto py = [&](double y) { return bottom - pos(y); };
+
+  std::string out = open_svg(width, height, chart.title);
+  title(out, width, chart.title);
+  out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)", num(kMarginLeft), num(kMarginTop),
+                     num(kSide), num(kSide));
+  // Ticks at each decade, and at 2 and 5 times it when the axes span two decades or less.
+  for (double k = a; k <= b + 1e-9; k += 1.0) {
+    for (const double m : {1.0, 2.0, 5.0}) {
+      if (m > 1.0 && b - a > 2.0) continue;
+      const double v = m * std::pow(10.0, k);
+      if (std::log10(v) > b + 1e-9) continue;
+      const std::string label = xml_escape(tick_label(v));
+      out += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#ddd"/>)", num(px(v)), num(kMarginTop), num(bottom));
+      out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#ddd"/>)", num(kMarginLeft), num(kMarginLeft + kSide), num(py(v)));
+      out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="11">{}</text>)", num(px(v)), num(bottom + 16), label);
+      out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-size="11">{}</text>)", num(kMarginLeft - 6), num(py(v) + 4), label);
+    }
+  }
+  out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="12">{}</text>)", num(kMarginLeft + kSide / 2),
+                     num(bottom + 40), xml_escape(chart.x_label));
+  out += fmt::format(R"~(<text x="16" y="{0}" transform="rotate(-90 16 {0})" text-anchor="middle" font-size="12">{1}</text>)~",
+                     num(kMarginTop + kSide / 2), xml_escape(chart.y_label));
+  // y = x corner to corner; y = c x for c = 1 +- band, each from where it enters the square to where it leaves.
+  const double x_lo = std::pow(10.0, a);
+  const double x_hi = std::pow(10.0, b);
+  const auto line = [&](double x1, double y1, double x2, double y2, bool dashed) {
+    out += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#555" stroke-width="1.2"{}/>)", num(px(x1)), num(py(y1)),
+                       num(px(x2)), num(py(y2)), dashed ? R"( stroke-dasharray="6 4")" : "");
+  };
+  line(x_lo, x_lo, x_hi, x_hi, false);
+  const double up = 1.0 + chart.band;
+  const double down = 1.0 - chart.band;
+  line(x_lo, x_lo * up, x_hi / up, x_hi, true);
+  line(x_lo / down, x_lo, x_hi, x_hi * down, true);
+  const double legend_x = kMarginLeft + kSide + 30.0;
+  const auto legend_text = [&](std::size_t row, const std::string& text) {
+    out += fmt::format(R"(<text x="{}" y="{}" font-size="12">{}</text>)", num(legend_x + 18),
+                       num(kMarginTop + kLegendRow * static_cast<double>(row) + 10), xml_escape(text));
+  };
+  out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#555" stroke-width="1.2"/>)", num(legend_x),
+                     num(legend_x + 12), num(kMarginTop + 6));
+  legend_text(0, "y = x (no error)");
+  legend_entry(out, legend_x, 1, "#555", fmt::format("\xC2\xB1{:g}% error", 100.0 * chart.band), true);
+  for (std::size_t i = 0; i < chart.groups.size(); ++i) {
+    const auto& g = chart.groups[i];
+    for (const auto& p : g.points) {
+      out += marker(i, px(p.x), py(p.y), fmt::format("{}: measured {}, predicted {}", g.name, tick_label(p.x), tick_label(p.y)));
+    }
+    if (i < named) {
+      out += marker(i, legend_x + 6, kMarginTop + kLegendRow * static_cast<double>(i + 2) + 6, {});
+      legend_text(i + 2, g.name);
+    }
+  }
+  if (more) legend_text(named + 2, fmt::format("and {} more groups (hover a point)", chart.groups.size() - named));
   out += "</svg>";
   return out;
 }

@@ -70,6 +70,10 @@ struct Plan {
 /// defaults; dp may stay 0 to be derived. Throws InputError (file = `origin`) naming the key.
 Plan parse_plan(std::string_view text, const std::string& origin = "--plan");
 
+/// Whether `key` is one of the compact form's keys (dp, tp, ..., optimizer), so a caller can tell
+/// a setting stepcast does not model from a malformed one.
+bool is_plan_key(std::string_view key);
+
 /// Loads a plan from a JSON file with the same keys as the compact form (numbers for degrees,
 /// strings for names, true/false for switches). Unknown keys are errors.
 Plan load_plan(const std::filesystem::path& file);

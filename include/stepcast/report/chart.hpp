@@ -1,5 +1,6 @@
-// Chart data for the HTML report: line charts (series of points) and stacked bar charts, drawn
-// as inline SVG by svg_chart.cpp so that the page needs no script, font or URL.
+// Chart data for the HTML report: line charts (series of points), stacked bar charts and
+// predicted-against-measured scatter charts, drawn as inline SVG by svg_chart.cpp so that the
+// page needs no script, font or URL.
 #pragma once
 
 #include <string>
@@ -49,9 +50,27 @@ struct BarChart {
   std::string reference_label;
 };
 
+/// Points of one colour in a scatter chart, named in its legend.
+struct ScatterGroup {
+  std::string name;
+  std::vector<Point> points;
+};
+
+/// Predicted (y) against measured (x) on log-log axes with one range for both, the y = x line
+/// and lines at (1 +- band) x, so a point's distance from the diagonal reads as its error.
+struct ScatterChart {
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  std::vector<ScatterGroup> groups;  ///< one colour each, in legend order
+  double band = 0.10;                ///< relative error of the two lines around y = x
+};
+
 /// The chart as an <svg> element with inline styles; text is XML-escaped.
 std::string render_svg(const LineChart& chart);
 std::string render_svg(const BarChart& chart);
+/// Precondition: every coordinate is > 0 (log axes).
+std::string render_svg(const ScatterChart& chart);
 
 /// Escapes &, <, >, " and ' for XML and HTML text and attributes.
 std::string xml_escape(std::string_view text);

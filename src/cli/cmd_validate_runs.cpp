@@ -1,0 +1,85 @@
+// `stepcast validate --runs`: reads measured training runs, predicts each as `stepcast predict`
+// (or, with --engine des, as `stepcast simulate`) would, and prints the comparison.
+#include "cmd_validate_runs.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "data_path.hpp"
+#include "output.hpp"
+#include "stepcast/calibrate/run_validation.hpp"
+#include "stepcast/calibrate/training_runs.hpp"
+#include "stepcast/core/errors.hpp"
+#include "stepcast/core/output_file.hpp"
+#include "stepcast/cost/step.hpp"
+#include "stepcast/report/progress.hpp"
+#include "stepcast/report/run_reports.hpp"
+#include "stepcast/sim/step_from_plan.hpp"
+#include "stepcast/sim/step_sim.hpp"
+
+namespace stepcast::cli {
+
+namespace {
+
+/// What `stepcast simulate` runs for a plan without --straggler: the analytical prediction turned
+/// into a step graph and simulated; memory comes from the analytical model, as simulate reports it.
+calibrate::EnginePrediction simulate_run(const calibrate::TrainingRun& run, const cost::Calibration* calibration) {
+  const plan::Plan& p = run.plan;
+  if (p.schedule == plan::Schedule::kInterleaved && p.micro_batches() % p.pp != 0) {
+    return {fmt::format("the simulator needs interleaved 1F1B's micro-batches ({}) divisible by pp ({})", p.micro_batches(), p.pp),
+            {}, {}, {}};
+  }
+  cost::StepOptions options;
+  options.calibration = calibration;
+  options.explain = false;
+  const cost::StepPrediction analytical = cost::predict_step(*run.workload, p, *run.topology, options);
+  const sim::PlannedStep planned = sim::plan_step(p, analytical);
+  // simulate's default seed; nothing random is drawn without a straggler.
+  const sim::StepResult r = sim::simulate_step(*run.topology, planned.spec, sim::Perturbation{}, false);
+  return {{}, r.step_time, analytical.memory.total, analytical.fit};
+}
+
+}  // namespace
+
+CLI::Option* add_runs_options(CLI::App& validate, RunsOptions& o) {
+  CLI::Option* runs = validate.add_option(
+      "--runs", o.files,
+      "Measured training runs, CSV or JSON (repeatable): step time, tokens/s, FLOP/s, MFU, HFU or peak memory of a "
+      "workload, topology and plan per row; see the README's \"Measured training runs\"");
+  runs->expected(1, -1);
+  CLI::Option* engine = validate.add_option("--engine", o.engine, "With --runs: analytical (as predict; default) or des (as simulate)");
+  engine->check(CLI::IsMember({"analytical", "des"}));
+  engine->needs(runs);
+  for (const char* name : {"--measured", "--topology", "--nodes", "--algorithm", "--min-size", "--max-size", "--holdout"}) {
+    if (CLI::Option* other = validate.get_option_no_throw(name)) runs->excludes(other);
+  }
+  return runs;
+}
+
+bool run_validate_runs(const RunsOptions& o, const RunsOutput& out) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& f : o.files) files.emplace_back(f);
+  const std::vector<calibrate::TrainingRun> runs = calibrate::read_training_runs(files, STEPCAST_SOURCE_DIR);
+  std::optional<cost::Calibration> calibration;
+  if (!out.calibration.empty()) calibration = cost::load_calibration(out.calibration);
+  const cost::Calibration* cal = calibration ? &*calibration : nullptr;
+  const bool des = o.engine == "des";
+  const calibrate::RunEngine engine = [cal, des](const calibrate::TrainingRun& run) {
+    return des ? simulate_run(run, cal) : calibrate::predict_analytically(run, cal);
+  };
+  report::Progress progress("runs", runs.size());
+  const calibrate::RunValidation result = calibrate::validate_runs(runs, engine, [&progress] { progress.advance(); });
+  progress.finish();
+
+  const report::RunReportContext context{o.files, o.engine, out.calibration};
+  if (!out.plot.empty()) write_file_atomically(out.plot, report::run_validation_svg(runs, result, context));
+  std::string text = out.json ? report::run_validation_json(runs, result, context) : report::run_validation_text(runs, result, context);
+  if (!out.json && !out.plot.empty()) text += fmt::format("wrote {}\n", out.plot);
+  emit(text, out.output);
+  bool passed = true;
+  for (const auto& s : result.metrics) passed = passed && s.median_abs_error_pct <= out.max_median_error;
+  return !out.gate || passed;
+}
+
+}  // namespace stepcast::cli
