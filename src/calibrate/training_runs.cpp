@@ -308,8 +308,7 @@ std::optional<T> agreed(const RawRow& row, std::string_view column, std::optiona
 void check_agreement(const RawRow& row, std::string_view a_column, double a, std::string_view b_column, double b,
                      const std::string& how) {
   if (std::fabs(a / b - 1.0) > kThroughputAgreement) {
-    row.fail(b_column, fmt::format("{} disagrees with {} by {:.1f}% ({}); a unit may have slipped", b_column, a_column,
-                                   100.0 * (b / a - 1.0), how));
+    row.fail(b_column, fmt::format("disagrees with {} by {:+.1f}% ({}); a unit may have slipped", a_column, 100.0 * (b / a - 1.0), how));
   }
 }
 
@@ -420,6 +419,10 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
     run.plan = plan::resolve(parsed, *run.workload, run.gpus);
   } catch (const InputError& e) {
     row.fail("plan", e.message());
+  }
+  if (run.plan.dp == 0) {
+    row.fail("plan", fmt::format("tp x pp = {} x {} = {} does not divide the row's {} GPUs", run.plan.tp, run.plan.pp,
+                                 run.plan.tp * run.plan.pp, run.gpus));
   }
   if (run.plan.gpus() != run.gpus) {
     row.fail("plan", fmt::format("dp x tp x pp = {} x {} x {} does not use the row's {} GPUs", run.plan.dp, run.plan.tp, run.plan.pp,

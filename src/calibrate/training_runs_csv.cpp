@@ -144,7 +144,11 @@ RawTable read_runs_csv(std::string_view text, const std::string& file) {
     table.rows.push_back(std::move(row));
   }
   if (table.header_line == 0) {
-    throw InputError(file, {}, "the file is empty: expected a header of column names (workload, topology, plan, ...) and one run per line");
+    // An empty file has no line to point at: line 1 is where its header belongs.
+    const bool blank = text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+    throw InputError(file, blank ? "1" : std::to_string(line_no),
+                     fmt::format("{}: expected a header of column names (workload, topology, plan, ...) and one run per line",
+                                 blank ? "the file is empty" : "only comments"));
   }
   if (table.rows.empty()) {
     throw InputError(file, std::to_string(table.header_line), "a header but no runs: expected one run per line after it");
