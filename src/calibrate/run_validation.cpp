@@ -105,7 +105,7 @@ EnginePrediction predict_analytically(const TrainingRun& run, const cost::Calibr
   options.calibration = calibration;
   options.explain = false;    // formatting only; the figures are the same
   const cost::StepPrediction p = cost::predict_step(*run.workload, run.plan, *run.topology, options);
-  return {{}, p.step_time, p.memory.total, p.fit};
+  return {p.step_time, p.memory.total, p.fit};
 }
 
 MetricSummary summarise(RunMetric metric, const std::vector<double>& abs_errors_pct) {
@@ -151,9 +151,6 @@ RunValidation validate_runs(const std::vector<TrainingRun>& runs, const RunEngin
     c.inexpressible = run.inexpressible;
     if (c.compared()) {
       c.prediction = engine(run);
-      c.inexpressible = c.prediction.refused;
-    }
-    if (c.compared()) {
       c.measured_tokens_per_s = run.measured_tokens_per_s();
       c.predicted_tokens_per_s = run.tokens_per_step() / c.prediction.step_time.value();
       c.errors = errors_of(run, c.prediction, c.measured_tokens_per_s, *c.predicted_tokens_per_s);

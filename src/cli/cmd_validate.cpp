@@ -225,7 +225,8 @@ void add_validate_command(CLI::App& app) {
   cmd->add_flag("--json", options->json, "Print one JSON object: points, median/p90/max_abs_error_pct");
   cmd->add_option("-o,--output", options->output, "Write the output to FILE (atomically) instead of stdout");
   cmd->add_option("--plot", options->plot,
-                  "Also draw measured and predicted bus bandwidth against message size into FILE.svg");
+                  "Also draw measured and predicted bus bandwidth against message size into FILE.svg (with "
+                  "--runs: predicted against measured step time)");
   cmd->callback([options, gate, runs, runs_option] {
     bool passed = true;
     if (runs_option->count() > 0) {

@@ -24,12 +24,10 @@ namespace {
 
 /// What `stepcast simulate` runs for a plan without --straggler: the analytical prediction turned
 /// into a step graph and simulated; memory comes from the analytical model, as simulate reports it.
+/// (simulate's own refusal, interleaved micro-batches not divisible by pp, is a plan rule that
+/// already made such a run inexpressible.)
 calibrate::EnginePrediction simulate_run(const calibrate::TrainingRun& run, const cost::Calibration* calibration) {
   const plan::Plan& p = run.plan;
-  if (p.schedule == plan::Schedule::kInterleaved && p.micro_batches() % p.pp != 0) {
-    return {fmt::format("the simulator needs interleaved 1F1B's micro-batches ({}) divisible by pp ({})", p.micro_batches(), p.pp),
-            {}, {}, {}};
-  }
   cost::StepOptions options;
   options.calibration = calibration;
   options.explain = false;
@@ -37,7 +35,7 @@ calibrate::EnginePrediction simulate_run(const calibrate::TrainingRun& run, cons
   const sim::PlannedStep planned = sim::plan_step(p, analytical);
   // simulate's default seed; nothing random is drawn without a straggler.
   const sim::StepResult r = sim::simulate_step(*run.topology, planned.spec, sim::Perturbation{}, false);
-  return {{}, r.step_time, analytical.memory.total, analytical.fit};
+  return {r.step_time, analytical.memory.total, analytical.fit};
 }
 
 }  // namespace

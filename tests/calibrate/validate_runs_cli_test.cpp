@@ -98,4 +98,19 @@ TEST_SUITE("calibrate.validate_runs_cli") {
     CHECK(failed.exit_code == 1);
     CHECK(failed.output.find("median |error| above --max-median-error") != std::string::npos);
   }
+
+  TEST_CASE("--calibration reaches each run as it reaches predict") {
+    // A compute fraction of 0.595 for bf16 on the H100 (kernel-bench's hand-made fixture)
+    // replaces the default 0.419, so the calibrated step is shorter.
+    const std::string cal = (std::filesystem::temp_directory_path() / ("stepcast_runs_cal_" + std::to_string(::getpid()) + ".json")).string();
+    run_stepcast("calibrate --measured tests/data/kernel-bench/synthetic_h100.json --topology topologies/dgx-h100.json -o " + cal);
+    const std::string file = write_runs("calibrated.csv", kRow);
+    const auto runs = nlohmann::json::parse(run_stepcast("validate --runs " + file + " --calibration " + cal + " --json"));
+    const auto uncalibrated = nlohmann::json::parse(run_stepcast("validate --runs " + file + " --json"));
+    const auto predict = nlohmann::json::parse(run_stepcast("predict " + kPlanArgs + " --calibration " + cal));
+    CHECK(runs.at("calibration") == cal);
+    const double calibrated = runs.at("runs").at(0).at("predicted_step_time_s").get<double>();
+    CHECK(calibrated == doctest::Approx(predict.at("step_time_s").get<double>()).epsilon(1e-8));
+    CHECK(calibrated < uncalibrated.at("runs").at(0).at("predicted_step_time_s").get<double>());
+  }
 }

@@ -38,7 +38,6 @@ std::string_view json_key(RunMetric metric);
 
 /// What an engine predicted for one run.
 struct EnginePrediction {
-  std::string refused;  ///< why the engine cannot run this plan; empty when it predicted
   Seconds step_time;
   Bytes memory;         ///< peak per GPU: `stepcast memory`'s total
   cost::MemoryFit fit;  ///< against the topology's GPU memory
@@ -62,7 +61,7 @@ struct MetricError {
 
 struct ComparedRun {
   std::size_t index = 0;      ///< into the runs given to validate_runs
-  std::string inexpressible;  ///< the run's own reason or the engine's refusal; empty when compared
+  std::string inexpressible;  ///< why the model cannot express the run (TrainingRun::inexpressible); empty when compared
   EnginePrediction prediction;
   std::vector<MetricError> errors;  ///< in kRunMetrics order, the figures the run measured
   std::optional<double> measured_tokens_per_s;
