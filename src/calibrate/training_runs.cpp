@@ -478,7 +478,9 @@ std::vector<TrainingRun> read_training_runs(const std::vector<std::filesystem::p
   std::vector<TrainingRun> runs;
   Loader loader(data_root);
   for (const auto& file : files) {
-    const std::string text = read_text_file(file);
+    std::string text = read_text_file(file);
+    // Spreadsheets save CSV with a UTF-8 byte order mark, which is no part of the first column's name.
+    if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
     const auto first = text.find_first_not_of(" \t\r\n");
     const bool json = first != std::string::npos && text[first] == '{';
     const RawTable table = json ? detail::read_runs_json(text, file.string()) : detail::read_runs_csv(text, file.string());

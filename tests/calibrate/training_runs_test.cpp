@@ -226,6 +226,15 @@ TEST_SUITE("calibrate.training_runs") {
           }).ends_with("bad_pointer.json:/runs/0/peak_memory_per_gpu: \"-3 GiB\" must be positive"));
   }
 
+  TEST_CASE("a spreadsheet's byte order mark and CRLF line ends are read as plain CSV") {
+    std::string text = "\xEF\xBB\xBF" + kShapeHeader + kVtrainRow;
+    for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 2)) text.replace(at, 1, "\r\n");
+    const auto runs = read("excel.csv", text);
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].id == "vtrain:2");
+    CHECK(runs[0].measured.step_time->value() == doctest::Approx(0.372160408));
+  }
+
   TEST_CASE("a shape's left-out columns take a workload file's defaults; GPT's parameter count follows") {
     // l = 2, h = 64, a = 4, V = 1000, s = 128, LayerNorm (2h), biases, learned positions, tied:
     // per layer 12h^2 + 13h = 49152 + 832 = 49984; x 2 = 99968; embeddings Vh = 64000;
