@@ -60,11 +60,11 @@ std::string table_text(const calibrate::Comparison& c) {
 std::string gemm_table_text(const calibrate::KernelBench& bench, const calibrate::GemmComparison& c) {
   std::string out = fmt::format("GEMMs of {} on {}:\n", bench.file, bench.gpu_name);
   out += fmt::format("{:<16} {:<9} {:>6} {:>6} {:>6} {:>14} {:>9} {:>14} {:>9}\n", "gemm", "precision", "m", "n", "k",
-                     "measured (us)", "fraction", "predicted (us)", "error %");
+                     "measured (us)", "efficiency", "predicted (us)", "error %");
   for (const auto& p : c.points) {
     const auto& g = p.gemm;
     out += fmt::format("{:<16} {:<9} {:>6} {:>6} {:>6} {:>14.2f} {:>9.3f} {:>14.2f} {:>+9.2f}\n", g.name, g.precision, g.m,
-                       g.n, g.k, g.time.value() * unit::kMega, p.fraction, p.predicted.value() * unit::kMega, p.error_pct);
+                       g.n, g.k, g.time.value() * unit::kMega, p.efficiency, p.predicted.value() * unit::kMega, p.error_pct);
   }
   out += fmt::format("{} GEMMs: |error| median {:.2f}%, p90 {:.2f}%, worst {:.2f}%\n", c.points.size(),
                      c.median_abs_error_pct, c.p90_abs_error_pct, c.max_abs_error_pct);
@@ -99,7 +99,7 @@ nlohmann::json gemms_json(const calibrate::KernelBench& bench, const calibrate::
                       {"n", g.n},
                       {"k", g.k},
                       {"measured_time_s", sig9(g.time.value())},
-                      {"fraction", sig9(p.fraction)},
+                      {"efficiency", sig9(p.efficiency)},
                       {"predicted_time_s", sig9(p.predicted.value())},
                       {"error_pct", sig9(p.error_pct)}});
   }
