@@ -22,6 +22,7 @@ bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0;
 // "[default0]:" (torchrun): a bracketed word without blanks, then a colon. Returns the length
 // of the tag, or 0. "[host:123] 8 more processes have sent help message" is no tag: a blank follows.
 std::size_t bracket_tag_length(std::string_view s) {
+  // Launcher tags are short ("[12,1023]<stdout>:"); a longer bracket is the line's own text.
   constexpr std::size_t kLongestTag = 64;
   if (s.empty() || s.front() != '[') return 0;
   const auto close = s.find(']');

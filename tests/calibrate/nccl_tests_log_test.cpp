@@ -214,6 +214,28 @@ TEST_CASE("a run cut before its summary is read with a note; a row cut mid-line 
   CHECK(vtab.skipped.empty());
 }
 
+TEST_CASE("2025 per-iteration columns (i_min i_max i_p99 i_cv% after each #wrong) are stepped over") {
+  // The header as nccl-tests' src/util.cu writeResultHeader prints it with per-iteration timing.
+  const std::string text =
+      "# Collective test starting: all_gather_perf\n"
+      "#  Rank  0 Group  0 Pid 1 on hostA device  0 [0000:07:00] NVIDIA H100 80GB HBM3\n"
+      "#  Rank  1 Group  0 Pid 2 on hostA device  1 [0000:0f:00] NVIDIA H100 80GB HBM3\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max    "
+      "i_p99    i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv%\n"
+      "     1048576        131072     float    none      -1    20.50   51.15   25.58       0    19.90    22.10    "
+      "21.80     2.31    20.10   52.17   26.09       0    19.70    21.40    21.20     1.95\n";
+  const Measurements m = parse_nccl_tests_log(text, "per_iteration.log");
+  REQUIRE(m.runs.size() == 1);
+  REQUIRE(m.runs[0].points.size() == 1);
+  const auto& p = m.runs[0].points[0];
+  // Row (line 5): out-of-place time 20.50 us, busbw 25.58; in-place (after i_cv% 2.31) 20.10 us, busbw 26.09.
+  CHECK(p.out_of_place.time.value() == doctest::Approx(us(20.50)));
+  CHECK(p.out_of_place.busbw.value() == doctest::Approx(gbs(25.58)));
+  CHECK(p.in_place->time.value() == doctest::Approx(us(20.10)));
+  CHECK(p.in_place->busbw.value() == doctest::Approx(gbs(26.09)));
+  CHECK(m.runs[0].ranks == 2);
+}
+
 TEST_CASE("Polaris all-reduce log cut after its 12th row: the 12 rows are read, the missing summary noted") {
   // tests/data/nccl-tests/nccl-tests_allreduce_A100-40GB_polaris_2nodes_8ranks_alcf_cut.txt is the
   // Polaris 2-node log (sources in its first lines) cut after line 30, the row of 8192 B.
