@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "measured_options.hpp"
 #include "output.hpp"
+#include "reading_summary.hpp"
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/calibrate/fit_nccl.hpp"
 #include "stepcast/calibrate/inputs.hpp"
@@ -85,14 +86,16 @@ std::string calibrate_nccl(const std::vector<calibrate::Sample>& fitted, const t
 // Fits the collectives' tiers into `cal`; returns the report's lines.
 std::string calibrate_collectives(const CalibrateOptions& o, const MeasuredInputs& in, cost::Calibration& cal) {
   const topology::Topology& topo = in.topology;
-  const auto fitted = calibrate::select_samples(in.measurements, topo, in.filter, false, in.algorithm);
+  std::vector<calibrate::RowUse> use;
+  const auto fitted = calibrate::select_samples(in.measurements, topo, in.filter, false, in.algorithm, &use);
   if (fitted.empty()) {
     throw InputError(in.measurements.front().file, {},
                      "no measured points left to fit (check --min-size, --max-size, --holdout)");
   }
   const auto fits = calibrate::fit_samples(fitted, in.measurements.front().file);
   for (const auto& f : fits) cal.collectives.push_back(f.entry);
-  std::string report = fmt::format("fitted {} points on {} ({} GPUs)\n", fitted.size(), topo.name(), topo.gpu_count());
+  std::string report = reading_summary(in.measurements, use, "held out by --holdout", o.in.verbose);
+  report += fmt::format("fitted {} points on {} ({} GPUs)\n", fitted.size(), topo.name(), topo.gpu_count());
   report += fit_report(fits);
   report += calibrate_nccl(fitted, topo, in.measurements.front().file, cal);
   if (in.filter.holdout.kind != calibrate::Holdout::Kind::kNone) {
