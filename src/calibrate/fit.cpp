@@ -201,12 +201,19 @@ bool Holdout::holds_out(const MeasuredCollective& run, std::size_t index) const 
 }
 
 std::vector<Sample> select_samples(const std::vector<Measurements>& all, const topology::Topology& topology,
-                                   const PointFilter& filter, bool held_out, std::optional<cost::Algorithm> algorithm) {
+                                   const PointFilter& filter, bool held_out, std::optional<cost::Algorithm> algorithm,
+                                   std::vector<RowUse>* use) {
   std::vector<Sample> out;
-  for (const Measurements& m : all) {
+  std::vector<RowUse> tally(all.size());
+  for (std::size_t file = 0; file < all.size(); ++file) {
+    const Measurements& m = all[file];
+    RowUse& count = tally[file];
     for (const MeasuredCollective& run : m.runs) {
       const std::string at = run.first_line > 0 ? std::to_string(run.first_line) : std::string();
-      if (run.ranks < 2) continue;  // one rank moves no data: nothing to compare
+      if (run.ranks < 2) {  // one rank moves no data: nothing to compare
+        count.single_rank += static_cast<int>(run.points.size());
+        continue;
+      }
       if (run.ranks > topology.gpu_count()) {
         throw InputError(m.file, at,
                          fmt::format("the {} run has {} ranks but topology {} has {} GPUs (pass --nodes)", run.program,
@@ -228,9 +235,19 @@ std::vector<Sample> select_samples(const std::vector<Measurements>& all, const t
       }
       for (std::size_t i = 0; i < run.points.size(); ++i) {
         const MeasuredPoint& p = run.points[i];
-        if (!(p.size.value() > 0.0) || !(p.out_of_place.time.value() > 0.0)) continue;
-        if (p.size < filter.min_size || (filter.max_size && *filter.max_size < p.size)) continue;
-        if (filter.holdout.holds_out(run, i) != held_out) continue;
+        if (!(p.size.value() > 0.0) || !(p.out_of_place.time.value() > 0.0)) {
+          ++count.empty;
+          continue;
+        }
+        if (p.size < filter.min_size || (filter.max_size && *filter.max_size < p.size)) {
+          ++count.outside_sizes;
+          continue;
+        }
+        if (filter.holdout.holds_out(run, i) != held_out) {
+          ++count.holdout;
+          continue;
+        }
+        ++count.used;
         Sample s;
         s.op = run.op;
         s.algorithm = alg;
@@ -243,6 +260,7 @@ std::vector<Sample> select_samples(const std::vector<Measurements>& all, const t
       }
     }
   }
+  if (use) *use = std::move(tally);
   return out;
 }
 

@@ -8,14 +8,14 @@
 
 namespace stepcast::calibrate {
 
-MeasurementFiles read_measurement_files(const std::vector<std::filesystem::path>& files) {
+MeasurementFiles read_measurement_files(const std::vector<std::filesystem::path>& files, const RunFacts& facts) {
   MeasurementFiles out;
   for (const auto& f : files) {
     const std::string text = read_text_file(f);
     if (is_kernel_bench_json(text)) {
       out.kernels.push_back(parse_kernel_bench_json(text, f.string()));
     } else {
-      out.collectives.push_back(parse_measurements(text, f.string()));
+      out.collectives.push_back(parse_measurements(text, f.string(), facts));
     }
   }
   return out;

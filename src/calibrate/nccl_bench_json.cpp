@@ -21,14 +21,14 @@ MeasuredPoint read_point(const JsonReader& r) {
   p.out_of_place.time = Seconds(r.at("time_s").positive_number());
   p.out_of_place.algbw = BytesPerSecond(r.at("algbw_Bps").number());
   p.out_of_place.busbw = BytesPerSecond(r.at("busbw_Bps").number());
-  p.out_of_place.wrong = r.at("wrong").integer();
+  p.out_of_place.wrong = static_cast<double>(r.at("wrong").integer());
   if (auto v = r.find("in_place")) {
     v->check_keys({"time_s", "algbw_Bps", "busbw_Bps", "wrong"});
     MeasuredTiming t;
     t.time = Seconds(v->at("time_s").positive_number());
     t.algbw = BytesPerSecond(v->at("algbw_Bps").number());
     t.busbw = BytesPerSecond(v->at("busbw_Bps").number());
-    t.wrong = v->at("wrong").integer();
+    t.wrong = static_cast<double>(v->at("wrong").integer());
     p.in_place = t;
   }
   return p;

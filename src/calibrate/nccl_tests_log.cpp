@@ -1,5 +1,8 @@
-// The nccl-tests text reader: a line-by-line state machine over the runs in a log. Formats
-// follow nccl-tests' src/common.cu (header, "#  Rank" lines, result rows, "# Avg bus bandwidth").
+// The nccl-tests text reader: a line-by-line state machine over the runs in a log. nccl-tests
+// prints, per run, a preamble ("# nccl-tests version", "# Collective test starting:", "# nThread",
+// "#  Rank N ... on HOST device D"), a result table (header, rows) and a summary ("# Avg bus
+// bandwidth", "# Collective test concluded"); src/common.cu and src/util.cu. Around them come
+// launcher tags, NCCL's debug lines and MPI's messages, which are stripped or skipped.
 #include "stepcast/calibrate/nccl_tests_log.hpp"
 
 #include <fmt/format.h>
@@ -7,18 +10,19 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <charconv>
 #include <filesystem>
-#include <set>
-#include <sstream>
+#include <map>
 #include <utility>
 
+#include "nccl_tests_columns.hpp"
+#include "nccl_tests_text.hpp"
 #include "stepcast/core/errors.hpp"
 
 namespace stepcast::calibrate {
 namespace {
 
 using cost::CollectiveOp;
+using detail::TableColumns;
 
 // Program names as nccl-tests builds them (its Makefile), with the collective each measures.
 constexpr std::array<std::pair<std::string_view, CollectiveOp>, 7> kPrograms{{
@@ -41,11 +45,6 @@ constexpr std::array<std::pair<std::string_view, CollectiveOp>, 11> kFileNameHin
     {"reduce", CollectiveOp::kReduce},
 }};
 
-constexpr std::string_view kColumnsWithRoot =
-    "size count type redop root time algbw busbw #wrong time algbw busbw #wrong";
-constexpr std::string_view kColumnsWithoutRoot =
-    "size count type redop time algbw busbw #wrong time algbw busbw #wrong";
-
 std::string_view program_of(CollectiveOp op) {
   for (const auto& [name, program_op] : kPrograms) {
     if (program_op == op) return name;
@@ -53,41 +52,30 @@ std::string_view program_of(CollectiveOp op) {
   STEPCAST_UNREACHABLE("every collective has an nccl-tests program");
 }
 
-std::vector<std::string> split(std::string_view line) {
-  std::vector<std::string> out;
-  std::istringstream in{std::string(line)};
-  for (std::string token; in >> token;) out.push_back(token);
-  return out;
-}
-
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-std::optional<std::int64_t> to_int(std::string_view s) {
-  std::int64_t v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
-  return v;
+std::string_view trim_front(std::string_view s) { return s.substr(std::min(s.find_first_not_of(" \t"), s.size())); }
+
+// The nccl-tests program a word names ("./build/all_reduce_perf"), if any.
+std::optional<std::string> program_named(const std::string& word) {
+  std::string name = std::filesystem::path(word).filename().string();
+  if (op_of_nccl_tests_program(name)) return name;
+  return std::nullopt;
 }
 
-std::optional<double> to_double(std::string_view s) {
-  double v = 0.0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size() || !(v >= 0.0)) return std::nullopt;
-  return v;
-}
-
-// A run being read, with what is known about where it came from.
+// A run being read, with what its preamble said about where it ran.
 struct OpenRun {
   MeasuredCollective run;
-  std::set<std::string> hosts;
-  bool in_table = false;
-  bool has_root_column = true;
-  bool finished = false;
+  std::map<std::string, int> ranks_per_host;  ///< from "# Rank" lines that name a host
+  bool rank_without_host = false;             ///< a "# Rank" line naming no host ("uses device D")
+  std::optional<TableColumns> table;
+  int table_line = 0;
 };
 
 class LogParser {
  public:
-  LogParser(std::string_view text, std::string origin) : text_(text), origin_(std::move(origin)) {}
+  LogParser(std::string_view text, std::string origin, const RunFacts& facts)
+      : text_(text), origin_(std::move(origin)), facts_(facts) {}
 
   Measurements parse() {
     if (text_.find_first_not_of(" \t\r\n") == std::string_view::npos) {
@@ -97,202 +85,270 @@ class LogParser {
     while (pos < text_.size()) {
       const std::size_t end = std::min(text_.find('\n', pos), text_.size());
       std::string_view line = text_.substr(pos, end - pos);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF line ends
       ++line_no_;
       read_line(line);
       if (end == text_.size()) break;
       pos = end + 1;
     }
-    if (open_) close_run_at_end();
-    if (result_.runs.empty()) {
-      throw InputError(origin_, {},
-                       "not an nccl-tests log: no result table found (expected a \"#  size  count  type ...\" "
-                       "header followed by result rows, as all_reduce_perf and the other nccl-tests programs print)");
-    }
+    if (open_) finish_run("the file ends after its last row");
+    if (result_.runs.empty()) refuse_empty_result();
     result_.file = origin_;
     return std::move(result_);
   }
 
  private:
   [[noreturn]] void fail(int line, const std::string& message) const {
-    throw InputError(origin_, std::to_string(line), message);
+    throw InputError(origin_, line > 0 ? std::to_string(line) : std::string(), message);
   }
 
-  void read_line(std::string_view line) {
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string_view::npos) return;
-    line = line.substr(first);
+  void skip(SkippedLine::Kind kind, std::string why) { result_.skipped.push_back({line_no_, kind, std::move(why)}); }
+
+  void note(int line, std::string text) { result_.notes.push_back({line, std::move(text)}); }
+
+  void read_line(std::string_view raw) {
+    const std::string_view line = detail::strip_launcher_tags(raw);
+    if (line.empty()) return;
     if (line.front() == '#') {
       read_comment(line.substr(1));
       return;
     }
-    const std::vector<std::string> tokens = split(line);
-    if (tokens.empty()) return;  // only separators that are not blanks, e.g. "\r" or NUL bytes
-    if (open_ && open_->in_table && to_int(tokens.front())) {
-      read_row(tokens);
+    const std::vector<std::string> words = detail::split_words(line);
+    if (words.empty()) return;  // only separators that are not blanks, e.g. a vertical tab
+    // 2016-2017 nccl-tests printed the two summary lines without "#" (common.cu: " Avg bus bandwidth").
+    if (starts_with(line, "Avg bus bandwidth")) {
+      read_average(line);
+      return;
+    }
+    if (starts_with(line, "Out of bounds values")) return;
+    if (open_ && open_->table && detail::to_integer(words.front())) {
+      read_row(words);
+      return;
+    }
+    if (open_ && open_->table && detail::to_number(words.front())) {
+      skip(SkippedLine::Kind::kResultRow,
+           fmt::format("a piece of a result row broken across lines (it starts with \"{}\", not a size in bytes)",
+                       words.front()));
+      return;
+    }
+    if (detail::is_nccl_debug_line(line)) {
+      skip(SkippedLine::Kind::kNcclDebug, "NCCL debug output (NCCL_DEBUG)");
       return;
     }
     // A command line such as "./build/all_reduce_perf -b 8 -e 1G" or "mpirun ... all_reduce_perf".
-    for (const std::string& token : tokens) {
-      const std::string name = std::filesystem::path(token).filename().string();
-      if (op_of_nccl_tests_program(name)) pending_program_ = name;
+    for (const std::string& word : words) {
+      if (auto name = program_named(word)) {
+        name_program(*name);
+        return;
+      }
     }
+    skip(SkippedLine::Kind::kOther, "not nccl-tests output (launcher, MPI or shell text)");
   }
 
   void read_comment(std::string_view body) {
-    const std::vector<std::string> tokens = split(body);
-    if (tokens.empty()) return;
-    const auto trimmed = body.substr(std::min(body.find_first_not_of(' '), body.size()));
-    if (starts_with(trimmed, "Collective test starting:")) {
-      pending_program_ = tokens.back();
-    } else if (tokens.front() == "nThread") {
-      start_run();
-    } else if (tokens.front() == "Rank" && tokens.size() >= 10) {
-      read_rank(tokens);
-    } else if (tokens.front() == "size" && std::find(tokens.begin(), tokens.end(), "busbw") != tokens.end()) {
-      if (!open_) start_run();
-      if (!open_->run.points.empty()) fail(line_no_, "a second column header inside one run");
-      open_->in_table = true;
-      open_->has_root_column = std::find(tokens.begin(), tokens.end(), "root") != tokens.end();
-    } else if (starts_with(trimmed, "Avg bus bandwidth")) {
-      read_average(tokens);
+    const std::vector<std::string> words = detail::split_words(body);
+    if (words.empty()) return;
+    const std::string_view text = trim_front(body);
+    if (starts_with(text, "nccl-tests version") || words.front() == "nThread") {
+      join_or_start_preamble();
+    } else if (starts_with(text, "Collective test starting:")) {
+      join_or_start_preamble();
+      open_->run.program = words.back();
+    } else if (words.front() == "Rank" && words.size() >= 2 && detail::to_integer(words[1])) {
+      read_rank(words);
+    } else if (auto columns = detail::columns_of_header(words)) {
+      start_table(std::move(*columns));
+    } else if (starts_with(text, "Avg bus bandwidth")) {
+      read_average(text);
+    } else if (starts_with(text, "Collective test concluded") && open_ && open_->table) {
+      finish_run("its \"# Collective test concluded\" line comes first");
+    }
+  }
+
+  // The preamble lines of one run follow one another; one after a result table starts the next run.
+  void join_or_start_preamble() {
+    if (!open_ || open_->table) start_run();
+  }
+
+  void name_program(const std::string& name) {
+    if (open_ && !open_->table && open_->run.program.empty()) {
+      open_->run.program = name;
+    } else {
+      pending_program_ = name;
     }
   }
 
   void start_run() {
-    if (open_) close_run_before(line_no_);
+    if (open_) finish_run(fmt::format("the next run starts at line {}", line_no_));
     open_.emplace();
     open_->run.file = origin_;
     open_->run.first_line = line_no_;
-    open_->run.program = pending_program_;
+    open_->run.program = std::move(pending_program_);
     pending_program_.clear();
   }
 
-  // "#  Rank  0 Group  0 Pid 4180122 on cnode3-002 device  0 [0000:1b:00] NVIDIA H100 80GB HBM3"
-  void read_rank(const std::vector<std::string>& tokens) {
-    if (!open_) start_run();
-    const auto on = std::find(tokens.begin(), tokens.end(), "on");
-    const auto device = std::find(tokens.begin(), tokens.end(), "device");
-    if (on == tokens.end() || on + 1 == tokens.end() || device == tokens.end()) {
-      fail(line_no_, "a \"# Rank\" line without \"on HOST device N\"");
+  // "#  Rank  0 Group  0 Pid 4180122 on cnode3-002 device  0 [0000:1b:00] NVIDIA H100 80GB HBM3";
+  // 2018-2021: "#   Rank  0 Pid 1234 on host device 0 [0x07] ..."; 2016-2017: "#   Rank  0 on host
+  // device  0 [0x07] ...". NCCL 1's own tests printed "#   Rank  0 uses device  0 [0x07] ..." (no host).
+  void read_rank(const std::vector<std::string>& words) {
+    if (!open_ || open_->table) start_run();
+    const auto on = std::find(words.begin(), words.end(), "on");
+    const auto device = std::find(words.begin(), words.end(), "device");
+    if (on != words.end() && on + 1 != words.end() && on + 1 != device) {
+      ++open_->ranks_per_host[*(on + 1)];
+    } else {
+      open_->rank_without_host = true;
     }
-    open_->hosts.insert(*(on + 1));
+    // The device name follows the device number and the bus id in brackets.
     std::string name;
-    // The device name follows the bus id in brackets.
-    for (auto it = device + 1; it != tokens.end(); ++it) {
-      if (it->front() == '[' || it == device + 1) continue;
-      name += (name.empty() ? "" : " ") + *it;
+    if (device != words.end()) {
+      for (auto it = device + 1; it != words.end(); ++it) {
+        if (it == device + 1 || it->front() == '[') continue;
+        name += (name.empty() ? "" : " ") + *it;
+      }
     }
     open_->run.devices.push_back(name);
   }
 
-  // The four columns time, algbw, busbw, #wrong from `at`; none if `allow_na` and they are N/A.
-  std::optional<MeasuredTiming> read_timing(const std::vector<std::string>& t, std::size_t at, bool allow_na) {
-    MeasuredTiming timing;
-    const auto time_us = to_double(t[at]);
-    const auto algbw = to_double(t[at + 1]);
-    const auto busbw = to_double(t[at + 2]);
-    if (!time_us || !algbw || !busbw) {
-      if (allow_na && t[at] == "N/A") return std::nullopt;
-      fail(line_no_, fmt::format("expected time (us), algbw and busbw (GB/s) as non-negative numbers, got \"{} {} {}\"",
-                                 t[at], t[at + 1], t[at + 2]));
-    }
-    // nccl-tests prints time in microseconds and bandwidths in GB/s (1e9 B/s).
-    timing.time = microseconds(*time_us);
-    timing.algbw = gbyte_per_s(*algbw);
-    timing.busbw = gbyte_per_s(*busbw);
-    if (t[at + 3] != "N/A") {
-      const auto wrong = to_int(t[at + 3]);
-      if (!wrong || *wrong < 0) fail(line_no_, fmt::format("expected #wrong as a count or N/A, got \"{}\"", t[at + 3]));
-      timing.wrong = *wrong;
-    }
-    return timing;
+  void start_table(TableColumns columns) {
+    // A header repeated before any row replaces the first; one after rows starts a new run.
+    if (!open_ || (open_->table && !open_->run.points.empty())) start_run();
+    open_->table = std::move(columns);
+    open_->table_line = line_no_;
   }
 
-  void read_row(const std::vector<std::string>& t) {
-    const std::size_t want = open_->has_root_column ? 13 : 12;
-    if (t.size() != want) {
-      fail(line_no_, fmt::format("a result row with {} columns, expected {} ({}): is the log cut off?", t.size(), want,
-                                 open_->has_root_column ? kColumnsWithRoot : kColumnsWithoutRoot));
-    }
-    MeasuredPoint p;
-    p.size = Bytes(static_cast<double>(*to_int(t[0])));
-    const auto count = to_int(t[1]);
-    if (!count || *count < 0 || p.size.value() < 0.0) fail(line_no_, "size and count must be counts");
-    p.count = *count;
-    p.type = t[2];
-    const std::size_t timing_at = open_->has_root_column ? 5 : 4;
-    p.out_of_place = *read_timing(t, timing_at, false);
-    p.in_place = read_timing(t, timing_at + 4, true);
-    p.line = line_no_;
-    open_->run.points.push_back(std::move(p));
-  }
-
-  void read_average(const std::vector<std::string>& tokens) {
-    if (!open_ || !open_->in_table) fail(line_no_, "\"# Avg bus bandwidth\" before any result table");
-    const auto value = to_double(tokens.back());
-    if (!value) fail(line_no_, fmt::format("expected a number after \"Avg bus bandwidth :\", got \"{}\"", tokens.back()));
-    if (open_->run.points.empty()) fail(line_no_, "a run with a column header and no result rows");
-    open_->run.avg_busbw = gbyte_per_s(*value);
-    open_->in_table = false;
-    open_->finished = true;
-    finish_run();
-  }
-
-  void close_run_before(int line) {
-    if (open_->finished || (!open_->in_table && open_->run.points.empty())) {
-      open_.reset();
+  void read_row(const std::vector<std::string>& words) {
+    detail::RowReading r = detail::read_row(words, *open_->table);
+    if (!r.point) {
+      skip(SkippedLine::Kind::kResultRow, std::move(r.why));
       return;
     }
-    fail(line, fmt::format("truncated run: the run that starts at line {} has {} result rows and no \"# Avg bus "
-                           "bandwidth\" line before the next run starts",
-                           open_->run.first_line, open_->run.points.size()));
+    r.point->line = line_no_;
+    open_->run.points.push_back(std::move(*r.point));
   }
 
-  void close_run_at_end() {
-    if (!open_->in_table && open_->run.points.empty()) return;
-    fail(line_no_, fmt::format("truncated log: the run that starts at line {} has {} result rows and the file ends "
-                               "before its \"# Avg bus bandwidth\" line",
-                               open_->run.first_line, open_->run.points.size()));
-  }
-
-  void finish_run() {
-    MeasuredCollective run = std::move(open_->run);
-    run.hosts = static_cast<int>(open_->hosts.size());
-    open_.reset();
-    run.op = resolve_op(run);
-    if (run.devices.empty()) {
-      // Later runs of a multi-run log may omit the device list; they ran on the same ranks.
-      if (result_.runs.empty()) {
-        fail(run.first_line, "no \"#  Rank ... device\" lines: cannot tell how many ranks ran this test");
-      }
-      run.devices = result_.runs.back().devices;
-      run.hosts = result_.runs.back().hosts;
+  // "# Avg bus bandwidth    : 437.957 " (recent nccl-tests add OK or FAILED after the figure).
+  void read_average(std::string_view text) {
+    if (!open_ || !open_->table) {
+      skip(SkippedLine::Kind::kOther, "an \"Avg bus bandwidth\" line with no result table before it");
+      return;
     }
-    run.ranks = static_cast<int>(run.devices.size());
+    const auto colon = text.find(':');
+    const std::vector<std::string> after =
+        detail::split_words(colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1));
+    const auto value = after.empty() ? std::nullopt : detail::to_number(after.front());
+    if (value && *value >= 0.0) {
+      open_->run.avg_busbw = gbyte_per_s(*value);
+    } else {
+      skip(SkippedLine::Kind::kOther, "expected a bandwidth after \"Avg bus bandwidth :\"");
+    }
+    finish_run({});
+  }
+
+  // Closes the open run. `missing_summary` says how the run ended when it lacks its "# Avg bus
+  // bandwidth" line; empty when the summary line ended it.
+  void finish_run(std::string_view missing_summary) {
+    OpenRun open = std::move(*open_);
+    open_.reset();
+    MeasuredCollective& run = open.run;
+    if (!open.table) {
+      note(run.first_line, "a run that printed no result table: nothing to read");
+      return;
+    }
+    if (run.points.empty()) {
+      note(open.table_line, "a result table without a row that could be read: the run is left out");
+      return;
+    }
+    if (!resolve_op(run)) return;
+    if (!run.avg_busbw && !missing_summary.empty()) {
+      note(run.points.back().line,
+           fmt::format(
+               "the run that starts at line {} has no \"# Avg bus bandwidth\" line ({}); its {} read", run.first_line,
+               missing_summary,
+               run.points.size() == 1 ? std::string("1 row is") : fmt::format("{} rows are", run.points.size())));
+    }
+    resolve_ranks(open);
+    check_run_facts(run, facts_, origin_, std::to_string(run.first_line));
     result_.runs.push_back(std::move(run));
   }
 
-  CollectiveOp resolve_op(MeasuredCollective& run) const {
+  // The collective: from the log (its program), else --op, else the file name. False when the log
+  // names a program of a collective stepcast does not model (the run is left out with a note).
+  bool resolve_op(MeasuredCollective& run) {
     if (!run.program.empty()) {
-      if (auto op = op_of_nccl_tests_program(run.program)) return *op;
-      fail(run.first_line, fmt::format("unknown nccl-tests program \"{}\"", run.program));
+      if (auto op = op_of_nccl_tests_program(run.program)) {
+        run.op = *op;
+        return true;
+      }
+      note(run.first_line,
+           fmt::format("a run of \"{}\", which is no collective stepcast models: the run is left out", run.program));
+      return false;
+    }
+    if (facts_.op) {
+      run.op = *facts_.op;
+      run.program = fmt::format("{} (from --op)", program_of(run.op));
+      return true;
     }
     std::string name = std::filesystem::path(origin_).filename().string();
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     for (const auto& [hint, op] : kFileNameHints) {
       if (name.find(hint) != std::string::npos) {
+        run.op = op;
         run.program = fmt::format("{} (from the file name)", program_of(op));
-        return op;
+        return true;
       }
     }
     fail(run.first_line,
          "cannot tell which collective this run measured: no \"# Collective test starting:\" line, no command line "
-         "naming an nccl-tests program (all_reduce_perf, ...), and the file name names none");
+         "naming an nccl-tests program (all_reduce_perf, ...), and the file name names none (pass --op)");
+  }
+
+  // Ranks and hosts: from the run's "# Rank" lines, else --ranks (or --nodes x --gpus-per-node),
+  // else the run before it in the file, which ran on the same ranks in every multi-run log seen.
+  void resolve_ranks(OpenRun& open) {
+    MeasuredCollective& run = open.run;
+    if (!run.devices.empty()) {
+      run.ranks = static_cast<int>(run.devices.size());
+      run.hosts = open.rank_without_host ? hosts_from_facts(run.ranks) : static_cast<int>(open.ranks_per_host.size());
+      return;
+    }
+    if (facts_.ranks || (facts_.nodes && facts_.gpus_per_node)) {
+      run.ranks = facts_.ranks.value_or(facts_.nodes.value_or(0) * facts_.gpus_per_node.value_or(0));
+      run.hosts = hosts_from_facts(run.ranks);
+      note(run.first_line, fmt::format("a run without \"# Rank\" lines: {} ranks{}, as the options say", run.ranks,
+                                       run.hosts > 0 ? fmt::format(" on {} nodes", run.hosts) : std::string()));
+      return;
+    }
+    if (result_.runs.empty()) {
+      fail(run.first_line,
+           "no \"#  Rank ... device\" lines: cannot tell how many ranks ran this test (pass --ranks, or --nodes "
+           "and --gpus-per-node)");
+    }
+    run.devices = result_.runs.back().devices;
+    run.ranks = result_.runs.back().ranks;
+    run.hosts = result_.runs.back().hosts;
+  }
+
+  // The hosts `ranks` ran on as --nodes or --gpus-per-node say; 0 (unknown) when neither does.
+  int hosts_from_facts(int ranks) const {
+    if (facts_.nodes) return *facts_.nodes;
+    if (facts_.gpus_per_node) return (ranks + *facts_.gpus_per_node - 1) / *facts_.gpus_per_node;
+    return 0;
+  }
+
+  [[noreturn]] void refuse_empty_result() const {
+    for (const SkippedLine& s : result_.skipped) {
+      if (s.kind == SkippedLine::Kind::kResultRow) fail(s.line, "no result row could be read: " + s.why);
+    }
+    if (!result_.notes.empty()) fail(result_.notes.front().line, "no run could be read: " + result_.notes.front().text);
+    fail(0,
+         "not an nccl-tests log: no result table found (expected a \"#  size  count  type ...\" header followed by "
+         "result rows, as all_reduce_perf and the other nccl-tests programs print)");
   }
 
   std::string_view text_;
   std::string origin_;
+  RunFacts facts_;
   int line_no_ = 0;
   std::string pending_program_;
   std::optional<OpenRun> open_;
@@ -308,8 +364,8 @@ std::optional<CollectiveOp> op_of_nccl_tests_program(std::string_view program) {
   return std::nullopt;
 }
 
-Measurements parse_nccl_tests_log(std::string_view text, const std::string& origin) {
-  return LogParser(text, origin).parse();
+Measurements parse_nccl_tests_log(std::string_view text, const std::string& origin, const RunFacts& facts) {
+  return LogParser(text, origin, facts).parse();
 }
 
 }  // namespace stepcast::calibrate

@@ -36,7 +36,8 @@ constexpr std::string_view kMixedPrecisionModes[] = {"DEFAULT", "PURE", "FULL"};
 
 /// The columns of a shape given in place of a workload file, the first four required.
 constexpr std::string_view kShapeColumns[] = {"layers", "hidden", "heads", "vocab", "kv_heads", "ffn", "gated_mlp",
-                                              "tied_embeddings", "biases", "learned_positions", "norm"};
+                                              "tied_embeddings", "biases", "learned_positions", "rotary", "dropout",
+                                              "norm"};
 
 constexpr std::string_view kMeasuredColumns[] = {"step_time",           "tokens_per_s",           "tokens_per_s_per_gpu",
                                                  "model_flops_per_gpu", "hardware_flops_per_gpu", "mfu",
@@ -205,7 +206,8 @@ class Loader {
 
   std::shared_ptr<const workload::Workload> shape_workload(const workload::TransformerShape& s) {
     const auto key = std::make_tuple(s.layers, s.hidden, s.heads, s.kv_heads, s.ffn_hidden, s.gated_mlp, s.vocab, s.seq_len,
-                                     s.tied_embeddings, s.biases, s.learned_positions, s.norm == workload::Norm::kLayerNorm);
+                                     s.tied_embeddings, s.biases, s.learned_positions, s.rotary, s.dropout,
+                                     s.norm == workload::Norm::kLayerNorm);
     auto& slot = shapes_[key];
     if (!slot) {
       workload::Workload w;
@@ -250,13 +252,14 @@ class Loader {
   std::filesystem::path data_root_;
   std::filesystem::path folder_;
   std::map<std::string, std::shared_ptr<const workload::Workload>> workloads_;
-  std::map<std::tuple<int, int, int, int, int, bool, int, int, bool, bool, bool, bool>, std::shared_ptr<const workload::Workload>> shapes_;
+  std::map<std::tuple<int, int, int, int, int, bool, int, int, bool, bool, bool, bool, bool, bool>, std::shared_ptr<const workload::Workload>>
+      shapes_;
   std::map<std::pair<std::string, int>, std::shared_ptr<const topology::Topology>> topologies_;
 };
 
 /// The shape columns as a TransformerShape (defaults as in a workload JSON: kv_heads = heads,
-/// ffn = 4h, no gated MLP, untied, no biases, no learned positions, RMSNorm), or the name of a
-/// required column left empty.
+/// ffn = 4h, no gated MLP, untied, no biases, no learned positions, no rotation, dropout,
+/// RMSNorm), or the name of a required column left empty.
 std::variant<workload::TransformerShape, std::string> read_shape(const RawRow& row, int seq_len) {
   for (const std::string_view c : {"layers", "hidden", "heads", "vocab"}) {
     if (!row.find(c)) return fmt::format("shape column {}", c);
@@ -273,6 +276,8 @@ std::variant<workload::TransformerShape, std::string> read_shape(const RawRow& r
   s.tied_embeddings = row.find("tied_embeddings") && boolean(row, "tied_embeddings", *row.find("tied_embeddings"));
   s.biases = row.find("biases") && boolean(row, "biases", *row.find("biases"));
   s.learned_positions = row.find("learned_positions") && boolean(row, "learned_positions", *row.find("learned_positions"));
+  s.rotary = row.find("rotary") && boolean(row, "rotary", *row.find("rotary"));
+  s.dropout = !row.find("dropout") || boolean(row, "dropout", *row.find("dropout"));
   if (const auto norm = row.find("norm")) {
     if (*norm == "layernorm") {
       s.norm = workload::Norm::kLayerNorm;

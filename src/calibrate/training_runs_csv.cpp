@@ -78,7 +78,7 @@ const std::vector<std::string_view>& known_columns() {
       "run", "group", "source",
       // the model: a shipped name or a path, or its shape
       "workload", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "gated_mlp", "tied_embeddings", "biases",
-      "learned_positions", "norm",
+      "learned_positions", "rotary", "dropout", "norm",
       // the cluster and the plan
       "topology", "nodes", "gpus", "plan", "global_batch", "seq_len", "precision", "fsdp_mixed_precision",
       // what was measured

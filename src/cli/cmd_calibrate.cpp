@@ -1,5 +1,5 @@
 // `stepcast calibrate`: fits the alpha-beta tier figures to measured collectives (nccl-tests logs
-// or stepcast-nccl-bench JSON) and the achieved compute fraction to measured GEMMs
+// or stepcast-nccl-bench JSON) and the compute model's GEMM efficiency to measured GEMMs
 // (stepcast-kernel-bench JSON), and writes a calibration file that --calibration reads.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "measured_options.hpp"
 #include "output.hpp"
+#include "reading_summary.hpp"
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/calibrate/fit_nccl.hpp"
 #include "stepcast/calibrate/inputs.hpp"
@@ -44,13 +45,13 @@ std::string fit_report(const std::vector<calibrate::RegimeFit>& fits) {
   return out;
 }
 
-std::string compute_report(const std::vector<calibrate::ComputeFractionFit>& fits) {
-  std::string out = fmt::format("{:<9} {:>6} {:>14} {:>14} {:>9} {:>19}\n", "precision", "GEMMs", "achieved",
-                                "peak", "fraction", "per GEMM (min-max)");
+std::string compute_report(const std::vector<calibrate::GemmEfficiencyFit>& fits) {
+  std::string out = fmt::format("{:<9} {:>6} {:>14} {:>14} {:>11} {:>19}\n", "precision", "GEMMs", "achieved",
+                                "peak", "efficiency", "per GEMM (min-max)");
   for (const auto& f : fits) {
-    out += fmt::format("{:<9} {:>6} {:>14} {:>14} {:>9.3f} {:>19}\n", f.precision, f.gemms,
-                       format_flops_rate(f.achieved), format_flops_rate(f.peak), f.fraction,
-                       fmt::format("{:.3f}-{:.3f}", f.min_gemm_fraction, f.max_gemm_fraction));
+    out += fmt::format("{:<9} {:>6} {:>14} {:>14} {:>11.3f} {:>19}\n", f.precision, f.gemms,
+                       format_flops_rate(f.flops / f.time), format_flops_rate(f.peak), f.efficiency,
+                       fmt::format("{:.3f}-{:.3f}", f.min_gemm_efficiency, f.max_gemm_efficiency));
   }
   return out;
 }
@@ -85,14 +86,16 @@ std::string calibrate_nccl(const std::vector<calibrate::Sample>& fitted, const t
 // Fits the collectives' tiers into `cal`; returns the report's lines.
 std::string calibrate_collectives(const CalibrateOptions& o, const MeasuredInputs& in, cost::Calibration& cal) {
   const topology::Topology& topo = in.topology;
-  const auto fitted = calibrate::select_samples(in.measurements, topo, in.filter, false, in.algorithm);
+  std::vector<calibrate::RowUse> use;
+  const auto fitted = calibrate::select_samples(in.measurements, topo, in.filter, false, in.algorithm, &use);
   if (fitted.empty()) {
     throw InputError(in.measurements.front().file, {},
                      "no measured points left to fit (check --min-size, --max-size, --holdout)");
   }
   const auto fits = calibrate::fit_samples(fitted, in.measurements.front().file);
   for (const auto& f : fits) cal.collectives.push_back(f.entry);
-  std::string report = fmt::format("fitted {} points on {} ({} GPUs)\n", fitted.size(), topo.name(), topo.gpu_count());
+  std::string report = reading_summary(in.measurements, use, "held out by --holdout", o.in.verbose);
+  report += fmt::format("fitted {} points on {} ({} GPUs)\n", fitted.size(), topo.name(), topo.gpu_count());
   report += fit_report(fits);
   report += calibrate_nccl(fitted, topo, in.measurements.front().file, cal);
   if (in.filter.holdout.kind != calibrate::Holdout::Kind::kNone) {
@@ -104,12 +107,16 @@ std::string calibrate_collectives(const CalibrateOptions& o, const MeasuredInput
   return report;
 }
 
-// Fits the achieved compute fractions into `cal`; a later file's precision replaces an earlier one's.
+// Fits the GEMM efficiency per precision into `cal`; a later file's precision replaces an earlier one's.
 std::string calibrate_compute(const MeasuredInputs& in, cost::Calibration& cal) {
   std::string report;
   for (const calibrate::KernelBench& bench : in.kernels) {
-    const auto fits = calibrate::fit_compute_fractions(bench, in.topology.gpu());
-    for (const auto& f : fits) cal.compute_fraction[f.precision] = cost::CalibratedFraction{f.fraction, f.source};
+    plan::Plan probe;  // the GPU's default kernel overhead, which the fit keeps
+    const Seconds overhead = cost::kernel_params(cal, in.topology.gpu(), probe).kernel_overhead;
+    const auto fits = calibrate::fit_gemm_efficiencies(bench, in.topology.gpu(), overhead);
+    if (!cal.compute) cal.compute = cost::ComputeCalibration{};
+    for (const auto& f : fits) cal.compute->gemm_efficiency[f.precision] = f.efficiency;
+    cal.compute->source += (cal.compute->source.empty() ? "" : "; ") + (fits.empty() ? bench.file : fits.front().source);
     report += fmt::format("compute: {} GEMMs of {} on {} ({}), against {} peaks\n", bench.gemms.size(), bench.file,
                           bench.gpu_name, bench.compute_capability, in.topology.gpu().name);
     report += compute_report(fits);
@@ -147,7 +154,7 @@ void add_calibrate_command(CLI::App& app) {
       "per collective and message-size regime, by least squares on relative error, and NCCL's tuning\n"
       "model's latency factor and bandwidth efficiency per protocol; write a calibration\n"
       "file for --calibration. Measurements: nccl-tests logs or stepcast-nccl-bench JSON. From\n"
-      "stepcast-kernel-bench JSON, the achieved fraction of the topology GPU's peak per precision.");
+      "stepcast-kernel-bench JSON, the compute model's GEMM efficiency per precision.");
   add_measured_options(*cmd, options->in, "Fit",
                        "Points left out of the fit and reported: none, every-other (odd-indexed sizes), sizes>=SIZE, ranks=N");
   cmd->add_option("-o,--output", options->output, "Calibration file to write")->required();

@@ -28,6 +28,7 @@ std::string memory_text(const PlanInputs& in, const cost::MemoryBreakdown& m, co
   row("optimizer state", m.optimizer_state);
   row("activations", m.activations);
   row("temporary buffers", m.temporary_buffers);
+  row("working set", m.working_set);
   row("framework overhead", m.framework_overhead);
   row("total (peak)", m.total);
   row("model state", m.model_state());

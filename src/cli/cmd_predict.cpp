@@ -8,6 +8,8 @@
 #include "plan_options.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/step.hpp"
+#include "stepcast/report/kernel_table.hpp"
+#include "stepcast/report/writers.hpp"
 
 namespace stepcast::cli {
 
@@ -41,6 +43,7 @@ std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, bo
   mem("optimizer state", p.memory.optimizer_state);
   mem("activations", p.memory.activations);
   mem("temporary buffers", p.memory.temporary_buffers);
+  mem("working set", p.memory.working_set);
   mem("framework overhead", p.memory.framework_overhead);
   mem("total (peak)", p.memory.total);
   out += p.fit.fits ? fmt::format("Fits: yes, {} free of {}\n", format_bytes(p.fit.headroom), format_bytes(p.fit.capacity))
@@ -50,6 +53,11 @@ std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, bo
   if (explain) {
     out += "\nStep time terms\n" + render_explanation(p.explanation);
     out += "\nCompute terms\n" + render_explanation(p.compute_detail.explanation);
+    if (!p.compute_detail.kernels.empty()) {
+      report::Report kernels;
+      kernels.tables.push_back(report::kernel_table(p.compute_detail, p.step_time));
+      out += "\n" + report::render_text(kernels);
+    }
     out += "\nMemory terms\n" + render_explanation(p.memory.explanation);
   }
   return out;
@@ -90,6 +98,9 @@ nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p,
     j["explanation"] = {{"step", explanation_json(p.explanation)},
                         {"compute", explanation_json(p.compute_detail.explanation)},
                         {"memory", explanation_json(p.memory.explanation)}};
+    report::Report kernels;
+    kernels.tables.push_back(report::kernel_table(p.compute_detail, p.step_time));
+    j["kernels"] = nlohmann::json::parse(report::render_json(kernels)).at("tables").at(0).at("rows");
   }
   return j;
 }
@@ -121,7 +132,8 @@ void add_predict_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "predict", "Step time, tokens/s, MFU and memory per GPU of a plan on a topology (exit 3 when it does not fit in GPU memory)");
   add_plan_options(*sub, command->plan, true);
-  sub->add_option("--achieved-fraction", command->achieved_fraction, "Achieved fraction of peak FLOP/s (default per GPU and precision)")
+  sub->add_option("--achieved-fraction", command->achieved_fraction,
+                  "Price compute as hardware FLOPs / (peak x this fraction) instead of the per-operator model")
       ->check(CLI::Range(0.0, 1.0).description("in (0, 1]"));
   sub->add_flag("--json", command->json, "One JSON object instead of the table");
   sub->add_flag("--explain", command->explain, "Show each formula with its inputs");

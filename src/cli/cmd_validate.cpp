@@ -20,6 +20,7 @@
 #include "commands.hpp"
 #include "measured_options.hpp"
 #include "output.hpp"
+#include "reading_summary.hpp"
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/calibrate/inputs.hpp"
 #include "stepcast/calibrate/kernel_bench.hpp"
@@ -61,11 +62,11 @@ std::string table_text(const calibrate::Comparison& c) {
 std::string gemm_table_text(const calibrate::KernelBench& bench, const calibrate::GemmComparison& c) {
   std::string out = fmt::format("GEMMs of {} on {}:\n", bench.file, bench.gpu_name);
   out += fmt::format("{:<16} {:<9} {:>6} {:>6} {:>6} {:>14} {:>9} {:>14} {:>9}\n", "gemm", "precision", "m", "n", "k",
-                     "measured (us)", "fraction", "predicted (us)", "error %");
+                     "measured (us)", "efficiency", "predicted (us)", "error %");
   for (const auto& p : c.points) {
     const auto& g = p.gemm;
     out += fmt::format("{:<16} {:<9} {:>6} {:>6} {:>6} {:>14.2f} {:>9.3f} {:>14.2f} {:>+9.2f}\n", g.name, g.precision, g.m,
-                       g.n, g.k, g.time.value() * unit::kMega, p.fraction, p.predicted.value() * unit::kMega, p.error_pct);
+                       g.n, g.k, g.time.value() * unit::kMega, p.efficiency, p.predicted.value() * unit::kMega, p.error_pct);
   }
   out += fmt::format("{} GEMMs: |error| median {:.2f}%, p90 {:.2f}%, worst {:.2f}%\n", c.points.size(),
                      c.median_abs_error_pct, c.p90_abs_error_pct, c.max_abs_error_pct);
@@ -100,7 +101,7 @@ nlohmann::json gemms_json(const calibrate::KernelBench& bench, const calibrate::
                       {"n", g.n},
                       {"k", g.k},
                       {"measured_time_s", sig9(g.time.value())},
-                      {"fraction", sig9(p.fraction)},
+                      {"efficiency", sig9(p.efficiency)},
                       {"predicted_time_s", sig9(p.predicted.value())},
                       {"error_pct", sig9(p.error_pct)}});
   }
@@ -116,12 +117,50 @@ nlohmann::json gemms_json(const calibrate::KernelBench& bench, const calibrate::
 struct Results {
   calibrate::Comparison collectives;
   std::vector<calibrate::GemmComparison> gemms;  ///< one per MeasuredInputs::kernels entry
+  std::vector<calibrate::RowUse> use;            ///< one per MeasuredInputs::measurements entry
 };
 
-std::string json_text(const Results& r, const MeasuredInputs& in, const std::string& calibration) {
+// Why validate does not compare a row on the other side of --holdout.
+constexpr std::string_view kHoldoutReason = "fitted by calibrate --holdout, not compared";
+
+// Per collective file: rows read, lines skipped by kind (and each line with --verbose), rows used.
+nlohmann::json measured_files_json(const MeasuredInputs& in, const std::vector<calibrate::RowUse>& use, bool verbose) {
+  nlohmann::json files = nlohmann::json::array();
+  for (std::size_t i = 0; i < in.measurements.size(); ++i) {
+    const calibrate::Measurements& m = in.measurements[i];
+    std::int64_t rows = 0;
+    for (const auto& run : m.runs) rows += static_cast<std::int64_t>(run.points.size());
+    nlohmann::json skipped = nlohmann::json::object();
+    for (const auto& line : m.skipped)
+      skipped[skipped_kind_name(line.kind)] = skipped.value(skipped_kind_name(line.kind), 0) + 1;
+    nlohmann::json notes = nlohmann::json::array();
+    for (const auto& n : m.notes) notes.push_back({{"line", n.line}, {"note", n.text}});
+    const calibrate::RowUse& u = use[i];
+    nlohmann::json f = {{"file", m.file},
+                        {"runs", m.runs.size()},
+                        {"rows_read", rows},
+                        {"lines_skipped", skipped},
+                        {"rows_used", u.used},
+                        {"rows_not_used",
+                         {{"empty", u.empty},
+                          {"outside_sizes", u.outside_sizes},
+                          {"holdout", u.holdout},
+                          {"single_rank", u.single_rank}}},
+                        {"notes", std::move(notes)}};
+    if (verbose) {
+      f["skipped_lines"] = nlohmann::json::array();
+      for (const auto& line : m.skipped) f["skipped_lines"].push_back({{"line", line.line}, {"why", line.why}});
+    }
+    files.push_back(std::move(f));
+  }
+  return files;
+}
+
+std::string json_text(const Results& r, const MeasuredInputs& in, const std::string& calibration, bool verbose) {
   nlohmann::json j;
   j["topology"] = in.topology.name();
   j["calibration"] = calibration.empty() ? nlohmann::json(nullptr) : nlohmann::json(calibration);
+  if (!in.measurements.empty()) j["measured_files"] = measured_files_json(in, r.use, verbose);
   j["points"] = collective_points_json(r.collectives);
   j["median_abs_error_pct"] = sig9(r.collectives.median_abs_error_pct);
   j["p90_abs_error_pct"] = sig9(r.collectives.p90_abs_error_pct);
@@ -169,7 +208,7 @@ bool run_validate(const ValidateOptions& o, bool gate) {
   // With a holdout, validate exactly the points that `calibrate --holdout` with the same value left out.
   const bool held_out = in.filter.holdout.kind != calibrate::Holdout::Kind::kNone;
   if (!in.measurements.empty()) {
-    const auto samples = calibrate::select_samples(in.measurements, topo, in.filter, held_out, in.algorithm);
+    const auto samples = calibrate::select_samples(in.measurements, topo, in.filter, held_out, in.algorithm, &r.use);
     if (samples.empty()) {
       throw InputError(in.measurements.front().file, {},
                        "no measured points to compare (check --min-size, --max-size, --holdout)");
@@ -182,7 +221,7 @@ bool run_validate(const ValidateOptions& o, bool gate) {
 
   if (!o.plot.empty()) write_file_atomically(o.plot, plot_svg(r.collectives, topo.name(), o.calibration, in.nccl_auto));
   if (o.json) {
-    emit(json_text(r, in, o.calibration), o.output);
+    emit(json_text(r, in, o.calibration, o.in.verbose), o.output);
   } else {
     std::string text = fmt::format(
         "predicted ({}, {}) vs measured on {}{}\n", o.calibration.empty() ? "uncalibrated" : "calibration " + o.calibration,
@@ -191,7 +230,10 @@ bool run_validate(const ValidateOptions& o, bool gate) {
                                : o.in.algorithm,
         topo.name(),
         held_out ? fmt::format(", points held out by --holdout {}", o.in.holdout) : std::string());
-    if (!in.measurements.empty()) text += table_text(r.collectives);
+    if (!in.measurements.empty()) {
+      text += reading_summary(in.measurements, r.use, std::string(kHoldoutReason), o.in.verbose);
+      text += table_text(r.collectives);
+    }
     for (std::size_t i = 0; i < in.kernels.size(); ++i) text += gemm_table_text(in.kernels[i], r.gemms[i]);
     if (!o.plot.empty()) text += fmt::format("wrote {}\n", o.plot);
     emit(text, o.output);

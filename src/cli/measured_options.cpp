@@ -30,6 +30,27 @@ std::optional<cost::Algorithm> algorithm_option(const std::string& text) {
   return a;
 }
 
+// What the options state about the runs (calibrate::RunFacts); InputError when they disagree.
+calibrate::RunFacts run_facts(const MeasuredOptions& o) {
+  calibrate::RunFacts f;
+  if (!o.op.empty()) {
+    f.op = cost::parse_collective_op(o.op);
+    if (!f.op) {
+      throw InputError("--op", {},
+                       fmt::format("unknown collective \"{}\"; accepted: {}", o.op, cost::accepted_collective_ops()));
+    }
+  }
+  if (o.ranks > 0) f.ranks = o.ranks;
+  if (o.nodes > 0) f.nodes = o.nodes;
+  if (o.gpus_per_node > 0) f.gpus_per_node = o.gpus_per_node;
+  if (f.ranks && f.nodes && f.gpus_per_node && (*f.ranks + *f.gpus_per_node - 1) / *f.gpus_per_node != *f.nodes) {
+    throw InputError("--ranks", {},
+                     fmt::format("{} ranks at {} per node fill {} nodes, but --nodes says {}", *f.ranks,
+                                 *f.gpus_per_node, (*f.ranks + *f.gpus_per_node - 1) / *f.gpus_per_node, *f.nodes));
+  }
+  return f;
+}
+
 }  // namespace
 
 void add_measured_options(CLI::App& command, MeasuredOptions& o, const std::string& verb, const std::string& holdout_help) {
@@ -38,8 +59,26 @@ void add_measured_options(CLI::App& command, MeasuredOptions& o, const std::stri
       ->expected(1, -1);
   command.add_option("--topology", o.topology, "Topology the measurements ran on, e.g. topologies/dgx-h100.json")
       ->required();
-  command.add_option("--nodes", o.nodes, "Node count of a cluster-form topology (default: what the runs need)")
+  command
+      .add_option("--nodes", o.nodes,
+                  "Nodes each measured run spanned, for logs without \"# Rank\" lines (a log that names "
+                  "other hosts is refused), and the node count of a cluster-form topology (default: what "
+                  "the runs need)")
       ->check(CLI::PositiveNumber);
+  command.add_option("--op", o.op,
+                     "Collective of runs whose log names no nccl-tests program: " + cost::accepted_collective_ops() +
+                         " (a log that names another is refused)");
+  command
+      .add_option("--ranks", o.ranks,
+                  "Ranks of each run, for logs without \"# Rank\" lines (a log that lists "
+                  "other ranks is refused)")
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--gpus-per-node", o.gpus_per_node,
+                  "Ranks per node of each run, for logs without \"# Rank\" lines (a log that places them "
+                  "otherwise is refused)")
+      ->check(CLI::PositiveNumber);
+  command.add_flag("--verbose", o.verbose, "List every line of the measured files that was skipped, and why");
   command.add_option("--algorithm", o.algorithm,
                      verb == "Fit" ? "Algorithm to fit with (default: each collective's default)"
                                    : "Algorithm to predict with: auto (NCCL's tuning model picks, as NCCL does) or one "
@@ -51,7 +90,7 @@ void add_measured_options(CLI::App& command, MeasuredOptions& o, const std::stri
 
 MeasuredInputs load_measured_inputs(const MeasuredOptions& o) {
   std::vector<std::filesystem::path> files(o.measured.begin(), o.measured.end());
-  calibrate::MeasurementFiles read = calibrate::read_measurement_files(files);
+  calibrate::MeasurementFiles read = calibrate::read_measurement_files(files, run_facts(o));
   const std::optional<int> nodes = o.nodes > 0 ? std::optional<int>(o.nodes) : std::nullopt;
   topology::Topology topo = calibrate::topology_for(data_path(o.topology), nodes, read.collectives);
   calibrate::PointFilter filter;

@@ -1,5 +1,6 @@
 // The options `calibrate` and `validate` share (--measured, --topology, --nodes, --algorithm,
-// --min-size, --max-size, --holdout), and loading them into measurements, topology and filter.
+// --min-size, --max-size, --holdout, and --op, --ranks, --gpus-per-node, --verbose for logs that
+// do not say everything), and loading them into measurements, topology and filter.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -18,7 +19,11 @@ namespace stepcast::cli {
 struct MeasuredOptions {
   std::vector<std::string> measured;  ///< nccl-tests logs, stepcast-nccl-bench or stepcast-kernel-bench JSON
   std::string topology;
-  int nodes = 0;  ///< 0 = as many nodes as the largest run needs
+  int nodes = 0;          ///< 0 = as many nodes as the largest run needs; else also the hosts of each run
+  std::string op;         ///< the collective of runs whose log does not name it
+  int ranks = 0;          ///< ranks of each run (0: from the logs)
+  int gpus_per_node = 0;  ///< most ranks on one host (0: from the logs)
+  bool verbose = false;   ///< list every skipped line
   std::string algorithm;
   std::string min_size;
   std::string max_size;

@@ -71,6 +71,7 @@ nlohmann::json memory_json(const cost::MemoryBreakdown& m) {
   j["optimizer_state_bytes"] = m.optimizer_state.value();
   j["activations_bytes"] = m.activations.value();
   j["temporary_buffers_bytes"] = m.temporary_buffers.value();
+  j["working_set_bytes"] = m.working_set.value();
   j["framework_overhead_bytes"] = m.framework_overhead.value();
   j["total_bytes"] = m.total.value();
   return j;

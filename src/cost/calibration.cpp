@@ -1,6 +1,9 @@
-// Applying a calibration to the tier figures of the alpha-beta model: measured values replace
-// the topology's nominal ones field by field, general overrides first, then per collective.
+// Applying a calibration: measured tier figures replace the topology's nominal ones field by
+// field, general overrides first, then per collective; measured kernel figures replace the
+// compute model's defaults.
 #include "stepcast/cost/calibration.hpp"
+
+#include <fmt/format.h>
 
 namespace stepcast::cost {
 namespace {
@@ -39,10 +42,20 @@ NcclTuning nccl_tuning(const Calibration& calibration) {
   return tuning;
 }
 
-std::optional<double> compute_fraction(const Calibration& calibration, const std::string& precision) {
-  const auto it = calibration.compute_fraction.find(precision);
-  if (it == calibration.compute_fraction.end()) return std::nullopt;
-  return it->second.value;
+KernelParams kernel_params(const Calibration& calibration, const topology::GpuSpec& gpu, const plan::Plan& plan) {
+  KernelParams p = default_kernel_params(gpu, plan);
+  if (!calibration.compute) return p;
+  const ComputeCalibration& c = *calibration.compute;
+  if (const auto it = c.gemm_efficiency.find(std::string(plan::to_string(plan.precision))); it != c.gemm_efficiency.end()) {
+    p.gemm_efficiency = it->second;
+  }
+  p.memory_efficiency = c.memory_efficiency.value_or(p.memory_efficiency);
+  p.attention_forward_efficiency = c.attention_forward_efficiency.value_or(p.attention_forward_efficiency);
+  p.attention_backward_efficiency = c.attention_backward_efficiency.value_or(p.attention_backward_efficiency);
+  p.kernel_overhead = c.kernel_overhead.value_or(p.kernel_overhead);
+  p.host_overhead = c.host_overhead.value_or(p.host_overhead);
+  p.source = fmt::format("calibrated: {} (defaults elsewhere: {})", c.source, p.source);
+  return p;
 }
 
 }  // namespace stepcast::cost

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "stepcast/core/errors.hpp"
 #include "stepcast/core/json_reader.hpp"
 
 namespace stepcast::cost {
@@ -63,11 +64,39 @@ CollectiveCalibration read_collective(const JsonReader& r) {
   return c;
 }
 
-CalibratedFraction read_fraction(const JsonReader& r) {
-  r.check_keys({"fraction", "source"});
-  const double f = r.at("fraction").positive_number();
-  if (f > 1.0) r.at("fraction").fail(fmt::format("an achieved fraction of peak must be at most 1, got {}", f));
-  return {f, r.at("source").string()};
+double read_efficiency(const JsonReader& r) {
+  const double f = r.positive_number();
+  if (f > 1.0) r.fail(fmt::format("an efficiency is a fraction of the peak, at most 1, got {}", f));
+  return f;
+}
+
+Seconds read_overhead(const JsonReader& r) {
+  const Seconds t = r.quantity<Seconds>();
+  if (t.value() < 0.0) r.fail(fmt::format("an overhead must not be negative, got \"{}\"", r.string()));
+  return t;
+}
+
+ComputeCalibration read_compute(const JsonReader& r) {
+  r.check_keys({"gemm_efficiency", "memory_efficiency", "attention_forward_efficiency", "attention_backward_efficiency", "kernel_overhead",
+                "host_overhead", "source"});
+  ComputeCalibration c;
+  if (auto v = r.find("gemm_efficiency")) {
+    for (const auto& [name, value] : v->members()) {
+      try {
+        (void)plan::parse_precision(name, value.file());
+      } catch (const InputError& e) {
+        value.fail(e.message());
+      }
+      c.gemm_efficiency.emplace(name, read_efficiency(value));
+    }
+  }
+  if (auto v = r.find("memory_efficiency")) c.memory_efficiency = read_efficiency(*v);
+  if (auto v = r.find("attention_forward_efficiency")) c.attention_forward_efficiency = read_efficiency(*v);
+  if (auto v = r.find("attention_backward_efficiency")) c.attention_backward_efficiency = read_efficiency(*v);
+  if (auto v = r.find("kernel_overhead")) c.kernel_overhead = read_overhead(*v);
+  if (auto v = r.find("host_overhead")) c.host_overhead = read_overhead(*v);
+  c.source = r.at("source").string();
+  return c;
 }
 
 CalibratedNcclProtocol read_nccl_protocol(const JsonReader& r) {
@@ -81,16 +110,14 @@ CalibratedNcclProtocol read_nccl_protocol(const JsonReader& r) {
 }
 
 Calibration read_calibration(const JsonReader& root) {
-  root.check_keys({"source", "tiers", "collectives", "compute_fraction", "nccl_protocols"});
+  root.check_keys({"source", "tiers", "collectives", "compute", "nccl_protocols"});
   Calibration c;
   c.source = root.at("source").string();
   if (auto v = root.find("tiers")) c.tiers = read_tiers(*v);
   if (auto v = root.find("collectives")) {
     for (const JsonReader& e : v->elements()) c.collectives.push_back(read_collective(e));
   }
-  if (auto v = root.find("compute_fraction")) {
-    for (const auto& [name, value] : v->members()) c.compute_fraction.emplace(name, read_fraction(value));
-  }
+  if (auto v = root.find("compute")) c.compute = read_compute(*v);
   if (auto v = root.find("nccl_protocols")) {
     for (const auto& [name, value] : v->members()) {
       const std::optional<NcclProtocol> protocol = parse_nccl_protocol(name);
@@ -157,12 +184,19 @@ std::string to_json_text(const Calibration& calibration) {
     }
     j["collectives"] = std::move(list);
   }
-  if (!calibration.compute_fraction.empty()) {
-    json fractions = json::object();
-    for (const auto& [name, f] : calibration.compute_fraction) {
-      fractions[name] = json{{"fraction", write_number(f.value)}, {"source", f.source}};
+  if (const auto& c = calibration.compute) {
+    json e{{"source", c->source}};
+    if (!c->gemm_efficiency.empty()) {
+      json g = json::object();
+      for (const auto& [name, v] : c->gemm_efficiency) g[name] = write_number(v);
+      e["gemm_efficiency"] = std::move(g);
     }
-    j["compute_fraction"] = std::move(fractions);
+    if (c->memory_efficiency) e["memory_efficiency"] = write_number(*c->memory_efficiency);
+    if (c->attention_forward_efficiency) e["attention_forward_efficiency"] = write_number(*c->attention_forward_efficiency);
+    if (c->attention_backward_efficiency) e["attention_backward_efficiency"] = write_number(*c->attention_backward_efficiency);
+    if (c->kernel_overhead) e["kernel_overhead"] = fmt::format("{:.9g} s", c->kernel_overhead->value());
+    if (c->host_overhead) e["host_overhead"] = fmt::format("{:.9g} s", c->host_overhead->value());
+    j["compute"] = std::move(e);
   }
   if (!calibration.nccl_protocols.empty()) {
     json protocols = json::object();

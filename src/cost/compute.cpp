@@ -1,34 +1,101 @@
-// FLOPs per step (Narayanan et al. 2021, section 5.1 and Appendix) and compute time at an
-// achieved fraction of the GPU's peak, with the default fractions and their sources.
+// FLOPs per step (Narayanan et al. 2021, section 5.1 and Appendix) and compute time from the
+// operator list: each kernel on the GPU's roofline, kernels issued by the host in order, the
+// stream of one micro-batch's pass timed as a two-stage pipeline (host issues, GPU runs).
 #include "stepcast/cost/compute.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/launch_stream.hpp"
 
 namespace stepcast::cost {
 
 namespace {
 
-/// Default achieved fractions of peak: the median hardware-FLOPs utilisation (HFU) of the
-/// measured PyTorch FSDP runs in mosaicml/llm-foundry's benchmarking table
-/// (../shared/data/training_runs_llm_foundry.csv, 216 runs, commit 4952183, 2024-04-22):
-/// A100-40GB bf16 median 55.4% of 312 TFLOP/s (78 runs), A100-80GB 59.0% (59 runs), H100 bf16
-/// 41.9% of 989 TFLOP/s (70 runs), H100 fp8 23.3% of 1979 TFLOP/s (7 runs). Those runs include
-/// the communication they could not hide, so these figures are conservative for compute alone;
-/// calibration replaces them. No source measures fp32/tf32 training here: the 16-bit fraction
-/// of the tensor-core peak is used for them as well.
-constexpr double kA100_40gbFraction = 0.554;
-constexpr double kA100_80gbFraction = 0.590;
-constexpr double kH100Bf16Fraction = 0.419;
-constexpr double kH100Fp8Fraction = 0.233;
-
-bool name_has(const topology::GpuSpec& gpu, std::string_view part) { return gpu.name.find(part) != std::string::npos; }
-
 double passes_of_transformer(plan::Recompute recompute) {
   // Forward 1 + backward 2 (Narayanan et al. 2021, Appendix: backward is twice the forward);
   // full recompute runs the forward once more.
   return recompute == plan::Recompute::kFull ? 4.0 : 3.0;
+}
+
+/// The forward and backward streams of one part of the model, and its weight-gradient GPU time.
+struct PartStreams {
+  LaunchStream forward;
+  LaunchStream backward;
+  Seconds weight_grad;
+};
+
+PartStreams time_part(const std::vector<Operator>& ops, const topology::GpuSpec& gpu, plan::Precision precision,
+                      const KernelParams& params, std::vector<KernelTime>* times) {
+  PartStreams out;
+  for (const Operator& op : ops) {
+    const KernelTime t = time_operator(op, gpu, precision, params);
+    if (times) times->push_back(t);
+    if (op.pass == OpPass::kForward) {
+      out.forward = out.forward.then(LaunchStream::of(t.host, t.gpu));
+    } else {
+      out.backward = out.backward.then(LaunchStream::of(t.host, t.gpu));
+      if (op.pass == OpPass::kWeightGrad) out.weight_grad += t.gpu;
+    }
+  }
+  return out;
+}
+
+/// The old model: hardware FLOPs / GPUs / (peak x fraction), the same on every stage.
+void price_by_fraction(ComputeEstimate& out, const plan::Plan& plan, const workload::TransformerShape& shape, double fraction) {
+  out.operator_model = false;
+  out.achieved_fraction = fraction;
+  out.achieved = out.peak * fraction;
+  out.time = (out.flops.hardware / plan.gpus()) / out.achieved;
+  const double passes = passes_of_transformer(plan.recompute);
+  const Seconds per_microbatch = out.time / plan.micro_batches();
+  StageCompute stage;
+  stage.forward = per_microbatch / passes;
+  stage.backward = per_microbatch * ((passes - 1.0) / passes);
+  stage.weight_grad = stage.backward * 0.5;
+  stage.layers = static_cast<double>(shape.layers) / plan.pp;
+  out.stages.assign(static_cast<std::size_t>(plan.pp), stage);
+}
+
+void explain_compute(ComputeEstimate& out, const workload::Workload& workload, const plan::Plan& plan, const topology::GpuSpec& gpu,
+                     const ComputeOptions& options) {
+  const auto& s = *workload.shape;
+  auto& ex = out.explanation;
+  ex.push_back({"model FLOPs", fmt::format("3 passes x (l={} x tokens x (2 x matmul params + 4sh) + tokens x 2hV), tokens = {} x {}", s.layers,
+                                           plan.global_batch, plan.seq_len),
+                format_flops(out.flops.model)});
+  ex.push_back({"hardware FLOPs", fmt::format("model FLOPs + recompute={}", plan::to_string(plan.recompute)), format_flops(out.flops.hardware)});
+  if (!out.operator_model) {
+    ex.push_back({"achieved rate", fmt::format("{} peak ({}) x {:.3f} achieved fraction (given)", gpu.name, format_flops_rate(out.peak),
+                                               out.achieved_fraction),
+                  format_flops_rate(out.achieved)});
+    ex.push_back({"compute time", fmt::format("{} / {} GPUs / {}", format_flops(out.flops.hardware), plan.gpus(), format_flops_rate(out.achieved)),
+                  format_seconds(out.time)});
+    return;
+  }
+  const KernelParams& p = out.params;
+  ex.push_back({"kernel model", fmt::format("GEMM {:.3f} of peak x tile/wave quantization on {} SMs; HBM {:.2f} of {}; attention {:.2f}/{:.2f} "
+                                            "(fwd/bwd); {} per kernel on the GPU, {} on the host{}",
+                                            p.gemm_efficiency, gpu.sm_count, p.memory_efficiency, format_bandwidth(gpu.memory_bandwidth),
+                                            p.attention_forward_efficiency, p.attention_backward_efficiency, format_seconds(p.kernel_overhead),
+                                            format_seconds(p.host_overhead), options.kernel_params ? " (calibrated)" : ""),
+                p.source});
+  for (std::size_t i = 0; i < out.stages.size(); ++i) {
+    const StageCompute& st = out.stages[i];
+    ex.push_back({fmt::format("stage {} micro-batch", i),
+                  fmt::format("{:.4g} layers{}{}: forward + backward", st.layers, i == 0 ? " + embedding" : "",
+                              i + 1 == out.stages.size() ? " + output layer and loss" : ""),
+                  fmt::format("{} + {}", format_seconds(st.forward), format_seconds(st.backward))});
+  }
+  ex.push_back({"compute time", fmt::format("{} micro-batches x (forward + backward) of stage {}", plan.micro_batches(), out.critical_stage),
+                format_seconds(out.time)});
+  ex.push_back({"achieved rate", fmt::format("hardware FLOPs / {} GPUs / compute time = {:.3f} of {} peak", plan.gpus(), out.achieved_fraction,
+                                             format_flops_rate(out.peak)),
+                format_flops_rate(out.achieved)});
+  ex.push_back({"optimizer step", fmt::format("{:.4g} parameters per GPU through the optimizer's kernels", optimizer_parameters_per_gpu(workload, plan)),
+                format_seconds(out.optimizer)});
 }
 
 }  // namespace
@@ -62,48 +129,90 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
   return out;
 }
 
-FlopsPerSecond peak_rate(const topology::GpuSpec& gpu, plan::Precision precision) {
-  switch (precision) {
-    case plan::Precision::kFp32: return gpu.peak_fp32;
-    case plan::Precision::kTf32: return gpu.peak_tf32;
-    case plan::Precision::kBf16: return gpu.peak_bf16;
-    case plan::Precision::kFp16: return gpu.peak_fp16;
-    case plan::Precision::kFp8: return gpu.peak_fp8;
-  }
-  STEPCAST_UNREACHABLE("unknown precision");
-}
-
-double default_achieved_fraction(const topology::GpuSpec& gpu, plan::Precision precision) {
-  const bool hopper = name_has(gpu, "H100") || name_has(gpu, "H200") || name_has(gpu, "GH200");
-  if (hopper) return precision == plan::Precision::kFp8 ? kH100Fp8Fraction : kH100Bf16Fraction;
-  if (name_has(gpu, "80GB")) return kA100_80gbFraction;
-  return kA100_40gbFraction;
+double optimizer_parameters_per_gpu(const workload::Workload& workload, const plan::Plan& plan) {
+  const double per_model_rank = workload.parameters / (static_cast<double>(plan.tp) * plan.pp);
+  return plan.zero_stage() >= 1 ? per_model_rank / plan.state_shards() : per_model_rank;
 }
 
 ComputeEstimate estimate_compute(const workload::Workload& workload, const plan::Plan& plan, const topology::GpuSpec& gpu,
-                                 std::optional<double> achieved_fraction, bool explain) {
+                                 const ComputeOptions& options) {
   STEPCAST_ASSERT(workload.shape.has_value(), "estimate_compute needs a workload with a shape");
+  const auto& shape = *workload.shape;
   ComputeEstimate out;
-  out.flops = step_flops(*workload.shape, plan);
+  out.flops = step_flops(shape, plan);
   out.peak = peak_rate(gpu, plan.precision);
   STEPCAST_ASSERT(out.peak.value() > 0.0, "estimate_compute needs a peak rate for the precision");
-  out.achieved_fraction = achieved_fraction.value_or(default_achieved_fraction(gpu, plan.precision));
+  const int m = plan.micro_batches();
+  std::vector<KernelTime>* no_times = nullptr;
+  const auto optimizer_ops = optimizer_operators(optimizer_parameters_per_gpu(workload, plan), plan);
+
+  if (options.achieved_fraction) {
+    price_by_fraction(out, plan, shape, *options.achieved_fraction);
+    // The optimizer's bytes at the datasheet HBM bandwidth, as the single-fraction model did.
+    out.params.memory_efficiency = 1.0;
+    out.optimizer = time_part(optimizer_ops, gpu, plan.precision, out.params, no_times).forward.makespan;
+    if (options.explain) explain_compute(out, workload, plan, gpu, options);
+    return out;
+  }
+  if (gpu.sm_count < 1) {
+    throw InputError(fmt::format("the per-operator compute model needs the GPU's SM count: add \"sm_count\" to the topology's \"gpu\" "
+                                 "block for {} (or price compute with --achieved-fraction)",
+                                 gpu.name));
+  }
+  out.params = options.kernel_params ? *options.kernel_params : default_kernel_params(gpu, plan);
+  const OperatorContext ctx = operator_context(plan);
+  const auto layer_ops = layer_operators(shape, ctx);
+  const auto embedding_ops = embedding_operators(shape, ctx);
+  const auto head_ops = head_operators(shape, ctx);
+  std::vector<KernelTime> layer_times;
+  std::vector<KernelTime> embedding_times;
+  std::vector<KernelTime> head_times;
+  std::vector<KernelTime> optimizer_times;
+  const bool ex = options.explain;
+  const PartStreams layer = time_part(layer_ops, gpu, plan.precision, out.params, ex ? &layer_times : no_times);
+  const PartStreams embedding = time_part(embedding_ops, gpu, plan.precision, out.params, ex ? &embedding_times : no_times);
+  const PartStreams head = time_part(head_ops, gpu, plan.precision, out.params, ex ? &head_times : no_times);
+  // The optimizer's kernels are all "forward" operators: one stream, once per step.
+  out.optimizer = time_part(optimizer_ops, gpu, plan.precision, out.params, ex ? &optimizer_times : no_times).forward.makespan;
+
+  // Each stage runs layers / pp layers (all its model chunks) per micro-batch; the first also
+  // the embedding, the last the output layer and loss.
+  const double layers = static_cast<double>(shape.layers) / plan.pp;
+  Seconds longest(-1.0);
+  for (int s = 0; s < plan.pp; ++s) {
+    const bool first = s == 0;
+    const bool last = s == plan.pp - 1;
+    LaunchStream forward = first ? embedding.forward : LaunchStream{};
+    forward = forward.then(layer.forward.times(layers));
+    if (last) forward = forward.then(head.forward);
+    LaunchStream backward = last ? head.backward : LaunchStream{};
+    backward = backward.then(layer.backward.times(layers));
+    if (first) backward = backward.then(embedding.backward);
+    StageCompute st;
+    st.forward = forward.makespan;
+    st.backward = backward.makespan;
+    st.weight_grad = layer.weight_grad * layers + (first ? embedding.weight_grad : Seconds(0.0)) + (last ? head.weight_grad : Seconds(0.0));
+    st.layers = layers;
+    if (st.forward + st.backward > longest) {
+      longest = st.forward + st.backward;
+      out.critical_stage = s;
+    }
+    out.stages.push_back(st);
+  }
+  out.time = longest * m;
+  out.achieved_fraction = (out.flops.hardware / plan.gpus() / out.time) / out.peak;
   out.achieved = out.peak * out.achieved_fraction;
-  const double gpus = plan.gpus();
-  out.time = (out.flops.hardware / gpus) / out.achieved;
-  if (!explain) return out;
-  const auto& s = *workload.shape;
-  out.explanation.push_back({"model FLOPs", fmt::format("3 passes x (l={} x tokens x (2 x matmul params + 4sh) + tokens x 2hV), tokens = {} x {}",
-                                                        s.layers, plan.global_batch, plan.seq_len),
-                             format_flops(out.flops.model)});
-  out.explanation.push_back({"hardware FLOPs", fmt::format("model FLOPs + recompute={}", plan::to_string(plan.recompute)),
-                             format_flops(out.flops.hardware)});
-  out.explanation.push_back({"achieved rate", fmt::format("{} peak ({}) x {:.3f} achieved fraction{}", gpu.name, format_flops_rate(out.peak),
-                                                          out.achieved_fraction, achieved_fraction ? " (given)" : " (default, llm-foundry HFU median)"),
-                             format_flops_rate(out.achieved)});
-  out.explanation.push_back({"compute time", fmt::format("{} / {} GPUs / {}", format_flops(out.flops.hardware), plan.gpus(),
-                                                         format_flops_rate(out.achieved)),
-                             format_seconds(out.time)});
+
+  if (ex) {
+    const auto add = [&](const std::vector<Operator>& ops, const std::vector<KernelTime>& times, double per_step) {
+      for (std::size_t i = 0; i < ops.size(); ++i) out.kernels.push_back({ops[i], times[i], per_step});
+    };
+    if (out.critical_stage == 0) add(embedding_ops, embedding_times, m);
+    add(layer_ops, layer_times, layers * m);
+    if (out.critical_stage == plan.pp - 1) add(head_ops, head_times, m);
+    add(optimizer_ops, optimizer_times, 1.0);
+    explain_compute(out, workload, plan, gpu, options);
+  }
   return out;
 }
 

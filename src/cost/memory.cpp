@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/operators.hpp"
 #include "stepcast/cost/pipeline.hpp"
 
 namespace stepcast::cost {
@@ -19,12 +20,6 @@ using plan::Precision;
 using plan::Recompute;
 
 bool is_mixed(Precision p) { return p == Precision::kBf16 || p == Precision::kFp16 || p == Precision::kFp8; }
-
-/// Bytes of one stored activation element relative to Korthikanti's 16-bit accounting: fp32 and
-/// tf32 training keep 4-byte activations, so the 2-byte terms double (the 1-byte dropout masks
-/// do not, which this slightly overstates). fp8 training (Transformer Engine) stores
-/// activations in 16-bit between layers, so it keeps the 16-bit figure.
-double activation_scale(Precision p) { return is_mixed(p) ? 1.0 : 2.0; }
 
 /// Parameters held by one GPU before ZeRO/FSDP sharding: an even split over tp * pp.
 double parameters_per_model_parallel_rank(const workload::Workload& w, const plan::Plan& p) {
@@ -78,43 +73,17 @@ ModelState model_state(const workload::Workload& workload, const plan::Plan& pla
 }
 
 Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
-  const double s = plan.seq_len;
-  const double b = plan.micro_batch_size;
-  const double h = shape.hidden;
-  const double a = shape.heads;
-  const double t = plan.tp;
-  const double sbh = s * b * h;
-  const double scale = activation_scale(plan.precision);
-  if (plan.recompute == Recompute::kFull) {
-    // Only each layer's input is kept: 2sbh (Korthikanti Table 2), split over tp when
-    // sequence parallel keeps the input sharded along the sequence.
-    return Bytes(2.0 * sbh / (plan.sequence_parallel ? t : 1.0) * scale);
-  }
-  // Korthikanti section 4.1, per layer in units of sbh bytes. Attention block 11 + 5as/h: its
-  // input 2, Q and K 4, V 2 (less under grouped-query attention, below), output-projection input 2, dropout mask 1; scores 5as/h (softmax
-  // output 2as^2b, its dropout mask as^2b, dropout output 2as^2b). MLP 19: input 2, GeLU input 8
-  // and output 8 for a 4h-wide MLP, dropout mask 1. LayerNorm inputs 4. Tensor parallel without
-  // sequence parallel leaves 10 replicated (LayerNorm inputs 4, block inputs 2 + 2, dropout masks
-  // 1 + 1) and splits the rest: 24 + 5as/h (Table 2's sbh(10 + 24/t + 5as/(ht))).
-  // Generalised MLP: the 16 is 2 x 2 bytes x f/h at f = 4h; a gated MLP keeps three f-wide
-  // tensors (gate and up outputs, their product): 3 x 2 x f/h.
-  const double mlp = (shape.gated_mlp ? 6.0 : 4.0) * shape.ffn_hidden / h;
-  // Grouped-query attention (Ainslie et al. 2023): K and V are kv_heads x head_dim wide, not h,
-  // so of the split 8 (Q 2, K 2, V 2, output-projection input 2) K and V shrink by kv_heads/heads.
-  const double kv_share = static_cast<double>(shape.kv_heads) / shape.heads;
-  const double replicated = 10.0;
-  const double split = 4.0 + 4.0 * kv_share + mlp;
-  // Flash attention never stores the s x s scores, nor does selective recompute (Korthikanti
-  // section 4.2.2 recomputes exactly that part).
-  const bool keeps_scores = plan.recompute == Recompute::kNone && !plan.flash_attention;
-  const double scores = keeps_scores ? 5.0 * a * s / h : 0.0;
-  double per_sbh = 0.0;
-  if (plan.sequence_parallel) {
-    per_sbh = (replicated + split + scores) / t;  // Table 2: sbh/t (34 + 5as/h)
-  } else {
-    per_sbh = replicated + (split + scores) / t;  // Table 2: sbh (10 + 24/t + 5as/(ht))
-  }
-  return Bytes(sbh * per_sbh * scale);
+  // The tensors the layer's forward operators keep (operators.cpp, which follows Korthikanti
+  // et al. 2022, section 4.1 and Table 2, operator by operator).
+  const OperatorContext ctx = operator_context(plan);
+  return saved_activation_bytes(layer_operators(shape, ctx), shape, ctx);
+}
+
+Bytes recompute_working_set(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  if (plan.recompute == Recompute::kNone) return Bytes(0.0);
+  plan::Plan kept = plan;
+  kept.recompute = Recompute::kNone;
+  return layer_activation_bytes(shape, kept) - layer_activation_bytes(shape, plan);
 }
 
 Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
@@ -154,7 +123,7 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
   if (const auto& shape = workload.shape) {
     const double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
     ex.push_back({"activations",
-                  fmt::format("{} per layer (Korthikanti 2022; s={}, b={}, t={}, recompute={}, sp={}, flash={}) x {} layers/stage x {:.4g} "
+                  fmt::format("{} per layer (what its operators keep, Korthikanti 2022; s={}, b={}, t={}, recompute={}, sp={}, flash={}) x {} layers/stage x {:.4g} "
                               "micro-batches held ({}){}",
                               format_bytes(layer_activation_bytes(*shape, plan)), plan.seq_len, plan.micro_batch_size, plan.tp,
                               plan::to_string(plan.recompute), plan.sequence_parallel ? "on" : "off", plan.flash_attention ? "on" : "off",
@@ -178,6 +147,9 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
     case BufferKind::kDdpBucketCopy: rule = "DDP buckets copy every gradient (gradient_as_bucket_view=false)"; break;
   }
   ex.push_back({"temporary buffers", rule, format_bytes(m.temporary_buffers)});
+  ex.push_back({"working set", fmt::format("the layer being recomputed (recompute={}){}", plan::to_string(plan.recompute),
+                                           plan.pp == 1 ? " + the loss's 16-bit logits sbV/t" : ""),
+                format_bytes(m.working_set)});
   ex.push_back({"framework overhead", "CUDA context, cuBLAS/NCCL workspaces, allocator slack (--overhead)", format_bytes(m.framework_overhead)});
   ex.push_back({"total", "sum of the terms above", format_bytes(m.total)});
   return ex;
@@ -225,8 +197,18 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
       buffers = BufferKind::kDdpBucketCopy;
     }
   }
+  if (const auto& shape = workload.shape) {
+    out.working_set = recompute_working_set(*shape, plan);
+    if (plan.pp == 1) {
+      // The cross-entropy's 16-bit logits (and later their gradient) beside the fp32 softmax it keeps
+      // (Megatron-LM cross_entropy.py casts the logits to fp32 and works in place on the copy).
+      const double sb = static_cast<double>(plan.seq_len) * plan.micro_batch_size;
+      out.working_set += Bytes(sb * shape->vocab / plan.tp * operator_context(plan).activation_bytes);
+    }
+  }
   out.framework_overhead = options.framework_overhead;
-  out.total = out.parameters + out.gradients + out.optimizer_state + out.activations + out.temporary_buffers + out.framework_overhead;
+  out.total = out.parameters + out.gradients + out.optimizer_state + out.activations + out.temporary_buffers + out.working_set +
+              out.framework_overhead;
   if (options.explain) out.explanation = explain_memory(workload, plan, options, out, buffers);
   return out;
 }

@@ -87,9 +87,11 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
   memory_options.explain = options.explain;
   out.memory = estimate_memory(workload, plan, memory_options);
   out.fit = check_fit(out.memory, topology.gpu().memory);
-  std::optional<double> achieved = options.achieved_fraction;
-  if (!achieved && options.calibration) achieved = compute_fraction(*options.calibration, std::string(plan::to_string(plan.precision)));
-  out.compute_detail = estimate_compute(workload, plan, topology.gpu(), achieved, options.explain);
+  ComputeOptions compute_options;
+  compute_options.achieved_fraction = options.achieved_fraction;
+  if (options.calibration) compute_options.kernel_params = kernel_params(*options.calibration, topology.gpu(), plan);
+  compute_options.explain = options.explain;
+  out.compute_detail = estimate_compute(workload, plan, topology.gpu(), compute_options);
   out.compute = out.compute_detail.time;
 
   const int m = plan.micro_batches();
@@ -100,11 +102,11 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
   const double act_bytes = per.parameters;
   const Bytes activation = Bytes(static_cast<double>(plan.seq_len) * plan.micro_batch_size * shape.hidden * act_bytes);
   const double passes = plan.recompute == plan::Recompute::kFull ? 4.0 : 3.0;
-  // Per micro-batch compute of one GPU, split into forward and backward (backward is twice the
-  // forward; with full recompute the backward also reruns the forward: Narayanan et al. 2021).
-  const Seconds per_microbatch = out.compute / m;
-  const Seconds forward_window = per_microbatch / passes;
-  const Seconds backward_window = per_microbatch * ((passes - 1.0) / passes);
+  // The critical stage's forward and backward of one micro-batch: the windows that data-parallel
+  // communication can hide behind.
+  const StageCompute& critical = out.compute_detail.stages[static_cast<std::size_t>(out.compute_detail.critical_stage)];
+  const Seconds forward_window = critical.forward;
+  const Seconds backward_window = critical.backward;
 
   Seconds tensor_comm(0.0);
   // Tensor parallel: 2 all-reduces of sbh in the forward and 2 in the backward of each layer
@@ -219,11 +221,16 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
 
   // The bubble is a fraction of the ideal pipeline time, which includes the tensor-parallel
   // collectives each stage runs (Narayanan et al. 2021, section 2.2).
+  // With stages of unequal time (the first holds the embedding, the last the output layer and
+  // loss), the fill and drain run every stage but the slowest once per micro-batch slot: 1F1B
+  // takes m x slowest + (sum of the others), so the bubble's unit is the others' mean.
   out.bubble_fraction = bubble_fraction(plan.schedule, plan.pp, m, plan.vp);
-  out.bubble = (out.compute + tensor_comm) * out.bubble_fraction;
-  // Adam's update streams the gradients, master weights and moments in and out of HBM and
-  // writes the 16-bit weights: about twice the model state per GPU through the memory bus.
-  out.optimizer = (out.memory.model_state() * 2.0) / topology.gpu().memory_bandwidth;
+  Seconds others(0.0);
+  for (const StageCompute& st : out.compute_detail.stages) others += st.forward + st.backward;
+  others -= critical.forward + critical.backward;
+  const Seconds bubble_unit = plan.pp > 1 ? others / (plan.pp - 1) : critical.forward + critical.backward;
+  out.bubble = (bubble_unit * m + tensor_comm) * out.bubble_fraction;
+  out.optimizer = out.compute_detail.optimizer;
   out.step_time = out.compute + out.bubble + out.exposed_communication + out.optimizer;
   const double tokens = static_cast<double>(plan.global_batch) * plan.seq_len;
   out.tokens_per_s = tokens / out.step_time.value();
@@ -232,8 +239,10 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
 
   if (options.explain) {
     auto& ex = out.explanation;
-    ex.push_back({"compute", "hardware FLOPs / GPUs / achieved rate", format_seconds(out.compute)});
-    ex.push_back({"pipeline bubble", fmt::format("{:.4f} x (compute + TP communication); {} with p={}, m={}, v={}", out.bubble_fraction,
+    ex.push_back({"compute", out.compute_detail.operator_model ? "micro-batches x (forward + backward) of the slowest stage (kernel table)"
+                                                                 : "hardware FLOPs / GPUs / achieved rate",
+                  format_seconds(out.compute)});
+    ex.push_back({"pipeline bubble", fmt::format("{:.4f} x (m x mean micro-batch of the other stages + TP communication); {} with p={}, m={}, v={}", out.bubble_fraction,
                                                  plan::to_string(plan.schedule), plan.pp, m, plan.vp),
                   format_seconds(out.bubble)});
     for (const auto& t : out.communication) {
@@ -242,8 +251,8 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
                                 t.stride, to_string(t.op), to_string(t.algorithm), format_seconds(t.time)),
                     format_seconds(t.exposed)});
     }
-    ex.push_back({"optimizer step", fmt::format("2 x model state {} / HBM {}", format_bytes(out.memory.model_state()),
-                                                format_bandwidth(topology.gpu().memory_bandwidth)),
+    ex.push_back({"optimizer step", fmt::format("gradient norm, update and zeroing over {:.4g} parameters per GPU (memory-bound)",
+                                                optimizer_parameters_per_gpu(workload, plan)),
                   format_seconds(out.optimizer)});
     ex.push_back({"step time", "compute + bubble + exposed communication + optimizer", format_seconds(out.step_time)});
     ex.push_back({"tokens/s", fmt::format("{} sequences x {} tokens / step time", plan.global_batch, plan.seq_len), fmt::format("{:.6g}", out.tokens_per_s)});

@@ -203,6 +203,17 @@ Optimizer parse_optimizer(std::string_view name, const std::string& origin) {
   throw InputError(origin, {}, fmt::format("unknown optimizer \"{}\" (expected adam, adamw, sgd-momentum or sgd)", name));
 }
 
+namespace {
+
+std::string_view flash_name(const Plan& p) {
+  if (!p.flash_attention) return "off";
+  if (p.flash_version == 2) return "fa2";
+  if (p.flash_version == 3) return "fa3";
+  return "on";
+}
+
+}  // namespace
+
 std::string to_string(const Plan& p) {
   std::string sharding;
   switch (p.sharding) {
@@ -218,7 +229,7 @@ std::string to_string(const Plan& p) {
   return fmt::format("dp={},tp={},pp={},vp={},{},mbs={},gbs={},seq={},recompute={},schedule={},sp={},flash={},precision={},optimizer={}",
                      p.dp, p.tp, p.pp, p.vp, sharding, p.micro_batch_size, p.global_batch, p.seq_len,
                      to_string(p.recompute), to_string(p.schedule), p.sequence_parallel ? "on" : "off",
-                     p.flash_attention ? "on" : "off", to_string(p.precision), to_string(p.optimizer));
+                     flash_name(p), to_string(p.precision), to_string(p.optimizer));
 }
 
 }  // namespace stepcast::plan

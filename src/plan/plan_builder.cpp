@@ -70,7 +70,15 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
   } else if (key == "sp") {
     plan_.sequence_parallel = parse_switch(key, value, fail);
   } else if (key == "flash") {
-    plan_.flash_attention = parse_switch(key, value, fail);
+    // fa2 / fa3 name the FlashAttention version; on picks the newest the GPU runs.
+    if (value == "fa2" || value == "fa3") {
+      plan_.flash_attention = true;
+      plan_.flash_version = value == "fa2" ? 2 : 3;
+    } else if (value == "on" || value == "true" || value == "1" || value == "off" || value == "false" || value == "0") {
+      plan_.flash_attention = parse_switch(key, value, fail);
+    } else {
+      fail(fmt::format("flash= expects on, off, fa2 or fa3, got \"{}\"", value));
+    }
   } else if (key == "zero") {
     zero_given_ = true;
     static constexpr Sharding kStages[] = {Sharding::kDdp, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3};

@@ -55,7 +55,7 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
   LineChart tokens{"Throughput against GPU count", "GPUs", "tokens/s", true, {}};
   LineChart mfu{"MFU against GPU count", "GPUs", "MFU [%]", true, {}};
   BarChart memory{"Memory per GPU by term", "GiB",
-                  {"parameters", "gradients", "optimizer state", "activations", "temporary buffers", "framework overhead"}, {}, 0.0, ""};
+                  {"parameters", "gradients", "optimizer state", "activations (with working set)", "temporary buffers", "framework overhead"}, {}, 0.0, ""};
   BarChart time{"Step time by part", "s", {"compute", "pipeline bubble", "exposed communication", "optimizer"}, {}, 0.0, ""};
   std::map<std::string, std::size_t> series_of;  // "workload on cluster" -> index, in first-seen order
   bool one_capacity = true;
@@ -92,7 +92,7 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
     const double gib = unit::kGibi;
     memory.bars.push_back({bar_label(c),
                            {m.memory.parameters.value() / gib, m.memory.gradients.value() / gib, m.memory.optimizer_state.value() / gib,
-                            m.memory.activations.value() / gib, m.memory.temporary_buffers.value() / gib,
+                            (m.memory.activations + m.memory.working_set).value() / gib, m.memory.temporary_buffers.value() / gib,
                             m.memory.framework_overhead.value() / gib}});
     if (capacity == 0.0) capacity = m.gpu_memory.value();
     one_capacity = one_capacity && capacity == m.gpu_memory.value();

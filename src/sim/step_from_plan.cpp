@@ -32,12 +32,20 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p) {
   s.stride_pp = plan.tp;
   s.stride_dp = plan.tp * plan.pp;
   const int m = s.micro_batches;
+  // Each stage's forward and backward of one micro-batch, from the same operator list as the
+  // analytical step (cost/compute.cpp), so the two engines time the same kernels.
+  const auto& stages = p.compute_detail.stages;
+  const cost::StageCompute& critical = stages[static_cast<std::size_t>(p.compute_detail.critical_stage)];
+  s.forward = critical.forward;
+  s.backward = critical.backward;
+  s.weight_grad_share = critical.backward.value() > 0.0 ? critical.weight_grad / critical.backward : 0.5;
+  for (const cost::StageCompute& st : stages) {
+    s.stage_forward.push_back(st.forward);
+    s.stage_backward.push_back(st.backward);
+  }
   // Passes over the layers per micro-batch: forward, backward (two), and a forward again with
   // full recompute (Narayanan et al. 2021, section 3.5).
   const double passes = plan.recompute == plan::Recompute::kFull ? 4.0 : 3.0;
-  const Seconds per_mb = p.compute / m;
-  s.forward = per_mb / passes;
-  s.backward = per_mb * ((passes - 1.0) / passes);
   TensorParallelComm tensor;
   // Two TP collectives per layer in the forward, two (four with full recompute) in the backward
   // (Shoeybi et al. 2019, Figure 4), the same count as cost/step.cpp.

@@ -90,13 +90,16 @@ int StepRun::slices_of(const PipelineOp& op) const {
   return 1;
 }
 
-Seconds StepRun::work_of(const PipelineOp& op) const {
+Seconds StepRun::work_of(const PipelineOp& op, int stage) const {
   const double v = spec_->vp;
   const bool zb = spec_->schedule == plan::Schedule::kZbH1;
+  const auto i = static_cast<std::size_t>(stage);
+  const Seconds forward = spec_->stage_forward.empty() ? spec_->forward : spec_->stage_forward[i];
+  const Seconds backward = spec_->stage_backward.empty() ? spec_->backward : spec_->stage_backward[i];
   switch (op.kind) {
-    case PipelineOp::Kind::kForward: return spec_->forward / v;
-    case PipelineOp::Kind::kBackward: return spec_->backward * (zb ? 1.0 - spec_->weight_grad_share : 1.0) / v;
-    case PipelineOp::Kind::kWeightGrad: return spec_->backward * spec_->weight_grad_share / v;
+    case PipelineOp::Kind::kForward: return forward / v;
+    case PipelineOp::Kind::kBackward: return backward * (zb ? 1.0 - spec_->weight_grad_share : 1.0) / v;
+    case PipelineOp::Kind::kWeightGrad: return backward * spec_->weight_grad_share / v;
   }
   return Seconds(0.0);
 }
@@ -169,7 +172,7 @@ void StepRun::start_slice(int k) {
   const int per_layer = slices_of(op);
   const double slices = layers_of(op) * per_layer;
   const des::Tick now = engine_.now();
-  const des::Tick compute = des::to_ticks(work_of(op) / slices * rk.task_factor);
+  const des::Tick compute = des::to_ticks(work_of(op, rk.stage) / slices * rk.task_factor);
   rk.compute += compute;
   timers_.at(now + compute, tag(Kind::kSliceDone, k, 0));
   // Buckets whose bytes this slice of their task completes become ready in proportion through it.

@@ -172,7 +172,7 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   // Tasks run layer by layer only when something happens between layers or inside them.
   int layers_of(const PipelineOp& op) const;
   int slices_of(const PipelineOp& op) const;
-  Seconds work_of(const PipelineOp& op) const;
+  Seconds work_of(const PipelineOp& op, int stage) const;
   bool gathers_before(const PipelineOp& op) const;
   // Schedule variant of the layer at position `pos` of the task: the model chunk's first layer
   // carries the root parameters (first in the forward, last in the backward).

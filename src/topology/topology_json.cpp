@@ -36,6 +36,7 @@ int int_of(const JsonReader& r, std::int64_t limit) {
 // Bounds that keep an expanded cluster within memory and int ranges.
 constexpr std::int64_t kMaxNodes = 1 << 20;
 constexpr std::int64_t kMaxPerNode = 1 << 10;
+constexpr std::int64_t kMaxSms = 1 << 12;
 
 void read_peaks(const JsonReader& peak, GpuSpec& gpu) {
   ProblemList problems;
@@ -54,11 +55,12 @@ void read_peaks(const JsonReader& peak, GpuSpec& gpu) {
 GpuSpec read_gpu(const JsonReader& r) {
   GpuSpec gpu;
   ProblemList problems;
-  problems.check([&] { r.check_keys({"name", "memory", "memory_bandwidth", "peak", "source"}); });
+  problems.check([&] { r.check_keys({"name", "memory", "memory_bandwidth", "sm_count", "peak", "source"}); });
   problems.check([&] { gpu.name = r.at("name").string(); });
   problems.check([&] { (void)source_of(r); });
   problems.check([&] { gpu.memory = r.at("memory").positive_quantity<Bytes>(); });
   problems.check([&] { gpu.memory_bandwidth = r.at("memory_bandwidth").positive_quantity<BytesPerSecond>(); });
+  problems.check([&] { gpu.sm_count = int_of(r.at("sm_count"), kMaxSms); });
   problems.check([&] { read_peaks(r.at("peak"), gpu); });
   problems.throw_if_any();
   return gpu;

@@ -30,6 +30,16 @@ bool read_bool_or(const JsonReader& r, std::string_view key, bool fallback) {
   return found ? found->boolean() : fallback;
 }
 
+/// Whether any of the config's dropout probabilities is above zero (absent keys count as zero:
+/// the Llama family writes "attention_dropout": 0.0 or leaves it out).
+bool any_dropout(const JsonReader& r, std::initializer_list<std::string_view> keys) {
+  for (const std::string_view key : keys) {
+    const auto found = r.find(key);
+    if (found && !found->json().is_null() && found->number() > 0.0) return true;
+  }
+  return false;
+}
+
 /// Rules every shape must keep, whatever the file format; reported at the shape's pointer.
 void check_shape(const TransformerShape& s, const JsonReader& where) {
   if (s.hidden % s.heads != 0) {
@@ -42,7 +52,7 @@ void check_shape(const TransformerShape& s, const JsonReader& where) {
 
 TransformerShape read_shape(const JsonReader& r) {
   r.check_keys({"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab", "seq_len",
-                "tied_embeddings", "biases", "learned_positions", "norm"});
+                "tied_embeddings", "biases", "learned_positions", "rotary", "dropout", "norm"});
   TransformerShape s;
   s.layers = read_int(r.at("layers"));
   s.hidden = read_int(r.at("hidden"));
@@ -56,6 +66,8 @@ TransformerShape read_shape(const JsonReader& r) {
   s.tied_embeddings = read_bool_or(r, "tied_embeddings", false);
   s.biases = read_bool_or(r, "biases", false);
   s.learned_positions = read_bool_or(r, "learned_positions", false);
+  s.rotary = read_bool_or(r, "rotary", false);
+  s.dropout = read_bool_or(r, "dropout", true);
   if (const auto norm = r.find("norm")) {
     const std::string name = norm->string();
     if (name == "layernorm") {
@@ -107,6 +119,7 @@ Workload read_hf_config(const JsonReader& r, const std::filesystem::path& file) 
     s.tied_embeddings = read_bool_or(r, "tie_word_embeddings", true);
     s.biases = true;
     s.learned_positions = true;
+    s.dropout = any_dropout(r, {"resid_pdrop", "embd_pdrop", "attn_pdrop"});
     s.norm = Norm::kLayerNorm;
   } else {
     // Llama-style keys, also used by GPT-NeoX (rotary, biases, LayerNorm, plain MLP).
@@ -122,6 +135,8 @@ Workload read_hf_config(const JsonReader& r, const std::filesystem::path& file) 
     s.tied_embeddings = read_bool_or(r, "tie_word_embeddings", false);
     s.biases = neox;
     s.learned_positions = false;
+    s.rotary = true;  // Llama and GPT-NeoX rotate Q and K (rope_theta / rotary_pct)
+    s.dropout = any_dropout(r, {"attention_dropout", "hidden_dropout", "attention_probs_dropout_prob", "hidden_dropout_prob"});
     s.norm = neox ? Norm::kLayerNorm : Norm::kRmsNorm;
   }
   check_shape(s, r);

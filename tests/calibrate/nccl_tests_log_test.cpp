@@ -24,6 +24,18 @@ std::string data(const std::string& name) { return std::string(STEPCAST_SOURCE_D
 double us(double v) { return v * 1e-6; }
 double gbs(double v) { return v * 1e9; }
 
+// A run's preamble and header as nccl-tests prints them (lines 1-4), and one row of it (line 5).
+const std::string kHead =
+    "# Collective test starting: all_reduce_perf\n"
+    "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 "
+    "graph: 0\n"
+    "#  Rank  0 Group  0 Pid 1 on hostA device  0 [0x07] NVIDIA A100-SXM4-40GB\n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+    "#wrong\n";
+const std::string kRow =
+    "           8             2     float     sum      -1    10.00    0.00    0.00      0    11.00    0.00    0.00     "
+    " 0\n";
+
 std::string error_of(std::string_view text, const std::string& origin) {
   return stepcast::test::input_error_text([&] { (void)parse_nccl_tests_log(text, origin); });
 }
@@ -160,30 +172,82 @@ TEST_CASE("NCCL INFO/WARN lines and MPI banners between the lines of a log are s
   CHECK(m.runs[0].points[1].line == 11);
 }
 
-TEST_CASE("bad logs: empty, foreign and truncated files name the file and the line") {
+TEST_CASE("bad logs: empty and foreign files, and a table whose only row is cut off, name the file and line") {
   CHECK(error_of("", "empty.log") ==
         "empty.log: the file is empty, expected nccl-tests output (all_reduce_perf and the like)");
   CHECK(error_of("hello\nworld\n", "foreign.txt") ==
         "foreign.txt: not an nccl-tests log: no result table found (expected a \"#  size  count  type ...\" header "
         "followed by result rows, as all_reduce_perf and the other nccl-tests programs print)");
-  const std::string head =
-      "# Collective test starting: all_reduce_perf\n"
-      "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
-      "#  Rank  0 Group  0 Pid 1 on hostA device  0 [0x07] NVIDIA A100-SXM4-40GB\n"
-      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
-      "           8             2     float     sum      -1    10.00    0.00    0.00      0    11.00    0.00    0.00      0\n";
-  CHECK(error_of(head, "cut.log") ==
-        "cut.log:5: truncated log: the run that starts at line 2 has 1 result rows and the file ends before its "
-        "\"# Avg bus bandwidth\" line");
-  CHECK(error_of(head + "          16             4     float     sum      -1    20.00    0.0\n", "half.log") ==
-        "half.log:6: a result row with 7 columns, expected 13 (size count type redop root time algbw busbw #wrong "
-        "time algbw busbw #wrong): is the log cut off?");
+  CHECK(error_of(kHead + "          16             4     float     sum      -1    20.00    0.0\n", "half.log") ==
+        "half.log:5: no result row could be read: a result row cut off after 7 of its 13 columns (size count type "
+        "redop root time algbw busbw #wrong time algbw busbw #wrong)");
+  // A program nccl-tests has and stepcast does not model: left out, and nothing else is there.
+  CHECK(
+      error_of("# Collective test starting: gather_perf\n" + kHead.substr(kHead.find('\n') + 1) + kRow, "gather.log") ==
+      "gather.log:1: no run could be read: a run of \"gather_perf\", which is no collective stepcast models: the "
+      "run is left out");
+}
+
+TEST_CASE("a run cut before its summary is read with a note; a row cut mid-line is skipped, naming its line") {
+  const Measurements cut = parse_nccl_tests_log(kHead + kRow, "cut.log");
+  REQUIRE(cut.runs.size() == 1);
+  CHECK(cut.runs[0].points.size() == 1);
+  CHECK_FALSE(cut.runs[0].avg_busbw.has_value());
+  REQUIRE(cut.notes.size() == 1);
+  CHECK(cut.notes[0].line == 5);
+  CHECK(cut.notes[0].text ==
+        "the run that starts at line 1 has no \"# Avg bus bandwidth\" line (the file ends after "
+        "its last row); its 1 row is read");
+
+  const Measurements half = parse_nccl_tests_log(
+      kHead + kRow + "          16             4     float     sum      -1    20.00    0.0\n", "half.log");
+  REQUIRE(half.runs.size() == 1);
+  CHECK(half.runs[0].points.size() == 1);
+  REQUIRE(half.skipped.size() == 1);
+  CHECK(half.skipped[0].line == 6);
+  CHECK(half.skipped[0].kind == stepcast::calibrate::SkippedLine::Kind::kResultRow);
+
   // A line of vertical tab only (whitespace to the tokenizer, not a blank to the line trimmer),
-  // found by the nccl_tests_log fuzz target: it is skipped like an empty line, so the run is
-  // still truncated at the same row.
-  CHECK(error_of(head + "\v\n", "vtab.log") ==
-        "vtab.log:6: truncated log: the run that starts at line 2 has 1 result rows and the file ends before its "
-        "\"# Avg bus bandwidth\" line");
+  // found by the nccl_tests_log fuzz target: neither a row nor a skipped line.
+  const Measurements vtab = parse_nccl_tests_log(kHead + kRow + "\v\n", "vtab.log");
+  CHECK(vtab.runs[0].points.size() == 1);
+  CHECK(vtab.skipped.empty());
+}
+
+TEST_CASE("2025 per-iteration columns (i_min i_max i_p99 i_cv% after each #wrong) are stepped over") {
+  // The header as nccl-tests' src/util.cu writeResultHeader prints it with per-iteration timing.
+  const std::string text =
+      "# Collective test starting: all_gather_perf\n"
+      "#  Rank  0 Group  0 Pid 1 on hostA device  0 [0000:07:00] NVIDIA H100 80GB HBM3\n"
+      "#  Rank  1 Group  0 Pid 2 on hostA device  1 [0000:0f:00] NVIDIA H100 80GB HBM3\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max    "
+      "i_p99    i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv%\n"
+      "     1048576        131072     float    none      -1    20.50   51.15   25.58       0    19.90    22.10    "
+      "21.80     2.31    20.10   52.17   26.09       0    19.70    21.40    21.20     1.95\n";
+  const Measurements m = parse_nccl_tests_log(text, "per_iteration.log");
+  REQUIRE(m.runs.size() == 1);
+  REQUIRE(m.runs[0].points.size() == 1);
+  const auto& p = m.runs[0].points[0];
+  // Row (line 5): out-of-place time 20.50 us, busbw 25.58; in-place (after i_cv% 2.31) 20.10 us, busbw 26.09.
+  CHECK(p.out_of_place.time.value() == doctest::Approx(us(20.50)));
+  CHECK(p.out_of_place.busbw.value() == doctest::Approx(gbs(25.58)));
+  CHECK(p.in_place->time.value() == doctest::Approx(us(20.10)));
+  CHECK(p.in_place->busbw.value() == doctest::Approx(gbs(26.09)));
+  CHECK(m.runs[0].ranks == 2);
+}
+
+TEST_CASE("Polaris all-reduce log cut after its 12th row: the 12 rows are read, the missing summary noted") {
+  // tests/data/nccl-tests/nccl-tests_allreduce_A100-40GB_polaris_2nodes_8ranks_alcf_cut.txt is the
+  // Polaris 2-node log (sources in its first lines) cut after line 30, the row of 8192 B.
+  const Measurements m = read_measurements(data("nccl-tests_allreduce_A100-40GB_polaris_2nodes_8ranks_alcf_cut.txt"));
+  REQUIRE(m.runs.size() == 1);
+  REQUIRE(m.runs[0].points.size() == 12);
+  // Line 30: "        8192          2048     float     sum      -1    54.50    0.15    0.26      0    43.85 ..."
+  CHECK(m.runs[0].points[11].size == Bytes(8192));
+  CHECK(m.runs[0].points[11].out_of_place.time.value() == doctest::Approx(us(54.50)));
+  CHECK(m.runs[0].points[11].in_place->time.value() == doctest::Approx(us(43.85)));
+  REQUIRE(m.notes.size() == 1);
+  CHECK(m.notes[0].line == 30);
 }
 
 }  // TEST_SUITE

@@ -16,6 +16,9 @@ namespace {
 const std::string kLog = "tests/data/nccl-tests/nccl-tests_5coll_H100_1node_8gpu_xxrjun.txt";
 const std::string kArgs = "validate --measured " + kLog + " --topology topologies/dgx-h100.json --nodes 1";
 
+const std::string kCut = "tests/data/nccl-tests/forms/rows_truncated_mid_line.log";
+const std::string kTagged = "tests/data/nccl-tests/forms/mpirun_tag_output.log";
+
 }  // namespace
 
 TEST_SUITE("calibrate.validate_cli") {
@@ -46,6 +49,49 @@ TEST_SUITE("calibrate.validate_cli") {
       CHECK(p.at("predicted_time_s").get<double>() == doctest::Approx(23e-6 + 1073741824.0 / (8 * 40e9 * 5.0 / 6.0)));
     }
     CHECK(found);
+  }
+
+  TEST_CASE("validate says per file how many rows it read, skipped (why) and used; --verbose lists the lines") {
+    // The log (see its first lines): rows on lines 37 and 40; lines 38, 39 and 41 a broken row, its
+    // rest and a row cut off; 42-43 NCCL's WARN and INFO; no summary after line 40.
+    const std::string args = "validate --measured " + kCut + " --topology topologies/dgx-h100.json";
+    const std::string out = stepcast::test::run_stepcast(args);
+    CHECK(out.find("read " + kCut +
+                   ": 2 rows in 1 run; skipped 5 lines (unreadable or cut-off rows: 3, NCCL debug "
+                   "output: 2); used 2 rows\n") != std::string::npos);
+    CHECK(out.find("  note: " + kCut + ":40: the run that starts at line 4 has no \"# Avg bus bandwidth\" line") !=
+          std::string::npos);
+    CHECK(out.find("skipped: ") == std::string::npos);
+    const std::string verbose = stepcast::test::run_stepcast(args + " --verbose");
+    CHECK(verbose.find("  skipped: " + kCut +
+                       ":41: a result row cut off after 9 of its 13 columns (size count type "
+                       "redop root time algbw busbw #wrong time algbw busbw #wrong)\n") != std::string::npos);
+    CHECK(stepcast::test::count_of(verbose, "  skipped: ") == 5);
+    // --min-size 16MiB leaves out the 4194240 B row (line 37) and keeps the 67108800 B one (line 40).
+    const std::string min_size = stepcast::test::run_stepcast(args + " --min-size 16MiB");
+    CHECK(min_size.find("; used 1 row (not used: outside --min-size/--max-size: 1)\n") != std::string::npos);
+    const auto j = nlohmann::json::parse(stepcast::test::run_stepcast(args + " --json"));
+    const auto& file = j.at("measured_files").at(0);
+    CHECK(file.at("rows_read") == 2);
+    CHECK(file.at("rows_used") == 2);
+    CHECK(file.at("lines_skipped").at("unreadable or cut-off rows") == 3);
+    CHECK(file.at("lines_skipped").at("NCCL debug output") == 2);
+    CHECK(file.at("notes").at(0).at("line") == 40);
+  }
+
+  TEST_CASE("calibrate prints the same summary; --op reads a tagged log that names no program") {
+    const std::string cal = (std::filesystem::temp_directory_path() / "stepcast_forms_calibration.json").string();
+    const std::string args = "calibrate --measured " + kTagged + " --topology topologies/alcf-polaris.json -o " + cal;
+    // mpirun --tag-output log: 8 rows (lines 22-25, 28-31) and 5 NCCL INFO lines, all_reduce_perf named nowhere.
+    const auto refused = stepcast::test::run_stepcast_with_status(args);
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.output.find(kTagged + ":5: cannot tell which collective this run measured") != std::string::npos);
+    const std::string out = stepcast::test::run_stepcast(args + " --op all-reduce --holdout every-other");
+    // every-other holds out the odd-indexed sizes: 4 of the 8 rows are fitted.
+    CHECK(out.find("read " + kTagged +
+                   ": 8 rows in 1 run; skipped 5 lines (NCCL debug output: 5); used 4 rows (not "
+                   "used: held out by --holdout: 4)\n") != std::string::npos);
+    std::filesystem::remove(cal);
   }
 
   TEST_CASE("--plot draws measured (solid) and predicted (dashed) bus bandwidth per collective") {

@@ -60,18 +60,21 @@ TEST_SUITE("cost.compute") {
     CHECK(selective.hardware.value() - none.hardware.value() == doctest::Approx(96.0 * 4.0 * 8 * 2048.0 * 2048.0 * 12288.0));
   }
 
-  TEST_CASE("compute time is hardware FLOPs / GPUs / (peak x achieved fraction)") {
+  TEST_CASE("an explicit achieved fraction prices compute as hardware FLOPs / GPUs / (peak x fraction)") {
     topology::GpuSpec gpu;
     gpu.name = "A100-SXM4-40GB";
     gpu.peak_bf16 = tflop_per_s(312.0);
+    gpu.memory_bandwidth = gbyte_per_s(1555.0);
     plan::Plan p = batch(1536, plan::Recompute::kFull);
     p.dp = 1024;
     workload::Workload w;
     w.shape = test::gpt3_shape();
     w.parameters = workload::parameter_count(*w.shape);
-    const auto c = cost::estimate_compute(w, p, gpu, 0.5);
+    cost::ComputeOptions options;
+    options.achieved_fraction = 0.5;
+    const auto c = cost::estimate_compute(w, p, gpu, options);
     // 4.5110e18 / 1024 / (156e12) = 28.24 s.
     CHECK(c.time.value() == doctest::Approx(4.5110e18 / 1024 / 156e12).epsilon(1e-4));
-    CHECK(cost::default_achieved_fraction(gpu, plan::Precision::kBf16) == doctest::Approx(0.554));
+    CHECK_FALSE(c.operator_model);
   }
 }

@@ -108,15 +108,18 @@ TEST_SUITE("cost.memory") {
     // Full recompute keeps the layer input, 2 sbh; sharded by sequence parallel: 2 sbh / 8.
     CHECK(layer(gpt3_layer_plan(8, false, R::kFull)) == doctest::Approx(2.0 * kSbh));
     CHECK(layer(gpt3_layer_plan(8, true, R::kFull)) == doctest::Approx(0.25 * kSbh));
-    // Flash attention stores no s x s scores: the same as selective recompute's 34 sbh / t.
-    CHECK(layer(gpt3_layer_plan(8, true, R::kNone, true)) == doctest::Approx(4.25 * kSbh));
+    // Flash attention stores no s x s scores: selective recompute's 34 sbh / t, plus the fp32
+    // log-sum-exp of every query row of every head it keeps for its backward (Dao 2023,
+    // Algorithm 1): 4 bytes x a s b / t = sbh x 4a/(ht) = sbh x 4 x 96 / (12288 x 8).
+    CHECK(layer(gpt3_layer_plan(8, true, R::kNone, true)) == doctest::Approx((4.25 + 4.0 * 96 / (12288.0 * 8)) * kSbh));
   }
 
   TEST_CASE("grouped-query attention stores K and V at kv_heads/heads of their width (Llama-2 70B: 8 of 64)") {
     // Llama-2 70B (Touvron et al. 2023; workloads/llama2-70b.json): h = 8192, a = 64, 8 K/V heads,
     // gated MLP of f = 28672. Per layer without TP, with flash attention, in sbh bytes:
     // replicated 10; Q 2 + K 2/8 + V 2/8 + output-projection input 2 = 4.5 (8 with full heads);
-    // MLP 3 x 2 x f/h = 21. Total 35.5 sbh instead of 39.
+    // MLP 3 x 2 x f/h = 21. Total 35.5 sbh instead of 39, each plus flash attention's fp32
+    // row statistics, 4 bytes x a s b = sbh x 4 x 64 / 8192 = 0.03125 sbh.
     workload::TransformerShape s = test::gpt3_shape();
     s.hidden = 8192;
     s.heads = 64;
@@ -125,9 +128,9 @@ TEST_SUITE("cost.memory") {
     s.gated_mlp = true;
     plan::Plan p = gpt3_layer_plan(1, false, plan::Recompute::kNone, true);
     const double sbh = static_cast<double>(p.seq_len) * p.micro_batch_size * 8192.0;
-    CHECK(cost::layer_activation_bytes(s, p).value() == doctest::Approx(35.5 * sbh));
+    CHECK(cost::layer_activation_bytes(s, p).value() == doctest::Approx((35.5 + 0.03125) * sbh));
     s.kv_heads = 64;
-    CHECK(cost::layer_activation_bytes(s, p).value() == doctest::Approx(39.0 * sbh));
+    CHECK(cost::layer_activation_bytes(s, p).value() == doctest::Approx((39.0 + 0.03125) * sbh));
   }
 
   TEST_CASE("the first stage of 1F1B holds p micro-batches of its layers; GPipe holds m; interleaving adds (p-1)/(pv)") {
@@ -153,7 +156,8 @@ TEST_SUITE("cost.memory") {
     w.parameters = workload::parameter_count(*w.shape);
     plan::Plan p = plan::resolve(plan::parse_plan("tp=8,pp=8,sp=on,recompute=selective,gbs=64"), w, 64);
     const auto m = cost::estimate_memory(w, p);
-    const Bytes sum = m.parameters + m.gradients + m.optimizer_state + m.activations + m.temporary_buffers + m.framework_overhead;
+    const Bytes sum = m.parameters + m.gradients + m.optimizer_state + m.activations + m.temporary_buffers + m.working_set +
+                      m.framework_overhead;
     CHECK(m.total.value() == doctest::Approx(sum.value()));
     CHECK_FALSE(m.explanation.empty());
     const auto fit = cost::check_fit(m, gib(80.0));

@@ -15,7 +15,7 @@ TEST_SUITE("topology.collected_problems") {
   TEST_CASE("a cluster file with three mistakes in three sections lists the three") {
     const auto f = scratch_file("three_mistakes.json", R"({
       "form": "cluster", "name": "t", "source": "test",
-      "gpu": {"name": "x", "memory": "40", "memory_bandwidth": "1 GB/s",
+      "gpu": {"name": "x", "memory": "40", "memory_bandwidth": "1 GB/s", "sm_count": 1,
               "peak": {"fp32": "1 TFLOP/s", "tf32": "1 TFLOP/s", "bf16": "1 TFLOP/s", "fp16": "1 TFLOP/s"},
               "source": "test"},
       "node": {"gpus_per_node": 8,
@@ -38,7 +38,7 @@ TEST_SUITE("topology.collected_problems") {
                R"(", "bandwidth": "1 GB/s", "latency": "1 us"})";
     }
     const auto f = scratch_file("many_mistakes.json", R"({"form": "graph", "name": "t", "source": "test",
-      "gpu": {"name": "x", "memory": "1 GiB", "memory_bandwidth": "1 GB/s",
+      "gpu": {"name": "x", "memory": "1 GiB", "memory_bandwidth": "1 GB/s", "sm_count": 1,
               "peak": {"fp32": "1 TFLOP/s", "tf32": "1 TFLOP/s", "bf16": "1 TFLOP/s", "fp16": "1 TFLOP/s"},
               "source": "test"},
       "vertices": [{"name": "g0", "kind": "gpu", "node": 0}], "links": [)" + links + "]}");
@@ -51,7 +51,7 @@ TEST_SUITE("topology.collected_problems") {
 
   TEST_CASE("one mistake reads as before: file, pointer and rule on one line") {
     const auto f = scratch_file("one_mistake.json", R"({"form": "graph", "name": "t", "source": "",
-      "gpu": {"name": "x", "memory": "1 GiB", "memory_bandwidth": "1 GB/s",
+      "gpu": {"name": "x", "memory": "1 GiB", "memory_bandwidth": "1 GB/s", "sm_count": 1,
               "peak": {"fp32": "1 TFLOP/s", "tf32": "1 TFLOP/s", "bf16": "1 TFLOP/s", "fp16": "1 TFLOP/s"},
               "source": "test"},
       "vertices": [{"name": "g0", "kind": "gpu", "node": 0}], "links": []})");

@@ -23,7 +23,7 @@ std::filesystem::path two_nodes() {
 // A graph-form file around the given vertices and links.
 std::string graph_file(const std::string& vertices, const std::string& links) {
   return R"({"form": "graph", "name": "t", "source": "test",
-    "gpu": {"name": "x", "memory": "1 GiB", "memory_bandwidth": "1 GB/s",
+    "gpu": {"name": "x", "memory": "1 GiB", "memory_bandwidth": "1 GB/s", "sm_count": 1,
             "peak": {"fp32": "1 TFLOP/s", "tf32": "1 TFLOP/s", "bf16": "1 TFLOP/s", "fp16": "1 TFLOP/s"}, "source": "test"},
     "vertices": [)" + vertices + R"(], "links": [)" + links + "]}";
 }

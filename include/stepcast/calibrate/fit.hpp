@@ -44,14 +44,25 @@ struct Sample {
   std::string where;  ///< "file:line" of the row, or the file for JSON input
 };
 
+/// How many rows of one measurement file select_samples took, and why it left the others out.
+struct RowUse {
+  int used = 0;
+  int empty = 0;          ///< 0 bytes or a zero time: launch overhead only
+  int outside_sizes = 0;  ///< outside [min_size, max_size]
+  int holdout = 0;        ///< on the other side of the holdout
+  int single_rank = 0;    ///< in a run of one rank, which moves no data
+};
+
 /// The points of `runs` that pass `filter`, on `topology`, with `held_out` choosing the points the
 /// holdout leaves out (true) or the others (false). Zero-byte points are skipped: they measure
 /// launch overhead only. `algorithm` (when set) replaces each collective's default algorithm.
+/// `use`, when given, receives one RowUse per entry of `runs`.
 /// InputError when a run has more ranks than the topology has GPUs, or its ranks span a different
 /// number of hosts than the topology places them on.
 std::vector<Sample> select_samples(const std::vector<Measurements>& runs, const topology::Topology& topology,
                                    const PointFilter& filter, bool held_out,
-                                   std::optional<cost::Algorithm> algorithm = std::nullopt);
+                                   std::optional<cost::Algorithm> algorithm = std::nullopt,
+                                   std::vector<RowUse>* use = nullptr);
 
 /// What one fitted regime found, for the report.
 struct RegimeFit {

@@ -17,8 +17,9 @@ struct MeasurementFiles {
   std::vector<KernelBench> kernels;       ///< stepcast-kernel-bench JSON
 };
 
-/// Reads every file, telling the three kinds apart by their content.
-MeasurementFiles read_measurement_files(const std::vector<std::filesystem::path>& files);
+/// Reads every file, telling the three kinds apart by their content; `facts` fill in and check
+/// what the collective files say about their runs (RunFacts).
+MeasurementFiles read_measurement_files(const std::vector<std::filesystem::path>& files, const RunFacts& facts = {});
 
 /// Loads the topology; without `nodes`, a cluster-form topology gets as many nodes as the largest
 /// run needs (ceil(ranks / GPUs per node)), so a log of 80 ranks needs no --nodes.

@@ -1,5 +1,5 @@
 // stepcast-kernel-bench's measurements of one GPU (schema in validate/README.md): the GEMMs of a
-// transformer layer per precision, and the achieved fraction of the datasheet peak they imply.
+// transformer layer per precision, and the GEMM efficiency of the compute model they imply.
 #pragma once
 
 #include <cstdint>
@@ -43,36 +43,41 @@ bool is_kernel_bench_json(const std::string& text);
 /// InputError with the file and JSON pointer.
 KernelBench parse_kernel_bench_json(const std::string& text, const std::string& origin);
 
-/// The achieved fraction of the datasheet peak for one precision.
-struct ComputeFractionFit {
+/// The asymptotic GEMM efficiency of one precision (cost::KernelParams::gemm_efficiency).
+struct GemmEfficiencyFit {
   std::string precision;
   int gemms = 0;
   Flops flops;               ///< summed over the precision's GEMMs
-  Seconds time;              ///< idem
-  FlopsPerSecond achieved;   ///< flops / time: the rate of the layer's GEMMs run back to back
+  Seconds time;              ///< idem, measured
+  Seconds ideal;             ///< sum of FLOPs / (peak x tile/wave quantization): the time at efficiency 1
+  Seconds busy;              ///< sum of measured time minus the kernel overhead
   FlopsPerSecond peak;       ///< the topology GPU's datasheet figure
-  double fraction = 0.0;     ///< achieved / peak
-  double min_gemm_fraction = 0.0;  ///< the slowest GEMM's own rate / peak (small GEMMs run further from peak)
-  double max_gemm_fraction = 0.0;
+  double efficiency = 0.0;   ///< ideal / busy
+  double min_gemm_efficiency = 0.0;  ///< the same ratio for single GEMMs: the spread the model leaves
+  double max_gemm_efficiency = 0.0;
   std::string source;
 };
 
-/// compute_fraction[p] = (sum of flops / sum of time) / peak[p] for every precision `bench` ran,
-/// using the sums rather than a mean of rates because they reproduce the measured time of the
-/// layer's GEMMs exactly. InputError when the bench ran on a different GPU model than `gpu`
-/// (the model token of gpu.name, e.g. "H100", must appear in the bench's GPU name), when the
-/// topology has no peak for a measured precision, or when a measured rate exceeds the peak (a
-/// wrong topology or datasheet figure, not a fraction).
-std::vector<ComputeFractionFit> fit_compute_fractions(const KernelBench& bench, const topology::GpuSpec& gpu);
+/// The time a measured GEMM would take at the full datasheet `peak` with its tile and wave
+/// quantization on `gpu` (cost::gemm_quantization): FLOPs / (peak x quantization).
+Seconds quantized_peak_time(const GemmTiming& gemm, const topology::GpuSpec& gpu, FlopsPerSecond peak);
+
+/// For every precision `bench` ran: efficiency = sum of quantized_peak_time / sum of (measured
+/// time - kernel_overhead), the value for which the compute model (cost::time_operator on a
+/// compute-bound GEMM) reproduces the GEMMs' summed time exactly. InputError when the bench ran
+/// on a different GPU model than `gpu` (the model token of gpu.name, e.g. "H100", must appear
+/// in the bench's GPU name), when the topology has no peak for a measured precision, or when the
+/// efficiency comes out above 1 (a wrong topology or datasheet figure).
+std::vector<GemmEfficiencyFit> fit_gemm_efficiencies(const KernelBench& bench, const topology::GpuSpec& gpu, Seconds kernel_overhead);
 
 /// InputError unless the model token of gpu.name ("H100" of "H100-SXM5-80GB") appears in the
 /// bench's GPU name ("NVIDIA H100 80GB HBM3"): form factor and memory are spelled differently.
 void require_same_gpu_model(const KernelBench& bench, const topology::GpuSpec& gpu);
 
-/// One measured GEMM against the model's time for it: flops / (peak x achieved fraction).
+/// One measured GEMM against the compute model's time for it (cost::time_operator).
 struct ComparedGemm {
   GemmTiming gemm;
-  double fraction = 0.0;  ///< the calibration's for the precision, else stepcast's default
+  double efficiency = 0.0;  ///< achieved fraction of peak the model gives this GEMM (efficiency x quantization)
   Seconds predicted;
   double error_pct = 0.0;  ///< (predicted - measured) / measured x 100
 };
@@ -81,8 +86,8 @@ struct GemmComparison : ErrorSummary {
   std::vector<ComparedGemm> points;
 };
 
-/// Predicts every GEMM of `bench` as the step model times compute, on `gpu`'s peaks with the
-/// calibration's compute fraction (else cost::default_achieved_fraction), and compares.
+/// Predicts every GEMM of `bench` as the step model times compute (cost::time_operator with the
+/// GPU's kernel parameters, the calibration's where it has them), and compares.
 GemmComparison compare_gemms(const KernelBench& bench, const topology::GpuSpec& gpu, const cost::Calibration& calibration);
 
 }  // namespace stepcast::calibrate

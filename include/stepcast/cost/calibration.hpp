@@ -1,5 +1,5 @@
-// Calibration: measured replacements for the alpha-beta tier figures and the achieved compute
-// rates that the cost model consumes (`--calibration FILE`). Every value carries its source.
+// Calibration: measured replacements for the alpha-beta tier figures and the compute model's
+// kernel parameters that the cost model consumes (`--calibration FILE`). Every value carries its source.
 #pragma once
 
 #include <filesystem>
@@ -10,6 +10,7 @@
 
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/collectives.hpp"
+#include "stepcast/cost/kernel_model.hpp"
 #include "stepcast/cost/nccl_tuning.hpp"
 #include "stepcast/topology/topology.hpp"
 
@@ -58,10 +59,16 @@ struct CollectiveCalibration {
   std::string source;
 };
 
-/// The achieved fraction of the datasheet peak for one precision ("bf16", "fp8", ...).
-struct CalibratedFraction {
-  double value = 1.0;  ///< in (0, 1]
-  std::string source;
+/// Measured replacements for the compute model's kernel parameters (cost::KernelParams); an
+/// absent field keeps the GPU's default.
+struct ComputeCalibration {
+  std::map<std::string, double> gemm_efficiency;  ///< by precision name ("bf16", "fp8", ...), in (0, 1]
+  std::optional<double> memory_efficiency;
+  std::optional<double> attention_forward_efficiency;
+  std::optional<double> attention_backward_efficiency;
+  std::optional<Seconds> kernel_overhead;
+  std::optional<Seconds> host_overhead;
+  std::string source;  ///< what it was fitted on
 };
 
 /// A measured correction of NCCL's tuning model for one protocol (see cost::NcclProtocolTuning),
@@ -77,7 +84,7 @@ struct Calibration {
   std::string source;                       ///< what the file as a whole was made from
   TierOverrides tiers;                      ///< for every collective
   std::vector<CollectiveCalibration> collectives;  ///< per collective and size regime; later entries win
-  std::map<std::string, CalibratedFraction> compute_fraction;  ///< keyed by precision name
+  std::optional<ComputeCalibration> compute;  ///< the compute model's kernel parameters
   std::map<NcclProtocol, CalibratedNcclProtocol> nccl_protocols;  ///< NCCL's tuning model, per protocol
 };
 
@@ -88,8 +95,9 @@ topology::CommTiers apply(const Calibration& calibration, topology::CommTiers ti
 /// `op` whose size regime holds `size`, in file order.
 topology::CommTiers apply(const Calibration& calibration, topology::CommTiers tiers, CollectiveOp op, Bytes size);
 
-/// The achieved fraction of peak for `precision`, if the calibration has one.
-std::optional<double> compute_fraction(const Calibration& calibration, const std::string& precision);
+/// The GPU's default kernel parameters for the plan with the calibration's compute fields
+/// applied (cost::default_kernel_params's errors apply).
+KernelParams kernel_params(const Calibration& calibration, const topology::GpuSpec& gpu, const plan::Plan& plan);
 
 /// NCCL's tuning model corrected by the calibration's protocols (1 and 1 for the others).
 NcclTuning nccl_tuning(const Calibration& calibration);

@@ -1,11 +1,15 @@
 // Compute per training step: FLOPs from the transformer's shape (Narayanan et al. 2021) and the
-// time they take at an achieved rate (peak x a documented achieved fraction per GPU/precision).
+// time of every kernel of the operator list (operators.hpp) on the GPU's roofline
+// (kernel_model.hpp), per pipeline stage and micro-batch, with the host's launch pace.
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "stepcast/core/explain.hpp"
 #include "stepcast/core/units.hpp"
+#include "stepcast/cost/kernel_model.hpp"
+#include "stepcast/cost/operators.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
@@ -28,28 +32,62 @@ struct StepFlops {
 /// scores and their product with V, so GQA and gated MLPs are counted by their real matrices;
 /// the output layer 2hV per token. Equals narayanan_step_flops for a GPT shape. Selective
 /// recompute repeats the attention-score forward (4*s*h per token and layer), full recompute
-/// the whole transformer forward.
+/// the whole transformer forward. This is the convention MFU is reported in; the operator list
+/// counts what the kernels execute (causal attention computes half the scores).
 StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& plan);
 
-/// The datasheet peak of the GPU in the plan's precision (tensor-core rates; fp32 without).
-FlopsPerSecond peak_rate(const topology::GpuSpec& gpu, plan::Precision precision);
+/// How the compute of a step is priced.
+struct ComputeOptions {
+  /// Replaces the operator model by hardware FLOPs / (peak x this fraction), spread evenly over
+  /// the stages: the old single-constant model, kept as an explicit override.
+  std::optional<double> achieved_fraction;
+  /// Replaces the GPU's default kernel parameters (from `stepcast calibrate`).
+  std::optional<KernelParams> kernel_params;
+  /// Fill the kernel table and the explanation.
+  bool explain = true;
+};
 
-/// The default achieved fraction of peak for a GPU and precision; sources in compute.cpp.
-/// Calibration replaces it with a fitted figure.
-double default_achieved_fraction(const topology::GpuSpec& gpu, plan::Precision precision);
+/// One micro-batch on one pipeline stage (all its model chunks).
+struct StageCompute {
+  Seconds forward;      ///< embedding (first stage), layers, output layer and loss (last stage)
+  Seconds backward;     ///< recompute, data and weight gradients
+  Seconds weight_grad;  ///< the weight-gradient kernels inside `backward` (ZB-H1 splits them off)
+  double layers = 0.0;
+};
+
+/// One operator with its time, as the kernel table shows it.
+struct KernelRow {
+  Operator op;
+  KernelTime time;
+  double per_step = 0.0;  ///< runs per step on the critical stage's GPU (layers x micro-batches)
+};
 
 struct ComputeEstimate {
   StepFlops flops;
-  FlopsPerSecond peak;       ///< per GPU
+  FlopsPerSecond peak;              ///< per GPU, in the plan's precision
+  bool operator_model = true;       ///< false when an achieved fraction was given
+  KernelParams params;              ///< the kernel parameters used (operator model only)
+  std::vector<StageCompute> stages; ///< one per pipeline stage
+  int critical_stage = 0;           ///< the stage with the longest forward + backward
+  /// Bubble-free compute of the critical stage's GPU: micro-batches x (forward + backward).
+  Seconds time;
+  Seconds optimizer;                ///< the optimizer step of one GPU
+  /// Hardware FLOPs of one GPU over its compute time, as a fraction of the peak (given, with
+  /// an achieved fraction; derived, with the operator model).
   double achieved_fraction = 0.0;
-  FlopsPerSecond achieved;   ///< peak x achieved_fraction
-  Seconds time;              ///< hardware FLOPs / GPUs / achieved rate: the bubble-free compute time
+  FlopsPerSecond achieved;          ///< peak x achieved_fraction
+  std::vector<KernelRow> kernels;   ///< the critical stage's operators (explain only)
   Explanation explanation;
 };
 
-/// Compute time of one step on `gpu`; `achieved_fraction` overrides the default; `explain`
-/// fills the explanation. Precondition: resolved plan, workload with a shape, peak > 0.
+/// Compute time of one step on `gpu`. Preconditions: resolved, valid plan; workload with a
+/// shape; the GPU has a peak for the plan's precision. InputError when the operator model needs
+/// a GPU figure the topology does not give (the SM count) or holds no kernel figures for it.
 ComputeEstimate estimate_compute(const workload::Workload& workload, const plan::Plan& plan, const topology::GpuSpec& gpu,
-                                 std::optional<double> achieved_fraction = std::nullopt, bool explain = true);
+                                 const ComputeOptions& options = {});
+
+/// Parameters one GPU updates in the optimizer step (after tensor/pipeline split and ZeRO/FSDP
+/// sharding of the optimizer state).
+double optimizer_parameters_per_gpu(const workload::Workload& workload, const plan::Plan& plan);
 
 }  // namespace stepcast::cost

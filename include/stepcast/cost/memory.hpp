@@ -58,8 +58,11 @@ struct MemoryBreakdown {
   Bytes optimizer_state;
   Bytes activations;        ///< zero for a bare parameter-count workload (no shape)
   Bytes temporary_buffers;  ///< all-gathered FSDP/ZeRO-3 units, DDP buckets
+  /// Transient tensors at the peak: the layer being recomputed (its activations rebuilt for its
+  /// backward) and, on the stage with the loss, the 16-bit logits beside the fp32 softmax.
+  Bytes working_set;
   Bytes framework_overhead;
-  Bytes total;              ///< the sum of the six terms above
+  Bytes total;              ///< the sum of the seven terms above
   Explanation explanation;  ///< every term with its formula and inputs
 
   [[nodiscard]] Bytes model_state() const { return parameters + gradients + optimizer_state; }
@@ -68,9 +71,14 @@ struct MemoryBreakdown {
 /// Parameters of one transformer block held by one tensor-parallel rank (an FSDP unit).
 double layer_parameter_count_per_rank(const workload::TransformerShape& shape, const plan::Plan& plan);
 
-/// Activation bytes of one transformer layer for one micro-batch on one GPU (Korthikanti et
-/// al. 2022, Table 2), with tp, sequence parallel, recompute and flash attention as the plan says.
+/// Activation bytes of one transformer layer for one micro-batch on one GPU: what its forward
+/// operators keep (operators.hpp), which is Korthikanti et al. 2022's Table 2 where its
+/// assumptions hold, with tp, sequence parallel, recompute and flash attention as the plan says.
 Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan);
+
+/// The activations recompute rebuilds for the one layer in its backward: the layer's tensors
+/// without recompute minus those the plan keeps. Zero without recompute.
+Bytes recompute_working_set(const workload::TransformerShape& shape, const plan::Plan& plan);
 
 /// Activation bytes held at the peak by the first pipeline stage: layers per stage x in-flight
 /// micro-batches of the schedule x layer_activation_bytes, plus embedding and output layers.

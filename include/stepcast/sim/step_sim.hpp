@@ -68,6 +68,10 @@ struct StepSpec {
   plan::Schedule schedule = plan::Schedule::k1F1B;
   Seconds forward;            ///< one micro-batch, all chunks, one stage, compute only
   Seconds backward;           ///< idem; under ZB-H1 split into input and weight gradients
+  /// Per stage, when stages differ (the first runs the embedding, the last the output layer and
+  /// loss); empty: `forward` and `backward` on every stage.
+  std::vector<Seconds> stage_forward;
+  std::vector<Seconds> stage_backward;
   double weight_grad_share = 0.5;  ///< ZB-H1: the weight-gradient part of the backward
   std::optional<TensorParallelComm> tensor_parallel;
   std::optional<ShardedLayers> sharded;

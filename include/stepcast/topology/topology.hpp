@@ -59,6 +59,7 @@ struct GpuSpec {
   FlopsPerSecond peak_bf16;
   FlopsPerSecond peak_fp16;
   FlopsPerSecond peak_fp8;           ///< zero where the GPU has no FP8
+  int sm_count = 0;                  ///< streaming multiprocessors: GEMM tiles run on them in waves
 };
 
 /// What one collective over a group of GPUs sees of the machine: the per-tier figures of the

@@ -25,6 +25,10 @@ struct TransformerShape {
   bool tied_embeddings = false;  ///< output projection shares the input embedding matrix
   bool biases = false;      ///< linear layers carry biases (GPT-2/3) or not (Llama)
   bool learned_positions = false;  ///< learned absolute position embeddings (s x h parameters)
+  bool rotary = false;      ///< rotary position embeddings applied to Q and K (Su et al. 2021)
+  /// Dropout after attention scores and block outputs (GPT-3 and Megatron-LM's defaults, 0.1);
+  /// Llama and MPT train without, which removes its kernels and masks.
+  bool dropout = true;
   Norm norm = Norm::kRmsNorm;
 
   [[nodiscard]] int head_dim() const { return hidden / heads; }

@@ -1,0 +1,91 @@
+// The kernels of one training step, listed once: every operator of a transformer layer (and of
+// the embedding, the output layer and loss, and the optimizer) with its sharded shape, FLOPs,
+// bytes moved and the tensors it keeps for the backward. Compute time, activation memory and the
+// simulator's task durations are all derived from this one list.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "stepcast/core/units.hpp"
+#include "stepcast/plan/plan.hpp"
+#include "stepcast/workload/workload.hpp"
+
+namespace stepcast::cost {
+
+/// Which part of the model an operator belongs to.
+enum class OpPart { kLayer, kEmbedding, kHead, kOptimizer };
+
+/// When it runs: the forward, the backward's data-gradient kernels (and every backward kernel
+/// that is not a weight gradient), the weight-gradient GEMMs, or the forward again under
+/// activation recompute.
+enum class OpPass { kForward, kBackward, kWeightGrad, kRecompute };
+
+/// What bounds it and how it is timed: a (batched) GEMM on the tensor cores, a fused attention
+/// kernel (FlashAttention), or a memory-bound kernel (element-wise, normalisation, reduction).
+enum class OpKind { kGemm, kFusedAttention, kMemory };
+
+/// A GEMM C[M,N] = A[M,K] B[K,N], `batch` times; for fused attention: batch = sequences x heads
+/// on this rank, m = queries, n = keys, k = head dimension.
+struct GemmShape {
+  double batch = 1.0;
+  double m = 0.0;
+  double n = 0.0;
+  double k = 0.0;
+};
+
+/// One kernel (or a few fused kernels) of one micro-batch on one GPU.
+struct Operator {
+  std::string_view name;  ///< "qkv projection", "softmax", ...: static strings
+  OpPart part = OpPart::kLayer;
+  OpPass pass = OpPass::kForward;
+  OpKind kind = OpKind::kMemory;
+  GemmShape gemm;         ///< GEMMs and fused attention
+  double elements = 0.0;  ///< memory-bound kernels: elements of the largest tensor touched
+  Flops flops;            ///< executed (causal attention counts the half it computes)
+  Bytes bytes;            ///< read + written in HBM
+  Bytes saved;            ///< forward operators: activation bytes kept for the backward
+  double kernels = 1.0;   ///< launches
+};
+
+/// The settings an operator list depends on, resolved from a plan.
+struct OperatorContext {
+  double micro_batch = 1.0;  ///< b: sequences per micro-batch
+  double seq = 0.0;          ///< s: tokens per sequence
+  double tp = 1.0;           ///< t: tensor-parallel degree
+  bool sequence_parallel = false;
+  bool flash = false;        ///< fused attention (never materialises the s x s scores)
+  double activation_bytes = 2.0;  ///< bytes of one activation element (2 in mixed precision)
+  plan::Recompute recompute = plan::Recompute::kNone;
+};
+
+OperatorContext operator_context(const plan::Plan& plan);
+
+/// The operators of one transformer layer for one micro-batch: forward, backward (data and
+/// weight gradients) and, under activation recompute, the forward kernels it repeats
+/// (full: all of them; selective: the attention core, Korthikanti et al. 2022 section 4.2.2).
+/// The `saved` bytes of the forward operators add up to Korthikanti et al.'s per-layer
+/// activations (Table 2, 34sbh + 5as^2b for a GPT layer without recompute).
+std::vector<Operator> layer_operators(const workload::TransformerShape& shape, const OperatorContext& ctx);
+
+/// Token (and learned position) embedding of the first pipeline stage, forward and backward.
+std::vector<Operator> embedding_operators(const workload::TransformerShape& shape, const OperatorContext& ctx);
+
+/// Final norm, vocabulary-parallel output projection (logits) and cross-entropy of the last
+/// pipeline stage, forward and backward.
+std::vector<Operator> head_operators(const workload::TransformerShape& shape, const OperatorContext& ctx);
+
+/// The optimizer step of one GPU over `parameters` parameters it updates (after sharding), with
+/// the gradient norm for clipping and the cast of the updated master weights to the working
+/// precision. Bytes per parameter from the state sizes (memory.hpp), once per step.
+std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& plan);
+
+/// Activation bytes one layer keeps per micro-batch: the sum of its forward operators' `saved`,
+/// or only the layer input under full recompute.
+Bytes saved_activation_bytes(const std::vector<Operator>& layer, const workload::TransformerShape& shape, const OperatorContext& ctx);
+
+std::string_view to_string(OpPass pass);
+std::string_view to_string(OpKind kind);
+std::string_view to_string(OpPart part);
+
+}  // namespace stepcast::cost

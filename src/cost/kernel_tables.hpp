@@ -1,0 +1,54 @@
+// The compute model's default parameters per GPU architecture, each with where it comes from.
+// One inspectable table, as NCCL keeps its tuning constants (STYLE.md B9.5): nothing below is
+// tuned to a training run; the two overheads were fitted on named data, said so where they are.
+#pragma once
+
+#include <string_view>
+
+namespace stepcast::cost::kernel_tables {
+
+/// Maximum achievable matmul FLOP/s over datasheet peak, BF16 inputs, best shape of a search
+/// (Stas Bekman, ml-engineering, compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS
+/// comparison table", CUDA 12.1): A100 SXM 267.9 of 312 TFLOP/s, H100 SXM 792.1 of 989 TFLOP/s.
+inline constexpr double kAmpereGemmEfficiency = 267.9 / 312.0;
+inline constexpr double kHopperGemmEfficiency = 792.1 / 989.0;
+inline constexpr std::string_view kGemmSource =
+    "maximum achievable matmul FLOP/s (ml-engineering MAMF table, BF16, CUDA 12.1): A100 SXM 267.9/312, H100 SXM 792.1/989 TFLOP/s; "
+    "the 16-bit figure also stands for tf32/fp32/fp8, for which no such measurement is held";
+
+/// Achieved HBM bandwidth of memory-bound kernels as frameworks run them. A streaming read
+/// kernel on an A100 80GB SXM reaches 1.80 of 2.04 TB/s (88%, NVIDIA developer forums thread
+/// 339083, Nsight Compute agreeing) and about 90% is the best any kernel reaches; PyTorch's
+/// element-wise kernels (dropout's random numbers, the masked softmax, strided copies the list
+/// leaves out) run well below that. Fitted with the overheads below, at 0.60.
+inline constexpr double kMemoryEfficiency = 0.60;
+inline constexpr std::string_view kMemorySource =
+    "HBM efficiency fitted on vTrain's 2-GPU rows (a streaming read reaches 0.88 on A100 80GB, NVIDIA developer forums thread 339083)";
+
+/// FlashAttention-2 on A100 (Dao 2023, arXiv:2307.08691): "50-73% of the theoretical maximum
+/// FLOPs/s", the forward reaching up to 230 TFLOP/s (73%) and the backward, the harder pass,
+/// the lower end. On H100 the same code reaches up to 335 TFLOP/s forward + backward (34% of
+/// 989, section 4.1, Fig. 7).
+inline constexpr double kFlash2AmpereForward = 0.73;
+inline constexpr double kFlash2AmpereBackward = 0.50;
+inline constexpr double kFlash2Hopper = 335.0 / 989.0;
+/// FlashAttention-3 on H100 (Shah et al. 2024, arXiv:2407.08608): FP16 forward up to 740 TFLOP/s
+/// (75%); the backward 1.5-1.75x FlashAttention-2's, taken at 1.5x.
+inline constexpr double kFlash3HopperForward = 740.0 / 989.0;
+inline constexpr double kFlash3HopperBackward = 1.5 * kFlash2Hopper;
+inline constexpr std::string_view kAttentionSource =
+    "FlashAttention-2 (Dao 2023: 50-73% of A100 peak; 335 TFLOP/s on H100), FlashAttention-3 (Shah et al. 2024: 740 TFLOP/s forward, "
+    "backward 1.5x FA2)";
+
+/// GPU time per kernel beyond its roofline, and host time per kernel launch, fitted with the
+/// memory efficiency above on the 2-GPU rows of the vTrain set (240 Megatron-DeepSpeed
+/// iterations on A100s; the 4- and 8-GPU rows held out) by least squares on log error, the GEMM
+/// and attention figures at their cited values. The host figure is Megatron-DeepSpeed's eager
+/// PyTorch per listed kernel on that machine's CPU (it also carries the kernels the list leaves
+/// out: views made contiguous, autograd's bookkeeping); other frameworks and CPUs differ.
+inline constexpr double kKernelOverheadUs = 10.0;
+inline constexpr double kHostOverheadUs = 70.0;
+inline constexpr std::string_view kOverheadSource =
+    "kernel and host overheads fitted on vTrain's 2-GPU rows (Megatron-DeepSpeed, A100); 4- and 8-GPU rows held out";
+
+}  // namespace stepcast::cost::kernel_tables

@@ -1,0 +1,370 @@
+// The operator list of a decoder-only transformer as Megatron-LM runs it (Shoeybi et al. 2019;
+// Korthikanti et al. 2022, sections 4.1-4.2), one micro-batch on one GPU after tensor and
+// sequence parallel sharding. Notation as in Korthikanti: s sequence, b micro-batch, h hidden,
+// a heads, t tensor-parallel degree; f the MLP width, kv the key/value heads, d = h/a.
+#include "stepcast/cost/operators.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/memory.hpp"
+
+namespace stepcast::cost {
+
+namespace {
+
+using workload::TransformerShape;
+
+/// Bytes of the 1-byte dropout masks (Korthikanti et al. 2022, section 4.1).
+constexpr double kMaskBytes = 1.0;
+/// The cross-entropy works on fp32 logits (Korthikanti section 4.3: 4sbV/t).
+constexpr double kFp32Bytes = 4.0;
+/// Query rows per FlashAttention thread block (Dao 2023, section 3.3: blocks of {64,128} x
+/// {64,128}); fixes how many blocks the attention kernel spreads over the SMs.
+constexpr double kFlashQueryBlock = 128.0;
+
+/// Appends operators for one pass; keeps the call sites short.
+class OpList {
+ public:
+  OpList(std::vector<Operator>& ops, OpPart part) : ops_(ops), part_(part) {}
+
+  /// A GEMM C[m,n] = A[m,k] B[k,n] (`batch` times) reading A and B and writing C, `e` bytes each.
+  Operator& gemm(std::string_view name, OpPass pass, GemmShape g, double e) {
+    Operator op = base(name, pass, OpKind::kGemm);
+    op.gemm = g;
+    op.flops = Flops(2.0 * g.batch * g.m * g.n * g.k);
+    op.bytes = Bytes(g.batch * (g.m * g.k + g.k * g.n + g.m * g.n) * e);
+    return push(op);
+  }
+
+  /// A memory-bound kernel touching `bytes`, with `flops` on the CUDA cores.
+  Operator& memory(std::string_view name, OpPass pass, double elements, double bytes, double flops = 0.0) {
+    Operator op = base(name, pass, OpKind::kMemory);
+    op.elements = elements;
+    op.bytes = Bytes(bytes);
+    op.flops = Flops(flops);
+    return push(op);
+  }
+
+  Operator& push(const Operator& op) {
+    ops_.push_back(op);
+    return ops_.back();
+  }
+
+ private:
+  Operator base(std::string_view name, OpPass pass, OpKind kind) const {
+    Operator op;
+    op.name = name;
+    op.part = part_;
+    op.pass = pass;
+    op.kind = kind;
+    return op;
+  }
+
+  std::vector<Operator>& ops_;
+  OpPart part_;
+};
+
+/// The forward GEMM Y = X W (x: m x k) and its two backward GEMMs: dX = dY W^T (data gradient)
+/// and dW = X^T dY (weight gradient), each with the forward's FLOPs (Narayanan et al. 2021,
+/// Appendix: the backward is twice the forward).
+void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dgrad, std::string_view wgrad, double m, double n, double k,
+            double e, double saved_bytes) {
+  fwd.gemm(name, OpPass::kForward, {1.0, m, n, k}, e).saved = Bytes(saved_bytes);
+  bwd.gemm(dgrad, OpPass::kBackward, {1.0, m, k, n}, e);
+  bwd.gemm(wgrad, OpPass::kWeightGrad, {1.0, k, n, m}, e);
+}
+
+/// LayerNorm / RMSNorm over `tokens` x h: reads x, writes y; the backward reads x and dy and
+/// writes dx (the gain and bias gradients are reductions over the same reads). It keeps its input.
+void norm(OpList& fwd, OpList& bwd, std::string_view name, std::string_view back, double tokens, double h, double e) {
+  const double n = tokens * h;
+  fwd.memory(name, OpPass::kForward, n, 2.0 * n * e, 5.0 * n).saved = Bytes(n * e);
+  bwd.memory(back, OpPass::kBackward, n, 3.0 * n * e, 8.0 * n);
+}
+
+/// Megatron's fused bias + dropout + residual add after attention and after the MLP: reads the
+/// block output and the residual, writes the sum and the 1-byte mask it keeps; the backward
+/// applies the mask to the gradient. Without dropout it is the residual add alone.
+void residual(OpList& fwd, OpList& bwd, std::string_view name, std::string_view plain_name, std::string_view back, double tokens, double h,
+              double e, bool dropout) {
+  const double n = tokens * h;
+  if (!dropout) {
+    fwd.memory(plain_name, OpPass::kForward, n, 3.0 * n * e, n);
+    return;  // the add's gradient is the incoming one: no kernel
+  }
+  fwd.memory(name, OpPass::kForward, n, 3.0 * n * e + n * kMaskBytes, 3.0 * n).saved = Bytes(n * kMaskBytes);
+  bwd.memory(back, OpPass::kBackward, n, 2.0 * n * e + n * kMaskBytes, n);
+}
+
+/// The attention core without a fused kernel (flash=off), as Megatron's CoreAttention runs it:
+/// scores Q K^T per head, fused scale-mask-softmax, dropout, then the product with V.
+void unfused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, const OperatorContext& c) {
+  const double e = c.activation_bytes;
+  const double s = c.seq;
+  const double d = shape.head_dim();
+  const double heads = c.micro_batch * shape.heads / c.tp;  // (sequence, head) pairs on this rank
+  const double scores = heads * s * s;
+  const double tokens = c.micro_batch * s;
+  const double q_bytes = tokens * shape.hidden / c.tp * e;
+  const double kv_bytes = tokens * static_cast<double>(shape.kv_heads) * d / c.tp * e;
+  // Q K^T keeps Q and K (4sbh/t under multi-head attention; K is kv/a as wide under GQA).
+  fwd.gemm("attention scores (QK^T)", OpPass::kForward, {heads, s, s, d}, e).saved = Bytes(q_bytes + kv_bytes);
+  // Selective recompute keeps only Q, K and V of the core and recomputes the s x s tensors
+  // (Korthikanti section 4.2.2), so they are not kept.
+  const double kept = c.recompute == plan::Recompute::kSelective ? 0.0 : 1.0;
+  // The softmax keeps its output (2as^2b/t).
+  fwd.memory("softmax", OpPass::kForward, scores, 2.0 * scores * e, 5.0 * scores).saved = Bytes(kept * scores * e);
+  double av_saved = kv_bytes;  // V (2sbh/t)
+  if (shape.dropout) {
+    // The dropout keeps its mask (as^2b/t); its output is the input of the product with V.
+    fwd.memory("attention dropout", OpPass::kForward, scores, 2.0 * scores * e + scores * kMaskBytes, 2.0 * scores).saved =
+        Bytes(kept * scores * kMaskBytes);
+    av_saved += kept * scores * e;  // the dropout's output (2as^2b/t)
+  }
+  fwd.gemm("attention over values (PV)", OpPass::kForward, {heads, s, d, s}, e).saved = Bytes(av_saved);
+
+  // Backward: dP = dO V^T and dV = P^T dO, then dropout and softmax backward, then dQ = dS K and
+  // dK = dS^T Q.
+  bwd.gemm("attention over values (dP)", OpPass::kBackward, {heads, s, s, d}, e);
+  bwd.gemm("attention over values (dV)", OpPass::kBackward, {heads, s, d, s}, e);
+  if (shape.dropout) bwd.memory("attention dropout backward", OpPass::kBackward, scores, 2.0 * scores * e + scores * kMaskBytes, scores);
+  bwd.memory("softmax backward", OpPass::kBackward, scores, 3.0 * scores * e, 3.0 * scores);
+  bwd.gemm("attention scores (dQ)", OpPass::kBackward, {heads, s, d, s}, e);
+  bwd.gemm("attention scores (dK)", OpPass::kBackward, {heads, s, d, s}, e);
+}
+
+/// FlashAttention (Dao 2023): one kernel reads Q, K, V and writes O and the softmax statistics;
+/// a causal mask skips about half the blocks, so the executed FLOPs are half of 4 s^2 h b / t.
+/// The backward recomputes the scores: 2.5x the forward's FLOPs (Dao 2023, section 4.1).
+void fused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, const OperatorContext& c) {
+  const double e = c.activation_bytes;
+  const double s = c.seq;
+  const double d = shape.head_dim();
+  const double heads = c.micro_batch * shape.heads / c.tp;
+  const double tokens = c.micro_batch * s;
+  const double q_bytes = tokens * shape.hidden / c.tp * e;
+  const double kv_bytes = 2.0 * tokens * static_cast<double>(shape.kv_heads) * d / c.tp * e;
+  const double stats = heads * s * kFp32Bytes;  // the log-sum-exp per query row
+  const double causal_flops = 0.5 * 4.0 * heads * s * s * d;
+  Operator f;
+  f.name = "flash attention";
+  f.part = OpPart::kLayer;
+  f.pass = OpPass::kForward;
+  f.kind = OpKind::kFusedAttention;
+  f.gemm = {heads, s, s, d};
+  f.elements = heads * std::ceil(s / kFlashQueryBlock);  // thread blocks
+  f.flops = Flops(causal_flops);
+  f.bytes = Bytes(2.0 * q_bytes + kv_bytes + stats);  // Q, K, V in; O and statistics out
+  f.saved = Bytes(q_bytes + kv_bytes + stats);        // Q, K, V and the statistics (O is the next GEMM's input)
+  fwd.push(f);
+  Operator b = f;
+  b.name = "flash attention backward";
+  b.pass = OpPass::kBackward;
+  b.flops = Flops(2.5 * causal_flops);
+  b.bytes = Bytes(4.0 * q_bytes + 2.0 * kv_bytes + stats);  // Q, K, V, O, dO in; dQ, dK, dV out
+  b.saved = Bytes(0.0);
+  bwd.push(b);
+}
+
+/// Layer input bytes of one micro-batch on one GPU (sharded along the sequence under sequence parallel).
+double layer_input_bytes(const TransformerShape& shape, const OperatorContext& c) {
+  const double tokens = c.micro_batch * c.seq / (c.sequence_parallel ? c.tp : 1.0);
+  return tokens * shape.hidden * c.activation_bytes;
+}
+
+}  // namespace
+
+OperatorContext operator_context(const plan::Plan& plan) {
+  OperatorContext c;
+  c.micro_batch = plan.micro_batch_size;
+  c.seq = plan.seq_len;
+  c.tp = plan.tp;
+  c.sequence_parallel = plan.sequence_parallel;
+  c.flash = plan.flash_attention;
+  c.recompute = plan.recompute;
+  // Activations travel in the working precision: 16-bit under mixed precision (fp8 GEMMs take
+  // and return 16-bit tensors in Transformer Engine), 32-bit for fp32/tf32 training.
+  c.activation_bytes = state_bytes_per_parameter(plan.precision, plan.optimizer).parameters;
+  return c;
+}
+
+std::vector<Operator> layer_operators(const TransformerShape& shape, const OperatorContext& c) {
+  STEPCAST_ASSERT(c.seq > 0.0 && c.micro_batch > 0.0 && c.tp >= 1.0, "layer_operators needs a resolved plan");
+  std::vector<Operator> ops;
+  ops.reserve(40);
+  std::vector<Operator> backward;
+  backward.reserve(24);
+  OpList fwd(ops, OpPart::kLayer);
+  OpList bwd(backward, OpPart::kLayer);
+  const double e = c.activation_bytes;
+  const double h = shape.hidden;
+  const double t = c.tp;
+  const double tokens = c.micro_batch * c.seq;                              // GEMM rows
+  const double shard_tokens = tokens / (c.sequence_parallel ? t : 1.0);     // norm, dropout, residual rows
+  const double kv_width = static_cast<double>(shape.kv_heads) * shape.head_dim();
+  const double f = shape.ffn_hidden;
+
+  // Attention block.
+  norm(fwd, bwd, "input norm", "input norm backward", shard_tokens, h, e);
+  // The QKV GEMM keeps its input, the norm's output (sharded again under sequence parallel).
+  linear(fwd, bwd, "qkv projection", "qkv projection (dgrad)", "qkv projection (wgrad)", tokens, (h + 2.0 * kv_width) / t, h, e,
+         shard_tokens * h * e);
+  if (shape.rotary) {
+    const double rotated = tokens * (h + kv_width) / t;  // Q and K
+    fwd.memory("rotary embedding", OpPass::kForward, rotated, 2.0 * rotated * e, 3.0 * rotated);
+    bwd.memory("rotary embedding backward", OpPass::kBackward, rotated, 2.0 * rotated * e, 3.0 * rotated);
+  }
+  const std::size_t core_begin = ops.size();
+  if (c.flash) {
+    fused_attention(fwd, bwd, shape, c);
+  } else {
+    unfused_attention(fwd, bwd, shape, c);
+  }
+  const std::size_t core_end = ops.size();
+  linear(fwd, bwd, "output projection", "output projection (dgrad)", "output projection (wgrad)", tokens, h, h / t, e, tokens * h / t * e);
+  residual(fwd, bwd, "dropout + residual (attention)", "residual add (attention)", "dropout backward (attention)", shard_tokens, h, e,
+           shape.dropout);
+
+  // MLP block: up (and gate) projection, activation, down projection.
+  norm(fwd, bwd, "post-attention norm", "post-attention norm backward", shard_tokens, h, e);
+  const double up_width = (shape.gated_mlp ? 2.0 : 1.0) * f / t;
+  linear(fwd, bwd, shape.gated_mlp ? "mlp gate+up projection" : "mlp up projection",
+         shape.gated_mlp ? "mlp gate+up projection (dgrad)" : "mlp up projection (dgrad)",
+         shape.gated_mlp ? "mlp gate+up projection (wgrad)" : "mlp up projection (wgrad)", tokens, up_width, h, e, shard_tokens * h * e);
+  const double inner = tokens * f / t;
+  if (shape.gated_mlp) {
+    // SwiGLU (Shazeer 2020) keeps the gate and up outputs; the down projection keeps their product.
+    fwd.memory("swiglu", OpPass::kForward, inner, 3.0 * inner * e, 6.0 * inner).saved = Bytes(2.0 * inner * e);
+    bwd.memory("swiglu backward", OpPass::kBackward, inner, 5.0 * inner * e, 10.0 * inner);
+  } else {
+    // Megatron's fused bias + GeLU keeps its input (8sbh/t at f = 4h, Korthikanti section 4.1).
+    fwd.memory("gelu", OpPass::kForward, inner, 2.0 * inner * e, 8.0 * inner).saved = Bytes(inner * e);
+    bwd.memory("gelu backward", OpPass::kBackward, inner, 3.0 * inner * e, 12.0 * inner);
+  }
+  linear(fwd, bwd, "mlp down projection", "mlp down projection (dgrad)", "mlp down projection (wgrad)", tokens, h, f / t, e, inner * e);
+  residual(fwd, bwd, "dropout + residual (mlp)", "residual add (mlp)", "dropout backward (mlp)", shard_tokens, h, e, shape.dropout);
+
+  if (shape.biases) {
+    // Bias gradients: one reduction over each linear layer's output gradient.
+    const double widths = (h + 2.0 * kv_width) / t + h + up_width + h;
+    bwd.memory("bias gradients", OpPass::kWeightGrad, tokens * widths, tokens * widths * e, tokens * widths).kernels = 4.0;
+  }
+  // The backward runs the blocks in reverse order.
+  std::reverse(backward.begin(), backward.end());
+
+  // Recompute runs before the layer's backward: the whole forward again (full) or the attention
+  // core (selective, Korthikanti et al. 2022 section 4.2.2).
+  std::vector<Operator> recomputed;
+  if (c.recompute != plan::Recompute::kNone) {
+    const bool full = c.recompute == plan::Recompute::kFull;
+    const std::size_t begin = full ? 0 : core_begin;
+    const std::size_t end = full ? ops.size() : core_end;
+    for (std::size_t i = begin; i < end; ++i) {
+      Operator r = ops[i];
+      r.pass = OpPass::kRecompute;
+      r.saved = Bytes(0.0);
+      recomputed.push_back(r);
+    }
+  }
+  ops.insert(ops.end(), recomputed.begin(), recomputed.end());
+  ops.insert(ops.end(), backward.begin(), backward.end());
+  return ops;
+}
+
+std::vector<Operator> embedding_operators(const TransformerShape& shape, const OperatorContext& c) {
+  std::vector<Operator> ops;
+  OpList fwd(ops, OpPart::kEmbedding);
+  const double e = c.activation_bytes;
+  const double tokens = c.micro_batch * c.seq;
+  const double n = tokens * shape.hidden;
+  // Vocabulary-parallel lookup: each rank gathers the rows of its vocabulary shard and writes a
+  // full-width output that the tensor-parallel group then sums (Shoeybi et al. 2019, section 3).
+  fwd.memory("embedding lookup", OpPass::kForward, n, 2.0 * n * e);
+  if (shape.learned_positions) fwd.memory("position embedding add", OpPass::kForward, n, 3.0 * n * e, n);
+  if (shape.dropout) fwd.memory("embedding dropout", OpPass::kForward, n, 2.0 * n * e + n * kMaskBytes, n).saved = Bytes(n * kMaskBytes);
+  // The backward scatters the output gradient into the embedding gradient rows.
+  fwd.memory("embedding gradient", OpPass::kWeightGrad, n, 3.0 * n * e, n);
+  return ops;
+}
+
+std::vector<Operator> head_operators(const TransformerShape& shape, const OperatorContext& c) {
+  std::vector<Operator> ops;
+  std::vector<Operator> backward;
+  OpList fwd(ops, OpPart::kHead);
+  OpList bwd(backward, OpPart::kHead);
+  const double e = c.activation_bytes;
+  const double tokens = c.micro_batch * c.seq;
+  const double shard_tokens = tokens / (c.sequence_parallel ? c.tp : 1.0);
+  const double h = shape.hidden;
+  const double vocab = shape.vocab / c.tp;  // vocabulary-parallel columns on this rank
+  norm(fwd, bwd, "final norm", "final norm backward", shard_tokens, h, e);
+  linear(fwd, bwd, "logits", "logits (dgrad)", "logits (wgrad)", tokens, vocab, h, e, shard_tokens * h * e);
+  // Vocabulary-parallel cross-entropy (Megatron-LM cross_entropy.py): the logits cast to fp32,
+  // max, exp and sum passes; it keeps the fp32 softmax (Korthikanti section 4.3: 4sbV/t). The
+  // backward writes softmax - one-hot in the working precision.
+  const double logits = tokens * vocab;
+  fwd.memory("cross-entropy", OpPass::kForward, logits, logits * (e + 4.0 * kFp32Bytes), 5.0 * logits).saved = Bytes(logits * kFp32Bytes);
+  ops.back().kernels = 4.0;
+  bwd.memory("cross-entropy backward", OpPass::kBackward, logits, logits * (kFp32Bytes + e), logits);
+  // The backward runs the loss first, then the logits GEMMs, then the norm.
+  std::reverse(backward.begin(), backward.end());
+  ops.insert(ops.end(), backward.begin(), backward.end());
+  return ops;
+}
+
+std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& plan) {
+  std::vector<Operator> ops;
+  OpList opt(ops, OpPart::kOptimizer);
+  const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
+  const double p = parameters;
+  // Gradient norm for clipping (Megatron clip_grad_norm_fp32, PyTorch clip_grad_norm_): one read.
+  opt.memory("gradient norm", OpPass::kForward, p, p * per.gradients, 2.0 * p);
+  // The update (fused multi-tensor Adam): reads the gradients and the K bytes of optimizer state
+  // (fp32 master weights and moments), writes the state back and the working-precision weights.
+  opt.memory("optimizer update", OpPass::kForward, p, p * (per.gradients + 2.0 * per.optimizer + per.parameters), 12.0 * p);
+  // Gradients are zeroed for the next step.
+  opt.memory("zero gradients", OpPass::kForward, p, p * per.gradients);
+  return ops;
+}
+
+Bytes saved_activation_bytes(const std::vector<Operator>& layer, const TransformerShape& shape, const OperatorContext& ctx) {
+  if (ctx.recompute == plan::Recompute::kFull) return Bytes(layer_input_bytes(shape, ctx));
+  Bytes total(0.0);
+  for (const Operator& op : layer) {
+    if (op.pass == OpPass::kForward) total += op.saved;
+  }
+  return total;
+}
+
+std::string_view to_string(OpPass pass) {
+  switch (pass) {
+    case OpPass::kForward: return "forward";
+    case OpPass::kBackward: return "backward";
+    case OpPass::kWeightGrad: return "weight gradient";
+    case OpPass::kRecompute: return "recompute";
+  }
+  STEPCAST_UNREACHABLE("unknown pass");
+}
+
+std::string_view to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::kGemm: return "gemm";
+    case OpKind::kFusedAttention: return "fused attention";
+    case OpKind::kMemory: return "memory-bound";
+  }
+  STEPCAST_UNREACHABLE("unknown kind");
+}
+
+std::string_view to_string(OpPart part) {
+  switch (part) {
+    case OpPart::kLayer: return "layer";
+    case OpPart::kEmbedding: return "embedding";
+    case OpPart::kHead: return "output layer";
+    case OpPart::kOptimizer: return "optimizer";
+  }
+  STEPCAST_UNREACHABLE("unknown part");
+}
+
+}  // namespace stepcast::cost

@@ -1,0 +1,109 @@
+// The kernel roofline against hand derivations: tile and wave quantization on the SM count
+// (NVIDIA's "Matrix Multiplication Background User's Guide"), memory-bound kernels at the
+// achieved HBM bandwidth, the per-kernel overheads, and the default figures' sources.
+#include <doctest/doctest.h>
+
+#include "stepcast/cost/kernel_model.hpp"
+#include "stepcast/cost/launch_stream.hpp"
+#include "stepcast/topology/topology.hpp"
+#include "support/input_error_text.hpp"
+
+using namespace stepcast;
+
+namespace {
+
+topology::GpuSpec a100() {
+  topology::GpuSpec g;
+  g.name = "A100-SXM4-80GB";
+  g.memory_bandwidth = gbyte_per_s(2039.0);
+  g.peak_bf16 = tflop_per_s(312.0);
+  g.peak_fp16 = tflop_per_s(312.0);
+  g.peak_fp32 = tflop_per_s(19.5);
+  g.sm_count = 108;
+  return g;
+}
+
+}  // namespace
+
+TEST_SUITE("cost.kernel_model") {
+  TEST_CASE("a 4096^3 GEMM on 132 SMs: 1024 tiles of 128x128 in 8 waves of 132 slots, 1024/1056 busy") {
+    CHECK(cost::gemm_quantization({1, 4096, 4096, 4096}, 132) == doctest::Approx(1024.0 / 1056.0));
+  }
+
+  TEST_CASE("a tile-aligned GEMM that fills whole waves runs at the asymptotic rate") {
+    // 108 x 2 tiles of 128 x 128 = 1536 x 2304 on 108 SMs: exactly 2 waves.
+    CHECK(cost::gemm_quantization({1, 128 * 12, 128 * 18, 4096}, 108) == doctest::Approx(1.0));
+  }
+
+  TEST_CASE("a skinny weight gradient (1024 x 128 x 8192) splits K: 8 tiles x 8 splits = 64 of 108 SMs") {
+    // Without split-K 8 tiles of 128 x 128 use 8 of 108 SMs; splitting K in 8 (1024 each) gives
+    // 64 blocks in one wave; 16 splits give 128 blocks in two waves of 108 slots: 128/216, the same.
+    CHECK(cost::gemm_quantization({1, 1024, 128, 8192}, 108) == doctest::Approx(64.0 / 108.0));
+  }
+
+  TEST_CASE("a half-filled tile wastes its padding: M = N = 64 in one 64x64 tile, at half the operand reuse of 128x128") {
+    // One tile on 108 SMs: 1/108 busy; 64x64 tiles reuse operands 32 times against 64 for 128x128.
+    // K = 512 splits twice (256 each): 2 blocks, 2/108 x 0.5.
+    CHECK(cost::gemm_quantization({1, 64, 64, 512}, 108) == doctest::Approx(2.0 / 108.0 * 0.5));
+  }
+
+  TEST_CASE("a GEMM's time: FLOPs / (peak x efficiency x quantization) + the kernel overhead") {
+    const auto gpu = a100();
+    plan::Plan p;
+    const auto params = cost::default_kernel_params(gpu, p);
+    // The default efficiency is the maximum achievable matmul rate 267.9 of 312 TFLOP/s.
+    CHECK(params.gemm_efficiency == doctest::Approx(267.9 / 312.0));
+    cost::Operator op;
+    op.kind = cost::OpKind::kGemm;
+    op.gemm = {1, 128 * 12, 128 * 18, 4096};
+    op.flops = Flops(2.0 * 1536 * 2304 * 4096);
+    op.bytes = Bytes(2.0 * (1536 * 4096 + 4096 * 2304 + 1536 * 2304));
+    const auto t = cost::time_operator(op, gpu, plan::Precision::kBf16, params);
+    // 2.899e10 FLOP at 267.9 TFLOP/s = 108.2 us, far above its 38.5 MB at the default memory
+    // efficiency (0.6 x 2039 GB/s: 31.5 us).
+    CHECK(t.gpu.value() == doctest::Approx(2.0 * 1536 * 2304 * 4096 / 267.9e12 + params.kernel_overhead.value()));
+    CHECK(t.bound == cost::Bound::kCompute);
+  }
+
+  TEST_CASE("an element-wise kernel moves its bytes at the memory efficiency's share of the HBM bandwidth, plus the kernel overhead") {
+    const auto gpu = a100();
+    plan::Plan p;
+    auto params = cost::default_kernel_params(gpu, p);
+    params.memory_efficiency = 0.88;  // a streaming read on A100 80GB: 1.80 of 2.04 TB/s
+    cost::Operator op;
+    op.kind = cost::OpKind::kMemory;
+    op.bytes = Bytes(1e9);
+    op.flops = Flops(1e8);
+    const auto t = cost::time_operator(op, gpu, plan::Precision::kBf16, params);
+    CHECK(t.gpu.value() == doctest::Approx(1e9 / (0.88 * 2039e9) + params.kernel_overhead.value()));
+    CHECK(t.bound == cost::Bound::kMemory);
+    CHECK(t.host == params.host_overhead);
+  }
+
+  TEST_CASE("FlashAttention-3 on an A100 is refused; a GPU the model holds no figures for is refused") {
+    auto gpu = a100();
+    plan::Plan p;
+    p.flash_attention = true;
+    p.flash_version = 3;
+    CHECK(test::input_error_text([&] { (void)cost::default_kernel_params(gpu, p); }) ==
+          "--plan: flash=fa3: FlashAttention-3 runs on Hopper GPUs only, and A100-SXM4-80GB is not one (use flash=fa2)");
+    gpu.name = "MI300X";
+    p.flash_attention = false;
+    CHECK(test::input_error_text([&] { (void)cost::default_kernel_params(gpu, p); }).find("\"MI300X\" is not a GPU name stepcast knows") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("launch stream: the host runs ahead; (h, g) = (1, 3), (1, 3), (5, 1) take max over k of H_1..k + G_k..n = 8") {
+    // By hand: host issues at 1, 2, 7; the GPU runs 1-4, 4-7, 7-8.
+    const auto k = [](double h, double g) { return cost::LaunchStream::of(Seconds(h), Seconds(g)); };
+    const auto s = k(1, 3).then(k(1, 3)).then(k(5, 1));
+    CHECK(s.makespan.value() == doctest::Approx(8.0));
+    CHECK(s.host.value() == doctest::Approx(7.0));
+    CHECK(s.gpu.value() == doctest::Approx(7.0));
+    // Ten repeats of a host-bound pair (h 2, g 1 each): the host's 40 plus the last GPU kernel, 1.
+    const auto pair = k(2, 1).then(k(2, 1));
+    CHECK(pair.times(10).makespan.value() == doctest::Approx(41.0));
+    // GPU-bound: the first launch, 1, plus the GPU's 10 x 2 x 3.
+    CHECK(k(1, 3).then(k(1, 3)).times(10).makespan.value() == doctest::Approx(61.0));
+  }
+}
