@@ -86,19 +86,24 @@ KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Pla
                                  "{}: give measured figures with `stepcast calibrate` or use --achieved-fraction",
                                  gpu.name, cc ? fmt::format("compute capability {}.{}", *cc / 10, *cc % 10) : std::string("not a GPU name stepcast knows")));
   }
-  const int flash = plan.flash_version != 0 ? plan.flash_version : (hopper ? 3 : 2);
-  if (plan.flash_attention && flash == 3 && !hopper) {
+  using plan::FlashKernel;
+  const FlashKernel flash = plan.flash_kernel != FlashKernel::kNewest ? plan.flash_kernel : (hopper ? FlashKernel::kFa3 : FlashKernel::kFa2);
+  if (plan.flash_attention && flash == FlashKernel::kFa3 && !hopper) {
     throw InputError("--plan", "", fmt::format("flash=fa3: FlashAttention-3 runs on Hopper GPUs only, and {} is not one (use flash=fa2)", gpu.name));
   }
   KernelParams p;
   p.gemm_efficiency = hopper ? kt::kHopperGemmEfficiency : kt::kAmpereGemmEfficiency;
   p.memory_efficiency = kt::kMemoryEfficiency;
-  if (hopper) {
-    p.attention_forward_efficiency = flash == 3 ? kt::kFlash3HopperForward : kt::kFlash2Hopper;
-    p.attention_backward_efficiency = flash == 3 ? kt::kFlash3HopperBackward : kt::kFlash2Hopper;
+  if (flash == FlashKernel::kFa3) {
+    p.attention_forward_efficiency = kt::kFlash3HopperForward;
+    p.attention_backward_efficiency = kt::kFlash3HopperBackward;
   } else {
-    p.attention_forward_efficiency = kt::kFlash2AmpereForward;
-    p.attention_backward_efficiency = kt::kFlash2AmpereBackward;
+    // FlashAttention-2, and the Triton kernel at FA2's speed over Dao 2023's measured ratios.
+    const double forward = hopper ? kt::kFlash2Hopper : kt::kFlash2AmpereForward;
+    const double backward = hopper ? kt::kFlash2Hopper : kt::kFlash2AmpereBackward;
+    const bool triton = flash == FlashKernel::kTriton;
+    p.attention_forward_efficiency = triton ? forward / kt::kFlash2OverTritonForward : forward;
+    p.attention_backward_efficiency = triton ? backward / kt::kFlash2OverTritonBackward : backward;
   }
   p.kernel_overhead = microseconds(kt::kKernelOverheadUs);
   p.host_overhead = microseconds(kt::kHostOverheadUs);

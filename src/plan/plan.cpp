@@ -207,8 +207,12 @@ namespace {
 
 std::string_view flash_name(const Plan& p) {
   if (!p.flash_attention) return "off";
-  if (p.flash_version == 2) return "fa2";
-  if (p.flash_version == 3) return "fa3";
+  switch (p.flash_kernel) {
+    case FlashKernel::kNewest: return "on";
+    case FlashKernel::kFa2: return "fa2";
+    case FlashKernel::kFa3: return "fa3";
+    case FlashKernel::kTriton: return "triton";
+  }
   return "on";
 }
 

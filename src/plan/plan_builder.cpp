@@ -70,14 +70,14 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
   } else if (key == "sp") {
     plan_.sequence_parallel = parse_switch(key, value, fail);
   } else if (key == "flash") {
-    // fa2 / fa3 name the FlashAttention version; on picks the newest the GPU runs.
-    if (value == "fa2" || value == "fa3") {
+    // fa2 / fa3 / triton name the kernel; on picks the newest the GPU runs.
+    if (value == "fa2" || value == "fa3" || value == "triton") {
       plan_.flash_attention = true;
-      plan_.flash_version = value == "fa2" ? 2 : 3;
+      plan_.flash_kernel = value == "fa2" ? FlashKernel::kFa2 : value == "fa3" ? FlashKernel::kFa3 : FlashKernel::kTriton;
     } else if (value == "on" || value == "true" || value == "1" || value == "off" || value == "false" || value == "0") {
       plan_.flash_attention = parse_switch(key, value, fail);
     } else {
-      fail(fmt::format("flash= expects on, off, fa2 or fa3, got \"{}\"", value));
+      fail(fmt::format("flash= expects on, off, fa2, fa3 or triton, got \"{}\"", value));
     }
   } else if (key == "zero") {
     zero_given_ = true;

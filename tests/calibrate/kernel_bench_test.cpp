@@ -113,7 +113,7 @@ TEST_SUITE("calibrate.kernel_bench") {
     const double o = kernel_overhead_us();
     // Uncalibrated: 143.25 us / 0.800910 + o = 178.86 us + o against 200 us; the tf32 GEMM at the
     // same efficiency of its own peak 357.72 us + o against 400 us. Both are compute-bound: their
-    // 100.7 MB (201.3 MB in tf32) at 0.6 x 3350 GB/s take 50 us (100 us).
+    // 100.7 MB (201.3 MB in tf32) at 0.88 x 3350 GB/s take 34 us (68 us).
     const GemmComparison before = compare_gemms(fixture(), topo.gpu(), {});
     REQUIRE(before.points.size() == 3);
     CHECK(before.points[0].predicted.value() * 1e6 == doctest::Approx(kAttnIdealUs / kHopperMamf + o).epsilon(1e-9));

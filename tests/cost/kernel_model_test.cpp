@@ -60,7 +60,7 @@ TEST_SUITE("cost.kernel_model") {
     op.bytes = Bytes(2.0 * (1536 * 4096 + 4096 * 2304 + 1536 * 2304));
     const auto t = cost::time_operator(op, gpu, plan::Precision::kBf16, params);
     // 2.899e10 FLOP at 267.9 TFLOP/s = 108.2 us, far above its 38.5 MB at the default memory
-    // efficiency (0.6 x 2039 GB/s: 31.5 us).
+    // efficiency (0.88 x 2039 GB/s: 21.5 us).
     CHECK(t.gpu.value() == doctest::Approx(2.0 * 1536 * 2304 * 4096 / 267.9e12 + params.kernel_overhead.value()));
     CHECK(t.bound == cost::Bound::kCompute);
   }
@@ -84,13 +84,25 @@ TEST_SUITE("cost.kernel_model") {
     auto gpu = a100();
     plan::Plan p;
     p.flash_attention = true;
-    p.flash_version = 3;
+    p.flash_kernel = plan::FlashKernel::kFa3;
     CHECK(test::input_error_text([&] { (void)cost::default_kernel_params(gpu, p); }) ==
           "--plan: flash=fa3: FlashAttention-3 runs on Hopper GPUs only, and A100-SXM4-80GB is not one (use flash=fa2)");
     gpu.name = "MI300X";
     p.flash_attention = false;
     CHECK(test::input_error_text([&] { (void)cost::default_kernel_params(gpu, p); }).find("\"MI300X\" is not a GPU name stepcast knows") !=
           std::string::npos);
+  }
+
+  TEST_CASE("FlashAttention in Triton runs at FA2's efficiency over Dao 2023's ratios: 1.4x slower forward, 2x slower backward") {
+    plan::Plan p;
+    p.flash_attention = true;
+    p.flash_kernel = plan::FlashKernel::kTriton;
+    const auto triton = cost::default_kernel_params(a100(), p);
+    // FA2 on A100: up to 73% of peak forward, the backward at the 50% end of "50-73%".
+    CHECK(triton.attention_forward_efficiency == doctest::Approx(0.73 / 1.4));
+    CHECK(triton.attention_backward_efficiency == doctest::Approx(0.50 / 2.0));
+    p.flash_kernel = plan::FlashKernel::kNewest;  // FA2 on an A100
+    CHECK(cost::default_kernel_params(a100(), p).attention_forward_efficiency == doctest::Approx(0.73));
   }
 
   TEST_CASE("launch stream: the host runs ahead; (h, g) = (1, 3), (1, 3), (5, 1) take max over k of H_1..k + G_k..n = 8") {

@@ -22,6 +22,11 @@ enum class Optimizer { kAdam, kAdamW, kSgdMomentum, kSgd };
 /// shard group and replicated across groups, NO_SHARD like DDP.
 enum class Sharding { kDdp, kZero1, kZero2, kZero3, kFsdpFull, kFsdpGradOp, kFsdpHybrid, kFsdpNone };
 
+/// Fused attention kernels: FlashAttention-2 (Dao 2023), FlashAttention-3 (Shah et al. 2024,
+/// Hopper only), FlashAttention written in Triton (Tillet's tutorial kernel, MPT's attn_impl:
+/// triton), or the newest the GPU runs.
+enum class FlashKernel { kNewest, kFa2, kFa3, kTriton };
+
 /// Activation checkpointing (Korthikanti et al. 2022).
 enum class Recompute { kNone, kSelective, kFull };
 
@@ -52,9 +57,8 @@ struct Plan {
   Recompute recompute = Recompute::kNone;
   Schedule schedule = Schedule::k1F1B;
   bool flash_attention = false;  ///< fused attention that never stores the s x s scores
-  /// Which FlashAttention: 2 (Dao 2023) or 3 (Shah et al. 2024, Hopper only); 0 = the newest the
-  /// GPU runs. Only read when flash_attention is on.
-  int flash_version = 0;
+  /// Which fused attention kernel; only read when flash_attention is on.
+  FlashKernel flash_kernel = FlashKernel::kNewest;
 
   /// GPUs used: dp * tp * pp.
   [[nodiscard]] int gpus() const { return dp * tp * pp; }
@@ -69,7 +73,7 @@ struct Plan {
 
 /// Parses the compact form, e.g. "dp=8,tp=2,pp=4,vp=2,zero=1,mbs=1,recompute=selective,
 /// schedule=1f1b,sp=on" or "fsdp=8", "fsdp=full", "fsdp=hybrid:8x4" (shard group 8, 4 replicas).
-/// Also accepts gbs=, seq=, precision=, optimizer=, flash=on|off|fa2|fa3. Keys left out keep their
+/// Also accepts gbs=, seq=, precision=, optimizer=, flash=on|off|fa2|fa3|triton. Keys left out keep their
 /// defaults; dp may stay 0 to be derived. Throws InputError (file = `origin`) naming the key.
 Plan parse_plan(std::string_view text, const std::string& origin = "--plan");
 
