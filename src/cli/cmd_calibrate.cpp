@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd_calibrate_runs.hpp"
 #include "commands.hpp"
 #include "measured_options.hpp"
 #include "output.hpp"
@@ -154,11 +155,25 @@ void add_calibrate_command(CLI::App& app) {
       "per collective and message-size regime, by least squares on relative error, and NCCL's tuning\n"
       "model's latency factor and bandwidth efficiency per protocol; write a calibration\n"
       "file for --calibration. Measurements: nccl-tests logs or stepcast-nccl-bench JSON. From\n"
-      "stepcast-kernel-bench JSON, the compute model's GEMM efficiency per precision.");
+      "stepcast-kernel-bench JSON, the compute model's GEMM efficiency per precision. With --runs, the compute\n"
+      "model's kernel parameters fitted to measured training runs, with the error on held-out runs.");
   add_measured_options(*cmd, options->in, "Fit",
                        "Points left out of the fit and reported: none, every-other (odd-indexed sizes), sizes>=SIZE, ranks=N");
+  // --runs (training runs) replaces --measured and --topology, which are then checked below.
+  cmd->get_option("--measured")->required(false);
+  cmd->get_option("--topology")->required(false);
+  auto runs = std::make_shared<CalibrateRunsOptions>();
+  CLI::Option* runs_option = add_calibrate_runs_options(*cmd, *runs);
   cmd->add_option("-o,--output", options->output, "Calibration file to write")->required();
-  cmd->callback([options] { run_calibrate(*options); });
+  cmd->callback([options, runs, runs_option] {
+    if (runs_option->count() > 0) {
+      run_calibrate_runs(*runs, options->output);
+      return;
+    }
+    if (options->in.measured.empty()) throw InputError("calibrate", {}, "give --measured FILE (nccl-tests, benches) or --runs FILE (training runs)");
+    if (options->in.topology.empty()) throw InputError("--topology", {}, "--measured needs the topology the measurements ran on");
+    run_calibrate(*options);
+  });
 }
 
 }  // namespace stepcast::cli
