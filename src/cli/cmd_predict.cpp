@@ -6,6 +6,7 @@
 #include "fit_hint.hpp"
 #include "output.hpp"
 #include "plan_options.hpp"
+#include "step_interval.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/step.hpp"
 #include "stepcast/report/kernel_table.hpp"
@@ -17,13 +18,14 @@ namespace {
 
 struct PredictCommand {
   PlanOptions plan;
+  IntervalOptions interval;
   double achieved_fraction = 0.0;
   bool json = false;
   bool explain = false;
   std::string output;
 };
 
-std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, bool explain) {
+std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, const IntervalResult& interval, bool explain) {
   const auto& topo = *in.topology;
   std::string out = fmt::format("Prediction: {} on {} ({} GPUs, {})\nPlan: {}\n\n", in.workload.name, topo.name(), in.plan.gpus(),
                                 topo.gpu().name, plan::to_string(in.plan));
@@ -35,6 +37,7 @@ std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, bo
   for (const auto& term : p.communication) row(fmt::format("{} (exposed)", term.name), term.exposed);
   row("optimizer step", p.optimizer);
   row("step time", p.step_time);
+  out += fmt::format("  {}\n", interval_text(interval));
   out += fmt::format("  {:<40} {:>12.6g}\n  {:<40} {:>12.4f}\n\n", "tokens/s", p.tokens_per_s, "MFU", p.mfu);
   out += "Memory per GPU (first pipeline stage)\n";
   const auto mem = [&out](std::string_view label, Bytes b) { out += fmt::format("  {:<40} {:>12}\n", label, format_bytes(b)); };
@@ -63,7 +66,7 @@ std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, bo
   return out;
 }
 
-nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p, bool explain) {
+nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p, const IntervalResult& interval, bool explain) {
   nlohmann::json j;
   j["workload"] = in.workload.name;
   j["topology"] = in.topology->name();
@@ -71,6 +74,7 @@ nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p,
   j["gpus"] = in.plan.gpus();
   j["plan"] = plan::to_string(in.plan);
   j["step_time_s"] = p.step_time.value();
+  add_interval_json(j, interval);
   j["tokens_per_s"] = p.tokens_per_s;
   j["mfu"] = p.mfu;
   j["memory_per_gpu_bytes"] = p.memory.total.value();
@@ -118,7 +122,8 @@ void run(const PredictCommand& c) {
   cost::StepOptions options = in.step_options();
   if (c.achieved_fraction > 0.0) options.achieved_fraction = c.achieved_fraction;
   const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, *in.topology, options);
-  emit(c.json ? predict_json(in, p, c.explain).dump(2) + "\n" : predict_text(in, p, c.explain), c.output);
+  const IntervalResult interval = interval_for(in, p.step_time, c.interval, c.achieved_fraction > 0.0);
+  emit(c.json ? predict_json(in, p, interval, c.explain).dump(2) + "\n" : predict_text(in, p, interval, c.explain), c.output);
   if (!p.fit.fits) {
     throw InfeasibleError(fmt::format("the plan needs {} per GPU but the {} has {}", format_bytes(p.memory.total), gpu.name,
                                       format_bytes(p.fit.capacity)));
@@ -132,6 +137,7 @@ void add_predict_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "predict", "Step time, tokens/s, MFU and memory per GPU of a plan on a topology (exit 3 when it does not fit in GPU memory)");
   add_plan_options(*sub, command->plan, true);
+  add_interval_options(*sub, command->interval);
   sub->add_option("--achieved-fraction", command->achieved_fraction,
                   "Price compute as hardware FLOPs / (peak x this fraction) instead of the per-operator model")
       ->check(CLI::Range(0.0, 1.0).description("in (0, 1]"));

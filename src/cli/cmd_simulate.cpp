@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "output.hpp"
 #include "plan_options.hpp"
+#include "step_interval.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/output_file.hpp"
 #include "stepcast/cost/step.hpp"
@@ -22,6 +23,7 @@ namespace {
 
 struct SimulateCommand {
   PlanOptions plan;
+  IntervalOptions interval;
   std::uint64_t seed = 1;
   std::string straggler;
   std::string trace;
@@ -98,7 +100,7 @@ std::vector<std::string> notes(const plan::Plan& plan, const sim::PlannedStep& p
 }
 
 nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p, const sim::PlannedStep& planned,
-                             const sim::StepResult& r, std::uint64_t seed) {
+                             const sim::StepResult& r, std::uint64_t seed, const IntervalResult& interval) {
   nlohmann::json j;
   j["workload"] = in.workload.name;
   j["topology"] = in.topology->name();
@@ -106,6 +108,7 @@ nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p
   j["plan"] = plan::to_string(in.plan);
   j["seed"] = seed;
   j["step_time_s"] = r.step_time.value();
+  add_interval_json(j, interval);
   j["analytical_step_time_s"] = p.step_time.value();
   // The terms add up to step_time_s for the critical stage.
   j["breakdown"] = {{"compute_s", r.breakdown.compute.value()},
@@ -125,7 +128,7 @@ nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p
 }
 
 std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, const sim::PlannedStep& planned,
-                          const sim::StepResult& r) {
+                          const sim::StepResult& r, const IntervalResult& interval) {
   std::string out = fmt::format("Simulation: {} on {} ({} GPUs)\nPlan: {}\n\n", in.workload.name, in.topology->name(),
                                 in.plan.gpus(), plan::to_string(in.plan));
   const auto row = [&](std::string_view label, Seconds t) {
@@ -139,6 +142,7 @@ std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, c
   row("FSDP/ZeRO-3 parameter gathers (exposed)", r.breakdown.gather_wait);
   row("optimizer step", r.breakdown.optimizer);
   row("step time (simulated)", r.step_time);
+  out += fmt::format("  {}\n", interval_text(interval));
   out += fmt::format("  {:<44} {:>12}\n", "step time (analytical)", format_seconds(p.step_time));
   if (r.breakdown.straggler_wait.value() != 0.0) {
     out += fmt::format("  {:<44} {:>12}\n", "of which waiting on stragglers", format_seconds(r.breakdown.straggler_wait));
@@ -183,7 +187,10 @@ void run(const SimulateCommand& c) {
   const sim::PlannedStep planned = sim::plan_step(in.plan, p);
   const sim::StepResult r = sim::simulate_step(topo, planned.spec, pert, !c.trace.empty());
   if (!c.trace.empty()) write_file_atomically(c.trace, sim::chrome_trace_json(r));
-  emit(c.json ? simulate_json(in, p, planned, r, c.seed).dump(2) + "\n" : simulate_text(in, p, planned, r), c.output);
+  // The interval comes from the analytical model's errors on measured runs, placed around the
+  // simulated step time (the two agree closely on those runs: reports/accuracy.md).
+  const IntervalResult interval = interval_for(in, r.step_time, c.interval, false);
+  emit(c.json ? simulate_json(in, p, planned, r, c.seed, interval).dump(2) + "\n" : simulate_text(in, p, planned, r, interval), c.output);
 }
 
 }  // namespace
@@ -193,6 +200,7 @@ void add_simulate_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "simulate", "Run one training step of a plan on the discrete-event engine (contention, pipeline schedule, stragglers)");
   add_plan_options(*sub, command->plan, true);
+  add_interval_options(*sub, command->interval);
   sub->add_option("--seed", command->seed, "Seed of the random variation (default 1)");
   sub->add_option("--straggler", command->straggler,
                   "Slow GPU, node or noise: \"gpu=3,slowdown=1.5\", \"node=1,slowdown=2\", \"cv=0.05\" (each task's "

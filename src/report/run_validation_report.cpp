@@ -10,6 +10,8 @@
 #include "stepcast/report/chart.hpp"
 #include "stepcast/report/run_reports.hpp"
 
+#include "stepcast/calibrate/prediction_interval.hpp"
+
 namespace stepcast::report {
 
 namespace {
@@ -146,6 +148,16 @@ std::string run_validation_text(const std::vector<TrainingRun>& runs, const RunV
   }
   out += r.median_spearman ? fmt::format("Median Spearman over the {} groups with one: {:+.3f}\n", r.ranked_groups, *r.median_spearman)
                            : std::string("No group has 3 or more runs with a throughput: no Spearman correlation\n");
+  const calibrate::IntervalCoverage coverage = calibrate::interval_coverage(runs, r);
+  out += "\nThe 90% step-time interval predict prints, derived from every other compared run and checked on the others\n";
+  const auto line = [&out](const calibrate::IntervalCoverage::Line& l) {
+    const std::size_t with = l.checked - l.without_interval;
+    out += fmt::format("  {:<32} {:>5} checked  {:>5} inside ({})  {:>4} without an interval\n", l.run_class, l.checked, l.inside,
+                       with ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(l.inside) / static_cast<double>(with)) : std::string("n/a"),
+                       l.without_interval);
+  };
+  for (const auto& l : coverage.classes) line(l);
+  line(coverage.overall);
   return out;
 }
 
@@ -206,6 +218,14 @@ std::string run_validation_json(const std::vector<TrainingRun>& runs, const RunV
   j["groups"] = std::move(groups);
   j["median_spearman"] = r.median_spearman ? Json(sig9(*r.median_spearman)) : Json(nullptr);
   j["ranked_groups"] = r.ranked_groups;
+  const calibrate::IntervalCoverage coverage = calibrate::interval_coverage(runs, r);
+  const auto line_json = [](const calibrate::IntervalCoverage::Line& l) {
+    return Json{{"run_class", l.run_class}, {"checked", l.checked}, {"inside", l.inside}, {"without_interval", l.without_interval}};
+  };
+  Json classes = Json::array();
+  for (const auto& l : coverage.classes) classes.push_back(line_json(l));
+  j["interval_coverage"] = {{"coverage", 0.9}, {"derived_from", "every other compared run"}, {"classes", std::move(classes)},
+                            {"overall", line_json(coverage.overall)}};
   return j.dump(2) + "\n";
 }
 

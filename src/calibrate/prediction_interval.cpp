@@ -1,0 +1,124 @@
+// Intervals from measured errors: the empirical quantiles of log(predicted / measured) over runs
+// of the same class, checked on runs they were not derived from.
+#include "stepcast/calibrate/prediction_interval.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "stepcast/cost/nccl_tuning.hpp"
+
+namespace stepcast::calibrate {
+
+namespace {
+
+std::string generation(const topology::GpuSpec& gpu) {
+  const auto cc = cost::nccl_compute_capability(gpu.name);
+  if (!cc) return gpu.name;
+  if (*cc == 90) return "Hopper";
+  if (*cc >= 80 && *cc < 90) return "Ampere";
+  if (*cc == 70) return "Volta";
+  if (*cc >= 100) return "Blackwell";
+  return fmt::format("compute capability {}.{}", *cc / 10, *cc % 10);
+}
+
+std::string shape_of(const plan::Plan& p) {
+  std::string out;
+  const auto add = [&out](const char* part) { out += (out.empty() ? "" : "+") + std::string(part); };
+  if (p.tp > 1) add("tp");
+  if (p.pp > 1) add("pp");
+  if (p.dp > 1) add(p.zero_stage() >= 1 ? "sharded dp" : "dp");
+  return out.empty() ? "one GPU" : out;
+}
+
+/// The same generation with the same sharding: the fallback class of a plan.
+std::string family_of(const plan::Plan& p, const topology::GpuSpec& gpu) {
+  return generation(gpu) + (p.dp > 1 && p.zero_stage() >= 1 ? ", any sharded" : ", any unsharded");
+}
+
+/// The value below which `q` of the sorted sample lies (linear between order statistics).
+double quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+}  // namespace
+
+std::string run_class(const plan::Plan& plan, const topology::GpuSpec& gpu) { return generation(gpu) + ", " + shape_of(plan); }
+
+ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidation& validation, const std::vector<bool>* use) {
+  ResidualSet out;
+  for (const ComparedRun& c : validation.runs) {
+    if (!c.compared() || !c.measured_tokens_per_s || (use && !(*use)[c.index])) continue;
+    const TrainingRun& r = runs[c.index];
+    // Predicted over measured step time = measured over predicted throughput.
+    const double residual = std::log(*c.measured_tokens_per_s / *c.predicted_tokens_per_s);
+    out.by_class[run_class(r.plan, r.topology->gpu())].push_back(residual);
+    out.by_class[family_of(r.plan, r.topology->gpu())].push_back(residual);
+  }
+  for (auto& [name, v] : out.by_class) std::sort(v.begin(), v.end());
+  return out;
+}
+
+std::optional<StepInterval> step_interval(const ResidualSet& residuals, const plan::Plan& plan, const topology::GpuSpec& gpu,
+                                          Seconds predicted, double coverage) {
+  for (const std::string& name : {run_class(plan, gpu), family_of(plan, gpu)}) {
+    const auto it = residuals.by_class.find(name);
+    if (it == residuals.by_class.end() || it->second.size() < kMinIntervalRuns) continue;
+    const double tail = (1.0 - coverage) / 2.0;
+    StepInterval out;
+    // The run took p / exp(r): the largest errors bound it from below.
+    out.low = predicted * std::exp(-quantile(it->second, 1.0 - tail));
+    out.high = predicted * std::exp(-quantile(it->second, tail));
+    out.coverage = coverage;
+    out.run_class = name;
+    out.runs = it->second.size();
+    out.derived_from = fmt::format("the model's errors on {} measured runs of {} ({})", out.runs, name, residuals.source);
+    return out;
+  }
+  return std::nullopt;
+}
+
+IntervalCoverage interval_coverage(const std::vector<TrainingRun>& runs, const RunValidation& validation, double coverage) {
+  std::vector<bool> derive(runs.size(), false);
+  std::size_t n = 0;
+  for (const ComparedRun& c : validation.runs) {
+    if (!c.compared() || !c.measured_tokens_per_s) continue;
+    if (n++ % 2 == 0) {
+      derive[c.index] = true;
+    } else {
+      continue;
+    }
+  }
+  const ResidualSet set = residuals_of(runs, validation, &derive);
+  IntervalCoverage out;
+  std::map<std::string, IntervalCoverage::Line> lines;
+  for (const ComparedRun& c : validation.runs) {
+    if (!c.compared() || !c.measured_tokens_per_s || derive[c.index]) continue;
+    const TrainingRun& r = runs[c.index];
+    const std::string name = run_class(r.plan, r.topology->gpu());
+    IntervalCoverage::Line& line = lines[name];
+    line.run_class = name;
+    ++line.checked;
+    ++out.overall.checked;
+    const auto interval = step_interval(set, r.plan, r.topology->gpu(), c.prediction.step_time, coverage);
+    if (!interval) {
+      ++line.without_interval;
+      ++out.overall.without_interval;
+      continue;
+    }
+    const Seconds measured = Seconds(r.tokens_per_step() / *c.measured_tokens_per_s);
+    if (measured >= interval->low && measured <= interval->high) {
+      ++line.inside;
+      ++out.overall.inside;
+    }
+  }
+  out.overall.run_class = "all";
+  for (auto& [name, line] : lines) out.classes.push_back(line);
+  return out;
+}
+
+}  // namespace stepcast::calibrate

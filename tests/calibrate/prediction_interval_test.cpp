@@ -1,0 +1,83 @@
+// The step-time interval: empirical quantiles of the model's errors on comparable runs, derived
+// by hand on a small residual set, the fallback to the GPU generation's runs, and the refusal
+// with too few runs.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "stepcast/calibrate/prediction_interval.hpp"
+#include "support/run_stepcast.hpp"
+
+using namespace stepcast;
+using namespace stepcast::calibrate;
+
+namespace {
+
+topology::GpuSpec a100() {
+  topology::GpuSpec g;
+  g.name = "A100-SXM4-80GB";
+  return g;
+}
+
+plan::Plan fsdp8() {
+  plan::Plan p;
+  p.dp = 8;
+  p.sharding = plan::Sharding::kFsdpFull;
+  p.shard_group = 8;
+  return p;
+}
+
+}  // namespace
+
+TEST_SUITE("calibrate.prediction_interval") {
+  TEST_CASE("run classes name the GPU generation and the parallelism used") {
+    CHECK(run_class(fsdp8(), a100()) == "Ampere, sharded dp");
+    plan::Plan p;
+    p.dp = 2;
+    p.tp = 2;
+    p.pp = 2;
+    topology::GpuSpec h100;
+    h100.name = "H100-SXM5-80GB";
+    CHECK(run_class(p, h100) == "Hopper, tp+pp+dp");
+  }
+
+  TEST_CASE("the 90% interval: errors 0.00, 0.01, ..., 0.10 give quantiles 0.005 and 0.095, so 10 s -> 9.094 s .. 9.950 s") {
+    // Eleven errors r = log(predicted / measured); the 5% and 95% quantiles interpolate between
+    // order statistics at positions 0.5 and 9.5: 0.005 and 0.095. A run predicted at 10 s took
+    // 10 / exp(r): from 10 exp(-0.095) = 9.0937 s to 10 exp(-0.005) = 9.9501 s.
+    ResidualSet set;
+    for (int i = 0; i <= 10; ++i) set.by_class["Ampere, sharded dp"].push_back(0.01 * i);
+    set.source = "hand-made";
+    const auto interval = step_interval(set, fsdp8(), a100(), Seconds(10.0));
+    REQUIRE(interval);
+    CHECK(interval->low.value() == doctest::Approx(9.0937).epsilon(1e-4));
+    CHECK(interval->high.value() == doctest::Approx(9.9501).epsilon(1e-4));
+    CHECK(interval->runs == 11);
+    CHECK(interval->run_class == "Ampere, sharded dp");
+  }
+
+  TEST_CASE("with too few runs of its class a plan takes its generation's runs of the same sharding, and none below ten") {
+    ResidualSet set;
+    for (int i = 0; i < 9; ++i) set.by_class["Ampere, sharded dp"].push_back(0.0);
+    CHECK_FALSE(step_interval(set, fsdp8(), a100(), Seconds(1.0)));
+    for (int i = 0; i < 10; ++i) set.by_class["Ampere, any sharded"].push_back(-0.2);
+    const auto interval = step_interval(set, fsdp8(), a100(), Seconds(1.0));
+    REQUIRE(interval);
+    CHECK(interval->run_class == "Ampere, any sharded");
+    CHECK(interval->low.value() == doctest::Approx(std::exp(0.2)));
+  }
+
+  TEST_CASE("predict prints the interval from the shipped runs, and none with an explicit achieved fraction") {
+    const std::string cmd = "predict --workload workloads/llama2-7b.json --topology topologies/p4de-24xlarge.json --nodes 1 "
+                            "--plan fsdp=8,flash=on --global-batch 64 --seq 4096 --json";
+    const auto j = nlohmann::json::parse(stepcast::test::run_stepcast(cmd));
+    const auto& i = j.at("step_time_interval_s");
+    CHECK(i.at("low_s").get<double>() < i.at("high_s").get<double>());
+    CHECK(i.at("run_class") == "Ampere, sharded dp");
+    CHECK(i.at("coverage").get<double>() == 0.9);
+    const auto plain = nlohmann::json::parse(stepcast::test::run_stepcast(cmd + " --achieved-fraction 0.5"));
+    CHECK(plain.at("step_time_interval_s").is_null());
+    CHECK(plain.at("step_time_interval_note") == "no interval with --achieved-fraction: the measured errors are the operator model's");
+  }
+}
