@@ -68,12 +68,14 @@ class OpList {
 
 /// The forward GEMM Y = X W (x: m x k) and its two backward GEMMs: dX = dY W^T (data gradient)
 /// and dW = X^T dY (weight gradient), each with the forward's FLOPs (Narayanan et al. 2021,
-/// Appendix: the backward is twice the forward).
+/// Appendix: the backward is twice the forward). The weight gradient accumulates into the
+/// gradient buffer over micro-batches (cuBLAS beta = 1 in Megatron-LM's fused accumulation;
+/// autograd's add into .grad in PyTorch), so it also reads the k x n gradient it adds to.
 void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dgrad, std::string_view wgrad, double m, double n, double k,
             double e, double saved_bytes) {
   fwd.gemm(name, OpPass::kForward, {1.0, m, n, k}, e).saved = Bytes(saved_bytes);
   bwd.gemm(dgrad, OpPass::kBackward, {1.0, m, k, n}, e);
-  bwd.gemm(wgrad, OpPass::kWeightGrad, {1.0, k, n, m}, e);
+  bwd.gemm(wgrad, OpPass::kWeightGrad, {1.0, k, n, m}, e).bytes += Bytes(k * n * e);
 }
 
 /// LayerNorm / RMSNorm over `tokens` x h: reads x, writes y; the backward reads x and dy and
