@@ -25,11 +25,12 @@ stepcast_install_missing() {
 
 stepcast_build() {
   local build_dir=$1; shift
-  if [ ! -f "$build_dir/build.ninja" ]; then
-    # CUDA is optional: point CMake at nvcc where it is installed.
-    local cuda_args=()
-    [ -x /usr/local/cuda/bin/nvcc ] && cuda_args=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
-    cmake -S "$STEPCAST_ROOT" -B "$build_dir" -G Ninja "${cuda_args[@]}" "$@" >&2
-  fi
-  cmake --build "$build_dir" >&2
+  # Configure every time: cheap once the cache exists, and it applies this script's settings to a
+  # folder another script configured (scripts/run, then scripts/test with its benchmarks).
+  # CUDA is optional: point CMake at nvcc where it is installed.
+  local cuda_args=()
+  [ -x /usr/local/cuda/bin/nvcc ] && cuda_args=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+  cmake -S "$STEPCAST_ROOT" -B "$build_dir" -G Ninja "${cuda_args[@]}" "$@" >&2
+  # STEPCAST_TARGET builds one target and what it needs (scripts/run: the stepcast executable).
+  cmake --build "$build_dir" ${STEPCAST_TARGET:+--target "$STEPCAST_TARGET"} >&2
 }
