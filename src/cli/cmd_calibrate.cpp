@@ -1,6 +1,6 @@
 // `stepcast calibrate`: fits the alpha-beta tier figures to measured collectives (nccl-tests logs
-// or stepcast-nccl-bench JSON) and the compute model's kernel parameters to measured operators (stepcast-kernel-bench JSON),
-// and writes a calibration file that --calibration reads.
+// or stepcast-nccl-bench JSON) and the compute model's kernel parameters to measured operators
+// (stepcast-kernel-bench JSON), and writes a calibration file that --calibration reads.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
