@@ -1,6 +1,7 @@
-// The compute model's asymptotic GEMM efficiency from measured GEMMs, per precision: each
-// GEMM's time is modelled as FLOPs / (peak x efficiency x its tile/wave quantization) + the
-// kernel overhead, and the efficiency that reproduces the summed measured time is solved for.
+// The compute model's asymptotic GEMM efficiency from measured GEMMs (batched ones too), per
+// precision: each GEMM's time is modelled as FLOPs / (peak x efficiency x its tile/wave
+// quantization) + the kernel overhead, and the efficiency that reproduces the summed measured
+// time is solved for.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -33,15 +34,15 @@ void require_same_gpu_model(const KernelBench& bench, const topology::GpuSpec& g
   }
 }
 
-Seconds quantized_peak_time(const GemmTiming& g, const topology::GpuSpec& gpu, FlopsPerSecond peak) {
-  const cost::GemmShape shape{1.0, static_cast<double>(g.m), static_cast<double>(g.n), static_cast<double>(g.k)};
-  return g.flops / (peak * cost::gemm_quantization(shape, gpu.sm_count));
+Seconds quantized_peak_time(const TimedOperator& g, const topology::GpuSpec& gpu, FlopsPerSecond peak) {
+  return g.flops / (peak * cost::gemm_quantization(g.gemm, gpu.sm_count));
 }
 
 std::vector<GemmEfficiencyFit> fit_gemm_efficiencies(const KernelBench& bench, const topology::GpuSpec& gpu, Seconds kernel_overhead) {
   require_same_gpu_model(bench, gpu);
   std::vector<GemmEfficiencyFit> fits;
-  for (const GemmTiming& g : bench.gemms) {
+  for (const TimedOperator& g : bench.operators) {
+    if (g.kind != cost::OpKind::kGemm || !g.time) continue;
     auto it = std::find_if(fits.begin(), fits.end(), [&](const auto& f) { return f.precision == g.precision; });
     if (it == fits.end()) {
       GemmEfficiencyFit f;
@@ -55,16 +56,24 @@ std::vector<GemmEfficiencyFit> fit_gemm_efficiencies(const KernelBench& bench, c
       it = std::prev(fits.end());
     }
     const Seconds ideal = quantized_peak_time(g, gpu, it->peak);
-    const Seconds busy = g.time - kernel_overhead;
+    // A GEMM whose bytes at the datasheet bandwidth outlast its FLOPs at the peak (attention's
+    // score products over short heads) is memory-bound in the model: its time says nothing
+    // about the tensor cores.
+    if (gpu.memory_bandwidth.value() > 0.0 && g.bytes / gpu.memory_bandwidth > ideal) {
+      ++it->memory_bound;
+      continue;
+    }
+    const Seconds busy = *g.time - kernel_overhead * g.kernels;
     const double gemm_efficiency = ideal / busy;
     it->min_gemm_efficiency = it->gemms == 0 ? gemm_efficiency : std::min(it->min_gemm_efficiency, gemm_efficiency);
     it->max_gemm_efficiency = std::max(it->max_gemm_efficiency, gemm_efficiency);
     it->ideal += ideal;
     it->busy += busy;
     it->flops += g.flops;
-    it->time += g.time;
+    it->time += *g.time;
     ++it->gemms;
   }
+  std::erase_if(fits, [](const GemmEfficiencyFit& f) { return f.gemms == 0; });
   for (GemmEfficiencyFit& f : fits) {
     f.efficiency = f.busy.value() > 0.0 ? f.ideal / f.busy : 2.0;
     if (f.efficiency > 1.0) {
@@ -73,9 +82,9 @@ std::vector<GemmEfficiencyFit> fit_gemm_efficiencies(const KernelBench& bench, c
                                                    f.precision, (f.flops / f.time).value() / unit::kTera, gpu.name,
                                                    f.peak.value() / unit::kTera));
     }
-    f.source = fmt::format("stepcast-kernel-bench {}: {} {} GEMMs of a layer of {} tokens on {}, {:.1f} TFLOP/s of {:.1f}",
-                           bench.file, f.gemms, f.precision, bench.tokens, bench.gpu_name,
-                           (f.flops / f.time).value() / unit::kTera, f.peak.value() / unit::kTera);
+    f.source = fmt::format("stepcast-kernel-bench {}: {} {} GEMMs of {} operator list(s) on {}, {:.1f} TFLOP/s of {:.1f}", bench.file,
+                           f.gemms, f.precision, bench.lists.size(), bench.gpu_name, (f.flops / f.time).value() / unit::kTera,
+                           f.peak.value() / unit::kTera);
   }
   return fits;
 }

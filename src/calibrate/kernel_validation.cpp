@@ -1,64 +1,87 @@
-// Measured GEMMs against the compute model's time for them.
+// Measured operators against the compute model's time for them, summarised per family.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "stepcast/calibrate/kernel_bench.hpp"
-#include "stepcast/calibrate/validation.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/kernel_model.hpp"
 #include "stepcast/plan/plan.hpp"
 
 namespace stepcast::calibrate {
 
-namespace {
-
-/// Bytes of one input element as the bench stores it (validate/README.md): fp8 reads 1-byte
-/// inputs and writes 16-bit output; 16-bit types 2; tf32 and fp32 keep 4-byte floats.
-double input_bytes(plan::Precision p) {
-  switch (p) {
-    case plan::Precision::kFp8: return 1.0;
-    case plan::Precision::kBf16:
-    case plan::Precision::kFp16: return 2.0;
-    case plan::Precision::kTf32:
-    case plan::Precision::kFp32: return 4.0;
+OperatorFamily family_of(const TimedOperator& op) {
+  switch (op.kind) {
+    case cost::OpKind::kGemm: return op.gemm.batch > 1.0 ? OperatorFamily::kBatchedGemm : OperatorFamily::kGemm;
+    case cost::OpKind::kFusedAttention: return OperatorFamily::kAttention;
+    case cost::OpKind::kMemory: return OperatorFamily::kMemory;
   }
-  return 4.0;
+  STEPCAST_UNREACHABLE("unknown operator kind");
 }
 
-}  // namespace
+std::string_view to_string(OperatorFamily family) {
+  switch (family) {
+    case OperatorFamily::kGemm: return "GEMM";
+    case OperatorFamily::kBatchedGemm: return "batched GEMM";
+    case OperatorFamily::kMemory: return "memory-bound";
+    case OperatorFamily::kAttention: return "attention";
+    case OperatorFamily::kLaunch: return "empty kernel";
+  }
+  STEPCAST_UNREACHABLE("unknown operator family");
+}
 
-GemmComparison compare_gemms(const KernelBench& bench, const topology::GpuSpec& gpu, const cost::Calibration& calibration) {
+OperatorComparison compare_operators(const KernelBench& bench, const topology::GpuSpec& gpu, const cost::Calibration& calibration) {
   require_same_gpu_model(bench, gpu);
-  std::vector<ComparedGemm> points;
-  std::vector<double> abs_err;
-  for (const GemmTiming& g : bench.gemms) {
+  OperatorComparison out;
+  std::array<std::vector<double>, kOperatorFamilies> family_errors;
+  std::vector<double> all_errors;
+  const auto add = [&](ComparedOperator c) {
+    c.error_pct = (c.predicted.value() - c.measured_time.value()) / c.measured_time.value() * 100.0;
+    family_errors[static_cast<std::size_t>(c.family)].push_back(std::fabs(c.error_pct));
+    all_errors.push_back(std::fabs(c.error_pct));
+    out.points.push_back(c);
+  };
+  for (const TimedOperator& m : bench.operators) {
+    const OperatorFamily family = family_of(m);
+    if (!m.time) {
+      ++out.families[static_cast<std::size_t>(family)].skipped;
+      continue;
+    }
     plan::Plan plan;
-    plan.precision = plan::parse_precision(g.precision, bench.file);
-    if (!(cost::peak_rate(gpu, plan.precision).value() > 0.0)) {
-      throw InputError(bench.file, {}, fmt::format("{} GEMMs were measured but the topology's {} has no {} peak",
-                                                   g.precision, gpu.name, g.precision));
+    plan.precision = plan::parse_precision(m.precision, bench.file);
+    plan.flash_attention = m.kind == cost::OpKind::kFusedAttention;
+    if (m.kind == cost::OpKind::kGemm && !(cost::peak_rate(gpu, plan.precision).value() > 0.0)) {
+      throw InputError(bench.file, {}, fmt::format("{} GEMMs were measured but the topology's {} has no {} peak", m.precision, gpu.name, m.precision));
     }
     const cost::KernelParams params = cost::kernel_params(calibration, gpu, plan);
-    cost::Operator op;
-    op.name = "gemm";
-    op.kind = cost::OpKind::kGemm;
-    op.gemm = {1.0, static_cast<double>(g.m), static_cast<double>(g.n), static_cast<double>(g.k)};
-    op.flops = g.flops;
-    const double in_bytes = input_bytes(plan.precision);
-    const double out_bytes = std::max(in_bytes, 2.0);
-    op.bytes = Bytes((op.gemm.m * op.gemm.k + op.gemm.k * op.gemm.n) * in_bytes + op.gemm.m * op.gemm.n * out_bytes);
-    const cost::KernelTime t = cost::time_operator(op, gpu, plan.precision, params);
-    ComparedGemm c;
-    c.gemm = g;
-    c.efficiency = t.efficiency;
+    const cost::KernelTime t = cost::time_operator(m.op(), gpu, plan.precision, params);
+    ComparedOperator c;
+    c.measured = &m;
+    c.family = family;
+    c.measured_time = *m.time;
     c.predicted = t.gpu;
-    c.error_pct = (c.predicted.value() - g.time.value()) / g.time.value() * 100.0;
-    abs_err.push_back(std::fabs(c.error_pct));
-    points.push_back(std::move(c));
+    c.bound = t.bound;
+    c.efficiency = t.efficiency;
+    add(c);
   }
-  return GemmComparison{ErrorSummary::of(abs_err), std::move(points)};
+  if (bench.launch) {
+    // An empty kernel has no roofline time: the model prices it as one kernel overhead.
+    ComparedOperator c;
+    c.family = OperatorFamily::kLaunch;
+    c.measured_time = bench.launch->gpu_per_kernel;
+    c.predicted = cost::kernel_params(calibration, gpu, plan::Plan{}).kernel_overhead;
+    c.bound = cost::Bound::kOverhead;
+    add(c);
+  }
+  for (std::size_t i = 0; i < out.families.size(); ++i) {
+    FamilySummary& f = out.families[i];
+    const int skipped = f.skipped;
+    static_cast<ErrorSummary&>(f) = ErrorSummary::of(family_errors[i]);
+    f.points = static_cast<int>(family_errors[i].size());
+    f.skipped = skipped;
+  }
+  static_cast<ErrorSummary&>(out) = ErrorSummary::of(all_errors);
+  return out;
 }
 
 }  // namespace stepcast::calibrate

@@ -1,5 +1,5 @@
 // `stepcast calibrate`: fits the alpha-beta tier figures to measured collectives (nccl-tests logs
-// or stepcast-nccl-bench JSON) and the compute model's GEMM efficiency to measured GEMMs
+// or stepcast-nccl-bench JSON) and the compute model's kernel parameters to measured operators
 // (stepcast-kernel-bench JSON), and writes a calibration file that --calibration reads.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -47,13 +47,14 @@ std::string fit_report(const std::vector<calibrate::RegimeFit>& fits) {
 }
 
 std::string compute_report(const std::vector<calibrate::GemmEfficiencyFit>& fits) {
-  std::string out = fmt::format("{:<9} {:>6} {:>14} {:>14} {:>11} {:>19}\n", "precision", "GEMMs", "achieved",
-                                "peak", "efficiency", "per GEMM (min-max)");
+  std::string out = fmt::format("{:<9} {:>6} {:>14} {:>14} {:>11} {:>19} {:>14}\n", "precision", "GEMMs", "achieved", "peak",
+                                "efficiency", "per GEMM (min-max)", "memory-bound");
   for (const auto& f : fits) {
-    out += fmt::format("{:<9} {:>6} {:>14} {:>14} {:>11.3f} {:>19}\n", f.precision, f.gemms,
-                       format_flops_rate(f.flops / f.time), format_flops_rate(f.peak), f.efficiency,
-                       fmt::format("{:.3f}-{:.3f}", f.min_gemm_efficiency, f.max_gemm_efficiency));
+    out += fmt::format("{:<9} {:>6} {:>14} {:>14} {:>11.3f} {:>19} {:>14}\n", f.precision, f.gemms, format_flops_rate(f.flops / f.time),
+                       format_flops_rate(f.peak), f.efficiency, fmt::format("{:.3f}-{:.3f}", f.min_gemm_efficiency, f.max_gemm_efficiency),
+                       f.memory_bound);
   }
+  out += "(memory-bound: GEMMs whose bytes at the datasheet bandwidth outlast their FLOPs at the peak, left out of the fit)\n";
   return out;
 }
 
@@ -108,21 +109,72 @@ std::string calibrate_collectives(const CalibrateOptions& o, const MeasuredInput
   return report;
 }
 
-// Fits the GEMM efficiency per precision into `cal`; a later file's precision replaces an earlier one's.
-std::string calibrate_compute(const MeasuredInputs& in, cost::Calibration& cal) {
-  std::string report;
-  for (const calibrate::KernelBench& bench : in.kernels) {
-    plan::Plan probe;  // the GPU's default kernel overhead, which the fit keeps
-    const Seconds overhead = cost::kernel_params(cal, in.topology.gpu(), probe).kernel_overhead;
-    const auto fits = calibrate::fit_gemm_efficiencies(bench, in.topology.gpu(), overhead);
-    if (!cal.compute) cal.compute = cost::ComputeCalibration{};
-    for (const auto& f : fits) cal.compute->gemm_efficiency[f.precision] = f.efficiency;
-    cal.compute->source += (cal.compute->source.empty() ? "" : "; ") + (fits.empty() ? bench.file : fits.front().source);
-    report += fmt::format("compute: {} GEMMs of {} on {} ({}), against {} peaks\n", bench.gemms.size(), bench.file,
-                          bench.gpu_name, bench.compute_capability, in.topology.gpu().name);
-    report += compute_report(fits);
-    for (const auto& [precision, why] : bench.skipped) report += fmt::format("{:<9} {}\n", precision, why);
+std::string memory_report(const calibrate::MemoryEfficiencyFit& f, const topology::GpuSpec& gpu) {
+  std::string out = fmt::format("{:<12} {:>9} {:>14} {:>14} {:>11} {:>24}\n", "memory-bound", "operators", "achieved", "datasheet",
+                                "efficiency", "per operator (min-max)");
+  out += fmt::format("{:<12} {:>9} {:>14} {:>14} {:>11.3f} {:>24}\n", "", f.operators, format_bandwidth(f.bytes / f.time),
+                     format_bandwidth(gpu.memory_bandwidth), f.efficiency,
+                     fmt::format("{:.3f}-{:.3f}", f.min_operator_efficiency, f.max_operator_efficiency));
+  return out;
+}
+
+// Fits the compute model's kernel parameters from one stepcast-kernel-bench file into `cal`:
+// the launch overheads first, since the GEMM and memory fits take them off each measured time.
+// A later file's figures replace an earlier one's.
+std::string calibrate_kernels(const calibrate::KernelBench& bench, const topology::GpuSpec& gpu, cost::Calibration& cal) {
+  if (!cal.compute) cal.compute = cost::ComputeCalibration{};
+  cost::ComputeCalibration& c = *cal.compute;
+  int timed = 0;
+  int attention_skipped = 0;
+  std::string attention_reason;
+  for (const auto& op : bench.operators) {
+    timed += op.time ? 1 : 0;
+    if (op.kind == cost::OpKind::kFusedAttention && !op.time) {
+      ++attention_skipped;
+      attention_reason = op.skipped;
+    }
   }
+  std::string report = fmt::format("compute: {} operators of {} on {} ({}): {} timed, {} skipped; against the {}'s datasheet figures\n",
+                                   bench.operators.size(), bench.file, bench.gpu_name, bench.compute_capability, timed,
+                                   bench.operators.size() - static_cast<std::size_t>(timed), gpu.name);
+  std::vector<std::string> sources;
+  // The bench's kernels run alone, so the GPU's own gap between kernels is what their times hold
+  // beyond the roofline: the empty kernel's, where measured. It and the launch time are reported,
+  // not written: the model's overheads carry a framework's per-operator time (calibrate --runs).
+  plan::Plan probe;
+  Seconds overhead = cost::kernel_params(cal, gpu, probe).kernel_overhead;
+  if (const auto launch = calibrate::fit_launch_overheads(bench)) {
+    overhead = launch->kernel_overhead;
+    report += fmt::format("{:<16} {:>10}  GPU time per empty kernel, {} back to back (used below; not written: the model's kernel "
+                          "overhead carries a framework's per-operator time, fit it with calibrate --runs)\n",
+                          "empty kernel", format_seconds(launch->kernel_overhead), bench.launch->kernels);
+    report += fmt::format("{:<16} {:>10}  host time per launch call, {} calls: the CUDA runtime alone, reported only\n", "launch",
+                          format_seconds(launch->host_overhead), bench.launch->launches);
+  }
+  const auto gemms = calibrate::fit_gemm_efficiencies(bench, gpu, overhead);
+  for (const auto& f : gemms) {
+    c.gemm_efficiency[f.precision] = f.efficiency;
+    c.fitted_on["gemm_efficiency." + f.precision] = f.source;
+  }
+  if (!gemms.empty()) {
+    report += compute_report(gemms);
+    sources.push_back("GEMM efficiency per precision");
+  }
+  if (const auto memory = calibrate::fit_memory_efficiency(bench, gpu, overhead)) {
+    c.memory_efficiency = memory->efficiency;
+    c.fitted_on["memory_efficiency"] = memory->source;
+    report += memory_report(*memory, gpu);
+    sources.push_back("HBM efficiency");
+  }
+  if (attention_skipped > 0) {
+    report += fmt::format("attention: not fitted, the bench skipped its {} fused-attention operators ({}); the cited FlashAttention "
+                          "efficiencies stay\n",
+                          attention_skipped, attention_reason);
+  }
+  std::string fitted;
+  for (const auto& s : sources) fitted += (fitted.empty() ? "" : ", ") + s;
+  c.source += fmt::format("{}stepcast-kernel-bench {} on {}: {}", c.source.empty() ? "" : "; ", bench.file, bench.gpu_name,
+                          fitted.empty() ? std::string("nothing fitted") : fitted);
   return report;
 }
 
@@ -135,11 +187,11 @@ void run_calibrate(const CalibrateOptions& o) {
   std::string inputs;
   for (const std::string& f : o.in.measured) inputs += (inputs.empty() ? "" : ", ") + f;
   cal.source = fmt::format("stepcast calibrate: {} on topology {} (holdout {}), from {}",
-                           "alpha-beta and NCCL-protocol least squares and GEMM rates", in.topology.name(), o.in.holdout,
+                           "alpha-beta and NCCL-protocol least squares and kernel-bench operator times", in.topology.name(), o.in.holdout,
                            inputs);
   std::string report;
   if (!in.measurements.empty()) report += calibrate_collectives(o, in, cal);
-  if (!in.kernels.empty()) report += calibrate_compute(in, cal);
+  for (const calibrate::KernelBench& bench : in.kernels) report += calibrate_kernels(bench, in.topology.gpu(), cal);
   write_file_atomically(o.output, cost::to_json_text(cal));
   report += fmt::format("wrote {}\n", o.output);
   emit(report, "");
@@ -155,8 +207,9 @@ void add_calibrate_command(CLI::App& app) {
       "per collective and message-size regime, by least squares on relative error, and NCCL's tuning\n"
       "model's latency factor and bandwidth efficiency per protocol; write a calibration\n"
       "file for --calibration. Measurements: nccl-tests logs or stepcast-nccl-bench JSON. From\n"
-      "stepcast-kernel-bench JSON, the compute model's GEMM efficiency per precision. With --runs, the compute\n"
-      "model's kernel parameters fitted to measured training runs, with the error on held-out runs.");
+      "stepcast-kernel-bench JSON, the compute model's GEMM efficiency per precision and HBM efficiency.\n"
+      "With --runs, the compute model's kernel parameters fitted to measured training runs, with the\n"
+      "error on held-out runs.");
   add_measured_options(*cmd, options->in, "Fit",
                        "Points left out of the fit and reported: none, every-other (odd-indexed sizes), sizes>=SIZE, ranks=N");
   // --runs (training runs) replaces --measured and --topology, which are then checked below.

@@ -1,6 +1,7 @@
 // `stepcast validate`: predicted against measured for every point of nccl-tests logs or
-// stepcast-nccl-bench JSON and every GEMM of stepcast-kernel-bench JSON, with the error of each,
-// the median, p90 and worst error, and a bus-bandwidth plot on request.
+// stepcast-nccl-bench JSON and every operator of stepcast-kernel-bench JSON, with the error of
+// each, the median, p90 and worst error (per operator family too), and a bus-bandwidth plot on
+// request.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -59,17 +60,41 @@ std::string table_text(const calibrate::Comparison& c) {
   return out;
 }
 
-std::string gemm_table_text(const calibrate::KernelBench& bench, const calibrate::GemmComparison& c) {
-  std::string out = fmt::format("GEMMs of {} on {}:\n", bench.file, bench.gpu_name);
-  out += fmt::format("{:<16} {:<9} {:>6} {:>6} {:>6} {:>14} {:>9} {:>14} {:>9}\n", "gemm", "precision", "m", "n", "k",
-                     "measured (us)", "efficiency", "predicted (us)", "error %");
+std::string shape_text(const calibrate::TimedOperator& op) {
+  if (op.kind == cost::OpKind::kMemory) return fmt::format("{:.0f} elements", op.elements);
+  const auto& g = op.gemm;
+  const std::string mnk = fmt::format("{:.0f} x {:.0f} x {:.0f}", g.m, g.n, g.k);
+  return g.batch > 1.0 ? fmt::format("{:.0f} x ({})", g.batch, mnk) : mnk;
+}
+
+std::string operator_table_text(const calibrate::KernelBench& bench, const calibrate::OperatorComparison& c) {
+  std::string out = fmt::format("operators of {} on {}:\n", bench.file, bench.gpu_name);
+  for (std::size_t i = 0; i < bench.lists.size(); ++i) out += fmt::format("  list {}: {}\n", i, bench.lists[i]);
+  out += fmt::format("{:<13} {:>4} {:<32} {:<15} {:<9} {:<28} {:>13} {:>14} {:<8} {:>9}\n", "family", "list", "operator", "pass",
+                     "precision", "shape (M x N x K)", "measured (us)", "predicted (us)", "bound", "error %");
   for (const auto& p : c.points) {
-    const auto& g = p.gemm;
-    out += fmt::format("{:<16} {:<9} {:>6} {:>6} {:>6} {:>14.2f} {:>9.3f} {:>14.2f} {:>+9.2f}\n", g.name, g.precision, g.m,
-                       g.n, g.k, g.time.value() * unit::kMega, p.efficiency, p.predicted.value() * unit::kMega, p.error_pct);
+    const calibrate::TimedOperator* m = p.measured;
+    out += fmt::format("{:<13} {:>4} {:<32} {:<15} {:<9} {:<28} {:>13.2f} {:>14.2f} {:<8} {:>+9.2f}\n", calibrate::to_string(p.family),
+                       m ? std::to_string(m->list) : "-", m ? m->name : "empty kernel", m ? cost::to_string(m->pass) : "-",
+                       m ? m->precision : "-", m ? shape_text(*m) : "-", p.measured_time.value() * unit::kMega,
+                       p.predicted.value() * unit::kMega, cost::to_string(p.bound), p.error_pct);
   }
-  out += fmt::format("{} GEMMs: |error| median {:.2f}%, p90 {:.2f}%, worst {:.2f}%\n", c.points.size(),
-                     c.median_abs_error_pct, c.p90_abs_error_pct, c.max_abs_error_pct);
+  for (const auto& m : bench.operators) {
+    if (!m.time) out += fmt::format("not timed: {} ({}, list {}): {}\n", m.name, cost::to_string(m.pass), m.list, m.skipped);
+  }
+  out += fmt::format("{:<13} {:>6} {:>8} {:>12} {:>11}\n", "family", "timed", "skipped", "median |e|%", "worst |e|%");
+  for (std::size_t i = 0; i < c.families.size(); ++i) {
+    const auto& f = c.families[i];
+    const auto family = static_cast<calibrate::OperatorFamily>(i);
+    if (f.points == 0) {
+      out += fmt::format("{:<13} {:>6} {:>8} {:>12} {:>11}\n", calibrate::to_string(family), 0, f.skipped, "-", "-");
+    } else {
+      out += fmt::format("{:<13} {:>6} {:>8} {:>12.2f} {:>11.2f}\n", calibrate::to_string(family), f.points, f.skipped, f.median_abs_error_pct,
+                         f.max_abs_error_pct);
+    }
+  }
+  out += fmt::format("{} timed: |error| median {:.2f}%, p90 {:.2f}%, worst {:.2f}%\n", c.points.size(), c.median_abs_error_pct,
+                     c.p90_abs_error_pct, c.max_abs_error_pct);
   return out;
 }
 
@@ -91,32 +116,62 @@ nlohmann::json collective_points_json(const calibrate::Comparison& c) {
   return points;
 }
 
-nlohmann::json gemms_json(const calibrate::KernelBench& bench, const calibrate::GemmComparison& c) {
+nlohmann::json operators_json(const calibrate::KernelBench& bench, const calibrate::OperatorComparison& c) {
   nlohmann::json points = nlohmann::json::array();
   for (const auto& p : c.points) {
-    const auto& g = p.gemm;
-    points.push_back({{"name", g.name},
-                      {"precision", g.precision},
-                      {"m", g.m},
-                      {"n", g.n},
-                      {"k", g.k},
-                      {"measured_time_s", sig9(g.time.value())},
-                      {"efficiency", sig9(p.efficiency)},
-                      {"predicted_time_s", sig9(p.predicted.value())},
-                      {"error_pct", sig9(p.error_pct)}});
+    nlohmann::json point = {{"family", calibrate::to_string(p.family)}};
+    if (const calibrate::TimedOperator* m = p.measured) {
+      point["list"] = m->list;
+      point["name"] = m->name;
+      point["pass"] = cost::to_string(m->pass);
+      point["kind"] = cost::to_string(m->kind);
+      point["precision"] = m->precision;
+      if (m->kind == cost::OpKind::kMemory) {
+        point["elements"] = m->elements;
+      } else {
+        point["batch"] = m->gemm.batch;
+        point["m"] = m->gemm.m;
+        point["n"] = m->gemm.n;
+        point["k"] = m->gemm.k;
+      }
+    } else {
+      point["name"] = "empty kernel";
+    }
+    point["measured_time_s"] = sig9(p.measured_time.value());
+    point["predicted_time_s"] = sig9(p.predicted.value());
+    point["bound"] = cost::to_string(p.bound);
+    point["efficiency"] = sig9(p.efficiency);
+    point["error_pct"] = sig9(p.error_pct);
+    points.push_back(std::move(point));
+  }
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const auto& m : bench.operators) {
+    if (!m.time) skipped.push_back({{"list", m.list}, {"name", m.name}, {"pass", cost::to_string(m.pass)}, {"reason", m.skipped}});
+  }
+  nlohmann::json families = nlohmann::json::object();
+  for (std::size_t i = 0; i < c.families.size(); ++i) {
+    const auto& f = c.families[i];
+    families[std::string(calibrate::to_string(static_cast<calibrate::OperatorFamily>(i)))] = {
+        {"points", f.points},
+        {"skipped", f.skipped},
+        {"median_abs_error_pct", f.points > 0 ? nlohmann::json(sig9(f.median_abs_error_pct)) : nlohmann::json(nullptr)},
+        {"max_abs_error_pct", f.points > 0 ? nlohmann::json(sig9(f.max_abs_error_pct)) : nlohmann::json(nullptr)}};
   }
   return {{"file", bench.file},
           {"gpu", bench.gpu_name},
+          {"lists", bench.lists},
           {"points", std::move(points)},
+          {"skipped", std::move(skipped)},
+          {"families", std::move(families)},
           {"median_abs_error_pct", sig9(c.median_abs_error_pct)},
           {"p90_abs_error_pct", sig9(c.p90_abs_error_pct)},
           {"max_abs_error_pct", sig9(c.max_abs_error_pct)}};
 }
 
-// Everything validate compared: the collectives' points and each kernel-bench file's GEMMs.
+// Everything validate compared: the collectives' points and each kernel-bench file's operators.
 struct Results {
   calibrate::Comparison collectives;
-  std::vector<calibrate::GemmComparison> gemms;  ///< one per MeasuredInputs::kernels entry
+  std::vector<calibrate::OperatorComparison> operators;  ///< one per MeasuredInputs::kernels entry
   std::vector<calibrate::RowUse> use;            ///< one per MeasuredInputs::measurements entry
 };
 
@@ -166,8 +221,8 @@ std::string json_text(const Results& r, const MeasuredInputs& in, const std::str
   j["p90_abs_error_pct"] = sig9(r.collectives.p90_abs_error_pct);
   j["max_abs_error_pct"] = sig9(r.collectives.max_abs_error_pct);
   if (!in.kernels.empty()) {
-    j["gemms"] = nlohmann::json::array();
-    for (std::size_t i = 0; i < in.kernels.size(); ++i) j["gemms"].push_back(gemms_json(in.kernels[i], r.gemms[i]));
+    j["operators"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < in.kernels.size(); ++i) j["operators"].push_back(operators_json(in.kernels[i], r.operators[i]));
   }
   return j.dump(2) + "\n";
 }
@@ -215,9 +270,9 @@ bool run_validate(const ValidateOptions& o, bool gate) {
     }
     r.collectives = in.nccl_auto ? calibrate::compare_nccl(samples, topo, cal) : calibrate::compare(samples, cal);
   } else if (!o.plot.empty()) {
-    throw InputError("--plot", {}, "draws collectives; the measured files hold only GEMMs");
+    throw InputError("--plot", {}, "draws collectives; the measured files hold only kernel-bench operators");
   }
-  for (const auto& bench : in.kernels) r.gemms.push_back(calibrate::compare_gemms(bench, topo.gpu(), cal));
+  for (const auto& bench : in.kernels) r.operators.push_back(calibrate::compare_operators(bench, topo.gpu(), cal));
 
   if (!o.plot.empty()) write_file_atomically(o.plot, plot_svg(r.collectives, topo.name(), o.calibration, in.nccl_auto));
   if (o.json) {
@@ -234,12 +289,12 @@ bool run_validate(const ValidateOptions& o, bool gate) {
       text += reading_summary(in.measurements, r.use, std::string(kHoldoutReason), o.in.verbose);
       text += table_text(r.collectives);
     }
-    for (std::size_t i = 0; i < in.kernels.size(); ++i) text += gemm_table_text(in.kernels[i], r.gemms[i]);
+    for (std::size_t i = 0; i < in.kernels.size(); ++i) text += operator_table_text(in.kernels[i], r.operators[i]);
     if (!o.plot.empty()) text += fmt::format("wrote {}\n", o.plot);
     emit(text, o.output);
   }
   bool passed = r.collectives.median_abs_error_pct <= o.max_median_error;
-  for (const auto& g : r.gemms) passed = passed && g.median_abs_error_pct <= o.max_median_error;
+  for (const auto& c : r.operators) passed = passed && c.median_abs_error_pct <= o.max_median_error;
   return !gate || passed;
 }
 
@@ -250,10 +305,10 @@ void add_validate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "validate",
       "Compare the model's predicted collective times with measured ones (nccl-tests logs or\n"
-      "stepcast-nccl-bench JSON), and its compute times with measured GEMMs (stepcast-kernel-bench\n"
+      "stepcast-nccl-bench JSON), and its kernel times with measured operators (stepcast-kernel-bench\n"
       "JSON): a table of every point with its error, then the median, 90th percentile and worst\n"
-      "absolute error. With --runs, measured training runs (step time, tokens/s, MFU, memory) against\n"
-      "predict or simulate. Exit 1 when --max-median-error is exceeded.");
+      "absolute error (per operator family for kernels). With --runs, measured training runs (step time,\n"
+      "tokens/s, MFU, memory) against predict or simulate. Exit 1 when --max-median-error is exceeded.");
   add_measured_options(*cmd, options->in, "Compare",
                        "Compare only the points `calibrate --holdout` with the same value left out of its fit");
   // --runs (training runs) replaces --measured and --topology, which are then checked below.

@@ -9,6 +9,7 @@ namespace stepcast::cli {
 void add_seed_check_command(CLI::App& app);
 void add_memory_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
+void add_operators_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_topology_command(CLI::App& app);
 void add_resilience_command(CLI::App& app);

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   stepcast::cli::add_seed_check_command(app);
   stepcast::cli::add_memory_command(app);
   stepcast::cli::add_predict_command(app);
+  stepcast::cli::add_operators_command(app);
   stepcast::cli::add_collective_command(app);
   stepcast::cli::add_topology_command(app);
   stepcast::cli::add_resilience_command(app);

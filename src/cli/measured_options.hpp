@@ -37,7 +37,7 @@ void add_measured_options(CLI::App& command, MeasuredOptions& options, const std
 /// The measurements, the topology they ran on and which of their points take part.
 struct MeasuredInputs {
   std::vector<calibrate::Measurements> measurements;  ///< collectives
-  std::vector<calibrate::KernelBench> kernels;        ///< GEMMs of one GPU
+  std::vector<calibrate::KernelBench> kernels;        ///< operators timed on one GPU
   topology::Topology topology;
   calibrate::PointFilter filter;
   std::optional<cost::Algorithm> algorithm;  ///< none: each collective's default

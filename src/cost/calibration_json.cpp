@@ -78,7 +78,7 @@ Seconds read_overhead(const JsonReader& r) {
 
 ComputeCalibration read_compute(const JsonReader& r) {
   r.check_keys({"gemm_efficiency", "memory_efficiency", "attention_forward_efficiency", "attention_backward_efficiency", "kernel_overhead",
-                "host_overhead", "source"});
+                "host_overhead", "source", "fitted_on"});
   ComputeCalibration c;
   if (auto v = r.find("gemm_efficiency")) {
     for (const auto& [name, value] : v->members()) {
@@ -96,6 +96,19 @@ ComputeCalibration read_compute(const JsonReader& r) {
   if (auto v = r.find("kernel_overhead")) c.kernel_overhead = read_overhead(*v);
   if (auto v = r.find("host_overhead")) c.host_overhead = read_overhead(*v);
   c.source = r.at("source").string();
+  if (auto v = r.find("fitted_on")) {
+    for (const auto& [field, text] : v->members()) {
+      const bool set = field.starts_with("gemm_efficiency.") ? c.gemm_efficiency.contains(field.substr(16))
+                       : field == "memory_efficiency"       ? c.memory_efficiency.has_value()
+                       : field == "attention_forward_efficiency" ? c.attention_forward_efficiency.has_value()
+                       : field == "attention_backward_efficiency" ? c.attention_backward_efficiency.has_value()
+                       : field == "kernel_overhead"         ? c.kernel_overhead.has_value()
+                       : field == "host_overhead"           ? c.host_overhead.has_value()
+                                                            : false;
+      if (!set) text.fail(fmt::format("\"{}\" is not a field this compute section sets", field));
+      c.fitted_on.emplace(field, text.string());
+    }
+  }
   return c;
 }
 
@@ -196,6 +209,7 @@ std::string to_json_text(const Calibration& calibration) {
     if (c->attention_backward_efficiency) e["attention_backward_efficiency"] = write_number(*c->attention_backward_efficiency);
     if (c->kernel_overhead) e["kernel_overhead"] = fmt::format("{:.9g} s", c->kernel_overhead->value());
     if (c->host_overhead) e["host_overhead"] = fmt::format("{:.9g} s", c->host_overhead->value());
+    if (!c->fitted_on.empty()) e["fitted_on"] = c->fitted_on;
     j["compute"] = std::move(e);
   }
   if (!calibration.nccl_protocols.empty()) {

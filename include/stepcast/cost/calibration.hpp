@@ -69,6 +69,9 @@ struct ComputeCalibration {
   std::optional<Seconds> kernel_overhead;
   std::optional<Seconds> host_overhead;
   std::string source;  ///< what it was fitted on
+  /// What each field was fitted on, by field name ("memory_efficiency", "kernel_overhead", and
+  /// "gemm_efficiency.bf16" for one precision); every key names a field the section sets.
+  std::map<std::string, std::string> fitted_on;
 };
 
 /// A measured correction of NCCL's tuning model for one protocol (see cost::NcclProtocolTuning),
