@@ -71,7 +71,7 @@ nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p,
   j["headroom_bytes"] = p.fit.headroom.value();
   nlohmann::json comm = nlohmann::json::array();
   for (const auto& t : p.communication) {
-    comm.push_back({{"name", t.name}, {"op", cost::to_string(t.op)}, {"algorithm", cost::to_string(t.algorithm)},
+    comm.push_back({{"name", t.name}, {"op", cost::to_string(t.op)}, {"algorithm", t.model},
                     {"group", cost::to_string(t.group)}, {"ranks", t.ranks}, {"stride", t.stride}, {"size_bytes", t.size.value()},
                     {"calls", t.calls}, {"time_s", t.time.value()}, {"exposed_s", t.exposed.value()}});
   }

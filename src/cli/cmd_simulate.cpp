@@ -180,7 +180,7 @@ void run(const SimulateCommand& c) {
   cost::StepOptions options = in.step_options();
   options.explain = false;
   const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, topo, options);
-  const sim::PlannedStep planned = sim::plan_step(in.plan, p);
+  const sim::PlannedStep planned = sim::plan_step(in.plan, p, options.calibration);
   const sim::StepResult r = sim::simulate_step(topo, planned.spec, pert, !c.trace.empty());
   if (!c.trace.empty()) write_file_atomically(c.trace, sim::chrome_trace_json(r));
   emit(c.json ? simulate_json(in, p, planned, r, c.seed).dump(2) + "\n" : simulate_text(in, p, planned, r), c.output);

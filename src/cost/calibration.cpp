@@ -8,7 +8,11 @@ namespace {
 topology::CommTiers override_tiers(const TierOverrides& o, topology::CommTiers tiers) {
   if (o.intra_bw) tiers.intra_bw = o.intra_bw->value;
   if (o.intra_latency) tiers.intra_latency = o.intra_latency->value;
-  if (o.node_bw) tiers.node_bw = o.node_bw->value;
+  if (o.node_bw) {
+    // What NCCL's search sees alone scales with the measured figure.
+    if (tiers.node_bw.value() > 0.0) tiers.group_nic_bw *= o.node_bw->value / tiers.node_bw;
+    tiers.node_bw = o.node_bw->value;
+  }
   if (o.gpu_nic_bw) tiers.gpu_nic_bw = o.gpu_nic_bw->value;
   if (o.inter_latency) tiers.inter_latency = o.inter_latency->value;
   return tiers;

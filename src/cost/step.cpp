@@ -70,7 +70,7 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
     for (const auto& t : out.communication) {
       ex.push_back({fmt::format("{} (exposed)", t.name),
                     fmt::format("{:.4g} calls x {} over {} ranks (stride {}, {} {}): {} total", t.calls, format_bytes(t.size), t.ranks,
-                                t.stride, to_string(t.op), to_string(t.algorithm), format_seconds(t.time)),
+                                t.stride, to_string(t.op), t.model, format_seconds(t.time)),
                     format_seconds(t.exposed)});
     }
     ex.push_back({"optimizer step", fmt::format("2 x model state {} / HBM {}", format_bytes(out.memory.model_state()),

@@ -1,13 +1,15 @@
 // The collectives of a training step: Megatron-LM's tensor and pipeline parallelism (Shoeybi et
 // al. 2019; Narayanan et al. 2021; Korthikanti et al. 2022), PyTorch DDP/FSDP (Li et al. 2020;
 // Zhao et al. 2023) and DeepSpeed ZeRO (Rajbhandari et al. 2020); each collective's time from
-// estimate_collective on the group's tiers, its exposed part from the compute windows it overlaps.
+// the collective model (NCCL's choice, NICs shared with the groups beside it), its exposed part
+// from the compute windows it overlaps.
 #include "stepcast/cost/step_communication.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/collective_model.hpp"
 
 namespace stepcast::cost {
 
@@ -21,32 +23,36 @@ struct Group {
   CommGroup kind;
   int ranks;
   int stride;
-  topology::CommTiers tiers;
-  const Calibration* calibration;  // may be null
+  CollectiveGroup view;
+  const CollectiveModel* model;
 };
 
-Group make_group(const topology::Topology& topo, const Calibration* calibration, CommGroup kind, int ranks, int stride) {
-  return Group{kind, ranks, stride, topo.tiers(ranks, stride), calibration};
+// `concurrency`: the other groups of the same kind that run the same collective at the same
+// time, and so share the NICs (the data-parallel groups of a stage's other tensor ranks).
+Group make_group(const topology::Topology& topo, const CollectiveModel& model, CommGroup kind, int ranks, int stride,
+                 topology::Concurrency concurrency = {}) {
+  return Group{kind, ranks, stride, collective_group(topo, topo.tiers(ranks, stride, concurrency)), &model};
 }
 
-Seconds time_of(CollectiveOp op, Algorithm algorithm, Bytes size, const Group& g) {
-  if (size.value() <= 0.0) return Seconds(0.0);
-  const topology::CommTiers tiers = g.calibration ? apply(*g.calibration, g.tiers, op, size) : g.tiers;
-  return estimate_collective(op, algorithm, size, tiers).time;
+CollectivePrice price_of(CollectiveOp op, Bytes size, const Group& g) {
+  return price_collective(g.view, op, size, *g.model);
 }
+
+Seconds time_of(CollectiveOp op, Bytes size, const Group& g) { return price_of(op, size, g).time; }
 
 /// A term whose calls all have the same size.
-CommTerm uniform_term(std::string name, CollectiveOp op, Algorithm algorithm, const Group& g, Bytes size, double calls) {
+CommTerm uniform_term(std::string name, CollectiveOp op, const Group& g, Bytes size, double calls) {
+  const CollectivePrice price = price_of(op, size, g);
   CommTerm t;
   t.name = std::move(name);
   t.op = op;
-  t.algorithm = algorithm;
+  t.model = model_name(price);
   t.group = g.kind;
   t.ranks = g.ranks;
   t.stride = g.stride;
   t.size = size;
   t.calls = calls;
-  t.time = time_of(op, algorithm, size, g) * calls;
+  t.time = price.time * calls;
   return t;
 }
 
@@ -55,8 +61,8 @@ CommTerm uniform_term(std::string name, CollectiveOp op, Algorithm algorithm, co
 CommTerm pieces_term(std::string name, CollectiveOp op, const Group& g, Bytes total, Bytes piece, double repeats) {
   const double whole = std::floor(total / piece);
   const Bytes rest = total - piece * whole;
-  CommTerm t = uniform_term(std::move(name), op, Algorithm::kRing, g, piece, whole * repeats);
-  t.time += time_of(op, Algorithm::kRing, rest, g) * repeats;
+  CommTerm t = uniform_term(std::move(name), op, g, piece, whole * repeats);
+  t.time += time_of(op, rest, g) * repeats;
   t.calls = (total / piece) * repeats;
   return t;
 }
@@ -91,20 +97,25 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   // Passes over the layers per micro-batch: forward, backward (two), and with full recompute the
   // forward again (Narayanan et al. 2021, section 3.5).
   const double passes = plan.recompute == plan::Recompute::kFull ? 4.0 : 3.0;
+  CollectiveModel model;
+  model.calibration = options.calibration;
+  // The groups of one kind that run at once: a stage's tensor ranks each have their own
+  // data-parallel group (and pipeline send), which cross the node's NICs together.
+  const topology::Concurrency beside_tensor_ranks{plan.tp, 1};
 
   // Tensor parallel: 2 all-reduces of sbh in the forward and 2 in the backward of each layer
   // (Shoeybi et al. 2019, Figure 4), a forward's worth more with full recompute. With sequence
   // parallel each all-reduce becomes a reduce-scatter plus an all-gather of the same S
   // (Korthikanti et al. 2022, section 4.2.2). They sit between dependent GEMMs: all exposed.
   if (plan.tp > 1) {
-    const Group tp = make_group(topology, options.calibration, CommGroup::kTensor, plan.tp, 1);
+    const Group tp = make_group(topology, model, CommGroup::kTensor, plan.tp, 1);
     const double calls = layers_per_stage * m * (passes == 4.0 ? 6.0 : 4.0);
     if (plan.sequence_parallel) {
-      out.terms.push_back(uniform_term("TP all-gather (sequence parallel)", CollectiveOp::kAllGather, Algorithm::kRing, tp, activation, calls));
+      out.terms.push_back(uniform_term("TP all-gather (sequence parallel)", CollectiveOp::kAllGather, tp, activation, calls));
       out.terms.push_back(
-          uniform_term("TP reduce-scatter (sequence parallel)", CollectiveOp::kReduceScatter, Algorithm::kRing, tp, activation, calls));
+          uniform_term("TP reduce-scatter (sequence parallel)", CollectiveOp::kReduceScatter, tp, activation, calls));
     } else {
-      out.terms.push_back(uniform_term("TP all-reduce", CollectiveOp::kAllReduce, Algorithm::kRing, tp, activation, calls));
+      out.terms.push_back(uniform_term("TP all-reduce", CollectiveOp::kAllReduce, tp, activation, calls));
     }
     for (auto& term : out.terms) {
       term.exposed = term.time;
@@ -115,8 +126,8 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   // once per model chunk, 2*m*v transfers of sbh/t (Megatron's scatter/gather optimisation,
   // Narayanan et al. 2021 section 4.1); 1F1B blocks on them, so they are exposed.
   if (plan.pp > 1) {
-    const Group pp = make_group(topology, options.calibration, CommGroup::kPipeline, 2, plan.tp);
-    CommTerm term = uniform_term("PP send/recv", CollectiveOp::kSendRecv, Algorithm::kDirect, pp, activation / plan.tp,
+    const Group pp = make_group(topology, model, CommGroup::kPipeline, 2, plan.tp, beside_tensor_ranks);
+    CommTerm term = uniform_term("PP send/recv", CollectiveOp::kSendRecv, pp, activation / plan.tp,
                                  2.0 * m * plan.vp);
     term.exposed = term.time;
     out.terms.push_back(term);
@@ -135,10 +146,10 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // DDP: one all-reduce of all gradients per step in 25 MiB buckets (gradient accumulation
       // under no_sync), overlapped with the last micro-batch's backward; the last bucket is
       // ready only when the backward ends (Li et al. 2020, PyTorch Distributed, section 3.2).
-      const Group dp = make_group(topology, options.calibration, CommGroup::kData, plan.dp, dp_stride);
+      const Group dp = make_group(topology, model, CommGroup::kData, plan.dp, dp_stride, beside_tensor_ranks);
       const Bytes bucket = options.ddp_bucket;
       CommTerm term = pieces_term("DDP gradient all-reduce", CollectiveOp::kAllReduce, dp, grads, bucket, 1.0);
-      const Seconds last = time_of(CollectiveOp::kAllReduce, Algorithm::kRing, std::min(grads, bucket), dp);
+      const Seconds last = time_of(CollectiveOp::kAllReduce, std::min(grads, bucket), dp);
       term.exposed = std::max(max0(term.time - backward_window), last);
       out.terms.push_back(term);
     } else if (stage <= 2 && !plan.is_fsdp()) {
@@ -147,36 +158,44 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // with backward except the last bucket, ready only when the backward ends; after the
       // optimizer step each owner's updated parameters are all-gathered, which nothing overlaps
       // (ZeRO section 7).
-      const Group dp = make_group(topology, options.calibration, CommGroup::kData, plan.dp, dp_stride);
+      const Group dp = make_group(topology, model, CommGroup::kData, plan.dp, dp_stride, beside_tensor_ranks);
       const double reductions = stage == 2 ? m : 1.0;
       const Bytes bucket = std::min(grads, Bytes(options.zero_bucket_elements * per.gradients));
       CommTerm rs = pieces_term("ZeRO gradient reduce-scatter", CollectiveOp::kReduceScatter, dp, grads, bucket, reductions);
-      const Seconds last = time_of(CollectiveOp::kReduceScatter, Algorithm::kRing, bucket, dp);
+      const Seconds last = time_of(CollectiveOp::kReduceScatter, bucket, dp);
       rs.exposed = std::max(max0(rs.time - backward_window * reductions), last);
       out.terms.push_back(rs);
-      CommTerm ag = uniform_term("ZeRO parameter all-gather", CollectiveOp::kAllGather, Algorithm::kRing, dp, weights, 1.0);
+      CommTerm ag = uniform_term("ZeRO parameter all-gather", CollectiveOp::kAllGather, dp, weights, 1.0);
       ag.exposed = ag.time;
       out.terms.push_back(ag);
     } else {
       // FSDP (FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD) and ZeRO-3: per micro-batch, gather each
       // unit (a transformer block) before its forward, again before its backward (not for
-      // SHARD_GRAD_OP, which keeps them), and reduce-scatter its gradients; prefetching hides
-      // them behind compute except the first unit's gather (Zhao et al. 2023, PyTorch FSDP).
-      const Group shard = make_group(topology, options.calibration, CommGroup::kShardGroup, shard_ranks, dp_stride);
+      // SHARD_GRAD_OP, which keeps them), and reduce-scatter its gradients; prefetching the next
+      // unit while one computes hides them behind compute, except the gather of the first unit
+      // of each pass over a model chunk (Zhao et al. 2023, PyTorch FSDP), and except what the
+      // gathers take beyond the compute when the group's share of the NICs is too slow.
+      const Group shard = make_group(topology, model, CommGroup::kShardGroup, shard_ranks, dp_stride, beside_tensor_ranks);
       const Bytes unit = Bytes(layer_parameter_count_per_rank(shape, plan) * per.parameters);
       const Bytes unit_grads = Bytes(layer_parameter_count_per_rank(shape, plan) * per.gradients);
       const double mb = m;
       CommTerm fwd = pieces_term("FSDP all-gather (forward)", CollectiveOp::kAllGather, shard, weights, unit, mb);
-      const Seconds first_unit = time_of(CollectiveOp::kAllGather, Algorithm::kRing, unit, shard);
-      fwd.exposed = (max0(fwd.time / mb - forward_window) + first_unit) * mb;
+      const Seconds first_unit = time_of(CollectiveOp::kAllGather, unit, shard);
+      // An interleaved stage runs its micro-batch as vp model chunks, each pass starting cold.
+      const double chunks = plan.schedule == plan::Schedule::kInterleaved ? plan.vp : 1.0;
+      fwd.exposed = std::min(fwd.time, (max0(fwd.time / mb - forward_window) + first_unit * chunks) * mb);
       const bool regather = stage == 3;
       CommTerm bwd;
       if (regather) bwd = pieces_term("FSDP all-gather (backward)", CollectiveOp::kAllGather, shard, weights, unit, mb);
       CommTerm rs = pieces_term("FSDP gradient reduce-scatter", CollectiveOp::kReduceScatter, shard, grads, unit_grads, mb);
       CommTerm replicas;
       if (hybrid && plan.dp / plan.shard_group > 1) {
-        // HYBRID_SHARD all-reduces each shard's gradients across the replicas.
-        const Group rep = make_group(topology, options.calibration, CommGroup::kReplicaGroup, plan.dp / plan.shard_group, dp_stride * plan.shard_group);
+        // HYBRID_SHARD all-reduces each shard's gradients across the replicas; every position in
+        // the shard group (and every tensor rank) has its replica group, consecutive GPUs when
+        // tp x shard positions are (pp = 1).
+        const topology::Concurrency replicas_beside = plan.pp == 1 ? topology::Concurrency{plan.tp * plan.shard_group, 1}
+                                                                  : beside_tensor_ranks;
+        const Group rep = make_group(topology, model, CommGroup::kReplicaGroup, plan.dp / plan.shard_group, dp_stride * plan.shard_group, replicas_beside);
         replicas = pieces_term("HSDP gradient all-reduce (replicas)", CollectiveOp::kAllReduce, rep, grads / plan.shard_group,
                                unit_grads / plan.shard_group, mb);
       }
@@ -190,6 +209,8 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       out.terms.push_back(fwd);
       if (regather) {
         share(bwd);
+        // Each backward pass's first gather is exposed, as the forward's.
+        bwd.exposed = std::min(bwd.time, bwd.exposed + first_unit * chunks * mb);
         out.terms.push_back(bwd);
       }
       share(rs);

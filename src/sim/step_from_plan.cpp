@@ -19,9 +19,10 @@ Bytes beyond_layers(const cost::CommTerm& t, int micro_batches, double layers) {
 
 }  // namespace
 
-PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p) {
+PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, const cost::Calibration* calibration) {
   PlannedStep out;
   StepSpec& s = out.spec;
+  s.model.calibration = calibration;
   s.pp = plan.pp;
   s.tp = plan.tp;
   s.dp = plan.dp;

@@ -44,9 +44,11 @@ struct NcclSystem {
 /// by a word of the name that starts with a known model; none for names stepcast does not know.
 std::optional<int> nccl_compute_capability(std::string_view gpu_name);
 
-/// NCCL's view of the `tiers.ranks` GPUs of `topology`. The GPU generation comes from the GPU's
-/// name; InputError when the name matches no generation NCCL tunes for.
-NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers);
+/// NCCL's view of the `tiers.ranks` GPUs of `topology`: their NICs are the ones tiers.nics and
+/// tiers.group_nic_bw name (NCCL searches channels through the NICs near its GPUs, alone). The
+/// GPU generation comes from the GPU's name; InputError when the name matches no generation NCCL
+/// tunes for. `derivation` is filled only when `explain`.
+NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers, bool explain = true);
 
 /// A measured correction of one protocol, as calibration fits it: NCCL's latency times
 /// `latency_factor`, NCCL's algorithm bandwidth times `bandwidth_efficiency`. 1 and 1 are NCCL's model.
@@ -101,6 +103,11 @@ bool nccl_runs(CollectiveOp op, NcclAlgorithm algorithm);
 /// enabled candidate (the message says why each was left out).
 NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, const NcclFilter& filter = {},
                        const NcclTuning& tuning = {});
+
+/// The candidate nccl_choose picks, without the others, the reasons or the formulas: the fast
+/// path the step model and the planner use. Same preconditions and errors as nccl_choose.
+NcclCandidate nccl_pick(CollectiveOp op, Bytes size, const NcclSystem& system, const NcclFilter& filter = {},
+                        const NcclTuning& tuning = {});
 
 /// Names as NCCL_ALGO / NCCL_PROTO spell them, in lower case for algorithms: "ring", "LL128".
 std::string_view to_string(NcclAlgorithm algorithm);

@@ -25,7 +25,7 @@ enum class CommGroup { kTensor, kPipeline, kData, kShardGroup, kReplicaGroup };
 struct CommTerm {
   std::string name;  ///< "TP all-reduce", "FSDP all-gather (forward)", ...
   CollectiveOp op = CollectiveOp::kAllReduce;
-  Algorithm algorithm = Algorithm::kRing;
+  std::string model;  ///< what priced a full-size call: NCCL's pick ("ring/Simple") or a closed form
   CommGroup group = CommGroup::kData;
   int ranks = 1;
   int stride = 1;   ///< GPU index distance between consecutive ranks of the group

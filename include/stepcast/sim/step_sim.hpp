@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "stepcast/core/units.hpp"
+#include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -79,6 +80,9 @@ struct StepSpec {
   Bytes parameter_gather;
   int stride_pp = 1;          ///< GPU distance between stages (tp)
   int stride_dp = 1;          ///< GPU distance between data-parallel replicas (tp*pp)
+  /// How every collective is priced before it becomes flows (NCCL's pick, calibration): the
+  /// analytical step's model (cost/collective_model.hpp).
+  cost::CollectiveModel model;
 };
 
 /// Per-GPU slowdown and noise.
