@@ -21,6 +21,7 @@
 #include "stepcast/core/explain.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/calibration.hpp"
+#include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/cost/nccl_tuning.hpp"
 #include "stepcast/sim/collective_flows.hpp"
@@ -89,12 +90,15 @@ Algorithm parse_algorithm_for(CollectiveOp op, const std::string& text) {
 
 constexpr std::string_view kAuto = "auto";
 
-// NCCL's tuning model is asked for by --algorithm auto (or nvls, which only it models) or by a
-// --protocol; "auto" leaves that choice to the model, as NCCL's tuner does.
+// NCCL's tuning model prices every collective it tunes unless --algorithm names one of stepcast's
+// closed forms (ring, tree, hierarchical) without a --protocol; "auto" (the default) leaves the
+// choice to the model, as NCCL's tuner does.
 std::optional<cost::NcclFilter> parse_nccl_request(CollectiveOp op, const std::string& algorithm,
                                                    const std::string& protocol) {
   const std::optional<cost::NcclAlgorithm> nccl_algorithm = cost::parse_nccl_algorithm(algorithm);
-  const bool wanted = algorithm == kAuto || nccl_algorithm == cost::NcclAlgorithm::kNvls || !protocol.empty();
+  const bool by_default = algorithm.empty() && protocol.empty() && cost::has_nccl_tuning(op);
+  const bool wanted =
+      by_default || algorithm == kAuto || nccl_algorithm == cost::NcclAlgorithm::kNvls || !protocol.empty();
   if (!wanted) return std::nullopt;
   if (!cost::has_nccl_tuning(op)) {
     throw InputError(fmt::format("--algorithm auto and --protocol price NCCL's collective algorithms, and NCCL runs {} as "
@@ -192,10 +196,6 @@ Request parse_request(const CollectiveOptions& o) {
   r.nccl = parse_nccl_request(r.op, o.algorithm, o.protocol);
   if (!r.nccl) r.algorithm = parse_algorithm_for(r.op, o.algorithm);
   r.engine = parse_engine(o.engine);
-  if (r.nccl && r.engine == Engine::kDes) {
-    throw InputError("--engine des runs stepcast's own algorithms; NCCL's tuning model (--algorithm auto, nvls, "
-                     "--protocol) is analytical only");
-  }
   if (o.size.empty() == o.sizes.empty()) {
     throw InputError("give exactly one of --size (one size, like \"14e9 B\") or --sizes (a sweep, like \"1MiB:16GiB\")");
   }
@@ -208,6 +208,12 @@ Request parse_request(const CollectiveOptions& o) {
   return r;
 }
 
+std::vector<int> first_ranks(int n) {
+  std::vector<int> ranks(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)] = i;
+  return ranks;
+}
+
 int resolve_ranks(const topology::Topology& topo, std::optional<int> ranks) {
   if (!ranks) return topo.gpu_count();
   if (*ranks < 1) throw InputError(fmt::format("--ranks must be at least 1, got {}", *ranks));
@@ -218,16 +224,20 @@ int resolve_ranks(const topology::Topology& topo, std::optional<int> ranks) {
   return *ranks;
 }
 
-// The discrete-event engine runs the same algorithm as flows on the topology's links; bytes and
-// steps stay the algorithm's, time comes from the simulation, algbw and busbw follow from it.
+// The discrete-event engine runs the collective as the model priced it (calibration applied) as
+// flows on the topology's links; bytes and steps stay the model's, time comes from the
+// simulation, algbw and busbw follow from it.
 CollectiveCost simulate(const Request& r, Bytes size, const topology::Topology& topo, const topology::CommTiers& tiers,
-                        bool explain) {
-  CollectiveCost c = explain ? cost::explain_collective(r.op, r.algorithm, size, tiers)
-                             : cost::estimate_collective(r.op, r.algorithm, size, tiers);
-  std::vector<int> ranks(static_cast<std::size_t>(tiers.ranks));
-  for (int i = 0; i < tiers.ranks; ++i) ranks[static_cast<std::size_t>(i)] = i;
+                        const cost::Calibration* calibration, bool explain) {
+  const topology::CommTiers priced = calibration ? cost::apply(*calibration, tiers, r.op, size) : tiers;
+  CollectiveCost c = explain ? cost::explain_collective(r.op, r.algorithm, size, priced)
+                             : cost::estimate_collective(r.op, r.algorithm, size, priced);
+  cost::CollectiveModel model;
+  model.closed_form = r.algorithm;
+  model.calibration = calibration;
+  const cost::CollectivePrice price = cost::price_collective(cost::collective_group(topo, tiers), r.op, size, model);
   const Seconds analytical = c.time;
-  c.time = sim::simulate_collective(topo, r.op, r.algorithm, size, ranks);
+  c.time = sim::simulate_collective(topo, r.op, size, price, first_ranks(tiers.ranks));
   c.algbw = c.time.value() > 0.0 ? size / c.time : BytesPerSecond(0.0);
   c.busbw = c.algbw * cost::busbw_factor(r.op, tiers.ranks);
   if (explain) {
@@ -238,13 +248,16 @@ CollectiveCost simulate(const Request& r, Bytes size, const topology::Topology& 
 }
 
 CollectiveCost price(const Request& r, Bytes size, const topology::Topology& topo, const topology::CommTiers& tiers,
-                     bool explain) {
+                     const cost::Calibration* calibration, bool explain) {
   switch (r.engine) {
-    case Engine::kAnalytical:
-      return explain ? cost::explain_collective(r.op, r.algorithm, size, tiers)
-                     : cost::estimate_collective(r.op, r.algorithm, size, tiers);
+    case Engine::kAnalytical: {
+      // A calibration replaces the tier figures per collective and size regime (stepcast calibrate).
+      const topology::CommTiers priced = calibration ? cost::apply(*calibration, tiers, r.op, size) : tiers;
+      return explain ? cost::explain_collective(r.op, r.algorithm, size, priced)
+                     : cost::estimate_collective(r.op, r.algorithm, size, priced);
+    }
     case Engine::kDes:
-      return simulate(r, size, topo, tiers, explain);
+      return simulate(r, size, topo, tiers, calibration, explain);
   }
   STEPCAST_UNREACHABLE("every engine is listed above");
 }
@@ -341,12 +354,24 @@ std::string run_nccl(const CollectiveOptions& o, const Request& request, const t
   run.sizes = request.sizes;
   // A calibration corrects NCCL's model per protocol (its alpha-beta tiers do not apply here).
   cost::NcclTuning tuning;
+  std::optional<cost::Calibration> calibration;
   if (!o.calibration.empty()) {
-    const cost::Calibration calibration = cost::load_calibration(o.calibration);
-    tuning = cost::nccl_tuning(calibration);
-    run.calibrated = !calibration.nccl_protocols.empty();
+    calibration = cost::load_calibration(o.calibration);
+    tuning = cost::nccl_tuning(*calibration);
+    run.calibrated = !calibration->nccl_protocols.empty();
   }
   for (Bytes size : request.sizes) run.choices.push_back(cost::nccl_choose(request.op, size, run.system, run.filter, tuning));
+  if (request.engine == Engine::kDes) {
+    // NCCL's pick as flows on the topology's links: the same model, contention from the links.
+    cost::CollectiveModel model;
+    model.nccl = run.filter;
+    model.calibration = run.calibrated ? &*calibration : nullptr;
+    const cost::CollectiveGroup group{tiers, run.system};
+    for (Bytes size : request.sizes) {
+      const cost::CollectivePrice price = cost::price_collective(group, request.op, size, model);
+      run.simulated.push_back(sim::simulate_collective(topo, request.op, size, price, first_ranks(tiers.ranks)));
+    }
+  }
   return o.json ? nccl_json(run, o.explain).dump(2) + "\n" : nccl_text(run, o.explain);
 }
 
@@ -355,7 +380,9 @@ void run_collective(const CollectiveOptions& o, std::optional<int> ranks, std::o
   if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
   const topology::Topology topo = topology::load_topology(data_path(o.topology), nodes);
   const topology::CommTiers tiers = topo.tiers(resolve_ranks(topo, ranks));
-  if (request.nccl) {
+  // One rank moves nothing: NCCL's model has nothing to tune, unless asked for by name.
+  const bool nccl_by_default = o.algorithm.empty() && o.protocol.empty();
+  if (request.nccl && !(tiers.ranks < 2 && nccl_by_default)) {
     emit(run_nccl(o, request, topo, tiers), o.output);
     return;
   }
@@ -363,11 +390,7 @@ void run_collective(const CollectiveOptions& o, std::optional<int> ranks, std::o
   rows.reserve(request.sizes.size());
   std::optional<cost::Calibration> calibration;
   if (!o.calibration.empty()) calibration = cost::load_calibration(o.calibration);
-  for (Bytes size : request.sizes) {
-    // A calibration replaces the tier figures per collective and size regime (stepcast calibrate).
-    const topology::CommTiers priced = calibration ? cost::apply(*calibration, tiers, request.op, size) : tiers;
-    rows.push_back(price(request, size, topo, priced, o.explain));
-  }
+  for (Bytes size : request.sizes) rows.push_back(price(request, size, topo, tiers, calibration ? &*calibration : nullptr, o.explain));
 
   const Context x{request, topo, tiers, o.topology};
   std::string text;
