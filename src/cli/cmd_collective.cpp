@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration_warning.hpp"
 #include "collective_format.hpp"
 #include "collective_nccl.hpp"
 #include "commands.hpp"
@@ -337,6 +338,19 @@ std::string sweep_text(const Context& x, const std::vector<CollectiveCost>& rows
   return out;
 }
 
+// The sizes a calibration is applied to beyond what it was fitted on.
+void warn_sizes_outside(const cost::Calibration& calibration, const std::string& file, const Request& request,
+                        const topology::CommTiers& tiers) {
+  std::vector<std::string> outside;
+  for (const Bytes size : request.sizes) {
+    if (!cost::within_fitted_range(calibration, size, tiers.ranks, tiers.nodes)) {
+      outside.push_back(fmt::format("{} {} over {} ranks on {} node(s)", format_bytes(size), cost::to_string(request.op),
+                                    tiers.ranks, tiers.nodes));
+    }
+  }
+  warn_outside_calibration(&calibration, file, outside);
+}
+
 // NCCL's tuning model at every size: the machine as NCCL sees it, then each size's choice.
 std::string run_nccl(const CollectiveOptions& o, const Request& request, const topology::Topology& topo,
                      const topology::CommTiers& tiers) {
@@ -361,6 +375,7 @@ std::string run_nccl(const CollectiveOptions& o, const Request& request, const t
     run.calibrated = !calibration->nccl_protocols.empty();
   }
   for (Bytes size : request.sizes) run.choices.push_back(cost::nccl_choose(request.op, size, run.system, run.filter, tuning));
+  if (run.calibrated) warn_sizes_outside(*calibration, o.calibration, request, tiers);
   if (request.engine == Engine::kDes) {
     // NCCL's pick as flows on the topology's links: the same model, contention from the links.
     cost::CollectiveModel model;
@@ -391,6 +406,7 @@ void run_collective(const CollectiveOptions& o, std::optional<int> ranks, std::o
   std::optional<cost::Calibration> calibration;
   if (!o.calibration.empty()) calibration = cost::load_calibration(o.calibration);
   for (Bytes size : request.sizes) rows.push_back(price(request, size, topo, tiers, calibration ? &*calibration : nullptr, o.explain));
+  if (calibration) warn_sizes_outside(*calibration, o.calibration, request, tiers);
 
   const Context x{request, topo, tiers, o.topology};
   std::string text;

@@ -2,6 +2,7 @@
 // a breakdown that sums to the totals. A plan that does not fit still prints, then exits 3.
 #include <fmt/format.h>
 
+#include "calibration_warning.hpp"
 #include "commands.hpp"
 #include "fit_hint.hpp"
 #include "output.hpp"
@@ -107,6 +108,7 @@ void run(const PredictCommand& c) {
   cost::StepOptions options = in.step_options();
   if (c.achieved_fraction > 0.0) options.achieved_fraction = c.achieved_fraction;
   const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, *in.topology, options);
+  warn_outside_calibration(options.calibration, c.plan.calibration, outside_calibration(p));
   emit(c.json ? predict_json(in, p, c.explain).dump(2) + "\n" : predict_text(in, p, c.explain), c.output);
   if (!p.fit.fits) {
     throw InfeasibleError(fmt::format("the plan needs {} per GPU but the {} has {}", format_bytes(p.memory.total), gpu.name,

@@ -2,6 +2,10 @@
 // the topology's nominal ones field by field, general overrides first, then per collective.
 #include "stepcast/cost/calibration.hpp"
 
+#include <fmt/format.h>
+
+#include "stepcast/core/explain.hpp"
+
 namespace stepcast::cost {
 namespace {
 
@@ -41,6 +45,21 @@ NcclTuning nccl_tuning(const Calibration& calibration) {
   NcclTuning tuning;
   for (const auto& [protocol, entry] : calibration.nccl_protocols) tuning[static_cast<std::size_t>(protocol)] = entry.tuning;
   return tuning;
+}
+
+bool within_fitted_range(const Calibration& calibration, Bytes size, int ranks, int nodes) {
+  if (!calibration.range) return true;
+  const FittedRange& r = *calibration.range;
+  return !(size < r.min_size) && !(r.max_size < size) && ranks >= r.min_ranks && ranks <= r.max_ranks &&
+         nodes >= r.min_nodes && nodes <= r.max_nodes;
+}
+
+std::string to_string(const FittedRange& r) {
+  const auto span = [](int lo, int hi, std::string_view one, std::string_view many) {
+    return lo == hi ? fmt::format("{} {}", lo, lo == 1 ? one : many) : fmt::format("{} to {} {}", lo, hi, many);
+  };
+  return fmt::format("sizes {} to {}, {}, {}", format_bytes(r.min_size), format_bytes(r.max_size),
+                     span(r.min_ranks, r.max_ranks, "rank", "ranks"), span(r.min_nodes, r.max_nodes, "node", "nodes"));
 }
 
 std::optional<double> compute_fraction(const Calibration& calibration, const std::string& precision) {

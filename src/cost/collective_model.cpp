@@ -62,7 +62,9 @@ CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, 
   }
   if (model.closed_form || !has_nccl_tuning(op) || !group.nccl || closed_form_calibration(model.calibration)) {
     const Algorithm algorithm = model.closed_form.value_or(algorithms_for(op).front());
-    return closed_form(group, op, size, algorithm, model.calibration);
+    CollectivePrice p = closed_form(group, op, size, algorithm, model.calibration);
+    p.outside_calibration = model.calibration && !within_fitted_range(*model.calibration, size, t.ranks, t.nodes);
+    return p;
   }
   const NcclTuning tuning = model.calibration ? nccl_tuning(*model.calibration) : NcclTuning{};
   const NcclCandidate pick = nccl_pick(op, size, *group.nccl, model.nccl, tuning);
@@ -76,6 +78,8 @@ CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, 
   p.flows.rate_per_rank = p.flows.bytes_per_rank / pick.bandwidth_time;
   p.flows.latency = pick.latency;
   p.nccl = pick;
+  p.outside_calibration = model.calibration && !model.calibration->nccl_protocols.empty() &&
+                          !within_fitted_range(*model.calibration, size, t.ranks, t.nodes);
   return p;
 }
 

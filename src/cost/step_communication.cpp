@@ -53,6 +53,7 @@ CommTerm uniform_term(std::string name, CollectiveOp op, const Group& g, Bytes s
   t.size = size;
   t.calls = calls;
   t.time = price.time * calls;
+  t.outside_calibration = price.outside_calibration;
   return t;
 }
 

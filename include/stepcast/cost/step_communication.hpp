@@ -33,6 +33,8 @@ struct CommTerm {
   double calls = 0; ///< per step (fractional for a partial last bucket)
   Seconds time;     ///< all calls, as if nothing overlapped
   Seconds exposed;  ///< the part that adds to the step time
+  /// Its full-size calls lie outside the range the calibration was fitted on (an extrapolation).
+  bool outside_calibration = false;
 };
 
 /// What the communication can hide behind, from the compute side of the step (one GPU).
