@@ -68,7 +68,14 @@ struct Request {
   bool sweep = false;
   /// Set when NCCL's tuning model prices the collective (--algorithm auto or nvls, or --protocol).
   std::optional<cost::NcclFilter> nccl;
+  /// All-to-all and send/recv without --algorithm: NCCL's point-to-point channels (the collective model).
+  bool p2p = false;
 };
+
+// What priced the collective, for the output.
+std::string algorithm_label(const Request& r) {
+  return r.p2p ? "p2p (NCCL's point-to-point channels)" : std::string(cost::to_string(r.algorithm));
+}
 
 CollectiveOp parse_op(const std::string& text) {
   const std::optional<CollectiveOp> op = cost::parse_collective_op(text);
@@ -196,6 +203,7 @@ Request parse_request(const CollectiveOptions& o) {
   r.op = parse_op(o.op);
   r.nccl = parse_nccl_request(r.op, o.algorithm, o.protocol);
   if (!r.nccl) r.algorithm = parse_algorithm_for(r.op, o.algorithm);
+  r.p2p = !r.nccl && o.algorithm.empty() && !cost::has_nccl_tuning(r.op);
   r.engine = parse_engine(o.engine);
   if (o.size.empty() == o.sizes.empty()) {
     throw InputError("give exactly one of --size (one size, like \"14e9 B\") or --sizes (a sweep, like \"1MiB:16GiB\")");
@@ -248,8 +256,44 @@ CollectiveCost simulate(const Request& r, Bytes size, const topology::Topology& 
   return c;
 }
 
+// Send/recv and all-to-all on NCCL's point-to-point channels, in the closed forms' terms.
+CollectiveCost point_to_point(const Request& r, Bytes size, const topology::Topology& topo, const topology::CommTiers& tiers,
+                              const cost::Calibration* calibration, bool explain) {
+  cost::CollectiveModel model;
+  model.calibration = calibration;
+  const cost::CollectivePrice p = cost::price_collective(cost::collective_group(topo, tiers), r.op, size, model);
+  CollectiveCost c;
+  c.size = size;
+  c.ranks = tiers.ranks;
+  c.nodes = tiers.nodes;
+  c.bytes_sent_per_rank = p.flows.bytes_per_rank;
+  c.steps = 1;
+  c.latency_time = p.latency;
+  c.bandwidth_time = p.bandwidth_time;
+  c.time = p.time;
+  c.bottleneck = p.bottleneck;
+  if (r.engine == Engine::kDes) c.time = sim::simulate_collective(topo, r.op, size, p, first_ranks(tiers.ranks));
+  if (c.time.value() > 0.0) {
+    c.algbw = size / c.time;
+    c.busbw = c.algbw * cost::busbw_factor(r.op, tiers.ranks);
+  }
+  if (explain && p.p2p) {
+    c.explanation.push_back({"channels per peer", "NCCL's p2p channels (src/graph/paths.cc)", fmt::format("{}", p.p2p->channels_per_peer)});
+    c.explanation.push_back({"latency", p.p2p->latency_formula, format_seconds(p.latency)});
+    c.explanation.push_back({"bandwidth part", p.p2p->bandwidth_formula, format_seconds(p.bandwidth_time)});
+    if (r.engine == Engine::kDes) {
+      c.explanation.push_back({"discrete-event time", "the same transfers as flows on every link of the route, max-min shared",
+                               fmt::format("{} (analytical {})", format_seconds(c.time), format_seconds(p.time))});
+    }
+  }
+  return c;
+}
+
 CollectiveCost price(const Request& r, Bytes size, const topology::Topology& topo, const topology::CommTiers& tiers,
                      const cost::Calibration* calibration, bool explain) {
+  if (r.p2p && tiers.ranks > 1 && cost::nccl_compute_capability(topo.gpu().name)) {
+    return point_to_point(r, size, topo, tiers, calibration, explain);
+  }
   switch (r.engine) {
     case Engine::kAnalytical: {
       // A calibration replaces the tier figures per collective and size regime (stepcast calibrate).
@@ -289,7 +333,7 @@ struct Context {
 nlohmann::json header_json(const Context& x) {
   return {
       {"op", std::string(cost::to_string(x.request.op))},
-      {"algorithm", std::string(cost::to_string(x.request.algorithm))},
+      {"algorithm", algorithm_label(x.request)},
       {"engine", std::string(to_string(x.request.engine))},
       {"topology", x.topo.name()},
       {"ranks", x.tiers.ranks},
@@ -300,7 +344,7 @@ nlohmann::json header_json(const Context& x) {
 
 std::string single_text(const Context& x, const CollectiveCost& c, bool explain) {
   std::string out;
-  out += fmt::format("collective   {}, {} ({} engine)\n", cost::to_string(x.request.op), cost::to_string(x.request.algorithm),
+  out += fmt::format("collective   {}, {} ({} engine)\n", cost::to_string(x.request.op), algorithm_label(x.request),
                      to_string(x.request.engine));
   out += fmt::format("topology     {} ({})\n", x.topo.name(), x.topology_path);
   out += fmt::format("ranks        {}\n", placement_text(x.tiers));
@@ -323,7 +367,7 @@ std::string single_text(const Context& x, const CollectiveCost& c, bool explain)
 
 // The table nccl-tests users read: size, time in us, algbw and busbw in GB/s.
 std::string sweep_text(const Context& x, const std::vector<CollectiveCost>& rows, bool explain) {
-  std::string out = fmt::format("# {}, {} on {}: {}\n", cost::to_string(x.request.op), cost::to_string(x.request.algorithm),
+  std::string out = fmt::format("# {}, {} on {}: {}\n", cost::to_string(x.request.op), algorithm_label(x.request),
                                 x.topo.name(), placement_text(x.tiers));
   out += fmt::format("# {:>15}  {:>10}  {:>14}  {:>12}  {:>12}  {}\n", "size (B)", "size", "time (us)", "algbw (GB/s)",
                      "busbw (GB/s)", "bottleneck");

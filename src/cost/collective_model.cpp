@@ -45,6 +45,29 @@ CollectivePrice closed_form(const CollectiveGroup& group, CollectiveOp op, Bytes
   return p;
 }
 
+// Send/recv and all-to-all on NCCL's p2p channels (nccl_p2p). A send across nodes shares its
+// GPU's NIC with the groups beside it; an all-to-all's node bandwidth is already the shared one.
+CollectivePrice point_to_point(const CollectiveGroup& group, CollectiveOp op, Bytes size, const CollectiveModel& model) {
+  const topology::CommTiers& t = group.tiers;
+  const NcclTuning tuning = model.calibration ? nccl_tuning(*model.calibration) : NcclTuning{};
+  const NcclP2p p2p = nccl_p2p(op, size, *group.nccl, t.node_bw, t.oversubscription, tuning);
+  CollectivePrice p;
+  if (op == CollectiveOp::kSendRecv && t.nodes > 1 && t.group_nic_bw.value() > 0.0) {
+    p.nic_share = std::min(1.0, t.node_bw / t.group_nic_bw);
+  }
+  p.latency = p2p.latency;
+  p.bandwidth_time = p2p.bandwidth_time / p.nic_share;
+  p.time = p.latency + p.bandwidth_time;
+  p.bottleneck = t.nodes > 1 ? Bottleneck::kNodeNics : Bottleneck::kIntraNode;
+  p.flows.bytes_per_rank = op == CollectiveOp::kSendRecv ? size : size * (as_double(t.ranks - 1) / as_double(t.ranks));
+  p.flows.rate_per_rank = p.flows.bytes_per_rank / p2p.bandwidth_time;
+  p.flows.latency = p2p.latency;
+  p.p2p = p2p;
+  p.outside_calibration = model.calibration && !model.calibration->nccl_protocols.empty() &&
+                          !within_fitted_range(*model.calibration, size, t.ranks, t.nodes);
+  return p;
+}
+
 }  // namespace
 
 CollectiveGroup collective_group(const topology::Topology& topology, const topology::CommTiers& tiers, bool explain) {
@@ -59,6 +82,9 @@ CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, 
     CollectivePrice none;  // nothing moves
     none.closed_form = model.closed_form.value_or(algorithms_for(op).front());
     return none;
+  }
+  if (!has_nccl_tuning(op) && !model.closed_form && group.nccl && !closed_form_calibration(model.calibration)) {
+    return point_to_point(group, op, size, model);
   }
   if (model.closed_form || !has_nccl_tuning(op) || !group.nccl || closed_form_calibration(model.calibration)) {
     const Algorithm algorithm = model.closed_form.value_or(algorithms_for(op).front());
@@ -84,6 +110,7 @@ CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, 
 }
 
 std::string model_name(const CollectivePrice& price) {
+  if (price.p2p) return "p2p/Simple";
   if (price.nccl) return fmt::format("{}/{}", to_string(price.nccl->algorithm), to_string(price.nccl->protocol));
   return std::string(to_string(price.closed_form.value_or(Algorithm::kRing)));
 }

@@ -168,6 +168,7 @@ NcclSystem nccl_system(const topology::Topology& topology, const topology::CommT
   if (s.nvlink) {
     const double links = std::max(1.0, std::round(intra_GBps / kNvlinkLineRatePerLink_GBps));
     gpu_total = links * nccl_nvlink_bw(s.compute_capability);
+    s.gpu_links = static_cast<int>(links);
     if (derivation) note(derivation, "intra-node links", fmt::format("NVLink{}: round({} GB/s / {} GB/s per link) x {} GB/s (NCCL per link)",
                                                             s.nvswitch ? " via NVSwitch" : "", intra_GBps,
                                                             kNvlinkLineRatePerLink_GBps, nccl_nvlink_bw(s.compute_capability)),
@@ -179,6 +180,9 @@ NcclSystem nccl_system(const topology::Topology& topology, const topology::CommT
              fmt::format("{:.4g} GB/s per GPU", gpu_total));
   }
 
+  s.gpu_bw = gbyte_per_s(gpu_total);
+  s.gpu_nic_bw = tiers.gpu_nic_bw;
+  s.nics_per_gpu = std::max(1, tiers.nics / std::max(1, tiers.ranks_per_node));
   const bool hopper_speeds = s.compute_capability >= 90;
   if (s.nodes == 1) {
     const std::span<const double> speeds = hopper_speeds ? std::span<const double>(t::kSpeedsIntraSm90)

@@ -109,6 +109,28 @@ void build_priced(Builder& b, const topology::Topology& topo, const cost::Collec
   b.steps.push_back(CollectivePhase{b.pattern(pairs, price.flows.rate_per_rank / k), price.flows.bytes_per_rank / k, 1, latency});
 }
 
+// Send/recv (each rank to the next, as nccl-tests runs it) and all-to-all (S/N from every rank
+// to every other) on NCCL's p2p channels: every pair at once, each at most its share of the
+// rank's priced rate, arriving the model's latency after the last byte.
+void build_p2p(Builder& b, cost::CollectiveOp op, const cost::CollectivePrice& price, std::span<const int> ranks) {
+  const std::size_t n = ranks.size();
+  if (n < 2) return;
+  const des::Tick latency = des::to_ticks(price.flows.latency);
+  Pairs pairs;
+  if (op == CollectiveOp::kSendRecv) {
+    for (std::size_t i = 0; i < n; ++i) pairs.emplace_back(ranks[i], ranks[(i + 1) % n]);
+    b.steps.push_back(CollectivePhase{b.pattern(pairs, price.flows.rate_per_rank), price.flows.bytes_per_rank, 1, latency});
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i != j) pairs.emplace_back(ranks[i], ranks[j]);
+    }
+  }
+  const double peers = static_cast<double>(n - 1);
+  b.steps.push_back(CollectivePhase{b.pattern(pairs, price.flows.rate_per_rank / peers), price.flows.bytes_per_rank / peers, 1, latency});
+}
+
 // Ring all-reduce: 2(N-1) steps of S/N per channel share; reduce-scatter/all-gather: N-1 steps.
 // Broadcast and reduce: NCCL's pipelined chain; every chain link carries S at once, the fill costs
 // (N-1) latencies (cost/collectives.cpp, ring()).
@@ -279,6 +301,9 @@ CollectiveSchedule build_collective(Network& network, const topology::Topology& 
 
 CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, CollectiveOp op, Bytes size,
                                     const cost::CollectivePrice& price, std::span<const std::vector<int>> groups) {
+  if (price.p2p) {
+    return merged_schedule(network, groups, [&](Builder& b, const std::vector<int>& group) { build_p2p(b, op, price, group); });
+  }
   // The closed-form ring is the same shape as NCCL's ring; the other closed forms have their own phases.
   const bool ring_shaped = price.nccl || price.closed_form == Algorithm::kRing;
   if (!ring_shaped) return build_collective(network, topo, op, price.closed_form.value_or(Algorithm::kDirect), size, groups);

@@ -97,6 +97,36 @@ TEST_SUITE("cost.collective_model") {
     CHECK(shared.bandwidth_time.value() == doctest::Approx(2.0 * alone.bandwidth_time.value()));
   }
 
+  TEST_CASE("send/recv on NCCL's p2p channels: 8 x H100 over NVLink, and one GPU per node over its NIC") {
+    // One node (src/graph/paths.cc by hand): the ring graph's 12 channels round up to 16 p2p
+    // channels; an NVLink peer may use 2 x 18 NVLinks = 36, so each peer gets 16 channels of 30
+    // GB/s = 480 GB/s, capped at the GPU's 18 x 20.6 = 370.8 GB/s. 1 GiB: 2.8957 ms, plus one
+    // ring/Simple step (8.4 + 3.4 us). nccl-tests measured 2974.5 us on such a node (xxrjun log).
+    const topology::Topology one = shipped("dgx-h100.json", 1);
+    const CollectivePrice p = price(one, CollectiveOp::kSendRecv, Bytes(1073741824.0), 8);
+    CHECK(model_name(p) == "p2p/Simple");
+    REQUIRE(p.p2p.has_value());
+    CHECK(p.p2p->channels_per_peer == 16);
+    CHECK(us(p.latency) == doctest::Approx(11.8));
+    CHECK(p.bandwidth_time.value() == doctest::Approx(1073741824.0 / 370.8e9));
+    // 10 nodes, GPU 0 of each: one NIC of 50 GB/s, ring graph 2 x 24 GB/s (48 duplicated), so 2
+    // p2p channels; a network peer starts from 2 and halves while 2 x 10 ranks > 4 x 2: 1 channel
+    // of 24 GB/s. 1 GiB: 44.74 ms (measured 43.15 ms on 10 H100 nodes, one GPU each).
+    const topology::Topology ten = shipped("dgx-h100.json", 10);
+    const CollectivePrice q = price(ten, CollectiveOp::kSendRecv, Bytes(1073741824.0), 10, 8);
+    CHECK(q.p2p->channels_per_peer == 1);
+    CHECK(q.bandwidth_time.value() == doctest::Approx(1073741824.0 / 24e9));
+    CHECK(us(q.latency) == doctest::Approx(8.4 + 14.0));
+  }
+
+  TEST_CASE("all-to-all across nodes is bound by the node's NICs, which PXN spreads every GPU's traffic over") {
+    // 4 DGX H100 nodes, 32 ranks: each rank's off-node share is 24/32 S; a node's 8 ranks send
+    // 8 x 24/32 S through its 8 x 50 GB/s NICs. 1 GiB: 6 x 1 GiB / 400 GB/s = 16.1 ms.
+    const topology::Topology topo = shipped("dgx-h100.json", 4);
+    const CollectivePrice p = price(topo, CollectiveOp::kAllToAll, Bytes(1073741824.0), 32);
+    CHECK(p.bandwidth_time.value() == doctest::Approx(8.0 * 24.0 / 32.0 * 1073741824.0 / 400e9));
+  }
+
   TEST_CASE("a named closed form or a closed-form calibration prices with the closed form") {
     const topology::Topology topo = shipped("p4d-24xlarge.json", 2);
     const topology::CommTiers tiers = topo.tiers(16);

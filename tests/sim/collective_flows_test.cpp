@@ -102,7 +102,7 @@ TEST_SUITE("sim.collective_flows") {
                          Case{"alcf-polaris.json", 8}, Case{"p5-48xlarge.json", 2}}) {
       const topology::Topology t = topology::load_topology(std::string(STEPCAST_SOURCE_DIR) + "/topologies/" + c.file, c.nodes);
       for (const auto op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
-                            CollectiveOp::kBroadcast}) {
+                            CollectiveOp::kBroadcast, CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
         for (const double size : {65536.0, 16.0 * 1048576.0, 1073741824.0}) {
           const int n = t.gpu_count();
           const cost::CollectivePrice p =

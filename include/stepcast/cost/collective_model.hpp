@@ -56,8 +56,10 @@ struct CollectivePrice {
   double nic_share = 1.0;
   /// Set when NCCL's model priced it: the algorithm and protocol NCCL's tuner picks.
   std::optional<NcclCandidate> nccl;
-  /// Set when a closed form priced it (by request, a closed-form calibration, all-to-all and
-  /// send/recv, or a GPU NCCL's model does not know).
+  /// Set for send/recv and all-to-all on NCCL's point-to-point channels.
+  std::optional<NcclP2p> p2p;
+  /// Set when a closed form priced it (by request, a closed-form calibration, or a GPU NCCL's
+  /// model does not know).
   std::optional<Algorithm> closed_form;
   Bottleneck bottleneck = Bottleneck::kNone;
   FlowParameters flows;
@@ -69,7 +71,7 @@ struct CollectivePrice {
 /// form refuses the combination or NCCL's filter leaves no candidate.
 CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, Bytes size, const CollectiveModel& model);
 
-/// "ring/Simple", "nvls/Simple", or a closed form's name ("ring", "direct").
+/// "ring/Simple", "nvls/Simple", "p2p/Simple" (send/recv, all-to-all), or a closed form's name ("ring", "direct").
 std::string model_name(const CollectivePrice& price);
 
 }  // namespace stepcast::cost

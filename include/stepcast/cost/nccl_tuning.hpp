@@ -37,6 +37,10 @@ struct NcclSystem {
   BytesPerSecond channel_bw;    ///< ... and each channel's bandwidth
   int nvls_channels = 0;        ///< NVLS graph; 0 where NVLink SHARP is not available
   BytesPerSecond nvls_channel_bw;
+  int gpu_links = 0;            ///< NVLinks of a GPU as NCCL counts them; 0 over PCIe
+  BytesPerSecond gpu_bw;        ///< a GPU's intra-node links as NCCL counts them (NVLinks x per-link figure)
+  int nics_per_gpu = 1;         ///< NICs each GPU reaches (p5: 4), for the point-to-point channels
+  BytesPerSecond gpu_nic_bw;    ///< what one GPU sends out of its node alone
   Explanation derivation;       ///< how each figure above came from the topology
 };
 
@@ -108,6 +112,23 @@ NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, co
 /// path the step model and the planner use. Same preconditions and errors as nccl_choose.
 NcclCandidate nccl_pick(CollectiveOp op, Bytes size, const NcclSystem& system, const NcclFilter& filter = {},
                         const NcclTuning& tuning = {});
+
+/// Send/recv and all-to-all as NCCL runs them: point-to-point transfers on the p2p channels
+/// (NVIDIA/nccl 2.20.3 src/graph/paths.cc, ncclTopoComputeP2pChannels), which NCCL's tuner does not
+/// price. nccl-tests' sendrecv (each rank to the next) and alltoall (S/N to every rank).
+struct NcclP2p {
+  int channels_per_peer = 1;
+  BytesPerSecond peer_bw;        ///< one peer's rate: its channels x the graph's channel speed, capped by the path
+  Seconds latency;
+  Seconds bandwidth_time;
+  Seconds time;
+  std::string latency_formula;
+  std::string bandwidth_formula;
+};
+
+/// Preconditions: op is send/recv or all-to-all, system.ranks >= 2. `tuning` applies its Simple factors.
+NcclP2p nccl_p2p(CollectiveOp op, Bytes size, const NcclSystem& system, BytesPerSecond node_bw, double oversubscription,
+                 const NcclTuning& tuning = {});
 
 /// Names as NCCL_ALGO / NCCL_PROTO spell them, in lower case for algorithms: "ring", "LL128".
 std::string_view to_string(NcclAlgorithm algorithm);
