@@ -71,8 +71,14 @@ CollectivePrice point_to_point(const CollectiveGroup& group, CollectiveOp op, By
 }  // namespace
 
 CollectiveGroup collective_group(const topology::Topology& topology, const topology::CommTiers& tiers, bool explain) {
+  std::optional<NcclHardware> hardware;
+  if (tiers.ranks >= 2 && nccl_compute_capability(topology.gpu().name)) hardware = nccl_hardware(topology);
+  return collective_group(hardware, tiers, explain);
+}
+
+CollectiveGroup collective_group(const std::optional<NcclHardware>& hardware, const topology::CommTiers& tiers, bool explain) {
   CollectiveGroup g{tiers, std::nullopt};
-  if (tiers.ranks >= 2 && nccl_compute_capability(topology.gpu().name)) g.nccl = nccl_system(topology, tiers, explain);
+  if (tiers.ranks >= 2 && hardware) g.nccl = nccl_system(*hardware, tiers, explain);
   return g;
 }
 
@@ -111,7 +117,12 @@ CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, 
 
 std::string model_name(const CollectivePrice& price) {
   if (price.p2p) return "p2p/Simple";
-  if (price.nccl) return fmt::format("{}/{}", to_string(price.nccl->algorithm), to_string(price.nccl->protocol));
+  if (price.nccl) {
+    std::string name(to_string(price.nccl->algorithm));
+    name += '/';
+    name += to_string(price.nccl->protocol);
+    return name;
+  }
   return std::string(to_string(price.closed_form.value_or(Algorithm::kRing)));
 }
 

@@ -138,8 +138,7 @@ int fit(double budget, double speed) { return static_cast<int>(std::floor((budge
 
 }  // namespace
 
-NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers, bool explain) {
-  NcclSystem s;
+NcclHardware nccl_hardware(const topology::Topology& topology) {
   const std::optional<int> cc = nccl_compute_capability(topology.gpu().name);
   if (!cc) {
     std::string names;
@@ -148,16 +147,25 @@ NcclSystem nccl_system(const topology::Topology& topology, const topology::CommT
                                  "that stepcast knows (a word starting with one of: {})",
                                  topology.gpu().name, topology.name(), names));
   }
-  s.compute_capability = *cc;
+  return NcclHardware{*cc, topology.gpu().name, intra_switch_name(topology)};
+}
+
+NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers, bool explain) {
+  return nccl_system(nccl_hardware(topology), tiers, explain);
+}
+
+NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& tiers, bool explain) {
+  NcclSystem s;
+  s.compute_capability = hardware.compute_capability;
   // Formatting the derivation costs more than deriving; the step model skips it.
   Explanation* derivation = explain ? &s.derivation : nullptr;
   s.ranks = tiers.ranks;
   s.nodes = tiers.nodes;
   s.ranks_per_node = tiers.ranks_per_node;
-  if (derivation) note(derivation, "GPU generation", fmt::format("compute capability of \"{}\" (by name)", topology.gpu().name),
+  if (derivation) note(derivation, "GPU generation", fmt::format("compute capability of \"{}\" (by name)", hardware.gpu_name),
            fmt::format("{}.{}", s.compute_capability / 10, s.compute_capability % 10));
 
-  const std::string sw = intra_switch_name(topology);
+  const std::string& sw = hardware.intra_switch;
   const double intra_GBps = tiers.intra_bw.value() / unit::kGiga;
   s.nvlink = sw.find("nvswitch") != std::string::npos || sw.find("nvlink") != std::string::npos ||
              (sw.find("pcie") == std::string::npos && intra_GBps > kFastestPcie_GBps);

@@ -43,6 +43,7 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
   comm_options.ddp_bucket = options.memory.ddp_bucket;
   comm_options.zero_bucket_elements = options.memory.zero_bucket_elements;
   comm_options.calibration = options.calibration;
+  comm_options.cache = options.communication_cache;
   StepCommunication comm = step_communication(workload, plan, topology, windows, comm_options);
   out.communication = std::move(comm.terms);
   out.exposed_communication = comm.exposed;

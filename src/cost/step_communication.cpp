@@ -19,34 +19,49 @@ using plan::Sharding;
 
 Seconds max0(Seconds t) { return t.value() > 0.0 ? t : Seconds(0.0); }
 
+using Priced = StepCommunicationCache::Priced;
+
 struct Group {
   CommGroup kind;
   int ranks;
   int stride;
-  CollectiveGroup view;
+  StepCommunicationCache::GroupKey key;
+  const CollectiveGroup* view;
   const CollectiveModel* model;
+  StepCommunicationCache* cache;  // this step's own, or the caller's across steps
 };
 
 // `concurrency`: the other groups of the same kind that run the same collective at the same
 // time, and so share the NICs (the data-parallel groups of a stage's other tensor ranks).
-Group make_group(const topology::Topology& topo, const CollectiveModel& model, CommGroup kind, int ranks, int stride,
-                 topology::Concurrency concurrency = {}) {
-  return Group{kind, ranks, stride, collective_group(topo, topo.tiers(ranks, stride, concurrency)), &model};
+Group make_group(const topology::Topology& topo, const std::optional<NcclHardware>& hardware, const CollectiveModel& model,
+                 StepCommunicationCache& cache, CommGroup kind, int ranks, int stride, topology::Concurrency concurrency = {}) {
+  const StepCommunicationCache::GroupKey key{ranks, stride, concurrency.groups, concurrency.groups > 1 ? concurrency.offset : 0};
+  auto it = cache.groups.find(key);
+  if (it == cache.groups.end()) {
+    it = cache.groups.emplace(key, collective_group(hardware, topo.tiers(ranks, stride, concurrency))).first;
+  }
+  return Group{kind, ranks, stride, key, &it->second, &model, &cache};
 }
 
-CollectivePrice price_of(CollectiveOp op, Bytes size, const Group& g) {
-  return price_collective(g.view, op, size, *g.model);
+Priced price_of(CollectiveOp op, Bytes size, const Group& g) {
+  const std::tuple key{g.key, static_cast<int>(op), size.value()};
+  auto it = g.cache->prices.find(key);
+  if (it == g.cache->prices.end()) {
+    const CollectivePrice price = price_collective(*g.view, op, size, *g.model);
+    it = g.cache->prices.emplace(key, Priced{price.time, model_name(price), price.outside_calibration}).first;
+  }
+  return it->second;
 }
 
 Seconds time_of(CollectiveOp op, Bytes size, const Group& g) { return price_of(op, size, g).time; }
 
 /// A term whose calls all have the same size.
 CommTerm uniform_term(std::string name, CollectiveOp op, const Group& g, Bytes size, double calls) {
-  const CollectivePrice price = price_of(op, size, g);
+  const Priced price = price_of(op, size, g);
   CommTerm t;
   t.name = std::move(name);
   t.op = op;
-  t.model = model_name(price);
+  t.model = price.model;
   t.group = g.kind;
   t.ranks = g.ranks;
   t.stride = g.stride;
@@ -100,6 +115,14 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   const double passes = plan.recompute == plan::Recompute::kFull ? 4.0 : 3.0;
   CollectiveModel model;
   model.calibration = options.calibration;
+  StepCommunicationCache own;
+  StepCommunicationCache& cache = options.cache ? *options.cache : own;
+  // What NCCL reads of the GPUs once, for every group (none where NCCL's model does not know them).
+  if (!cache.hardware) {
+    cache.hardware.emplace();
+    if (nccl_compute_capability(topology.gpu().name)) *cache.hardware = nccl_hardware(topology);
+  }
+  const std::optional<NcclHardware>& hardware = *cache.hardware;
   // The groups of one kind that run at once: a stage's tensor ranks each have their own
   // data-parallel group (and pipeline send), which cross the node's NICs together.
   const topology::Concurrency beside_tensor_ranks{plan.tp, 1};
@@ -109,7 +132,7 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   // parallel each all-reduce becomes a reduce-scatter plus an all-gather of the same S
   // (Korthikanti et al. 2022, section 4.2.2). They sit between dependent GEMMs: all exposed.
   if (plan.tp > 1) {
-    const Group tp = make_group(topology, model, CommGroup::kTensor, plan.tp, 1);
+    const Group tp = make_group(topology, hardware, model, cache, CommGroup::kTensor, plan.tp, 1);
     const double calls = layers_per_stage * m * (passes == 4.0 ? 6.0 : 4.0);
     if (plan.sequence_parallel) {
       out.terms.push_back(uniform_term("TP all-gather (sequence parallel)", CollectiveOp::kAllGather, tp, activation, calls));
@@ -127,7 +150,7 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   // once per model chunk, 2*m*v transfers of sbh/t (Megatron's scatter/gather optimisation,
   // Narayanan et al. 2021 section 4.1); 1F1B blocks on them, so they are exposed.
   if (plan.pp > 1) {
-    const Group pp = make_group(topology, model, CommGroup::kPipeline, 2, plan.tp, beside_tensor_ranks);
+    const Group pp = make_group(topology, hardware, model, cache, CommGroup::kPipeline, 2, plan.tp, beside_tensor_ranks);
     CommTerm term = uniform_term("PP send/recv", CollectiveOp::kSendRecv, pp, activation / plan.tp,
                                  2.0 * m * plan.vp);
     term.exposed = term.time;
@@ -147,7 +170,7 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // DDP: one all-reduce of all gradients per step in 25 MiB buckets (gradient accumulation
       // under no_sync), overlapped with the last micro-batch's backward; the last bucket is
       // ready only when the backward ends (Li et al. 2020, PyTorch Distributed, section 3.2).
-      const Group dp = make_group(topology, model, CommGroup::kData, plan.dp, dp_stride, beside_tensor_ranks);
+      const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, plan.dp, dp_stride, beside_tensor_ranks);
       const Bytes bucket = options.ddp_bucket;
       CommTerm term = pieces_term("DDP gradient all-reduce", CollectiveOp::kAllReduce, dp, grads, bucket, 1.0);
       const Seconds last = time_of(CollectiveOp::kAllReduce, std::min(grads, bucket), dp);
@@ -159,7 +182,7 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // with backward except the last bucket, ready only when the backward ends; after the
       // optimizer step each owner's updated parameters are all-gathered, which nothing overlaps
       // (ZeRO section 7).
-      const Group dp = make_group(topology, model, CommGroup::kData, plan.dp, dp_stride, beside_tensor_ranks);
+      const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, plan.dp, dp_stride, beside_tensor_ranks);
       const double reductions = stage == 2 ? m : 1.0;
       const Bytes bucket = std::min(grads, Bytes(options.zero_bucket_elements * per.gradients));
       CommTerm rs = pieces_term("ZeRO gradient reduce-scatter", CollectiveOp::kReduceScatter, dp, grads, bucket, reductions);
@@ -176,7 +199,7 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // unit while one computes hides them behind compute, except the gather of the first unit
       // of each pass over a model chunk (Zhao et al. 2023, PyTorch FSDP), and except what the
       // gathers take beyond the compute when the group's share of the NICs is too slow.
-      const Group shard = make_group(topology, model, CommGroup::kShardGroup, shard_ranks, dp_stride, beside_tensor_ranks);
+      const Group shard = make_group(topology, hardware, model, cache, CommGroup::kShardGroup, shard_ranks, dp_stride, beside_tensor_ranks);
       const Bytes unit = Bytes(layer_parameter_count_per_rank(shape, plan) * per.parameters);
       const Bytes unit_grads = Bytes(layer_parameter_count_per_rank(shape, plan) * per.gradients);
       const double mb = m;
@@ -196,7 +219,7 @@ StepCommunication step_communication(const workload::Workload& workload, const p
         // tp x shard positions are (pp = 1).
         const topology::Concurrency replicas_beside = plan.pp == 1 ? topology::Concurrency{plan.tp * plan.shard_group, 1}
                                                                   : beside_tensor_ranks;
-        const Group rep = make_group(topology, model, CommGroup::kReplicaGroup, plan.dp / plan.shard_group, dp_stride * plan.shard_group, replicas_beside);
+        const Group rep = make_group(topology, hardware, model, cache, CommGroup::kReplicaGroup, plan.dp / plan.shard_group, dp_stride * plan.shard_group, replicas_beside);
         replicas = pieces_term("HSDP gradient all-reduce (replicas)", CollectiveOp::kAllReduce, rep, grads / plan.shard_group,
                                unit_grads / plan.shard_group, mb);
       }

@@ -143,21 +143,18 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
       }
     }
     STEPCAST_ASSERT(best_share < std::numeric_limits<double>::infinity(), "an unfrozen flow crosses no resource");
-    // A flow whose own cap is below the level at which the next resource saturates stops there
-    // (the first such flow in id order: the others are seen in the next rounds).
+    // Flows whose own cap is below the level at which the next resource saturates stop at their
+    // cap first, every flow with the lowest cap at once (a collective's members share one cap).
     double lowest_cap = best_share;
-    std::uint32_t capped = 0;
-    bool any_capped = false;
     for (const std::uint32_t f : flows) {
-      if (!flows_[f].frozen && flows_[f].cap < lowest_cap) {
-        lowest_cap = flows_[f].cap;
-        capped = f;
-        any_capped = true;
-      }
+      if (!flows_[f].frozen) lowest_cap = std::min(lowest_cap, flows_[f].cap);
     }
-    if (any_capped) {
-      freeze(capped, lowest_cap);
-      --unfrozen;
+    if (lowest_cap < best_share) {
+      for (const std::uint32_t f : flows) {
+        if (flows_[f].frozen || flows_[f].cap != lowest_cap) continue;
+        freeze(f, lowest_cap);
+        --unfrozen;
+      }
       continue;
     }
     for (const std::uint32_t f : resources_[best].flows) {

@@ -37,6 +37,9 @@ struct CollectiveGroup {
 /// NCCL's view of the group (nccl_system) when its GPU is one NCCL tunes for; `explain` keeps
 /// the derivation text (slower).
 CollectiveGroup collective_group(const topology::Topology& topology, const topology::CommTiers& tiers, bool explain = false);
+/// The same with the topology's hardware read once (none: NCCL's model does not know the GPU).
+CollectiveGroup collective_group(const std::optional<NcclHardware>& hardware, const topology::CommTiers& tiers,
+                                 bool explain = false);
 
 /// What the simulator needs to play a collective as flows: each rank moves `bytes_per_rank`
 /// around ring-ordered pairs at up to `rate_per_rank`, then waits `latency`.

@@ -48,6 +48,20 @@ struct NcclSystem {
 /// by a word of the name that starts with a known model; none for names stepcast does not know.
 std::optional<int> nccl_compute_capability(std::string_view gpu_name);
 
+/// What NCCL reads of a topology's GPUs once, the same for every communicator on it: their
+/// generation (from the GPU's name) and the switch inside a node.
+struct NcclHardware {
+  int compute_capability = 80;
+  std::string gpu_name;
+  std::string intra_switch;  ///< lower-case name of the switch GPU 0 links to in its node; empty if none
+};
+
+/// InputError when the GPU's name matches no generation NCCL tunes for.
+NcclHardware nccl_hardware(const topology::Topology& topology);
+
+/// nccl_system below, from hardware read once (the step model prices several groups on one topology).
+NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& tiers, bool explain = true);
+
 /// NCCL's view of the `tiers.ranks` GPUs of `topology`: their NICs are the ones tiers.nics and
 /// tiers.group_nic_bw name (NCCL searches channels through the NICs near its GPUs, alone). The
 /// GPU generation comes from the GPU's name; InputError when the name matches no generation NCCL

@@ -28,6 +28,9 @@ struct StepOptions {
   const Calibration* calibration = nullptr;
   /// Fill the explanations (off in the planner's inner loop, where formatting would dominate).
   bool explain = true;
+  /// Collective prices remembered across predictions on one topology and calibration (not
+  /// owned; may be null; one per thread): the planner's inner loop.
+  StepCommunicationCache* communication_cache = nullptr;
 };
 
 struct StepPrediction {

@@ -3,12 +3,16 @@
 // the step hands in the windows the communication can hide behind.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <string_view>
 #include <vector>
 
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/calibration.hpp"
+#include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/cost/memory.hpp"
 #include "stepcast/plan/plan.hpp"
@@ -45,6 +49,22 @@ struct ComputeWindows {
   double layers_per_stage = 0.0;  ///< transformer layers of one pipeline stage (all its chunks)
 };
 
+/// Collectives priced for one topology and calibration, remembered by group shape, collective
+/// and size: the planner prices the same collectives for thousands of plans. The answers are
+/// the same with or without it. Not thread-safe: one per thread.
+class StepCommunicationCache {
+ public:
+  struct Priced {
+    Seconds time;
+    std::string model;
+    bool outside_calibration = false;
+  };
+  using GroupKey = std::tuple<int, int, int, int>;  // ranks, stride, concurrent groups, their offset
+  std::optional<std::optional<NcclHardware>> hardware;  // read once; the inner none: a GPU NCCL does not know
+  std::map<GroupKey, CollectiveGroup> groups;
+  std::map<std::tuple<GroupKey, int, double>, Priced> prices;  // group, collective, size in bytes
+};
+
 /// What communication options the step needs (the planner turns explanations off).
 struct CommunicationOptions {
   /// DDP's bucket (bucket_cap_mb) and DeepSpeed's reduce_bucket_size, as the memory model has them.
@@ -52,6 +72,8 @@ struct CommunicationOptions {
   double zero_bucket_elements = 0.0;
   /// Measured tier figures from `stepcast calibrate` (not owned; may be null).
   const Calibration* calibration = nullptr;
+  /// Remembered prices for this topology and calibration (not owned; may be null).
+  StepCommunicationCache* cache = nullptr;
 };
 
 /// The step's collectives, their total and exposed time, and the tensor-parallel part (which
