@@ -83,6 +83,21 @@ CommTerm pieces_term(std::string name, CollectiveOp op, const Group& g, Bytes to
   return t;
 }
 
+// The exposed share of the tensor-parallel collectives under tp-overlap: per slice (a GEMM block
+// of a layer's pass: 2 per layer forward, 2 or with full recompute 4 backward), what its
+// collectives take beyond its compute, plus one chunk (1/tp) of them, over their time.
+double tp_overlap_exposed_share(const std::vector<CommTerm>& terms, const ComputeWindows& w, double layers,
+                                double backward_slices, int tp) {
+  Seconds comm;  // per slice: one call of each term
+  for (const CommTerm& t : terms) comm += t.time / t.calls;
+  if (!(comm.value() > 0.0) || !(layers > 0.0)) return 1.0;
+  const Seconds forward_slice = w.forward / (2.0 * layers);
+  const Seconds backward_slice = w.backward / (backward_slices * layers);
+  const Seconds chunk = comm / static_cast<double>(tp);
+  const Seconds exposed = (max0(comm - forward_slice) + chunk) * 2.0 + (max0(comm - backward_slice) + chunk) * backward_slices;
+  return std::min(1.0, exposed / (comm * (2.0 + backward_slices)));
+}
+
 }  // namespace
 
 std::string_view to_string(CommGroup group) {
@@ -141,9 +156,15 @@ StepCommunication step_communication(const workload::Workload& workload, const p
     } else {
       out.terms.push_back(uniform_term("TP all-reduce", CollectiveOp::kAllReduce, tp, activation, calls));
     }
+    // Without overlap they sit between dependent GEMMs: all exposed. With tp-overlap each slice's
+    // collectives run in tp chunks beside its GEMMs: what outlasts the slice's compute is exposed,
+    // and one chunk always is (the first gathered or the last reduced: Wang et al. 2022,
+    // "Overlap Communication with Dependent Computation via Decomposition", ASPLOS'23).
+    const double per_slice = plan.tp_overlap ? tp_overlap_exposed_share(out.terms, windows, layers_per_stage, passes == 4.0 ? 4.0 : 2.0, plan.tp)
+                                             : 1.0;
     for (auto& term : out.terms) {
-      term.exposed = term.time;
-      out.tensor += term.time;
+      term.exposed = term.time * per_slice;
+      out.tensor += term.exposed;
     }
   }
   // Pipeline: each stage sends every micro-batch's activations forward and gradients backward
@@ -160,7 +181,9 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   // Data parallel, by sharding strategy. Ranks of a data-parallel group are tp*pp apart.
   const int dp_stride = plan.tp * plan.pp;
   const double params = workload.parameters / dp_stride;
-  const Bytes grads = Bytes(params * per.gradients);
+  // Gradients travel in the type they are reduced in (grad-reduce=), else their own.
+  const double reduce_bytes = plan.grad_reduce ? (*plan.grad_reduce == plan::Precision::kFp32 ? 4.0 : 2.0) : per.gradients;
+  const Bytes grads = Bytes(params * reduce_bytes);
   const Bytes weights = Bytes(params * per.parameters);
   if (plan.dp > 1) {
     const int stage = plan.zero_stage();
@@ -184,7 +207,7 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // (ZeRO section 7).
       const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, plan.dp, dp_stride, beside_tensor_ranks);
       const double reductions = stage == 2 ? m : 1.0;
-      const Bytes bucket = std::min(grads, Bytes(options.zero_bucket_elements * per.gradients));
+      const Bytes bucket = std::min(grads, Bytes(options.zero_bucket_elements * reduce_bytes));
       CommTerm rs = pieces_term("ZeRO gradient reduce-scatter", CollectiveOp::kReduceScatter, dp, grads, bucket, reductions);
       const Seconds last = time_of(CollectiveOp::kReduceScatter, bucket, dp);
       rs.exposed = std::max(max0(rs.time - backward_window * reductions), last);
@@ -201,7 +224,7 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // gathers take beyond the compute when the group's share of the NICs is too slow.
       const Group shard = make_group(topology, hardware, model, cache, CommGroup::kShardGroup, shard_ranks, dp_stride, beside_tensor_ranks);
       const Bytes unit = Bytes(layer_parameter_count_per_rank(shape, plan) * per.parameters);
-      const Bytes unit_grads = Bytes(layer_parameter_count_per_rank(shape, plan) * per.gradients);
+      const Bytes unit_grads = Bytes(layer_parameter_count_per_rank(shape, plan) * reduce_bytes);
       const double mb = m;
       CommTerm fwd = pieces_term("FSDP all-gather (forward)", CollectiveOp::kAllGather, shard, weights, unit, mb);
       const Seconds first_unit = time_of(CollectiveOp::kAllGather, unit, shard);

@@ -127,6 +127,29 @@ TEST_SUITE("cost.collective_model") {
     CHECK(p.bandwidth_time.value() == doctest::Approx(8.0 * 24.0 / 32.0 * 1073741824.0 / 400e9));
   }
 
+  TEST_CASE("grad-reduce=fp32 reduces twice the bytes of bf16 gradients: twice the 25 MiB DDP buckets") {
+    const topology::Topology topo = shipped("dgx-h100.json", 2);
+    const CommTerm own = term(predict("llama2-7b.json", "dp=16,gbs=64,flash=on", topo), CommGroup::kData);
+    const CommTerm fp32 = term(predict("llama2-7b.json", "dp=16,gbs=64,flash=on,grad-reduce=fp32", topo), CommGroup::kData);
+    CHECK(fp32.size.value() == own.size.value());  // bucket_cap_mb is bytes, whatever the type
+    CHECK(fp32.calls == doctest::Approx(2.0 * own.calls));
+    CHECK(fp32.time.value() > 1.9 * own.time.value());
+  }
+
+  TEST_CASE("tp-overlap: with slices longer than their collectives only one chunk of tp is exposed") {
+    // Llama-2 70B on one DGX H100 node, tp = 8, sequence parallel: each slice's all-gather and
+    // reduce-scatter of s x b x h take far less than the slice's GEMMs, so per slice comm / tp
+    // stays exposed (Wang et al. 2022's decomposition): 1/8 of the collectives' time.
+    const topology::Topology topo = shipped("dgx-h100.json", 1);
+    const StepPrediction plain = predict("llama2-70b.json", "tp=8,sp=on,gbs=8,recompute=full,flash=on", topo);
+    const StepPrediction over = predict("llama2-70b.json", "tp=8,sp=on,gbs=8,recompute=full,flash=on,tp-overlap=on", topo);
+    const CommTerm& a = term(plain, CommGroup::kTensor);
+    const CommTerm& b = term(over, CommGroup::kTensor);
+    CHECK(a.exposed.value() == doctest::Approx(a.time.value()));
+    CHECK(b.exposed.value() == doctest::Approx(b.time.value() / 8.0));
+    CHECK(over.step_time < plain.step_time);
+  }
+
   TEST_CASE("a named closed form or a closed-form calibration prices with the closed form") {
     const topology::Topology topo = shipped("p4d-24xlarge.json", 2);
     const topology::CommTiers tiers = topo.tiers(16);

@@ -40,6 +40,10 @@ struct TensorParallelComm {
   Bytes size;                           ///< nccl-tests' S of each call: the activation s x b x h
   int forward_slices = 2;               ///< per layer: after attention and after the MLP
   int backward_slices = 2;              ///< 4 with full recompute (the forward's two run again)
+  /// tp-overlap=on: a slice's collectives start with its compute, in tp chunks, so the slice ends
+  /// when both have, plus one chunk (1/tp of the collectives' time) that nothing hides.
+  bool overlap = false;
+  int tp = 1;
 };
 
 /// FSDP / ZeRO-3 (Zhao et al. 2023, PyTorch FSDP, section 3.3): before a layer's forward (and,
