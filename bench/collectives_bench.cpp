@@ -1,8 +1,10 @@
-// Speed of the analytical collective model: one estimate_collective call per iteration. The
-// planner evaluates millions of these, so the target is over 1 million evaluations/s per core.
+// Speed of the analytical collective models: one estimate_collective (closed form) or
+// price_collective (NCCL's pick) call per iteration. The target is over 1 million evaluations/s
+// per core; the planner also remembers prices across plans (cost::StepCommunicationCache).
 #include <benchmark/benchmark.h>
 
 #include "stepcast/core/units.hpp"
+#include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/topology/topology.hpp"
 
@@ -50,7 +52,24 @@ void BM_Collectives_ExplainRingAllReduce(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// The collective model every command prices with (NCCL's pick among its 9 candidates, on the
+// group's NCCL system computed once): one price_collective call of a 25 MiB all-reduce on DGX
+// H100 nodes, as many as `ranks` fill.
+void BM_Collectives_NcclModel(benchmark::State& state) {
+  const int ranks = static_cast<int>(state.range(0));
+  const topology::Topology topo = topology::load_topology(STEPCAST_SOURCE_DIR "/topologies/dgx-h100.json", (ranks + 7) / 8);
+  const CollectiveGroup group = collective_group(topo, topo.tiers(ranks));
+  Bytes size = bytes(26214400.0);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(size);
+    const CollectivePrice p = price_collective(group, CollectiveOp::kAllReduce, size, {});
+    benchmark::DoNotOptimize(p.time);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 BENCHMARK(BM_Collectives_RingAllReduce)->RangeMultiplier(2)->Range(8, 4096);
+BENCHMARK(BM_Collectives_NcclModel)->Arg(8)->Arg(1024);
 BENCHMARK(BM_Collectives_Hierarchical)->RangeMultiplier(2)->Range(8, 4096);
 BENCHMARK(BM_Collectives_Tree)->Arg(8)->Arg(4096);
 BENCHMARK(BM_Collectives_ExplainRingAllReduce)->Arg(16);

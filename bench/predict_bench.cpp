@@ -14,13 +14,17 @@ using namespace stepcast;
 
 const std::filesystem::path kSource = STEPCAST_SOURCE_DIR;
 
-void run_prediction(benchmark::State& state, bool explain) {
+void run_prediction(benchmark::State& state, bool explain, bool cached) {
   const auto topo = topology::load_topology(kSource / "topologies/p4d-24xlarge.json", 8);
   const auto w = workload::load_workload(kSource / "workloads/llama2-70b.json");
   const auto p = plan::resolve(plan::parse_plan("tp=8,pp=4,sp=on,recompute=selective,flash=on,gbs=512"), w, topo.gpu_count());
   plan::validate(p, w, topo.gpu_count());
   cost::StepOptions options;
   options.explain = explain;
+  // The planner's threads remember collective prices across plans; without, each prediction
+  // prices its collectives afresh (predict, simulate).
+  cost::StepCommunicationCache cache;
+  if (cached) options.communication_cache = &cache;
   for (auto _ : state) {
     auto prediction = cost::predict_step(w, p, topo, options);
     benchmark::DoNotOptimize(prediction);
@@ -28,10 +32,12 @@ void run_prediction(benchmark::State& state, bool explain) {
   state.SetItemsProcessed(state.iterations());
 }
 
-void BM_Predict_Llama2_70B_64Gpus(benchmark::State& state) { run_prediction(state, false); }
-void BM_Predict_Llama2_70B_64Gpus_Explained(benchmark::State& state) { run_prediction(state, true); }
+void BM_Predict_Llama2_70B_64Gpus(benchmark::State& state) { run_prediction(state, false, true); }
+void BM_Predict_Llama2_70B_64Gpus_Uncached(benchmark::State& state) { run_prediction(state, false, false); }
+void BM_Predict_Llama2_70B_64Gpus_Explained(benchmark::State& state) { run_prediction(state, true, false); }
 
 }  // namespace
 
 BENCHMARK(BM_Predict_Llama2_70B_64Gpus);
+BENCHMARK(BM_Predict_Llama2_70B_64Gpus_Uncached);
 BENCHMARK(BM_Predict_Llama2_70B_64Gpus_Explained);

@@ -219,7 +219,17 @@ std::vector<Sample> select_samples(const std::vector<Measurements>& all, const t
                          fmt::format("the {} run has {} ranks but topology {} has {} GPUs (pass --nodes)", run.program,
                                      run.ranks, topology.name(), topology.gpu_count()));
       }
-      const topology::CommTiers tiers = topology.tiers(run.ranks);
+      topology::CommTiers tiers = topology.tiers(run.ranks);
+      // Fewer ranks per host than the topology's GPUs per node (nccl-tests -g/--ntasks-per-node
+      // below the node's size): every (gpus per node / ranks per host)-th GPU, so each node holds
+      // that many ranks, each on its own GPU and NIC as on a node of that size.
+      if (run.hosts > 0 && run.hosts != tiers.nodes && run.ranks % run.hosts == 0) {
+        const int per_host = run.ranks / run.hosts;
+        const int stride = topology.gpus_per_node() / per_host;
+        if (topology.gpus_per_node() % per_host == 0 && (run.ranks - 1) * stride < topology.gpu_count()) {
+          tiers = topology.tiers(run.ranks, stride);
+        }
+      }
       if (run.hosts > 0 && run.hosts != tiers.nodes) {
         throw InputError(m.file, at,
                          fmt::format("the {} run's {} ranks ran on {} hosts, but topology {} ({} GPUs per node) places "

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <utility>
 
-#include "stepcast/cost/nccl_tuning.hpp"
+#include "stepcast/cost/collective_model.hpp"
 
 namespace stepcast::calibrate {
 
@@ -62,16 +62,12 @@ Comparison compare(const std::vector<Sample>& samples, const cost::Calibration& 
 
 Comparison compare_nccl(const std::vector<Sample>& samples, const topology::Topology& topology,
                         const cost::Calibration& calibration) {
-  const cost::NcclTuning tuning = cost::nccl_tuning(calibration);
+  cost::CollectiveModel model;
+  model.calibration = &calibration;
   std::vector<ComparedPoint> points;
   for (const Sample& s : samples) {
-    if (!cost::has_nccl_tuning(s.op) || s.tiers.ranks < 2) {
-      points.push_back(compared(s, alpha_beta_time(s, calibration), std::string(cost::to_string(s.algorithm))));
-      continue;
-    }
-    const cost::NcclSystem system = cost::nccl_system(topology, s.tiers);
-    const cost::NcclCandidate pick = cost::nccl_choose(s.op, s.size, system, {}, tuning).chosen();
-    points.push_back(compared(s, pick.time, fmt::format("{}/{}", cost::to_string(pick.algorithm), cost::to_string(pick.protocol))));
+    const cost::CollectivePrice price = cost::price_collective(cost::collective_group(topology, s.tiers), s.op, s.size, model);
+    points.push_back(compared(s, price.time, cost::model_name(price)));
   }
   return summarised(std::move(points));
 }

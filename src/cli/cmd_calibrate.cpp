@@ -2,6 +2,7 @@
 // or stepcast-nccl-bench JSON) and the compute model's kernel parameters to measured operators
 // (stepcast-kernel-bench JSON), and writes a calibration file that --calibration reads.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <memory>
@@ -96,6 +97,18 @@ std::string calibrate_collectives(const CalibrateOptions& o, const MeasuredInput
   }
   const auto fits = calibrate::fit_samples(fitted, in.measurements.front().file);
   for (const auto& f : fits) cal.collectives.push_back(f.entry);
+  // What the fit saw: outside it, every command that prices with the file warns.
+  cost::FittedRange range{fitted.front().size, fitted.front().size, fitted.front().tiers.ranks, fitted.front().tiers.ranks,
+                          fitted.front().tiers.nodes, fitted.front().tiers.nodes};
+  for (const calibrate::Sample& s : fitted) {
+    range.min_size = std::min(range.min_size, s.size);
+    range.max_size = std::max(range.max_size, s.size);
+    range.min_ranks = std::min(range.min_ranks, s.tiers.ranks);
+    range.max_ranks = std::max(range.max_ranks, s.tiers.ranks);
+    range.min_nodes = std::min(range.min_nodes, s.tiers.nodes);
+    range.max_nodes = std::max(range.max_nodes, s.tiers.nodes);
+  }
+  cal.range = range;
   std::string report = reading_summary(in.measurements, use, "held out by --holdout", o.in.verbose);
   report += fmt::format("fitted {} points on {} ({} GPUs)\n", fitted.size(), topo.name(), topo.gpu_count());
   report += fit_report(fits);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration_warning.hpp"
 #include "collective_format.hpp"
 #include "collective_nccl.hpp"
 #include "commands.hpp"
@@ -21,6 +22,7 @@
 #include "stepcast/core/explain.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/calibration.hpp"
+#include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/cost/nccl_tuning.hpp"
 #include "stepcast/sim/collective_flows.hpp"
@@ -66,7 +68,14 @@ struct Request {
   bool sweep = false;
   /// Set when NCCL's tuning model prices the collective (--algorithm auto or nvls, or --protocol).
   std::optional<cost::NcclFilter> nccl;
+  /// All-to-all and send/recv without --algorithm: NCCL's point-to-point channels (the collective model).
+  bool p2p = false;
 };
+
+// What priced the collective, for the output.
+std::string algorithm_label(const Request& r) {
+  return r.p2p ? "p2p (NCCL's point-to-point channels)" : std::string(cost::to_string(r.algorithm));
+}
 
 CollectiveOp parse_op(const std::string& text) {
   const std::optional<CollectiveOp> op = cost::parse_collective_op(text);
@@ -89,12 +98,15 @@ Algorithm parse_algorithm_for(CollectiveOp op, const std::string& text) {
 
 constexpr std::string_view kAuto = "auto";
 
-// NCCL's tuning model is asked for by --algorithm auto (or nvls, which only it models) or by a
-// --protocol; "auto" leaves that choice to the model, as NCCL's tuner does.
+// NCCL's tuning model prices every collective it tunes unless --algorithm names one of stepcast's
+// closed forms (ring, tree, hierarchical) without a --protocol; "auto" (the default) leaves the
+// choice to the model, as NCCL's tuner does.
 std::optional<cost::NcclFilter> parse_nccl_request(CollectiveOp op, const std::string& algorithm,
                                                    const std::string& protocol) {
   const std::optional<cost::NcclAlgorithm> nccl_algorithm = cost::parse_nccl_algorithm(algorithm);
-  const bool wanted = algorithm == kAuto || nccl_algorithm == cost::NcclAlgorithm::kNvls || !protocol.empty();
+  const bool by_default = algorithm.empty() && protocol.empty() && cost::has_nccl_tuning(op);
+  const bool wanted =
+      by_default || algorithm == kAuto || nccl_algorithm == cost::NcclAlgorithm::kNvls || !protocol.empty();
   if (!wanted) return std::nullopt;
   if (!cost::has_nccl_tuning(op)) {
     throw InputError(fmt::format("--algorithm auto and --protocol price NCCL's collective algorithms, and NCCL runs {} as "
@@ -191,11 +203,8 @@ Request parse_request(const CollectiveOptions& o) {
   r.op = parse_op(o.op);
   r.nccl = parse_nccl_request(r.op, o.algorithm, o.protocol);
   if (!r.nccl) r.algorithm = parse_algorithm_for(r.op, o.algorithm);
+  r.p2p = !r.nccl && o.algorithm.empty() && !cost::has_nccl_tuning(r.op);
   r.engine = parse_engine(o.engine);
-  if (r.nccl && r.engine == Engine::kDes) {
-    throw InputError("--engine des runs stepcast's own algorithms; NCCL's tuning model (--algorithm auto, nvls, "
-                     "--protocol) is analytical only");
-  }
   if (o.size.empty() == o.sizes.empty()) {
     throw InputError("give exactly one of --size (one size, like \"14e9 B\") or --sizes (a sweep, like \"1MiB:16GiB\")");
   }
@@ -208,6 +217,12 @@ Request parse_request(const CollectiveOptions& o) {
   return r;
 }
 
+std::vector<int> first_ranks(int n) {
+  std::vector<int> ranks(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)] = i;
+  return ranks;
+}
+
 int resolve_ranks(const topology::Topology& topo, std::optional<int> ranks) {
   if (!ranks) return topo.gpu_count();
   if (*ranks < 1) throw InputError(fmt::format("--ranks must be at least 1, got {}", *ranks));
@@ -218,16 +233,20 @@ int resolve_ranks(const topology::Topology& topo, std::optional<int> ranks) {
   return *ranks;
 }
 
-// The discrete-event engine runs the same algorithm as flows on the topology's links; bytes and
-// steps stay the algorithm's, time comes from the simulation, algbw and busbw follow from it.
+// The discrete-event engine runs the collective as the model priced it (calibration applied) as
+// flows on the topology's links; bytes and steps stay the model's, time comes from the
+// simulation, algbw and busbw follow from it.
 CollectiveCost simulate(const Request& r, Bytes size, const topology::Topology& topo, const topology::CommTiers& tiers,
-                        bool explain) {
-  CollectiveCost c = explain ? cost::explain_collective(r.op, r.algorithm, size, tiers)
-                             : cost::estimate_collective(r.op, r.algorithm, size, tiers);
-  std::vector<int> ranks(static_cast<std::size_t>(tiers.ranks));
-  for (int i = 0; i < tiers.ranks; ++i) ranks[static_cast<std::size_t>(i)] = i;
+                        const cost::Calibration* calibration, bool explain) {
+  const topology::CommTiers priced = calibration ? cost::apply(*calibration, tiers, r.op, size) : tiers;
+  CollectiveCost c = explain ? cost::explain_collective(r.op, r.algorithm, size, priced)
+                             : cost::estimate_collective(r.op, r.algorithm, size, priced);
+  cost::CollectiveModel model;
+  model.closed_form = r.algorithm;
+  model.calibration = calibration;
+  const cost::CollectivePrice price = cost::price_collective(cost::collective_group(topo, tiers), r.op, size, model);
   const Seconds analytical = c.time;
-  c.time = sim::simulate_collective(topo, r.op, r.algorithm, size, ranks);
+  c.time = sim::simulate_collective(topo, r.op, size, price, first_ranks(tiers.ranks));
   c.algbw = c.time.value() > 0.0 ? size / c.time : BytesPerSecond(0.0);
   c.busbw = c.algbw * cost::busbw_factor(r.op, tiers.ranks);
   if (explain) {
@@ -237,14 +256,53 @@ CollectiveCost simulate(const Request& r, Bytes size, const topology::Topology& 
   return c;
 }
 
+// Send/recv and all-to-all on NCCL's point-to-point channels, in the closed forms' terms.
+CollectiveCost point_to_point(const Request& r, Bytes size, const topology::Topology& topo, const topology::CommTiers& tiers,
+                              const cost::Calibration* calibration, bool explain) {
+  cost::CollectiveModel model;
+  model.calibration = calibration;
+  const cost::CollectivePrice p = cost::price_collective(cost::collective_group(topo, tiers), r.op, size, model);
+  CollectiveCost c;
+  c.size = size;
+  c.ranks = tiers.ranks;
+  c.nodes = tiers.nodes;
+  c.bytes_sent_per_rank = p.flows.bytes_per_rank;
+  c.steps = 1;
+  c.latency_time = p.latency;
+  c.bandwidth_time = p.bandwidth_time;
+  c.time = p.time;
+  c.bottleneck = p.bottleneck;
+  if (r.engine == Engine::kDes) c.time = sim::simulate_collective(topo, r.op, size, p, first_ranks(tiers.ranks));
+  if (c.time.value() > 0.0) {
+    c.algbw = size / c.time;
+    c.busbw = c.algbw * cost::busbw_factor(r.op, tiers.ranks);
+  }
+  if (explain && p.p2p) {
+    c.explanation.push_back({"channels per peer", "NCCL's p2p channels (src/graph/paths.cc)", fmt::format("{}", p.p2p->channels_per_peer)});
+    c.explanation.push_back({"latency", p.p2p->latency_formula, format_seconds(p.latency)});
+    c.explanation.push_back({"bandwidth part", p.p2p->bandwidth_formula, format_seconds(p.bandwidth_time)});
+    if (r.engine == Engine::kDes) {
+      c.explanation.push_back({"discrete-event time", "the same transfers as flows on every link of the route, max-min shared",
+                               fmt::format("{} (analytical {})", format_seconds(c.time), format_seconds(p.time))});
+    }
+  }
+  return c;
+}
+
 CollectiveCost price(const Request& r, Bytes size, const topology::Topology& topo, const topology::CommTiers& tiers,
-                     bool explain) {
+                     const cost::Calibration* calibration, bool explain) {
+  if (r.p2p && tiers.ranks > 1 && cost::nccl_compute_capability(topo.gpu().name)) {
+    return point_to_point(r, size, topo, tiers, calibration, explain);
+  }
   switch (r.engine) {
-    case Engine::kAnalytical:
-      return explain ? cost::explain_collective(r.op, r.algorithm, size, tiers)
-                     : cost::estimate_collective(r.op, r.algorithm, size, tiers);
+    case Engine::kAnalytical: {
+      // A calibration replaces the tier figures per collective and size regime (stepcast calibrate).
+      const topology::CommTiers priced = calibration ? cost::apply(*calibration, tiers, r.op, size) : tiers;
+      return explain ? cost::explain_collective(r.op, r.algorithm, size, priced)
+                     : cost::estimate_collective(r.op, r.algorithm, size, priced);
+    }
     case Engine::kDes:
-      return simulate(r, size, topo, tiers, explain);
+      return simulate(r, size, topo, tiers, calibration, explain);
   }
   STEPCAST_UNREACHABLE("every engine is listed above");
 }
@@ -275,7 +333,7 @@ struct Context {
 nlohmann::json header_json(const Context& x) {
   return {
       {"op", std::string(cost::to_string(x.request.op))},
-      {"algorithm", std::string(cost::to_string(x.request.algorithm))},
+      {"algorithm", algorithm_label(x.request)},
       {"engine", std::string(to_string(x.request.engine))},
       {"topology", x.topo.name()},
       {"ranks", x.tiers.ranks},
@@ -286,7 +344,7 @@ nlohmann::json header_json(const Context& x) {
 
 std::string single_text(const Context& x, const CollectiveCost& c, bool explain) {
   std::string out;
-  out += fmt::format("collective   {}, {} ({} engine)\n", cost::to_string(x.request.op), cost::to_string(x.request.algorithm),
+  out += fmt::format("collective   {}, {} ({} engine)\n", cost::to_string(x.request.op), algorithm_label(x.request),
                      to_string(x.request.engine));
   out += fmt::format("topology     {} ({})\n", x.topo.name(), x.topology_path);
   out += fmt::format("ranks        {}\n", placement_text(x.tiers));
@@ -309,7 +367,7 @@ std::string single_text(const Context& x, const CollectiveCost& c, bool explain)
 
 // The table nccl-tests users read: size, time in us, algbw and busbw in GB/s.
 std::string sweep_text(const Context& x, const std::vector<CollectiveCost>& rows, bool explain) {
-  std::string out = fmt::format("# {}, {} on {}: {}\n", cost::to_string(x.request.op), cost::to_string(x.request.algorithm),
+  std::string out = fmt::format("# {}, {} on {}: {}\n", cost::to_string(x.request.op), algorithm_label(x.request),
                                 x.topo.name(), placement_text(x.tiers));
   out += fmt::format("# {:>15}  {:>10}  {:>14}  {:>12}  {:>12}  {}\n", "size (B)", "size", "time (us)", "algbw (GB/s)",
                      "busbw (GB/s)", "bottleneck");
@@ -322,6 +380,19 @@ std::string sweep_text(const Context& x, const std::vector<CollectiveCost>& rows
     for (const CollectiveCost& c : rows) out += fmt::format("\nhow, at {}:\n{}", format_bytes(c.size), render_explanation(c.explanation));
   }
   return out;
+}
+
+// The sizes a calibration is applied to beyond what it was fitted on.
+void warn_sizes_outside(const cost::Calibration& calibration, const std::string& file, const Request& request,
+                        const topology::CommTiers& tiers) {
+  std::vector<std::string> outside;
+  for (const Bytes size : request.sizes) {
+    if (!cost::within_fitted_range(calibration, size, tiers.ranks, tiers.nodes)) {
+      outside.push_back(fmt::format("{} {} over {} ranks on {} node(s)", format_bytes(size), cost::to_string(request.op),
+                                    tiers.ranks, tiers.nodes));
+    }
+  }
+  warn_outside_calibration(&calibration, file, outside);
 }
 
 // NCCL's tuning model at every size: the machine as NCCL sees it, then each size's choice.
@@ -341,12 +412,25 @@ std::string run_nccl(const CollectiveOptions& o, const Request& request, const t
   run.sizes = request.sizes;
   // A calibration corrects NCCL's model per protocol (its alpha-beta tiers do not apply here).
   cost::NcclTuning tuning;
+  std::optional<cost::Calibration> calibration;
   if (!o.calibration.empty()) {
-    const cost::Calibration calibration = cost::load_calibration(o.calibration);
-    tuning = cost::nccl_tuning(calibration);
-    run.calibrated = !calibration.nccl_protocols.empty();
+    calibration = cost::load_calibration(o.calibration);
+    tuning = cost::nccl_tuning(*calibration);
+    run.calibrated = !calibration->nccl_protocols.empty();
   }
   for (Bytes size : request.sizes) run.choices.push_back(cost::nccl_choose(request.op, size, run.system, run.filter, tuning));
+  if (run.calibrated) warn_sizes_outside(*calibration, o.calibration, request, tiers);
+  if (request.engine == Engine::kDes) {
+    // NCCL's pick as flows on the topology's links: the same model, contention from the links.
+    cost::CollectiveModel model;
+    model.nccl = run.filter;
+    model.calibration = run.calibrated ? &*calibration : nullptr;
+    const cost::CollectiveGroup group{tiers, run.system};
+    for (Bytes size : request.sizes) {
+      const cost::CollectivePrice price = cost::price_collective(group, request.op, size, model);
+      run.simulated.push_back(sim::simulate_collective(topo, request.op, size, price, first_ranks(tiers.ranks)));
+    }
+  }
   return o.json ? nccl_json(run, o.explain).dump(2) + "\n" : nccl_text(run, o.explain);
 }
 
@@ -355,7 +439,9 @@ void run_collective(const CollectiveOptions& o, std::optional<int> ranks, std::o
   if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
   const topology::Topology topo = topology::load_topology(data_path(o.topology), nodes);
   const topology::CommTiers tiers = topo.tiers(resolve_ranks(topo, ranks));
-  if (request.nccl) {
+  // One rank moves nothing: NCCL's model has nothing to tune, unless asked for by name.
+  const bool nccl_by_default = o.algorithm.empty() && o.protocol.empty();
+  if (request.nccl && !(tiers.ranks < 2 && nccl_by_default)) {
     emit(run_nccl(o, request, topo, tiers), o.output);
     return;
   }
@@ -363,11 +449,8 @@ void run_collective(const CollectiveOptions& o, std::optional<int> ranks, std::o
   rows.reserve(request.sizes.size());
   std::optional<cost::Calibration> calibration;
   if (!o.calibration.empty()) calibration = cost::load_calibration(o.calibration);
-  for (Bytes size : request.sizes) {
-    // A calibration replaces the tier figures per collective and size regime (stepcast calibrate).
-    const topology::CommTiers priced = calibration ? cost::apply(*calibration, tiers, request.op, size) : tiers;
-    rows.push_back(price(request, size, topo, priced, o.explain));
-  }
+  for (Bytes size : request.sizes) rows.push_back(price(request, size, topo, tiers, calibration ? &*calibration : nullptr, o.explain));
+  if (calibration) warn_sizes_outside(*calibration, o.calibration, request, tiers);
 
   const Context x{request, topo, tiers, o.topology};
   std::string text;

@@ -2,6 +2,7 @@
 // a breakdown that sums to the totals. A plan that does not fit still prints, then exits 3.
 #include <fmt/format.h>
 
+#include "calibration_warning.hpp"
 #include "commands.hpp"
 #include "fit_hint.hpp"
 #include "output.hpp"
@@ -83,7 +84,7 @@ nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p,
   j["headroom_bytes"] = p.fit.headroom.value();
   nlohmann::json comm = nlohmann::json::array();
   for (const auto& t : p.communication) {
-    comm.push_back({{"name", t.name}, {"op", cost::to_string(t.op)}, {"algorithm", cost::to_string(t.algorithm)},
+    comm.push_back({{"name", t.name}, {"op", cost::to_string(t.op)}, {"algorithm", t.model},
                     {"group", cost::to_string(t.group)}, {"ranks", t.ranks}, {"stride", t.stride}, {"size_bytes", t.size.value()},
                     {"calls", t.calls}, {"time_s", t.time.value()}, {"exposed_s", t.exposed.value()}});
   }
@@ -122,6 +123,7 @@ void run(const PredictCommand& c) {
   cost::StepOptions options = in.step_options();
   if (c.achieved_fraction > 0.0) options.achieved_fraction = c.achieved_fraction;
   const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, *in.topology, options);
+  warn_outside_calibration(options.calibration, c.plan.calibration, outside_calibration(p));
   const IntervalResult interval = interval_for(in, p.step_time, c.interval, c.achieved_fraction > 0.0);
   emit(c.json ? predict_json(in, p, interval, c.explain).dump(2) + "\n" : predict_text(in, p, interval, c.explain), c.output);
   if (!p.fit.fits) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <optional>
 
+#include "calibration_warning.hpp"
 #include "commands.hpp"
 #include "output.hpp"
 #include "plan_options.hpp"
@@ -194,7 +195,9 @@ Report compute(const ResilienceCommand& c, const PlanInputs& in) {
   } else if (in.workload.has_shape()) {
     cost::StepOptions step_options = in.step_options();
     step_options.explain = false;
-    r.step_time = cost::predict_step(in.workload, in.plan, topo, step_options).step_time;
+    const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, topo, step_options);
+    warn_outside_calibration(step_options.calibration, c.plan.calibration, outside_calibration(p));
+    r.step_time = p.step_time;
     r.step_time_origin = "predicted";
   }
   if (r.step_time) {

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "calibration_warning.hpp"
 #include "commands.hpp"
 #include "data_path.hpp"
 #include "output.hpp"
@@ -33,6 +37,7 @@ struct SearchCommand {
   bool json = false;
   std::string format = "text";
   std::string output;
+  std::string calibration;
 };
 
 /// The command line that reproduces the output (the thread count is left out: it changes nothing).
@@ -46,6 +51,7 @@ std::string command_line(const SearchCommand& c) {
   if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
   if (!c.precision.empty()) s += " --precision " + c.precision;
   if (c.flash) s += " --flash";
+  if (!c.calibration.empty()) s += " --calibration " + c.calibration;
   return s;
 }
 
@@ -72,10 +78,19 @@ void run(const SearchCommand& c) {
   report::Progress progress("plans", total);
   planner::SearchOptions options;
   options.threads = c.threads;
+  std::optional<cost::Calibration> calibration;
+  if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
+  options.step.calibration = calibration ? &*calibration : nullptr;
   options.on_progress = [&progress](std::size_t n) { progress.advance(n); };
   planner::SearchResult result = planner::search(w, topo, space, options);
   progress.finish();
   if (c.refine > 0) planner::refine_top(result, w, topo, static_cast<std::size_t>(c.refine), options.step, c.threads);
+  if (calibration && !result.ranked.empty()) {
+    cost::StepOptions step = options.step;
+    step.explain = false;
+    warn_outside_calibration(step.calibration, c.calibration,
+                             outside_calibration(cost::predict_step(w, result.ranked.front().plan, topo, step)));
+  }
 
   report::SearchContext context;
   context.command = command_line(c);
@@ -110,6 +125,8 @@ void add_search_command(CLI::App& app) {
   sub->add_option("--format", c->format, "text (default), markdown, csv (the ranked plans), json or html");
   sub->add_flag("--json", c->json, "Same as --format json");
   sub->add_option("-o,--output", c->output, "Write to this file (atomically) instead of stdout");
+  sub->add_option("--calibration", c->calibration,
+                  "Calibration file from `stepcast calibrate`: every plan's collectives and compute priced with it");
   sub->callback([c] { run(*c); });
 }
 

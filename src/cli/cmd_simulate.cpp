@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "calibration_warning.hpp"
 #include "commands.hpp"
 #include "output.hpp"
 #include "plan_options.hpp"
@@ -184,7 +185,8 @@ void run(const SimulateCommand& c) {
   cost::StepOptions options = in.step_options();
   options.explain = false;
   const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, topo, options);
-  const sim::PlannedStep planned = sim::plan_step(in.plan, p);
+  warn_outside_calibration(options.calibration, c.plan.calibration, outside_calibration(p));
+  const sim::PlannedStep planned = sim::plan_step(in.plan, p, options.calibration);
   const sim::StepResult r = sim::simulate_step(topo, planned.spec, pert, !c.trace.empty());
   if (!c.trace.empty()) write_file_atomically(c.trace, sim::chrome_trace_json(r));
   // The interval comes from the analytical model's errors on measured runs, placed around the

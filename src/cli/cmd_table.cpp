@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "calibration_warning.hpp"
 #include "commands.hpp"
 #include "data_path.hpp"
 #include "output.hpp"
@@ -31,6 +35,7 @@ struct TableCommand {
   bool flash = false;
   std::string format = "text";
   std::string output;
+  std::string calibration;
 };
 
 std::string join(const std::vector<std::string>& items) {
@@ -51,6 +56,7 @@ std::string command_line(const TableCommand& c) {
   if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
   if (!c.precision.empty()) s += " --precision " + c.precision;
   if (c.flash) s += " --flash";
+  if (!c.calibration.empty()) s += " --calibration " + c.calibration;
   s += " --format " + std::string(report::to_string(report::parse_format(c.format, "--format")));
   return s;
 }
@@ -79,10 +85,33 @@ void run(const TableCommand& c) {
     req.plan = family;
   }
   req.search.threads = c.threads;
+  std::optional<cost::Calibration> calibration;
+  if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
+  req.search.step.calibration = calibration ? &*calibration : nullptr;
   report::Progress progress("cells", req.workloads.size() * req.topologies.size() * req.gpus.size());
   req.on_cell = [&progress](std::size_t) { progress.advance(); };
   const auto cells = planner::capacity_sweep(req);
   progress.finish();
+  if (calibration) {
+    // Each shown plan, priced again to name its collectives outside the fitted range.
+    std::vector<std::string> outside;
+    for (const planner::CapacityCell& cell : cells) {
+      if (!cell.fits || !cell.plan) continue;
+      for (std::size_t i = 0; i < req.workloads.size(); ++i) {
+        if (req.workloads[i].name != cell.workload) continue;
+        for (const auto& path : req.topologies) {
+          const topology::Topology topo = topology::load_topology(path, cell.nodes);
+          if (topo.name() != cell.topology) continue;
+          cost::StepOptions step = req.search.step;
+          step.explain = false;
+          for (const std::string& o : outside_calibration(cost::predict_step(req.workloads[i], *cell.plan, topo, step))) {
+            outside.push_back(fmt::format("{} on {} GPUs: {}", cell.workload, cell.gpus, o));
+          }
+        }
+      }
+    }
+    warn_outside_calibration(&*calibration, c.calibration, outside);
+  }
   report::CostSettings cost{c.tokens, c.price};
   emit(report::render(report::capacity_report(cells, command_line(c), c.global_batch, c.seq, cost), format), c.output);
 }
@@ -110,6 +139,8 @@ void add_table_command(CLI::App& app) {
   sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention");
   sub->add_option("--format", c->format, "text (default), markdown, csv, json or html");
   sub->add_option("-o,--output", c->output, "Write to this file (atomically) instead of stdout");
+  sub->add_option("--calibration", c->calibration,
+                  "Calibration file from `stepcast calibrate`: every plan's collectives and compute priced with it");
   sub->callback([c] { run(*c); });
 }
 

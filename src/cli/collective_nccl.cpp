@@ -2,6 +2,7 @@
 // every candidate (latency part and bandwidth part), and the sentence on why the winner won.
 #include "collective_nccl.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 
 #include "collective_format.hpp"
@@ -29,12 +30,20 @@ BytesPerSecond busbw(const NcclRun& run, const NcclCandidate& c) {
   return c.algbw * cost::busbw_factor(run.op, run.tiers.ranks);
 }
 
+// Why a candidate lost to the chosen one: the part of its time that is longer.
+std::string lost_because(const NcclCandidate& c, const NcclCandidate& w) {
+  const Seconds more_latency = c.latency - w.latency;
+  const Seconds more_bandwidth = c.bandwidth_time - w.bandwidth_time;
+  if (more_bandwidth >= more_latency) return fmt::format("  +{} in its bandwidth part", format_seconds(more_bandwidth));
+  return fmt::format("  +{} in its latency", format_seconds(more_latency));
+}
+
 std::string candidates_text(const NcclChoice& choice) {
   std::string out = fmt::format("  {:<13} {:>12}  {:>12}  {:>14}  {:>12}\n", "candidate", "time (us)", "latency (us)",
                                 "bandwidth (us)", "algbw (GB/s)");
   for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
     const NcclCandidate& c = choice.candidates[i];
-    const std::string mark = i == choice.winner ? " <- chosen" : "";
+    const std::string mark = i == choice.winner ? " <- chosen" : c.enabled() ? lost_because(c, choice.chosen()) : "";
     if (!c.enabled()) {
       out += fmt::format("  {:<13} left out: {}\n", name_of(c), c.disabled_because);
       continue;
@@ -47,6 +56,33 @@ std::string candidates_text(const NcclChoice& choice) {
   out += fmt::format("  {} latency: {} = {}\n", name_of(w), w.latency_formula, format_seconds(w.latency));
   out += fmt::format("  {} algbw (GB/s): {} = {}\n", name_of(w), w.bandwidth_formula, format_bandwidth(w.algbw));
   return out;
+}
+
+// The tier whose channels set the chosen candidate's bandwidth: NCCL's graph through the GPUs'
+// NVLink (or PCIe) on one node, through the NICs the group's GPUs use across nodes.
+std::string bound_text(const NcclRun& run, const NcclCandidate& w) {
+  const cost::NcclSystem& s = run.system;
+  if (w.algorithm == cost::NcclAlgorithm::kNvls) {
+    return fmt::format("NVLink SHARP: {} NVLS channels x {} through the NVSwitch", s.nvls_channels,
+                       format_bandwidth(s.nvls_channel_bw));
+  }
+  if (s.nodes == 1) {
+    return fmt::format("{}: {} channels x {} over each GPU's links", s.nvlink ? "NVLink" : "PCIe", s.channels,
+                       format_bandwidth(s.channel_bw));
+  }
+  return fmt::format("the NICs: {} channels x {} through the {} NIC(s) of each node its GPUs use ({} in all)", s.channels,
+                     format_bandwidth(s.channel_bw), run.tiers.nics, format_bandwidth(run.tiers.group_nic_bw));
+}
+
+// What the discrete-event run saw beside the formula: alone on idle links the two agree unless a
+// link on the route is slower than NCCL's channels.
+std::string simulated_text(const NcclRun& run, std::size_t i) {
+  const Seconds des = run.simulated[i];
+  const Seconds model = run.choices[i].chosen().time;
+  const double gap = model.value() > 0.0 ? (des.value() - model.value()) / model.value() * 100.0 : 0.0;
+  const std::string saw = std::abs(gap) < 1.0 ? "the flows met no link slower than NCCL's channels"
+                                              : "a link on the route is slower than NCCL's channels, so the flows took longer";
+  return fmt::format("{} ({:+.1f}% against the formula: {})", format_seconds(des), gap, saw);
 }
 
 std::string system_text(const NcclRun& run) {
@@ -66,7 +102,9 @@ std::string single_text(const NcclRun& run, bool explain) {
                      format_seconds(w.bandwidth_time));
   out += fmt::format("algbw        {}\n", format_bandwidth(w.algbw));
   out += fmt::format("busbw        {}\n", format_bandwidth(busbw(run, w)));
+  out += fmt::format("bound by     {}\n", bound_text(run, w));
   out += fmt::format("why          {}\n", choice.why);
+  if (!run.simulated.empty()) out += fmt::format("simulated    {}\n", simulated_text(run, 0));
   if (explain) out += "\n" + system_text(run) + "\ncandidates (time = latency + S / algbw):\n" + candidates_text(choice);
   return out;
 }
@@ -85,13 +123,15 @@ std::string switch_points(const NcclRun& run) {
 std::string sweep_text(const NcclRun& run, bool explain) {
   std::string out = fmt::format("# {}, NCCL's choice ({}) on {}: {}; {}{}\n", cost::to_string(run.op), request_text(run.filter),
                                 run.topo->name(), placement_text(run.tiers), kModel, run.calibrated ? ", calibrated" : "");
-  out += fmt::format("# {:>15}  {:>10}  {:>14}  {:>12}  {:>12}  {}\n", "size (B)", "size", "time (us)", "algbw (GB/s)",
-                     "busbw (GB/s)", "algorithm/protocol");
+  const bool des = !run.simulated.empty();
+  out += fmt::format("# {:>15}  {:>10}  {:>14}  {:>12}  {:>12}  {}{}\n", "size (B)", "size", "time (us)", "algbw (GB/s)",
+                     "busbw (GB/s)", "algorithm/protocol", des ? "  simulated (us)" : "");
   for (std::size_t i = 0; i < run.sizes.size(); ++i) {
     const NcclCandidate& w = run.choices[i].chosen();
-    out += fmt::format("  {:>15}  {:>10}  {:>14.2f}  {:>12.2f}  {:>12.2f}  {}\n", bytes_json(run.sizes[i]).dump(),
+    const std::string simulated = des ? fmt::format("  {:>14.2f}", run.simulated[i].value() * unit::kMega) : "";
+    out += fmt::format("  {:>15}  {:>10}  {:>14.2f}  {:>12.2f}  {:>12.2f}  {:<18}{}\n", bytes_json(run.sizes[i]).dump(),
                        format_bytes(run.sizes[i]), w.time.value() * unit::kMega, w.algbw.value() / unit::kGiga,
-                       busbw(run, w).value() / unit::kGiga, name_of(w));
+                       busbw(run, w).value() / unit::kGiga, name_of(w), simulated);
   }
   out += switch_points(run);
   if (explain) {
@@ -127,7 +167,7 @@ nlohmann::json result_json(const NcclRun& run, std::size_t i, bool explain) {
   const NcclCandidate& w = choice.chosen();
   nlohmann::json candidates = nlohmann::json::array();
   for (const NcclCandidate& c : choice.candidates) candidates.push_back(candidate_json(c, explain));
-  return {{"size_bytes", bytes_json(run.sizes[i])},
+  nlohmann::json j = {{"size_bytes", bytes_json(run.sizes[i])},
           {"chosen_algorithm", std::string(cost::to_string(w.algorithm))},
           {"chosen_protocol", std::string(cost::to_string(w.protocol))},
           {"latency_time_s", sig9(w.latency.value())},
@@ -135,8 +175,11 @@ nlohmann::json result_json(const NcclRun& run, std::size_t i, bool explain) {
           {"time_s", sig9(w.time.value())},
           {"algbw_GBps", gbps(w.algbw)},
           {"busbw_GBps", gbps(busbw(run, w))},
+          {"bound_by", bound_text(run, w)},
           {"why", choice.why},
           {"candidates", std::move(candidates)}};
+  if (!run.simulated.empty()) j["simulated_time_s"] = sig9(run.simulated[i].value());
+  return j;
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ struct NcclRun {
   bool sweep = false;
   std::vector<Bytes> sizes;
   std::vector<cost::NcclChoice> choices;  ///< one per size
+  std::vector<Seconds> simulated;         ///< with --engine des: the discrete-event time per size
 };
 
 /// nccl-tests-style text: one size with NCCL's choice and why, or a sweep table with the sizes

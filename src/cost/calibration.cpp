@@ -5,13 +5,19 @@
 
 #include <fmt/format.h>
 
+#include "stepcast/core/explain.hpp"
+
 namespace stepcast::cost {
 namespace {
 
 topology::CommTiers override_tiers(const TierOverrides& o, topology::CommTiers tiers) {
   if (o.intra_bw) tiers.intra_bw = o.intra_bw->value;
   if (o.intra_latency) tiers.intra_latency = o.intra_latency->value;
-  if (o.node_bw) tiers.node_bw = o.node_bw->value;
+  if (o.node_bw) {
+    // What NCCL's search sees alone scales with the measured figure.
+    if (tiers.node_bw.value() > 0.0) tiers.group_nic_bw *= o.node_bw->value / tiers.node_bw;
+    tiers.node_bw = o.node_bw->value;
+  }
   if (o.gpu_nic_bw) tiers.gpu_nic_bw = o.gpu_nic_bw->value;
   if (o.inter_latency) tiers.inter_latency = o.inter_latency->value;
   return tiers;
@@ -56,6 +62,21 @@ KernelParams kernel_params(const Calibration& calibration, const topology::GpuSp
   p.host_overhead = c.host_overhead.value_or(p.host_overhead);
   p.source = fmt::format("calibrated: {} (defaults elsewhere: {})", c.source, p.source);
   return p;
+}
+
+bool within_fitted_range(const Calibration& calibration, Bytes size, int ranks, int nodes) {
+  if (!calibration.range) return true;
+  const FittedRange& r = *calibration.range;
+  return !(size < r.min_size) && !(r.max_size < size) && ranks >= r.min_ranks && ranks <= r.max_ranks &&
+         nodes >= r.min_nodes && nodes <= r.max_nodes;
+}
+
+std::string to_string(const FittedRange& r) {
+  const auto span = [](int lo, int hi, std::string_view one, std::string_view many) {
+    return lo == hi ? fmt::format("{} {}", lo, lo == 1 ? one : many) : fmt::format("{} to {} {}", lo, hi, many);
+  };
+  return fmt::format("sizes {} to {}, {}, {}", format_bytes(r.min_size), format_bytes(r.max_size),
+                     span(r.min_ranks, r.max_ranks, "rank", "ranks"), span(r.min_nodes, r.max_nodes, "node", "nodes"));
 }
 
 }  // namespace stepcast::cost

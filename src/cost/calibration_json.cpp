@@ -122,8 +122,23 @@ CalibratedNcclProtocol read_nccl_protocol(const JsonReader& r) {
   return p;
 }
 
+FittedRange read_range(const JsonReader& r) {
+  r.check_keys({"min_size", "max_size", "min_ranks", "max_ranks", "min_nodes", "max_nodes"});
+  FittedRange f;
+  f.min_size = r.at("min_size").quantity<Bytes>();
+  f.max_size = r.at("max_size").quantity<Bytes>();
+  if (f.max_size < f.min_size) r.at("max_size").fail("max_size is below min_size");
+  f.min_ranks = static_cast<int>(r.at("min_ranks").count());
+  f.max_ranks = static_cast<int>(r.at("max_ranks").count());
+  if (f.max_ranks < f.min_ranks) r.at("max_ranks").fail("max_ranks is below min_ranks");
+  f.min_nodes = static_cast<int>(r.at("min_nodes").count());
+  f.max_nodes = static_cast<int>(r.at("max_nodes").count());
+  if (f.max_nodes < f.min_nodes) r.at("max_nodes").fail("max_nodes is below min_nodes");
+  return f;
+}
+
 Calibration read_calibration(const JsonReader& root) {
-  root.check_keys({"source", "tiers", "collectives", "compute", "nccl_protocols"});
+  root.check_keys({"source", "tiers", "collectives", "compute", "nccl_protocols", "fitted_range"});
   Calibration c;
   c.source = root.at("source").string();
   if (auto v = root.find("tiers")) c.tiers = read_tiers(*v);
@@ -131,6 +146,7 @@ Calibration read_calibration(const JsonReader& root) {
     for (const JsonReader& e : v->elements()) c.collectives.push_back(read_collective(e));
   }
   if (auto v = root.find("compute")) c.compute = read_compute(*v);
+  if (auto v = root.find("fitted_range")) c.range = read_range(*v);
   if (auto v = root.find("nccl_protocols")) {
     for (const auto& [name, value] : v->members()) {
       const std::optional<NcclProtocol> protocol = parse_nccl_protocol(name);
@@ -222,6 +238,15 @@ std::string to_json_text(const Calibration& calibration) {
       protocols[std::string(to_string(protocol))] = std::move(e);
     }
     j["nccl_protocols"] = std::move(protocols);
+  }
+  if (calibration.range) {
+    const FittedRange& r = *calibration.range;
+    j["fitted_range"] = json{{"min_size", fmt::format("{:.9g} B", r.min_size.value())},
+                             {"max_size", fmt::format("{:.9g} B", r.max_size.value())},
+                             {"min_ranks", r.min_ranks},
+                             {"max_ranks", r.max_ranks},
+                             {"min_nodes", r.min_nodes},
+                             {"max_nodes", r.max_nodes}};
   }
   return j.dump(2) + "\n";
 }

@@ -20,7 +20,7 @@ inline constexpr std::string_view kGemmSource =
 /// (88%, Nsight Compute agreeing), and the GTC talk cited there found about 90% the best any
 /// kernel reaches (NVIDIA developer forums, "Trouble to Reach Peak Bandwidth of A100", thread
 /// 339083). No Hopper measurement is held: the same fraction is used there. (Fitted together with
-/// the overheads below on vTrain's 2-GPU rows, it comes out at 0.865: the data agree.)
+/// the overheads below on vTrain's 2-GPU rows, it comes out at 0.866: the data agree.)
 inline constexpr double kMemoryEfficiency = 0.88;
 inline constexpr std::string_view kMemorySource = "HBM: 1.80 of 2.04 TB/s on A100 80GB (NVIDIA developer forums thread 339083)";
 
@@ -52,8 +52,8 @@ inline constexpr std::string_view kAttentionSource =
 /// list leaves out of that framework (views made contiguous, the random numbers of dropout,
 /// autograd's bookkeeping); the host figure is Megatron-DeepSpeed's eager PyTorch on that
 /// machine's CPU, and other frameworks and CPUs differ.
-inline constexpr double kKernelOverheadUs = 32.6;
-inline constexpr double kHostOverheadUs = 70.1;
+inline constexpr double kKernelOverheadUs = 32.1;
+inline constexpr double kHostOverheadUs = 69.4;
 inline constexpr std::string_view kOverheadSource =
     "kernel and host overheads fitted on vTrain's 2-GPU rows (Megatron-DeepSpeed, A100); 4- and 8-GPU rows held out";
 

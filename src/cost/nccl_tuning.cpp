@@ -84,12 +84,34 @@ const t::PerProtocol& net_latency(NcclAlgorithm a) {
 
 struct Term {
   double value = 0.0;  // us or GB/s
-  std::string formula;
+  std::string formula;  // empty unless explaining
+};
+
+// Formula text, built only when explaining: the planner prices millions of candidates, and
+// formatting costs far more than the arithmetic.
+class Formula {
+ public:
+  explicit Formula(bool on) : on_(on) {}
+  template <typename... Args>
+  void add(fmt::format_string<Args...> format, Args&&... args) {
+    if (on_) text_ += fmt::format(format, std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  void set(fmt::format_string<Args...> format, Args&&... args) {
+    if (on_) text_ = fmt::format(format, std::forward<Args>(args)...);
+  }
+  [[nodiscard]] bool on() const { return on_; }
+  std::string take() { return std::move(text_); }
+
+ private:
+  bool on_;
+  std::string text_;
 };
 
 // comm->latencies[coll][a][p]. The network plugin's own latency (graph->latencyInter) is taken
 // as 0, as NCCL's InfiniBand transport reports it; a one-GPU node's intra type is LOC, priced as PCI.
-Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s) {
+Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s, bool explain) {
+  Formula f(explain);
   const double base = base_latency(a)[at(p)];
   const bool nvlink = s.nvlink && s.ranks_per_node > 1;
   double intra = intra_latency(a, nvlink)[at(p)];
@@ -102,7 +124,8 @@ Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
         // stepcast assumes the search kept the same ring in every channel (sameChannels), as it
         // does on NVSwitch nodes: one hop's latency.
         const double hop = s.nodes == 1 ? intra : inter;
-        return {base + hop, fmt::format("baseLat {} + hwLat {} (pipelined chain)", base, hop)};
+        f.set("baseLat {} + hwLat {} (pipelined chain)", base, hop);
+        return {base + hop, f.take()};
       }
       const int ninter = ring_inter_steps(op, s.nodes);
       // Inter-node rings pay the proxy's network-post overhead per step at least (x3 for Simple).
@@ -110,18 +133,22 @@ Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
         const double overhead = t::kNetOverheadIntel_us * (p == NcclProtocol::kSimple ? t::kNetOverheadSimpleFactor : 1.0);
         intra = std::max(intra, overhead);
       }
-      return {base + (nsteps - ninter) * intra + ninter * inter,
-              fmt::format("baseLat {} + ({} - {}) x intra {} + {} x net {}", base, nsteps, ninter, intra, ninter, inter)};
+      f.set("baseLat {} + ({} - {}) x intra {} + {} x net {}", base, nsteps, ninter, intra, ninter, inter);
+      return {base + (nsteps - ninter) * intra + ninter * inter, f.take()};
     }
     case NcclAlgorithm::kTree: {
       const int depth = log2i(static_cast<std::uint64_t>(s.nodes));
-      return {base + 2.0 * ((per_node - 1) * intra + depth * inter),
-              fmt::format("baseLat {} + 2 x (({} - 1) x intra {} + log2({}) x net {})", base, per_node, intra, s.nodes,
-                          inter)};
+      f.set("baseLat {} + 2 x (({} - 1) x intra {} + log2({}) x net {})", base, per_node, intra, s.nodes, inter);
+      return {base + 2.0 * ((per_node - 1) * intra + depth * inter), f.take()};
     }
     case NcclAlgorithm::kNvls: {
       const double v = intra + (s.nodes > 1 ? inter : 0.0);
-      return {v, s.nodes > 1 ? fmt::format("NVLink {} + net {}", intra, inter) : fmt::format("NVLink {}", intra)};
+      if (s.nodes > 1) {
+        f.set("NVLink {} + net {}", intra, inter);
+      } else {
+        f.set("NVLink {}", intra);
+      }
+      return {v, f.take()};
     }
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
@@ -130,7 +157,7 @@ Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
 // comm->bandwidths[coll][a][p]: the graph's bus bandwidth through ncclTopoTuneModel's refinements,
 // then converted to algorithm bandwidth. One channel's speed is the same inside and across nodes
 // here (the ring search sets both), so "nNodes <= 2 ? bwIntra : bwInter" picks the same figure.
-Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s) {
+Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s, bool explain) {
   const std::size_t row = generation_row(s.compute_capability);
   const std::size_t col = nodes_column(s.nodes);
   // llMaxBws: the GPU's row on one node, the host CPU's row across nodes (Intel assumed: row 0).
@@ -139,16 +166,17 @@ Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
   const int channels = nvls ? s.nvls_channels : s.channels;
   const double speed = (nvls ? s.nvls_channel_bw : s.channel_bw).value() / unit::kGiga;
   double bus = channels * speed;
-  std::string f = fmt::format("{} ch x {:.4g}", channels, speed);
+  Formula f(explain);
+  f.set("{} ch x {:.4g}", channels, speed);
   const auto cap = [&](double limit, std::string_view why) {
     if (limit < bus) {
       bus = limit;
-      f += fmt::format(", capped at {:.4g} ({})", limit, why);
+      f.add(", capped at {:.4g} ({})", limit, why);
     }
   };
   const auto scale = [&](double k, std::string_view why) {
     bus *= k;
-    f += fmt::format(" x {:.4g} ({})", k, why);
+    f.add(" x {:.4g} ({})", k, why);
   };
   if (a == NcclAlgorithm::kRing && p == NcclProtocol::kLL) {
     const bool quarter = s.nodes > 1 || op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduce;
@@ -175,20 +203,21 @@ Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
   switch (a) {
     case NcclAlgorithm::kRing: {
       const int nsteps = ring_steps(op, s.ranks);
-      scale(as_double(s.ranks) / as_double(nsteps), fmt::format("bus to algorithm: nRanks/nsteps = {}/{}", s.ranks, nsteps));
+      bus *= as_double(s.ranks) / as_double(nsteps);
+      f.add(" x {:.4g} (bus to algorithm: nRanks/nsteps = {}/{})", as_double(s.ranks) / as_double(nsteps), s.ranks, nsteps);
       break;
     }
     case NcclAlgorithm::kTree: scale(t::kTreeAlgbwRatio, "bus to algorithm"); break;
     case NcclAlgorithm::kNvls: scale(t::kNvlsAlgbwRatio, "bus to algorithm"); break;
   }
-  return {bus, f};
+  return {bus, f.take()};
 }
 
 // Why NCCL leaves the candidate out on this system, or empty (the enable rules of
 // ncclTopoTuneModel). LL128 is on by default only over NVLink (or one GPU per node) on exactly
 // Volta, Ampere or Hopper; stepcast assumes each GPU's NIC sits on its PCIe switch, as the
 // cluster form wires it, so the NIC path never disables it.
-std::string disabled_on_system(NcclAlgorithm a, NcclProtocol p, const NcclSystem& s, const NcclFilter& filter) {
+std::string_view disabled_on_system(NcclAlgorithm a, NcclProtocol p, const NcclSystem& s, const NcclFilter& filter) {
   if (a == NcclAlgorithm::kNvls) {
     if (s.compute_capability < 90 || !s.nvswitch) return "NVLS needs Hopper or later GPUs on an NVSwitch";
     if (s.nodes > 1) return "NVLS across nodes needs CollNet (SHARP), which stepcast does not model";
@@ -196,10 +225,14 @@ std::string disabled_on_system(NcclAlgorithm a, NcclProtocol p, const NcclSystem
   }
   if (p == NcclProtocol::kLL128 && filter.protocol != NcclProtocol::kLL128) {
     const int cc = s.compute_capability;
-    if (cc != 70 && cc != 80 && cc != 90) return fmt::format("LL128 is off by default on compute capability {}.{}", cc / 10, cc % 10);
+    if (cc != 70 && cc != 80 && cc != 90) return "LL128 is off by default outside compute capability 7.0, 8.0 and 9.0";
     if (!s.nvlink && s.ranks_per_node > 1) return "LL128 is off by default without NVLink";
   }
   return {};
+}
+
+bool requested(NcclAlgorithm a, NcclProtocol p, const NcclFilter& filter) {
+  return (!filter.algorithm || *filter.algorithm == a) && (!filter.protocol || *filter.protocol == p);
 }
 
 std::string not_requested(NcclAlgorithm a, NcclProtocol p, const NcclFilter& filter) {
@@ -209,34 +242,34 @@ std::string not_requested(NcclAlgorithm a, NcclProtocol p, const NcclFilter& fil
 }
 
 NcclCandidate price(CollectiveOp op, Bytes size, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s,
-                    const NcclTuning& tuning) {
+                    const NcclTuning& tuning, bool explain) {
   NcclCandidate c;
   c.algorithm = a;
   c.protocol = p;
-  Term lat = latency_us(op, a, p, s);
-  Term bw = algbw_GBps(op, a, p, s);
+  Term lat = latency_us(op, a, p, s, explain);
+  Term bw = algbw_GBps(op, a, p, s, explain);
   // ncclTopoGetAlgoTime: the tree correction per size, the ring plateau across nodes.
   const auto bytes = static_cast<std::uint64_t>(size.value());
   const int log_size = log2i(bytes >> 6);
   if (a == NcclAlgorithm::kTree && log_size < t::kTreeCorrectionSizes) {
     const double k = t::kTreeCorrection[at(p)][static_cast<std::size_t>(log_size)];
     bw.value *= k;
-    bw.formula += fmt::format(" x {:.4g} (tree correction at 2^{} x 64 B)", k, log_size);
+    if (explain) bw.formula += fmt::format(" x {:.4g} (tree correction at 2^{} x 64 B)", k, log_size);
   }
   if (a == NcclAlgorithm::kRing && p == NcclProtocol::kSimple && s.nodes > 1 && op == CollectiveOp::kAllReduce &&
       static_cast<double>(bytes / static_cast<std::uint64_t>(s.channels * s.ranks)) >= t::kRingPlateauMinBytesPerChannelRank) {
     const double k = s.compute_capability < 80 ? t::kRingPlateauFactorPreAmpere : t::kRingPlateauFactor;
     lat.value *= k;
-    lat.formula = fmt::format("({}) x {} (ring plateau)", lat.formula, k);
+    if (explain) lat.formula = fmt::format("({}) x {} (ring plateau)", lat.formula, k);
   }
   const NcclProtocolTuning& cal = tuning[at(p)];
   if (cal.latency_factor != 1.0) {
     lat.value *= cal.latency_factor;
-    lat.formula = fmt::format("({}) x {:.4g} (calibrated)", lat.formula, cal.latency_factor);
+    if (explain) lat.formula = fmt::format("({}) x {:.4g} (calibrated)", lat.formula, cal.latency_factor);
   }
   if (cal.bandwidth_efficiency != 1.0) {
     bw.value *= cal.bandwidth_efficiency;
-    bw.formula += fmt::format(" x {:.4g} (calibrated)", cal.bandwidth_efficiency);
+    if (explain) bw.formula += fmt::format(" x {:.4g} (calibrated)", cal.bandwidth_efficiency);
   }
   c.latency = microseconds(lat.value);
   c.algbw = gbyte_per_s(bw.value);
@@ -299,11 +332,11 @@ NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, co
     for (const NcclProtocol p : kProtocols) {
       if (a == NcclAlgorithm::kNvls && p != NcclProtocol::kSimple) continue;  // NVLS runs Simple only
       std::string reason = missing_for_op(op, a);
-      if (reason.empty()) reason = disabled_on_system(a, p, system, filter);
+      if (reason.empty()) reason = std::string(disabled_on_system(a, p, system, filter));
       if (reason.empty()) reason = not_requested(a, p, filter);
       NcclCandidate c;
       if (reason.empty()) {
-        c = price(op, size, a, p, system, tuning);
+        c = price(op, size, a, p, system, tuning, true);
         // The first fastest wins, as NCCL's strict "time < minTime" keeps the earlier candidate.
         if (!best || c.time < choice.candidates[*best].time) best = choice.candidates.size();
       } else {
@@ -325,6 +358,23 @@ NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, co
   choice.winner = *best;
   choice.why = why(choice);
   return choice;
+}
+
+NcclCandidate nccl_pick(CollectiveOp op, Bytes size, const NcclSystem& system, const NcclFilter& filter,
+                        const NcclTuning& tuning) {
+  STEPCAST_ASSERT(has_nccl_tuning(op), "point-to-point collectives have no NCCL algorithm choice");
+  STEPCAST_ASSERT(system.ranks >= 2 && system.nodes >= 1 && system.channels >= 1, "a communicator of two or more ranks");
+  std::optional<NcclCandidate> best;
+  for (const NcclAlgorithm a : kAlgorithms) {
+    for (const NcclProtocol p : kProtocols) {
+      if (a == NcclAlgorithm::kNvls && p != NcclProtocol::kSimple) continue;
+      if (!nccl_runs(op, a) || !disabled_on_system(a, p, system, filter).empty() || !requested(a, p, filter)) continue;
+      NcclCandidate c = price(op, size, a, p, system, tuning, false);
+      if (!best || c.time < best->time) best = std::move(c);
+    }
+  }
+  if (!best) return nccl_choose(op, size, system, filter, tuning).chosen();  // throws, saying why
+  return *best;
 }
 
 }  // namespace stepcast::cost

@@ -95,13 +95,6 @@ std::string intra_switch_name(const topology::Topology& topo) {
   return {};
 }
 
-int nics_on_node_of_gpu0(const topology::Topology& topo) {
-  const int node = topo.vertices()[topo.gpus().front()].node;
-  return static_cast<int>(std::count_if(topo.vertices().begin(), topo.vertices().end(), [&](const topology::Vertex& v) {
-    return v.kind == topology::VertexKind::kNic && v.node == node;
-  }));
-}
-
 struct Graph {
   int channels = 0;
   double speed = 0.0;  // GB/s per channel
@@ -136,8 +129,8 @@ Graph search(std::span<const double> speeds, double max_bw, double enough_bw, in
   return best;
 }
 
-void note(Explanation& ex, std::string label, std::string formula, std::string value) {
-  ex.push_back({std::move(label), std::move(formula), std::move(value)});
+void note(Explanation* ex, std::string label, std::string formula, std::string value) {
+  if (ex) ex->push_back({std::move(label), std::move(formula), std::move(value)});
 }
 
 // How many whole channels of `speed` fit in `budget`, with NCCL's 1e-3 rounding (SUB_ROUND).
@@ -145,8 +138,7 @@ int fit(double budget, double speed) { return static_cast<int>(std::floor((budge
 
 }  // namespace
 
-NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers) {
-  NcclSystem s;
+NcclHardware nccl_hardware(const topology::Topology& topology) {
   const std::optional<int> cc = nccl_compute_capability(topology.gpu().name);
   if (!cc) {
     std::string names;
@@ -155,14 +147,25 @@ NcclSystem nccl_system(const topology::Topology& topology, const topology::CommT
                                  "that stepcast knows (a word starting with one of: {})",
                                  topology.gpu().name, topology.name(), names));
   }
-  s.compute_capability = *cc;
+  return NcclHardware{*cc, topology.gpu().name, intra_switch_name(topology)};
+}
+
+NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers, bool explain) {
+  return nccl_system(nccl_hardware(topology), tiers, explain);
+}
+
+NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& tiers, bool explain) {
+  NcclSystem s;
+  s.compute_capability = hardware.compute_capability;
+  // Formatting the derivation costs more than deriving; the step model skips it.
+  Explanation* derivation = explain ? &s.derivation : nullptr;
   s.ranks = tiers.ranks;
   s.nodes = tiers.nodes;
   s.ranks_per_node = tiers.ranks_per_node;
-  note(s.derivation, "GPU generation", fmt::format("compute capability of \"{}\" (by name)", topology.gpu().name),
+  if (derivation) note(derivation, "GPU generation", fmt::format("compute capability of \"{}\" (by name)", hardware.gpu_name),
            fmt::format("{}.{}", s.compute_capability / 10, s.compute_capability % 10));
 
-  const std::string sw = intra_switch_name(topology);
+  const std::string& sw = hardware.intra_switch;
   const double intra_GBps = tiers.intra_bw.value() / unit::kGiga;
   s.nvlink = sw.find("nvswitch") != std::string::npos || sw.find("nvlink") != std::string::npos ||
              (sw.find("pcie") == std::string::npos && intra_GBps > kFastestPcie_GBps);
@@ -173,17 +176,21 @@ NcclSystem nccl_system(const topology::Topology& topology, const topology::CommT
   if (s.nvlink) {
     const double links = std::max(1.0, std::round(intra_GBps / kNvlinkLineRatePerLink_GBps));
     gpu_total = links * nccl_nvlink_bw(s.compute_capability);
-    note(s.derivation, "intra-node links", fmt::format("NVLink{}: round({} GB/s / {} GB/s per link) x {} GB/s (NCCL per link)",
+    s.gpu_links = static_cast<int>(links);
+    if (derivation) note(derivation, "intra-node links", fmt::format("NVLink{}: round({} GB/s / {} GB/s per link) x {} GB/s (NCCL per link)",
                                                             s.nvswitch ? " via NVSwitch" : "", intra_GBps,
                                                             kNvlinkLineRatePerLink_GBps, nccl_nvlink_bw(s.compute_capability)),
              fmt::format("{:.4g} GB/s per GPU", gpu_total));
   } else {
     gpu_total = intra_GBps * t::kPciGen3x16Bw / kPciGen3x16LineRate_GBps;
-    note(s.derivation, "intra-node links", fmt::format("PCIe: {} GB/s x {} / {} (NCCL's PCI_BW over a Gen3 x16 line rate)",
+    if (derivation) note(derivation, "intra-node links", fmt::format("PCIe: {} GB/s x {} / {} (NCCL's PCI_BW over a Gen3 x16 line rate)",
                                                             intra_GBps, t::kPciGen3x16Bw, kPciGen3x16LineRate_GBps),
              fmt::format("{:.4g} GB/s per GPU", gpu_total));
   }
 
+  s.gpu_bw = gbyte_per_s(gpu_total);
+  s.gpu_nic_bw = tiers.gpu_nic_bw;
+  s.nics_per_gpu = std::max(1, tiers.nics / std::max(1, tiers.ranks_per_node));
   const bool hopper_speeds = s.compute_capability >= 90;
   if (s.nodes == 1) {
     const std::span<const double> speeds = hopper_speeds ? std::span<const double>(t::kSpeedsIntraSm90)
@@ -193,11 +200,13 @@ NcclSystem nccl_system(const topology::Topology& topology, const topology::CommT
     });
     s.channels = g.channels;
     s.channel_bw = gbyte_per_s(g.speed);
-    note(s.derivation, "ring/tree graph", "channels x speed that fit a GPU's links (search.cc sketch)",
+    if (derivation) note(derivation, "ring/tree graph", "channels x speed that fit a GPU's links (search.cc sketch)",
              fmt::format("{} x {:.4g} GB/s", g.channels, g.speed));
   } else {
-    const int nics = std::max(1, nics_on_node_of_gpu0(topology));
-    const double nic = tiers.node_bw.value() / unit::kGiga / nics;
+    // The NICs the group's GPUs reach (GPU i on NIC i on a DGX: a group with one GPU per node
+    // sees one NIC), as NCCL's search only uses NICs close to the communicator's GPUs.
+    const int nics = std::max(1, tiers.nics);
+    const double nic = tiers.group_nic_bw.value() / unit::kGiga / nics;
     const std::span<const double> speeds = hopper_speeds ? std::span<const double>(t::kSpeedsInterSm90)
                                                          : std::span<const double>(t::kSpeedsInter);
     const bool intra_limits = s.ranks_per_node > 1;
@@ -209,7 +218,7 @@ NcclSystem nccl_system(const topology::Topology& topology, const topology::CommT
     });
     s.channels = g.channels;
     s.channel_bw = gbyte_per_s(g.speed);
-    note(s.derivation, "ring/tree graph",
+    if (derivation) note(derivation, "ring/tree graph",
              fmt::format("channels x speed through {} NIC(s) of {:.4g} GB/s{}", nics, nic,
                          intra_limits ? " and a GPU's links" : ""),
              fmt::format("{} x {:.4g} GB/s", g.channels, g.speed));
@@ -227,7 +236,7 @@ NcclSystem nccl_system(const topology::Topology& topology, const topology::CommT
       s.nvls_channels = heads;
       s.nvls_channel_bw = gbyte_per_s(*speed);
     }
-    note(s.derivation, "NVLS graph", fmt::format("one channel per GPU, the fastest speed with ({} + 1) x speed <= {:.4g} GB/s", heads, gpu_total),
+    if (derivation) note(derivation, "NVLS graph", fmt::format("one channel per GPU, the fastest speed with ({} + 1) x speed <= {:.4g} GB/s", heads, gpu_total),
          fmt::format("{} x {:.4g} GB/s", s.nvls_channels, s.nvls_channel_bw.value() / unit::kGiga));
   }
   return s;

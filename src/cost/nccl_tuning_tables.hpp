@@ -90,4 +90,15 @@ inline constexpr double kNvlinkBwSm86 = 12.0;
 inline constexpr double kNvlinkBwSm90 = 20.6;
 inline constexpr double kPciGen3x16Bw = 12.0;
 
+// Point-to-point channels (src/graph/paths.cc, ncclTopoGetNchannels and ncclTopoComputeP2pChannels):
+// p2pnChannels is the graph's channels rounded up to a power of two, at most MAXCHANNELS (32);
+// a peer over NVLink gets 2 channels per NVLink, over PCIe 2; a peer across the network starts
+// from 2 channels per NIC, halved while channels x ranks exceed 4 x p2pnChannels, and never fewer
+// than the NICs a GPU needs. Every peer gets the smallest of these, rounded up to a power of two.
+inline constexpr int kMaxChannels = 32;
+inline constexpr int kP2pChannelsPerNvlink = 2;
+inline constexpr int kP2pChannelsPci = 2;
+inline constexpr int kP2pNetChannelsPerPeer = 2;
+inline constexpr int kP2pChannelOverload = 4;
+
 }  // namespace stepcast::cost::nccl220

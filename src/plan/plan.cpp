@@ -117,6 +117,11 @@ std::vector<std::string> problems(const Plan& p, const workload::Workload& workl
   if (p.sequence_parallel && p.seq_len > 0 && p.seq_len % p.tp != 0) {
     out.push_back(fmt::format("sequence length ({}) must be divisible by tp ({}) with sequence parallel", p.seq_len, p.tp));
   }
+  if (p.tp_overlap && !p.sequence_parallel) {
+    // Megatron-LM overlaps the all-gather and reduce-scatter of sequence parallelism with the
+    // GEMMs beside them (--tp-comm-overlap requires --sequence-parallel).
+    out.push_back(fmt::format("tp-overlap=on needs sequence parallel (sp=on) and tp > 1 (got tp={}, sp=off)", p.tp));
+  }
   if (p.sharding == Sharding::kFsdpHybrid && p.dp > 0 && p.dp % p.shard_group != 0) {
     out.push_back(fmt::format("dp ({}) must be divisible by the hybrid shard group ({})", p.dp, p.shard_group));
   }
@@ -230,10 +235,14 @@ std::string to_string(const Plan& p) {
     case Sharding::kFsdpHybrid: sharding = fmt::format("fsdp=hybrid:{}x{}", p.shard_group, p.dp / std::max(1, p.shard_group)); break;
     case Sharding::kFsdpNone: sharding = "fsdp=none"; break;
   }
-  return fmt::format("dp={},tp={},pp={},vp={},{},mbs={},gbs={},seq={},recompute={},schedule={},sp={},flash={},precision={},optimizer={}",
-                     p.dp, p.tp, p.pp, p.vp, sharding, p.micro_batch_size, p.global_batch, p.seq_len,
-                     to_string(p.recompute), to_string(p.schedule), p.sequence_parallel ? "on" : "off",
-                     flash_name(p), to_string(p.precision), to_string(p.optimizer));
+  std::string text = fmt::format(
+      "dp={},tp={},pp={},vp={},{},mbs={},gbs={},seq={},recompute={},schedule={},sp={},flash={},precision={},optimizer={}", p.dp,
+      p.tp, p.pp, p.vp, sharding, p.micro_batch_size, p.global_batch, p.seq_len, to_string(p.recompute), to_string(p.schedule),
+      p.sequence_parallel ? "on" : "off", flash_name(p), to_string(p.precision), to_string(p.optimizer));
+  // Communication settings only where given, so plans without them print as before.
+  if (p.grad_reduce) text += fmt::format(",grad-reduce={}", to_string(*p.grad_reduce));
+  if (p.tp_overlap) text += ",tp-overlap=on";
+  return text;
 }
 
 }  // namespace stepcast::plan

@@ -39,7 +39,7 @@ bool parse_switch(std::string_view key, std::string_view value, const KeyFailure
 const std::vector<std::string_view>& PlanBuilder::keys() {
   static const std::vector<std::string_view> all = {"dp",  "tp",        "pp",       "vp",   "zero",      "fsdp",
                                                     "mbs", "gbs",       "seq",      "sp",   "recompute", "schedule",
-                                                    "flash", "precision", "optimizer"};
+                                                    "flash", "precision", "optimizer", "grad-reduce", "tp-overlap"};
   return all;
 }
 
@@ -78,6 +78,18 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
       plan_.flash_attention = parse_switch(key, value, fail);
     } else {
       fail(fmt::format("flash= expects on, off, fa2, fa3 or triton, got \"{}\"", value));
+    }
+  } else if (key == "tp-overlap") {
+    plan_.tp_overlap = parse_switch(key, value, fail);
+  } else if (key == "grad-reduce") {
+    if (value == "fp32") {
+      plan_.grad_reduce = Precision::kFp32;
+    } else if (value == "bf16") {
+      plan_.grad_reduce = Precision::kBf16;
+    } else if (value == "fp16") {
+      plan_.grad_reduce = Precision::kFp16;
+    } else {
+      fail(fmt::format("grad-reduce= expects fp32, bf16 or fp16, got \"{}\"", value));
     }
   } else if (key == "zero") {
     zero_given_ = true;

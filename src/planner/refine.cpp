@@ -25,7 +25,7 @@ void refine_top(SearchResult& result, const workload::Workload& workload, const 
       try {
         RankedPlan& r = result.ranked[i];
         const cost::StepPrediction prediction = cost::predict_step(workload, r.plan, topology, options);
-        const sim::PlannedStep planned = sim::plan_step(r.plan, prediction);
+        const sim::PlannedStep planned = sim::plan_step(r.plan, prediction, options.calibration);
         r.simulated_step_time = sim::simulate_step(topology, planned.spec).step_time;
       } catch (...) {
         errors[i] = std::current_exception();

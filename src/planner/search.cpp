@@ -87,13 +87,18 @@ SearchResult search(const workload::Workload& workload, const topology::Topology
   std::size_t error_at = n;
   std::exception_ptr error;
   const auto worker = [&] {
+    // Collective prices repeat across plans (the same groups, buckets and activations): each
+    // thread remembers its own.
+    cost::StepCommunicationCache cache;
+    cost::StepOptions step = options.step;
+    step.communication_cache = &cache;
     for (;;) {
       const std::size_t begin = next.fetch_add(kChunk, std::memory_order_relaxed);
       if (begin >= n) return;
       const std::size_t end = std::min(n, begin + kChunk);
       for (std::size_t i = begin; i < end; ++i) {
         try {
-          results[i] = evaluate_plan(workload, topology, candidates[i], space, options.step);
+          results[i] = evaluate_plan(workload, topology, candidates[i], space, step);
         } catch (...) {
           // Keep the error of the lowest candidate id, so which error surfaces is deterministic.
           const std::lock_guard lock(error_mutex);

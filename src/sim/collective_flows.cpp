@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <fmt/format.h>
+#include <limits>
 #include <utility>
 
 #include "stepcast/core/errors.hpp"
@@ -79,8 +80,9 @@ std::pair<Pairs, int> ring_pairs(const topology::Topology& topo, std::span<const
 // every group has added its pairs (see merge in build_collective).
 class Builder {
  public:
-  std::uint32_t pattern(const Pairs& pairs) {
+  std::uint32_t pattern(const Pairs& pairs, BytesPerSecond cap = BytesPerSecond(std::numeric_limits<double>::infinity())) {
     patterns.push_back(pairs);
+    caps.push_back(cap);
     return static_cast<std::uint32_t>(patterns.size() - 1);
   }
   // `count` identical steps in a row become one phase of count x bytes and count x latency: the
@@ -89,11 +91,45 @@ class Builder {
   void phases(std::uint32_t pattern, std::size_t count, Bytes bytes, int latency_steps = 1) {
     if (count == 0) return;
     const double k = static_cast<double>(count);
-    steps.push_back(CollectivePhase{pattern, bytes * k, latency_steps * static_cast<int>(count)});
+    steps.push_back(CollectivePhase{pattern, bytes * k, latency_steps * static_cast<int>(count), std::nullopt});
   }
   std::vector<Pairs> patterns;
+  std::vector<BytesPerSecond> caps;  // per pattern: each member's own rate limit
   std::vector<CollectivePhase> steps;
 };
+
+// A collective as the cost model priced it: bytes_per_rank over ring-ordered pairs, spread over
+// the ring's channels (NCCL pipelines broadcast and reduce along the same rings, so each
+// channel's chain leaves a node through its own NIC too).
+void build_priced(Builder& b, const topology::Topology& topo, const cost::CollectivePrice& price, std::span<const int> ranks) {
+  if (ranks.size() < 2) return;
+  const des::Tick latency = des::to_ticks(price.flows.latency);
+  const auto [pairs, channels] = ring_pairs(topo, ranks);
+  const double k = static_cast<double>(channels);
+  b.steps.push_back(CollectivePhase{b.pattern(pairs, price.flows.rate_per_rank / k), price.flows.bytes_per_rank / k, 1, latency});
+}
+
+// Send/recv (each rank to the next, as nccl-tests runs it) and all-to-all (S/N from every rank
+// to every other) on NCCL's p2p channels: every pair at once, each at most its share of the
+// rank's priced rate, arriving the model's latency after the last byte.
+void build_p2p(Builder& b, cost::CollectiveOp op, const cost::CollectivePrice& price, std::span<const int> ranks) {
+  const std::size_t n = ranks.size();
+  if (n < 2) return;
+  const des::Tick latency = des::to_ticks(price.flows.latency);
+  Pairs pairs;
+  if (op == CollectiveOp::kSendRecv) {
+    for (std::size_t i = 0; i < n; ++i) pairs.emplace_back(ranks[i], ranks[(i + 1) % n]);
+    b.steps.push_back(CollectivePhase{b.pattern(pairs, price.flows.rate_per_rank), price.flows.bytes_per_rank, 1, latency});
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i != j) pairs.emplace_back(ranks[i], ranks[j]);
+    }
+  }
+  const double peers = static_cast<double>(n - 1);
+  b.steps.push_back(CollectivePhase{b.pattern(pairs, price.flows.rate_per_rank / peers), price.flows.bytes_per_rank / peers, 1, latency});
+}
 
 // Ring all-reduce: 2(N-1) steps of S/N per channel share; reduce-scatter/all-gather: N-1 steps.
 // Broadcast and reduce: NCCL's pipelined chain; every chain link carries S at once, the fill costs
@@ -225,13 +261,17 @@ void build_pairs(Builder& b, const topology::Topology& topo, CollectiveOp op, Al
 
 }  // namespace
 
-CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, CollectiveOp op,
-                                    Algorithm algorithm, Bytes size, std::span<const std::vector<int>> groups) {
+namespace {
+
+// One schedule whose phases move every group together: group g's pairs join pattern i of the
+// first group, so the groups share the links they have in common.
+template <typename BuildOne>
+CollectiveSchedule merged_schedule(Network& network, std::span<const std::vector<int>> groups, BuildOne build_one) {
   CollectiveSchedule out;
   Builder merged;
   for (const std::vector<int>& group : groups) {
     Builder b;
-    build_pairs(b, topo, op, algorithm, size, group);
+    build_one(b, group);
     if (merged.steps.empty() && merged.patterns.empty()) {
       merged = std::move(b);
       continue;
@@ -242,12 +282,33 @@ CollectiveSchedule build_collective(Network& network, const topology::Topology& 
       merged.patterns[i].insert(merged.patterns[i].end(), b.patterns[i].begin(), b.patterns[i].end());
     }
   }
-  for (const Pairs& pairs : merged.patterns) {
-    out.patterns.push_back(network.pattern(pairs));
+  for (std::size_t i = 0; i < merged.patterns.size(); ++i) {
+    out.patterns.push_back(network.pattern(merged.patterns[i]));
+    out.patterns.back().rate_cap = merged.caps[i];
     out.top_tier = std::max(out.top_tier, out.patterns.back().top_tier);
   }
   out.phases = std::move(merged.steps);
   return out;
+}
+
+}  // namespace
+
+CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, CollectiveOp op,
+                                    Algorithm algorithm, Bytes size, std::span<const std::vector<int>> groups) {
+  return merged_schedule(network, groups,
+                         [&](Builder& b, const std::vector<int>& group) { build_pairs(b, topo, op, algorithm, size, group); });
+}
+
+CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, CollectiveOp op, Bytes size,
+                                    const cost::CollectivePrice& price, std::span<const std::vector<int>> groups) {
+  if (price.p2p) {
+    return merged_schedule(network, groups, [&](Builder& b, const std::vector<int>& group) { build_p2p(b, op, price, group); });
+  }
+  // The closed-form ring is the same shape as NCCL's ring; the other closed forms have their own phases.
+  const bool ring_shaped = price.nccl || price.closed_form == Algorithm::kRing;
+  if (!ring_shaped) return build_collective(network, topo, op, price.closed_form.value_or(Algorithm::kDirect), size, groups);
+  return merged_schedule(network, groups,
+                         [&](Builder& b, const std::vector<int>& group) { build_priced(b, topo, price, group); });
 }
 
 CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, CollectiveOp op,
@@ -279,7 +340,12 @@ void CollectiveRunner::launch(std::uint32_t id) {
     return;
   }
   const CollectivePhase& phase = a.schedule->phases[a.phase];
-  network_->start(a.schedule->patterns[phase.pattern], phase.bytes, id, phase.latency_steps);
+  const TransferPattern& pattern = a.schedule->patterns[phase.pattern];
+  if (phase.latency) {
+    network_->start_with_latency(pattern, phase.bytes, id, *phase.latency);
+  } else {
+    network_->start(pattern, phase.bytes, id, phase.latency_steps);
+  }
 }
 
 void CollectiveRunner::on_transfer_done(des::Tick now, std::uint64_t tag) {
@@ -296,24 +362,37 @@ void CollectiveRunner::on_transfer_done(des::Tick now, std::uint64_t tag) {
 }
 
 namespace {
+
 struct DoneAt final : CollectiveObserver {
   des::Tick at = 0;
   void on_collective_done(des::Tick now, std::uint64_t) override { at = now; }
 };
-}  // namespace
 
-Seconds simulate_collective(const topology::Topology& topo, CollectiveOp op, Algorithm algorithm, Bytes size,
-                            std::span<const int> ranks) {
+template <typename Build>
+Seconds run_alone(const topology::Topology& topo, Build build) {
   des::Engine engine;
   DoneAt done;
   CollectiveRunner runner(done);
   Network network(topo, engine, runner);
   runner.attach(network);
   engine.add_model(network);
-  const CollectiveSchedule schedule = build_collective(network, topo, op, algorithm, size, ranks);
+  const CollectiveSchedule schedule = build(network);
   runner.start(schedule, 0);
   engine.run();
   return des::to_seconds(done.at);
+}
+
+}  // namespace
+
+Seconds simulate_collective(const topology::Topology& topo, CollectiveOp op, Algorithm algorithm, Bytes size,
+                            std::span<const int> ranks) {
+  return run_alone(topo, [&](Network& network) { return build_collective(network, topo, op, algorithm, size, ranks); });
+}
+
+Seconds simulate_collective(const topology::Topology& topo, CollectiveOp op, Bytes size, const cost::CollectivePrice& price,
+                            std::span<const int> ranks) {
+  const std::vector<std::vector<int>> one{std::vector<int>(ranks.begin(), ranks.end())};
+  return run_alone(topo, [&](Network& network) { return build_collective(network, topo, op, size, price, one); });
 }
 
 }  // namespace stepcast::sim

@@ -31,33 +31,39 @@ Network::Network(const topology::Topology& topo, const des::Engine& engine, Tran
   }
 }
 
-const std::vector<topology::Hop>& Network::route(int src, int dst) {
+const std::vector<std::vector<topology::Hop>>& Network::routes(int src, int dst) {
   const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
                             static_cast<std::uint32_t>(dst);
   auto it = routes_.find(key);
-  if (it == routes_.end()) it = routes_.emplace(key, topo_->route(src, dst)).first;
+  if (it == routes_.end()) it = routes_.emplace(key, topo_->routes(src, dst)).first;
   return it->second;
 }
 
 TransferPattern Network::pattern(std::span<const std::pair<int, int>> pairs) {
   TransferPattern p;
-  std::vector<ResourceId> crossed;
+  std::vector<std::pair<ResourceId, double>> crossed;
   for (const auto& [src, dst] : pairs) {
     if (src == dst) continue;
     ++p.members;
-    des::Tick latency = 0;
-    for (const topology::Hop& hop : route(src, dst)) {
-      crossed.push_back(resource_of(hop));
-      latency += link_latency_[hop.link];
-      p.top_tier = std::max(p.top_tier, topo_->links()[hop.link].tier);
+    // A member spread over several routes (a GPU with several NICs) puts an even part on each.
+    const auto& spread = routes(src, dst);
+    const double part = 1.0 / static_cast<double>(spread.size());
+    for (const std::vector<topology::Hop>& route : spread) {
+      des::Tick latency = 0;
+      for (const topology::Hop& hop : route) {
+        crossed.emplace_back(resource_of(hop), part);
+        latency += link_latency_[hop.link];
+        p.top_tier = std::max(p.top_tier, topo_->links()[hop.link].tier);
+      }
+      p.latency = std::max(p.latency, latency);
     }
-    p.latency = std::max(p.latency, latency);
   }
   std::sort(crossed.begin(), crossed.end());
   for (std::size_t i = 0; i < crossed.size();) {
+    double weight = 0.0;
     std::size_t j = i;
-    while (j < crossed.size() && crossed[j] == crossed[i]) ++j;
-    p.usages.push_back(Usage{crossed[i], static_cast<double>(j - i)});
+    for (; j < crossed.size() && crossed[j].first == crossed[i].first; ++j) weight += crossed[j].second;
+    p.usages.push_back(Usage{crossed[i].first, weight});
     i = j;
   }
   return p;
@@ -74,13 +80,17 @@ std::uint32_t Network::new_transfer() {
 }
 
 void Network::start(const TransferPattern& pattern, Bytes bytes, std::uint64_t tag, int latency_steps) {
+  start_with_latency(pattern, bytes, tag, pattern.latency * latency_steps);
+}
+
+void Network::start_with_latency(const TransferPattern& pattern, Bytes bytes, std::uint64_t tag, des::Tick latency) {
   STEPCAST_ASSERT(bytes.value() >= 0.0, "a transfer moves a non-negative number of bytes");
   const des::Tick now = engine_->now();
   const std::uint32_t id = new_transfer();
   Transfer& t = transfers_[id];
   t = Transfer{};
   t.tag = tag;
-  t.latency = pattern.latency * latency_steps;
+  t.latency = latency;
   t.last = now;
   t.live = true;
   t.remaining_bytes = bytes.value();
@@ -94,7 +104,7 @@ void Network::start(const TransferPattern& pattern, Bytes bytes, std::uint64_t t
     const topology::Link& link = topo_->links()[u.resource / 2];
     traffic_.bytes[static_cast<std::size_t>(link.tier)] += u.weight * bytes.value();
   }
-  t.flow = sharing_.add_flow(pattern.usages);
+  t.flow = sharing_.add_flow(pattern.usages, pattern.rate_cap);
   if (transfer_of_flow_.size() <= t.flow) transfer_of_flow_.resize(t.flow + 1);
   transfer_of_flow_[t.flow] = id;
   dirty_ = true;

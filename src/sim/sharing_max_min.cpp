@@ -22,8 +22,9 @@ ResourceId MaxMinSharing::add_resource(BytesPerSecond capacity) {
   return static_cast<ResourceId>(resources_.size() - 1);
 }
 
-SharedFlowId MaxMinSharing::add_flow(std::span<const Usage> usages) {
+SharedFlowId MaxMinSharing::add_flow(std::span<const Usage> usages, BytesPerSecond cap) {
   STEPCAST_ASSERT(!usages.empty(), "a flow must cross at least one resource");
+  STEPCAST_ASSERT(cap.value() > 0.0, "a flow's own rate limit is positive");
   std::uint32_t id = 0;
   if (free_flows_.empty()) {
     id = static_cast<std::uint32_t>(flows_.size());
@@ -34,12 +35,13 @@ SharedFlowId MaxMinSharing::add_flow(std::span<const Usage> usages) {
   }
   Flow& f = flows_[id];
   f.usages.assign(usages.begin(), usages.end());
+  f.cap = cap.value();
   f.rate = 0.0;
   f.live = true;
   f.fresh = true;
   for (const Usage& u : f.usages) {
     STEPCAST_ASSERT(u.resource < resources_.size(), "a flow uses an unknown resource");
-    STEPCAST_ASSERT(u.weight >= 1.0, "a flow crosses a resource with at least one member");
+    STEPCAST_ASSERT(u.weight > 0.0, "a flow crosses a resource with a positive weight");
     Resource& r = resources_[u.resource];
     r.flows.push_back(id);
     if (!r.dirty) {
@@ -116,6 +118,17 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
     flows_[f].frozen = false;
     for (const Usage& u : flows_[f].usages) resources_[u.resource].unfrozen_weight += u.weight;
   }
+  const auto freeze = [&](std::uint32_t f, double rate) {
+    Flow& flow = flows_[f];
+    flow.frozen = true;
+    if (flow.fresh || flow.rate != rate) changed_scratch_.push_back(f);
+    flow.fresh = false;
+    flow.rate = rate;
+    for (const Usage& u : flow.usages) {
+      resources_[u.resource].remaining -= u.weight * rate;
+      resources_[u.resource].unfrozen_weight -= u.weight;
+    }
+  };
   std::size_t unfrozen = flows.size();
   while (unfrozen > 0) {
     double best_share = std::numeric_limits<double>::infinity();
@@ -130,18 +143,24 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
       }
     }
     STEPCAST_ASSERT(best_share < std::numeric_limits<double>::infinity(), "an unfrozen flow crosses no resource");
-    for (const std::uint32_t f : resources_[best].flows) {
-      Flow& flow = flows_[f];
-      if (flow.frozen) continue;
-      flow.frozen = true;
-      --unfrozen;
-      if (flow.fresh || flow.rate != best_share) changed_scratch_.push_back(f);
-      flow.fresh = false;
-      flow.rate = best_share;
-      for (const Usage& u : flow.usages) {
-        resources_[u.resource].remaining -= u.weight * best_share;
-        resources_[u.resource].unfrozen_weight -= u.weight;
+    // Flows whose own cap is below the level at which the next resource saturates stop at their
+    // cap first, every flow with the lowest cap at once (a collective's members share one cap).
+    double lowest_cap = best_share;
+    for (const std::uint32_t f : flows) {
+      if (!flows_[f].frozen) lowest_cap = std::min(lowest_cap, flows_[f].cap);
+    }
+    if (lowest_cap < best_share) {
+      for (const std::uint32_t f : flows) {
+        if (flows_[f].frozen || flows_[f].cap != lowest_cap) continue;
+        freeze(f, lowest_cap);
+        --unfrozen;
       }
+      continue;
+    }
+    for (const std::uint32_t f : resources_[best].flows) {
+      if (flows_[f].frozen) continue;
+      freeze(f, best_share);
+      --unfrozen;
     }
   }
   for (const std::uint32_t r : resources) {

@@ -19,9 +19,10 @@ Bytes beyond_layers(const cost::CommTerm& t, int micro_batches, double layers) {
 
 }  // namespace
 
-PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p) {
+PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, const cost::Calibration* calibration) {
   PlannedStep out;
   StepSpec& s = out.spec;
+  s.model.calibration = calibration;
   s.pp = plan.pp;
   s.tp = plan.tp;
   s.dp = plan.dp;
@@ -50,6 +51,8 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p) {
   // Two TP collectives per layer in the forward, two (four with full recompute) in the backward
   // (Shoeybi et al. 2019, Figure 4), the same count as cost/step.cpp.
   tensor.backward_slices = passes == 4.0 ? 4 : 2;
+  tensor.overlap = plan.tp_overlap;
+  tensor.tp = plan.tp;
   ShardedLayers sharded;
   int shard_gathers = 0;
   const double layers = p.layers_per_stage;

@@ -28,6 +28,7 @@ void StepRun::on_timer(des::Tick now, std::uint64_t payload) {
       break;
     }
     case Kind::kOptimizerDone: optimizer_done(k, now); break;
+    case Kind::kOverlapTail: slice_end(k); break;
     default: STEPCAST_UNREACHABLE("unknown timer kind");
   }
 }
@@ -175,6 +176,16 @@ void StepRun::start_slice(int k) {
   const des::Tick compute = des::to_ticks(work_of(op, rk.stage) / slices * rk.task_factor);
   rk.compute += compute;
   timers_.at(now + compute, tag(Kind::kSliceDone, k, 0));
+  rk.overlapping = spec_->tensor_parallel && spec_->tensor_parallel->overlap && !rk.tensor_schedules.empty() &&
+                   op.kind != PipelineOp::Kind::kWeightGrad;
+  if (rk.overlapping) {
+    rk.slice_compute_done = false;
+    rk.slice_comm_done = false;
+    rk.tensor_op = 0;
+    rk.tensor_start = now;
+    rk.tensor_op_start = now;
+    runner_.start(schedules_[rk.tensor_schedules.front()], tag(Kind::kTensorDone, k, 0));
+  }
   // Buckets whose bytes this slice of their task completes become ready in proportion through it.
   const double done = rk.layer * per_layer + rk.slice;
   const double f0 = done / slices;
@@ -189,6 +200,12 @@ void StepRun::start_slice(int k) {
 
 void StepRun::slice_done(int k) {
   Rank& rk = rank(k);
+  if (rk.overlapping) {
+    rk.slice_compute_done = true;
+    rk.slice_compute_end = engine_.now();
+    if (rk.slice_comm_done) overlap_tail(k, engine_.now());
+    return;
+  }
   if (!rk.tensor_schedules.empty() && op_of(rk).kind != PipelineOp::Kind::kWeightGrad) {
     rk.tensor_op = 0;
     rk.tensor_start = engine_.now();
@@ -210,8 +227,24 @@ void StepRun::tensor_done(int k, des::Tick now) {
     runner_.start(schedules_[rk.tensor_schedules[rk.tensor_op]], tag(Kind::kTensorDone, k, 0));
     return;
   }
+  if (rk.overlapping) {
+    rk.slice_comm_done = true;
+    rk.tensor_op_start = now;  // the collectives' end, for the tail
+    if (rk.slice_compute_done) overlap_tail(k, now);
+    return;
+  }
   rk.tensor += now - rk.tensor_start;
   slice_end(k);
+}
+
+void StepRun::overlap_tail(int k, des::Tick now) {
+  Rank& rk = rank(k);
+  const des::Tick comm = rk.tensor_op_start - rk.tensor_start;
+  const des::Tick tail = comm / static_cast<des::Tick>(spec_->tensor_parallel->tp);
+  // Exposed: what the collectives outlasted the compute by, and the tail.
+  rk.tensor += (rk.tensor_op_start > rk.slice_compute_end ? rk.tensor_op_start - rk.slice_compute_end : 0) + tail;
+  rk.overlapping = false;
+  timers_.at(now + tail, tag(Kind::kOverlapTail, k, 0));
 }
 
 void StepRun::slice_end(int k) {

@@ -28,7 +28,8 @@ enum class Kind : std::uint64_t {
   kOptimizerDone = 3,
   kSend = 4,
   kStreamDone = 5,
-  kTensorDone = 6
+  kTensorDone = 6,
+  kOverlapTail = 7
 };
 inline std::uint64_t tag(Kind k, int owner, std::uint32_t index) {
   return (static_cast<std::uint64_t>(k) << 56) | (static_cast<std::uint64_t>(owner) << 32) | index;
@@ -99,6 +100,12 @@ struct Rank {
   des::Tick task_start = 0;
   des::Tick tensor_start = 0;
   des::Tick tensor_op_start = 0;
+  // tp-overlap: the slice's compute and its collectives run side by side; the slice goes on when
+  // both are done and one chunk of the collectives more has passed.
+  bool overlapping = false;
+  bool slice_compute_done = false;
+  bool slice_comm_done = false;
+  des::Tick slice_compute_end = 0;
   std::int64_t gather = -1;    // request of the current layer's gather
   std::int64_t prefetch = -1;  // request of the next layer's gather
   bool waiting = false;
@@ -188,6 +195,8 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   void start_slice(int k);
   void slice_done(int k);
   void tensor_done(int k, des::Tick now);
+  // tp-overlap: both halves of the slice are done; wait the chunk nothing hides, then go on.
+  void overlap_tail(int k, des::Tick now);
   void slice_end(int k);
   void task_done(int k, des::Tick now);
   std::int64_t add_send(const Rank& rk, const PipelineOp& op, int to_virtual_stage);

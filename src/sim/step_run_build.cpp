@@ -50,8 +50,15 @@ void StepRun::place_ranks(const Perturbation& pert) {
   }
 }
 
+// Each collective is priced by the cost model for one group alone (NCCL's pick, calibration
+// applied); the groups beside it and everything else on the links are the simulation's to share.
 std::uint32_t StepRun::add_schedule(cost::CollectiveOp op, Bytes size, std::span<const std::vector<int>> groups) {
-  schedules_.push_back(build_collective(network_, *topo_, op, cost::Algorithm::kRing, size, groups));
+  const std::vector<int>& first = groups.front();
+  const int ranks = static_cast<int>(first.size());
+  const int stride = ranks > 1 ? first[1] - first[0] : 1;
+  const cost::CollectiveGroup group = cost::collective_group(*topo_, topo_->tiers(ranks, stride));
+  const cost::CollectivePrice price = cost::price_collective(group, op, size, spec_->model);
+  schedules_.push_back(build_collective(network_, *topo_, op, size, price, groups));
   return static_cast<std::uint32_t>(schedules_.size() - 1);
 }
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -29,9 +30,18 @@ struct Topology::Graph {
   std::vector<BytesPerSecond> intra_bw;  // zero for a node with one GPU
   std::vector<Seconds> intra_latency;
   std::vector<std::int64_t> first_hop_out;  // the outside vertex of the node's first leaving link; -1 if none
-  // tiers() results by (ranks, stride): plan search asks for the same few groups many times.
+  // The NICs a GPU sends through, each with its rate out of the node (its GPU link capped by the
+  // NIC's uplink); per node, all its NICs, for GPUs wired to none (graph form, NICs behind PCIe).
+  struct NicShare {
+    VertexId nic = 0;
+    BytesPerSecond bw;
+    LinkId link = 0;  // the GPU's link to it (unused in node_nics)
+  };
+  std::vector<std::vector<NicShare>> gpu_nics;
+  std::vector<std::vector<NicShare>> node_nics;
+  // tiers() results by (ranks, stride, concurrency): plan search asks for the same few groups many times.
   mutable std::mutex tiers_mutex;
-  mutable std::map<std::pair<int, int>, CommTiers> tiers_cache;
+  mutable std::map<std::tuple<int, int, Concurrency>, CommTiers> tiers_cache;
 };
 
 namespace {
@@ -144,6 +154,14 @@ Topology::Topology(std::string name, std::string source, GpuSpec gpu, std::vecto
   // uplink. A GPU with no NIC of its own (graph form, NICs behind a PCIe switch) falls back to
   // the bottleneck of its route to the first GPU of another node.
   g.gpu_nic_bw.assign(gpus_.size(), BytesPerSecond{});
+  g.gpu_nics.resize(gpus_.size());
+  g.node_nics.resize(nodes);
+  for (std::size_t v = 0; v < vertices_.size(); ++v) {
+    const int node = vertices_[v].node;
+    if (vertices_[v].kind == VertexKind::kNic && node >= 0 && node < node_count_) {
+      g.node_nics[static_cast<std::size_t>(node)].push_back({static_cast<VertexId>(v), uplink[v]});
+    }
+  }
   for (std::size_t r = 0; r < gpus_.size(); ++r) {
     const VertexId v = gpus_[r];
     BytesPerSecond out;
@@ -151,7 +169,9 @@ Topology::Topology(std::string name, std::string source, GpuSpec gpu, std::vecto
       const Link& l = links_[boost::get(boost::edge_index, g.adjacency, e)];
       const VertexId w = other_end(l, v);
       if (vertices_[w].kind == VertexKind::kNic && vertices_[w].node == vertices_[v].node) {
-        out += std::min(l.bandwidth, uplink[w]);
+        const BytesPerSecond bw = std::min(l.bandwidth, uplink[w]);
+        out += bw;
+        g.gpu_nics[r].push_back({w, bw, boost::get(boost::edge_index, g.adjacency, e)});
       }
     }
     if (out.value() == 0.0 && node_count_ > 1) {
@@ -199,8 +219,29 @@ int Topology::node_of_gpu(int gpu_index) const {
 std::vector<Hop> Topology::route(int src_gpu, int dst_gpu) const {
   STEPCAST_ASSERT(src_gpu >= 0 && src_gpu < gpu_count() && dst_gpu >= 0 && dst_gpu < gpu_count(), "GPU index in range");
   if (src_gpu == dst_gpu) return {};
+  return route_between(gpus_[static_cast<std::size_t>(src_gpu)], gpus_[static_cast<std::size_t>(dst_gpu)]);
+}
+
+std::vector<std::vector<Hop>> Topology::routes(int src_gpu, int dst_gpu) const {
+  STEPCAST_ASSERT(src_gpu >= 0 && src_gpu < gpu_count() && dst_gpu >= 0 && dst_gpu < gpu_count(), "GPU index in range");
+  const Graph& g = *graph_;
+  const auto& out = g.gpu_nics[static_cast<std::size_t>(src_gpu)];
+  const auto& in = g.gpu_nics[static_cast<std::size_t>(dst_gpu)];
+  const std::size_t k = std::min(out.size(), in.size());
+  if (src_gpu == dst_gpu || k < 2 || node_of_gpu(src_gpu) == node_of_gpu(dst_gpu)) return {route(src_gpu, dst_gpu)};
+  std::vector<std::vector<Hop>> all;
+  for (std::size_t j = 0; j < k; ++j) {
+    std::vector<Hop> hops{Hop{out[j].link, links_[out[j].link].b == out[j].nic}};
+    for (const Hop& h : route_between(out[j].nic, in[j].nic)) hops.push_back(h);
+    hops.push_back(Hop{in[j].link, links_[in[j].link].a == in[j].nic});
+    all.push_back(std::move(hops));
+  }
+  return all;
+}
+
+std::vector<Hop> Topology::route_between(VertexId from, VertexId to) const {
   const auto& adj = graph_->adjacency;
-  const VertexId ends[2] = {gpus_[static_cast<std::size_t>(src_gpu)], gpus_[static_cast<std::size_t>(dst_gpu)]};
+  const VertexId ends[2] = {from, to};
   // Bidirectional breadth-first search: each side grows one whole level at a time, the side
   // whose frontier has fewer links first (the source side on ties), so a hub switch with
   // thousands of links is reached from both sides but rarely expanded. Among the meetings of the level that first meets, the
@@ -262,16 +303,18 @@ std::vector<Hop> Topology::route(int src_gpu, int dst_gpu) const {
   return hops;
 }
 
-CommTiers Topology::tiers(int ranks, int stride) const {
+CommTiers Topology::tiers(int ranks, int stride, Concurrency concurrency) const {
   STEPCAST_ASSERT(ranks >= 1 && stride >= 1, "a group has at least one rank and a positive stride");
   STEPCAST_ASSERT(static_cast<std::int64_t>(ranks - 1) * stride < gpu_count(), "the group fits in the topology");
+  STEPCAST_ASSERT(concurrency.groups >= 1 && concurrency.offset >= 0, "concurrent groups: at least the group itself");
+  if (concurrency.groups == 1) concurrency.offset = 0;
   const Graph& g = *graph_;
-  const std::pair key{ranks, stride};
+  const std::tuple key{ranks, stride, concurrency};
   {
     const std::lock_guard lock(g.tiers_mutex);
     if (const auto it = g.tiers_cache.find(key); it != g.tiers_cache.end()) return it->second;
   }
-  const CommTiers t = compute_tiers(ranks, stride);
+  const CommTiers t = compute_tiers(ranks, stride, concurrency);
   const std::lock_guard lock(g.tiers_mutex);
   // Bounded, so a sweep over many group shapes cannot grow it without end.
   constexpr std::size_t kMaxCached = 4096;
@@ -279,7 +322,7 @@ CommTiers Topology::tiers(int ranks, int stride) const {
   return t;
 }
 
-CommTiers Topology::compute_tiers(int ranks, int stride) const {
+CommTiers Topology::compute_tiers(int ranks, int stride, Concurrency concurrency) const {
   const Graph& g = *graph_;
   CommTiers t;
   t.ranks = ranks;
@@ -317,7 +360,71 @@ CommTiers Topology::compute_tiers(int ranks, int stride) const {
   t.gpu_nic_bw = gpu_nic_bw;
   t.inter_latency = inter_latency;
   t.oversubscription = several_leaves ? oversubscription_ : 1.0;
+  if (nodes > 1) add_nic_figures(t, ranks, stride, concurrency);
   return t;
+}
+
+// Per node of the group: the NICs its ranks use and, with the concurrent groups' GPUs counted as
+// users too, each NIC's rate split evenly among its users (max-min fair for equal demands, as the
+// flow-level simulator shares a link). The group's figure is its weakest node's.
+void Topology::add_nic_figures(CommTiers& t, int ranks, int stride, Concurrency concurrency) const {
+  const Graph& g = *graph_;
+  const auto gpu_at = [&](int group, int r) {
+    return static_cast<std::int64_t>(group) * concurrency.offset + static_cast<std::int64_t>(r) * stride;
+  };
+  // The NICs a GPU uses: its own, or every NIC of its node when it is wired to none.
+  const auto nics_of = [&](std::size_t gpu) -> const std::vector<Graph::NicShare>& {
+    return g.gpu_nics[gpu].empty() ? g.node_nics[static_cast<std::size_t>(g.gpu_node[gpu])] : g.gpu_nics[gpu];
+  };
+  // Users of each NIC among the GPUs of every concurrent group, and the group's own users.
+  std::map<VertexId, std::pair<int, int>> users;  // NIC -> (all users, the group's users)
+  for (int k = 0; k < concurrency.groups; ++k) {
+    for (int r = 0; r < ranks; ++r) {
+      const std::int64_t gpu = gpu_at(k, r);
+      if (gpu >= gpu_count()) break;
+      for (const Graph::NicShare& n : nics_of(static_cast<std::size_t>(gpu))) {
+        auto& u = users[n.nic];
+        ++u.first;
+        if (k == 0) ++u.second;
+      }
+    }
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  BytesPerSecond alone(kInf), shared(kInf);
+  int fewest = std::numeric_limits<int>::max();
+  int current = -1;
+  std::map<VertexId, BytesPerSecond> node_nics;  // the NICs the group uses on the current node
+  const auto close_node = [&] {
+    if (node_nics.empty()) return;
+    BytesPerSecond a, s;
+    for (const auto& [nic, bw] : node_nics) {
+      const auto& u = users.at(nic);
+      a += bw;
+      s += bw * (static_cast<double>(u.second) / static_cast<double>(u.first));
+    }
+    alone = std::min(alone, a);
+    shared = std::min(shared, s);
+    fewest = std::min(fewest, static_cast<int>(node_nics.size()));
+    node_nics.clear();
+  };
+  for (int r = 0; r < ranks; ++r) {
+    const auto gpu = static_cast<std::size_t>(gpu_at(0, r));
+    if (g.gpu_node[gpu] != current) {
+      close_node();
+      current = g.gpu_node[gpu];
+    }
+    for (const Graph::NicShare& n : nics_of(gpu)) node_nics.emplace(n.nic, n.bw);
+  }
+  close_node();
+  if (fewest == std::numeric_limits<int>::max()) {
+    // No NIC vertices (a graph whose GPUs reach the fabric directly): the links leaving the node.
+    t.nics = 1;
+    t.group_nic_bw = t.node_bw;
+    return;
+  }
+  t.nics = fewest;
+  t.group_nic_bw = alone;
+  t.node_bw = shared;
 }
 
 }  // namespace stepcast::topology

@@ -14,6 +14,7 @@
 #include "stepcast/calibrate/measurement.hpp"
 #include "stepcast/calibrate/validation.hpp"
 #include "stepcast/cost/calibration.hpp"
+#include "stepcast/cost/collective_model.hpp"
 #include "stepcast/topology/topology.hpp"
 
 using namespace stepcast;
@@ -164,5 +165,39 @@ TEST_SUITE("calibrate.fit_nccl") {
     CHECK(t[0].latency_factor == 1.0);
     CHECK(back.nccl_protocols.at(NcclProtocol::kLL128).source == "fitted to test.log");
     CHECK(back.nccl_protocols.at(NcclProtocol::kLL128).fit->points == 12);
+  }
+
+  TEST_CASE("the fitted range round-trips, and outside it a collective is an extrapolation") {
+    // Fitted on the H100 8-GPU log's sizes: 32 MiB to 16 GiB, 8 ranks on 1 node.
+    cost::Calibration c;
+    c.source = "test";
+    c.range = cost::FittedRange{Bytes(33554432.0), Bytes(17179869184.0), 8, 8, 1, 1};
+    const cost::Calibration back = cost::parse_calibration(cost::to_json_text(c), "round-trip.json");
+    REQUIRE(back.range.has_value());
+    CHECK(back.range->min_size.value() == 33554432.0);
+    CHECK(back.range->max_ranks == 8);
+    CHECK(cost::within_fitted_range(back, Bytes(1073741824.0), 8, 1));
+    CHECK_FALSE(cost::within_fitted_range(back, Bytes(26214400.0), 8, 1));   // 25 MiB: below
+    CHECK_FALSE(cost::within_fitted_range(back, Bytes(1073741824.0), 16, 2)); // more ranks and nodes
+    CHECK(cost::to_string(*back.range) == "sizes 32.00 MiB to 16.00 GiB, 8 ranks, 1 node");
+    cost::Calibration none;
+    CHECK(cost::within_fitted_range(none, Bytes(1.0), 1024, 128));  // no range recorded: no warning
+  }
+
+  TEST_CASE("a collective model priced with the calibration marks what lies outside its range") {
+    const topology::Topology topo =
+        topology::load_topology(std::string(STEPCAST_SOURCE_DIR) + "/topologies/dgx-h100.json", 2);
+    cost::Calibration c;
+    c.source = "test";
+    c.nccl_protocols[NcclProtocol::kSimple] = cost::CalibratedNcclProtocol{{1.1, 0.9}, std::nullopt, "test"};
+    c.range = cost::FittedRange{Bytes(33554432.0), Bytes(17179869184.0), 8, 8, 1, 1};
+    cost::CollectiveModel model;
+    model.calibration = &c;
+    const auto inside = cost::price_collective(cost::collective_group(topo, topo.tiers(8)), cost::CollectiveOp::kAllReduce,
+                                               Bytes(1073741824.0), model);
+    CHECK_FALSE(inside.outside_calibration);
+    const auto outside = cost::price_collective(cost::collective_group(topo, topo.tiers(16)), cost::CollectiveOp::kAllReduce,
+                                                Bytes(1073741824.0), model);
+    CHECK(outside.outside_calibration);
   }
 }

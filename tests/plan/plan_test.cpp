@@ -106,4 +106,20 @@ TEST_SUITE("plan.plan") {
     const auto again = plan::resolve(plan::parse_plan(text), w, 16);
     CHECK(plan::to_string(again) == text);
   }
+
+  TEST_CASE("communication keys: grad-reduce sets the reduction type, tp-overlap needs sequence parallel") {
+    const auto w = llama2_7b_shape();
+    const auto p = plan::resolve(plan::parse_plan("tp=2,sp=on,tp-overlap=on,grad-reduce=fp32"), w, 8);
+    CHECK(p.grad_reduce == plan::Precision::kFp32);
+    CHECK(p.tp_overlap);
+    CHECK(plan::problems(p, w, 8).empty());
+    const std::string text = plan::to_string(p);
+    CHECK(text.ends_with(",grad-reduce=fp32,tp-overlap=on"));
+    CHECK(plan::to_string(plan::resolve(plan::parse_plan(text), w, 8)) == text);
+    const auto bad = plan::resolve(plan::parse_plan("tp=2,tp-overlap=on"), w, 8);
+    const auto found = plan::problems(bad, w, 8);
+    REQUIRE(found.size() == 1);
+    CHECK(found.front() == "tp-overlap=on needs sequence parallel (sp=on) and tp > 1 (got tp=2, sp=off)");
+    CHECK(parse_error("grad-reduce=fp8") == "--plan: grad-reduce= expects fp32, bf16 or fp16, got \"fp8\"");
+  }
 }

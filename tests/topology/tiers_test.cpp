@@ -2,6 +2,8 @@
 // the links the cluster expansion lays down.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "stepcast/topology/cluster.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "topology_test_util.hpp"
@@ -111,5 +113,57 @@ TEST_SUITE("topology.tiers") {
     CHECK(a.node_bw == b.node_bw);
     CHECK(a.inter_latency == b.inter_latency);
     CHECK(a.nodes == 4);
+  }
+
+  TEST_CASE("a group's node bandwidth is the NICs its GPUs are wired to: DGX H100 GPU i on NIC i") {
+    // dgx-h100.json: 8 x 400 Gbps (50 GB/s) NICs per node, GPU i on NIC i.
+    const Topology t = load_topology(shipped("dgx-h100.json"), 4);
+    const CommTiers all = t.tiers(32);
+    CHECK(all.nics == 8);
+    CHECK(all.node_bw.value() == doctest::Approx(400 * kGBps));
+    CHECK(all.group_nic_bw.value() == doctest::Approx(400 * kGBps));
+    // The data-parallel group of tensor rank 0 under tp = 8: GPU 0 of each node, on NIC 0 only.
+    const CommTiers dp = t.tiers(4, 8);
+    CHECK(dp.nics == 1);
+    CHECK(dp.node_bw.value() == doctest::Approx(50 * kGBps));
+    // The 7 other tensor ranks' groups use NICs 1..7: nothing shared, each keeps its NIC.
+    const CommTiers beside = t.tiers(4, 8, Concurrency{8, 1});
+    CHECK(beside.node_bw.value() == doctest::Approx(50 * kGBps));
+    CHECK(beside.group_nic_bw.value() == doctest::Approx(50 * kGBps));
+    // tp = 4: GPUs 0 and 4 of each node, NICs 0 and 4.
+    const CommTiers two = t.tiers(8, 4, Concurrency{4, 1});
+    CHECK(two.nics == 2);
+    CHECK(two.node_bw.value() == doctest::Approx(100 * kGBps));
+  }
+
+  TEST_CASE("p4d: GPUs 2i and 2i+1 share EFA NIC i, so concurrent groups halve it") {
+    // p4d-24xlarge.json: 4 x 100 Gbps (12.5 GB/s) NICs; GPUs 2i, 2i+1 on NIC i.
+    const Topology t = load_topology(shipped("p4d-24xlarge.json"), 2);
+    // A whole node's group: 4 NICs, 50 GB/s, as before.
+    CHECK(t.tiers(16).node_bw.value() == doctest::Approx(50 * kGBps));
+    // tp = 8: the data-parallel group of GPU 0 alone gets NIC 0 (12.5 GB/s) ...
+    const CommTiers alone = t.tiers(2, 8);
+    CHECK(alone.nics == 1);
+    CHECK(alone.node_bw.value() == doctest::Approx(12.5 * kGBps));
+    // ... and half of it while the group of GPU 1 runs beside it on the same NIC.
+    const CommTiers shared = t.tiers(2, 8, Concurrency{8, 1});
+    CHECK(shared.group_nic_bw.value() == doctest::Approx(12.5 * kGBps));
+    CHECK(shared.node_bw.value() == doctest::Approx(6.25 * kGBps));
+    // tp = 2: GPUs 0, 2, 4, 6 of each node, one per NIC; the groups of GPUs 1, 3, 5, 7 share them.
+    const CommTiers tp2 = t.tiers(8, 2, Concurrency{2, 1});
+    CHECK(tp2.nics == 4);
+    CHECK(tp2.group_nic_bw.value() == doctest::Approx(50 * kGBps));
+    CHECK(tp2.node_bw.value() == doctest::Approx(25 * kGBps));
+  }
+
+  TEST_CASE("more concurrent groups never leave a group more of its NICs") {
+    const Topology t = load_topology(shipped("p4d-24xlarge.json"), 4);
+    double previous = std::numeric_limits<double>::infinity();
+    for (int groups = 1; groups <= 8; ++groups) {
+      const CommTiers c = t.tiers(4, 8, Concurrency{groups, 1});
+      CHECK(c.node_bw.value() <= previous * (1.0 + 1e-12));
+      CHECK(c.node_bw.value() <= c.group_nic_bw.value() * (1.0 + 1e-12));
+      previous = c.node_bw.value();
+    }
   }
 }

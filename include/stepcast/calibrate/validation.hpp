@@ -35,9 +35,9 @@ struct Comparison : ErrorSummary {
 /// Predicts every sample with cost::estimate_collective on the calibrated tiers and compares.
 Comparison compare(const std::vector<Sample>& samples, const cost::Calibration& calibration);
 
-/// As compare, with NCCL's tuning model (the calibration's nccl_protocols applied) for every
-/// collective NCCL tunes over two or more ranks: the time of the candidate NCCL's tuner picks.
-/// All-to-all and send/recv, which NCCL does not tune, are predicted as compare does.
+/// As compare, with the collective model every command uses (cost::price_collective, the
+/// calibration applied): the candidate NCCL's tuner picks, and all-to-all and send/recv on NCCL's
+/// point-to-point channels.
 Comparison compare_nccl(const std::vector<Sample>& samples, const topology::Topology& topology,
                         const cost::Calibration& calibration);
 

@@ -82,6 +82,17 @@ struct CalibratedNcclProtocol {
   std::string source;
 };
 
+/// What a calibration's collectives were fitted on: message sizes (nccl-tests' S), rank counts
+/// and node counts of the measured points. Outside it, calibrated figures are an extrapolation.
+struct FittedRange {
+  Bytes min_size;
+  Bytes max_size;
+  int min_ranks = 0;
+  int max_ranks = 0;
+  int min_nodes = 0;
+  int max_nodes = 0;
+};
+
 /// Everything a calibration file holds. Empty by default: applying it changes nothing.
 struct Calibration {
   std::string source;                       ///< what the file as a whole was made from
@@ -89,7 +100,15 @@ struct Calibration {
   std::vector<CollectiveCalibration> collectives;  ///< per collective and size regime; later entries win
   std::optional<ComputeCalibration> compute;  ///< the compute model's kernel parameters
   std::map<NcclProtocol, CalibratedNcclProtocol> nccl_protocols;  ///< NCCL's tuning model, per protocol
+  std::optional<FittedRange> range;  ///< of the collectives; none in files written before stepcast recorded it
 };
+
+/// Whether a collective of `size` over `ranks` ranks on `nodes` nodes lies inside the range the
+/// calibration's collectives were fitted on (true when the file records none).
+bool within_fitted_range(const Calibration& calibration, Bytes size, int ranks, int nodes);
+
+/// "sizes 32.00 MiB to 16.00 GiB, 8 ranks, 1 node", for warnings.
+std::string to_string(const FittedRange& range);
 
 /// The tiers with the calibration's general overrides applied.
 topology::CommTiers apply(const Calibration& calibration, topology::CommTiers tiers);

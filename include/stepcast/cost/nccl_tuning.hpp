@@ -37,6 +37,10 @@ struct NcclSystem {
   BytesPerSecond channel_bw;    ///< ... and each channel's bandwidth
   int nvls_channels = 0;        ///< NVLS graph; 0 where NVLink SHARP is not available
   BytesPerSecond nvls_channel_bw;
+  int gpu_links = 0;            ///< NVLinks of a GPU as NCCL counts them; 0 over PCIe
+  BytesPerSecond gpu_bw;        ///< a GPU's intra-node links as NCCL counts them (NVLinks x per-link figure)
+  int nics_per_gpu = 1;         ///< NICs each GPU reaches (p5: 4), for the point-to-point channels
+  BytesPerSecond gpu_nic_bw;    ///< what one GPU sends out of its node alone
   Explanation derivation;       ///< how each figure above came from the topology
 };
 
@@ -44,9 +48,25 @@ struct NcclSystem {
 /// by a word of the name that starts with a known model; none for names stepcast does not know.
 std::optional<int> nccl_compute_capability(std::string_view gpu_name);
 
-/// NCCL's view of the `tiers.ranks` GPUs of `topology`. The GPU generation comes from the GPU's
-/// name; InputError when the name matches no generation NCCL tunes for.
-NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers);
+/// What NCCL reads of a topology's GPUs once, the same for every communicator on it: their
+/// generation (from the GPU's name) and the switch inside a node.
+struct NcclHardware {
+  int compute_capability = 80;
+  std::string gpu_name;
+  std::string intra_switch;  ///< lower-case name of the switch GPU 0 links to in its node; empty if none
+};
+
+/// InputError when the GPU's name matches no generation NCCL tunes for.
+NcclHardware nccl_hardware(const topology::Topology& topology);
+
+/// nccl_system below, from hardware read once (the step model prices several groups on one topology).
+NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& tiers, bool explain = true);
+
+/// NCCL's view of the `tiers.ranks` GPUs of `topology`: their NICs are the ones tiers.nics and
+/// tiers.group_nic_bw name (NCCL searches channels through the NICs near its GPUs, alone). The
+/// GPU generation comes from the GPU's name; InputError when the name matches no generation NCCL
+/// tunes for. `derivation` is filled only when `explain`.
+NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers, bool explain = true);
 
 /// A measured correction of one protocol, as calibration fits it: NCCL's latency times
 /// `latency_factor`, NCCL's algorithm bandwidth times `bandwidth_efficiency`. 1 and 1 are NCCL's model.
@@ -101,6 +121,28 @@ bool nccl_runs(CollectiveOp op, NcclAlgorithm algorithm);
 /// enabled candidate (the message says why each was left out).
 NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, const NcclFilter& filter = {},
                        const NcclTuning& tuning = {});
+
+/// The candidate nccl_choose picks, without the others, the reasons or the formulas: the fast
+/// path the step model and the planner use. Same preconditions and errors as nccl_choose.
+NcclCandidate nccl_pick(CollectiveOp op, Bytes size, const NcclSystem& system, const NcclFilter& filter = {},
+                        const NcclTuning& tuning = {});
+
+/// Send/recv and all-to-all as NCCL runs them: point-to-point transfers on the p2p channels
+/// (NVIDIA/nccl 2.20.3 src/graph/paths.cc, ncclTopoComputeP2pChannels), which NCCL's tuner does not
+/// price. nccl-tests' sendrecv (each rank to the next) and alltoall (S/N to every rank).
+struct NcclP2p {
+  int channels_per_peer = 1;
+  BytesPerSecond peer_bw;        ///< one peer's rate: its channels x the graph's channel speed, capped by the path
+  Seconds latency;
+  Seconds bandwidth_time;
+  Seconds time;
+  std::string latency_formula;
+  std::string bandwidth_formula;
+};
+
+/// Preconditions: op is send/recv or all-to-all, system.ranks >= 2. `tuning` applies its Simple factors.
+NcclP2p nccl_p2p(CollectiveOp op, Bytes size, const NcclSystem& system, BytesPerSecond node_bw, double oversubscription,
+                 const NcclTuning& tuning = {});
 
 /// Names as NCCL_ALGO / NCCL_PROTO spell them, in lower case for algorithms: "ring", "LL128".
 std::string_view to_string(NcclAlgorithm algorithm);

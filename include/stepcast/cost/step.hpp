@@ -12,6 +12,7 @@
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/cost/compute.hpp"
 #include "stepcast/cost/memory.hpp"
+#include "stepcast/cost/step_communication.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
@@ -27,24 +28,9 @@ struct StepOptions {
   const Calibration* calibration = nullptr;
   /// Fill the explanations (off in the planner's inner loop, where formatting would dominate).
   bool explain = true;
-};
-
-/// Which group of ranks a collective runs on. Ranks are placed tensor-parallel first
-/// (consecutive GPUs), then pipeline (stride tp), then data parallel (stride tp*pp).
-enum class CommGroup { kTensor, kPipeline, kData, kShardGroup, kReplicaGroup };
-
-/// One kind of collective of the step, with how often it runs and how much of it is exposed.
-struct CommTerm {
-  std::string name;  ///< "TP all-reduce", "FSDP all-gather (forward)", ...
-  CollectiveOp op = CollectiveOp::kAllReduce;
-  Algorithm algorithm = Algorithm::kRing;
-  CommGroup group = CommGroup::kData;
-  int ranks = 1;
-  int stride = 1;   ///< GPU index distance between consecutive ranks of the group
-  Bytes size;       ///< nccl-tests' S of one call
-  double calls = 0; ///< per step (fractional for a partial last bucket)
-  Seconds time;     ///< all calls, as if nothing overlapped
-  Seconds exposed;  ///< the part that adds to the step time
+  /// Collective prices remembered across predictions on one topology and calibration (not
+  /// owned; may be null; one per thread): the planner's inner loop.
+  StepCommunicationCache* communication_cache = nullptr;
 };
 
 struct StepPrediction {
@@ -69,7 +55,5 @@ struct StepPrediction {
 /// the plan's precision. Collective times come from estimate_collective on topology.tiers().
 StepPrediction predict_step(const workload::Workload& workload, const plan::Plan& plan, const topology::Topology& topology,
                             const StepOptions& options = {});
-
-std::string_view to_string(CommGroup group);
 
 }  // namespace stepcast::cost

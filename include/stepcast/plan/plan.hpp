@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,13 @@ struct Plan {
   bool flash_attention = false;  ///< fused attention that never stores the s x s scores
   /// Which fused attention kernel; only read when flash_attention is on.
   FlashKernel flash_kernel = FlashKernel::kNewest;
+  /// The type data-parallel gradients are reduced in (grad-reduce=fp32|bf16|fp16); none: the
+  /// gradients' own type, as PyTorch DDP/FSDP and DeepSpeed reduce them. Megatron-LM reduces its
+  /// fp32 main gradients unless --grad-reduce-in-bf16: grad-reduce=fp32.
+  std::optional<Precision> grad_reduce;
+  /// Tensor-parallel communication overlapped with the GEMMs beside it, in tp chunks (tp-overlap=on:
+  /// Megatron-LM/Transformer Engine userbuffers, PyTorch async-TP). Needs sequence parallel.
+  bool tp_overlap = false;
 
   /// GPUs used: dp * tp * pp.
   [[nodiscard]] int gpus() const { return dp * tp * pp; }

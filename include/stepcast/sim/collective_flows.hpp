@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "stepcast/core/units.hpp"
+#include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/des/time.hpp"
 #include "stepcast/sim/network.hpp"
@@ -22,6 +24,8 @@ struct CollectivePhase {
   std::uint32_t pattern = 0;
   Bytes bytes;
   int latency_steps = 1;
+  /// The collective model's latency for the phase, in place of latency_steps route latencies.
+  std::optional<des::Tick> latency;
 };
 
 /// A collective as prepared patterns and the phases that use them, in order.
@@ -45,6 +49,15 @@ CollectiveSchedule build_collective(Network& network, const topology::Topology& 
 /// so they share the links they have in common.
 CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, cost::CollectiveOp op,
                                     cost::Algorithm algorithm, Bytes size, std::span<const std::vector<int>> groups);
+
+/// The collective as the cost model priced it (cost::price_collective), run at once by the equal
+/// `groups`: NCCL's algorithms (and the closed-form ring) move each rank's bytes_per_rank over
+/// ring-ordered pairs, one ring channel per NIC as build_collective lays them, each member at
+/// most rate_per_rank / channels, and arrive the model's latency after the last byte. Alone on
+/// idle links this takes the model's time; where the groups or other traffic share a link, the
+/// links' max-min shares slow it. Other closed forms run their own phases as above.
+CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, cost::CollectiveOp op, Bytes size,
+                                    const cost::CollectivePrice& price, std::span<const std::vector<int>> groups);
 
 /// Receives the completion of collectives run by a CollectiveRunner.
 class CollectiveObserver {
@@ -82,5 +95,8 @@ class CollectiveRunner final : public TransferObserver {
 /// Runs one collective alone on `topo` and returns its time (for `--engine des` and tests).
 Seconds simulate_collective(const topology::Topology& topo, cost::CollectiveOp op, cost::Algorithm algorithm,
                             Bytes size, std::span<const int> ranks);
+/// The same for a collective priced by the cost model.
+Seconds simulate_collective(const topology::Topology& topo, cost::CollectiveOp op, Bytes size,
+                            const cost::CollectivePrice& price, std::span<const int> ranks);
 
 }  // namespace stepcast::sim

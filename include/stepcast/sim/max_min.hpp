@@ -1,11 +1,13 @@
 // Max-min fair sharing of resources (link directions) among flows, by progressive filling
-// (Bertsekas and Gallager, "Data Networks", 2nd ed., section 6.5.2). Pure maths, like SimGrid's
+// (Bertsekas and Gallager, "Data Networks", 2nd ed., section 6.5.2), with a rate limit per flow
+// (a flow's own cap acts as a link only it crosses). Pure maths, like SimGrid's
 // lmm: no time, no topology. A flow may stand for several identical transfers moving together
 // (a ring step): it crosses a resource with a weight, the number of its members on that resource,
 // and its rate is the rate of each member.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -16,7 +18,8 @@ namespace stepcast::sim {
 using ResourceId = std::uint32_t;
 using SharedFlowId = std::uint32_t;
 
-/// One flow's use of one resource: `weight` members of the flow cross it (>= 1).
+/// One flow's use of one resource: `weight` members of the flow cross it (a fraction for a member
+/// spread over several routes).
 struct Usage {
   ResourceId resource = 0;
   double weight = 1.0;
@@ -30,8 +33,10 @@ class MaxMinSharing {
   /// Adds a resource with `capacity` (> 0) and returns its id (dense, in call order).
   ResourceId add_resource(BytesPerSecond capacity);
   /// Adds a flow over `usages` (at least one; resources distinct) and returns its id; ids of
-  /// removed flows are reused, smallest last-freed first.
-  SharedFlowId add_flow(std::span<const Usage> usages);
+  /// removed flows are reused, smallest last-freed first. No member goes faster than `cap`
+  /// (what the sender itself reaches: a protocol's or channel count's limit), whatever the links leave.
+  SharedFlowId add_flow(std::span<const Usage> usages,
+                        BytesPerSecond cap = BytesPerSecond(std::numeric_limits<double>::infinity()));
   /// Removes a flow; the resources it used become available to its neighbours at the next solve.
   void remove_flow(SharedFlowId flow);
 
@@ -62,6 +67,7 @@ class MaxMinSharing {
   };
   struct Flow {
     std::vector<Usage> usages;
+    double cap = 0.0;  // +inf when only the links limit it
     double rate = 0.0;
     std::uint64_t mark = 0;
     bool live = false;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -36,6 +37,9 @@ struct TransferPattern {
   des::Tick latency = 0;      ///< the longest member route's latency
   int members = 0;
   topology::LinkTier top_tier = topology::LinkTier::kIntraNode;  ///< the outermost tier crossed
+  /// What each member reaches on its own, whatever the links leave: the collective model's rate
+  /// for its algorithm and protocol (infinite: only the links limit it).
+  BytesPerSecond rate_cap = BytesPerSecond(std::numeric_limits<double>::infinity());
 };
 
 /// Bytes carried per link tier (each member and each hop counted).
@@ -55,6 +59,9 @@ class Network final : public des::Model {
   /// Starts `bytes` per member along `pattern` now; `tag` comes back to the observer on arrival,
   /// `latency_steps` times the pattern's latency after the last byte has drained.
   void start(const TransferPattern& pattern, Bytes bytes, std::uint64_t tag, int latency_steps = 1);
+  /// As start, arriving `latency` after the last byte has drained (the collective model's
+  /// latency, instead of the route's).
+  void start_with_latency(const TransferPattern& pattern, Bytes bytes, std::uint64_t tag, des::Tick latency);
 
   des::Tick next_event_tick() override;
   void advance_to(des::Tick now) override;
@@ -75,7 +82,7 @@ class Network final : public des::Model {
     des::EventHandle drain;
     bool live = false;
   };
-  const std::vector<topology::Hop>& route(int src, int dst);
+  const std::vector<std::vector<topology::Hop>>& routes(int src, int dst);
   std::uint32_t new_transfer();
   void drained(std::uint32_t id, des::Tick now);
 
@@ -88,7 +95,7 @@ class Network final : public des::Model {
   std::vector<std::uint32_t> free_transfers_;
   std::vector<std::uint32_t> transfer_of_flow_;
   std::vector<SharedFlowId> changed_;
-  std::unordered_map<std::uint64_t, std::vector<topology::Hop>> routes_;  // looked up, never iterated
+  std::unordered_map<std::uint64_t, std::vector<std::vector<topology::Hop>>> routes_;  // looked up, never iterated
   std::vector<des::Tick> link_latency_;
   TierTraffic traffic_;
   std::uint64_t solves_ = 0;

@@ -24,7 +24,9 @@ struct PlannedStep {
 /// recompute: Narayanan et al. 2021), split into the stage's layers; TP collectives between the
 /// slices of each layer, FSDP/ZeRO-3 gathers and reduce-scatters around each layer, PP sends,
 /// DDP and ZeRO gradient buckets, all as flows; the optimizer step and ZeRO-1/2's parameter
-/// all-gather after it, also as flows.
-PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& prediction);
+/// all-gather after it, also as flows. Every collective is priced by the analytical step's model,
+/// with `calibration` (not owned; may be null) applied, before it becomes flows.
+PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& prediction,
+                      const cost::Calibration* calibration = nullptr);
 
 }  // namespace stepcast::sim

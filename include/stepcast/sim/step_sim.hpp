@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "stepcast/core/units.hpp"
+#include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -39,6 +40,10 @@ struct TensorParallelComm {
   Bytes size;                           ///< nccl-tests' S of each call: the activation s x b x h
   int forward_slices = 2;               ///< per layer: after attention and after the MLP
   int backward_slices = 2;              ///< 4 with full recompute (the forward's two run again)
+  /// tp-overlap=on: a slice's collectives start with its compute, in tp chunks, so the slice ends
+  /// when both have, plus one chunk (1/tp of the collectives' time) that nothing hides.
+  bool overlap = false;
+  int tp = 1;
 };
 
 /// FSDP / ZeRO-3 (Zhao et al. 2023, PyTorch FSDP, section 3.3): before a layer's forward (and,
@@ -83,6 +88,9 @@ struct StepSpec {
   Bytes parameter_gather;
   int stride_pp = 1;          ///< GPU distance between stages (tp)
   int stride_dp = 1;          ///< GPU distance between data-parallel replicas (tp*pp)
+  /// How every collective is priced before it becomes flows (NCCL's pick, calibration): the
+  /// analytical step's model (cost/collective_model.hpp).
+  cost::CollectiveModel model;
 };
 
 /// Per-GPU slowdown and noise.

@@ -2,6 +2,7 @@
 // the per-tier summary that the analytical collective model consumes.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -75,7 +76,11 @@ struct CommTiers {
   /// GPUs of the node. Zero when the nodes hold a single GPU (there is no intra-node route).
   BytesPerSecond intra_bw;
   Seconds intra_latency;    ///< sum of link latencies on that route (zero with one GPU per node)
-  BytesPerSecond node_bw;   ///< each way, a node's total bandwidth out of the node (links leaving it)
+  /// Each way, what the group's ranks on one node send out of it together: the NICs their GPUs
+  /// are wired to (every NIC of the node for GPUs wired to none), each capped by its uplink and
+  /// split evenly among the GPUs of the concurrent groups (Concurrency) that use it; the weakest
+  /// node. For a group that holds every GPU of its nodes and runs alone, the links leaving a node.
+  BytesPerSecond node_bw;
   /// Each way, what one GPU alone can send out of its node: the bottleneck of its route to another
   /// node; a GPU wired to several NICs (p5: 4 per GPU) adds them up, each capped by its NIC's uplink.
   BytesPerSecond gpu_nic_bw;
@@ -83,6 +88,22 @@ struct CommTiers {
   /// (zero when the group sits on one node).
   Seconds inter_latency;
   double oversubscription = 1.0;  ///< >= 1: the fat-tree ratio when the group spans several leaf switches
+  /// The NICs the group's ranks on one node send through, on the node with the fewest (1 for a
+  /// graph without NIC vertices). Zero when the group spans one node.
+  int nics = 0;
+  /// node_bw with no concurrent group running: what NCCL's channel search sees, since NCCL
+  /// knows nothing of other communicators. At least node_bw; zero when the group spans one node.
+  BytesPerSecond group_nic_bw;
+};
+
+/// Groups that run the same collective at the same time as a group: `groups` groups of the same
+/// shape, the k-th shifted by k x `offset` GPUs. The data-parallel groups of a stage's tensor
+/// ranks are {tp, 1}; the tensor-parallel groups of a node {gpus per node / tp, tp}. Groups
+/// shifted beyond the last GPU do not exist.
+struct Concurrency {
+  int groups = 1;
+  int offset = 0;
+  auto operator<=>(const Concurrency&) const = default;
 };
 
 /// A loaded, validated topology. Immutable; cheap to share by const reference.
@@ -113,15 +134,25 @@ class Topology {
   /// microseconds even on 1024-node clusters (bidirectional breadth-first search).
   [[nodiscard]] std::vector<Hop> route(int src_gpu, int dst_gpu) const;
 
+  /// The routes a transfer from `src_gpu` to `dst_gpu` spreads over evenly: between GPUs of
+  /// different nodes that are each wired to several NICs (p5: 4 per GPU), one route through each
+  /// NIC of the sender to the receiver's NIC of the same local index, as NCCL spreads a GPU's
+  /// channels over its NICs; otherwise the single route().
+  [[nodiscard]] std::vector<std::vector<Hop>> routes(int src_gpu, int dst_gpu) const;
+
   /// Tier figures for a collective over the GPUs 0, stride, 2*stride, ... ((ranks-1)*stride);
   /// stride > 1 describes a data-parallel group of a plan whose tensor/pipeline ranks are
   /// consecutive. Precondition: 1 <= ranks, 1 <= stride and (ranks-1)*stride < gpu_count().
   /// Reads figures precomputed at load, O(ranks) with no graph search, and remembers the result
-  /// per (ranks, stride), so repeated calls cost a lookup. Thread-safe.
-  [[nodiscard]] CommTiers tiers(int ranks, int stride = 1) const;
+  /// per (ranks, stride, concurrency), so repeated calls cost a lookup. Thread-safe.
+  /// `concurrency` names the groups that share the NICs with this one (CommTiers::shared_nic_bw).
+  [[nodiscard]] CommTiers tiers(int ranks, int stride = 1, Concurrency concurrency = {}) const;
 
  private:
-  [[nodiscard]] CommTiers compute_tiers(int ranks, int stride) const;
+  [[nodiscard]] CommTiers compute_tiers(int ranks, int stride, Concurrency concurrency) const;
+  // Shortest route between two vertices through no GPU other than the ends (ties by vertex and link order).
+  [[nodiscard]] std::vector<Hop> route_between(VertexId from, VertexId to) const;
+  void add_nic_figures(CommTiers& t, int ranks, int stride, Concurrency concurrency) const;
 
   struct Graph;  // Boost.Graph adjacency list, kept out of this header
   std::string name_;

@@ -1,0 +1,129 @@
+// The one collective model: NCCL's tuner picks the algorithm and protocol for the group as NCCL
+// would (it knows nothing of other communicators), then the NICs its channels cross are shared
+// with the groups that run at the same time, each getting node_bw / group_nic_bw of their rate.
+#include "stepcast/cost/collective_model.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <limits>
+
+namespace stepcast::cost {
+namespace {
+
+double as_double(int v) { return static_cast<double>(v); }
+
+// A calibration fitted for the closed forms (stepcast calibrate's tier figures) without NCCL
+// protocol factors: the closed form it was fitted for prices with it.
+bool closed_form_calibration(const Calibration* c) {
+  return c != nullptr && c->nccl_protocols.empty() && (!c->tiers.empty() || !c->collectives.empty());
+}
+
+// The bytes each rank puts on its busiest link for NCCL's algorithm: the ring's and tree's
+// nccl-tests busbw factor (a double binary tree moves 2S through each node as a ring does, one
+// tree interior and one leaf: Sanders, Speck and Traeff 2009); NVLS all-reduce sends S up to the
+// NVSwitch and takes S back, plus the shard it reduces and multicasts ((N+1)/N S each way:
+// NVIDIA's NVLink SHARP, multimem ld_reduce then st).
+double traffic_factor(CollectiveOp op, NcclAlgorithm a, int ranks) {
+  if (a == NcclAlgorithm::kNvls && op == CollectiveOp::kAllReduce) return (as_double(ranks) + 1.0) / as_double(ranks);
+  return busbw_factor(op, ranks);
+}
+
+CollectivePrice closed_form(const CollectiveGroup& group, CollectiveOp op, Bytes size, Algorithm algorithm,
+                            const Calibration* calibration) {
+  const topology::CommTiers tiers = calibration ? apply(*calibration, group.tiers, op, size) : group.tiers;
+  const CollectiveCost c = estimate_collective(op, algorithm, size, tiers);
+  CollectivePrice p;
+  p.closed_form = algorithm;
+  p.latency = c.latency_time;
+  p.bandwidth_time = c.bandwidth_time;
+  p.time = c.time;
+  p.bottleneck = c.bottleneck;
+  p.flows.bytes_per_rank = c.bytes_sent_per_rank;
+  p.flows.latency = c.latency_time;
+  p.flows.rate_per_rank = c.bandwidth_time.value() > 0.0 ? c.bytes_sent_per_rank / c.bandwidth_time
+                                                         : BytesPerSecond(std::numeric_limits<double>::infinity());
+  return p;
+}
+
+// Send/recv and all-to-all on NCCL's p2p channels (nccl_p2p). A send across nodes shares its
+// GPU's NIC with the groups beside it; an all-to-all's node bandwidth is already the shared one.
+CollectivePrice point_to_point(const CollectiveGroup& group, CollectiveOp op, Bytes size, const CollectiveModel& model) {
+  const topology::CommTiers& t = group.tiers;
+  const NcclTuning tuning = model.calibration ? nccl_tuning(*model.calibration) : NcclTuning{};
+  const NcclP2p p2p = nccl_p2p(op, size, *group.nccl, t.node_bw, t.oversubscription, tuning);
+  CollectivePrice p;
+  if (op == CollectiveOp::kSendRecv && t.nodes > 1 && t.group_nic_bw.value() > 0.0) {
+    p.nic_share = std::min(1.0, t.node_bw / t.group_nic_bw);
+  }
+  p.latency = p2p.latency;
+  p.bandwidth_time = p2p.bandwidth_time / p.nic_share;
+  p.time = p.latency + p.bandwidth_time;
+  p.bottleneck = t.nodes > 1 ? Bottleneck::kNodeNics : Bottleneck::kIntraNode;
+  p.flows.bytes_per_rank = op == CollectiveOp::kSendRecv ? size : size * (as_double(t.ranks - 1) / as_double(t.ranks));
+  p.flows.rate_per_rank = p.flows.bytes_per_rank / p2p.bandwidth_time;
+  p.flows.latency = p2p.latency;
+  p.p2p = p2p;
+  p.outside_calibration = model.calibration && !model.calibration->nccl_protocols.empty() &&
+                          !within_fitted_range(*model.calibration, size, t.ranks, t.nodes);
+  return p;
+}
+
+}  // namespace
+
+CollectiveGroup collective_group(const topology::Topology& topology, const topology::CommTiers& tiers, bool explain) {
+  std::optional<NcclHardware> hardware;
+  if (tiers.ranks >= 2 && nccl_compute_capability(topology.gpu().name)) hardware = nccl_hardware(topology);
+  return collective_group(hardware, tiers, explain);
+}
+
+CollectiveGroup collective_group(const std::optional<NcclHardware>& hardware, const topology::CommTiers& tiers, bool explain) {
+  CollectiveGroup g{tiers, std::nullopt};
+  if (tiers.ranks >= 2 && hardware) g.nccl = nccl_system(*hardware, tiers, explain);
+  return g;
+}
+
+CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, Bytes size, const CollectiveModel& model) {
+  const topology::CommTiers& t = group.tiers;
+  if (t.ranks < 2 || !(size.value() > 0.0)) {
+    CollectivePrice none;  // nothing moves
+    none.closed_form = model.closed_form.value_or(algorithms_for(op).front());
+    return none;
+  }
+  if (!has_nccl_tuning(op) && !model.closed_form && group.nccl && !closed_form_calibration(model.calibration)) {
+    return point_to_point(group, op, size, model);
+  }
+  if (model.closed_form || !has_nccl_tuning(op) || !group.nccl || closed_form_calibration(model.calibration)) {
+    const Algorithm algorithm = model.closed_form.value_or(algorithms_for(op).front());
+    CollectivePrice p = closed_form(group, op, size, algorithm, model.calibration);
+    p.outside_calibration = model.calibration && !within_fitted_range(*model.calibration, size, t.ranks, t.nodes);
+    return p;
+  }
+  const NcclTuning tuning = model.calibration ? nccl_tuning(*model.calibration) : NcclTuning{};
+  const NcclCandidate pick = nccl_pick(op, size, *group.nccl, model.nccl, tuning);
+  CollectivePrice p;
+  if (t.nodes > 1 && t.group_nic_bw.value() > 0.0) p.nic_share = std::min(1.0, t.node_bw / t.group_nic_bw);
+  p.latency = pick.latency;
+  p.bandwidth_time = pick.bandwidth_time / p.nic_share;
+  p.time = p.latency + p.bandwidth_time;
+  p.bottleneck = t.nodes > 1 ? Bottleneck::kNodeNics : Bottleneck::kIntraNode;
+  p.flows.bytes_per_rank = size * traffic_factor(op, pick.algorithm, t.ranks);
+  p.flows.rate_per_rank = p.flows.bytes_per_rank / pick.bandwidth_time;
+  p.flows.latency = pick.latency;
+  p.nccl = pick;
+  p.outside_calibration = model.calibration && !model.calibration->nccl_protocols.empty() &&
+                          !within_fitted_range(*model.calibration, size, t.ranks, t.nodes);
+  return p;
+}
+
+std::string model_name(const CollectivePrice& price) {
+  if (price.p2p) return "p2p/Simple";
+  if (price.nccl) {
+    std::string name(to_string(price.nccl->algorithm));
+    name += '/';
+    name += to_string(price.nccl->protocol);
+    return name;
+  }
+  return std::string(to_string(price.closed_form.value_or(Algorithm::kRing)));
+}
+
+}  // namespace stepcast::cost

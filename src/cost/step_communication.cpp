@@ -1,0 +1,286 @@
+// The collectives of a training step: Megatron-LM's tensor and pipeline parallelism (Shoeybi et
+// al. 2019; Narayanan et al. 2021; Korthikanti et al. 2022), PyTorch DDP/FSDP (Li et al. 2020;
+// Zhao et al. 2023) and DeepSpeed ZeRO (Rajbhandari et al. 2020); each collective's time from
+// the collective model (NCCL's choice, NICs shared with the groups beside it), its exposed part
+// from the compute windows it overlaps.
+#include "stepcast/cost/step_communication.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/collective_model.hpp"
+
+namespace stepcast::cost {
+
+namespace {
+
+using plan::Sharding;
+
+Seconds max0(Seconds t) { return t.value() > 0.0 ? t : Seconds(0.0); }
+
+using Priced = StepCommunicationCache::Priced;
+
+struct Group {
+  CommGroup kind;
+  int ranks;
+  int stride;
+  StepCommunicationCache::GroupKey key;
+  const CollectiveGroup* view;
+  const CollectiveModel* model;
+  StepCommunicationCache* cache;  // this step's own, or the caller's across steps
+};
+
+// `concurrency`: the other groups of the same kind that run the same collective at the same
+// time, and so share the NICs (the data-parallel groups of a stage's other tensor ranks).
+Group make_group(const topology::Topology& topo, const std::optional<NcclHardware>& hardware, const CollectiveModel& model,
+                 StepCommunicationCache& cache, CommGroup kind, int ranks, int stride, topology::Concurrency concurrency = {}) {
+  const StepCommunicationCache::GroupKey key{ranks, stride, concurrency.groups, concurrency.groups > 1 ? concurrency.offset : 0};
+  auto it = cache.groups.find(key);
+  if (it == cache.groups.end()) {
+    it = cache.groups.emplace(key, collective_group(hardware, topo.tiers(ranks, stride, concurrency))).first;
+  }
+  return Group{kind, ranks, stride, key, &it->second, &model, &cache};
+}
+
+Priced price_of(CollectiveOp op, Bytes size, const Group& g) {
+  const std::tuple key{g.key, static_cast<int>(op), size.value()};
+  auto it = g.cache->prices.find(key);
+  if (it == g.cache->prices.end()) {
+    const CollectivePrice price = price_collective(*g.view, op, size, *g.model);
+    it = g.cache->prices.emplace(key, Priced{price.time, model_name(price), price.outside_calibration}).first;
+  }
+  return it->second;
+}
+
+Seconds time_of(CollectiveOp op, Bytes size, const Group& g) { return price_of(op, size, g).time; }
+
+/// A term whose calls all have the same size.
+CommTerm uniform_term(std::string name, CollectiveOp op, const Group& g, Bytes size, double calls) {
+  const Priced price = price_of(op, size, g);
+  CommTerm t;
+  t.name = std::move(name);
+  t.op = op;
+  t.model = price.model;
+  t.group = g.kind;
+  t.ranks = g.ranks;
+  t.stride = g.stride;
+  t.size = size;
+  t.calls = calls;
+  t.time = price.time * calls;
+  t.outside_calibration = price.outside_calibration;
+  return t;
+}
+
+/// `total` bytes moved in pieces of `piece` bytes (DDP buckets, FSDP units): whole pieces plus
+/// a partial last one, each paying its own latency.
+CommTerm pieces_term(std::string name, CollectiveOp op, const Group& g, Bytes total, Bytes piece, double repeats) {
+  const double whole = std::floor(total / piece);
+  const Bytes rest = total - piece * whole;
+  CommTerm t = uniform_term(std::move(name), op, g, piece, whole * repeats);
+  t.time += time_of(op, rest, g) * repeats;
+  t.calls = (total / piece) * repeats;
+  return t;
+}
+
+// The exposed share of the tensor-parallel collectives under tp-overlap: per slice (a GEMM block
+// of a layer's pass: 2 per layer forward, 2 or with full recompute 4 backward), what its
+// collectives take beyond its compute, plus one chunk (1/tp) of them, over their time.
+double tp_overlap_exposed_share(const std::vector<CommTerm>& terms, const ComputeWindows& w, double layers,
+                                double backward_slices, int tp) {
+  Seconds comm;  // per slice: one call of each term
+  for (const CommTerm& t : terms) comm += t.time / t.calls;
+  if (!(comm.value() > 0.0) || !(layers > 0.0)) return 1.0;
+  const Seconds forward_slice = w.forward / (2.0 * layers);
+  const Seconds backward_slice = w.backward / (backward_slices * layers);
+  const Seconds chunk = comm / static_cast<double>(tp);
+  const Seconds exposed = (max0(comm - forward_slice) + chunk) * 2.0 + (max0(comm - backward_slice) + chunk) * backward_slices;
+  return std::min(1.0, exposed / (comm * (2.0 + backward_slices)));
+}
+
+}  // namespace
+
+std::string_view to_string(CommGroup group) {
+  switch (group) {
+    case CommGroup::kTensor: return "tensor";
+    case CommGroup::kPipeline: return "pipeline";
+    case CommGroup::kData: return "data";
+    case CommGroup::kShardGroup: return "shard group";
+    case CommGroup::kReplicaGroup: return "replicas";
+  }
+  STEPCAST_UNREACHABLE("unknown group");
+}
+
+StepCommunication step_communication(const workload::Workload& workload, const plan::Plan& plan,
+                                     const topology::Topology& topology, const ComputeWindows& windows,
+                                     const CommunicationOptions& options) {
+  STEPCAST_ASSERT(workload.shape.has_value(), "the step's communication needs a workload with a shape");
+  const auto& shape = *workload.shape;
+  StepCommunication out;
+  const int m = windows.micro_batches;
+  const double layers_per_stage = windows.layers_per_stage;
+  const Seconds forward_window = windows.forward;
+  const Seconds backward_window = windows.backward;
+  const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
+  // Activations travel in the training precision's storage type: 2 bytes in mixed precision.
+  const double act_bytes = per.parameters;
+  const Bytes activation = Bytes(static_cast<double>(plan.seq_len) * plan.micro_batch_size * shape.hidden * act_bytes);
+  // Passes over the layers per micro-batch: forward, backward (two), and with full recompute the
+  // forward again (Narayanan et al. 2021, section 3.5).
+  const double passes = plan.recompute == plan::Recompute::kFull ? 4.0 : 3.0;
+  CollectiveModel model;
+  model.calibration = options.calibration;
+  StepCommunicationCache own;
+  StepCommunicationCache& cache = options.cache ? *options.cache : own;
+  // What NCCL reads of the GPUs once, for every group (none where NCCL's model does not know them).
+  if (!cache.hardware) {
+    cache.hardware.emplace();
+    if (nccl_compute_capability(topology.gpu().name)) *cache.hardware = nccl_hardware(topology);
+  }
+  const std::optional<NcclHardware>& hardware = *cache.hardware;
+  // The groups of one kind that run at once: a stage's tensor ranks each have their own
+  // data-parallel group (and pipeline send), which cross the node's NICs together.
+  const topology::Concurrency beside_tensor_ranks{plan.tp, 1};
+  // ZeRO-2's reduce-scatters, issued every micro-batch, run on every pipeline stage at once in the
+  // steady state, so each stage's groups share the NICs with the other stages' too (once-a-step
+  // traffic, DDP's and ZeRO-1's, comes as the stages finish their backward one after another).
+  const topology::Concurrency every_stage{plan.tp * plan.pp, 1};
+
+  // Tensor parallel: 2 all-reduces of sbh in the forward and 2 in the backward of each layer
+  // (Shoeybi et al. 2019, Figure 4), a forward's worth more with full recompute. With sequence
+  // parallel each all-reduce becomes a reduce-scatter plus an all-gather of the same S
+  // (Korthikanti et al. 2022, section 4.2.2). They sit between dependent GEMMs: all exposed.
+  if (plan.tp > 1) {
+    const Group tp = make_group(topology, hardware, model, cache, CommGroup::kTensor, plan.tp, 1);
+    const double calls = layers_per_stage * m * (passes == 4.0 ? 6.0 : 4.0);
+    if (plan.sequence_parallel) {
+      out.terms.push_back(uniform_term("TP all-gather (sequence parallel)", CollectiveOp::kAllGather, tp, activation, calls));
+      out.terms.push_back(
+          uniform_term("TP reduce-scatter (sequence parallel)", CollectiveOp::kReduceScatter, tp, activation, calls));
+    } else {
+      out.terms.push_back(uniform_term("TP all-reduce", CollectiveOp::kAllReduce, tp, activation, calls));
+    }
+    // Without overlap they sit between dependent GEMMs: all exposed. With tp-overlap each slice's
+    // collectives run in tp chunks beside its GEMMs: what outlasts the slice's compute is exposed,
+    // and one chunk always is (the first gathered or the last reduced: Wang et al. 2022,
+    // "Overlap Communication with Dependent Computation via Decomposition", ASPLOS'23).
+    const double per_slice = plan.tp_overlap ? tp_overlap_exposed_share(out.terms, windows, layers_per_stage, passes == 4.0 ? 4.0 : 2.0, plan.tp)
+                                             : 1.0;
+    for (auto& term : out.terms) {
+      term.exposed = term.time * per_slice;
+      out.tensor += term.exposed;
+    }
+  }
+  // Pipeline: each stage sends every micro-batch's activations forward and gradients backward
+  // once per model chunk, 2*m*v transfers of sbh/t (Megatron's scatter/gather optimisation,
+  // Narayanan et al. 2021 section 4.1); 1F1B blocks on them, so they are exposed.
+  if (plan.pp > 1) {
+    const Group pp = make_group(topology, hardware, model, cache, CommGroup::kPipeline, 2, plan.tp, beside_tensor_ranks);
+    CommTerm term = uniform_term("PP send/recv", CollectiveOp::kSendRecv, pp, activation / plan.tp,
+                                 2.0 * m * plan.vp);
+    term.exposed = term.time;
+    out.terms.push_back(term);
+  }
+
+  // Data parallel, by sharding strategy. Ranks of a data-parallel group are tp*pp apart.
+  const int dp_stride = plan.tp * plan.pp;
+  const double params = workload.parameters / dp_stride;
+  // Gradients travel in the type they are reduced in (grad-reduce=), else their own.
+  const double reduce_bytes = plan.grad_reduce ? (*plan.grad_reduce == plan::Precision::kFp32 ? 4.0 : 2.0) : per.gradients;
+  const Bytes grads = Bytes(params * reduce_bytes);
+  const Bytes weights = Bytes(params * per.parameters);
+  if (plan.dp > 1) {
+    const int stage = plan.zero_stage();
+    const bool hybrid = plan.sharding == Sharding::kFsdpHybrid;
+    const int shard_ranks = hybrid ? plan.shard_group : plan.dp;
+    if (stage == 0) {
+      // DDP: one all-reduce of all gradients per step in 25 MiB buckets (gradient accumulation
+      // under no_sync), overlapped with the last micro-batch's backward; the last bucket is
+      // ready only when the backward ends (Li et al. 2020, PyTorch Distributed, section 3.2).
+      const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, plan.dp, dp_stride, beside_tensor_ranks);
+      const Bytes bucket = options.ddp_bucket;
+      CommTerm term = pieces_term("DDP gradient all-reduce", CollectiveOp::kAllReduce, dp, grads, bucket, 1.0);
+      const Seconds last = time_of(CollectiveOp::kAllReduce, std::min(grads, bucket), dp);
+      term.exposed = std::max(max0(term.time - backward_window), last);
+      out.terms.push_back(term);
+    } else if (stage <= 2 && !plan.is_fsdp()) {
+      // ZeRO-1/2 (DeepSpeed): gradients reduce-scattered to their owners (ZeRO-2 every
+      // micro-batch, ZeRO-1 once per step) in buckets of reduce_bucket_size elements, overlapped
+      // with backward except the last bucket, ready only when the backward ends; after the
+      // optimizer step each owner's updated parameters are all-gathered, which nothing overlaps
+      // (ZeRO section 7).
+      const bool every_micro_batch = stage == 2;
+      const bool stages_share = every_micro_batch && plan.pp > 1;
+      const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, plan.dp, dp_stride,
+                                  stages_share ? every_stage : beside_tensor_ranks);
+      const double reductions = every_micro_batch ? m : 1.0;
+      const Bytes bucket = std::min(grads, Bytes(options.zero_bucket_elements * reduce_bytes));
+      CommTerm rs = pieces_term("ZeRO gradient reduce-scatter", CollectiveOp::kReduceScatter, dp, grads, bucket, reductions);
+      const Seconds last = time_of(CollectiveOp::kReduceScatter, bucket, dp);
+      // Alone, a stage hides its reduce-scatters behind its backward passes; sharing the NICs with
+      // the other stages, its stream keeps running through their forwards too, so the whole
+      // micro-batch slot is the window.
+      const Seconds window = stages_share ? forward_window + backward_window : backward_window;
+      rs.exposed = std::max(max0(rs.time - window * reductions), last);
+      out.terms.push_back(rs);
+      CommTerm ag = uniform_term("ZeRO parameter all-gather", CollectiveOp::kAllGather, dp, weights, 1.0);
+      ag.exposed = ag.time;
+      out.terms.push_back(ag);
+    } else {
+      // FSDP (FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD) and ZeRO-3: per micro-batch, gather each
+      // unit (a transformer block) before its forward, again before its backward (not for
+      // SHARD_GRAD_OP, which keeps them), and reduce-scatter its gradients; prefetching the next
+      // unit while one computes hides them behind compute, except the gather of the first unit
+      // of each pass over a model chunk (Zhao et al. 2023, PyTorch FSDP), and except what the
+      // gathers take beyond the compute when the group's share of the NICs is too slow.
+      const Group shard = make_group(topology, hardware, model, cache, CommGroup::kShardGroup, shard_ranks, dp_stride, beside_tensor_ranks);
+      const Bytes unit = Bytes(layer_parameter_count_per_rank(shape, plan) * per.parameters);
+      const Bytes unit_grads = Bytes(layer_parameter_count_per_rank(shape, plan) * reduce_bytes);
+      const double mb = m;
+      CommTerm fwd = pieces_term("FSDP all-gather (forward)", CollectiveOp::kAllGather, shard, weights, unit, mb);
+      const Seconds first_unit = time_of(CollectiveOp::kAllGather, unit, shard);
+      // An interleaved stage runs its micro-batch as vp model chunks, each pass starting cold.
+      const double chunks = plan.schedule == plan::Schedule::kInterleaved ? plan.vp : 1.0;
+      fwd.exposed = std::min(fwd.time, (max0(fwd.time / mb - forward_window) + first_unit * chunks) * mb);
+      const bool regather = stage == 3;
+      CommTerm bwd;
+      if (regather) bwd = pieces_term("FSDP all-gather (backward)", CollectiveOp::kAllGather, shard, weights, unit, mb);
+      CommTerm rs = pieces_term("FSDP gradient reduce-scatter", CollectiveOp::kReduceScatter, shard, grads, unit_grads, mb);
+      CommTerm replicas;
+      if (hybrid && plan.dp / plan.shard_group > 1) {
+        // HYBRID_SHARD all-reduces each shard's gradients across the replicas; every position in
+        // the shard group (and every tensor rank) has its replica group, consecutive GPUs when
+        // tp x shard positions are (pp = 1).
+        const topology::Concurrency replicas_beside = plan.pp == 1 ? topology::Concurrency{plan.tp * plan.shard_group, 1}
+                                                                  : beside_tensor_ranks;
+        const Group rep = make_group(topology, hardware, model, cache, CommGroup::kReplicaGroup, plan.dp / plan.shard_group, dp_stride * plan.shard_group, replicas_beside);
+        replicas = pieces_term("HSDP gradient all-reduce (replicas)", CollectiveOp::kAllReduce, rep, grads / plan.shard_group,
+                               unit_grads / plan.shard_group, mb);
+      }
+      const Seconds backward_comm = (bwd.time + rs.time + replicas.time) / mb;
+      const Seconds backward_exposed = max0(backward_comm - backward_window) * mb;
+      // Share the backward's exposed time among its collectives in proportion to their time.
+      const Seconds backward_total = bwd.time + rs.time + replicas.time;
+      const auto share = [&](CommTerm& t) {
+        t.exposed = backward_total.value() > 0.0 ? backward_exposed * (t.time / backward_total) : Seconds(0.0);
+      };
+      out.terms.push_back(fwd);
+      if (regather) {
+        share(bwd);
+        // Each backward pass's first gather is exposed, as the forward's.
+        bwd.exposed = std::min(bwd.time, bwd.exposed + first_unit * chunks * mb);
+        out.terms.push_back(bwd);
+      }
+      share(rs);
+      out.terms.push_back(rs);
+      if (replicas.calls > 0) {
+        share(replicas);
+        out.terms.push_back(replicas);
+      }
+    }
+  }
+  for (const auto& term : out.terms) out.exposed += term.exposed;
+  return out;
+}
+
+}  // namespace stepcast::cost

@@ -1,0 +1,260 @@
+// The one collective model: NCCL's pick for the group, the NICs shared with the groups beside it,
+// the step priced by it. Figures are hand-derived from NVIDIA/nccl 2.20.3 src/graph/search.cc and
+// tuning.cc (latencies in us, bandwidths in GB/s = 1e9 B/s), as in nccl_tuning_test.cpp.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "stepcast/cost/collective_model.hpp"
+#include "stepcast/cost/step.hpp"
+#include "stepcast/topology/cluster.hpp"
+#include "stepcast/topology/topology.hpp"
+#include "stepcast/workload/workload.hpp"
+
+using namespace stepcast;
+using namespace stepcast::cost;
+
+namespace {
+
+const std::string kSource = STEPCAST_SOURCE_DIR;
+
+topology::Topology shipped(const char* file, int nodes) { return topology::load_topology(kSource + "/topologies/" + file, nodes); }
+
+CollectivePrice price(const topology::Topology& topo, CollectiveOp op, Bytes size, int ranks, int stride = 1,
+                      topology::Concurrency concurrency = {}) {
+  return price_collective(collective_group(topo, topo.tiers(ranks, stride, concurrency)), op, size, {});
+}
+
+StepPrediction predict(const char* workload_file, const std::string& plan_text, const topology::Topology& topo) {
+  const auto w = workload::load_workload(kSource + "/workloads/" + workload_file);
+  const auto p = plan::resolve(plan::parse_plan(plan_text), w, topo.gpu_count());
+  plan::validate(p, w, topo.gpu_count());
+  cost::StepOptions options;
+  options.explain = false;
+  return predict_step(w, p, topo, options);
+}
+
+const CommTerm& term(const StepPrediction& p, CommGroup group) {
+  for (const CommTerm& t : p.communication) {
+    if (t.group == group) return t;
+  }
+  FAIL("no term for the group");
+  return p.communication.front();
+}
+
+double us(Seconds s) { return s.value() * 1e6; }
+
+}  // namespace
+
+TEST_SUITE("cost.collective_model") {
+  TEST_CASE("25 MiB all-reduce over 128 DGX H100 nodes: NCCL's tree/LL128 in 401.6 us, intra-node hops at NVLink latency") {
+    // NCCL's search (by hand): 8 NICs of 50 GB/s per node, a GPU's 18 NVLinks x 20.6 = 370.8
+    // GB/s. Hopper inter speeds from 48: 48 fits 7 channels (370.8 / 48), 45 fits 8 = 360 GB/s,
+    // nothing slower does better before 22/45 < 0.49 stops the search; no duplication on Hopper
+    // below 50 GB/s with more than 4 channels. Bus 360 GB/s.
+    // Tree/LL128: 360 x 0.92 = 331.2, capped at 8 ch x 36.0 (Hopper, > 2 nodes) = 288; x 120/128
+    // = 270, capped at 8 x 29.0 = 232; algbw 232 x 0.5 = 116, x 0.9 tree correction at
+    // log2(25 MiB / 64 B) = 18: 104.4 GB/s; 26214400 B / 104.4e9 = 251.1 us. Latency 14.0 + 2 x
+    // ((8 - 1) x 1.25 NVLink + log2(128) = 7 x 8.5 network) = 150.5 us. In all 401.6 us, where
+    // charging all 2046 ring steps the network's latency would take 29 ms.
+    const topology::Topology topo = shipped("dgx-h100.json", 128);
+    const CollectivePrice p = price(topo, CollectiveOp::kAllReduce, Bytes(26214400.0), 1024);
+    REQUIRE(p.nccl.has_value());
+    CHECK(model_name(p) == "tree/LL128");
+    CHECK(us(p.latency) == doctest::Approx(150.5));
+    CHECK(us(p.bandwidth_time) == doctest::Approx(26214400.0 / 104.4e9 * 1e6));
+    CHECK(us(p.time) == doctest::Approx(401.6).epsilon(1e-3));
+  }
+
+  TEST_CASE("the step prices its gradient buckets with the same model: Llama-2 7B DDP on 1024 H100s") {
+    // 6.738e9 bf16 gradients = 13.48e9 B in 25 MiB buckets: 514 full buckets at 401.6 us each
+    // (above) and a partial one, so the term lies between 514 and 515 bucket times.
+    const topology::Topology topo = shipped("dgx-h100.json", 128);
+    const StepPrediction p = predict("llama2-7b.json", "dp=1024,gbs=1024,flash=on", topo);
+    const CommTerm& ddp = term(p, CommGroup::kData);
+    CHECK(ddp.model == "tree/LL128");
+    CHECK(ddp.calls == doctest::Approx(514.1).epsilon(1e-3));
+    CHECK(ddp.time.value() >= 514 * 401.5e-6);
+    CHECK(ddp.time.value() <= 515 * 401.7e-6);
+  }
+
+  TEST_CASE("p4d, tp = 8: each tensor rank's data-parallel group gets half of the EFA NIC it shares") {
+    // GPU 0 of each node alone on NIC 0 (12.5 GB/s): NCCL finds one 12 GB/s channel (Ampere inter
+    // speeds: 12 fits once, 6 fits twice for the same 12; no duplication below 25 GB/s). 1 GiB
+    // ring/Simple all-reduce over 2 ranks: algbw 12 x 2/2 = 12 GB/s, 89.48 ms. GPU 1 of each node
+    // runs its own group through the same NIC: 6.25 GB/s each, the bandwidth part twice as long.
+    const topology::Topology topo = shipped("p4d-24xlarge.json", 2);
+    const Bytes size(1073741824.0);
+    const CollectivePrice alone = price(topo, CollectiveOp::kAllReduce, size, 2, 8);
+    const CollectivePrice shared = price(topo, CollectiveOp::kAllReduce, size, 2, 8, topology::Concurrency{8, 1});
+    CHECK(model_name(alone) == "ring/Simple");
+    CHECK(alone.bandwidth_time.value() == doctest::Approx(1073741824.0 / 12e9));
+    CHECK(shared.nic_share == doctest::Approx(0.5));
+    CHECK(shared.latency.value() == doctest::Approx(alone.latency.value()));
+    CHECK(shared.bandwidth_time.value() == doctest::Approx(2.0 * alone.bandwidth_time.value()));
+  }
+
+  TEST_CASE("send/recv on NCCL's p2p channels: 8 x H100 over NVLink, and one GPU per node over its NIC") {
+    // One node (src/graph/paths.cc by hand): the ring graph's 12 channels round up to 16 p2p
+    // channels; an NVLink peer may use 2 x 18 NVLinks = 36, so each peer gets 16 channels of 30
+    // GB/s = 480 GB/s, capped at the GPU's 18 x 20.6 = 370.8 GB/s. 1 GiB: 2.8957 ms, plus one
+    // ring/Simple step (8.4 + 3.4 us). nccl-tests measured 2974.5 us on such a node (xxrjun log).
+    const topology::Topology one = shipped("dgx-h100.json", 1);
+    const CollectivePrice p = price(one, CollectiveOp::kSendRecv, Bytes(1073741824.0), 8);
+    CHECK(model_name(p) == "p2p/Simple");
+    REQUIRE(p.p2p.has_value());
+    CHECK(p.p2p->channels_per_peer == 16);
+    CHECK(us(p.latency) == doctest::Approx(11.8));
+    CHECK(p.bandwidth_time.value() == doctest::Approx(1073741824.0 / 370.8e9));
+    // 10 nodes, GPU 0 of each: one NIC of 50 GB/s, ring graph 2 x 24 GB/s (48 duplicated), so 2
+    // p2p channels; a network peer starts from 2 and halves while 2 x 10 ranks > 4 x 2: 1 channel
+    // of 24 GB/s. 1 GiB: 44.74 ms (measured 43.15 ms on 10 H100 nodes, one GPU each).
+    const topology::Topology ten = shipped("dgx-h100.json", 10);
+    const CollectivePrice q = price(ten, CollectiveOp::kSendRecv, Bytes(1073741824.0), 10, 8);
+    CHECK(q.p2p->channels_per_peer == 1);
+    CHECK(q.bandwidth_time.value() == doctest::Approx(1073741824.0 / 24e9));
+    CHECK(us(q.latency) == doctest::Approx(8.4 + 14.0));
+  }
+
+  TEST_CASE("all-to-all across nodes is bound by the node's NICs, which PXN spreads every GPU's traffic over") {
+    // 4 DGX H100 nodes, 32 ranks: each rank's off-node share is 24/32 S; a node's 8 ranks send
+    // 8 x 24/32 S through its 8 x 50 GB/s NICs. 1 GiB: 6 x 1 GiB / 400 GB/s = 16.1 ms.
+    const topology::Topology topo = shipped("dgx-h100.json", 4);
+    const CollectivePrice p = price(topo, CollectiveOp::kAllToAll, Bytes(1073741824.0), 32);
+    CHECK(p.bandwidth_time.value() == doctest::Approx(8.0 * 24.0 / 32.0 * 1073741824.0 / 400e9));
+  }
+
+  TEST_CASE("grad-reduce=fp32 reduces twice the bytes of bf16 gradients: twice the 25 MiB DDP buckets") {
+    const topology::Topology topo = shipped("dgx-h100.json", 2);
+    const CommTerm own = term(predict("llama2-7b.json", "dp=16,gbs=64,flash=on", topo), CommGroup::kData);
+    const CommTerm fp32 = term(predict("llama2-7b.json", "dp=16,gbs=64,flash=on,grad-reduce=fp32", topo), CommGroup::kData);
+    CHECK(fp32.size.value() == own.size.value());  // bucket_cap_mb is bytes, whatever the type
+    CHECK(fp32.calls == doctest::Approx(2.0 * own.calls));
+    CHECK(fp32.time.value() > 1.9 * own.time.value());
+  }
+
+  TEST_CASE("tp-overlap: with slices longer than their collectives only one chunk of tp is exposed") {
+    // Llama-2 70B on one DGX H100 node, tp = 8, sequence parallel: each slice's all-gather and
+    // reduce-scatter of s x b x h take far less than the slice's GEMMs, so per slice comm / tp
+    // stays exposed (Wang et al. 2022's decomposition): 1/8 of the collectives' time.
+    const topology::Topology topo = shipped("dgx-h100.json", 1);
+    const StepPrediction plain = predict("llama2-70b.json", "tp=8,sp=on,gbs=8,recompute=full,flash=on", topo);
+    const StepPrediction over = predict("llama2-70b.json", "tp=8,sp=on,gbs=8,recompute=full,flash=on,tp-overlap=on", topo);
+    const CommTerm& a = term(plain, CommGroup::kTensor);
+    const CommTerm& b = term(over, CommGroup::kTensor);
+    CHECK(a.exposed.value() == doctest::Approx(a.time.value()));
+    CHECK(b.exposed.value() == doctest::Approx(b.time.value() / 8.0));
+    CHECK(over.step_time < plain.step_time);
+  }
+
+  TEST_CASE("a named closed form or a closed-form calibration prices with the closed form") {
+    const topology::Topology topo = shipped("p4d-24xlarge.json", 2);
+    const topology::CommTiers tiers = topo.tiers(16);
+    const CollectiveGroup group = collective_group(topo, tiers);
+    CollectiveModel ring;
+    ring.closed_form = Algorithm::kRing;
+    const CollectivePrice p = price_collective(group, CollectiveOp::kAllReduce, Bytes(14e9), ring);
+    CHECK(model_name(p) == "ring");
+    CHECK(p.time.value() == doctest::Approx(estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, Bytes(14e9), tiers).time.value()));
+    Calibration fitted;
+    fitted.tiers.node_bw = CalibratedBandwidth{BytesPerSecond(25e9), "test"};
+    CollectiveModel calibrated;
+    calibrated.calibration = &fitted;
+    const CollectivePrice c = price_collective(group, CollectiveOp::kAllReduce, Bytes(14e9), calibrated);
+    CHECK(model_name(c) == "ring");
+    CHECK(c.time.value() == doctest::Approx(estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, Bytes(14e9),
+                                                                apply(fitted, tiers)).time.value()));
+  }
+
+  TEST_CASE("property: never faster than the bandwidth bound of the tier it crosses") {
+    // One node: a rank puts its bytes on its own links (intra_bw each way). Across nodes, a node's
+    // ranks together send at least nccl-tests' busbw factor x S through the NICs they share
+    // (node_bw): a ring channel leaves each node once, a double binary tree moves 2S per node.
+    std::mt19937_64 rng(20261130);
+    const topology::Topology topos[] = {shipped("dgx-h100.json", 4), shipped("p4d-24xlarge.json", 4),
+                                        shipped("alcf-polaris.json", 8), shipped("p5-48xlarge.json", 2)};
+    const CollectiveOp ops[] = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
+                                CollectiveOp::kBroadcast, CollectiveOp::kAllToAll, CollectiveOp::kSendRecv};
+    for (int i = 0; i < 400; ++i) {
+      const topology::Topology& topo = topos[rng() % 4];
+      const CollectiveOp op = ops[rng() % 6];
+      const int stride = 1 << (rng() % 4);
+      const int max_ranks = (topo.gpu_count() - 1) / stride + 1;
+      const int ranks = 2 + static_cast<int>(rng() % static_cast<std::uint64_t>(max_ranks - 1));
+      const int groups = 1 + static_cast<int>(rng() % static_cast<std::uint64_t>(stride));
+      const Bytes size(std::ldexp(1.0, 10 + static_cast<int>(rng() % 24)));
+      const topology::CommTiers t = topo.tiers(ranks, stride, topology::Concurrency{groups, 1});
+      const CollectivePrice p = price_collective(collective_group(topo, t), op, size, {});
+      const double factor = busbw_factor(op, ranks);
+      const double bound = t.nodes == 1 ? p.flows.bytes_per_rank.value() / t.intra_bw.value()
+                                        : factor * size.value() / t.node_bw.value();
+      const bool p2p = op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv;
+      INFO("seed 20261130, case " << i << ": " << topo.name() << " " << to_string(op) << " " << ranks << " ranks, stride "
+                                  << stride << ", " << groups << " groups, " << size.value() << " B");
+      if (!p2p) CHECK(p.bandwidth_time.value() >= bound * (1.0 - 1e-9));
+      CHECK(p.time.value() >= p.bandwidth_time.value());
+    }
+  }
+
+  TEST_CASE("property: adding concurrent groups never makes a collective faster") {
+    std::mt19937_64 rng(7);
+    const topology::Topology topo = shipped("p4d-24xlarge.json", 4);
+    for (int i = 0; i < 100; ++i) {
+      const int stride = 1 << (1 + rng() % 3);  // 2, 4, 8: groups beside it on the other GPUs
+      const int ranks = topo.gpu_count() / stride;
+      const Bytes size(std::ldexp(1.0, 12 + static_cast<int>(rng() % 20)));
+      const CollectiveOp op = rng() % 2 ? CollectiveOp::kAllReduce : CollectiveOp::kAllGather;
+      double previous = 0.0;
+      for (int groups = 1; groups <= stride; ++groups) {
+        const double t = price(topo, op, size, ranks, stride, topology::Concurrency{groups, 1}).time.value();
+        INFO("seed 7, case " << i << ", " << groups << " groups");
+        CHECK(t >= previous * (1.0 - 1e-12));
+        previous = t;
+      }
+    }
+  }
+
+  TEST_CASE("property: more NIC bandwidth never slows a step (beyond NCCL's own channel-count effects)") {
+    // NCCL's search is not monotone in the NIC's rate: 4 NICs of 65 GB/s give 16 channels of
+    // 15 GB/s, 4 of 130 GB/s give 10 of 24 GB/s (same 240 GB/s bus, the GPU's NVLinks), and the
+    // per-channel LL128 cap (20 GB/s x channels) then makes a mid-size LL128 bucket slower. Such
+    // effects stay below 1e-4 of a step; anything larger is a bug of stepcast's own.
+    std::mt19937_64 rng(11);
+    const char* plans[] = {"dp=16,gbs=64,flash=on", "dp=4,tp=4,gbs=64,flash=on", "dp=8,tp=2,zero=1,gbs=64,flash=on",
+                           "fsdp=16,gbs=64,flash=on", "dp=2,tp=4,pp=2,gbs=64,sp=on,flash=on",
+                           "dp=4,tp=2,pp=2,zero=2,gbs=64,flash=on"};
+    for (int i = 0; i < 40; ++i) {
+      topology::ClusterSpec s;
+      s.name = "test-cluster";
+      s.source = "hand-made for tests";
+      s.gpu.name = "A100-SXM4-40GB";
+      s.gpu.memory = Bytes(40.0 * 1073741824.0);
+      s.gpu.memory_bandwidth = BytesPerSecond(1555e9);
+      s.gpu.peak_bf16 = FlopsPerSecond(312e12);
+      s.gpu.peak_fp16 = FlopsPerSecond(312e12);
+      s.gpu.peak_tf32 = FlopsPerSecond(156e12);
+      s.gpu.peak_fp32 = FlopsPerSecond(19.5e12);
+      s.gpu.sm_count = 108;
+      s.gpus_per_node = 8;
+      s.intra_bandwidth_per_gpu = BytesPerSecond(300e9);
+      s.intra_latency = Seconds(1.7e-6);
+      s.nics_per_node = 1 << (rng() % 4);
+      s.nic_latency = Seconds(7e-6);
+      s.nodes = 2;
+      s.fabric = topology::FabricKind::kSingleSwitch;
+      const double nic = 5e9 + 5e9 * static_cast<double>(rng() % 20);
+      s.nic_bandwidth = BytesPerSecond(nic);
+      const topology::Topology slow = topology::make_cluster(s);
+      s.nic_bandwidth = BytesPerSecond(nic * (1.0 + 0.1 * static_cast<double>(1 + rng() % 10)));
+      const topology::Topology fast = topology::make_cluster(s);
+      const std::string plan = plans[rng() % 6];
+      INFO("seed 11, case " << i << ": " << plan << ", " << s.nics_per_node << " NICs of " << nic << " B/s, faster "
+                            << s.nic_bandwidth.value());
+      CHECK(predict("llama2-7b.json", plan, fast).step_time.value() <=
+            predict("llama2-7b.json", plan, slow).step_time.value() * (1.0 + 1e-4));
+    }
+  }
+}
