@@ -37,7 +37,7 @@ struct TrainingRun {
   std::string where;  ///< "file:line" or "file:/runs/N", for messages
   std::string group;  ///< the `group` column, or "<workload> on <topology>, <gpus> GPUs"
   std::string source;                ///< free text of the `source` column
-  std::string fsdp_mixed_precision;  ///< Composer's DEFAULT, PURE or FULL; recorded, not yet modelled
+  std::string fsdp_mixed_precision;  ///< Composer's DEFAULT, PURE or FULL, recorded; the plan's grad-reduce= carries what it changes
   std::string plan_text;             ///< the plan as the file wrote it
   std::string workload_name;
   std::string topology_name;
