@@ -5,18 +5,12 @@
 #include <algorithm>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/core/text.hpp"
 #include "training_run_rows.hpp"
 
 namespace stepcast::calibrate::detail {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t");
-  return s.substr(first, last - first + 1);
-}
 
 std::string column_list() {
   std::string out;

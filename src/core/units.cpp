@@ -1,6 +1,7 @@
 // Unit-string parsing and printing for the quantity types. Units are case-sensitive on purpose:
 // "Gb" is gigabits and "GB" gigabytes, the 8x mistake users make most often.
 #include "stepcast/core/units.hpp"
+#include "stepcast/core/text.hpp"
 
 #include <array>
 #include <charconv>
@@ -127,13 +128,6 @@ constexpr UnitTable kFlopTable{"a FLOP count", "1e18 FLOP", kFlopUnits, kFlopTra
                                "FLOP, kFLOP, MFLOP, GFLOP, TFLOP, PFLOP, EFLOP"};
 constexpr UnitTable kFlopRateTable{"a FLOP rate", "312 TFLOP/s", kFlopRateUnits, kFlopRateTraps,
                                    "FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s (or FLOPS, GFLOPS, TFLOPS, PFLOPS)"};
-
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t");
-  return s.substr(first, last - first + 1);
-}
 
 double parse_with(const UnitTable& table, std::string_view text) {
   const std::string_view body = trim(text);

@@ -1,6 +1,7 @@
 // Storage tiers for checkpoints (named tiers with their sources, or a bandwidth), the time to
 // move a checkpoint through one, and the stall of a synchronous or host-staged checkpoint.
 #include "stepcast/cost/checkpoint.hpp"
+#include "stepcast/core/text.hpp"
 
 #include <array>
 #include <fmt/format.h>
@@ -34,13 +35,6 @@ constexpr std::string_view kAccepted =
     "a bandwidth such as \"2 GB/s\" (a shared file system's aggregate), node:<bandwidth> (per node, local "
     "NVMe), shared:<bandwidth> (aggregate), client:<bandwidth> (per rank, object store), or a named tier: "
     "nvme, fsx, s3";
-
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t");
-  return s.substr(first, last - first + 1);
-}
 
 std::string_view kind_name(StorageKind kind) {
   switch (kind) {

@@ -3,20 +3,10 @@
 
 #include "plan_builder.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/core/text.hpp"
 #include "stepcast/plan/plan.hpp"
 
 namespace stepcast::plan {
-
-namespace {
-
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t");
-  return s.substr(first, last - first + 1);
-}
-
-}  // namespace
 
 Plan parse_plan(std::string_view text, const std::string& origin) {
   const KeyFailure fail = [&origin](const std::string& message) { throw InputError(origin, {}, message); };

@@ -16,7 +16,10 @@ TEST_SUITE("workload.mpt") {
         {"125m", 125311488.0},     {"350m", 355985408.0},     {"760m", 760470528.0},
         {"1b", 1315950592.0},      {"3b", 2651837440.0},      {"7b", 6658859008.0},
         {"13b", 12853954560.0},    {"30b", 29975214080.0},    {"70b", 64862437376.0}};
-    for (const auto& [size, params] : expected) {
+    for (const auto& entry : expected) {
+      // Named, not a structured binding: clang 14 cannot capture those in CAPTURE's lambda.
+      const char* size = entry.first;
+      const double params = entry.second;
       CAPTURE(size);
       const auto w = stepcast::workload::load_workload(root / (std::string("workloads/mpt-") + size + ".json"));
       CHECK(w.parameters == params);
