@@ -66,10 +66,7 @@ void run(const MemoryCommand& c) {
   } else {
     emit(memory_text(in, m, fit, c.explain), c.output);
   }
-  if (fit && !fit->fits) {
-    throw InfeasibleError(fmt::format("the plan needs {} per GPU but the {} has {}", format_bytes(m.total), in.topology->gpu().name,
-                                      format_bytes(fit->capacity)));
-  }
+  if (fit) refuse_if_infeasible(m, *fit, in.topology->gpu().name);
 }
 
 }  // namespace

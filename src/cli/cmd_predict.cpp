@@ -50,10 +50,7 @@ std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, co
   mem("working set", p.memory.working_set);
   mem("framework overhead", p.memory.framework_overhead);
   mem("total (peak)", p.memory.total);
-  out += p.fit.fits ? fmt::format("Fits: yes, {} free of {}\n", format_bytes(p.fit.headroom), format_bytes(p.fit.capacity))
-                    : fmt::format("Fits: NO, {} short of {} per GPU: this plan cannot run as given\n", format_bytes(-p.fit.headroom),
-                                  format_bytes(p.fit.capacity));
-  if (!p.fit.fits) out += fit_hint(in.plan, p.memory);
+  out += fit_text(in.plan, p.memory, p.fit);
   if (explain) {
     out += "\nStep time terms\n" + render_explanation(p.explanation);
     out += "\nCompute terms\n" + render_explanation(p.compute_detail.explanation);
@@ -126,10 +123,7 @@ void run(const PredictCommand& c) {
   warn_outside_calibration(options.calibration, c.plan.calibration, outside_calibration(p));
   const IntervalResult interval = interval_for(in, p.step_time, c.interval, c.achieved_fraction > 0.0);
   emit(c.json ? predict_json(in, p, interval, c.explain).dump(2) + "\n" : predict_text(in, p, interval, c.explain), c.output);
-  if (!p.fit.fits) {
-    throw InfeasibleError(fmt::format("the plan needs {} per GPU but the {} has {}", format_bytes(p.memory.total), gpu.name,
-                                      format_bytes(p.fit.capacity)));
-  }
+  refuse_if_infeasible(p.memory, p.fit, gpu.name);
 }
 
 }  // namespace

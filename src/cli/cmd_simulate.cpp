@@ -8,6 +8,7 @@
 
 #include "calibration_warning.hpp"
 #include "commands.hpp"
+#include "fit_hint.hpp"
 #include "output.hpp"
 #include "plan_options.hpp"
 #include "step_interval.hpp"
@@ -125,6 +126,10 @@ nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p
   j["critical_path"] = r.critical_path;
   j["simulated_ranks"] = r.simulated_ranks;
   j["notes"] = notes(in.plan, planned, r);
+  j["memory_bytes_per_gpu"] = p.memory.total.value();
+  j["gpu_memory_bytes"] = p.fit.capacity.value();
+  j["fits"] = p.fit.fits;
+  j["headroom_bytes"] = p.fit.headroom.value();
   return j;
 }
 
@@ -148,6 +153,7 @@ std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, c
   if (r.breakdown.straggler_wait.value() != 0.0) {
     out += fmt::format("  {:<44} {:>12}\n", "of which waiting on stragglers", format_seconds(r.breakdown.straggler_wait));
   }
+  out += fmt::format("\nMemory per GPU: {}. ", format_bytes(p.memory.total)) + fit_text(in.plan, p.memory, p.fit);
   out += fmt::format("\nLink utilization: intra-node {:.1f}%, NIC {:.1f}%, fabric {:.1f}%\n", 100.0 * r.tier_utilization[0],
                      100.0 * r.tier_utilization[1], 100.0 * r.tier_utilization[2]);
   // The JSON lists the whole path; the table shows its two ends.
@@ -193,6 +199,8 @@ void run(const SimulateCommand& c) {
   // simulated step time (the two agree closely on those runs: reports/accuracy.md).
   const IntervalResult interval = interval_for(in, r.step_time, c.interval, false);
   emit(c.json ? simulate_json(in, p, planned, r, c.seed, interval).dump(2) + "\n" : simulate_text(in, p, planned, r, interval), c.output);
+  // Simulated like predict's plans: the step is shown, then a plan that cannot run exits 3.
+  refuse_if_infeasible(p.memory, p.fit, topo.gpu().name);
 }
 
 }  // namespace
@@ -200,7 +208,7 @@ void run(const SimulateCommand& c) {
 void add_simulate_command(CLI::App& app) {
   auto command = std::make_shared<SimulateCommand>();
   CLI::App* sub = app.add_subcommand(
-      "simulate", "Run one training step of a plan on the discrete-event engine (contention, pipeline schedule, stragglers)");
+      "simulate", "Run one training step of a plan on the discrete-event engine (contention, pipeline schedule, stragglers; exit 3 when it does not fit in GPU memory)");
   add_plan_options(*sub, command->plan, true);
   add_interval_options(*sub, command->interval);
   sub->add_option("--seed", command->seed, "Seed of the random variation (default 1)");

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "output.hpp"
+#include "stepcast/core/errors.hpp"
+
 namespace stepcast::cli {
 
 std::string fit_hint(const plan::Plan& plan, const cost::MemoryBreakdown& memory) {
@@ -20,6 +23,19 @@ std::string fit_hint(const plan::Plan& plan, const cost::MemoryBreakdown& memory
     out += "  try fsdp=full (ZeRO-3) or a larger tp=/pp= to shard the model state further\n";
   }
   return out;
+}
+
+std::string fit_text(const plan::Plan& plan, const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit) {
+  if (fit.fits) return fmt::format("Fits: yes, {} free of {}\n", format_bytes(fit.headroom), format_bytes(fit.capacity));
+  return fmt::format("Fits: NO, {} short of {} per GPU: this plan cannot run as given\n", format_bytes(-fit.headroom),
+                     format_bytes(fit.capacity)) +
+         fit_hint(plan, memory);
+}
+
+void refuse_if_infeasible(const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit, const std::string& gpu_name) {
+  if (fit.fits) return;
+  throw InfeasibleError(fmt::format("the plan needs {} per GPU but the {} has {}", format_bytes(memory.total), gpu_name,
+                                    format_bytes(fit.capacity)));
 }
 
 }  // namespace stepcast::cli

@@ -1,4 +1,5 @@
-// What to try when a plan does not fit in GPU memory, printed under "Fits: NO".
+// The memory verdict every plan command gives the same way: the "Fits" line, what to try when a
+// plan does not fit, and exit 3 after the output is written.
 #pragma once
 
 #include <string>
@@ -11,5 +12,11 @@ namespace stepcast::cli {
 /// Lines suggesting the plan settings that shrink the largest memory term (empty when none
 /// applies): stored attention scores, activations without recompute, unsharded model state.
 std::string fit_hint(const plan::Plan& plan, const cost::MemoryBreakdown& memory);
+
+/// "Fits: yes, X free of Y" or "Fits: NO, X short of Y per GPU..." followed by fit_hint's lines.
+std::string fit_text(const plan::Plan& plan, const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit);
+
+/// Throws InfeasibleError (exit 3) when the plan does not fit; call after the output is written.
+void refuse_if_infeasible(const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit, const std::string& gpu_name);
 
 }  // namespace stepcast::cli

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "support/run_stepcast.hpp"
+
 namespace {
 
 std::string run(const std::string& args) {
@@ -76,5 +78,27 @@ TEST_SUITE("sim.simulate_cli") {
     CHECK(tensor_tracks.size() == 4);
     CHECK(tensor_spans_on == tensor_tracks);
     std::filesystem::remove(path);
+  }
+
+  TEST_CASE("a plan that does not fit: the step is shown with predict's memory verdict, then exit 3 as predict does") {
+    // GPT-3 175B at tp=8, pp=8 without flash attention stores every layer's 2048 x 2048 scores
+    // (Korthikanti's 5as/h term) and needs more than an A100's 80 GB; both commands must say so.
+    const std::string shape = "--workload workloads/gpt3-175b.json --topology topologies/dgx-a100.json --nodes 128 "
+                              "--global-batch 1536 --seq 2048 --plan ";
+    const std::string plan = shape + "tp=8,pp=8,dp=16,mbs=1";
+    const auto predicted = stepcast::test::run_stepcast_with_status("predict " + plan);
+    const auto simulated = stepcast::test::run_stepcast_with_status("simulate " + plan);
+    CHECK(predicted.exit_code == 3);
+    CHECK(simulated.exit_code == 3);
+    const auto fits_line = [](const std::string& out) {
+      const std::size_t at = out.find("Fits: NO");
+      return at == std::string::npos ? std::string{} : out.substr(at, out.find('\n', at) - at);
+    };
+    CHECK_FALSE(fits_line(simulated.output).empty());
+    CHECK(fits_line(simulated.output) == fits_line(predicted.output));
+    CHECK(simulated.output.find("step time (simulated)") != std::string::npos);
+    CHECK(simulated.output.find("try flash=on") != std::string::npos);
+    // With flash attention the same plan fits, and simulate exits 0.
+    CHECK(stepcast::test::run_stepcast_with_status("simulate " + plan + ",flash=on").exit_code == 0);
   }
 }
