@@ -110,7 +110,12 @@ std::string calibrate_collectives(const CalibrateOptions& o, const MeasuredInput
   }
   cal.range = range;
   std::string report = reading_summary(in.measurements, use, "held out by --holdout", o.in.verbose);
-  report += fmt::format("fitted {} points on {} ({} GPUs)\n", fitted.size(), topo.name(), topo.gpu_count());
+  // The ranks and nodes of the measured runs, not the topology file's default node count.
+  const auto span = [](int lo, int hi, std::string_view noun) {
+    return lo == hi ? fmt::format("{} {}{}", lo, noun, lo == 1 ? "" : "s") : fmt::format("{}-{} {}s", lo, hi, noun);
+  };
+  report += fmt::format("fitted {} points on {} ({} on {})\n", fitted.size(), topo.name(), span(range.min_ranks, range.max_ranks, "rank"),
+                        span(range.min_nodes, range.max_nodes, "node"));
   report += fit_report(fits);
   report += calibrate_nccl(fitted, topo, in.measurements.front().file, cal);
   if (in.filter.holdout.kind != calibrate::Holdout::Kind::kNone) {

@@ -44,6 +44,9 @@ std::string_view to_string(Engine e) { return e == Engine::kDes ? "des" : "analy
 // A sweep longer than this is almost surely a typo in --sizes (1 B to 1 PiB by 2 is 51 rows).
 constexpr int kMaxSweepRows = 128;
 
+// Sizes above this are a typo or a unit slip (1e30 B): no cluster holds a petabyte message.
+const Bytes kLargestSize = Bytes(1125899906842624.0);  // 1 PiB
+
 struct CollectiveOptions {
   std::string op;
   std::string algorithm;
@@ -155,13 +158,15 @@ Bytes parse_size(const std::string& option, std::string_view text) {
   } catch (const UnitError& e) {
     throw InputError(fmt::format("{}: {}", option, e.what()));
   }
-  if (!(size.value() >= 0.0)) {
-    throw InputError(fmt::format("{}: the size must be a finite number of bytes >= 0, got \"{}\"", option, text));
+  if (!(size.value() >= 0.0) || size > kLargestSize) {
+    throw InputError(fmt::format("{}: the size must be between 0 B and 1 PiB (more than the memory of the largest GPU clusters), got \"{}\"",
+                                 option, text));
   }
   return size;
 }
 
-// "MIN:MAX" or "MIN:MAX:FACTOR": MIN, MIN x FACTOR, ... up to MAX, as nccl-tests' -b -e -f.
+// "MIN:MAX" or "MIN:MAX:FACTOR": MIN, MIN x FACTOR, ... as nccl-tests' -b -e -f, and MAX itself
+// last when the factor steps over it (8B:1GiB:4 ends 512 MiB, 1 GiB), so the sweep is inclusive.
 std::vector<Bytes> parse_sweep(const std::string& text) {
   std::vector<std::string_view> parts;
   std::string_view rest = text;
@@ -195,6 +200,7 @@ std::vector<Bytes> parse_sweep(const std::string& text) {
     }
     sizes.push_back(s);
   }
+  if (sizes.back().value() < max.value() * (1.0 - 1e-12)) sizes.push_back(max);
   return sizes;
 }
 

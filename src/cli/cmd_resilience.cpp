@@ -7,6 +7,7 @@
 
 #include "calibration_warning.hpp"
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "output.hpp"
 #include "plan_options.hpp"
 #include "stepcast/core/errors.hpp"
@@ -413,10 +414,10 @@ void add_resilience_command(CLI::App& app) {
       ->required();
   sub->add_option("--mtbf", command->mtbf, "Mean time between failures of ONE node, e.g. \"24 h\"; the job's is this / nodes");
   sub->add_option("--failure-rate", command->failure_rate, "Failures per GPU-hour (instead of --mtbf)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub->add_option("--spot-interruption-rate", command->spot_rate,
                   "Spot interruptions per node-hour, e.g. 0.05 (instead of --mtbf)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub->add_option("--restart", command->restart, "Relaunch time after a failure, before the restore read")
       ->capture_default_str();
   sub->add_flag("--async", command->async, "Stage the checkpoint in host memory; only the copy stalls training");
@@ -430,12 +431,12 @@ void add_resilience_command(CLI::App& app) {
   sub->add_option("--step-time", command->step_time, "Step time, e.g. \"2.5 s\" (default: predicted, when the workload has a shape)");
   sub->add_option("--input-bandwidth", command->input_bandwidth, "Aggregate read bandwidth of the training data, e.g. \"5 GB/s\"");
   sub->add_option("--decode-rate", command->decode_rate, "Samples per second one node's data loaders decode")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub->add_option("--token-bytes", command->token_bytes,
                   "Bytes per stored token id (default 2 when the vocabulary fits uint16, else 4)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub->add_option("--step-cv", command->step_cv, "Coefficient of variation of one GPU's step time, for stragglers")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   sub->add_option("--slow-gpu-probability", command->slow_probability, "Chance that a GPU runs a step slowly")
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--slow-gpu-factor", command->slow_factor, "How many times slower a slow GPU is")

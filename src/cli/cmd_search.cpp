@@ -9,6 +9,7 @@
 
 #include "calibration_warning.hpp"
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "data_path.hpp"
 #include "output.hpp"
 #include "stepcast/core/errors.hpp"
@@ -111,15 +112,15 @@ void add_search_command(CLI::App& app) {
       "search", "Every valid plan of a model on a cluster, pruned by GPU memory, ranked by predicted step time, with rejection counts");
   sub->add_option("--workload", c->workload, "Workload JSON (workloads/*.json) or a Hugging Face config.json")->required();
   sub->add_option("--topology", c->topology, "Topology JSON (topologies/*.json)")->required();
-  sub->add_option("--nodes", c->nodes, "Nodes of the topology to use (cluster-form files)")->check(CLI::PositiveNumber);
-  sub->add_option("--global-batch", c->global_batch, "Sequences per optimizer step")->required()->check(CLI::PositiveNumber);
-  sub->add_option("--seq", c->seq, "Tokens per sequence (default: the workload's)")->check(CLI::PositiveNumber);
-  sub->add_option("--top", c->top, "Plans to list (default 10)")->check(CLI::PositiveNumber);
+  sub->add_option("--nodes", c->nodes, "Nodes of the topology to use (cluster-form files)")->check(positive_number());
+  sub->add_option("--global-batch", c->global_batch, "Sequences per optimizer step")->required()->check(positive_number());
+  sub->add_option("--seq", c->seq, "Tokens per sequence (default: the workload's)")->check(positive_number());
+  sub->add_option("--top", c->top, "Plans to list (default 10)")->check(positive_number());
   sub->add_option("--refine", c->refine, "Simulate the best K plans on the event engine and re-rank them by it")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   sub->add_option("--threads", c->threads, "Worker threads (default: all cores); the output does not depend on it")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(CLI::PositiveNumber);
+      ->check(positive_number());
+  sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(positive_number());
   sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16 or fp8");
   sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention, which never stores the s x s scores");
   sub->add_option("--format", c->format, "text (default), markdown, csv (the ranked plans), json or html");

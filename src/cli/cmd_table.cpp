@@ -9,6 +9,7 @@
 
 #include "calibration_warning.hpp"
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "data_path.hpp"
 #include "output.hpp"
 #include "stepcast/core/errors.hpp"
@@ -124,17 +125,17 @@ void add_table_command(CLI::App& app) {
       "table", "Capacity tables over workloads x clusters x GPU counts: best plan, step time, tokens/s, MFU, memory, cost to train");
   sub->add_option("--workloads", c->workloads, "Workload files, comma-separated")->required()->delimiter(',');
   sub->add_option("--topologies", c->topologies, "Topology files (cluster form), comma-separated")->required()->delimiter(',');
-  sub->add_option("--gpus", c->gpus, "GPU counts, comma-separated, e.g. 8,16,32,64")->required()->delimiter(',')->check(CLI::PositiveNumber);
-  sub->add_option("--global-batch", c->global_batch, "Sequences per optimizer step")->required()->check(CLI::PositiveNumber);
-  sub->add_option("--seq", c->seq, "Tokens per sequence (default: each workload's)")->check(CLI::PositiveNumber);
-  sub->add_option("--tokens", c->tokens, "Tokens to train, e.g. 1e12: adds days and GPU-hours")->check(CLI::PositiveNumber);
+  sub->add_option("--gpus", c->gpus, "GPU counts, comma-separated, e.g. 8,16,32,64")->required()->delimiter(',')->check(positive_number());
+  sub->add_option("--global-batch", c->global_batch, "Sequences per optimizer step")->required()->check(positive_number());
+  sub->add_option("--seq", c->seq, "Tokens per sequence (default: each workload's)")->check(positive_number());
+  sub->add_option("--tokens", c->tokens, "Tokens to train, e.g. 1e12: adds days and GPU-hours")->check(positive_number());
   sub->add_option("--price-per-gpu-hour", c->price, "Price of one GPU-hour in USD, e.g. 4.10: adds the cost")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub->add_option("--plan", c->plan, "A plan family in compact form (e.g. \"tp=8,pp=2,zero=1\"); dp follows each GPU count. "
                                      "Default: search every plan");
   sub->add_option("--threads", c->threads, "Worker threads (default: all cores); the output does not depend on it")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(CLI::PositiveNumber);
+      ->check(positive_number());
+  sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(positive_number());
   sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16 or fp8");
   sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention");
   sub->add_option("--format", c->format, "text (default), markdown, csv, json or html");

@@ -26,8 +26,12 @@ std::string request_text(const cost::NcclFilter& f) {
                      f.protocol ? cost::to_string(*f.protocol) : "auto");
 }
 
-BytesPerSecond busbw(const NcclRun& run, const NcclCandidate& c) {
-  return c.algbw * cost::busbw_factor(run.op, run.tiers.ranks);
+// nccl-tests' algbw and busbw of the chosen candidate: size over the whole time (latency
+// included), as nccl-tests reports them, not the candidate's bandwidth part alone.
+BytesPerSecond algbw(Bytes size, const NcclCandidate& c) { return c.time.value() > 0.0 ? size / c.time : BytesPerSecond(0.0); }
+
+BytesPerSecond busbw(const NcclRun& run, Bytes size, const NcclCandidate& c) {
+  return algbw(size, c) * cost::busbw_factor(run.op, run.tiers.ranks);
 }
 
 // Why a candidate lost to the chosen one: the part of its time that is longer.
@@ -100,8 +104,8 @@ std::string single_text(const NcclRun& run, bool explain) {
   out += fmt::format("size         {}\n", bytes_text(run.sizes.front()));
   out += fmt::format("time         {} (latency {} + bandwidth {})\n", format_seconds(w.time), format_seconds(w.latency),
                      format_seconds(w.bandwidth_time));
-  out += fmt::format("algbw        {}\n", format_bandwidth(w.algbw));
-  out += fmt::format("busbw        {}\n", format_bandwidth(busbw(run, w)));
+  out += fmt::format("algbw        {}\n", format_bandwidth(algbw(run.sizes.front(), w)));
+  out += fmt::format("busbw        {}\n", format_bandwidth(busbw(run, run.sizes.front(), w)));
   out += fmt::format("bound by     {}\n", bound_text(run, w));
   out += fmt::format("why          {}\n", choice.why);
   if (!run.simulated.empty()) out += fmt::format("simulated    {}\n", simulated_text(run, 0));
@@ -130,8 +134,8 @@ std::string sweep_text(const NcclRun& run, bool explain) {
     const NcclCandidate& w = run.choices[i].chosen();
     const std::string simulated = des ? fmt::format("  {:>14.2f}", run.simulated[i].value() * unit::kMega) : "";
     out += fmt::format("  {:>15}  {:>10}  {:>14.2f}  {:>12.2f}  {:>12.2f}  {:<18}{}\n", bytes_json(run.sizes[i]).dump(),
-                       format_bytes(run.sizes[i]), w.time.value() * unit::kMega, w.algbw.value() / unit::kGiga,
-                       busbw(run, w).value() / unit::kGiga, name_of(w), simulated);
+                       format_bytes(run.sizes[i]), w.time.value() * unit::kMega, algbw(run.sizes[i], w).value() / unit::kGiga,
+                       busbw(run, run.sizes[i], w).value() / unit::kGiga, name_of(w), simulated);
   }
   out += switch_points(run);
   if (explain) {
@@ -173,8 +177,8 @@ nlohmann::json result_json(const NcclRun& run, std::size_t i, bool explain) {
           {"latency_time_s", sig9(w.latency.value())},
           {"bandwidth_time_s", sig9(w.bandwidth_time.value())},
           {"time_s", sig9(w.time.value())},
-          {"algbw_GBps", gbps(w.algbw)},
-          {"busbw_GBps", gbps(busbw(run, w))},
+          {"algbw_GBps", gbps(algbw(run.sizes[i], w))},
+          {"busbw_GBps", gbps(busbw(run, run.sizes[i], w))},
           {"bound_by", bound_text(run, w)},
           {"why", choice.why},
           {"candidates", std::move(candidates)}};

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "suggest.hpp"
 #include "stepcast/core/errors.hpp"
 
 namespace {
@@ -39,6 +40,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) stepcast::cli::run_default_report();
     return to_int(ExitCode::kOk);
+  } catch (const CLI::ExtrasError& e) {
+    fmt::print(stderr, "stepcast: error: {}\n", stepcast::cli::unexpected_argument_message(app, argc, argv, e.what()));
+    return to_int(ExitCode::kInput);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help, version or the parse error
     return code == 0 ? to_int(ExitCode::kOk) : to_int(ExitCode::kInput);

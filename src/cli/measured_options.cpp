@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "data_path.hpp"
+#include "option_checks.hpp"
 #include "stepcast/calibrate/inputs.hpp"
 #include "stepcast/core/errors.hpp"
 
@@ -64,7 +65,7 @@ void add_measured_options(CLI::App& command, MeasuredOptions& o, const std::stri
                   "Nodes each measured run spanned, for logs without \"# Rank\" lines (a log that names "
                   "other hosts is refused), and the node count of a cluster-form topology (default: what "
                   "the runs need)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command.add_option("--op", o.op,
                      "Collective of runs whose log names no nccl-tests program: " + cost::accepted_collective_ops() +
                          " (a log that names another is refused)");
@@ -72,12 +73,12 @@ void add_measured_options(CLI::App& command, MeasuredOptions& o, const std::stri
       .add_option("--ranks", o.ranks,
                   "Ranks of each run, for logs without \"# Rank\" lines (a log that lists "
                   "other ranks is refused)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command
       .add_option("--gpus-per-node", o.gpus_per_node,
                   "Ranks per node of each run, for logs without \"# Rank\" lines (a log that places them "
                   "otherwise is refused)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command.add_flag("--verbose", o.verbose, "List every line of the measured files that was skipped, and why");
   command.add_option("--algorithm", o.algorithm,
                      verb == "Fit" ? "Algorithm to fit with (default: each collective's default)"

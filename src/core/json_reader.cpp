@@ -132,6 +132,10 @@ std::string JsonReader::fmt_must_be_positive(const std::string& text) {
   return fmt::format("must be greater than zero, got \"{}\"", text);
 }
 
+std::string JsonReader::fmt_implausible(const std::string& text, std::string_view range) {
+  return fmt::format("\"{}\" is outside the range of real hardware ({}): a typo or a unit slip?", text, range);
+}
+
 void JsonReader::check_keys(std::initializer_list<std::string_view> allowed) const {
   if (!value_->is_object()) fail(fmt::format("expected an object, got {}", type_name()));
   for (auto it = value_->begin(); it != value_->end(); ++it) {

@@ -170,6 +170,11 @@ Flops parse_quantity<Flops>(std::string_view text) { return parse_flops(text); }
 template <>
 FlopsPerSecond parse_quantity<FlopsPerSecond>(std::string_view text) { return parse_flops_rate(text); }
 
+// Past these, fixed notation prints a wall of digits (1e30 B would be 909494701772928256.00 TiB):
+// scientific notation keeps the magnitude readable.
+constexpr double kHugeTebi = 1e4 * kTebi;
+constexpr double kHugeSeconds = 1e7;  // about four months
+
 std::string format_bytes(Bytes b) {
   const double v = b.value();
   const double mag = std::fabs(v);
@@ -177,12 +182,14 @@ std::string format_bytes(Bytes b) {
   if (mag < kMebi) return fmt::format("{:.2f} KiB", v / kKibi);
   if (mag < kGibi) return fmt::format("{:.2f} MiB", v / kMebi);
   if (mag < kTebi) return fmt::format("{:.2f} GiB", v / kGibi);
-  return fmt::format("{:.2f} TiB", v / kTebi);
+  if (mag < kHugeTebi) return fmt::format("{:.2f} TiB", v / kTebi);
+  return fmt::format("{:.3e} TiB", v / kTebi);
 }
 
 std::string format_seconds(Seconds t) {
   const double v = t.value();
   const double mag = std::fabs(v);
+  if (mag >= kHugeSeconds) return fmt::format("{:.3e} s", v);
   if (mag == 0.0 || mag >= 0.1) return fmt::format("{:.3f} s", v);
   if (mag >= 0.1 / kKilo) return fmt::format("{:.3f} ms", v * kKilo);
   if (mag >= 0.1 / kMega) return fmt::format("{:.3f} us", v * kMega);

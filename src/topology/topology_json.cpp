@@ -38,6 +38,20 @@ constexpr std::int64_t kMaxNodes = 1 << 20;
 constexpr std::int64_t kMaxPerNode = 1 << 10;
 constexpr std::int64_t kMaxSms = 1 << 12;
 
+// Ranges of real hardware, generous on both sides (an RTX 2080 Ti's 11 GB and 616 GB/s to a
+// GB300's 288 GB and 8 TB/s; 1 Gbps Ethernet to 1.8 TB/s NVLink 5): a figure outside is a typo or
+// a unit slip, refused rather than carried into every prediction.
+constexpr Bytes kLeastGpuMemory = Bytes(1.0 * 1024 * 1024 * 1024);
+constexpr Bytes kMostGpuMemory = Bytes(16.0 * 1024 * 1024 * 1024 * 1024);
+constexpr std::string_view kGpuMemoryRange = "1 GiB to 16 TiB";
+constexpr BytesPerSecond kLeastBandwidth = BytesPerSecond(1e8);
+constexpr BytesPerSecond kMostBandwidth = BytesPerSecond(1e14);
+constexpr std::string_view kBandwidthRange = "100 MB/s to 100 TB/s";
+
+BytesPerSecond bandwidth_of(const JsonReader& r) {
+  return r.plausible_quantity<BytesPerSecond>(kLeastBandwidth, kMostBandwidth, kBandwidthRange);
+}
+
 void read_peaks(const JsonReader& peak, GpuSpec& gpu) {
   ProblemList problems;
   problems.check([&] { peak.check_keys({"fp32", "tf32", "bf16", "fp16", "fp8"}); });
@@ -58,8 +72,8 @@ GpuSpec read_gpu(const JsonReader& r) {
   problems.check([&] { r.check_keys({"name", "memory", "memory_bandwidth", "sm_count", "peak", "source"}); });
   problems.check([&] { gpu.name = r.at("name").string(); });
   problems.check([&] { (void)source_of(r); });
-  problems.check([&] { gpu.memory = r.at("memory").positive_quantity<Bytes>(); });
-  problems.check([&] { gpu.memory_bandwidth = r.at("memory_bandwidth").positive_quantity<BytesPerSecond>(); });
+  problems.check([&] { gpu.memory = r.at("memory").plausible_quantity<Bytes>(kLeastGpuMemory, kMostGpuMemory, kGpuMemoryRange); });
+  problems.check([&] { gpu.memory_bandwidth = bandwidth_of(r.at("memory_bandwidth")); });
   problems.check([&] { gpu.sm_count = int_of(r.at("sm_count"), kMaxSms); });
   problems.check([&] { read_peaks(r.at("peak"), gpu); });
   problems.throw_if_any();
@@ -80,7 +94,7 @@ void read_intra(const JsonReader& intra, ClusterSpec& spec) {
       kind.fail(fmt::format("unknown intra-node kind \"{}\" (expected nvswitch or pcie)", kind_name));
     }
   });
-  problems.check([&] { spec.intra_bandwidth_per_gpu = intra.at("bandwidth_per_gpu").positive_quantity<BytesPerSecond>(); });
+  problems.check([&] { spec.intra_bandwidth_per_gpu = bandwidth_of(intra.at("bandwidth_per_gpu")); });
   problems.check([&] { spec.intra_latency = latency_of(intra.at("latency")); });
   problems.check([&] { (void)source_of(intra); });
   problems.throw_if_any();
@@ -90,7 +104,7 @@ void read_nics(const JsonReader& nics, ClusterSpec& spec) {
   nics.check_keys({"count", "bandwidth", "latency", "source"});
   ProblemList problems;
   problems.check([&] { spec.nics_per_node = int_of(nics.at("count"), kMaxPerNode); });
-  problems.check([&] { spec.nic_bandwidth = nics.at("bandwidth").positive_quantity<BytesPerSecond>(); });
+  problems.check([&] { spec.nic_bandwidth = bandwidth_of(nics.at("bandwidth")); });
   problems.check([&] { spec.nic_latency = latency_of(nics.at("latency")); });
   problems.check([&] { (void)source_of(nics); });
   problems.throw_if_any();
@@ -99,7 +113,7 @@ void read_nics(const JsonReader& nics, ClusterSpec& spec) {
 void read_gpu_to_nic(const JsonReader& g2n, ClusterSpec& spec) {
   g2n.check_keys({"bandwidth", "latency", "source"});
   ProblemList problems;
-  problems.check([&] { spec.gpu_nic_bandwidth = g2n.at("bandwidth").positive_quantity<BytesPerSecond>(); });
+  problems.check([&] { spec.gpu_nic_bandwidth = bandwidth_of(g2n.at("bandwidth")); });
   problems.check([&] { spec.gpu_nic_latency = latency_of(g2n.at("latency")); });
   problems.check([&] { (void)source_of(g2n); });
   problems.throw_if_any();
@@ -266,7 +280,7 @@ Topology read_graph(const JsonReader& root) {
       if (ends[0] == ends[1]) l.fail(fmt::format("self-link: both ends are \"{}\" (a link joins two different vertices)", vertices[ends[0]].name));
       link.a = ends[0];
       link.b = ends[1];
-      link.bandwidth = l.at("bandwidth").positive_quantity<BytesPerSecond>();
+      link.bandwidth = bandwidth_of(l.at("bandwidth"));
       link.latency = latency_of(l.at("latency"));
       link.tier = l.has("tier") ? link_tier(l.at("tier")) : default_tier(vertices[link.a], vertices[link.b]);
       if (const auto s = l.find("source")) (void)s->string();
@@ -286,6 +300,9 @@ Topology load_topology(const std::filesystem::path& file, std::optional<int> nod
   if (!doc.is_object()) root.fail(fmt::format("expected a JSON object at the top level, got {}", doc.type_name()));
   if (nodes && (*nodes < 1 || *nodes > kMaxNodes)) {
     throw InputError(file.string(), {}, fmt::format("--nodes must be in 1..{}, got {}", kMaxNodes, *nodes));
+  }
+  if (!root.has("form") && (root.has("shape") || root.has("parameters") || root.has("model_type") || root.has("hidden_size"))) {
+    root.fail("this file is a workload (a model's shape), not a topology: pass it as --workload, and the cluster as --topology");
   }
   const JsonReader form = root.at("form");
   const std::string form_name = form.string();

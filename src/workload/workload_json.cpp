@@ -155,6 +155,10 @@ Workload load_workload(const std::filesystem::path& file) {
   const nlohmann::json json = read_json_file(file);
   const JsonReader root(json, file.string());
   if (!json.is_object()) root.fail(fmt::format("expected a JSON object, got {}", json.type_name()));
+  // A topology given as --workload is the likeliest mix-up; say so instead of naming its first key.
+  if (root.has("form") || root.has("gpu")) {
+    root.fail("this file is a topology (it has \"form\" and \"gpu\"), not a workload: pass it as --topology, and the model as --workload");
+  }
   const bool hugging_face = root.has("model_type") || root.has("architectures");
   return hugging_face ? read_hf_config(root, file) : read_stepcast_workload(root);
 }

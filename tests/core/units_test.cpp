@@ -64,6 +64,10 @@ TEST_SUITE("core.units") {
     CHECK(format_bandwidth(gbit_per_s(400)) == "50.00 GB/s");
     CHECK(format_gbps(gbyte_per_s(50)) == "400 Gbps");
     CHECK(format_bytes(bytes(512)) == "512 B");
+    // Huge figures in scientific notation: 1e30 B / 2^40 = 9.095e17 TiB; 3.75e18 s stays 3.750e+18 s.
+    CHECK(format_bytes(bytes(1e30)) == "9.095e+17 TiB");
+    CHECK(format_seconds(seconds(3.75e18)) == "3.750e+18 s");
+    CHECK(format_seconds(seconds(86400.0)) == "86400.000 s");
     for (const char* text : {"13.04 GiB", "1.50 MiB", "2.00 KiB", "3.25 TiB"}) {
       CHECK(format_bytes(parse_bytes(text)) == text);
     }

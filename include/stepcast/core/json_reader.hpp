@@ -63,6 +63,14 @@ class JsonReader {
     if (!(q.value() > 0.0)) fail(fmt_must_be_positive(quantity_text(Q{})));
     return q;
   }
+  /// As positive_quantity(), and within [lo, hi]: a hardware figure outside it is a typo or a
+  /// unit slip ("1e30 B" of GPU memory), refused with the range (`range`, e.g. "1 GiB to 16 TiB").
+  template <class Q>
+  [[nodiscard]] Q plausible_quantity(Q lo, Q hi, std::string_view range) const {
+    const Q q = positive_quantity<Q>();
+    if (q.value() < lo.value() || q.value() > hi.value()) fail(fmt_implausible(quantity_text(Q{}), range));
+    return q;
+  }
 
   /// Every key of this object must be in `allowed`; the first other key is an error that lists them.
   void check_keys(std::initializer_list<std::string_view> allowed) const;
@@ -85,6 +93,7 @@ class JsonReader {
   static std::string_view example_for(FlopsPerSecond) { return "\"312 TFLOP/s\""; }
   [[nodiscard]] std::string quantity_text_for(std::string_view example) const;
   [[nodiscard]] static std::string fmt_must_be_positive(const std::string& text);
+  [[nodiscard]] static std::string fmt_implausible(const std::string& text, std::string_view range);
   [[nodiscard]] std::string_view type_name() const;
 
   const nlohmann::json* value_;
