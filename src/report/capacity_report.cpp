@@ -2,6 +2,7 @@
 // the HTML page (throughput and MFU against GPU count, memory and step time by term).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -14,6 +15,47 @@ namespace {
 constexpr double kPercentPerUnit = 100.0;  // MFU is a ratio; the chart reads it in %
 
 std::string bar_label(const planner::CapacityCell& c) { return fmt::format("{} {} {}", c.workload, c.topology, c.gpus); }
+
+// More lines than this in one chart cannot be told apart (the palette has 10 colours, and the
+// legend outgrows the plot): past it, one small chart per cluster (and per 8 workloads).
+constexpr std::size_t kMaxSeriesPerChart = 8;
+
+// Throughput or MFU against GPU count, one line per workload on one cluster.
+struct ScalingLines {
+  std::string workload;
+  std::string cluster;
+  Series series;
+};
+
+std::vector<LineChart> scaling_charts(const std::string& title, const std::string& y_label, const std::vector<ScalingLines>& lines) {
+  if (lines.size() <= kMaxSeriesPerChart) {
+    LineChart chart{title, "GPUs", y_label, true, {}};
+    for (const auto& l : lines) chart.series.push_back(l.series);
+    return {chart};
+  }
+  std::vector<std::string> clusters;  // first-seen order
+  for (const auto& l : lines) {
+    if (std::find(clusters.begin(), clusters.end(), l.cluster) == clusters.end()) clusters.push_back(l.cluster);
+  }
+  std::vector<LineChart> charts;
+  for (const auto& cluster : clusters) {
+    std::vector<Series> own;
+    for (const auto& l : lines) {
+      if (l.cluster != cluster) continue;
+      own.push_back(l.series);
+      own.back().name = l.workload;
+    }
+    const std::size_t parts = (own.size() + kMaxSeriesPerChart - 1) / kMaxSeriesPerChart;
+    for (std::size_t part = 0; part < parts; ++part) {
+      LineChart chart{parts == 1 ? fmt::format("{} on {}", title, cluster) : fmt::format("{} on {} ({} of {})", title, cluster, part + 1, parts),
+                      "GPUs", y_label, true, {}};
+      const std::size_t end = std::min(own.size(), (part + 1) * kMaxSeriesPerChart);
+      chart.series.assign(own.begin() + static_cast<std::ptrdiff_t>(part * kMaxSeriesPerChart), own.begin() + static_cast<std::ptrdiff_t>(end));
+      charts.push_back(std::move(chart));
+    }
+  }
+  return charts;
+}
 
 std::vector<Column> capacity_columns(const CostSettings& cost) {
   std::vector<Column> cols = {{"workload", "workload", "", -1},
@@ -52,8 +94,8 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
   }
 
   Table table("capacity", "Best plan per workload, cluster and GPU count", capacity_columns(cost));
-  LineChart tokens{"Throughput against GPU count", "GPUs", "tokens/s", true, {}};
-  LineChart mfu{"MFU against GPU count", "GPUs", "MFU [%]", true, {}};
+  std::vector<ScalingLines> tokens;
+  std::vector<ScalingLines> mfu;
   BarChart memory{"Memory per GPU by term", "GiB",
                   {"parameters", "gradients", "optimizer state", "activations (with working set)", "temporary buffers", "framework overhead"}, {}, 0.0, ""};
   BarChart time{"Step time by part", "s", {"compute", "pipeline bubble", "exposed communication", "optimizer"}, {}, 0.0, ""};
@@ -94,26 +136,29 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
                            {m.memory.parameters.value() / gib, m.memory.gradients.value() / gib, m.memory.optimizer_state.value() / gib,
                             (m.memory.activations + m.memory.working_set).value() / gib, m.memory.temporary_buffers.value() / gib,
                             m.memory.framework_overhead.value() / gib}});
+    memory.bars.back().reference = m.gpu_memory.value() / gib;
     if (capacity == 0.0) capacity = m.gpu_memory.value();
     one_capacity = one_capacity && capacity == m.gpu_memory.value();
     if (!c.fits) continue;
     time.bars.push_back({bar_label(c), {m.compute.value(), m.bubble.value(), m.exposed_communication.value(), m.optimizer.value()}});
     const std::string name = fmt::format("{} on {}", c.workload, c.topology);
-    const auto [it, inserted] = series_of.try_emplace(name, tokens.series.size());
+    const auto [it, inserted] = series_of.try_emplace(name, tokens.size());
     if (inserted) {
-      tokens.series.push_back({name, {}, false, -1});
-      mfu.series.push_back({name, {}, false, -1});
+      tokens.push_back({c.workload, c.topology, {name, {}, false, -1}});
+      mfu.push_back({c.workload, c.topology, {name, {}, false, -1}});
     }
-    tokens.series[it->second].points.push_back({static_cast<double>(c.gpus), m.tokens_per_s});
-    mfu.series[it->second].points.push_back({static_cast<double>(c.gpus), m.mfu * kPercentPerUnit});
+    tokens[it->second].series.points.push_back({static_cast<double>(c.gpus), m.tokens_per_s});
+    mfu[it->second].series.points.push_back({static_cast<double>(c.gpus), m.mfu * kPercentPerUnit});
   }
+  memory.reference_label = "GPU memory";
   if (one_capacity && capacity > 0.0) {
+    // One line across the chart says it once; marks on each bar are for GPUs of several sizes.
     memory.reference = capacity / unit::kGibi;
-    memory.reference_label = "GPU memory";
+    for (auto& bar : memory.bars) bar.reference = 0.0;
   }
   r.tables.push_back(std::move(table));
-  r.line_charts.push_back(std::move(tokens));
-  r.line_charts.push_back(std::move(mfu));
+  for (auto& chart : scaling_charts("Throughput against GPU count", "tokens/s", tokens)) r.line_charts.push_back(std::move(chart));
+  for (auto& chart : scaling_charts("MFU against GPU count", "MFU [%]", mfu)) r.line_charts.push_back(std::move(chart));
   r.bar_charts.push_back(std::move(memory));
   r.bar_charts.push_back(std::move(time));
   return r;

@@ -44,9 +44,10 @@ std::string render_html(const Report& report) {
     for (std::size_t i = 0; i < report.notes.size(); ++i) out += (i > 0 ? "\n" : "") + xml_escape(report.notes[i]);
     out += "</div>\n";
   }
+  // The answer first: the tables, then the charts that picture them.
+  for (const auto& table : report.tables) append_table(out, table);
   for (const auto& chart : report.line_charts) out += "<figure>" + render_svg(chart) + "</figure>\n";
   for (const auto& chart : report.bar_charts) out += "<figure>" + render_svg(chart) + "</figure>\n";
-  for (const auto& table : report.tables) append_table(out, table);
   out += "</body>\n</html>\n";
   return out;
 }

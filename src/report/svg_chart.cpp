@@ -40,8 +40,40 @@ double nice_max(double v) {
   return 10.0 * scale;
 }
 
-/// Axis labels: four significant digits keep "1.25e+05" short and exact for round ticks.
-std::string tick_label(double v) { return fmt::format("{:.4g}", v); }
+/// Axis labels: four significant digits, with k, M, G, T from 10,000 on ("125k", "2M" rather
+/// than "1.25e+05", "2e+06").
+std::string tick_label(double v) {
+  constexpr std::array<std::pair<double, const char*>, 4> kSuffixes = {{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}}};
+  if (std::fabs(v) >= 1e4) {
+    for (const auto& [scale, suffix] : kSuffixes) {
+      if (std::fabs(v) >= scale) return fmt::format("{:.4g}{}", v / scale, suffix);
+    }
+  }
+  return fmt::format("{:.4g}", v);
+}
+
+/// A decade-aligned log10 axis over [lo, hi] (both > 0): its ends and its ticks at each decade,
+/// and at 2 and 5 times it when the range spans two decades or less.
+struct LogAxis {
+  double a = 0.0;  ///< log10 of the lower end
+  double b = 1.0;  ///< log10 of the upper end
+  std::vector<double> ticks;
+};
+
+LogAxis log_axis(double lo, double hi) {
+  LogAxis axis;
+  axis.a = std::floor(std::log10(lo));
+  axis.b = std::ceil(std::log10(hi));
+  if (!(axis.b > axis.a)) axis.b = axis.a + 1.0;
+  for (double k = axis.a; k <= axis.b + 1e-9; k += 1.0) {
+    for (const double m : {1.0, 2.0, 5.0}) {
+      if (m > 1.0 && axis.b - axis.a > 2.0) continue;
+      const double v = m * std::pow(10.0, k);
+      if (std::log10(v) <= axis.b + 1e-9) axis.ticks.push_back(v);
+    }
+  }
+  return axis;
+}
 
 /// A size tick in binary units, "512 KiB", short enough for a crowded axis.
 std::string byte_tick_label(double v) {
@@ -54,19 +86,24 @@ std::string byte_tick_label(double v) {
   return fmt::format("{:.4g} {}", v, kUnits[u]);
 }
 
-void y_axis(std::string& out, double width, double y_top, const std::string& label) {
+void y_tick(std::string& out, double width, double y, double value) {
+  out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#ddd"/>)", num(kMarginLeft), num(kMarginLeft + width), num(y));
+  out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-size="11">{}</text>)", num(kMarginLeft - 6), num(y + 4),
+                     xml_escape(tick_label(value)));
+}
+
+void y_axis_lines(std::string& out, double width, const std::string& label) {
   const double bottom = kMarginTop + kPlotHeight;
   out += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#333"/>)", num(kMarginLeft), num(kMarginTop), num(bottom));
   out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#333"/>)", num(kMarginLeft), num(kMarginLeft + width), num(bottom));
-  for (int i = 0; i <= kYTicks; ++i) {
-    const double value = y_top * i / kYTicks;
-    const double y = bottom - kPlotHeight * i / kYTicks;
-    out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#ddd"/>)", num(kMarginLeft), num(kMarginLeft + width), num(y));
-    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-size="11">{}</text>)", num(kMarginLeft - 6), num(y + 4),
-                       xml_escape(tick_label(value)));
-  }
   out += fmt::format(R"~(<text x="16" y="{0}" transform="rotate(-90 16 {0})" text-anchor="middle" font-size="12">{1}</text>)~",
                      num(kMarginTop + kPlotHeight / 2), xml_escape(label));
+}
+
+/// A linear y axis from 0 to y_top.
+void y_axis(std::string& out, double width, double y_top, const std::string& label) {
+  y_axis_lines(out, width, label);
+  for (int i = 0; i <= kYTicks; ++i) y_tick(out, width, kMarginTop + kPlotHeight * (1.0 - static_cast<double>(i) / kYTicks), y_top * i / kYTicks);
 }
 
 void title(std::string& out, double total_width, const std::string& text) {
@@ -119,6 +156,7 @@ std::string render_svg(const LineChart& chart) {
 
   double x_lo = 0.0;
   double x_hi = 0.0;
+  double y_lo = 0.0;
   double y_hi = 0.0;
   bool any = false;
   for (const auto& s : chart.series) {
@@ -127,6 +165,7 @@ std::string render_svg(const LineChart& chart) {
       const double x = x_of(p.x);
       x_lo = any ? std::min(x_lo, x) : x;
       x_hi = any ? std::max(x_hi, x) : x;
+      y_lo = any ? std::min(y_lo, p.y) : p.y;
       y_hi = std::max(y_hi, p.y);
       any = true;
     }
@@ -135,14 +174,24 @@ std::string render_svg(const LineChart& chart) {
     x_lo -= 1.0;
     x_hi += 1.0;
   }
+  constexpr double kSpanForLog = 10.0;  // a decade or more: linear would flatten the small values
+  const bool log_y = any && y_lo > 0.0 && y_hi / y_lo >= kSpanForLog;
+  const LogAxis y_log = log_y ? log_axis(y_lo, y_hi) : LogAxis{};
   const double y_top = nice_max(y_hi);
   const double bottom = kMarginTop + kPlotHeight;
   const auto px = [&](double x) { return kMarginLeft + 10.0 + (plot_width - 20.0) * (x_of(x) - x_lo) / (x_hi - x_lo); };
-  const auto py = [&](double y) { return bottom - kPlotHeight * y / y_top; };
+  const auto py = [&](double y) {
+    return log_y ? bottom - kPlotHeight * (std::log10(y) - y_log.a) / (y_log.b - y_log.a) : bottom - kPlotHeight * y / y_top;
+  };
 
   std::string out = open_svg(width, height, chart.title);
   title(out, kMarginLeft + plot_width, chart.title);
-  y_axis(out, plot_width, y_top, chart.y_label);
+  if (log_y) {
+    y_axis_lines(out, plot_width, chart.y_label + " (log scale)");
+    for (const double t : y_log.ticks) y_tick(out, plot_width, py(t), t);
+  } else {
+    y_axis(out, plot_width, y_top, chart.y_label);
+  }
   // x ticks: every power of two on a log2 axis, five even steps on a linear one.
   std::vector<double> ticks;
   if (chart.log2_x) {
@@ -181,12 +230,15 @@ std::string render_svg(const BarChart& chart) {
   const double bar_width = 22.0;
   const double plot_width = std::max(300.0, slot * static_cast<double>(chart.bars.size()) + 20.0);
   const double label_room = 150.0;  // rotated bar labels below the axis
-  const double legend_rows = static_cast<double>(chart.segments.size()) + (chart.reference > 0.0 ? 1.0 : 0.0);
+  const bool any_reference = chart.reference > 0.0 ||
+                             std::any_of(chart.bars.begin(), chart.bars.end(), [](const Bar& b) { return b.reference > 0.0; });
+  const double legend_rows = static_cast<double>(chart.segments.size()) + (any_reference ? 1.0 : 0.0);
   const double height = std::max(kMarginTop + kPlotHeight + label_room, kMarginTop + legend_rows * kLegendRow + 20.0);
   const double width = kMarginLeft + plot_width + 30.0 + kLegendWidth;
 
   double y_hi = chart.reference;
   for (const auto& bar : chart.bars) {
+    y_hi = std::max(y_hi, bar.reference);
     STEPCAST_ASSERT(bar.values.size() == chart.segments.size(), "a bar holds one value per segment");
     double sum = 0.0;
     for (const double v : bar.values) {
@@ -213,6 +265,12 @@ std::string render_svg(const BarChart& chart) {
                          num(y), num(bar_width), num(h), colour(s), xml_escape(bar.label), xml_escape(chart.segments[s]),
                          xml_escape(tick_label(bar.values[s])));
     }
+    if (bar.reference > 0.0) {
+      const double ry = bottom - height_of(bar.reference);
+      out += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#c00" stroke-width="2"><title>{}: {} {}</title></line>)",
+                         num(x - 4), num(ry), num(x + bar_width + 4), num(ry), xml_escape(bar.label), xml_escape(chart.reference_label),
+                         xml_escape(tick_label(bar.reference)));
+    }
     const double cx = x + bar_width / 2;
     out += fmt::format(R"~(<text x="{0}" y="{1}" transform="rotate(-45 {0} {1})" text-anchor="end" font-size="10">{2}</text>)~",
                        num(cx), num(bottom + 12), xml_escape(bar.label));
@@ -223,6 +281,8 @@ std::string render_svg(const BarChart& chart) {
     const double y = bottom - height_of(chart.reference);
     out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#c00" stroke-width="1.5" stroke-dasharray="6 4"/>)",
                        num(kMarginLeft), num(kMarginLeft + plot_width), num(y));
+  }
+  if (any_reference) {
     const double ly = kMarginTop + kLegendRow * static_cast<double>(chart.segments.size());
     out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#c00" stroke-width="1.5" stroke-dasharray="6 4"/>)",
                        num(legend_x), num(legend_x + 12), num(ly + 6));
@@ -277,9 +337,9 @@ std::string render_svg(const ScatterChart& chart) {
       any = true;
     }
   }
-  const double a = any ? std::floor(std::log10(lo)) : 0.0;
-  double b = any ? std::ceil(std::log10(hi)) : 1.0;
-  if (!(b > a)) b = a + 1.0;
+  const LogAxis axis = any ? log_axis(lo, hi) : log_axis(1.0, 10.0);
+  const double a = axis.a;
+  const double b = axis.b;
   const auto pos = [&](double v) { return kSide * (std::log10(v) - a) / (b - a); };
   const auto px = [&](double x) { return kMarginLeft + pos(x); };
   const auto py = [&](double y) { return bottom - pos(y); };
@@ -288,19 +348,14 @@ std::string render_svg(const ScatterChart& chart) {
   title(out, width, chart.title);
   out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)", num(kMarginLeft), num(kMarginTop),
                      num(kSide), num(kSide));
-  // Ticks at each decade, and at 2 and 5 times it when the axes span two decades or less.
-  for (double k = a; k <= b + 1e-9; k += 1.0) {
-    for (const double m : {1.0, 2.0, 5.0}) {
-      if (m > 1.0 && b - a > 2.0) continue;
-      const double v = m * std::pow(10.0, k);
-      if (std::log10(v) > b + 1e-9) continue;
-      const std::string label = xml_escape(tick_label(v));
-      out += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#ddd"/>)", num(px(v)), num(kMarginTop), num(bottom));
-      out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#ddd"/>)", num(kMarginLeft), num(kMarginLeft + kSide), num(py(v)));
-      out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="11">{}</text>)", num(px(v)), num(bottom + 16), label);
-      out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-size="11">{}</text>)", num(kMarginLeft - 6), num(py(v) + 4), label);
-    }
+  for (const double v : axis.ticks) {
+    const std::string label = xml_escape(tick_label(v));
+    out += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#ddd"/>)", num(px(v)), num(kMarginTop), num(bottom));
+    out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#ddd"/>)", num(kMarginLeft), num(kMarginLeft + kSide), num(py(v)));
+    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="11">{}</text>)", num(px(v)), num(bottom + 16), label);
+    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-size="11">{}</text>)", num(kMarginLeft - 6), num(py(v) + 4), label);
   }
+
   out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="12">{}</text>)", num(kMarginLeft + kSide / 2),
                      num(bottom + 40), xml_escape(chart.x_label));
   out += fmt::format(R"~(<text x="16" y="{0}" transform="rotate(-90 16 {0})" text-anchor="middle" font-size="12">{1}</text>)~",

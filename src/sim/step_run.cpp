@@ -48,7 +48,12 @@ void StepRun::on_transfer_done(des::Tick now, std::uint64_t t) {
   const std::size_t cell = ready_index(replica, vs, mb);
   (forward ? fwd_ready_ : bwd_ready_)[cell] = 1;
   const std::int64_t send = (forward ? fwd_send_ : bwd_send_)[cell];
-  nodes_[static_cast<std::size_t>(send)].end = now;
+  PathNode& node = nodes_[static_cast<std::size_t>(send)];
+  node.end = now;
+  if (trace_) {
+    span(send_track(rank_index(node.replica, node.stage)), node.start, now,
+         fmt::format("send {} to stage {}", task_name(node.op), node.to_stage));
+  }
   try_start(rank_index(replica, vs % spec_->pp), send);
 }
 

@@ -140,10 +140,11 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   int rank_count() const { return spec_->pp * replicas_; }
   int rank_index(int replica, int stage) const { return replica * spec_->pp + stage; }
   // Trace tracks: each rank's compute, its tensor-parallel collectives (with TP), each stage's
-  // data-parallel comm stream, then the link tiers.
+  // data-parallel comm stream, the link tiers, then each rank's pipeline sends.
   int tensor_track(int k) const { return rank_count() + k; }
   int stream_track(int s) const { return rank_count() * (spec_->tensor_parallel ? 2 : 1) + s; }
   int tier_track(topology::LinkTier tier) const { return stream_track(spec_->pp) + static_cast<int>(tier); }
+  int send_track(int k) const { return tier_track(topology::LinkTier::kFabric) + 1 + k; }
   Rank& rank(int k) { return ranks_[static_cast<std::size_t>(k)]; }
   Stage& stage_of(const Rank& rk) { return stages_[static_cast<std::size_t>(rk.stage)]; }
   const PipelineOp& op_of(Rank& rk) { return stage_of(rk).ops[rk.next]; }

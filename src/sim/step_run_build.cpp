@@ -125,6 +125,10 @@ void StepRun::build() {
   for (const auto tier : {topology::LinkTier::kIntraNode, topology::LinkTier::kNic, topology::LinkTier::kFabric}) {
     tracks_.push_back(fmt::format("links: {}", topology::to_string(tier)));
   }
+  for (int k = 0; k < rank_count(); ++k) {
+    const Rank& rk = rank(k);
+    tracks_.push_back(fmt::format("GPU {} (stage {}) pipeline sends", gpu(rk.replica, rk.stage, 0), rk.stage));
+  }
 }
 
 std::vector<std::vector<int>> StepRun::data_parallel_groups(int s) const {

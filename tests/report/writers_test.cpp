@@ -125,6 +125,30 @@ TEST_SUITE("report.writers") {
     CHECK(svg.find(">60</text>") == std::string::npos);
   }
 
+  TEST_CASE("line chart: the y axis turns to decades when the values span ten times or more") {
+    // 8 to 512 GPUs at 20k tokens/s each: 160k to 10.24M, a 64x span. Decade ticks from 10^5 to
+    // 10^8 read 100k, 1M, 10M, 100M (k and M for thousands and millions, not "1e+06").
+    LineChart wide{"tokens/s", "GPUs", "tokens/s", true, {{"a", {{8, 160e3}, {64, 1.28e6}, {512, 10.24e6}}}}};
+    const std::string svg = render_svg(wide);
+    CHECK(svg.find("tokens/s (log scale)") != std::string::npos);
+    for (const char* tick : {">100k</text>", ">1M</text>", ">10M</text>", ">100M</text>"}) CHECK(svg.find(tick) != std::string::npos);
+    CHECK(svg.find("e+0") == std::string::npos);
+    // The sample's 100 to 580 spans less than ten times: linear, from 0.
+    const std::string narrow = render_svg(sample().line_charts[0]);
+    CHECK(narrow.find("(log scale)") == std::string::npos);
+    CHECK(narrow.find(">0</text>") != std::string::npos);
+  }
+
+  TEST_CASE("bar chart: a bar's own reference is a mark across it, named in the legend") {
+    BarChart bars{"memory", "GiB", {"state"}, {{"A100 40GB", {30}, 40}, {"H100 80GB", {50}, 80}}, 0, "GPU memory"};
+    const std::string svg = render_svg(bars);
+    CHECK(svg.find("<title>A100 40GB: GPU memory 40</title>") != std::string::npos);
+    CHECK(svg.find("<title>H100 80GB: GPU memory 80</title>") != std::string::npos);
+    CHECK(svg.find(">GPU memory</text>") != std::string::npos);
+    // The axis reaches the larger reference (80), whose round top is 100.
+    CHECK(svg.find(">100</text>") != std::string::npos);
+  }
+
   TEST_CASE("format names: accepted spellings, and a clear error for others") {
     CHECK(parse_format("md", "--format") == Format::kMarkdown);
     CHECK(parse_format("html", "--format") == Format::kHtml);

@@ -4,11 +4,15 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "support/run_stepcast.hpp"
 
@@ -62,21 +66,51 @@ TEST_SUITE("sim.simulate_cli") {
     text << in.rdbuf();
     const auto trace = nlohmann::json::parse(text.str());
     std::set<int> tracks_with_events;
+    std::set<int> named_tracks;
+    std::set<int> compute_tracks;
     std::set<int> tensor_tracks;
     std::set<int> tensor_spans_on;
+    std::map<int, std::vector<std::pair<double, double>>> spans_on;
+    int sends = 0;
+    bool process_named = false;
     for (const auto& e : trace.at("traceEvents")) {
-      if (e.at("ph") == "X") tracks_with_events.insert(e.at("tid").get<int>());
-      if (e.at("ph") == "X" && e.at("name") == "TP all-reduce") tensor_spans_on.insert(e.at("tid").get<int>());
-      if (e.at("name") == "thread_name" &&
-          e.at("args").at("name").get<std::string>().find("tensor-parallel comm") != std::string::npos) {
-        tensor_tracks.insert(e.at("tid").get<int>());
+      if (e.at("name") == "process_name") process_named = true;
+      if (e.at("ph") == "X") {
+        const int tid = e.at("tid").get<int>();
+        tracks_with_events.insert(tid);
+        const double ts = e.at("ts").get<double>();
+        spans_on[tid].emplace_back(ts, ts + e.at("dur").get<double>());
+        if (e.at("name") == "TP all-reduce") tensor_spans_on.insert(tid);
+        if (e.at("name").get<std::string>().rfind("send ", 0) == 0) ++sends;
+      }
+      if (e.at("name") == "thread_name") {
+        const std::string name = e.at("args").at("name").get<std::string>();
+        named_tracks.insert(e.at("tid").get<int>());
+        if (name.find("tensor-parallel comm") != std::string::npos) tensor_tracks.insert(e.at("tid").get<int>());
+        if (name.size() > 8 && name.substr(name.size() - 8) == " compute") compute_tracks.insert(e.at("tid").get<int>());
       }
     }
-    // pp = 4: one representative GPU per stage, tracks 0..3 are their compute streams.
-    for (int stage = 0; stage < 4; ++stage) CHECK(tracks_with_events.count(stage) == 1);
+    CHECK(process_named);
+    // pp = 4: one representative GPU per stage, each with a compute track holding its tasks.
+    CHECK(compute_tracks.size() == 4);
+    for (const int t : compute_tracks) CHECK(tracks_with_events.count(t) == 1);
     // tp = 2: each stage's tensor-parallel all-reduces are spans of their own on its TP comm track.
     CHECK(tensor_tracks.size() == 4);
     CHECK(tensor_spans_on == tensor_tracks);
+    // No empty rows: every named track holds spans.
+    CHECK(named_tracks == tracks_with_events);
+    // Pipeline sends: gbs 32 / (dp 2 x mbs 1) = 16 micro-batches; stages 0-2 send each forward
+    // output on and stages 1-3 each backward output back: 2 x 3 x 16 = 96 sends.
+    CHECK(sends == 96);
+    // Perfetto nests complete events: on one track two spans are disjoint or one holds the other.
+    for (auto& [tid, spans] : spans_on) {
+      std::sort(spans.begin(), spans.end());
+      for (std::size_t i = 1; i < spans.size(); ++i) {
+        const bool disjoint = spans[i].first >= spans[i - 1].second - 1e-6;
+        const bool nested = spans[i].second <= spans[i - 1].second + 1e-6;
+        CHECK_MESSAGE((disjoint || nested), "track " << tid << " has partly overlapping spans");
+      }
+    }
     std::filesystem::remove(path);
   }
 

@@ -22,7 +22,9 @@ struct Series {
   int colour = -1;      ///< palette index; -1: the series' own position (so a pair can share one)
 };
 
-/// A line chart; `log2_x` spaces the x axis by powers of two (GPU counts 8, 16, ..., 1024).
+/// A line chart; `log2_x` spaces the x axis by powers of two (GPU counts 8, 16, ..., 1024). The y
+/// axis turns logarithmic (decades) by itself when the values span a decade or more, so that
+/// 8 and 1024 GPUs' throughput both read.
 struct LineChart {
   std::string title;
   std::string x_label;
@@ -37,6 +39,9 @@ struct LineChart {
 struct Bar {
   std::string label;
   std::vector<double> values;
+  /// This bar's own reference (e.g. its GPU's memory when bars are of several GPUs), drawn as a
+  /// mark across the bar when > 0.
+  double reference = 0.0;
 };
 
 /// A stacked bar chart, e.g. memory per GPU by term, or step time by part.

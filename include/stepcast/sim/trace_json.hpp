@@ -1,5 +1,5 @@
 // The Chrome trace-event format (JSON, "X" complete events; Perfetto and chrome://tracing open
-// it): one track per simulated GPU stream and per link tier.
+// it): one track per simulated GPU stream, link tier and rank's pipeline sends.
 #pragma once
 
 #include <string>
