@@ -131,13 +131,20 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
                            const MemoryBreakdown& m, BufferKind buffers) {
   const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
   const int mp = plan.tp * plan.pp;
+  // An uneven split: the peak stage's state is its share of the layers (uneven_stage_memory).
+  std::string share;
+  if (plan.uneven_pipeline() && workload.shape) {
+    const StageMemory peak = uneven_stage_memory(*workload.shape, plan, model_state(workload, plan).total());
+    share = fmt::format(" x {:.4g}/{:.4g} (stage {}'s layers over the even split's)", peak.layers,
+                        static_cast<double>(workload.shape->layers) / plan.pp, peak.stage);
+  }
   Explanation ex;
-  ex.push_back({"parameters", fmt::format("{:.6g} params / (tp*pp = {}) x {} B{}", workload.parameters, mp, per.parameters, sharded_note(plan, 3)),
+  ex.push_back({"parameters", fmt::format("{:.6g} params / (tp*pp = {}) x {} B{}{}", workload.parameters, mp, per.parameters, sharded_note(plan, 3), share),
                 format_bytes(m.parameters)});
-  ex.push_back({"gradients", fmt::format("{:.6g} params / {} x {} B{}", workload.parameters, mp, per.gradients, sharded_note(plan, 2)),
+  ex.push_back({"gradients", fmt::format("{:.6g} params / {} x {} B{}{}", workload.parameters, mp, per.gradients, sharded_note(plan, 2), share),
                 format_bytes(m.gradients)});
-  ex.push_back({"optimizer state", fmt::format("{:.6g} params / {} x K = {} B ({}, {}; ZeRO 2+2+K){}", workload.parameters, mp, per.optimizer,
-                                               plan::to_string(plan.optimizer), plan::to_string(plan.precision), sharded_note(plan, 1)),
+  ex.push_back({"optimizer state", fmt::format("{:.6g} params / {} x K = {} B ({}, {}; ZeRO 2+2+K){}{}", workload.parameters, mp, per.optimizer,
+                                               plan::to_string(plan.optimizer), plan::to_string(plan.precision), sharded_note(plan, 1), share),
                 format_bytes(m.optimizer_state)});
   if (const auto& shape = workload.shape) {
     double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
