@@ -89,9 +89,9 @@ sim::Perturbation parse_straggler(const std::string& text, std::uint64_t seed, i
 std::vector<std::string> notes(const plan::Plan& plan, const sim::PlannedStep& planned, const sim::StepResult& r) {
   std::vector<std::string> out = planned.notes;
   if (r.simulated_ranks == plan.pp) {
-    out.push_back(fmt::format("one representative rank per pipeline stage ({} simulated) stands for its {} tensor- and "
+    out.push_back(fmt::format("one representative rank per pipeline stage ({} simulated) stands for its {} tensor-{} and "
                               "data-parallel peers; their traffic is simulated as flows",
-                              plan.pp, plan.tp * plan.dp));
+                              plan.pp, plan.tp * plan.dp * plan.cp, plan.cp > 1 ? ", context-" : ""));
   } else {
     out.push_back(fmt::format("every data-parallel replica's stages are simulated ({} ranks), each standing for its {} "
                               "tensor-parallel peers, because per-step noise makes the replicas differ",
