@@ -33,6 +33,7 @@ struct SearchCommand {
   int refine = 0;
   int threads = 0;
   int max_mbs = 16;
+  int max_cp = 1;
   std::string precision;
   bool flash = false;
   bool json = false;
@@ -50,6 +51,7 @@ std::string command_line(const SearchCommand& c) {
   if (c.top != 10) s += fmt::format(" --top {}", c.top);
   if (c.refine > 0) s += fmt::format(" --refine {}", c.refine);
   if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
+  if (c.max_cp != 1) s += fmt::format(" --max-cp {}", c.max_cp);
   if (!c.precision.empty()) s += " --precision " + c.precision;
   if (c.flash) s += " --flash";
   if (!c.calibration.empty()) s += " --calibration " + c.calibration;
@@ -70,6 +72,7 @@ void run(const SearchCommand& c) {
   space.global_batch = c.global_batch;
   space.seq_len = c.seq;
   space.max_micro_batch = c.max_mbs;
+  space.max_cp = c.max_cp;
   if (!c.precision.empty()) space.base.precision = plan::parse_precision(c.precision, "--precision");
   space.base.flash_attention = c.flash;
   if (!(cost::peak_rate(topo.gpu(), space.base.precision).value() > 0.0)) {
@@ -121,6 +124,8 @@ void add_search_command(CLI::App& app) {
   sub->add_option("--threads", c->threads, "Worker threads (default: all cores); the output does not depend on it")
       ->check(positive_number());
   sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(positive_number());
+  sub->add_option("--max-cp", c->max_cp, "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
+      ->check(positive_number());
   sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16 or fp8");
   sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention, which never stores the s x s scores");
   sub->add_option("--format", c->format, "text (default), markdown, csv (the ranked plans), json or html");

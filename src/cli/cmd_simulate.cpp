@@ -90,9 +90,9 @@ sim::Perturbation parse_straggler(const std::string& text, std::uint64_t seed, i
 std::vector<std::string> notes(const plan::Plan& plan, const sim::PlannedStep& planned, const sim::StepResult& r) {
   std::vector<std::string> out = planned.notes;
   if (r.simulated_ranks == plan.pp) {
-    out.push_back(fmt::format("one representative rank per pipeline stage ({} simulated) stands for its {} tensor- and "
+    out.push_back(fmt::format("one representative rank per pipeline stage ({} simulated) stands for its {} tensor-{} and "
                               "data-parallel peers; their traffic is simulated as flows",
-                              plan.pp, plan.tp * plan.dp));
+                              plan.pp, plan.tp * plan.dp * plan.cp, plan.cp > 1 ? ", context-" : ""));
   } else {
     out.push_back(fmt::format("every data-parallel replica's stages are simulated ({} ranks), each standing for its {} "
                               "tensor-parallel peers, because per-step noise makes the replicas differ",
@@ -119,6 +119,7 @@ nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p
                     {"dp_communication_exposed_s", r.breakdown.dp_exposed.value()},
                     {"other_communication_exposed_s", r.breakdown.gather_wait.value()},
                     {"optimizer_s", r.breakdown.optimizer.value()}};
+  if (in.plan.cp > 1) j["breakdown"]["cp_communication_exposed_s"] = r.breakdown.cp_comm.value();
   j["straggler_wait_s"] = r.breakdown.straggler_wait.value();
   j["tier_utilization"] = {{"intra-node", r.tier_utilization[0]}, {"nic", r.tier_utilization[1]},
                            {"fabric", r.tier_utilization[2]}};
@@ -146,6 +147,7 @@ std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, c
   row("pipeline bubble and waiting on sends", r.breakdown.bubble);
   row("data-parallel communication (exposed)", r.breakdown.dp_exposed);
   row("FSDP/ZeRO-3 parameter gathers (exposed)", r.breakdown.gather_wait);
+  if (in.plan.cp > 1) row("context-parallel exchange (exposed)", r.breakdown.cp_comm);
   row("optimizer step", r.breakdown.optimizer);
   row("step time (simulated)", r.step_time);
   out += fmt::format("  {}\n", interval_text(interval));

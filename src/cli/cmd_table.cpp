@@ -32,6 +32,7 @@ struct TableCommand {
   std::string plan;
   int threads = 0;
   int max_mbs = 16;
+  int max_cp = 1;
   std::string precision;
   bool flash = false;
   std::string format = "text";
@@ -55,6 +56,7 @@ std::string command_line(const TableCommand& c) {
   if (c.tokens > 0.0) s += " --tokens " + report::format_number(c.tokens);
   if (c.price > 0.0) s += " --price-per-gpu-hour " + report::format_number(c.price);
   if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
+  if (c.max_cp != 1) s += fmt::format(" --max-cp {}", c.max_cp);
   if (!c.precision.empty()) s += " --precision " + c.precision;
   if (c.flash) s += " --flash";
   if (!c.calibration.empty()) s += " --calibration " + c.calibration;
@@ -77,6 +79,7 @@ void run(const TableCommand& c) {
   req.global_batch = c.global_batch;
   req.seq_len = c.seq;
   req.max_micro_batch = c.max_mbs;
+  req.max_cp = c.max_cp;
   if (!c.precision.empty()) req.base.precision = plan::parse_precision(c.precision, "--precision");
   req.base.flash_attention = c.flash;
   if (!c.plan.empty()) {
@@ -136,6 +139,8 @@ void add_table_command(CLI::App& app) {
   sub->add_option("--threads", c->threads, "Worker threads (default: all cores); the output does not depend on it")
       ->check(positive_number());
   sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(positive_number());
+  sub->add_option("--max-cp", c->max_cp, "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
+      ->check(positive_number());
   sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16 or fp8");
   sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention");
   sub->add_option("--format", c->format, "text (default), markdown, csv, json or html");

@@ -57,6 +57,20 @@ void price_by_fraction(ComputeEstimate& out, const plan::Plan& plan, const workl
   stage.weight_grad = stage.backward * 0.5;
   stage.layers = static_cast<double>(shape.layers) / plan.pp;
   out.stages.assign(static_cast<std::size_t>(plan.pp), stage);
+  if (plan.uneven_pipeline()) {
+    // An uneven split: each stage's share of the time follows its layers.
+    const std::vector<int> split = plan::stage_layers(plan, shape.layers);
+    for (std::size_t i = 0; i < split.size(); ++i) {
+      const double share = split[i] / stage.layers;
+      out.stages[i].forward = stage.forward * share;
+      out.stages[i].backward = stage.backward * share;
+      out.stages[i].weight_grad = stage.weight_grad * share;
+      out.stages[i].layers = split[i];
+      if (out.stages[i].layers > out.stages[static_cast<std::size_t>(out.critical_stage)].layers) out.critical_stage = static_cast<int>(i);
+    }
+    out.time = (out.stages[static_cast<std::size_t>(out.critical_stage)].forward + out.stages[static_cast<std::size_t>(out.critical_stage)].backward) *
+               plan.micro_batches();
+  }
 }
 
 void explain_compute(ComputeEstimate& out, const workload::Workload& workload, const plan::Plan& plan, const topology::GpuSpec& gpu,
@@ -175,11 +189,19 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   // The optimizer's kernels are all "forward" operators: one stream, once per step.
   out.optimizer = time_part(optimizer_ops, gpu, plan.precision, out.params, ex ? &optimizer_times : no_times).forward.makespan;
 
-  // Each stage runs layers / pp layers (all its model chunks) per micro-batch; the first also
-  // the embedding, the last the output layer and loss.
-  const double layers = static_cast<double>(shape.layers) / plan.pp;
+  for (const Operator& op : layer_ops) {
+    if (op.kind != OpKind::kFusedAttention) continue;
+    const Seconds t = time_operator(op, gpu, plan.precision, out.params).gpu;
+    if (op.pass == OpPass::kForward) out.attention_forward += t;
+    if (op.pass == OpPass::kBackward) out.attention_backward += t;
+  }
+
+  // Each stage runs its layers (layers / pp, or the plan's uneven split; all its model chunks)
+  // per micro-batch; the first also the embedding, the last the output layer and loss.
+  const std::vector<int> split = plan::stage_layers(plan, shape.layers);
   Seconds longest(-1.0);
   for (int s = 0; s < plan.pp; ++s) {
+    const double layers = split[static_cast<std::size_t>(s)];
     const bool first = s == 0;
     const bool last = s == plan.pp - 1;
     LaunchStream forward = first ? embedding.forward : LaunchStream{};
@@ -208,7 +230,7 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
       for (std::size_t i = 0; i < ops.size(); ++i) out.kernels.push_back({ops[i], times[i], per_step});
     };
     if (out.critical_stage == 0) add(embedding_ops, embedding_times, m);
-    add(layer_ops, layer_times, layers * m);
+    add(layer_ops, layer_times, out.stages[static_cast<std::size_t>(out.critical_stage)].layers * m);
     if (out.critical_stage == plan.pp - 1) add(head_ops, head_times, m);
     add(optimizer_ops, optimizer_times, 1.0);
     explain_compute(out, workload, plan, gpu, options);

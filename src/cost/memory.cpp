@@ -4,6 +4,7 @@
 #include "stepcast/cost/memory.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -87,16 +88,34 @@ Bytes recompute_working_set(const workload::TransformerShape& shape, const plan:
 }
 
 Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
-  const double layers_per_stage = static_cast<double>(shape.layers) / plan.pp;
   const double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
-  Bytes total = layer_activation_bytes(shape, plan) * (layers_per_stage * held);
+  Bytes total = layer_activation_bytes(shape, plan) * (static_cast<double>(shape.layers) / plan.pp * held);
+  if (plan.uneven_pipeline()) total = uneven_stage_memory(shape, plan, Bytes(0.0)).activations;
   if (plan.pp == 1) {
     // The first stage is also the last: the output layer's logits, kept in fp32 for the
-    // cross-entropy, 4sbV/t (Korthikanti section 4.3), split over the vocabulary-parallel ranks.
-    const double sb = static_cast<double>(plan.seq_len) * plan.micro_batch_size;
+    // cross-entropy, 4sbV/t (Korthikanti section 4.3), split over the vocabulary-parallel ranks
+    // and the context-parallel ranks' s/cp tokens.
+    const double sb = static_cast<double>(plan.seq_len) / plan.cp * plan.micro_batch_size;
     total += Bytes(4.0 * sb * shape.vocab / plan.tp);
   }
   return total;
+}
+
+StageMemory uneven_stage_memory(const workload::TransformerShape& shape, const plan::Plan& plan, Bytes model_state) {
+  // Stage k of 1F1B holds min(p - k, m) micro-batches at its peak (Narayanan et al. 2021,
+  // section 2.2.1), GPipe all m; its model state follows its share of the layers. The stage with
+  // the most bytes is the GPU that must fit.
+  const std::vector<int> split = plan::stage_layers(plan, shape.layers);
+  const Bytes per_layer = layer_activation_bytes(shape, plan);
+  const int m = plan.micro_batches();
+  StageMemory peak;
+  for (int k = 0; k < plan.pp; ++k) {
+    const double held = plan.schedule == plan::Schedule::kGpipe ? m : std::min(plan.pp - k, m);
+    const double layers = split[static_cast<std::size_t>(k)];
+    StageMemory st{k, layers, held, per_layer * (layers * held), model_state * (layers * plan.pp / shape.layers)};
+    if (k == 0 || st.activations + st.model_state > peak.activations + peak.model_state) peak = st;
+  }
+  return peak;
 }
 
 namespace {
@@ -112,22 +131,43 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
                            const MemoryBreakdown& m, BufferKind buffers) {
   const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
   const int mp = plan.tp * plan.pp;
+  // An uneven split: the peak stage's state is its share of the layers (uneven_stage_memory).
+  std::string share;
+  if (plan.uneven_pipeline() && workload.shape) {
+    const StageMemory peak = uneven_stage_memory(*workload.shape, plan, model_state(workload, plan).total());
+    share = fmt::format(" x {:.4g}/{:.4g} (stage {}'s layers over the even split's)", peak.layers,
+                        static_cast<double>(workload.shape->layers) / plan.pp, peak.stage);
+  }
   Explanation ex;
-  ex.push_back({"parameters", fmt::format("{:.6g} params / (tp*pp = {}) x {} B{}", workload.parameters, mp, per.parameters, sharded_note(plan, 3)),
+  ex.push_back({"parameters", fmt::format("{:.6g} params / (tp*pp = {}) x {} B{}{}", workload.parameters, mp, per.parameters, sharded_note(plan, 3), share),
                 format_bytes(m.parameters)});
-  ex.push_back({"gradients", fmt::format("{:.6g} params / {} x {} B{}", workload.parameters, mp, per.gradients, sharded_note(plan, 2)),
+  ex.push_back({"gradients", fmt::format("{:.6g} params / {} x {} B{}{}", workload.parameters, mp, per.gradients, sharded_note(plan, 2), share),
                 format_bytes(m.gradients)});
-  ex.push_back({"optimizer state", fmt::format("{:.6g} params / {} x K = {} B ({}, {}; ZeRO 2+2+K){}", workload.parameters, mp, per.optimizer,
-                                               plan::to_string(plan.optimizer), plan::to_string(plan.precision), sharded_note(plan, 1)),
+  ex.push_back({"optimizer state", fmt::format("{:.6g} params / {} x K = {} B ({}, {}; ZeRO 2+2+K){}{}", workload.parameters, mp, per.optimizer,
+                                               plan::to_string(plan.optimizer), plan::to_string(plan.precision), sharded_note(plan, 1), share),
                 format_bytes(m.optimizer_state)});
   if (const auto& shape = workload.shape) {
-    const double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
+    double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
+    double stage_layers = static_cast<double>(shape->layers) / plan.pp;
+    if (plan.uneven_pipeline()) {
+      const StageMemory with_state = uneven_stage_memory(*shape, plan, model_state(workload, plan).total());
+      held = with_state.held;
+      stage_layers = with_state.layers;
+      ex.push_back({"peak stage", fmt::format("uneven split {}: stage {} has the most bytes (model state x its share of the layers + activations)",
+                                              fmt::join(plan::stage_layers(plan, shape->layers), "/"), with_state.stage),
+                    fmt::format("stage {}", with_state.stage)});
+    }
+    if (plan.cp > 1) {
+      ex.push_back({"context parallel", fmt::format("each rank keeps the activations of s/cp = {}/{} = {} tokens (Megatron-Core context parallel)",
+                                                    plan.seq_len, plan.cp, plan.seq_len / plan.cp),
+                    fmt::format("/ {}", plan.cp)});
+    }
     ex.push_back({"activations",
                   fmt::format("{} per layer (what its operators keep, Korthikanti 2022; s={}, b={}, t={}, recompute={}, sp={}, flash={}) x {} layers/stage x {:.4g} "
                               "micro-batches held ({}){}",
                               format_bytes(layer_activation_bytes(*shape, plan)), plan.seq_len, plan.micro_batch_size, plan.tp,
                               plan::to_string(plan.recompute), plan.sequence_parallel ? "on" : "off", plan.flash_attention ? "on" : "off",
-                              shape->layers / plan.pp, held, plan::to_string(plan.schedule), plan.pp == 1 ? " + fp32 logits 4sbV/t" : ""),
+                              stage_layers, held, plan::to_string(plan.schedule), plan.pp == 1 ? " + fp32 logits 4sbV/t" : ""),
                   format_bytes(m.activations)});
   } else {
     ex.push_back({"activations", "unknown: the workload gives a parameter count, not a shape", format_bytes(m.activations)});
@@ -166,6 +206,15 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   out.gradients = state.gradients;
   out.optimizer_state = state.optimizer_state;
   if (workload.shape) out.activations = activation_bytes(*workload.shape, plan);
+  if (workload.shape && plan.uneven_pipeline()) {
+    // An uneven split: the stage with the most bytes, its state scaled by its share of the layers.
+    const StageMemory peak = uneven_stage_memory(*workload.shape, plan, state.total());
+    const double share = peak.layers * plan.pp / workload.shape->layers;
+    out.activations = peak.activations;
+    out.parameters = state.parameters * share;
+    out.gradients = state.gradients * share;
+    out.optimizer_state = state.optimizer_state * share;
+  }
 
   // Temporary buffers: what the sharding strategy materialises beyond the sharded state.
   BufferKind buffers = BufferKind::kNone;
@@ -202,7 +251,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
     if (plan.pp == 1) {
       // The cross-entropy's 16-bit logits (and later their gradient) beside the fp32 softmax it keeps
       // (Megatron-LM cross_entropy.py casts the logits to fp32 and works in place on the copy).
-      const double sb = static_cast<double>(plan.seq_len) * plan.micro_batch_size;
+      const double sb = static_cast<double>(plan.seq_len) / plan.cp * plan.micro_batch_size;
       out.working_set += Bytes(sb * shape->vocab / plan.tp * operator_context(plan).activation_bytes);
     }
   }

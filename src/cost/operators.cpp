@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/context_parallel.hpp"
 #include "stepcast/cost/memory.hpp"
 
 namespace stepcast::cost {
@@ -140,39 +141,47 @@ void unfused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, 
 /// FlashAttention (Dao 2023): one kernel reads Q, K, V and writes O and the softmax statistics;
 /// a causal mask skips about half the blocks, so the executed FLOPs are half of 4 s^2 h b / t.
 /// The backward recomputes the scores: 2.5x the forward's FLOPs (Dao 2023, section 4.1).
+/// Under context parallel each rank holds s/cp tokens: its queries meet all s keys, and the
+/// causal work is split evenly (context_parallel_attention.cpp says how per cp-comm=).
 void fused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, const OperatorContext& c) {
   const double e = c.activation_bytes;
   const double s = c.seq;
   const double d = shape.head_dim();
   const double heads = c.micro_batch * shape.heads / c.tp;
-  const double tokens = c.micro_batch * s;
+  const double local = s / c.cp;  // tokens of each sequence on this rank
+  const double tokens = c.micro_batch * local;
   const double q_bytes = tokens * shape.hidden / c.tp * e;
   const double kv_bytes = 2.0 * tokens * static_cast<double>(shape.kv_heads) * d / c.tp * e;
-  const double stats = heads * s * kFp32Bytes;  // the log-sum-exp per query row
-  const double causal_flops = 0.5 * 4.0 * heads * s * s * d;
+  const double stats = heads * local * kFp32Bytes;  // the log-sum-exp per query row
+  const double causal_flops = 0.5 * 4.0 * heads * s * s * d / c.cp;
+  const ContextAttention cpa = context_attention(heads, s, d, c);
   Operator f;
   f.name = "flash attention";
   f.part = OpPart::kLayer;
   f.pass = OpPass::kForward;
   f.kind = OpKind::kFusedAttention;
-  f.gemm = {heads, s, s, d};
-  f.elements = heads * std::ceil(s / kFlashQueryBlock);  // thread blocks
+  f.gemm = cpa.shape;
+  f.elements = cpa.shape.batch * std::ceil(cpa.shape.m / kFlashQueryBlock);  // thread blocks of one kernel
   f.flops = Flops(causal_flops);
-  f.bytes = Bytes(2.0 * q_bytes + kv_bytes + stats);  // Q, K, V in; O and statistics out
-  f.saved = Bytes(q_bytes + kv_bytes + stats);        // Q, K, V and the statistics (O is the next GEMM's input)
+  // Q, K, V in; O and statistics out; each extra ring step reads Q, a K/V chunk and the running
+  // O and statistics again.
+  f.bytes = Bytes(2.0 * q_bytes + kv_bytes + stats + (cpa.kernels - 1.0) * (3.0 * q_bytes + kv_bytes + 2.0 * stats));
+  f.saved = Bytes(q_bytes + kv_bytes + stats);  // Q, K, V and the statistics (O is the next GEMM's input)
+  f.kernels = cpa.kernels;
   fwd.push(f);
   Operator b = f;
   b.name = "flash attention backward";
   b.pass = OpPass::kBackward;
   b.flops = Flops(2.5 * causal_flops);
-  b.bytes = Bytes(4.0 * q_bytes + 2.0 * kv_bytes + stats);  // Q, K, V, O, dO in; dQ, dK, dV out
+  // Q, K, V, O, dO in; dQ, dK, dV out; each extra ring step again for its chunk.
+  b.bytes = Bytes(4.0 * q_bytes + 2.0 * kv_bytes + stats + (cpa.kernels - 1.0) * (5.0 * q_bytes + 2.0 * kv_bytes + stats));
   b.saved = Bytes(0.0);
   bwd.push(b);
 }
 
 /// Layer input bytes of one micro-batch on one GPU (sharded along the sequence under sequence parallel).
 double layer_input_bytes(const TransformerShape& shape, const OperatorContext& c) {
-  const double tokens = c.micro_batch * c.seq / (c.sequence_parallel ? c.tp : 1.0);
+  const double tokens = c.micro_batch * c.seq / c.cp / (c.sequence_parallel ? c.tp : 1.0);
   return tokens * shape.hidden * c.activation_bytes;
 }
 
@@ -186,6 +195,8 @@ OperatorContext operator_context(const plan::Plan& plan) {
   c.sequence_parallel = plan.sequence_parallel;
   c.flash = plan.flash_attention;
   c.recompute = plan.recompute;
+  c.cp = plan.cp;
+  c.cp_comm = plan.cp_comm;
   // Activations travel in the working precision: 16-bit under mixed precision (fp8 GEMMs take
   // and return 16-bit tensors in Transformer Engine), 32-bit for fp32/tf32 training.
   c.activation_bytes = state_bytes_per_parameter(plan.precision, plan.optimizer).parameters;
@@ -203,7 +214,7 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   const double e = c.activation_bytes;
   const double h = shape.hidden;
   const double t = c.tp;
-  const double tokens = c.micro_batch * c.seq;                              // GEMM rows
+  const double tokens = c.micro_batch * c.seq / c.cp;                       // GEMM rows (s/cp per rank)
   const double shard_tokens = tokens / (c.sequence_parallel ? t : 1.0);     // norm, dropout, residual rows
   const double kv_width = static_cast<double>(shape.kv_heads) * shape.head_dim();
   const double f = shape.ffn_hidden;
@@ -222,6 +233,7 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   if (c.flash) {
     fused_attention(fwd, bwd, shape, c);
   } else {
+    STEPCAST_ASSERT(c.cp == 1.0, "context parallel needs fused attention (plan rule)");
     unfused_attention(fwd, bwd, shape, c);
   }
   const std::size_t core_end = ops.size();
@@ -279,7 +291,7 @@ std::vector<Operator> embedding_operators(const TransformerShape& shape, const O
   std::vector<Operator> ops;
   OpList fwd(ops, OpPart::kEmbedding);
   const double e = c.activation_bytes;
-  const double tokens = c.micro_batch * c.seq;
+  const double tokens = c.micro_batch * c.seq / c.cp;
   const double n = tokens * shape.hidden;
   // Vocabulary-parallel lookup: each rank gathers the rows of its vocabulary shard and writes a
   // full-width output that the tensor-parallel group then sums (Shoeybi et al. 2019, section 3).
@@ -297,7 +309,7 @@ std::vector<Operator> head_operators(const TransformerShape& shape, const Operat
   OpList fwd(ops, OpPart::kHead);
   OpList bwd(backward, OpPart::kHead);
   const double e = c.activation_bytes;
-  const double tokens = c.micro_batch * c.seq;
+  const double tokens = c.micro_batch * c.seq / c.cp;
   const double shard_tokens = tokens / (c.sequence_parallel ? c.tp : 1.0);
   const double h = shape.hidden;
   const double vocab = shape.vocab / c.tp;  // vocabulary-parallel columns on this rank

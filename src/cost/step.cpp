@@ -30,7 +30,10 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
   out.compute = out.compute_detail.time;
 
   const int m = plan.micro_batches();
-  const double layers_per_stage = static_cast<double>(shape.layers) / plan.pp;
+  // The slowest stage's layers: layers / pp, or the most of an uneven split.
+  const double layers_per_stage =
+      plan.uneven_pipeline() ? out.compute_detail.stages[static_cast<std::size_t>(out.compute_detail.critical_stage)].layers
+                             : static_cast<double>(shape.layers) / plan.pp;
   out.layers_per_stage = layers_per_stage;
   // The windows data-parallel communication hides behind: every stage moves about the same
   // gradients and parameters, so the stage with the shortest forward and backward (not the
@@ -46,6 +49,8 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
   }
   windows.micro_batches = m;
   windows.layers_per_stage = layers_per_stage;
+  windows.attention_forward = out.compute_detail.attention_forward;
+  windows.attention_backward = out.compute_detail.attention_backward;
   CommunicationOptions comm_options;
   comm_options.ddp_bucket = options.memory.ddp_bucket;
   comm_options.zero_bucket_elements = options.memory.zero_bucket_elements;
@@ -53,6 +58,7 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
   comm_options.cache = options.communication_cache;
   StepCommunication comm = step_communication(workload, plan, topology, windows, comm_options);
   out.communication = std::move(comm.terms);
+  const Explanation context_rows = std::move(comm.context);
   out.exposed_communication = comm.exposed;
   const Seconds tensor_comm = comm.tensor;
 
@@ -88,6 +94,7 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
                                 t.stride, to_string(t.op), t.model, format_seconds(t.time)),
                     format_seconds(t.exposed)});
     }
+    for (const auto& row : context_rows) ex.push_back({fmt::format("CP exchange: {}", row.label), row.formula, row.value});
     ex.push_back({"optimizer step", fmt::format("gradient norm, update and zeroing over {:.4g} parameters per GPU (memory-bound)",
                                                 optimizer_parameters_per_gpu(workload, plan)),
                   format_seconds(out.optimizer)});

@@ -5,11 +5,14 @@
 // from the compute windows it overlaps.
 #include "stepcast/cost/step_communication.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/collective_model.hpp"
+#include "stepcast/cost/context_parallel.hpp"
 
 namespace stepcast::cost {
 
@@ -98,6 +101,43 @@ double tp_overlap_exposed_share(const std::vector<CommTerm>& terms, const Comput
   return std::min(1.0, exposed / (comm * (2.0 + backward_slices)));
 }
 
+// The context-parallel exchange of every layer (context_parallel.hpp): its messages priced on the
+// group of cp ranks (stride tp*pp) beside the other tensor ranks' groups. The ring's transfers
+// hide behind the attention step beside them; the all-gather and all-to-all variants block it.
+void context_parallel_terms(StepCommunication& out, const workload::TransformerShape& shape, const plan::Plan& plan,
+                            const topology::Topology& topology, const std::optional<NcclHardware>& hardware, const CollectiveModel& model,
+                            StepCommunicationCache& cache, const ComputeWindows& windows, double layers, int m) {
+  const int stride = plan.tp * plan.pp;
+  const topology::Concurrency beside_tensor_ranks{plan.tp, 1};
+  // A ring step is as slow as its slowest hop: the wrap-around from the last cp rank to the
+  // first, which crosses nodes whenever the group does.
+  const Group hop = make_group(topology, hardware, model, cache, CommGroup::kContext, 2, stride * (plan.cp - 1), beside_tensor_ranks);
+  const Group all = make_group(topology, hardware, model, cache, CommGroup::kContext, plan.cp, stride, beside_tensor_ranks);
+  // The forward's exchange runs again when recompute repeats the attention.
+  const double forward_passes = plan.recompute == plan::Recompute::kNone ? 1.0 : 2.0;
+  for (const ContextMessage& msg : context_exchange(shape, plan)) {
+    const Group& g = msg.op == CollectiveOp::kSendRecv ? hop : all;
+    const double passes = msg.forward ? forward_passes : 1.0;
+    CommTerm t = uniform_term(std::string(msg.name), msg.op, g, msg.size, msg.calls * passes * layers * m);
+    const Seconds per_call = t.calls > 0.0 ? t.time / t.calls : Seconds(0.0);
+    Seconds exposed_per_pass = per_call * msg.calls;
+    if (msg.overlapped) {
+      const Seconds attention = msg.forward ? windows.attention_forward : windows.attention_backward;
+      exposed_per_pass = ring_exposed(per_call, msg.calls, attention, plan.cp);
+    }
+    t.exposed = exposed_per_pass * (passes * layers * m);
+    t.context_calls = msg.calls;
+    t.context_backward = !msg.forward;
+    out.context.push_back({t.name, fmt::format("{:.4g} steps per layer x {} ({}), {} per step{}; {:.4g} layers x {} micro-batches x {:.4g} passes",
+                                               msg.calls, format_bytes(msg.size), to_string(msg.op), format_seconds(per_call),
+                                               msg.overlapped ? fmt::format(" beside an attention step of {}", format_seconds((msg.forward ? windows.attention_forward : windows.attention_backward) / plan.cp))
+                                                              : std::string(", blocking the attention"),
+                                               layers, m, passes),
+                           fmt::format("{} exposed of {}", format_seconds(t.exposed), format_seconds(t.time))});
+    out.terms.push_back(t);
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(CommGroup group) {
@@ -107,6 +147,7 @@ std::string_view to_string(CommGroup group) {
     case CommGroup::kData: return "data";
     case CommGroup::kShardGroup: return "shard group";
     case CommGroup::kReplicaGroup: return "replicas";
+    case CommGroup::kContext: return "context";
   }
   STEPCAST_UNREACHABLE("unknown group");
 }
@@ -124,7 +165,8 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
   // Activations travel in the training precision's storage type: 2 bytes in mixed precision.
   const double act_bytes = per.parameters;
-  const Bytes activation = Bytes(static_cast<double>(plan.seq_len) * plan.micro_batch_size * shape.hidden * act_bytes);
+  // Each context-parallel rank holds s/cp tokens of every sequence.
+  const Bytes activation = Bytes(static_cast<double>(plan.seq_len) / plan.cp * plan.micro_batch_size * shape.hidden * act_bytes);
   // Passes over the layers per micro-batch: forward, backward (two), and with full recompute the
   // forward again (Narayanan et al. 2021, section 3.5).
   const double passes = plan.recompute == plan::Recompute::kFull ? 4.0 : 3.0;
@@ -182,22 +224,26 @@ StepCommunication step_communication(const workload::Workload& workload, const p
     out.terms.push_back(term);
   }
 
-  // Data parallel, by sharding strategy. Ranks of a data-parallel group are tp*pp apart.
+  if (plan.cp > 1) context_parallel_terms(out, shape, plan, topology, hardware, model, cache, windows, layers_per_stage, m);
+
+  // Data parallel, by sharding strategy. Ranks of a data-parallel group are tp*pp apart; with
+  // context parallel the group holds the cp ranks too (dp x cp, all holding the same weights).
   const int dp_stride = plan.tp * plan.pp;
+  const int dp_ranks = plan.gradient_ranks();
   const double params = workload.parameters / dp_stride;
   // Gradients travel in the type they are reduced in (grad-reduce=), else their own.
   const double reduce_bytes = plan.grad_reduce ? (*plan.grad_reduce == plan::Precision::kFp32 ? 4.0 : 2.0) : per.gradients;
   const Bytes grads = Bytes(params * reduce_bytes);
   const Bytes weights = Bytes(params * per.parameters);
-  if (plan.dp > 1) {
+  if (dp_ranks > 1) {
     const int stage = plan.zero_stage();
     const bool hybrid = plan.sharding == Sharding::kFsdpHybrid;
-    const int shard_ranks = hybrid ? plan.shard_group : plan.dp;
+    const int shard_ranks = hybrid ? plan.shard_group : dp_ranks;
     if (stage == 0) {
       // DDP: one all-reduce of all gradients per step in 25 MiB buckets (gradient accumulation
       // under no_sync), overlapped with the last micro-batch's backward; the last bucket is
       // ready only when the backward ends (Li et al. 2020, PyTorch Distributed, section 3.2).
-      const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, plan.dp, dp_stride, beside_tensor_ranks);
+      const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, dp_ranks, dp_stride, beside_tensor_ranks);
       const Bytes bucket = options.ddp_bucket;
       CommTerm term = pieces_term("DDP gradient all-reduce", CollectiveOp::kAllReduce, dp, grads, bucket, 1.0);
       const Seconds last = time_of(CollectiveOp::kAllReduce, std::min(grads, bucket), dp);
@@ -211,7 +257,7 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // (ZeRO section 7).
       const bool every_micro_batch = stage == 2;
       const bool stages_share = every_micro_batch && plan.pp > 1;
-      const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, plan.dp, dp_stride,
+      const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, dp_ranks, dp_stride,
                                   stages_share ? every_stage : beside_tensor_ranks);
       const double reductions = every_micro_batch ? m : 1.0;
       const Bytes bucket = std::min(grads, Bytes(options.zero_bucket_elements * reduce_bytes));

@@ -22,7 +22,9 @@ int Plan::state_shards() const {
     case Sharding::kZero3:
     case Sharding::kFsdpFull:
     case Sharding::kFsdpGradOp:
-      return dp;
+      // Context-parallel ranks hold the same weights: Megatron shards its distributed optimizer
+      // over the data-parallel-with-cp group.
+      return dp * cp;
   }
   STEPCAST_UNREACHABLE("unknown sharding");
 }
@@ -53,7 +55,7 @@ bool Plan::is_fsdp() const {
 Plan resolve(Plan plan, const workload::Workload& workload, int gpu_count) {
   if (plan.seq_len == 0 && workload.shape) plan.seq_len = workload.shape->seq_len;
   if (plan.dp == 0) {
-    const int model_parallel = plan.tp * plan.pp;
+    const int model_parallel = plan.tp * plan.cp * plan.pp;
     if (gpu_count == 0) {
       plan.dp = plan.sharding == Sharding::kFsdpHybrid && plan.shard_group > 0 ? plan.shard_group : 1;
     } else if (gpu_count % model_parallel == 0) {
@@ -63,7 +65,7 @@ Plan resolve(Plan plan, const workload::Workload& workload, int gpu_count) {
   }
   if (plan.shard_group == 0) plan.shard_group = plan.dp;
   // A derived dp can push the products past what parse_plan checked (dp was unknown there).
-  const std::int64_t span = std::int64_t{plan.dp} * plan.tp * plan.pp * plan.vp * plan.micro_batch_size;
+  const std::int64_t span = std::int64_t{plan.dp} * plan.tp * plan.cp * plan.pp * plan.vp * plan.micro_batch_size;
   if (span > kMaxPlanSpan) {
     throw InputError("--plan", {}, fmt::format("dp x tp x pp x vp x mbs = {} (dp {} derived from {} GPUs) exceeds the {} that a plan may span",
                                                span, plan.dp, gpu_count, kMaxPlanSpan));
@@ -75,10 +77,16 @@ Plan resolve(Plan plan, const workload::Workload& workload, int gpu_count) {
 
 std::vector<std::string> problems(const Plan& p, const workload::Workload& workload, int gpu_count) {
   std::vector<std::string> out;
-  const int model_parallel = p.tp * p.pp;
-  if (p.dp == 0) {
+  const int model_parallel = p.tp * p.cp * p.pp;
+  if (p.dp == 0 && p.cp > 1) {
+    out.push_back(fmt::format("the GPU count ({}) must be divisible by tp*cp*pp = {}*{}*{} = {} to derive dp", gpu_count, p.tp,
+                              p.cp, p.pp, model_parallel));
+  } else if (p.dp == 0) {
     out.push_back(fmt::format("the GPU count ({}) must be divisible by tp*pp = {}*{} = {} to derive dp", gpu_count, p.tp,
                               p.pp, model_parallel));
+  } else if (gpu_count > 0 && p.cp > 1 && p.gpus() != gpu_count) {
+    out.push_back(fmt::format("dp*tp*cp*pp = {}*{}*{}*{} = {} must equal the number of GPUs ({})", p.dp, p.tp, p.cp, p.pp,
+                              p.gpus(), gpu_count));
   } else if (gpu_count > 0 && p.gpus() != gpu_count) {
     out.push_back(fmt::format("dp*tp*pp = {}*{}*{} = {} must equal the number of GPUs ({})", p.dp, p.tp, p.pp, p.gpus(),
                               gpu_count));
@@ -93,10 +101,13 @@ std::vector<std::string> problems(const Plan& p, const workload::Workload& workl
     if (s->ffn_hidden % p.tp != 0) {
       out.push_back(fmt::format("ffn hidden size ({}) must be divisible by tp ({})", s->ffn_hidden, p.tp));
     }
-    if (s->layers % (p.pp * p.vp) != 0) {
+    if (p.uneven_pipeline()) {
+      pipeline_split_problems(p, s->layers, out);
+    } else if (s->layers % (p.pp * p.vp) != 0) {
       out.push_back(fmt::format("layers ({}) must be divisible by pp*vp = {}*{} = {}", s->layers, p.pp, p.vp, p.pp * p.vp));
     }
   }
+  context_parallel_problems(p, workload, out);
   if (p.dp > 0 && p.global_batch % (p.dp * p.micro_batch_size) != 0) {
     out.push_back(fmt::format("global batch ({}) must be divisible by dp*mbs = {}*{} = {}", p.global_batch, p.dp,
                               p.micro_batch_size, p.dp * p.micro_batch_size));
@@ -242,6 +253,10 @@ std::string to_string(const Plan& p) {
   // Communication settings only where given, so plans without them print as before.
   if (p.grad_reduce) text += fmt::format(",grad-reduce={}", to_string(*p.grad_reduce));
   if (p.tp_overlap) text += ",tp-overlap=on";
+  if (p.cp > 1) text += fmt::format(",cp={},cp-comm={}", p.cp, to_string(p.cp_comm));
+  if (p.pp_first_layers > 0) text += fmt::format(",pp-first-layers={}", p.pp_first_layers);
+  if (p.pp_last_layers > 0) text += fmt::format(",pp-last-layers={}", p.pp_last_layers);
+  if (p.pp_embedding_loss_layers) text += ",pp-embedding-loss-layers=on";
   return text;
 }
 

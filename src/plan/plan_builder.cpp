@@ -39,7 +39,9 @@ bool parse_switch(std::string_view key, std::string_view value, const KeyFailure
 const std::vector<std::string_view>& PlanBuilder::keys() {
   static const std::vector<std::string_view> all = {"dp",  "tp",        "pp",       "vp",   "zero",      "fsdp",
                                                     "mbs", "gbs",       "seq",      "sp",   "recompute", "schedule",
-                                                    "flash", "precision", "optimizer", "grad-reduce", "tp-overlap"};
+                                                    "flash", "precision", "optimizer", "grad-reduce", "tp-overlap",
+                                                    "cp", "cp-comm", "pp-first-layers", "pp-last-layers",
+                                                    "pp-embedding-loss-layers"};
   return all;
 }
 
@@ -79,6 +81,25 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     } else {
       fail(fmt::format("flash= expects on, off, fa2, fa3 or triton, got \"{}\"", value));
     }
+  } else if (key == "cp") {
+    plan_.cp = parse_positive(key, value, fail);
+  } else if (key == "cp-comm") {
+    plan_.cp_comm_given = true;
+    if (value == "p2p") {
+      plan_.cp_comm = ContextComm::kP2p;
+    } else if (value == "all-gather") {
+      plan_.cp_comm = ContextComm::kAllGather;
+    } else if (value == "a2a") {
+      plan_.cp_comm = ContextComm::kA2a;
+    } else {
+      fail(fmt::format("cp-comm= expects p2p, all-gather or a2a, got \"{}\"", value));
+    }
+  } else if (key == "pp-first-layers") {
+    plan_.pp_first_layers = parse_positive(key, value, fail);
+  } else if (key == "pp-last-layers") {
+    plan_.pp_last_layers = parse_positive(key, value, fail);
+  } else if (key == "pp-embedding-loss-layers") {
+    plan_.pp_embedding_loss_layers = parse_switch(key, value, fail);
   } else if (key == "tp-overlap") {
     plan_.tp_overlap = parse_switch(key, value, fail);
   } else if (key == "grad-reduce") {
@@ -173,7 +194,7 @@ Plan PlanBuilder::finish(const KeyFailure& fail) const {
   }
   // Later code multiplies these as ints (GPUs = dp*tp*pp, global batch = dp*mbs*pp, ...); any
   // product of them stays representable when the product of all of them does.
-  const std::int64_t product = std::int64_t{std::max(out.dp, 1)} * out.tp * out.pp * out.vp * out.micro_batch_size *
+  const std::int64_t product = std::int64_t{std::max(out.dp, 1)} * out.tp * out.cp * out.pp * out.vp * out.micro_batch_size *
                                std::max(out.shard_group, 1);
   if (product > kMaxPlanSpan) {
     fail(fmt::format("dp x tp x pp x vp x mbs x shard group = {} exceeds the {} that a plan may span", product,

@@ -53,6 +53,20 @@ std::vector<ShardingChoice> shardings(int dp, int model_parallel, int gpus_per_n
   return out;
 }
 
+struct ContextChoice {
+  int cp;
+  plan::ContextComm comm;
+};
+
+std::vector<ContextChoice> context_choices(int gpus_over_tp, int max_cp) {
+  std::vector<ContextChoice> out = {{1, plan::ContextComm::kP2p}};
+  for (int cp = 2; cp <= max_cp && gpus_over_tp % cp == 0; cp *= 2) {
+    out.push_back({cp, plan::ContextComm::kP2p});
+    out.push_back({cp, plan::ContextComm::kA2a});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload::Workload& workload) {
@@ -60,11 +74,16 @@ std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload:
   const int layers = workload.shape ? workload.shape->layers : 0;
   std::vector<Plan> out;
   for (const int tp : divisors(space.gpus)) {
-    for (const int pp : divisors(space.gpus / tp)) {
-      const int dp = space.gpus / (tp * pp);
+   for (const auto [cp, cp_comm] : context_choices(space.gpus / tp, space.max_cp)) {
+    for (const int pp : divisors(space.gpus / (tp * cp))) {
+      const int dp = space.gpus / (tp * cp * pp);
+      // Layers that do not divide pp but do with the embedding and loss as layers (Llama 3).
+      const bool embedding_loss_layers = layers > 0 && layers % pp != 0 && (layers + 2) % pp == 0;
       const int mbs_bound = std::min(space.max_micro_batch, std::max(1, space.global_batch / dp));
       for (const auto [schedule, vp] : schedules(pp, layers)) {
-        for (const auto [sharding, group] : shardings(dp, tp * pp, space.gpus_per_node)) {
+        // Context-parallel ranks hold the same weights: the state shards over dp x cp.
+        for (const auto [sharding, group] : shardings(dp * cp, tp * pp * cp, space.gpus_per_node)) {
+          if (cp > 1 && sharding == Sharding::kFsdpHybrid) continue;  // a plan rule refuses it
           for (int mbs = 1; mbs <= mbs_bound; mbs *= 2) {
             for (const Recompute recompute : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
               for (const bool sp : {false, true}) {
@@ -76,10 +95,13 @@ std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload:
                 p.vp = vp;
                 p.schedule = schedule;
                 p.sharding = sharding;
-                p.shard_group = group;
+                p.shard_group = sharding == Sharding::kFsdpHybrid ? group : dp;
                 p.micro_batch_size = mbs;
                 p.recompute = recompute;
                 p.sequence_parallel = sp;
+                p.cp = cp;
+                p.cp_comm = cp_comm;
+                p.pp_embedding_loss_layers = embedding_loss_layers;
                 p.global_batch = space.global_batch;
                 p.seq_len = space.seq_len;
                 out.push_back(plan::resolve(p, workload, space.gpus));
@@ -89,6 +111,7 @@ std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload:
         }
       }
     }
+   }
   }
   return out;
 }

@@ -21,6 +21,7 @@ CapacityCell searched_cell(const workload::Workload& w, const topology::Topology
   space.global_batch = req.global_batch;
   space.seq_len = req.seq_len;
   space.max_micro_batch = req.max_micro_batch;
+  space.max_cp = req.max_cp;
   space.base = req.base;
   SearchOptions options = req.search;
   options.on_progress = nullptr;

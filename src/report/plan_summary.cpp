@@ -33,6 +33,10 @@ std::string plan_summary(const plan::Plan& p) {
   out += fmt::format(",mbs={},recompute={}", p.micro_batch_size, plan::to_string(p.recompute));
   if (p.pp > 1) out += fmt::format(",schedule={}", plan::to_string(p.schedule));
   if (p.sequence_parallel) out += ",sp=on";
+  if (p.cp > 1) out += fmt::format(",cp={},cp-comm={}", p.cp, plan::to_string(p.cp_comm));
+  if (p.pp_embedding_loss_layers) out += ",pp-embedding-loss-layers=on";
+  if (p.pp_first_layers > 0) out += fmt::format(",pp-first-layers={}", p.pp_first_layers);
+  if (p.pp_last_layers > 0) out += fmt::format(",pp-last-layers={}", p.pp_last_layers);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+
 namespace stepcast::sim {
 
 namespace {
@@ -32,6 +33,9 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
   s.schedule = plan.schedule;
   s.stride_pp = plan.tp;
   s.stride_dp = plan.tp * plan.pp;
+  // Context-parallel ranks sit between pipeline and data parallel (plan.hpp): the simulator's
+  // data-parallel replicas are the dp x cp ranks that reduce gradients together.
+  s.dp = plan.gradient_ranks();
   const int m = s.micro_batches;
   // Each stage's forward and backward of one micro-batch, from the same operator list as the
   // analytical step (cost/compute.cpp), so the two engines time the same kernels.
@@ -55,6 +59,8 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
   tensor.tp = plan.tp;
   ShardedLayers sharded;
   int shard_gathers = 0;
+  ContextParallelComm context;
+  std::vector<std::pair<cost::CollectiveOp, Bytes>> recomputed;  // the forward's exchange, again before the backward
   const double layers = p.layers_per_stage;
   for (const cost::CommTerm& t : p.communication) {
     switch (t.group) {
@@ -74,6 +80,17 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
           sharded.root_reduce_scatter = beyond_layers(t, m, layers);
         }
         break;
+      case cost::CommGroup::kContext: {
+        // Replayed per layer pass: the forward's calls, and under recompute again in the backward.
+        const auto calls = static_cast<int>(std::lround(t.context_calls));
+        auto& pass = t.context_backward ? context.backward : context.forward;
+        for (int i = 0; i < calls; ++i) pass.emplace_back(t.op, t.size);
+        if (!t.context_backward && plan.recompute != plan::Recompute::kNone) {
+          for (int i = 0; i < calls; ++i) recomputed.emplace_back(t.op, t.size);
+        }
+        context.beside_compute = plan.cp_comm == plan::ContextComm::kP2p;
+        break;
+      }
       case cost::CommGroup::kReplicaGroup:
         sharded.replica_all_reduce = t.size;
         sharded.root_replica_all_reduce = beyond_layers(t, m, layers);
@@ -89,12 +106,21 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
     }
   }
   if (!tensor.ops.empty()) s.tensor_parallel = tensor;
+  if (plan.cp > 1) {
+    context.cp = plan.cp;
+    context.backward.insert(context.backward.begin(), recomputed.begin(), recomputed.end());
+    s.context_parallel = context;
+  }
   if (shard_gathers > 0) {
     // FULL_SHARD and ZeRO-3 gather for the forward and again for the backward; SHARD_GRAD_OP once.
     sharded.regather = shard_gathers == 2;
     s.sharded = sharded;
   }
   s.optimizer = p.optimizer;
+  if (plan.uneven_pipeline()) {
+    out.notes.push_back(fmt::format("uneven pipeline: every stage keeps its own compute time, replayed in the slowest stage's {} layers of slices",
+                                    s.layers));
+  }
   return out;
 }
 

@@ -60,6 +60,8 @@ void StepRun::on_transfer_done(des::Tick now, std::uint64_t t) {
 void StepRun::on_collective_done(des::Tick now, std::uint64_t t) {
   if (kind_of(t) == Kind::kTensorDone) {
     tensor_done(owner_of(t), now);
+  } else if (kind_of(t) == Kind::kContextDone) {
+    context_done(owner_of(t), now);
   } else {
     stream_done(owner_of(t), index_of(t), now);
   }
@@ -82,7 +84,7 @@ double StepRun::task_noise() {
 }
 
 int StepRun::layers_of(const PipelineOp& op) const {
-  const bool split = spec_->tensor_parallel || spec_->sharded;
+  const bool split = spec_->tensor_parallel || spec_->sharded || spec_->context_parallel;
   return split && op.kind != PipelineOp::Kind::kWeightGrad ? spec_->layers : 1;
 }
 
@@ -129,6 +131,7 @@ void StepRun::try_start(int k, std::int64_t trigger) {
   rk.busy = true;
   rk.layer = 0;
   rk.slice = 0;
+  rk.context_started = false;
   rk.task_factor = rk.factor * task_noise();
   rk.task_start = engine_.now();
   rk.task_node = add_node(PathNode::Kind::kTask, rk, trigger);
@@ -175,6 +178,13 @@ void StepRun::start_slice(int k) {
   Rank& rk = rank(k);
   const Stage& st = stage_of(rk);
   const PipelineOp& op = st.ops[rk.next];
+  if (context_due(rk, op)) {
+    start_context(k);
+    if (!spec_->context_parallel->beside_compute) {
+      rk.context_blocking = true;  // the attention needs what the exchange brings
+      return;
+    }
+  }
   const int per_layer = slices_of(op);
   const double slices = layers_of(op) * per_layer;
   const des::Tick now = engine_.now();
@@ -205,6 +215,12 @@ void StepRun::start_slice(int k) {
 
 void StepRun::slice_done(int k) {
   Rank& rk = rank(k);
+  if (rk.context_running) {
+    // The ring is still passing chunks: the layer goes on when the last has arrived.
+    rk.context_waiting = true;
+    rk.context_wait_start = engine_.now();
+    return;
+  }
   if (rk.overlapping) {
     rk.slice_compute_done = true;
     rk.slice_compute_end = engine_.now();
@@ -267,12 +283,49 @@ void StepRun::slice_end(int k) {
     if (spec_->sharded->replica_all_reduce.value() > 0.0) issue(k, RequestKind::kReplicaAllReduce, sh.replica_all_reduce[v]);
   }
   rk.slice = 0;
+  rk.context_started = false;
   rk.gather = rk.prefetch;
   rk.prefetch = -1;
   if (++rk.layer < layers_of(op)) {
     layer_begin(k);
   } else {
     task_done(k, engine_.now());
+  }
+}
+
+bool StepRun::context_due(const Rank& rk, const PipelineOp& op) const {
+  if (!spec_->context_parallel || rk.slice != 0 || rk.context_started) return false;
+  if (op.kind == PipelineOp::Kind::kWeightGrad) return false;
+  return !(op.kind == PipelineOp::Kind::kForward ? rk.context_forward : rk.context_backward).empty();
+}
+
+void StepRun::start_context(int k) {
+  Rank& rk = rank(k);
+  rk.context_started = true;
+  rk.context_running = true;
+  rk.context_op = 0;
+  rk.context_start = engine_.now();
+  const auto& chain = op_of(rk).kind == PipelineOp::Kind::kForward ? rk.context_forward : rk.context_backward;
+  runner_.start(schedules_[chain.front()], tag(Kind::kContextDone, k, 0));
+}
+
+void StepRun::context_done(int k, des::Tick now) {
+  Rank& rk = rank(k);
+  const auto& chain = op_of(rk).kind == PipelineOp::Kind::kForward ? rk.context_forward : rk.context_backward;
+  if (++rk.context_op < chain.size()) {
+    runner_.start(schedules_[chain[rk.context_op]], tag(Kind::kContextDone, k, 0));
+    return;
+  }
+  rk.context_running = false;
+  if (trace_) span(tensor_track(k), rk.context_start, now, "CP exchange");
+  if (rk.context_blocking) {
+    rk.context_blocking = false;
+    rk.context += now - rk.context_start;
+    start_slice(k);
+  } else if (rk.context_waiting) {
+    rk.context_waiting = false;
+    rk.context += now - rk.context_wait_start;
+    slice_done(k);
   }
 }
 

@@ -29,7 +29,8 @@ enum class Kind : std::uint64_t {
   kSend = 4,
   kStreamDone = 5,
   kTensorDone = 6,
-  kOverlapTail = 7
+  kOverlapTail = 7,
+  kContextDone = 8
 };
 inline std::uint64_t tag(Kind k, int owner, std::uint32_t index) {
   return (static_cast<std::uint64_t>(k) << 56) | (static_cast<std::uint64_t>(owner) << 32) | index;
@@ -125,6 +126,17 @@ struct Rank {
   std::int64_t optimizer_node = -1;
   std::int64_t updated_gather = -1;  // request of ZeRO's gather after the optimizer
   std::int64_t end_node = -1;        // the node whose end ends the rank's step
+  // Context parallel: the layer pass's exchange, its schedules, and whether the compute waits.
+  std::vector<std::uint32_t> context_forward;
+  std::vector<std::uint32_t> context_backward;
+  std::size_t context_op = 0;
+  bool context_started = false;  // for the current layer
+  bool context_running = false;
+  bool context_blocking = false;  // the slice's compute waits for it to start
+  bool context_waiting = false;   // the slice's compute is done and waits for it to end
+  des::Tick context_start = 0;
+  des::Tick context_wait_start = 0;
+  des::Tick context = 0;  // compute stream waiting on it
 };
 
 class StepRun final : public des::TimerHandler, public TransferObserver, public CollectiveObserver {
@@ -142,7 +154,7 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   // Trace tracks: each rank's compute, its tensor-parallel collectives (with TP), each stage's
   // data-parallel comm stream, the link tiers, then each rank's pipeline sends.
   int tensor_track(int k) const { return rank_count() + k; }
-  int stream_track(int s) const { return rank_count() * (spec_->tensor_parallel ? 2 : 1) + s; }
+  int stream_track(int s) const { return rank_count() * (spec_->tensor_parallel || spec_->context_parallel ? 2 : 1) + s; }
   int tier_track(topology::LinkTier tier) const { return stream_track(spec_->pp) + static_cast<int>(tier); }
   int send_track(int k) const { return tier_track(topology::LinkTier::kFabric) + 1 + k; }
   Rank& rank(int k) { return ranks_[static_cast<std::size_t>(k)]; }
@@ -199,6 +211,11 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   // tp-overlap: both halves of the slice are done; wait the chunk nothing hides, then go on.
   void overlap_tail(int k, des::Tick now);
   void slice_end(int k);
+  // Context parallel: starts the layer pass's exchange when the layer's first slice starts.
+  bool context_due(const Rank& rk, const PipelineOp& op) const;
+  void start_context(int k);
+  void context_done(int k, des::Tick now);
+  void build_context(int k);
   void task_done(int k, des::Tick now);
   std::int64_t add_send(const Rank& rk, const PipelineOp& op, int to_virtual_stage);
 

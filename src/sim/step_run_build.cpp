@@ -2,6 +2,8 @@
 // stages, and the collective schedules of gradient buckets, FSDP layers and tensor parallelism.
 #include "step_run.hpp"
 
+#include "stepcast/core/errors.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -21,6 +23,9 @@ StepRun::StepRun(const topology::Topology& topo, const StepSpec& spec, const Per
     : topo_(&topo), spec_(&spec), rng_(pert.seed), timers_(engine_, *this), runner_(*this),
       network_(topo, engine_, *this), trace_(trace), noise_cv_(pert.noise_cv),
       replicas_(pert.step_cv > 0.0 ? spec.dp : 1) {
+  if (spec.context_parallel && pert.step_cv > 0.0) {
+    throw InputError("--straggler", {}, "step-cv=: per-GPU step noise is not simulated with context parallel (cp > 1): each simulated rank stands for its cp peers");
+  }
   runner_.attach(network_);
   engine_.add_model(timers_);
   engine_.add_model(network_);
@@ -109,16 +114,18 @@ void StepRun::build() {
         rk.tensor_schedules.push_back(add_schedule(op, spec_->tensor_parallel->size, group));
       }
     }
+    if (spec_->context_parallel) build_context(k);
   }
   tracks_.clear();
   std::vector<std::string> tensor_tracks;
+  const bool comm_tracks = spec_->tensor_parallel || spec_->context_parallel;
   for (int k = 0; k < rank_count(); ++k) {
     const Rank& rk = rank(k);
     const int g = gpu(rk.replica, rk.stage, 0);
     const std::string who = replicas_ == 1 ? fmt::format("GPU {} (stage {})", g, rk.stage)
                                            : fmt::format("GPU {} (stage {}, replica {})", g, rk.stage, rk.replica);
     tracks_.push_back(who + " compute");
-    if (spec_->tensor_parallel) tensor_tracks.push_back(who + " tensor-parallel comm");
+    if (comm_tracks) tensor_tracks.push_back(who + (spec_->context_parallel ? " tensor/context-parallel comm" : " tensor-parallel comm"));
   }
   tracks_.insert(tracks_.end(), tensor_tracks.begin(), tensor_tracks.end());
   for (int s = 0; s < pp; ++s) tracks_.push_back(fmt::format("GPU {} (stage {}) data-parallel comm", gpu(0, s, 0), s));
@@ -129,6 +136,22 @@ void StepRun::build() {
     const Rank& rk = rank(k);
     tracks_.push_back(fmt::format("GPU {} (stage {}) pipeline sends", gpu(rk.replica, rk.stage, 0), rk.stage));
   }
+}
+
+// The cp ranks of each tensor rank are consecutive data-parallel replicas (plan.hpp); the one
+// simulated rank starts the exchange of every group of its stage.
+void StepRun::build_context(int k) {
+  const ContextParallelComm& c = *spec_->context_parallel;
+  Rank& rk = rank(k);
+  std::vector<std::vector<int>> groups;
+  const int block = rk.replica - rk.replica % c.cp;
+  for (int i = 0; i < spec_->tp; ++i) {
+    std::vector<int> g;
+    for (int r = 0; r < c.cp; ++r) g.push_back(gpu(block + r, rk.stage, i));
+    groups.push_back(std::move(g));
+  }
+  for (const auto& [op, size] : c.forward) rk.context_forward.push_back(add_schedule(op, size, groups));
+  for (const auto& [op, size] : c.backward) rk.context_backward.push_back(add_schedule(op, size, groups));
 }
 
 std::vector<std::vector<int>> StepRun::data_parallel_groups(int s) const {

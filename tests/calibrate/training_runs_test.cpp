@@ -183,14 +183,14 @@ TEST_SUITE("calibrate.training_runs") {
     const std::string text =
         "run,workload,topology,nodes,gpus,plan,global_batch,seq_len,precision,step_time\n"
         "ok,mpt-125m,dgx-a100,1,8,\"fsdp=full,mbs=1\",8,2048,bf16,1 s\n"
-        "cp,mpt-125m,dgx-a100,1,8,\"fsdp=full,cp=2\",8,2048,bf16,1 s\n"
+        "offload,mpt-125m,dgx-a100,1,8,\"fsdp=full,offload=cpu\",8,2048,bf16,1 s\n"
         "tp8,mpt-125m,dgx-a100,1,8,\"tp=8,mbs=1\",8,2048,bf16,1 s\n"
         "noprec,mpt-125m,dgx-a100,1,8,\"fsdp=full,mbs=1\",8,2048,,1 s\n"
         "fp8,mpt-125m,dgx-a100,1,8,\"fsdp=full,mbs=1\",8,2048,fp8,1 s\n";
     const auto runs = read("inexpressible.csv", text);
     REQUIRE(runs.size() == 5);
     CHECK(runs[0].expressible());
-    CHECK(runs[1].inexpressible == "plan key \"cp\" not modelled by stepcast");
+    CHECK(runs[1].inexpressible == "plan key \"offload\" not modelled by stepcast");
     // MPT-125M has 12 heads (workloads/mpt-125m.json), which tp = 8 does not divide.
     CHECK(runs[2].inexpressible.starts_with("the model refuses the plan: attention heads (12) must be divisible by tp (8)"));
     CHECK(runs[3].inexpressible == "no precision");

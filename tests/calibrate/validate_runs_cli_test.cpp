@@ -65,11 +65,11 @@ TEST_SUITE("calibrate.validate_runs_cli") {
 
   TEST_CASE("an inexpressible run is printed with its place and reason, and counted") {
     const std::string file = write_runs(
-        "two.csv", kRow + "cp,mpt-7b,dgx-h100,1,8,\"fsdp=full,mbs=8,cp=2\",128,8192,bf16,50000\n");
+        "two.csv", kRow + "offload,mpt-7b,dgx-h100,1,8,\"fsdp=full,mbs=8,offload=cpu\",128,8192,bf16,50000\n");
     const std::string out = run_stepcast("validate --runs " + file);
     CHECK(out.find("Training runs: 2 from ") != std::string::npos);
     CHECK(out.find("Not predicted: 1 of 2 runs the model cannot express") != std::string::npos);
-    CHECK(out.find("  cp (" + file + ":3): plan key \"cp\" not modelled by stepcast") != std::string::npos);
+    CHECK(out.find("  offload (" + file + ":3): plan key \"offload\" not modelled by stepcast") != std::string::npos);
     CHECK(out.find("Absolute error over the 1 compared runs") != std::string::npos);
     const auto j = nlohmann::json::parse(run_stepcast("validate --runs " + file + " --json"));
     CHECK(j.at("runs").size() == 2);

@@ -72,6 +72,10 @@ struct ComputeEstimate {
   /// Bubble-free compute of the critical stage's GPU: micro-batches x (forward + backward).
   Seconds time;
   Seconds optimizer;                ///< the optimizer step of one GPU
+  /// The fused attention kernels of one layer and micro-batch (forward; backward), which the
+  /// context-parallel ring overlaps its transfers with; zero without the operator model.
+  Seconds attention_forward;
+  Seconds attention_backward;
   /// Hardware FLOPs of one GPU over its compute time, as a fraction of the peak (given, with
   /// an achieved fraction; derived, with the operator model).
   double achieved_fraction = 0.0;

@@ -84,6 +84,18 @@ Bytes recompute_working_set(const workload::TransformerShape& shape, const plan:
 /// micro-batches of the schedule x layer_activation_bytes, plus embedding and output layers.
 Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan);
 
+/// The pipeline stage of an uneven split (pp-first-layers=, ...) with the most bytes: its
+/// layers, the micro-batches it holds at its peak, its activations, and `model_state` (the
+/// even-split state of one GPU) scaled by its share of the layers.
+struct StageMemory {
+  int stage = 0;
+  double layers = 0.0;
+  double held = 0.0;
+  Bytes activations;
+  Bytes model_state;
+};
+StageMemory uneven_stage_memory(const workload::TransformerShape& shape, const plan::Plan& plan, Bytes model_state);
+
 /// The full breakdown. Precondition: the plan is resolved (plan::resolve) and valid.
 MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::Plan& plan,
                                 const MemoryOptions& options = {});

@@ -57,6 +57,8 @@ struct OperatorContext {
   bool flash = false;        ///< fused attention (never materialises the s x s scores)
   double activation_bytes = 2.0;  ///< bytes of one activation element (2 in mixed precision)
   plan::Recompute recompute = plan::Recompute::kNone;
+  double cp = 1.0;  ///< context-parallel degree: each rank holds s/cp tokens of every sequence
+  plan::ContextComm cp_comm = plan::ContextComm::kP2p;
 };
 
 OperatorContext operator_context(const plan::Plan& plan);

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "stepcast/core/explain.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/calibration.hpp"
 #include "stepcast/cost/collective_model.hpp"
@@ -23,7 +24,8 @@ namespace stepcast::cost {
 
 /// Which group of ranks a collective runs on. Ranks are placed tensor-parallel first
 /// (consecutive GPUs), then pipeline (stride tp), then data parallel (stride tp*pp).
-enum class CommGroup { kTensor, kPipeline, kData, kShardGroup, kReplicaGroup };
+/// Context-parallel ranks sit between pipeline and data parallel (stride tp*pp).
+enum class CommGroup { kTensor, kPipeline, kData, kShardGroup, kReplicaGroup, kContext };
 
 /// One kind of collective of the step, with how often it runs and how much of it is exposed.
 struct CommTerm {
@@ -39,6 +41,10 @@ struct CommTerm {
   Seconds exposed;  ///< the part that adds to the step time
   /// Its full-size calls lie outside the range the calibration was fitted on (an extrapolation).
   bool outside_calibration = false;
+  /// Context-parallel exchange only: calls per layer pass and micro-batch, and whether it
+  /// belongs to the backward (the simulator replays it layer by layer).
+  double context_calls = 0.0;
+  bool context_backward = false;
 };
 
 /// What the communication can hide behind, from the compute side of the step (one GPU).
@@ -47,6 +53,10 @@ struct ComputeWindows {
   Seconds backward;           ///< ... of its backward pass (with any recomputed forward)
   int micro_batches = 1;      ///< per step and pipeline
   double layers_per_stage = 0.0;  ///< transformer layers of one pipeline stage (all its chunks)
+  /// The fused attention of one layer and micro-batch, forward and backward: what the
+  /// context-parallel ring hides its transfers behind (zero: nothing hidden).
+  Seconds attention_forward;
+  Seconds attention_backward;
 };
 
 /// Collectives priced for one topology and calibration, remembered by group shape, collective
@@ -82,6 +92,8 @@ struct StepCommunication {
   std::vector<CommTerm> terms;
   Seconds exposed;  ///< sum of CommTerm::exposed
   Seconds tensor;   ///< all tensor-parallel collectives (all exposed)
+  /// The context-parallel exchange, step by step, for --explain (empty without cp).
+  Explanation context;
 };
 
 /// The collectives of one step of `plan`. Preconditions as for predict_step.

@@ -35,13 +35,22 @@ enum class Recompute { kNone, kSelective, kFull };
 /// 2021), ZB-H1 zero-bubble (Qi et al. 2023).
 enum class Schedule { kGpipe, k1F1B, kInterleaved, kZbH1 };
 
+/// How context-parallel ranks exchange the sequence (Megatron-Core's --cp-comm-type):
+/// kP2p ring attention (K/V chunks passed around the ring while attention computes, Liu et al.
+/// 2023 "Ring Attention"; Megatron-Core's causal load-balanced chunking), kAllGather (K/V of the
+/// whole sequence gathered before attention), kA2a (Ulysses: all-to-all from sequence to head
+/// shards, Jacobs et al. 2023 "DeepSpeed Ulysses").
+enum class ContextComm { kP2p, kAllGather, kA2a };
+
 /// The most that dp x tp x pp x vp x mbs x shard group may reach: 2^30, far beyond any cluster and
 /// small enough that every product of these degrees stays an int.
 inline constexpr std::int64_t kMaxPlanSpan = std::int64_t{1} << 30;
 
 /// A plan. Degrees equal to 0 are "not given" and are derived by resolve().
 /// Ranks are laid out tensor-parallel first (consecutive GPUs, inside a node), then pipeline,
-/// then data parallel (stride tp*pp), as Megatron-LM orders them.
+/// then data parallel (stride tp*pp), as Megatron-LM orders them. Context-parallel ranks sit
+/// between pipeline and data parallel (stride tp*pp): they hold the same weights and reduce their
+/// gradients with the data-parallel ranks, as Megatron's data-parallel-with-cp group does.
 struct Plan {
   int dp = 0;  ///< data-parallel degree (replicas, or shards under ZeRO/FSDP)
   int tp = 1;  ///< tensor-parallel degree
@@ -67,9 +76,26 @@ struct Plan {
   /// Tensor-parallel communication overlapped with the GEMMs beside it, in tp chunks (tp-overlap=on:
   /// Megatron-LM/Transformer Engine userbuffers, PyTorch async-TP). Needs sequence parallel.
   bool tp_overlap = false;
+  /// Context parallel (cp=): each sequence split over cp ranks (Megatron-Core context parallel).
+  int cp = 1;
+  ContextComm cp_comm = ContextComm::kP2p;
+  bool cp_comm_given = false;  ///< cp-comm= was written (refused without cp > 1)
+  /// Uneven pipelines: transformer layers of the first / last stage (Megatron's
+  /// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers); 0 = not given,
+  /// the other stages share the rest evenly.
+  int pp_first_layers = 0;
+  int pp_last_layers = 0;
+  /// The embedding and the loss each counted as one layer in the split, so the first and last
+  /// stages hold one transformer layer fewer (Megatron's --account-for-embedding-in-pipeline-split
+  /// and --account-for-loss-in-pipeline-split; Llama 3, Dubey et al. 2024 section 3.3.2).
+  bool pp_embedding_loss_layers = false;
 
-  /// GPUs used: dp * tp * pp.
-  [[nodiscard]] int gpus() const { return dp * tp * pp; }
+  /// GPUs used: dp * tp * cp * pp.
+  [[nodiscard]] int gpus() const { return dp * tp * cp * pp; }
+  /// Ranks that hold the same weights and reduce their gradients together: dp x cp.
+  [[nodiscard]] int gradient_ranks() const { return dp * cp; }
+  /// Whether the layers are split over the stages unevenly (pp-first-layers=, ...).
+  [[nodiscard]] bool uneven_pipeline() const { return pp_first_layers > 0 || pp_last_layers > 0 || pp_embedding_loss_layers; }
   /// Micro-batches per step per pipeline: global_batch / (dp * mbs). Precondition: resolved.
   [[nodiscard]] int micro_batches() const { return global_batch / (dp * micro_batch_size); }
   /// Ranks one copy of the sharded state is split over (1 for DDP-like plans).
@@ -101,6 +127,19 @@ Plan resolve(Plan plan, const workload::Workload& workload, int gpu_count);
 /// Every rule the (resolved) plan breaks, each naming the rule and its numbers; empty if valid.
 /// gpu_count = 0 skips the "degrees multiply to the GPU count" rule.
 std::vector<std::string> problems(const Plan& plan, const workload::Workload& workload, int gpu_count);
+
+/// Transformer layers of each pipeline stage (all its model chunks): layers / pp each, or the
+/// uneven split the plan asks for. Precondition: pipeline_split_problems() found nothing.
+std::vector<int> stage_layers(const Plan& plan, int layers);
+
+/// The rules of an uneven split (pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=),
+/// appended to `out` with their numbers.
+void pipeline_split_problems(const Plan& plan, int layers, std::vector<std::string>& out);
+
+/// The rules of context parallel (cp=, cp-comm=), appended to `out` with their numbers.
+void context_parallel_problems(const Plan& plan, const workload::Workload& workload, std::vector<std::string>& out);
+
+std::string_view to_string(ContextComm c);
 
 /// Throws InputError(origin, "", all problems) when problems() is not empty.
 void validate(const Plan& plan, const workload::Workload& workload, int gpu_count, const std::string& origin = "--plan");

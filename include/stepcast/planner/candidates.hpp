@@ -20,13 +20,19 @@ struct SearchSpace {
   /// path and need NVLink bandwidth (Narayanan et al. 2021, section 3.3, takeaway #1). A wider
   /// tp is enumerated and rejected under its own reason, so the counts show it.
   bool max_tp_in_node = true;
+  /// Context parallel tried: cp = 1 and every power of two up to this bound that divides
+  /// gpus / tp, each with cp-comm=p2p (ring) and a2a (Ulysses). 1: no context parallel.
+  int max_cp = 1;
   /// Precision, optimizer and flash attention come from here; the searched fields are ignored.
   plan::Plan base;
 };
 
 /// Every candidate of the space in a fixed order (the candidate id is the index), resolved but
 /// not validated. Combinations that differ in name only are generated once:
-/// - tp: every divisor of gpus; pp: every divisor of gpus / tp; dp = gpus / (tp * pp);
+/// - tp: every divisor of gpus; cp: 1 and the powers of two up to max_cp dividing gpus / tp,
+///   with cp-comm p2p and a2a; pp: every divisor of gpus / (tp * cp); dp = gpus / (tp * cp * pp);
+///   a pp that does not divide the layers but divides layers + 2 counts the embedding and loss
+///   as layers (pp-embedding-loss-layers=on, as Llama 3 did);
 /// - schedule: with pp = 1 only 1F1B (no pipeline, the schedule has no effect); with pp > 1
 ///   GPipe, 1F1B, ZB-H1 (vp = 1) and interleaved 1F1B with every vp >= 2 that divides
 ///   layers / pp (other vp break the layer rule by construction; interleaving one chunk is 1F1B);

@@ -36,6 +36,7 @@ struct CapacityRequest {
   std::optional<plan::Plan> plan;
   plan::Plan base;  ///< precision, optimizer, flash attention of searched plans
   int max_micro_batch = 16;
+  int max_cp = 1;  ///< context-parallel degrees searched (SearchSpace::max_cp)
   SearchOptions search;  ///< threads and predictor options; on_progress is not used
   /// Called after each cell with the number of cells done (for a progress line).
   std::function<void(std::size_t)> on_cell;

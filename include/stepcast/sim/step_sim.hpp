@@ -46,6 +46,17 @@ struct TensorParallelComm {
   int tp = 1;
 };
 
+/// Context parallel (Megatron-Core): the messages of one layer pass over each group of cp ranks
+/// (the cp data-parallel replicas beside each other, plan.hpp), one entry per call, in order.
+struct ContextParallelComm {
+  int cp = 1;
+  std::vector<std::pair<cost::CollectiveOp, Bytes>> forward;
+  std::vector<std::pair<cost::CollectiveOp, Bytes>> backward;  ///< with the forward's again under recompute
+  /// The ring (cp-comm=p2p) runs beside the layer's first slice, which holds its attention, and
+  /// the slice ends when both have; all-gather and all-to-all run before the slice, which waits.
+  bool beside_compute = true;
+};
+
 /// FSDP / ZeRO-3 (Zhao et al. 2023, PyTorch FSDP, section 3.3): before a layer's forward (and,
 /// unless parameters are kept, its backward) its parameters are all-gathered over the shard
 /// group; when a layer starts computing, the next layer's gather is issued (prefetch); when a
@@ -80,6 +91,7 @@ struct StepSpec {
   double weight_grad_share = 0.5;  ///< ZB-H1: the weight-gradient part of the backward
   std::optional<TensorParallelComm> tensor_parallel;
   std::optional<ShardedLayers> sharded;
+  std::optional<ContextParallelComm> context_parallel;
   Bytes p2p_bytes;            ///< activation (or gradient) bytes per GPU per send between stages
   std::vector<GradientSync> syncs;  ///< run in order on the data-parallel comm stream
   Seconds optimizer;
@@ -119,6 +131,7 @@ struct StepBreakdown {
   Seconds tp_comm;          ///< tensor-parallel collectives between its slices of compute
   Seconds bubble;           ///< its compute stream idle (pipeline, sends) before its last task ends
   Seconds gather_wait;      ///< its compute stream waiting for FSDP/ZeRO-3 parameter gathers
+  Seconds cp_comm;          ///< its compute stream waiting for the context-parallel exchange
   Seconds dp_exposed;       ///< gradient communication after its last task
   Seconds optimizer;        ///< optimizer plus the ZeRO parameter all-gather after it
   Seconds straggler_wait;   ///< step time minus the same step without slowdown or noise
