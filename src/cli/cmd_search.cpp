@@ -12,6 +12,7 @@
 #include "data_path.hpp"
 #include "output.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/compute.hpp"
 #include "stepcast/planner/refine.hpp"
 #include "stepcast/planner/search.hpp"
@@ -71,9 +72,7 @@ void run(const SearchCommand& c) {
   space.max_micro_batch = c.max_mbs;
   if (!c.precision.empty()) space.base.precision = plan::parse_precision(c.precision, "--precision");
   space.base.flash_attention = c.flash;
-  if (!(cost::peak_rate(topo.gpu(), space.base.precision).value() > 0.0)) {
-    throw InputError(c.topology, {}, fmt::format("the {} has no {} peak rate", topo.gpu().name, plan::to_string(space.base.precision)));
-  }
+  cost::check_precision_supported(topo.gpu(), space.base.precision, c.topology);
   const std::size_t total = planner::enumerate_candidates(space, w).size();
   report::Progress progress("plans", total);
   planner::SearchOptions options;
@@ -120,7 +119,7 @@ void add_search_command(CLI::App& app) {
   sub->add_option("--threads", c->threads, "Worker threads (default: all cores); the output does not depend on it")
       ->check(CLI::PositiveNumber);
   sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(CLI::PositiveNumber);
-  sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16 or fp8");
+  sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8 or nvfp4");
   sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention, which never stores the s x s scores");
   sub->add_option("--format", c->format, "text (default), markdown, csv (the ranked plans), json or html");
   sub->add_flag("--json", c->json, "Same as --format json");

@@ -46,6 +46,9 @@ struct Operator {
   Bytes bytes;            ///< read + written in HBM
   Bytes saved;            ///< forward operators: activation bytes kept for the backward
   double kernels = 1.0;   ///< launches
+  /// A GEMM run in the plan's fp8/mxfp8/nvfp4 format (a transformer layer's linear GEMMs under
+  /// such a plan); every other GEMM of a low-precision plan runs in bf16 (low_precision.hpp).
+  bool low_precision = false;
 };
 
 /// The settings an operator list depends on, resolved from a plan.
@@ -57,6 +60,9 @@ struct OperatorContext {
   bool flash = false;        ///< fused attention (never materialises the s x s scores)
   double activation_bytes = 2.0;  ///< bytes of one activation element (2 in mixed precision)
   plan::Recompute recompute = plan::Recompute::kNone;
+  /// fp8, mxfp8 or nvfp4: the layers' linear GEMMs run quantized, with quantize kernels before them.
+  plan::Precision precision = plan::Precision::kBf16;
+  plan::Fp8Recipe fp8_recipe = plan::Fp8Recipe::kDelayed;
 };
 
 OperatorContext operator_context(const plan::Plan& plan);
