@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "stepcast/core/errors.hpp"
 #include "stepcast/cost/kernel_model.hpp"
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/memory.hpp"
