@@ -104,7 +104,7 @@ std::vector<CapacityCell> capacity_sweep(const CapacityRequest& req) {
         cell.topology = topo.name();
         cell.gpu = topo.gpu().name;
         cell.gpus = gpus;
-        cell.nodes = nodes;
+        cell.nodes = nodes * shape.trays_per_node();  // as --nodes counts them: trays of an NVL72
         cells.push_back(std::move(cell));
         if (req.on_cell) req.on_cell(++done);
       }
