@@ -11,13 +11,13 @@
 #include "commands.hpp"
 #include "data_path.hpp"
 #include "output.hpp"
-#include "stepcast/topology/topology.hpp"
-#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/planner/capacity.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/progress.hpp"
 #include "stepcast/report/writers.hpp"
+#include "stepcast/topology/topology.hpp"
 
 namespace stepcast::cli {
 namespace {
