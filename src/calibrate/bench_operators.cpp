@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/compute.hpp"
 #include "stepcast/cost/memory.hpp"
 
@@ -114,7 +115,8 @@ std::vector<BenchOperator> bench_operators(const workload::Workload& workload, c
     BenchOperator b;
     b.op = op;
     switch (op.kind) {
-      case OpKind::kGemm: b.precision = plan.precision; break;
+      // A low-precision plan runs only its layers' linear GEMMs quantized; the others in 16-bit.
+      case OpKind::kGemm: b.precision = cost::is_low_precision(plan.precision) && !op.low_precision ? activations : plan.precision; break;
       case OpKind::kFusedAttention: b.precision = plan::Precision::kBf16; break;
       case OpKind::kMemory:
         b.precision = activations;

@@ -29,6 +29,7 @@ std::string memory_text(const PlanInputs& in, const cost::MemoryBreakdown& m, co
   row("activations", m.activations);
   row("temporary buffers", m.temporary_buffers);
   row("working set", m.working_set);
+  if (m.quantized_copies.value() > 0.0) row("low-precision copies", m.quantized_copies);
   row("framework overhead", m.framework_overhead);
   row("total (peak)", m.total);
   row("model state", m.model_state());

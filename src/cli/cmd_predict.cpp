@@ -9,6 +9,7 @@
 #include "plan_options.hpp"
 #include "step_interval.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/step.hpp"
 #include "stepcast/report/kernel_table.hpp"
 #include "stepcast/report/writers.hpp"
@@ -48,6 +49,7 @@ std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, co
   mem("activations", p.memory.activations);
   mem("temporary buffers", p.memory.temporary_buffers);
   mem("working set", p.memory.working_set);
+  if (p.memory.quantized_copies.value() > 0.0) mem("low-precision weight copies + scaling", p.memory.quantized_copies);
   mem("framework overhead", p.memory.framework_overhead);
   mem("total (peak)", p.memory.total);
   out += fit_text(in.plan, p.memory, p.fit);
@@ -113,10 +115,7 @@ void run(const PredictCommand& c) {
     throw InputError(c.plan.workload, {}, "predict needs the model's shape (layers, hidden, heads, ...), not only a parameter count");
   }
   const auto& gpu = in.topology->gpu();
-  if (!(cost::peak_rate(gpu, in.plan.precision).value() > 0.0)) {
-    throw InputError(c.plan.topology, {}, fmt::format("the {} has no {} peak rate (precision={} is not supported there)", gpu.name,
-                                                      plan::to_string(in.plan.precision), plan::to_string(in.plan.precision)));
-  }
+  cost::check_precision_supported(gpu, in.plan.precision, c.plan.topology);
   cost::StepOptions options = in.step_options();
   if (c.achieved_fraction > 0.0) options.achieved_fraction = c.achieved_fraction;
   const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, *in.topology, options);

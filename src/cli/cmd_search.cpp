@@ -14,6 +14,7 @@
 #include "output.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/compute.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/planner/refine.hpp"
 #include "stepcast/planner/search.hpp"
 #include "stepcast/report/plan_reports.hpp"
@@ -75,9 +76,7 @@ void run(const SearchCommand& c) {
   space.max_cp = c.max_cp;
   if (!c.precision.empty()) space.base.precision = plan::parse_precision(c.precision, "--precision");
   space.base.flash_attention = c.flash;
-  if (!(cost::peak_rate(topo.gpu(), space.base.precision).value() > 0.0)) {
-    throw InputError(c.topology, {}, fmt::format("the {} has no {} peak rate", topo.gpu().name, plan::to_string(space.base.precision)));
-  }
+  cost::check_precision_supported(topo.gpu(), space.base.precision, c.topology);
   const std::size_t total = planner::enumerate_candidates(space, w).size();
   report::Progress progress("plans", total);
   planner::SearchOptions options;
@@ -126,7 +125,7 @@ void add_search_command(CLI::App& app) {
   sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(positive_number());
   sub->add_option("--max-cp", c->max_cp, "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
       ->check(positive_number());
-  sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16 or fp8");
+  sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8 or nvfp4");
   sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention, which never stores the s x s scores");
   sub->add_option("--format", c->format, "text (default), markdown, csv (the ranked plans), json or html");
   sub->add_flag("--json", c->json, "Same as --format json");

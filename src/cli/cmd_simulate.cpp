@@ -14,6 +14,7 @@
 #include "step_interval.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/output_file.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/step.hpp"
 #include "stepcast/sim/step_from_plan.hpp"
 #include "stepcast/sim/step_sim.hpp"
@@ -181,10 +182,7 @@ void run(const SimulateCommand& c) {
     throw InputError(c.plan.workload, {}, "simulate needs the model's shape (layers, hidden, heads, ...), not only a parameter count");
   }
   const auto& topo = *in.topology;
-  if (!(cost::peak_rate(topo.gpu(), in.plan.precision).value() > 0.0)) {
-    throw InputError(c.plan.topology, {}, fmt::format("the {} has no {} peak rate", topo.gpu().name,
-                                                      plan::to_string(in.plan.precision)));
-  }
+  cost::check_precision_supported(topo.gpu(), in.plan.precision, c.plan.topology);
   if (in.plan.schedule == plan::Schedule::kInterleaved && in.plan.micro_batches() % in.plan.pp != 0) {
     throw InputError(in.plan_origin, {}, fmt::format("interleaved 1F1B needs micro-batches ({}) divisible by pp ({})",
                                                      in.plan.micro_batches(), in.plan.pp));

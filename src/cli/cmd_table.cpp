@@ -13,10 +13,12 @@
 #include "data_path.hpp"
 #include "output.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/planner/capacity.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/progress.hpp"
 #include "stepcast/report/writers.hpp"
+#include "stepcast/topology/topology.hpp"
 
 namespace stepcast::cli {
 namespace {
@@ -88,6 +90,11 @@ void run(const TableCommand& c) {
     if (c.flash) family.flash_attention = true;
     req.plan = family;
   }
+  // Every table's GPU must run the precision, or its cells could not be priced.
+  const plan::Precision precision = req.plan ? req.plan->precision : req.base.precision;
+  for (std::size_t i = 0; i < c.topologies.size(); ++i) {
+    cost::check_precision_supported(topology::load_topology(req.topologies[i]).gpu(), precision, c.topologies[i]);
+  }
   req.search.threads = c.threads;
   std::optional<cost::Calibration> calibration;
   if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
@@ -141,7 +148,7 @@ void add_table_command(CLI::App& app) {
   sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(positive_number());
   sub->add_option("--max-cp", c->max_cp, "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
       ->check(positive_number());
-  sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16 or fp8");
+  sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8 or nvfp4");
   sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention");
   sub->add_option("--format", c->format, "text (default), markdown, csv, json or html");
   sub->add_option("-o,--output", c->output, "Write to this file (atomically) instead of stdout");

@@ -75,9 +75,17 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
   out += fmt::format("topology      {} ({})\n", t.name(), path);
   out += fmt::format("source        {}\n", t.source());
   out += fmt::format("gpu           {}: {} HBM at {}\n", g.name, format_bytes(g.memory), format_bandwidth(g.memory_bandwidth));
-  out += fmt::format("peak TFLOP/s  fp32 {}, tf32 {}, bf16 {}, fp16 {}, fp8 {}\n", tflops(g.peak_fp32), tflops(g.peak_tf32),
+  out += fmt::format("peak TFLOP/s  fp32 {}, tf32 {}, bf16 {}, fp16 {}, fp8 {}", tflops(g.peak_fp32), tflops(g.peak_tf32),
                      tflops(g.peak_bf16), tflops(g.peak_fp16), tflops(g.peak_fp8));
+  // Blackwell's block-scaled formats, shown where the file gives them.
+  if (g.peak_mxfp8.value() > 0.0) out += fmt::format(", mxfp8 {}", tflops(g.peak_mxfp8));
+  if (g.peak_nvfp4.value() > 0.0) out += fmt::format(", nvfp4 {}", tflops(g.peak_nvfp4));
+  out += "\n";
   out += fmt::format("nodes         {} (up to {} GPUs each), {} GPUs\n", t.node_count(), t.gpus_per_node(), t.gpu_count());
+  if (t.trays_per_node() > 1) {
+    out += fmt::format("scale-up      each node above is one NVLink domain of {} trays of {} GPUs (--nodes counts trays)\n",
+                       t.trays_per_node(), t.gpus_per_node() / t.trays_per_node());
+  }
   out += fmt::format("vertices      {} gpu, {} nic, {} switch\n", vertices_of(t, VertexKind::kGpu),
                      vertices_of(t, VertexKind::kNic), vertices_of(t, VertexKind::kSwitch));
   for (const LinkTier tier : kTiers) {
@@ -104,7 +112,7 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
     links[std::string(topology::to_string(tier))] = {
         {"count", l.count}, {"min_bw_Bps", sig9(l.min_bw.value())}, {"max_bw_Bps", sig9(l.max_bw.value())}};
   }
-  return {
+  nlohmann::json out = {
       {"name", t.name()},
       {"source", t.source()},
       {"gpu",
@@ -132,6 +140,9 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
         {"inter_latency_s", sig9(c.inter_latency.value())},
         {"oversubscription", sig9(c.oversubscription)}}},
   };
+  if (g.peak_mxfp8.value() > 0.0) out["gpu"]["peak_mxfp8_flops"] = sig9(g.peak_mxfp8.value());
+  if (g.peak_nvfp4.value() > 0.0) out["gpu"]["peak_nvfp4_flops"] = sig9(g.peak_nvfp4.value());
+  return out;
 }
 
 void run_topology(const TopologyOptions& o, std::optional<int> nodes) {

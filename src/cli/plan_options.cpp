@@ -21,7 +21,7 @@ void add_plan_options(CLI::App& command, PlanOptions& o, bool need_topology) {
                      "or a plan JSON file; degrees left out are derived from the GPU count");
   command.add_option("--global-batch", o.global_batch, "Sequences per optimizer step (overrides gbs=)")->check(positive_number());
   command.add_option("--seq", o.seq, "Tokens per sequence (overrides seq= and the workload's)")->check(positive_number());
-  command.add_option("--precision", o.precision, "fp32, tf32, bf16, fp16 or fp8 (overrides precision=)");
+  command.add_option("--precision", o.precision, "fp32, tf32, bf16, fp16, fp8, mxfp8 or nvfp4 (overrides precision=)");
   command.add_option("--optimizer", o.optimizer, "adam, adamw, sgd-momentum or sgd (overrides optimizer=)");
   command.add_option("--overhead", o.overhead, "Framework/CUDA-context memory per GPU, e.g. \"1 GiB\" (default 1 GiB)");
   command.add_option("--calibration", o.calibration,
@@ -73,6 +73,7 @@ nlohmann::json memory_json(const cost::MemoryBreakdown& m) {
   j["activations_bytes"] = m.activations.value();
   j["temporary_buffers_bytes"] = m.temporary_buffers.value();
   j["working_set_bytes"] = m.working_set.value();
+  if (m.quantized_copies.value() > 0.0) j["quantized_copies_bytes"] = m.quantized_copies.value();
   j["framework_overhead_bytes"] = m.framework_overhead.value();
   j["total_bytes"] = m.total.value();
   return j;

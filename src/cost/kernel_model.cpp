@@ -11,6 +11,7 @@
 
 #include "kernel_tables.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/nccl_tuning.hpp"
 
 namespace stepcast::cost {
@@ -53,6 +54,8 @@ FlopsPerSecond peak_rate(const topology::GpuSpec& gpu, plan::Precision precision
     case plan::Precision::kBf16: return gpu.peak_bf16;
     case plan::Precision::kFp16: return gpu.peak_fp16;
     case plan::Precision::kFp8: return gpu.peak_fp8;
+    case plan::Precision::kMxfp8: return gpu.peak_mxfp8;
+    case plan::Precision::kNvfp4: return gpu.peak_nvfp4;
   }
   STEPCAST_UNREACHABLE("unknown precision");
 }
@@ -81,8 +84,9 @@ KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Pla
   const std::optional<int> cc = nccl_compute_capability(gpu.name);
   const bool ampere = cc && (*cc == 80 || *cc == 86 || *cc == 89);
   const bool hopper = cc && *cc == 90;
-  if (!ampere && !hopper) {
-    throw InputError(fmt::format("the compute model holds kernel figures for Ampere (A100) and Hopper (H100, H200) GPUs; \"{}\" is "
+  const bool blackwell = cc && (*cc == 100 || *cc == 103);
+  if (!ampere && !hopper && !blackwell) {
+    throw InputError(fmt::format("the compute model holds kernel figures for Ampere (A100), Hopper (H100, H200) and Blackwell (B200, GB200) GPUs; \"{}\" is "
                                  "{}: give measured figures with `stepcast calibrate` or use --achieved-fraction",
                                  gpu.name, cc ? fmt::format("compute capability {}.{}", *cc / 10, *cc % 10) : std::string("not a GPU name stepcast knows")));
   }
@@ -92,15 +96,15 @@ KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Pla
     throw InputError("--plan", "", fmt::format("flash=fa3: FlashAttention-3 runs on Hopper GPUs only, and {} is not one (use flash=fa2)", gpu.name));
   }
   KernelParams p;
-  p.gemm_efficiency = hopper ? kt::kHopperGemmEfficiency : kt::kAmpereGemmEfficiency;
+  p.gemm_efficiency = blackwell ? kt::kBlackwellGemmEfficiency : hopper ? kt::kHopperGemmEfficiency : kt::kAmpereGemmEfficiency;
   p.memory_efficiency = kt::kMemoryEfficiency;
   if (flash == FlashKernel::kFa3) {
     p.attention_forward_efficiency = kt::kFlash3HopperForward;
     p.attention_backward_efficiency = kt::kFlash3HopperBackward;
   } else {
     // FlashAttention-2, and the Triton kernel at FA2's speed over Dao 2023's measured ratios.
-    const double forward = hopper ? kt::kFlash2Hopper : kt::kFlash2AmpereForward;
-    const double backward = hopper ? kt::kFlash2Hopper : kt::kFlash2AmpereBackward;
+    const double forward = hopper ? kt::kFlash2Hopper : blackwell ? kt::kAttentionBlackwell : kt::kFlash2AmpereForward;
+    const double backward = hopper ? kt::kFlash2Hopper : blackwell ? kt::kAttentionBlackwell : kt::kFlash2AmpereBackward;
     const bool triton = flash == FlashKernel::kTriton;
     p.attention_forward_efficiency = triton ? forward / kt::kFlash2OverTritonForward : forward;
     p.attention_backward_efficiency = triton ? backward / kt::kFlash2OverTritonBackward : backward;
@@ -118,7 +122,7 @@ KernelTime time_operator(const Operator& op, const topology::GpuSpec& gpu, plan:
   switch (op.kind) {
     case OpKind::kGemm: {
       compute_efficiency = params.gemm_efficiency * gemm_quantization(op.gemm, gpu.sm_count);
-      compute = op.flops / (peak_rate(gpu, precision) * compute_efficiency);
+      compute = op.flops / (gemm_peak(gpu, precision, op) * compute_efficiency);
       break;
     }
     case OpKind::kFusedAttention: {

@@ -12,9 +12,12 @@ namespace stepcast::cost::kernel_tables {
 /// comparison table", CUDA 12.1): A100 SXM 267.9 of 312 TFLOP/s, H100 SXM 792.1 of 989 TFLOP/s.
 inline constexpr double kAmpereGemmEfficiency = 267.9 / 312.0;
 inline constexpr double kHopperGemmEfficiency = 792.1 / 989.0;
+/// Blackwell (B200, GB200): no maximum-achievable-matmul measurement is held, so Hopper's fraction
+/// stands in (an assumption, stated in the README), as the HBM fraction below stands in for Hopper.
+inline constexpr double kBlackwellGemmEfficiency = kHopperGemmEfficiency;
 inline constexpr std::string_view kGemmSource =
     "maximum achievable matmul FLOP/s (ml-engineering MAMF table, BF16, CUDA 12.1): A100 SXM 267.9/312, H100 SXM 792.1/989 TFLOP/s; "
-    "the 16-bit figure also stands for tf32/fp32/fp8, for which no such measurement is held";
+    "the 16-bit figure also stands for tf32/fp32/fp8/mxfp8/nvfp4, and Hopper's for Blackwell, for which no such measurement is held";
 
 /// Achieved HBM bandwidth: a streaming read kernel on an A100 80GB SXM reaches 1.80 of 2.04 TB/s
 /// (88%, Nsight Compute agreeing), and the GTC talk cited there found about 90% the best any
@@ -31,6 +34,9 @@ inline constexpr std::string_view kMemorySource = "HBM: 1.80 of 2.04 TB/s on A10
 inline constexpr double kFlash2AmpereForward = 0.73;
 inline constexpr double kFlash2AmpereBackward = 0.50;
 inline constexpr double kFlash2Hopper = 335.0 / 989.0;
+/// Fused attention on Blackwell (FlashAttention-3 runs on Hopper only): no measurement is held,
+/// so FlashAttention-2's fraction on H100 stands in (an assumption, stated in the README).
+inline constexpr double kAttentionBlackwell = kFlash2Hopper;
 /// FlashAttention-3 on H100 (Shah et al. 2024, arXiv:2407.08608): FP16 forward up to 740 TFLOP/s
 /// (75%); the backward 1.5-1.75x FlashAttention-2's, taken at 1.5x.
 inline constexpr double kFlash3HopperForward = 740.0 / 989.0;

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/operators.hpp"
 #include "stepcast/cost/pipeline.hpp"
 
@@ -20,7 +21,7 @@ namespace {
 using plan::Precision;
 using plan::Recompute;
 
-bool is_mixed(Precision p) { return p == Precision::kBf16 || p == Precision::kFp16 || p == Precision::kFp8; }
+bool is_mixed(Precision p) { return p == Precision::kBf16 || p == Precision::kFp16 || is_low_precision(p); }
 
 /// Parameters held by one GPU before ZeRO/FSDP sharding: an even split over tp * pp.
 double parameters_per_model_parallel_rank(const workload::Workload& w, const plan::Plan& p) {
@@ -191,6 +192,17 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
                                            plan.pp == 1 ? " + the loss's 16-bit logits sbV/t" : ""),
                 format_bytes(m.working_set)});
   ex.push_back({"framework overhead", "CUDA context, cuBLAS/NCCL workspaces, allocator slack (--overhead)", format_bytes(m.framework_overhead)});
+  if (m.quantized_copies.value() > 0.0) {
+    ex.push_back({"low-precision copies",
+                  fmt::format("{} blocks x ({:.6g} linear weights / tp {} x 2 copies x {:.4g} B + 4 GEMMs x {:.6g} B scaling state ({}{}))",
+                              plan.zero_stage() == 3 ? fmt::format("{} gathered", 1 + options.fsdp_prefetch_units)
+                                                     : fmt::format("{} stage", workload.shape ? workload.shape->layers / plan.pp : 0),
+                              workload.shape ? quantized_weight_count(*workload.shape) : 0.0, plan.tp,
+                              quantized_bytes_per_element(plan.precision), scaling_state_bytes_per_gemm(plan.precision, plan.fp8_recipe),
+                              plan::to_string(plan.precision),
+                              plan.precision == Precision::kFp8 ? fmt::format(", {} scaling", plan::to_string(plan.fp8_recipe)) : std::string()),
+                  format_bytes(m.quantized_copies)});
+  }
   ex.push_back({"total", "sum of the terms above", format_bytes(m.total)});
   return ex;
 }
@@ -256,8 +268,9 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
     }
   }
   out.framework_overhead = options.framework_overhead;
+  if (workload.shape) out.quantized_copies = quantized_copy_bytes(*workload.shape, plan, options.fsdp_prefetch_units);
   out.total = out.parameters + out.gradients + out.optimizer_state + out.activations + out.temporary_buffers + out.working_set +
-              out.framework_overhead;
+              out.framework_overhead + out.quantized_copies;
   if (options.explain) out.explanation = explain_memory(workload, plan, options, out, buffers);
   return out;
 }

@@ -22,9 +22,11 @@ namespace {
 namespace t = nccl220;
 
 // NVLink 2, 3 and 4 carry 25 GB/s each way per link (NVIDIA's NVLink pages: V100 6 links,
-// A100 12, H100 18 = 150, 300 and 450 GB/s each way). A PCIe Gen3 x16 link carries 15.75 GB/s
+// A100 12, H100 18 = 150, 300 and 450 GB/s each way); NVLink 5 carries 50 (Blackwell: 18 links,
+// 1.8 TB/s total = 900 GB/s each way, NVIDIA's NVLink page). A PCIe Gen3 x16 link carries 15.75 GB/s
 // each way (8 GT/s x 16 lanes x 128/130 / 8 bits), which NCCL counts as PCI_BW = 12 GB/s.
 constexpr double kNvlinkLineRatePerLink_GBps = 25.0;
+constexpr double kNvlink5LineRatePerLink_GBps = 50.0;
 constexpr double kPciGen3x16LineRate_GBps = 15.75;
 // The fastest PCIe a GPU has (Gen5 x16, ~63 GB/s each way): a faster route inside a node is
 // NVLink, whatever the file calls it.
@@ -35,10 +37,12 @@ struct GpuModel {
   int compute_capability;
 };
 // NVIDIA's CUDA GPUs table (developer.nvidia.com/cuda-gpus): compute capability per model.
-constexpr std::array<GpuModel, 19> kGpuModels = {{
+// GB200 is a B200 beside a Grace CPU (10.0); B300 and GB300 (Blackwell Ultra) are 10.3.
+constexpr std::array<GpuModel, 22> kGpuModels = {{
     {"v100", 70}, {"t4", 75},   {"2080", 75},  {"a100", 80}, {"a800", 80}, {"a30", 80},  {"a10", 86},
     {"a40", 86},  {"a6000", 86}, {"3090", 86}, {"l4", 89},   {"l40", 89},  {"4090", 89}, {"h100", 90},
-    {"h200", 90}, {"h800", 90}, {"h20", 90},   {"b100", 100}, {"b200", 100},
+    {"h200", 90}, {"h800", 90}, {"h20", 90},   {"b100", 100}, {"b200", 100}, {"gb200", 100}, {"b300", 103},
+    {"gb300", 103},
 }};
 
 std::string lower(std::string_view s) {
@@ -77,6 +81,7 @@ namespace {
 
 // topo.h ncclTopoNVLinkBw: NVLink bandwidth per link as NCCL counts it.
 double nccl_nvlink_bw(int cc) {
+  if (cc >= 100) return t::kNvlinkBwSm100;
   if (cc >= 90) return t::kNvlinkBwSm90;
   if (cc == 86) return t::kNvlinkBwSm86;
   if (cc >= 80) return t::kNvlinkBwSm80;
@@ -174,12 +179,13 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
   // as NCCL scales Gen3 x16.
   double gpu_total = 0.0;
   if (s.nvlink) {
-    const double links = std::max(1.0, std::round(intra_GBps / kNvlinkLineRatePerLink_GBps));
+    const double per_link = s.compute_capability >= 100 ? kNvlink5LineRatePerLink_GBps : kNvlinkLineRatePerLink_GBps;
+    const double links = std::max(1.0, std::round(intra_GBps / per_link));
     gpu_total = links * nccl_nvlink_bw(s.compute_capability);
     s.gpu_links = static_cast<int>(links);
     if (derivation) note(derivation, "intra-node links", fmt::format("NVLink{}: round({} GB/s / {} GB/s per link) x {} GB/s (NCCL per link)",
                                                             s.nvswitch ? " via NVSwitch" : "", intra_GBps,
-                                                            kNvlinkLineRatePerLink_GBps, nccl_nvlink_bw(s.compute_capability)),
+                                                            per_link, nccl_nvlink_bw(s.compute_capability)),
              fmt::format("{:.4g} GB/s per GPU", gpu_total));
   } else {
     gpu_total = intra_GBps * t::kPciGen3x16Bw / kPciGen3x16LineRate_GBps;

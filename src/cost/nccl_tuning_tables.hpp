@@ -88,6 +88,9 @@ inline constexpr double kNvlinkBwSm70 = 20.0;
 inline constexpr double kNvlinkBwSm80 = 20.0;
 inline constexpr double kNvlinkBwSm86 = 12.0;
 inline constexpr double kNvlinkBwSm90 = 20.6;
+// Blackwell (NVLink 5): SM100_NVLINK_BW in topo.h of NCCL 2.23 and later, which 2.20.3 predates;
+// the rest of these tables stays at 2.20.3's Hopper rows for Blackwell GPUs.
+inline constexpr double kNvlinkBwSm100 = 40.1;
 inline constexpr double kPciGen3x16Bw = 12.0;
 
 // Point-to-point channels (src/graph/paths.cc, ncclTopoGetNchannels and ncclTopoComputeP2pChannels):

@@ -9,6 +9,7 @@
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/context_parallel.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/memory.hpp"
 
 namespace stepcast::cost {
@@ -72,11 +73,30 @@ class OpList {
 /// Appendix: the backward is twice the forward). The weight gradient accumulates into the
 /// gradient buffer over micro-batches (cuBLAS beta = 1 in Megatron-LM's fused accumulation;
 /// autograd's add into .grad in PyTorch), so it also reads the k x n gradient it adds to.
+/// Under a low-precision plan (`quantized`: a transformer layer's linear, as Transformer Engine
+/// runs them) all three GEMMs run quantized: a quantize kernel casts the input before the forward
+/// and the output gradient before the backward GEMMs, and the forward keeps its input's quantized
+/// copy instead of the 16-bit one (plus `kept_16bit` bytes another operator still needs).
 void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dgrad, std::string_view wgrad, double m, double n, double k,
-            double e, double saved_bytes) {
-  fwd.gemm(name, OpPass::kForward, {1.0, m, n, k}, e).saved = Bytes(saved_bytes);
-  bwd.gemm(dgrad, OpPass::kBackward, {1.0, m, k, n}, e);
-  bwd.gemm(wgrad, OpPass::kWeightGrad, {1.0, k, n, m}, e).bytes += Bytes(k * n * e);
+            double e, double saved_bytes, const OperatorContext* quantized = nullptr, double kept_16bit = 0.0) {
+  const bool q = quantized != nullptr && is_low_precision(quantized->precision);
+  if (q) {
+    const QuantizeCost cast = quantize_cost(m * k, e, quantized->precision, quantized->fp8_recipe);
+    fwd.memory("quantize GEMM input", OpPass::kForward, m * k, cast.bytes, cast.flops).kernels = cast.kernels;
+    saved_bytes = saved_bytes / e * quantized_bytes_per_element(quantized->precision) + kept_16bit;
+  }
+  Operator& f = fwd.gemm(name, OpPass::kForward, {1.0, m, n, k}, e);
+  f.saved = Bytes(saved_bytes);
+  f.low_precision = q;
+  bwd.gemm(dgrad, OpPass::kBackward, {1.0, m, k, n}, e).low_precision = q;
+  Operator& w = bwd.gemm(wgrad, OpPass::kWeightGrad, {1.0, k, n, m}, e);
+  w.bytes += Bytes(k * n * e);
+  w.low_precision = q;
+  if (q) {
+    // Pushed after the backward GEMMs, since the backward list is reversed: it runs before them.
+    const QuantizeCost cast = quantize_cost(m * n, e, quantized->precision, quantized->fp8_recipe);
+    bwd.memory("quantize output gradient", OpPass::kBackward, m * n, cast.bytes, cast.flops).kernels = cast.kernels;
+  }
 }
 
 /// LayerNorm / RMSNorm over `tokens` x h: reads x, writes y; the backward reads x and dy and
@@ -200,6 +220,8 @@ OperatorContext operator_context(const plan::Plan& plan) {
   // Activations travel in the working precision: 16-bit under mixed precision (fp8 GEMMs take
   // and return 16-bit tensors in Transformer Engine), 32-bit for fp32/tf32 training.
   c.activation_bytes = state_bytes_per_parameter(plan.precision, plan.optimizer).parameters;
+  c.precision = plan.precision;
+  c.fp8_recipe = plan.fp8_recipe;
   return c;
 }
 
@@ -223,7 +245,7 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   norm(fwd, bwd, "input norm", "input norm backward", shard_tokens, h, e);
   // The QKV GEMM keeps its input, the norm's output (sharded again under sequence parallel).
   linear(fwd, bwd, "qkv projection", "qkv projection (dgrad)", "qkv projection (wgrad)", tokens, (h + 2.0 * kv_width) / t, h, e,
-         shard_tokens * h * e);
+         shard_tokens * h * e, &c);
   if (shape.rotary) {
     const double rotated = tokens * (h + kv_width) / t;  // Q and K
     fwd.memory("rotary embedding", OpPass::kForward, rotated, 2.0 * rotated * e, 3.0 * rotated);
@@ -237,7 +259,10 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
     unfused_attention(fwd, bwd, shape, c);
   }
   const std::size_t core_end = ops.size();
-  linear(fwd, bwd, "output projection", "output projection (dgrad)", "output projection (wgrad)", tokens, h, h / t, e, tokens * h / t * e);
+  // FlashAttention's backward reads its output O, which the output projection no longer keeps in
+  // 16-bit when it runs quantized.
+  linear(fwd, bwd, "output projection", "output projection (dgrad)", "output projection (wgrad)", tokens, h, h / t, e, tokens * h / t * e, &c,
+         c.flash ? tokens * h / t * e : 0.0);
   residual(fwd, bwd, "dropout + residual (attention)", "residual add (attention)", "dropout backward (attention)", shard_tokens, h, e,
            shape.dropout);
 
@@ -246,7 +271,7 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   const double up_width = (shape.gated_mlp ? 2.0 : 1.0) * f / t;
   linear(fwd, bwd, shape.gated_mlp ? "mlp gate+up projection" : "mlp up projection",
          shape.gated_mlp ? "mlp gate+up projection (dgrad)" : "mlp up projection (dgrad)",
-         shape.gated_mlp ? "mlp gate+up projection (wgrad)" : "mlp up projection (wgrad)", tokens, up_width, h, e, shard_tokens * h * e);
+         shape.gated_mlp ? "mlp gate+up projection (wgrad)" : "mlp up projection (wgrad)", tokens, up_width, h, e, shard_tokens * h * e, &c);
   const double inner = tokens * f / t;
   if (shape.gated_mlp) {
     // SwiGLU (Shazeer 2020) keeps the gate and up outputs; the down projection keeps their product.
@@ -257,7 +282,7 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
     fwd.memory("gelu", OpPass::kForward, inner, 2.0 * inner * e, 8.0 * inner).saved = Bytes(inner * e);
     bwd.memory("gelu backward", OpPass::kBackward, inner, 3.0 * inner * e, 12.0 * inner);
   }
-  linear(fwd, bwd, "mlp down projection", "mlp down projection (dgrad)", "mlp down projection (wgrad)", tokens, h, f / t, e, inner * e);
+  linear(fwd, bwd, "mlp down projection", "mlp down projection (dgrad)", "mlp down projection (wgrad)", tokens, h, f / t, e, inner * e, &c);
   residual(fwd, bwd, "dropout + residual (mlp)", "residual add (mlp)", "dropout backward (mlp)", shard_tokens, h, e, shape.dropout);
 
   if (shape.biases) {
@@ -340,6 +365,12 @@ std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& p
   opt.memory("optimizer update", OpPass::kForward, p, p * (per.gradients + 2.0 * per.optimizer + per.parameters), 12.0 * p);
   // Gradients are zeroed for the next step.
   opt.memory("zero gradients", OpPass::kForward, p, p * per.gradients);
+  if (is_low_precision(plan.precision)) {
+    // The updated weights are quantized once per step (Transformer Engine caches them over the
+    // micro-batches: Megatron-LM's is_first_microbatch), all of this GPU's parameters counted.
+    const QuantizeCost cast = quantize_cost(p, per.parameters, plan.precision, plan.fp8_recipe);
+    opt.memory("quantize weights", OpPass::kForward, p, cast.bytes, cast.flops).kernels = cast.kernels;
+  }
   return ops;
 }
 

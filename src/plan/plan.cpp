@@ -136,6 +136,11 @@ std::vector<std::string> problems(const Plan& p, const workload::Workload& workl
   if (p.sharding == Sharding::kFsdpHybrid && p.dp > 0 && p.dp % p.shard_group != 0) {
     out.push_back(fmt::format("dp ({}) must be divisible by the hybrid shard group ({})", p.dp, p.shard_group));
   }
+  // The recipe names Transformer Engine's per-tensor scalings; mxfp8 and nvfp4 scale per block.
+  if (p.fp8_recipe_given && p.precision != Precision::kFp8) {
+    out.push_back(fmt::format("fp8-recipe= chooses the per-tensor scaling of precision=fp8 and applies to nothing else (got precision={})",
+                              to_string(p.precision)));
+  }
   return out;
 }
 
@@ -158,8 +163,18 @@ std::string_view to_string(Precision p) {
     case Precision::kBf16: return "bf16";
     case Precision::kFp16: return "fp16";
     case Precision::kFp8: return "fp8";
+    case Precision::kMxfp8: return "mxfp8";
+    case Precision::kNvfp4: return "nvfp4";
   }
   STEPCAST_UNREACHABLE("unknown precision");
+}
+
+std::string_view to_string(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::kDelayed: return "delayed";
+    case Fp8Recipe::kCurrent: return "current";
+  }
+  STEPCAST_UNREACHABLE("unknown fp8 recipe");
 }
 
 std::string_view to_string(Optimizer o) {
@@ -206,10 +221,11 @@ std::string_view to_string(Schedule s) {
 }
 
 Precision parse_precision(std::string_view name, const std::string& origin) {
-  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16, Precision::kFp8}) {
+  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16, Precision::kFp8, Precision::kMxfp8,
+                      Precision::kNvfp4}) {
     if (name == to_string(p)) return p;
   }
-  throw InputError(origin, {}, fmt::format("unknown precision \"{}\" (expected fp32, tf32, bf16, fp16 or fp8)", name));
+  throw InputError(origin, {}, fmt::format("unknown precision \"{}\" (expected fp32, tf32, bf16, fp16, fp8, mxfp8 or nvfp4)", name));
 }
 
 Optimizer parse_optimizer(std::string_view name, const std::string& origin) {
@@ -257,6 +273,7 @@ std::string to_string(const Plan& p) {
   if (p.pp_first_layers > 0) text += fmt::format(",pp-first-layers={}", p.pp_first_layers);
   if (p.pp_last_layers > 0) text += fmt::format(",pp-last-layers={}", p.pp_last_layers);
   if (p.pp_embedding_loss_layers) text += ",pp-embedding-loss-layers=on";
+  if (p.fp8_recipe_given) text += fmt::format(",fp8-recipe={}", to_string(p.fp8_recipe));
   return text;
 }
 

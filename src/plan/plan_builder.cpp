@@ -41,7 +41,7 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
                                                     "mbs", "gbs",       "seq",      "sp",   "recompute", "schedule",
                                                     "flash", "precision", "optimizer", "grad-reduce", "tp-overlap",
                                                     "cp", "cp-comm", "pp-first-layers", "pp-last-layers",
-                                                    "pp-embedding-loss-layers"};
+                                                    "pp-embedding-loss-layers", "fp8-recipe"};
   return all;
 }
 
@@ -172,8 +172,17 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     try {
       plan_.precision = parse_precision(value, origin);
     } catch (const std::exception&) {
-      fail(fmt::format("precision= expects fp32, tf32, bf16, fp16 or fp8, got \"{}\"", value));
+      fail(fmt::format("precision= expects fp32, tf32, bf16, fp16, fp8, mxfp8 or nvfp4, got \"{}\"", value));
     }
+  } else if (key == "fp8-recipe") {
+    if (value == "delayed") {
+      plan_.fp8_recipe = Fp8Recipe::kDelayed;
+    } else if (value == "current") {
+      plan_.fp8_recipe = Fp8Recipe::kCurrent;
+    } else {
+      fail(fmt::format("fp8-recipe= expects delayed or current (Transformer Engine's DelayedScaling or Float8CurrentScaling), got \"{}\"", value));
+    }
+    plan_.fp8_recipe_given = true;
   } else if (key == "optimizer") {
     try {
       plan_.optimizer = parse_optimizer(value, std::string());

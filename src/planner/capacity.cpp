@@ -87,11 +87,14 @@ std::vector<CapacityCell> capacity_sweep(const CapacityRequest& req) {
   std::size_t done = 0;
   for (const auto& w : req.workloads) {
     for (const auto& file : req.topologies) {
-      const int per_node = topology::load_topology(file, 1).gpus_per_node();
+      // The file's own size tells the node shape; a scale-up domain (NVL72) is one node of the
+      // graph made of several nodes (trays) of the file, which --nodes counts.
+      const topology::Topology shape = topology::load_topology(file);
+      const int per_node = shape.gpus_per_node();
       for (const int gpus : req.gpus) {
         STEPCAST_ASSERT(gpus >= 1, "GPU counts are positive");
         const int nodes = (gpus + per_node - 1) / per_node;
-        const topology::Topology topo = topology::load_topology(file, nodes);
+        const topology::Topology topo = topology::load_topology(file, nodes * shape.trays_per_node());
         CapacityCell cell;
         if (gpus > per_node && gpus % per_node != 0) {
           cell.note = fmt::format("{} GPUs do not fill whole nodes of {}", gpus, per_node);
@@ -102,7 +105,7 @@ std::vector<CapacityCell> capacity_sweep(const CapacityRequest& req) {
         cell.topology = topo.name();
         cell.gpu = topo.gpu().name;
         cell.gpus = gpus;
-        cell.nodes = nodes;
+        cell.nodes = nodes * shape.trays_per_node();  // as --nodes counts them: trays of an NVL72
         cells.push_back(std::move(cell));
         if (req.on_cell) req.on_cell(++done);
       }

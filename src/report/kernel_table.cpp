@@ -11,7 +11,9 @@ std::string shape_text(const cost::Operator& op) {
   if (op.kind == cost::OpKind::kMemory) return fmt::format("{:.4g} elements", op.elements);
   const auto& g = op.gemm;
   const std::string mnk = fmt::format("{:.0f} x {:.0f} x {:.0f}", g.m, g.n, g.k);
-  return g.batch > 1.0 ? fmt::format("{:.0f} x ({})", g.batch, mnk) : mnk;
+  const std::string shape = g.batch > 1.0 ? fmt::format("{:.0f} x ({})", g.batch, mnk) : mnk;
+  // A low-precision plan's quantized GEMMs are marked; its other GEMMs run in bf16.
+  return op.low_precision ? shape + " quantized" : shape;
 }
 
 }  // namespace

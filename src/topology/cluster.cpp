@@ -50,15 +50,23 @@ Topology make_cluster(const ClusterSpec& spec) {
   const BytesPerSecond gpu_nic_bw = spec.gpu_nic_bandwidth.value_or(spec.nic_bandwidth);
   const Seconds gpu_nic_latency = spec.gpu_nic_latency.value_or(Seconds{});
   const std::string_view intra_name = spec.intra_kind == IntraKind::kNvSwitch ? "nvswitch" : "pcie";
+  // Inside a scale-up domain GPUs and NICs are named by the tray that holds them.
+  const auto part_name = [&](int n, int index, int per_tray, std::string_view what) {
+    if (spec.gpus_per_tray == 0) return fmt::format("n{}/{}{}", n, what, index);
+    return fmt::format("n{}/tray{}/{}{}", n, index / per_tray, what, index % per_tray);
+  };
+  const int trays = spec.gpus_per_tray > 0 ? spec.gpus_per_node / spec.gpus_per_tray : 1;
+  STEPCAST_ASSERT(spec.gpus_per_tray == 0 || (spec.gpus_per_node % spec.gpus_per_tray == 0 && spec.nics_per_node % trays == 0),
+                  "the loader checks that a scale-up domain holds whole trays");
 
   // NIC vertices per node, kept to wire the fabric afterwards.
   std::vector<std::vector<VertexId>> nics(static_cast<std::size_t>(spec.nodes));
   for (int n = 0; n < spec.nodes; ++n) {
     std::vector<VertexId> gpus;
-    for (int g = 0; g < spec.gpus_per_node; ++g) gpus.push_back(b.vertex(fmt::format("n{}/gpu{}", n, g), VertexKind::kGpu, n));
+    for (int g = 0; g < spec.gpus_per_node; ++g) gpus.push_back(b.vertex(part_name(n, g, spec.gpus_per_node / trays, "gpu"), VertexKind::kGpu, n));
     const VertexId intra = b.vertex(fmt::format("n{}/{}", n, intra_name), VertexKind::kSwitch, n);
     auto& node_nics = nics[static_cast<std::size_t>(n)];
-    for (int j = 0; j < spec.nics_per_node; ++j) node_nics.push_back(b.vertex(fmt::format("n{}/nic{}", n, j), VertexKind::kNic, n));
+    for (int j = 0; j < spec.nics_per_node; ++j) node_nics.push_back(b.vertex(part_name(n, j, spec.nics_per_node / trays, "nic"), VertexKind::kNic, n));
     // A lone GPU still gets its switch link, so a node's shape does not depend on its GPU count.
     for (const VertexId g : gpus) b.link(g, intra, spec.intra_bandwidth_per_gpu, spec.intra_latency, LinkTier::kIntraNode);
     for (int g = 0; g < spec.gpus_per_node; ++g) {
@@ -117,7 +125,7 @@ Topology make_cluster(const ClusterSpec& spec) {
       break;
     }
   }
-  return Topology(spec.name, spec.source, spec.gpu, b.take_vertices(), b.take_links(), oversubscription);
+  return Topology(spec.name, spec.source, spec.gpu, b.take_vertices(), b.take_links(), oversubscription, trays);
 }
 
 std::string_view to_string(IntraKind kind) {

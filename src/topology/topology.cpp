@@ -76,13 +76,14 @@ std::string_view to_string(LinkTier tier) {
 }
 
 Topology::Topology(std::string name, std::string source, GpuSpec gpu, std::vector<Vertex> vertices,
-                   std::vector<Link> links, double oversubscription)
+                   std::vector<Link> links, double oversubscription, int trays_per_node)
     : name_(std::move(name)),
       source_(std::move(source)),
       gpu_(std::move(gpu)),
       vertices_(std::move(vertices)),
       links_(std::move(links)),
       oversubscription_(oversubscription),
+      trays_per_node_(trays_per_node),
       graph_(std::make_unique<Graph>()) {
   STEPCAST_ASSERT(oversubscription_ >= 1.0, "oversubscription is a ratio >= 1");
   Graph& g = *graph_;

@@ -54,7 +54,7 @@ BytesPerSecond bandwidth_of(const JsonReader& r) {
 
 void read_peaks(const JsonReader& peak, GpuSpec& gpu) {
   ProblemList problems;
-  problems.check([&] { peak.check_keys({"fp32", "tf32", "bf16", "fp16", "fp8"}); });
+  problems.check([&] { peak.check_keys({"fp32", "tf32", "bf16", "fp16", "fp8", "mxfp8", "nvfp4"}); });
   problems.check([&] { gpu.peak_fp32 = peak.at("fp32").positive_quantity<FlopsPerSecond>(); });
   problems.check([&] { gpu.peak_tf32 = peak.at("tf32").positive_quantity<FlopsPerSecond>(); });
   problems.check([&] { gpu.peak_bf16 = peak.at("bf16").positive_quantity<FlopsPerSecond>(); });
@@ -62,6 +62,13 @@ void read_peaks(const JsonReader& peak, GpuSpec& gpu) {
   // FP8 exists from Hopper on; an A100 file leaves it out and reads as zero.
   problems.check([&] {
     if (const auto fp8 = peak.find("fp8")) gpu.peak_fp8 = fp8->positive_quantity<FlopsPerSecond>();
+  });
+  // The block-scaled formats of Blackwell's tensor cores; a file for an older GPU leaves them out.
+  problems.check([&] {
+    if (const auto mx = peak.find("mxfp8")) gpu.peak_mxfp8 = mx->positive_quantity<FlopsPerSecond>();
+  });
+  problems.check([&] {
+    if (const auto fp4 = peak.find("nvfp4")) gpu.peak_nvfp4 = fp4->positive_quantity<FlopsPerSecond>();
   });
   problems.throw_if_any();
 }
@@ -119,11 +126,18 @@ void read_gpu_to_nic(const JsonReader& g2n, ClusterSpec& spec) {
   problems.throw_if_any();
 }
 
-void read_node(const JsonReader& node, ClusterSpec& spec) {
+void read_node(const JsonReader& node, ClusterSpec& spec, bool in_scale_up_domain) {
   ProblemList problems;
   problems.check([&] { node.check_keys({"gpus_per_node", "intra", "nics", "gpu_to_nic", "source"}); });
   problems.check([&] { spec.gpus_per_node = int_of(node.at("gpus_per_node"), kMaxPerNode); });
-  problems.check([&] { read_intra(node.at("intra"), spec); });
+  problems.check([&] {
+    if (!in_scale_up_domain) {
+      read_intra(node.at("intra"), spec);
+    } else if (const auto intra = node.find("intra")) {
+      intra->fail("a node inside a scale-up domain reaches every GPU of the domain through the domain's NVLink switches "
+                  "(/scale_up); drop \"intra\" or drop \"scale_up\"");
+    }
+  });
   problems.check([&] { read_nics(node.at("nics"), spec); });
   problems.check([&] {
     if (const auto g2n = node.find("gpu_to_nic")) read_gpu_to_nic(*g2n, spec);
@@ -163,14 +177,74 @@ void read_fabric(const JsonReader& fabric, ClusterSpec& spec) {
   problems.throw_if_any();
 }
 
+// A scale-up (NVLink) domain of several nodes: its GPU count and each GPU's link to the domain's
+// switches. The expansion then treats each domain as one node of the graph (cluster.hpp).
+struct ScaleUp {
+  int gpus = 0;
+  BytesPerSecond bandwidth_per_gpu;
+  Seconds latency;
+};
+
+ScaleUp read_scale_up(const JsonReader& r) {
+  ScaleUp out;
+  ProblemList problems;
+  problems.check([&] { r.check_keys({"gpus", "bandwidth_per_gpu", "latency", "source"}); });
+  problems.check([&] { out.gpus = int_of(r.at("gpus"), kMaxPerNode); });
+  problems.check([&] { out.bandwidth_per_gpu = r.at("bandwidth_per_gpu").positive_quantity<BytesPerSecond>(); });
+  problems.check([&] { out.latency = latency_of(r.at("latency")); });
+  problems.check([&] { (void)source_of(r); });
+  problems.throw_if_any();
+  return out;
+}
+
+// Folds the trays of each scale-up domain into one node of the expansion, after checking that the
+// cluster is made of whole domains.
+void apply_scale_up(const JsonReader& root, const ScaleUp& domain, bool nodes_overridden, ClusterSpec& spec) {
+  const JsonReader gpus = root.at("scale_up").at("gpus");
+  if (domain.gpus % spec.gpus_per_node != 0) {
+    gpus.fail(fmt::format("a scale-up domain holds whole nodes: {} GPUs is not a multiple of the {} GPUs of /node/gpus_per_node",
+                          domain.gpus, spec.gpus_per_node));
+  }
+  const int trays = domain.gpus / spec.gpus_per_node;
+  const std::string count = nodes_overridden ? std::string("--nodes") : std::string("/nodes");
+  if (static_cast<std::int64_t>(spec.nodes) * spec.gpus_per_node < domain.gpus) {
+    gpus.fail(fmt::format("the scale-up domain of {} GPUs is larger than the cluster: {} ({}) x {} GPUs per node = {} GPUs",
+                          domain.gpus, count, spec.nodes, spec.gpus_per_node, static_cast<std::int64_t>(spec.nodes) * spec.gpus_per_node));
+  }
+  if (spec.nodes % trays != 0) {
+    gpus.fail(fmt::format("the cluster must hold whole scale-up domains: {} ({}) is not a multiple of the {} nodes of one domain "
+                          "({} GPUs / {} per node)",
+                          count, spec.nodes, trays, domain.gpus, spec.gpus_per_node));
+  }
+  if (spec.fabric == FabricKind::kFatTree) {
+    // A leaf switch serves whole domains once the domain is the expansion's node.
+    if (spec.nodes_per_leaf % trays != 0) {
+      root.at("fabric").at("nodes_per_leaf").fail(fmt::format(
+          "with a scale-up domain of {} nodes, a leaf must serve whole domains: {} is not a multiple of {}", trays, spec.nodes_per_leaf, trays));
+    }
+    spec.nodes_per_leaf /= trays;
+  }
+  spec.gpus_per_tray = spec.gpus_per_node;
+  spec.gpus_per_node = domain.gpus;
+  spec.nics_per_node *= trays;
+  spec.nodes /= trays;
+  spec.intra_kind = IntraKind::kNvSwitch;
+  spec.intra_bandwidth_per_gpu = domain.bandwidth_per_gpu;
+  spec.intra_latency = domain.latency;
+}
+
 Topology read_cluster(const JsonReader& root, std::optional<int> nodes_override) {
   ClusterSpec spec;
   ProblemList problems;
-  problems.check([&] { root.check_keys({"form", "name", "source", "gpu", "node", "nodes", "fabric"}); });
+  problems.check([&] { root.check_keys({"form", "name", "source", "gpu", "node", "nodes", "fabric", "scale_up"}); });
   problems.check([&] { spec.name = root.at("name").string(); });
   problems.check([&] { spec.source = source_of(root); });
   problems.check([&] { spec.gpu = read_gpu(root.at("gpu")); });
-  problems.check([&] { read_node(root.at("node"), spec); });
+  std::optional<ScaleUp> scale_up;
+  problems.check([&] {
+    if (const auto r = root.find("scale_up")) scale_up = read_scale_up(*r);
+  });
+  problems.check([&] { read_node(root.at("node"), spec, root.has("scale_up")); });
   problems.check([&] {
     // The file's own count must be valid even when --nodes replaces it.
     const int in_file = int_of(root.at("nodes"), kMaxNodes);
@@ -178,6 +252,7 @@ Topology read_cluster(const JsonReader& root, std::optional<int> nodes_override)
   });
   problems.check([&] { read_fabric(root.at("fabric"), spec); });
   problems.throw_if_any();
+  if (scale_up) apply_scale_up(root, *scale_up, nodes_override.has_value(), spec);
   return make_cluster(spec);
 }
 

@@ -62,7 +62,9 @@ struct MemoryBreakdown {
   /// backward) and, on the stage with the loss, the 16-bit logits beside the fp32 softmax.
   Bytes working_set;
   Bytes framework_overhead;
-  Bytes total;              ///< the sum of the seven terms above
+  /// fp8/mxfp8/nvfp4 plans: the quantized weight copies and scaling state (low_precision.hpp).
+  Bytes quantized_copies;
+  Bytes total;              ///< the sum of the eight terms above
   Explanation explanation;  ///< every term with its formula and inputs
 
   [[nodiscard]] Bytes model_state() const { return parameters + gradients + optimizer_state; }

@@ -46,6 +46,9 @@ struct Operator {
   Bytes bytes;            ///< read + written in HBM
   Bytes saved;            ///< forward operators: activation bytes kept for the backward
   double kernels = 1.0;   ///< launches
+  /// A GEMM run in the plan's fp8/mxfp8/nvfp4 format (a transformer layer's linear GEMMs under
+  /// such a plan); every other GEMM of a low-precision plan runs in bf16 (low_precision.hpp).
+  bool low_precision = false;
 };
 
 /// The settings an operator list depends on, resolved from a plan.
@@ -59,6 +62,9 @@ struct OperatorContext {
   plan::Recompute recompute = plan::Recompute::kNone;
   double cp = 1.0;  ///< context-parallel degree: each rank holds s/cp tokens of every sequence
   plan::ContextComm cp_comm = plan::ContextComm::kP2p;
+  /// fp8, mxfp8 or nvfp4: the layers' linear GEMMs run quantized, with quantize kernels before them.
+  plan::Precision precision = plan::Precision::kBf16;
+  plan::Fp8Recipe fp8_recipe = plan::Fp8Recipe::kDelayed;
 };
 
 OperatorContext operator_context(const plan::Plan& plan);

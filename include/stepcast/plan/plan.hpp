@@ -14,7 +14,13 @@
 
 namespace stepcast::plan {
 
-enum class Precision { kFp32, kTf32, kBf16, kFp16, kFp8 };
+/// Training precision. fp8, mxfp8 and nvfp4 run the transformer layers' linear GEMMs in that format
+/// and everything else in bf16, as Transformer Engine does (its DelayedScaling or
+/// Float8CurrentScaling, MXFP8BlockScaling and NVFP4BlockScaling recipes).
+enum class Precision { kFp32, kTf32, kBf16, kFp16, kFp8, kMxfp8, kNvfp4 };
+/// How precision=fp8 scales its tensors (Transformer Engine recipes): from the amax history of
+/// earlier steps (DelayedScaling, TE's default) or from each tensor's own amax (Float8CurrentScaling).
+enum class Fp8Recipe { kDelayed, kCurrent };
 enum class Optimizer { kAdam, kAdamW, kSgdMomentum, kSgd };
 
 /// How model state is split over the data-parallel ranks.
@@ -89,6 +95,9 @@ struct Plan {
   /// stages hold one transformer layer fewer (Megatron's --account-for-embedding-in-pipeline-split
   /// and --account-for-loss-in-pipeline-split; Llama 3, Dubey et al. 2024 section 3.3.2).
   bool pp_embedding_loss_layers = false;
+  /// precision=fp8 only (fp8-recipe=delayed|current): how tensors are scaled.
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
+  bool fp8_recipe_given = false;  ///< the plan said fp8-recipe=, which only precision=fp8 takes
 
   /// GPUs used: dp * tp * cp * pp.
   [[nodiscard]] int gpus() const { return dp * tp * cp * pp; }
@@ -152,6 +161,7 @@ std::string_view to_string(Optimizer o);
 std::string_view to_string(Sharding s);
 std::string_view to_string(Recompute r);
 std::string_view to_string(Schedule s);
+std::string_view to_string(Fp8Recipe r);
 /// Parse the names used by the compact form; InputError(origin) lists the accepted names.
 Precision parse_precision(std::string_view name, const std::string& origin);
 Optimizer parse_optimizer(std::string_view name, const std::string& origin);

@@ -46,6 +46,12 @@ struct ClusterSpec {
   int nodes_per_leaf = 1;          ///< fat-tree only
   double oversubscription = 1.0;   ///< fat-tree only: a leaf's downlink over uplink capacity, >= 1
   Seconds switch_latency;          ///< fat-tree and rail-optimized: each switch-to-switch link
+  /// A scale-up (NVLink) domain that spans several nodes (GB200 NVL72: 18 trays of 4 GPUs on one
+  /// NVLink switch system): 0 when each node is its own domain. Otherwise the node template is
+  /// one tray of gpus_per_tray GPUs, and the expansion treats every domain as one node of the graph
+  /// (one switch vertex joining its GPUs at intra_bandwidth_per_gpu, the NICs of all its trays), as
+  /// NCCL treats a multi-node NVLink domain as one node. Set by the loader from "scale_up".
+  int gpus_per_tray = 0;
 };
 
 /// Expands `spec` into vertices and links and builds the Topology. Vertex order: node by node

@@ -60,6 +60,8 @@ struct GpuSpec {
   FlopsPerSecond peak_bf16;
   FlopsPerSecond peak_fp16;
   FlopsPerSecond peak_fp8;           ///< zero where the GPU has no FP8
+  FlopsPerSecond peak_mxfp8;         ///< MXFP8 block-scaled GEMMs (Blackwell); zero where the GPU has none
+  FlopsPerSecond peak_nvfp4;         ///< NVFP4 block-scaled GEMMs (Blackwell); zero where the GPU has none
   int sm_count = 0;                  ///< streaming multiprocessors: GEMM tiles run on them in waves
 };
 
@@ -109,8 +111,10 @@ struct Concurrency {
 /// A loaded, validated topology. Immutable; cheap to share by const reference.
 class Topology {
  public:
+  /// `trays_per_node` > 1 when each node of the graph is a scale-up domain of that many nodes of
+  /// the file (GB200 NVL72: 18 trays), whose --nodes counts trays.
   Topology(std::string name, std::string source, GpuSpec gpu, std::vector<Vertex> vertices,
-           std::vector<Link> links, double oversubscription);
+           std::vector<Link> links, double oversubscription, int trays_per_node = 1);
   ~Topology();
   Topology(Topology&&) noexcept;
   Topology& operator=(Topology&&) noexcept;
@@ -124,8 +128,11 @@ class Topology {
   [[nodiscard]] std::span<const VertexId> gpus() const { return gpus_; }
   [[nodiscard]] int gpu_count() const { return static_cast<int>(gpus_.size()); }
   [[nodiscard]] int node_count() const { return node_count_; }
-  /// GPUs on the most populated node.
+  /// GPUs on the most populated node. In a topology with a scale-up domain spanning several nodes
+  /// of the file (NVL72), a node of the graph is the whole domain.
   [[nodiscard]] int gpus_per_node() const { return gpus_per_node_; }
+  /// Nodes of the file (trays) per node of the graph: 1, or 18 for a GB200 NVL72 rack.
+  [[nodiscard]] int trays_per_node() const { return trays_per_node_; }
   [[nodiscard]] int node_of_gpu(int gpu_index) const;
 
   /// The links from GPU `src` to GPU `dst` (indices into gpus()), shortest by hop count, ties
@@ -164,6 +171,7 @@ class Topology {
   int node_count_ = 0;
   int gpus_per_node_ = 0;
   double oversubscription_ = 1.0;
+  int trays_per_node_ = 1;
   std::unique_ptr<Graph> graph_;
 };
 

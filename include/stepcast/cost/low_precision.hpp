@@ -1,0 +1,56 @@
+// Training in fp8, mxfp8 or nvfp4 as Transformer Engine runs it: the transformer layers' linear
+// GEMMs (fprop, dgrad and wgrad) in the low-precision format, everything else in bf16; the
+// quantize kernels that feed those GEMMs; the low-precision weight copies and scaling state.
+#pragma once
+
+#include <string>
+
+#include "stepcast/core/units.hpp"
+#include "stepcast/cost/operators.hpp"
+#include "stepcast/plan/plan.hpp"
+#include "stepcast/topology/topology.hpp"
+#include "stepcast/workload/workload.hpp"
+
+namespace stepcast::cost {
+
+/// Whether the plan runs its layers' linear GEMMs in an 8- or 4-bit format (fp8, mxfp8, nvfp4).
+bool is_low_precision(plan::Precision precision);
+
+/// Bytes one quantized element takes, its share of the block scales included: fp8 1; mxfp8
+/// 1 + 1/32 (an E8M0 scale per 32 elements); nvfp4 1/2 + 1/16 (an E4M3 scale per 16 elements).
+double quantized_bytes_per_element(plan::Precision precision);
+
+/// What one quantize kernel moves and runs: it reads `elements` of `input_bytes` each and writes
+/// the row-wise and column-wise quantized copies; current scaling reads the tensor once more
+/// for its amax first (a second kernel).
+struct QuantizeCost {
+  double bytes = 0.0;
+  double flops = 0.0;
+  double kernels = 1.0;
+};
+QuantizeCost quantize_cost(double elements, double input_bytes, plan::Precision precision, plan::Fp8Recipe recipe);
+
+/// Weights of one transformer block's linear GEMMs (QKV, output projection, MLP): the GEMMs that
+/// run in the low-precision format, before tensor-parallel sharding.
+double quantized_weight_count(const workload::TransformerShape& shape);
+
+/// Bytes of scaling state per quantized GEMM: delayed scaling keeps, for each of its three
+/// tensors (input, weight, output gradient), an amax history of 1024 fp32 values plus the scale
+/// and its inverse; current scaling the amax, scale and inverse; block scaling nothing beyond
+/// the per-block scales counted in quantized_bytes_per_element.
+double scaling_state_bytes_per_gemm(plan::Precision precision, plan::Fp8Recipe recipe);
+
+/// The low-precision weight copies and scaling state one GPU holds (zero outside fp8, mxfp8 and
+/// nvfp4): both copies of every linear weight of its stage's layers, split by tp, or under
+/// FSDP/ZeRO-3 of the (1 + prefetched) blocks it has gathered.
+Bytes quantized_copy_bytes(const workload::TransformerShape& shape, const plan::Plan& plan, int fsdp_prefetch_units);
+
+/// The peak a GEMM operator runs at: the plan's precision for the quantized linear GEMMs, bf16 for
+/// the other GEMMs of a low-precision plan (attention core, output layer).
+FlopsPerSecond gemm_peak(const topology::GpuSpec& gpu, plan::Precision precision, const Operator& op);
+
+/// InputError (file = `topology_file`) when the GPU has no peak for the precision (mxfp8 or nvfp4
+/// before Blackwell, fp8 before Hopper): the topology file's gpu/peak names what it runs.
+void check_precision_supported(const topology::GpuSpec& gpu, plan::Precision precision, const std::string& topology_file);
+
+}  // namespace stepcast::cost

@@ -1,0 +1,118 @@
+// Low-precision training as Transformer Engine runs it: which GEMMs run quantized, at what rate,
+// and the weight copies it keeps. Expected numbers are derived by hand in the comments from the
+// model shape (Hugging Face config of Llama-2 7B) and the recipe's documented formats.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/kernel_model.hpp"
+#include "stepcast/cost/low_precision.hpp"
+#include "stepcast/cost/memory.hpp"
+#include "stepcast/cost/operators.hpp"
+#include "stepcast/plan/plan.hpp"
+#include "stepcast/topology/topology.hpp"
+#include "stepcast/workload/workload.hpp"
+
+using namespace stepcast;
+
+namespace {
+workload::Workload llama2_7b() { return workload::load_workload(std::string(STEPCAST_SOURCE_DIR) + "/workloads/llama2-7b.json"); }
+plan::Plan resolved(const std::string& text, const workload::Workload& w, int gpus) { return plan::resolve(plan::parse_plan(text), w, gpus); }
+}  // namespace
+
+TEST_SUITE("cost.low_precision") {
+  TEST_CASE("fp8 weight copies of Llama-2 7B: two 1-byte copies of every linear weight plus delayed-scaling state") {
+    const workload::Workload w = llama2_7b();
+    // Per layer, h = 4096, 32 kv heads of 128 (kv width 4096), f = 11008, gated MLP:
+    //   QKV h(h + 2*4096) = 4096 x 12288        =  50,331,648
+    //   output projection h*h                  =  16,777,216
+    //   gate+up 2*f*h = 2 x 11008 x 4096        =  90,177,536
+    //   down f*h                                =  45,088,768
+    //   linear weights per layer                = 202,375,168
+    CHECK(cost::quantized_weight_count(*w.shape) == doctest::Approx(202375168.0));
+    // One GPU (tp = pp = 1, DDP): 32 layers x 202,375,168 x 2 copies (row-wise and column-wise)
+    // x 1 B = 12,952,010,752 B; delayed scaling keeps per GEMM 3 tensors x (1024 amax history + scale
+    // + scale_inv) x 4 B = 12,312 B, x 4 GEMMs x 32 layers = 1,575,936 B. Total 12,953,586,688 B.
+    const plan::Plan fp8 = resolved("dp=1,precision=fp8", w, 1);
+    CHECK(cost::quantized_copy_bytes(*w.shape, fp8, 1).value() == doctest::Approx(12953586688.0));
+    CHECK(cost::estimate_memory(w, fp8).quantized_copies.value() == doctest::Approx(12953586688.0));
+    // tp = 2, pp = 2 (4 GPUs): 16 layers x 202,375,168 / 2 x 2 B = 3,238,002,688 B, plus 16 x 4 x
+    // 12,312 B = 787,968 B of state: 3,238,790,656 B.
+    const plan::Plan split = resolved("dp=1,tp=2,pp=2,precision=fp8", w, 4);
+    CHECK(cost::quantized_copy_bytes(*w.shape, split, 1).value() == doctest::Approx(3238790656.0));
+    // Current scaling keeps only amax, scale and scale_inv: 3 x 3 x 4 B = 36 B per GEMM.
+    const plan::Plan current = resolved("dp=1,precision=fp8,fp8-recipe=current", w, 1);
+    CHECK(cost::quantized_copy_bytes(*w.shape, current, 1).value() == doctest::Approx(12952010752.0 + 32 * 4 * 36.0));
+    // MXFP8: 1 B + one E8M0 scale per 32 elements = 1.03125 B per element, per copy:
+    // 32 x 202,375,168 x 2 x 1.03125 = 13,356,761,088 B, no scaling state beyond the block scales.
+    const plan::Plan mx = resolved("dp=1,precision=mxfp8", w, 1);
+    CHECK(cost::quantized_copy_bytes(*w.shape, mx, 1).value() == doctest::Approx(13356761088.0));
+    // NVFP4: 0.5 B + one E4M3 scale per 16 elements = 0.5625 B: 32 x 202,375,168 x 2 x 0.5625.
+    const plan::Plan fp4 = resolved("dp=1,precision=nvfp4", w, 1);
+    CHECK(cost::quantized_copy_bytes(*w.shape, fp4, 1).value() == doctest::Approx(32.0 * 202375168.0 * 2.0 * 0.5625));
+    // bf16 keeps none.
+    CHECK(cost::estimate_memory(w, resolved("dp=1,precision=bf16", w, 1)).quantized_copies.value() == 0.0);
+  }
+
+  TEST_CASE("fp8 runs the layers' linear GEMMs quantized (fprop, dgrad, wgrad) and the attention core and logits in bf16") {
+    const workload::Workload w = llama2_7b();
+    const plan::Plan fp8 = resolved("dp=1,precision=fp8,flash=on", w, 1);
+    const cost::OperatorContext ctx = cost::operator_context(fp8);
+    int quantized = 0, casts = 0;
+    for (const cost::Operator& op : cost::layer_operators(*w.shape, ctx)) {
+      if (op.kind == cost::OpKind::kGemm && op.low_precision) ++quantized;
+      if (op.name == "quantize GEMM input" || op.name == "quantize output gradient") ++casts;
+      if (op.kind == cost::OpKind::kFusedAttention) CHECK_FALSE(op.low_precision);
+    }
+    // 4 linears (QKV, output projection, gate+up, down) x 3 GEMMs (TE DelayedScaling's default
+    // override_linear_precision = (False, False, False): none of fprop, dgrad, wgrad left in 16-bit).
+    CHECK(quantized == 12);
+    // One cast of each linear's input before its forward, one of its output gradient before its backward.
+    CHECK(casts == 8);
+    for (const cost::Operator& op : cost::head_operators(*w.shape, ctx)) {
+      if (op.kind == cost::OpKind::kGemm) CHECK_FALSE(op.low_precision);  // the output layer is not a TE module
+    }
+    // Under bf16 nothing is quantized and no cast runs.
+    for (const cost::Operator& op : cost::layer_operators(*w.shape, cost::operator_context(resolved("dp=1,flash=on", w, 1)))) {
+      CHECK_FALSE(op.low_precision);
+      CHECK(op.name != "quantize GEMM input");
+    }
+  }
+
+  TEST_CASE("a quantized GEMM runs at the fp8 peak, a 16-bit GEMM of the same plan at the bf16 peak") {
+    topology::GpuSpec h100;
+    h100.name = "H100-SXM5-80GB";
+    h100.sm_count = 132;
+    h100.memory_bandwidth = BytesPerSecond(3.35e12);
+    h100.peak_fp32 = FlopsPerSecond(67e12);
+    h100.peak_bf16 = FlopsPerSecond(989.4e12);
+    h100.peak_fp8 = FlopsPerSecond(1978.9e12);
+    cost::KernelParams params;
+    params.gemm_efficiency = 0.8;
+    params.memory_efficiency = 0.88;
+    cost::Operator op;
+    op.kind = cost::OpKind::kGemm;
+    op.gemm = {1.0, 8192.0, 8192.0, 8192.0};  // tile-aligned: quantization 1 on any SM count
+    op.flops = Flops(2.0 * 8192.0 * 8192.0 * 8192.0);
+    op.bytes = Bytes(3.0 * 8192.0 * 8192.0 * 2.0);
+    // 2 x 8192^3 = 1.0995e12 FLOP. At 0.8 x 1978.9e12: 0.69455 ms; at 0.8 x 989.4e12: 1.38916 ms.
+    // The HBM time (402.7 MB / (0.88 x 3.35e12) = 0.137 ms) is below both.
+    op.low_precision = true;
+    const double quantized = cost::time_operator(op, h100, plan::Precision::kFp8, params).gpu.value();
+    op.low_precision = false;
+    const double sixteen = cost::time_operator(op, h100, plan::Precision::kFp8, params).gpu.value();
+    CHECK(quantized == doctest::Approx(1.0995116e12 / (0.8 * 1978.9e12)).epsilon(1e-4));
+    CHECK(sixteen == doctest::Approx(1.0995116e12 / (0.8 * 989.4e12)).epsilon(1e-4));
+  }
+
+  TEST_CASE("the GPU must have the precision's peak: mxfp8 and nvfp4 are refused on Hopper") {
+    topology::GpuSpec h100;
+    h100.name = "H100-SXM5-80GB";
+    h100.peak_bf16 = FlopsPerSecond(989.4e12);
+    h100.peak_fp8 = FlopsPerSecond(1978.9e12);
+    CHECK_NOTHROW(cost::check_precision_supported(h100, plan::Precision::kFp8, "dgx-h100.json"));
+    CHECK_THROWS_AS(cost::check_precision_supported(h100, plan::Precision::kMxfp8, "dgx-h100.json"), InputError);
+    CHECK_THROWS_AS(cost::check_precision_supported(h100, plan::Precision::kNvfp4, "dgx-h100.json"), InputError);
+  }
+}
