@@ -1,6 +1,8 @@
 // stepcast: predicts step time and per-GPU memory of distributed training plans.
-// The one main(): builds the subcommands and maps every error class to its exit code.
+// The one main(): builds the subcommands, starts the MPI ranks where a launcher started this
+// process, and turns every error into its exit code (failure.cpp) and one message.
 #include <CLI/CLI.hpp>
+#include <exception>
 #include <fmt/format.h>
 
 #include "commands.hpp"
