@@ -61,7 +61,8 @@ std::vector<std::string> share(const std::vector<double>& costs, const std::func
   const std::vector<int> owner = planner::deal_by_cost(costs, count());
   const bool root = is_root();
   std::vector<std::string> raw(costs.size());
-  std::size_t remote = 0;
+  // Results rank 0 still awaits from the others (counted first: they may arrive in any order).
+  auto remote = static_cast<std::size_t>(std::count_if(owner.begin(), owner.end(), [](int r) { return r != index(); }));
   const auto store = [&raw, &on_done](std::string bytes) {
     const std::size_t unit = WireReader(bytes).u64();
     STEPCAST_ASSERT(unit < raw.size() && raw[unit].empty(), "each unit's result arrives once");
@@ -69,10 +70,7 @@ std::vector<std::string> share(const std::vector<double>& costs, const std::func
     if (on_done) on_done();
   };
   for (std::size_t i = 0; i < costs.size(); ++i) {
-    if (owner[i] != index()) {
-      ++remote;
-      continue;
-    }
+    if (owner[i] != index()) continue;
     std::string bytes = run_unit(work, i);
     if (!root) {
       transport::send_to_root(bytes);
