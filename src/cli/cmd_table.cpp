@@ -106,6 +106,9 @@ void run(const TableCommand& c) {
   ranks::will_share();
   const report::Format format = report::parse_format(c.format, "--format");
   if (c.price > 0.0 && !(c.tokens > 0.0)) throw InputError("--price-per-gpu-hour", {}, "needs --tokens (the tokens to train)");
+  if (c.refine > 0 && !c.plan.empty()) {
+    throw InputError("--refine", {}, "re-times the best plans of a search; a --plan family has one plan per cell");
+  }
   planner::CapacityRequest req;
   for (const auto& w : c.workloads) {
     req.workloads.push_back(workload::load_workload(data_path(w)));
