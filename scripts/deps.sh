@@ -1,7 +1,8 @@
 # Sourced by scripts/run and scripts/test: installs the Debian packages stepcast builds with,
 # only those missing, then configures and builds into build/ (or $STEPCAST_BUILD_DIR).
 STEPCAST_PACKAGES=(cmake ninja-build g++ libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev
-                   doctest-dev libbenchmark-dev libfmt-dev python3)
+                   doctest-dev libbenchmark-dev libfmt-dev python3
+                   libopenmpi-dev openmpi-bin)  # optional for the build: MPI sharing of table/search/validate
 
 # The sanitizer build: clang with ASan+UBSan and libFuzzer coverage, tests and fuzz targets in one
 # tree, so CI compiles it once for `scripts/test --sanitize` and `scripts/fuzz`.

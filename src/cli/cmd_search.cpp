@@ -2,6 +2,7 @@
 // predicted step time, the best few optionally re-timed on the event engine.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include "option_checks.hpp"
 #include "data_path.hpp"
 #include "output.hpp"
+#include "ranks.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/compute.hpp"
 #include "stepcast/cost/low_precision.hpp"
@@ -59,7 +61,24 @@ std::string command_line(const SearchCommand& c) {
   return s;
 }
 
+/// refine_top with the plans to simulate dealt over the ranks by their analytical step times
+/// (the search itself runs on every rank); rank 0 gets the re-ranked result, the others false.
+bool shared_refine(planner::SearchResult& result, const workload::Workload& w, const topology::Topology& topo, std::size_t k,
+                   const cost::StepOptions& step) {
+  const std::size_t n = std::min(k, result.ranked.size());
+  std::vector<double> costs;
+  for (std::size_t i = 0; i < n; ++i) costs.push_back(result.ranked[i].metrics.step_time.value());
+  const std::vector<std::string> times = ranks::share(costs, [&](std::size_t i) {
+    return ranks::WireWriter().f64(planner::simulated_step_time(w, topo, result.ranked[i].plan, step).value()).take();
+  });
+  if (!ranks::is_root()) return false;
+  for (std::size_t i = 0; i < n; ++i) result.ranked[i].simulated_step_time = Seconds{ranks::WireReader(times[i]).f64()};
+  planner::rank_by_simulation(result, n);
+  return true;
+}
+
 void run(const SearchCommand& c) {
+  ranks::will_share();
   const report::Format format = c.json ? report::Format::kJson : report::parse_format(c.format, "--format");
   const workload::Workload w = workload::load_workload(data_path(c.workload));
   if (!w.has_shape()) {
@@ -87,7 +106,11 @@ void run(const SearchCommand& c) {
   options.on_progress = [&progress](std::size_t n) { progress.advance(n); };
   planner::SearchResult result = planner::search(w, topo, space, options);
   progress.finish();
-  if (c.refine > 0) planner::refine_top(result, w, topo, static_cast<std::size_t>(c.refine), options.step, c.threads);
+  if (ranks::count() > 1) {
+    if (!shared_refine(result, w, topo, static_cast<std::size_t>(c.refine), options.step)) return;
+  } else if (c.refine > 0) {
+    planner::refine_top(result, w, topo, static_cast<std::size_t>(c.refine), options.step, c.threads);
+  }
   if (calibration && !result.ranked.empty()) {
     cost::StepOptions step = options.step;
     step.explain = false;

@@ -2,6 +2,7 @@
 // search, or a plan family), with training days, GPU-hours and cost, in five formats.
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include "option_checks.hpp"
 #include "data_path.hpp"
 #include "output.hpp"
+#include "ranks.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/planner/capacity.hpp"
@@ -33,6 +35,7 @@ struct TableCommand {
   double price = 0.0;
   std::string plan;
   int threads = 0;
+  int refine = 0;
   int max_mbs = 16;
   int max_cp = 1;
   std::string precision;
@@ -57,6 +60,7 @@ std::string command_line(const TableCommand& c) {
   if (!c.plan.empty()) s += fmt::format(" --plan {}", c.plan);
   if (c.tokens > 0.0) s += " --tokens " + report::format_number(c.tokens);
   if (c.price > 0.0) s += " --price-per-gpu-hour " + report::format_number(c.price);
+  if (c.refine > 0) s += fmt::format(" --refine {}", c.refine);
   if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
   if (c.max_cp != 1) s += fmt::format(" --max-cp {}", c.max_cp);
   if (!c.precision.empty()) s += " --precision " + c.precision;
@@ -66,9 +70,50 @@ std::string command_line(const TableCommand& c) {
   return s;
 }
 
+/// A searched cell's choice in bytes (what rebuild_cell needs), and back.
+std::string encode_choice(const planner::CapacityCell& cell) {
+  ranks::WireWriter w;
+  w.u64(cell.plan_id ? 1 : 0).u64(cell.plan_id.value_or(0)).u64(cell.fits ? 1 : 0).u64(cell.candidates).text(cell.note);
+  w.u64(cell.simulated_step_time ? 1 : 0).f64(cell.simulated_step_time.value_or(Seconds{}).value());
+  return w.take();
+}
+
+planner::CellChoice decode_choice(const std::string& bytes) {
+  ranks::WireReader r(bytes);
+  planner::CellChoice choice;
+  const bool has_plan = r.u64() != 0;
+  const std::uint64_t id = r.u64();
+  if (has_plan) choice.plan_id = id;
+  choice.fits = r.u64() != 0;
+  choice.candidates = r.u64();
+  choice.note = r.text();
+  const bool simulated = r.u64() != 0;
+  const double step = r.f64();
+  if (simulated) choice.simulated_step_time = Seconds{step};
+  return choice;
+}
+
+/// The sweep with its cells dealt over the ranks by their candidate counts (the search's work
+/// grows with them, and so does the refinement's with the GPUs simulated); rank 0 rebuilds each
+/// cell from its choice. The other ranks get no cells.
+std::vector<planner::CapacityCell> shared_sweep(const planner::CapacityRequest& req, report::Progress& progress) {
+  const std::vector<planner::CellSpec> specs = planner::capacity_cells(req);
+  std::vector<double> costs;
+  for (const auto& spec : specs) costs.push_back(static_cast<double>(planner::cell_candidates(req, spec)));
+  const std::vector<std::string> choices = ranks::share(
+      costs, [&](std::size_t i) { return encode_choice(planner::capacity_cell(req, specs[i])); }, [&progress] { progress.advance(); });
+  std::vector<planner::CapacityCell> cells;
+  for (std::size_t i = 0; i < choices.size(); ++i) cells.push_back(planner::rebuild_cell(req, specs[i], decode_choice(choices[i])));
+  return cells;
+}
+
 void run(const TableCommand& c) {
+  ranks::will_share();
   const report::Format format = report::parse_format(c.format, "--format");
   if (c.price > 0.0 && !(c.tokens > 0.0)) throw InputError("--price-per-gpu-hour", {}, "needs --tokens (the tokens to train)");
+  if (c.refine > 0 && !c.plan.empty()) {
+    throw InputError("--refine", {}, "re-times the best plans of a search; a --plan family has one plan per cell");
+  }
   planner::CapacityRequest req;
   for (const auto& w : c.workloads) {
     req.workloads.push_back(workload::load_workload(data_path(w)));
@@ -96,13 +141,15 @@ void run(const TableCommand& c) {
     cost::check_precision_supported(topology::load_topology(req.topologies[i]).gpu(), precision, c.topologies[i]);
   }
   req.search.threads = c.threads;
+  req.refine = static_cast<std::size_t>(c.refine);
   std::optional<cost::Calibration> calibration;
   if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
   req.search.step.calibration = calibration ? &*calibration : nullptr;
   report::Progress progress("cells", req.workloads.size() * req.topologies.size() * req.gpus.size());
   req.on_cell = [&progress](std::size_t) { progress.advance(); };
-  const auto cells = planner::capacity_sweep(req);
+  const auto cells = ranks::count() > 1 ? shared_sweep(req, progress) : planner::capacity_sweep(req);
   progress.finish();
+  if (!ranks::is_root()) return;
   if (calibration) {
     // Each shown plan, priced again to name its collectives outside the fitted range.
     std::vector<std::string> outside;
@@ -145,6 +192,8 @@ void add_table_command(CLI::App& app) {
                                      "Default: search every plan");
   sub->add_option("--threads", c->threads, "Worker threads (default: all cores); the output does not depend on it")
       ->check(positive_number());
+  sub->add_option("--refine", c->refine, "Simulate each searched cell's best K plans on the event engine and show the fastest there")
+      ->check(non_negative_number());
   sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(positive_number());
   sub->add_option("--max-cp", c->max_cp, "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
       ->check(positive_number());

@@ -8,6 +8,7 @@
 
 #include "data_path.hpp"
 #include "output.hpp"
+#include "ranks.hpp"
 #include "stepcast/calibrate/run_validation.hpp"
 #include "stepcast/calibrate/training_runs.hpp"
 #include "stepcast/core/errors.hpp"
@@ -38,6 +39,39 @@ calibrate::EnginePrediction simulate_run(const calibrate::TrainingRun& run, cons
   return {r.step_time, analytical.memory.total, analytical.fit};
 }
 
+/// Every compared run's prediction, the runs dealt over the ranks (by the analytical step time
+/// with --engine des, where simulation is the work; evenly with --engine analytical, where the
+/// unit is that prediction itself). Rank 0 gets one per run (inexpressible ones left default).
+std::vector<calibrate::EnginePrediction> shared_predictions(const std::vector<calibrate::TrainingRun>& runs,
+                                                            const calibrate::RunEngine& engine, bool des,
+                                                            const cost::Calibration* calibration, report::Progress& progress) {
+  std::vector<double> costs;
+  for (const auto& run : runs) {
+    if (!run.inexpressible.empty()) costs.push_back(0.0);
+    else costs.push_back(des ? calibrate::predict_analytically(run, calibration).step_time.value() : 1.0);
+  }
+  const auto work = [&](std::size_t i) {
+    ranks::WireWriter w;
+    if (!runs[i].inexpressible.empty()) return w.take();
+    const calibrate::EnginePrediction p = engine(runs[i]);
+    w.f64(p.step_time.value()).f64(p.memory.value()).u64(p.fit.fits ? 1 : 0).f64(p.fit.capacity.value()).f64(p.fit.headroom.value());
+    return w.take();
+  };
+  const std::vector<std::string> bytes = ranks::share(costs, work, [&progress] { progress.advance(); });
+  std::vector<calibrate::EnginePrediction> predictions(bytes.size());
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (!runs[i].inexpressible.empty()) continue;
+    ranks::WireReader r(bytes[i]);
+    calibrate::EnginePrediction& p = predictions[i];
+    p.step_time = Seconds{r.f64()};
+    p.memory = Bytes{r.f64()};
+    p.fit.fits = r.u64() != 0;
+    p.fit.capacity = Bytes{r.f64()};
+    p.fit.headroom = Bytes{r.f64()};
+  }
+  return predictions;
+}
+
 }  // namespace
 
 CLI::Option* add_runs_options(CLI::App& validate, RunsOptions& o) {
@@ -56,6 +90,7 @@ CLI::Option* add_runs_options(CLI::App& validate, RunsOptions& o) {
 }
 
 bool run_validate_runs(const RunsOptions& o, const RunsOutput& out) {
+  ranks::will_share();
   std::vector<std::filesystem::path> files;
   for (const auto& f : o.files) files.emplace_back(f);
   const std::vector<calibrate::TrainingRun> runs = calibrate::read_training_runs(files, STEPCAST_SOURCE_DIR);
@@ -67,8 +102,19 @@ bool run_validate_runs(const RunsOptions& o, const RunsOutput& out) {
     return des ? simulate_run(run, cal) : calibrate::predict_analytically(run, cal);
   };
   report::Progress progress("runs", runs.size());
-  const calibrate::RunValidation result = calibrate::validate_runs(runs, engine, [&progress] { progress.advance(); });
-  progress.finish();
+  calibrate::RunValidation result;
+  if (ranks::count() > 1) {
+    const std::vector<calibrate::EnginePrediction> predictions = shared_predictions(runs, engine, des, cal, progress);
+    progress.finish();
+    if (!ranks::is_root()) return true;
+    const calibrate::RunEngine gathered = [&runs, &predictions](const calibrate::TrainingRun& run) {
+      return predictions[static_cast<std::size_t>(&run - runs.data())];
+    };
+    result = calibrate::validate_runs(runs, gathered);
+  } else {
+    result = calibrate::validate_runs(runs, engine, [&progress] { progress.advance(); });
+    progress.finish();
+  }
 
   const report::RunReportContext context{o.files, o.engine, out.calibration};
   if (!out.plot.empty()) write_file_atomically(out.plot, report::run_validation_svg(runs, result, context));

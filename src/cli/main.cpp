@@ -1,10 +1,13 @@
 // stepcast: predicts step time and per-GPU memory of distributed training plans.
-// The one main(): builds the subcommands and maps every error class to its exit code.
+// The one main(): builds the subcommands, starts the MPI ranks where a launcher started this
+// process, and turns every error into its exit code (failure.cpp) and one message.
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "failure.hpp"
+#include "ranks.hpp"
 #include "suggest.hpp"
 #include "stepcast/core/errors.hpp"
 
@@ -36,27 +39,27 @@ int main(int argc, char** argv) {
   stepcast::cli::add_validate_command(app);
   stepcast::cli::add_search_command(app);
   stepcast::cli::add_table_command(app);
+  stepcast::cli::ranks::start(argc, argv);
+  int code = to_int(ExitCode::kOk);
   try {
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) stepcast::cli::run_default_report();
-    return to_int(ExitCode::kOk);
   } catch (const CLI::ExtrasError& e) {
-    fmt::print(stderr, "stepcast: error: {}\n", stepcast::cli::unexpected_argument_message(app, argc, argv, e.what()));
-    return to_int(ExitCode::kInput);
+    // An unknown subcommand or option, with the nearest known one; rank 0 alone prints it.
+    if (stepcast::cli::ranks::is_root()) {
+      fmt::print(stderr, "stepcast: error: {}\n", stepcast::cli::unexpected_argument_message(app, argc, argv, e.what()));
+    }
+    code = to_int(ExitCode::kInput);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);  // prints help, version or the parse error
-    return code == 0 ? to_int(ExitCode::kOk) : to_int(ExitCode::kInput);
-  } catch (const stepcast::InputError& e) {
-    fmt::print(stderr, "stepcast: error: {}\n", e.what());
-    return to_int(ExitCode::kInput);
-  } catch (const stepcast::InfeasibleError& e) {
-    fmt::print(stderr, "stepcast: infeasible: {}\n", e.what());
-    return to_int(ExitCode::kInfeasible);
-  } catch (const stepcast::InternalError& e) {
-    fmt::print(stderr, "stepcast: {}\n", e.what());
-    return to_int(ExitCode::kBug);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "stepcast: internal error: {}\n", e.what());
-    return to_int(ExitCode::kBug);
+    // Every rank parsed the same arguments: rank 0 prints help, version or the parse error.
+    code = stepcast::cli::ranks::is_root() ? app.exit(e) : e.get_exit_code();
+    if (code != 0) code = to_int(ExitCode::kInput);
+  } catch (...) {
+    const stepcast::cli::Failure failure = stepcast::cli::describe_failure(std::current_exception());
+    const stepcast::cli::ranks::Verdict verdict = stepcast::cli::ranks::on_failure(failure.exit_code);
+    if (verdict.print) fmt::print(stderr, "{}", failure.message);
+    code = verdict.exit_code;
   }
+  stepcast::cli::ranks::stop();
+  return code;
 }

@@ -3,11 +3,13 @@
 
 #include <fmt/format.h>
 
+#include "ranks.hpp"
 #include "stepcast/core/output_file.hpp"
 
 namespace stepcast::cli {
 
 void emit(std::string_view text, const std::string& path) {
+  if (!ranks::is_root()) return;  // under MPI, rank 0 alone writes what the command made
   if (path.empty()) {
     fmt::print("{}", text);
     std::fflush(stdout);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/planner/refine.hpp"
 #include "stepcast/topology/topology.hpp"
 
 namespace stepcast::planner {
@@ -12,9 +13,7 @@ namespace {
 
 constexpr double kHoursPerDay = 24.0;
 
-CapacityCell searched_cell(const workload::Workload& w, const topology::Topology& topo, const CapacityRequest& req,
-                           int gpus) {
-  CapacityCell cell;
+SearchSpace cell_space(const topology::Topology& topo, const CapacityRequest& req, int gpus) {
   SearchSpace space;
   space.gpus = gpus;
   space.gpus_per_node = topo.gpus_per_node();
@@ -23,17 +22,28 @@ CapacityCell searched_cell(const workload::Workload& w, const topology::Topology
   space.max_micro_batch = req.max_micro_batch;
   space.max_cp = req.max_cp;
   space.base = req.base;
+  return space;
+}
+
+CapacityCell searched_cell(const workload::Workload& w, const topology::Topology& topo, const CapacityRequest& req,
+                           int gpus) {
+  CapacityCell cell;
+  const SearchSpace space = cell_space(topo, req, gpus);
   SearchOptions options = req.search;
   options.on_progress = nullptr;
-  const SearchResult result = search(w, topo, space, options);
+  SearchResult result = search(w, topo, space, options);
+  if (req.refine > 0) refine_top(result, w, topo, req.refine, options.step, options.threads);
   cell.candidates = result.candidates;
   if (!result.ranked.empty()) {
     cell.plan = result.ranked.front().plan;
     cell.metrics = result.ranked.front().metrics;
+    cell.simulated_step_time = result.ranked.front().simulated_step_time;
+    cell.plan_id = result.ranked.front().id;
     cell.fits = true;
   } else if (result.least_memory) {
     cell.plan = result.least_memory->plan;
     cell.metrics = result.least_memory->metrics;
+    cell.plan_id = result.least_memory->id;
     cell.note = fmt::format("no plan fits; the smallest needs {} per GPU", format_bytes(cell.metrics.memory.total));
   } else {
     cell.note = result.rejections.empty() ? std::string("no candidate plan") : "no valid plan: " + result.rejections.front().example;
@@ -82,34 +92,95 @@ TrainingCost training_cost(double tokens, int global_batch, int seq_len, Seconds
   return c;
 }
 
+std::vector<CellSpec> capacity_cells(const CapacityRequest& req) {
+  std::vector<CellSpec> specs;
+  for (std::size_t w = 0; w < req.workloads.size(); ++w) {
+    for (std::size_t t = 0; t < req.topologies.size(); ++t) {
+      for (const int gpus : req.gpus) specs.push_back({w, t, gpus});
+    }
+  }
+  return specs;
+}
+
+namespace {
+
+struct CellPlace {
+  int per_node = 0;
+  int nodes = 0;            ///< as --nodes counts them: trays of an NVL72 rack
+  bool whole_nodes = true;  ///< false: a count above one node that the node size does not divide
+};
+
+CellPlace place(const CapacityRequest& req, const CellSpec& spec) {
+  STEPCAST_ASSERT(spec.gpus >= 1, "GPU counts are positive");
+  CellPlace p;
+  // The file's own size tells the node shape; a scale-up domain (NVL72) is one node of the
+  // graph made of several nodes (trays) of the file, which --nodes counts.
+  const topology::Topology shape = topology::load_topology(req.topologies[spec.topology]);
+  p.per_node = shape.gpus_per_node();
+  p.nodes = (spec.gpus + p.per_node - 1) / p.per_node * shape.trays_per_node();
+  p.whole_nodes = !(spec.gpus > p.per_node && spec.gpus % p.per_node != 0);
+  return p;
+}
+
+void label(CapacityCell& cell, const workload::Workload& w, const topology::Topology& topo, const CellSpec& spec, int nodes) {
+  cell.workload = w.name;
+  cell.topology = topo.name();
+  cell.gpu = topo.gpu().name;
+  cell.gpus = spec.gpus;
+  cell.nodes = nodes;
+}
+
+}  // namespace
+
+std::size_t cell_candidates(const CapacityRequest& req, const CellSpec& spec) {
+  const CellPlace p = place(req, spec);
+  if (req.plan || !p.whole_nodes) return 1;
+  const topology::Topology topo = topology::load_topology(req.topologies[spec.topology], p.nodes);
+  return enumerate_candidates(cell_space(topo, req, spec.gpus), req.workloads[spec.workload]).size();
+}
+
+CapacityCell capacity_cell(const CapacityRequest& req, const CellSpec& spec) {
+  const workload::Workload& w = req.workloads[spec.workload];
+  const CellPlace p = place(req, spec);
+  const topology::Topology topo = topology::load_topology(req.topologies[spec.topology], p.nodes);
+  CapacityCell cell;
+  if (!p.whole_nodes) {
+    cell.note = fmt::format("{} GPUs do not fill whole nodes of {}", spec.gpus, p.per_node);
+  } else {
+    cell = req.plan ? family_cell(w, topo, req, spec.gpus) : searched_cell(w, topo, req, spec.gpus);
+  }
+  label(cell, w, topo, spec, p.nodes);
+  return cell;
+}
+
+CapacityCell rebuild_cell(const CapacityRequest& req, const CellSpec& spec, const CellChoice& choice) {
+  const CellPlace p = place(req, spec);
+  if (req.plan || !p.whole_nodes) return capacity_cell(req, spec);
+  const workload::Workload& w = req.workloads[spec.workload];
+  const topology::Topology topo = topology::load_topology(req.topologies[spec.topology], p.nodes);
+  CapacityCell cell;
+  cell.candidates = choice.candidates;
+  cell.fits = choice.fits;
+  cell.note = choice.note;
+  cell.simulated_step_time = choice.simulated_step_time;
+  cell.plan_id = choice.plan_id;
+  if (choice.plan_id) {
+    const SearchSpace space = cell_space(topo, req, spec.gpus);
+    const std::vector<plan::Plan> candidates = enumerate_candidates(space, w);
+    STEPCAST_ASSERT(*choice.plan_id < candidates.size(), "a reported plan id lies inside the cell's search space");
+    cell.plan = candidates[*choice.plan_id];
+    // The figures search() stored for this candidate: the same evaluation of the same plan.
+    cell.metrics = evaluate_plan(w, topo, *cell.plan, space, req.search.step).metrics;
+  }
+  label(cell, w, topo, spec, p.nodes);
+  return cell;
+}
+
 std::vector<CapacityCell> capacity_sweep(const CapacityRequest& req) {
   std::vector<CapacityCell> cells;
-  std::size_t done = 0;
-  for (const auto& w : req.workloads) {
-    for (const auto& file : req.topologies) {
-      // The file's own size tells the node shape; a scale-up domain (NVL72) is one node of the
-      // graph made of several nodes (trays) of the file, which --nodes counts.
-      const topology::Topology shape = topology::load_topology(file);
-      const int per_node = shape.gpus_per_node();
-      for (const int gpus : req.gpus) {
-        STEPCAST_ASSERT(gpus >= 1, "GPU counts are positive");
-        const int nodes = (gpus + per_node - 1) / per_node;
-        const topology::Topology topo = topology::load_topology(file, nodes * shape.trays_per_node());
-        CapacityCell cell;
-        if (gpus > per_node && gpus % per_node != 0) {
-          cell.note = fmt::format("{} GPUs do not fill whole nodes of {}", gpus, per_node);
-        } else {
-          cell = req.plan ? family_cell(w, topo, req, gpus) : searched_cell(w, topo, req, gpus);
-        }
-        cell.workload = w.name;
-        cell.topology = topo.name();
-        cell.gpu = topo.gpu().name;
-        cell.gpus = gpus;
-        cell.nodes = nodes * shape.trays_per_node();  // as --nodes counts them: trays of an NVL72
-        cells.push_back(std::move(cell));
-        if (req.on_cell) req.on_cell(++done);
-      }
-    }
+  for (const CellSpec& spec : capacity_cells(req)) {
+    cells.push_back(capacity_cell(req, spec));
+    if (req.on_cell) req.on_cell(cells.size());
   }
   return cells;
 }

@@ -6,27 +6,43 @@
 #include <exception>
 #include <thread>
 
+#include "stepcast/core/errors.hpp"
 #include "stepcast/sim/step_from_plan.hpp"
 #include "stepcast/sim/step_sim.hpp"
 
 namespace stepcast::planner {
 
+Seconds simulated_step_time(const workload::Workload& workload, const topology::Topology& topology, const plan::Plan& plan,
+                            const cost::StepOptions& step_options) {
+  cost::StepOptions options = step_options;
+  options.explain = false;
+  options.memory.explain = false;
+  const cost::StepPrediction prediction = cost::predict_step(workload, plan, topology, options);
+  const sim::PlannedStep planned = sim::plan_step(plan, prediction, options.calibration);
+  return sim::simulate_step(topology, planned.spec).step_time;
+}
+
+void rank_by_simulation(SearchResult& result, std::size_t k) {
+  const std::size_t n = std::min(k, result.ranked.size());
+  for (std::size_t i = 0; i < n; ++i) STEPCAST_ASSERT(result.ranked[i].simulated_step_time, "every refined plan has a simulated step time");
+  std::stable_sort(result.ranked.begin(), result.ranked.begin() + static_cast<std::ptrdiff_t>(n),
+                   [](const RankedPlan& a, const RankedPlan& b) {
+                     if (*a.simulated_step_time != *b.simulated_step_time) return *a.simulated_step_time < *b.simulated_step_time;
+                     return a.id < b.id;
+                   });
+}
+
 void refine_top(SearchResult& result, const workload::Workload& workload, const topology::Topology& topology, std::size_t k,
                 const cost::StepOptions& step_options, int threads) {
   const std::size_t n = std::min(k, result.ranked.size());
   if (n == 0) return;
-  cost::StepOptions options = step_options;
-  options.explain = false;
-  options.memory.explain = false;
   std::vector<std::exception_ptr> errors(n);
   std::atomic<std::size_t> next{0};
   const auto worker = [&] {
     for (std::size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
       try {
         RankedPlan& r = result.ranked[i];
-        const cost::StepPrediction prediction = cost::predict_step(workload, r.plan, topology, options);
-        const sim::PlannedStep planned = sim::plan_step(r.plan, prediction, options.calibration);
-        r.simulated_step_time = sim::simulate_step(topology, planned.spec).step_time;
+        r.simulated_step_time = simulated_step_time(workload, topology, r.plan, step_options);
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -42,11 +58,7 @@ void refine_top(SearchResult& result, const workload::Workload& workload, const 
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
-  std::stable_sort(result.ranked.begin(), result.ranked.begin() + static_cast<std::ptrdiff_t>(n),
-                   [](const RankedPlan& a, const RankedPlan& b) {
-                     if (*a.simulated_step_time != *b.simulated_step_time) return *a.simulated_step_time < *b.simulated_step_time;
-                     return a.id < b.id;
-                   });
+  rank_by_simulation(result, n);
 }
 
 }  // namespace stepcast::planner

@@ -57,7 +57,7 @@ std::vector<LineChart> scaling_charts(const std::string& title, const std::strin
   return charts;
 }
 
-std::vector<Column> capacity_columns(const CostSettings& cost) {
+std::vector<Column> capacity_columns(const CostSettings& cost, bool simulated) {
   std::vector<Column> cols = {{"workload", "workload", "", -1},
                               {"cluster", "cluster", "", -1},
                               {"gpu", "GPU", "", -1},
@@ -69,6 +69,8 @@ std::vector<Column> capacity_columns(const CostSettings& cost) {
                               {"tokens_per_s", "tokens/s", "", 0},
                               {"mfu", "MFU", "%", 1, 0.01},
                               {"memory_bytes", "memory/GPU", "GiB", 2, unit::kGibi}};
+  // table --refine: the event engine's step time of the plan it picked, beside the analytical one.
+  if (simulated) cols.insert(cols.begin() + 8, Column{"simulated_step_time_s", "simulated step", "s", 3});
   if (cost.tokens > 0.0) {
     cols.push_back({"train_days", "days", "", 1});
     cols.push_back({"gpu_hours", "GPU-hours", "", 0});
@@ -93,7 +95,9 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
                                                                 : std::string()));
   }
 
-  Table table("capacity", "Best plan per workload, cluster and GPU count", capacity_columns(cost));
+  const bool simulated = std::any_of(cells.begin(), cells.end(), [](const planner::CapacityCell& c) { return c.simulated_step_time.has_value(); });
+  if (simulated) r.notes.push_back("simulated step: the event engine's step time; the plan shown is the fastest there of the refined ones");
+  Table table("capacity", "Best plan per workload, cluster and GPU count", capacity_columns(cost, simulated));
   std::vector<ScalingLines> tokens;
   std::vector<ScalingLines> mfu;
   BarChart memory{"Memory per GPU by term", "GiB",
@@ -111,10 +115,11 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
                              Cell::of_flag(c.fits)};
     if (c.fits) {
       row.push_back(Cell::of_number(m.step_time.value()));
+      if (simulated) row.push_back(c.simulated_step_time ? Cell::of_number(c.simulated_step_time->value()) : Cell::empty());
       row.push_back(Cell::of_number(m.tokens_per_s));
       row.push_back(Cell::of_number(m.mfu));
     } else {
-      row.insert(row.end(), 3, Cell::empty());
+      row.insert(row.end(), simulated ? 4 : 3, Cell::empty());
     }
     row.push_back(c.plan ? Cell::of_number(m.memory.total.value()) : Cell::empty());
     if (cost.tokens > 0.0) {

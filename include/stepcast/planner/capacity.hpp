@@ -38,6 +38,9 @@ struct CapacityRequest {
   int max_micro_batch = 16;
   int max_cp = 1;  ///< context-parallel degrees searched (SearchSpace::max_cp)
   SearchOptions search;  ///< threads and predictor options; on_progress is not used
+  /// Searched cells: simulate the best `refine` plans on the event engine (refine_top) and show
+  /// the one fastest there. 0 = the analytical ranking alone.
+  std::size_t refine = 0;
   /// Called after each cell with the number of cells done (for a progress line).
   std::function<void(std::size_t)> on_cell;
 };
@@ -56,7 +59,43 @@ struct CapacityCell {
   PlanMetrics metrics;   ///< of `plan`: step figures only when it fits
   std::string note;      ///< why nothing fits or nothing is valid; empty otherwise
   std::size_t candidates = 0;  ///< plans evaluated for this cell (1 with a plan family)
+  /// The event engine's step time of `plan`, for searched cells that fit when the request refines.
+  std::optional<Seconds> simulated_step_time;
+  /// `plan`'s candidate id in the cell's search space (searched cells): with it a cell computed by
+  /// another process is rebuilt exactly from its choice alone (rebuild_cell).
+  std::optional<std::size_t> plan_id;
 };
+
+/// Where one cell sits in a request: indices into its workloads and topologies, and a GPU count.
+struct CellSpec {
+  std::size_t workload = 0;
+  std::size_t topology = 0;
+  int gpus = 0;
+};
+
+/// The cells of a sweep in capacity_sweep's order (workload, topology, GPU count).
+std::vector<CellSpec> capacity_cells(const CapacityRequest& request);
+
+/// The plans a cell's search evaluates (1 for a plan family or a skipped cell): a measure of its
+/// work, known before it runs.
+std::size_t cell_candidates(const CapacityRequest& request, const CellSpec& spec);
+
+/// Runs one cell as capacity_sweep does.
+CapacityCell capacity_cell(const CapacityRequest& request, const CellSpec& spec);
+
+/// What a searched cell chose, as another process reports it.
+struct CellChoice {
+  std::optional<std::size_t> plan_id;
+  bool fits = false;
+  std::size_t candidates = 0;
+  std::string note;
+  std::optional<Seconds> simulated_step_time;
+};
+
+/// The cell that capacity_cell(request, spec) returns when it chose `choice`: the plan is taken
+/// from the candidates by id and its figures predicted again (one plan, not the whole search);
+/// family and skipped cells are simply run again.
+CapacityCell rebuild_cell(const CapacityRequest& request, const CellSpec& spec, const CellChoice& choice);
 
 /// Runs every cell, in workload, topology, GPU-count order. GPU counts that the topology's node
 /// size does not divide (above one node) are skipped as cells with a note. Topology files are

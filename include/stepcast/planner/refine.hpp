@@ -14,4 +14,12 @@ namespace stepcast::planner {
 void refine_top(SearchResult& result, const workload::Workload& workload, const topology::Topology& topology, std::size_t k,
                 const cost::StepOptions& step_options, int threads = 0);
 
+/// The event engine's step time of one plan, as refine_top computes it for each of its k.
+Seconds simulated_step_time(const workload::Workload& workload, const topology::Topology& topology, const plan::Plan& plan,
+                            const cost::StepOptions& step_options);
+
+/// Re-orders the first min(k, ranked) plans by simulated_step_time (which each must have), ties
+/// by candidate id: refine_top's last step, for step times computed elsewhere.
+void rank_by_simulation(SearchResult& result, std::size_t k);
+
 }  // namespace stepcast::planner
