@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "expert_parallel.hpp"
 #include "stepcast/core/errors.hpp"
 
 namespace stepcast::plan {
@@ -125,6 +126,7 @@ std::vector<std::string> problems(const Plan& p, const workload::Workload& workl
   if (p.sharding == Sharding::kFsdpHybrid && p.dp > 0 && p.dp % p.shard_group != 0) {
     out.push_back(fmt::format("dp ({}) must be divisible by the hybrid shard group ({})", p.dp, p.shard_group));
   }
+  add_expert_problems(p, workload, out);
   return out;
 }
 
@@ -242,6 +244,7 @@ std::string to_string(const Plan& p) {
   // Communication settings only where given, so plans without them print as before.
   if (p.grad_reduce) text += fmt::format(",grad-reduce={}", to_string(*p.grad_reduce));
   if (p.tp_overlap) text += ",tp-overlap=on";
+  text += expert_settings_text(p);
   return text;
 }
 

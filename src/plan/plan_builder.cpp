@@ -1,6 +1,8 @@
 // Applies compact-form plan settings ("tp=2", "fsdp=hybrid:8x4", "recompute=selective") to a Plan.
 #include "plan_builder.hpp"
 
+#include "expert_parallel.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -39,7 +41,8 @@ bool parse_switch(std::string_view key, std::string_view value, const KeyFailure
 const std::vector<std::string_view>& PlanBuilder::keys() {
   static const std::vector<std::string_view> all = {"dp",  "tp",        "pp",       "vp",   "zero",      "fsdp",
                                                     "mbs", "gbs",       "seq",      "sp",   "recompute", "schedule",
-                                                    "flash", "precision", "optimizer", "grad-reduce", "tp-overlap"};
+                                                    "flash", "precision", "optimizer", "grad-reduce", "tp-overlap",
+                                                    "ep", "etp", "moe-dispatcher", "capacity-factor", "moe-imbalance", "moe-overlap"};
   return all;
 }
 
@@ -79,6 +82,8 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     } else {
       fail(fmt::format("flash= expects on, off, fa2, fa3 or triton, got \"{}\"", value));
     }
+  } else if (set_expert_key(plan_, key, value, fail)) {
+    // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap= (expert_parallel.cpp)
   } else if (key == "tp-overlap") {
     plan_.tp_overlap = parse_switch(key, value, fail);
   } else if (key == "grad-reduce") {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "stepcast/core/units.hpp"
@@ -48,6 +49,29 @@ struct Operator {
   double kernels = 1.0;   ///< launches
 };
 
+/// Which kind of transformer block: with routed experts or the dense MLP, with a sliding-window
+/// or full attention. A dense model without windows has one kind.
+struct LayerKind {
+  bool moe = false;
+  bool sliding = false;
+  friend bool operator==(const LayerKind&, const LayerKind&) = default;
+};
+
+/// How many blocks of each kind a pipeline stage holds: Megatron-LM places layers contiguously,
+/// stage i holding layers [i l/pp, (i+1) l/pp) (so DeepSeek-V3's dense layers sit on the first
+/// stage); sliding-window layers spread evenly (GPT-OSS alternates them). Kinds with no block
+/// are left out, in a fixed order (dense before MoE, full before sliding).
+std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::TransformerShape& shape, int pp, int stage);
+
+/// The expert-parallel layout of an MoE block, resolved from a plan.
+struct ExpertContext {
+  double ep = 1.0;         ///< expert-parallel degree
+  double etp = 1.0;        ///< expert tensor-parallel degree
+  /// Rows of the busiest rank's expert GEMMs over the balanced share: the imbalance, capped by
+  /// the capacity factor when tokens are dropped.
+  double load_factor = 1.0;
+};
+
 /// The settings an operator list depends on, resolved from a plan.
 struct OperatorContext {
   double micro_batch = 1.0;  ///< b: sequences per micro-batch
@@ -57,9 +81,20 @@ struct OperatorContext {
   bool flash = false;        ///< fused attention (never materialises the s x s scores)
   double activation_bytes = 2.0;  ///< bytes of one activation element (2 in mixed precision)
   plan::Recompute recompute = plan::Recompute::kNone;
+  LayerKind kind;         ///< which kind of block layer_operators lists
+  ExpertContext experts;  ///< MoE blocks only
 };
 
 OperatorContext operator_context(const plan::Plan& plan);
+
+/// Routed tokens (token x expert pairs) one GPU's expert GEMMs take per micro-batch, with the
+/// load factor: etp x (b s / tp) x top-k x load factor (moe_operators.cpp derives it).
+double expert_rows_per_gpu(const workload::TransformerShape& shape, const OperatorContext& ctx);
+
+/// The MLP part of an MoE block (router, dispatch permute, grouped expert GEMMs, combine, shared
+/// experts), appended to the forward and (unreversed) backward lists of layer_operators.
+void append_moe_mlp(const workload::TransformerShape& shape, const OperatorContext& ctx, std::vector<Operator>& forward,
+                    std::vector<Operator>& backward);
 
 /// The operators of one transformer layer for one micro-batch: forward, backward (data and
 /// weight gradients) and, under activation recompute, the forward kernels it repeats

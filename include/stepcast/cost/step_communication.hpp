@@ -23,7 +23,9 @@ namespace stepcast::cost {
 
 /// Which group of ranks a collective runs on. Ranks are placed tensor-parallel first
 /// (consecutive GPUs), then pipeline (stride tp), then data parallel (stride tp*pp).
-enum class CommGroup { kTensor, kPipeline, kData, kShardGroup, kReplicaGroup };
+/// MoE plans add the expert-parallel group (dispatch and combine) and the expert data-parallel
+/// group (the routed experts' gradients).
+enum class CommGroup { kTensor, kPipeline, kData, kShardGroup, kReplicaGroup, kExpert, kExpertData };
 
 /// One kind of collective of the step, with how often it runs and how much of it is exposed.
 struct CommTerm {
