@@ -33,6 +33,9 @@ std::string plan_summary(const plan::Plan& p) {
   out += fmt::format(",mbs={},recompute={}", p.micro_batch_size, plan::to_string(p.recompute));
   if (p.pp > 1) out += fmt::format(",schedule={}", plan::to_string(p.schedule));
   if (p.sequence_parallel) out += ",sp=on";
+  // Expert parallel layouts (MoE plans), in the compact form's keys.
+  if (p.ep > 1) out += fmt::format(",ep={}", p.ep);
+  if (p.etp > 0 && p.etp != p.tp) out += fmt::format(",etp={}", p.etp);
   return out;
 }
 
