@@ -9,6 +9,7 @@
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/launch_stream.hpp"
+#include "stepcast/cost/moe_memory.hpp"
 
 namespace stepcast::cost {
 
@@ -124,26 +125,80 @@ Flops narayanan_step_flops(const workload::TransformerShape& shape, double batch
   return Flops(72.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h)));
 }
 
+namespace {
+
+/// Matmul parameters of one block's attention: Q and O (h x q each), K and V (h x kv each); or
+/// latent attention's five projections (DeepSeek-V2 section 2.1).
+double attention_matmul_parameters(const workload::TransformerShape& shape) {
+  const double h = shape.hidden;
+  if (const auto& m = shape.mla) {
+    const double heads = shape.heads;
+    const double qk = m->qk_nope_head_dim + m->qk_rope_head_dim;
+    const double q = m->q_lora_rank > 0 ? h * m->q_lora_rank + m->q_lora_rank * heads * qk : h * heads * qk;
+    return q + h * (m->kv_lora_rank + m->qk_rope_head_dim) + m->kv_lora_rank * heads * (m->qk_nope_head_dim + m->v_head_dim) +
+           heads * m->v_head_dim * h;
+  }
+  const double kv = static_cast<double>(shape.kv_heads) * shape.head_dim();
+  return 2.0 * h * shape.query_width() + 2.0 * h * kv;
+}
+
+/// Matmul parameters a token passes through in one block's MLP: the dense MLP, or the router,
+/// its top-k routed experts and the shared experts.
+double mlp_matmul_parameters(const workload::TransformerShape& shape, bool moe) {
+  const double h = shape.hidden;
+  const double matrices = shape.gated_mlp ? 3.0 : 2.0;
+  if (!moe) return matrices * h * shape.ffn_hidden;
+  const auto& m = *shape.moe;
+  return h * m.experts + matrices * h * (static_cast<double>(m.top_k) * m.expert_ffn + static_cast<double>(m.shared_experts) * m.shared_ffn);
+}
+
+/// QK^T and (scores)V per token, counted over every key as Narayanan et al. do (2 x keys x
+/// heads x (qk dim + v dim); 4sh for multi-head attention); a sliding window sees its w keys.
+double attention_score_flops(const workload::TransformerShape& shape, double s, bool sliding) {
+  const double keys = sliding ? std::min<double>(shape.sliding_window, s) : s;
+  return 2.0 * keys * shape.heads * (static_cast<double>(shape.qk_head_dim()) + shape.v_head_dim());
+}
+
+}  // namespace
+
 StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& plan) {
   const double h = shape.hidden;
   const double s = plan.seq_len;
   const double tokens = static_cast<double>(plan.global_batch) * s;
-  const double kv = static_cast<double>(shape.kv_heads) * shape.head_dim();
-  // Matmul parameters of one block: Q and O (h x h each), K and V (h x kv each), MLP.
-  const double matmul = 2.0 * h * h + 2.0 * h * kv + (shape.gated_mlp ? 3.0 : 2.0) * h * shape.ffn_hidden;
-  // A multiply-add is 2 FLOPs; QK^T and (scores)V are each 2*s*h per token.
-  const double layer_forward = tokens * (2.0 * matmul + 4.0 * s * h);
-  const double logits_forward = tokens * 2.0 * h * shape.vocab;
-  const double layers = shape.layers;
+  // Per kind of block: a multiply-add is 2 FLOPs per matmul parameter and token, plus the
+  // attention scores. A dense model without windows has one kind, all its layers.
+  double layer_forward = 0.0;
+  double scores = 0.0;
+  for (const auto& [kind, count] : stage_layer_kinds(shape, {shape.layers}, 0)) {
+    const double score = attention_score_flops(shape, s, kind.sliding);
+    layer_forward += count * tokens * (2.0 * (attention_matmul_parameters(shape) + mlp_matmul_parameters(shape, kind.moe)) + score);
+    scores += count * tokens * score;
+  }
+  double logits_forward = tokens * 2.0 * h * shape.vocab;
+  if (shape.mtp_layers > 0) {
+    // Each MTP module (DeepSeek-V3 section 2.2): its projection (2h x h), one more block (full
+    // attention) and the shared output head again.
+    const double block = 2.0 * (attention_matmul_parameters(shape) + mlp_matmul_parameters(shape, shape.moe.has_value()) + 2.0 * h * h) +
+                         attention_score_flops(shape, s, false);
+    layer_forward += shape.mtp_layers * tokens * block;
+    scores += shape.mtp_layers * tokens * attention_score_flops(shape, s, false);
+    logits_forward *= 1.0 + shape.mtp_layers;
+  }
   StepFlops out;
-  out.model = Flops(3.0 * (layers * layer_forward + logits_forward));
-  double hardware = passes_of_transformer(plan.recompute) * layers * layer_forward + 3.0 * logits_forward;
-  if (plan.recompute == plan::Recompute::kSelective) hardware += layers * tokens * 4.0 * s * h;
+  out.model = Flops(3.0 * (layer_forward + logits_forward));
+  double hardware = passes_of_transformer(plan.recompute) * layer_forward + 3.0 * logits_forward;
+  if (plan.recompute == plan::Recompute::kSelective) hardware += scores;
   out.hardware = Flops(hardware);
   return out;
 }
 
 double optimizer_parameters_per_gpu(const workload::Workload& workload, const plan::Plan& plan) {
+  if (workload.shape && workload.shape->moe) {
+    // Dense and expert parameters split and sharded each their own way (moe_memory.cpp).
+    const ExpertSplit split = expert_split(workload, plan);
+    if (plan.zero_stage() == 0) return split.dense_per_gpu + split.expert_per_gpu;
+    return split.dense_per_gpu / split.dense_shards + split.expert_per_gpu / split.expert_shards;
+  }
   const double per_model_rank = workload.parameters / (static_cast<double>(plan.tp) * plan.pp);
   return plan.zero_stage() >= 1 ? per_model_rank / plan.state_shards() : per_model_rank;
 }
@@ -175,45 +230,74 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   }
   out.params = options.kernel_params ? *options.kernel_params : default_kernel_params(gpu, plan);
   const OperatorContext ctx = operator_context(plan);
-  const auto layer_ops = layer_operators(shape, ctx);
   const auto embedding_ops = embedding_operators(shape, ctx);
   const auto head_ops = head_operators(shape, ctx);
-  std::vector<KernelTime> layer_times;
   std::vector<KernelTime> embedding_times;
   std::vector<KernelTime> head_times;
   std::vector<KernelTime> optimizer_times;
   const bool ex = options.explain;
-  const PartStreams layer = time_part(layer_ops, gpu, plan.precision, out.params, ex ? &layer_times : no_times);
+  // One operator list per kind of block (dense or MoE, full or sliding-window attention): a
+  // dense model without windows has one.
+  struct KindTiming {
+    LayerKind kind;
+    std::vector<Operator> ops;
+    std::vector<KernelTime> times;
+    PartStreams streams;
+  };
+  std::vector<KindTiming> kinds;
+  kinds.reserve(4);  // at most dense/MoE x full/sliding: references into it stay valid
+  const auto timing_of = [&](LayerKind kind) -> const KindTiming& {
+    for (const KindTiming& k : kinds) {
+      if (k.kind == kind) return k;
+    }
+    OperatorContext kind_ctx = ctx;
+    kind_ctx.kind = kind;
+    KindTiming k{kind, layer_operators(shape, kind_ctx), {}, {}};
+    k.streams = time_part(k.ops, gpu, plan.precision, out.params, ex ? &k.times : no_times);
+    kinds.push_back(std::move(k));
+    return kinds.back();
+  };
   const PartStreams embedding = time_part(embedding_ops, gpu, plan.precision, out.params, ex ? &embedding_times : no_times);
   const PartStreams head = time_part(head_ops, gpu, plan.precision, out.params, ex ? &head_times : no_times);
   // The optimizer's kernels are all "forward" operators: one stream, once per step.
   out.optimizer = time_part(optimizer_ops, gpu, plan.precision, out.params, ex ? &optimizer_times : no_times).forward.makespan;
 
-  for (const Operator& op : layer_ops) {
+  // Each stage runs its layers (layers / pp, or the plan's uneven split; all its model chunks)
+  // per micro-batch; the first also the embedding, the last the output layer and loss (and the
+  // MTP modules after it, each one more block and the shared output layer again).
+  const std::vector<int> split = plan::stage_layers(plan, shape.layers);
+  const LayerKind mtp_kind{shape.moe.has_value(), false};
+
+  // The attention kernels of one layer: context parallel's ring steps run beside them.
+  for (const Operator& op : timing_of(stage_layer_kinds(shape, split, 0).front().first).ops) {
     if (op.kind != OpKind::kFusedAttention) continue;
     const Seconds t = time_operator(op, gpu, plan.precision, out.params).gpu;
     if (op.pass == OpPass::kForward) out.attention_forward += t;
     if (op.pass == OpPass::kBackward) out.attention_backward += t;
   }
-
-  // Each stage runs its layers (layers / pp, or the plan's uneven split; all its model chunks)
-  // per micro-batch; the first also the embedding, the last the output layer and loss.
-  const std::vector<int> split = plan::stage_layers(plan, shape.layers);
   Seconds longest(-1.0);
   for (int s = 0; s < plan.pp; ++s) {
     const double layers = split[static_cast<std::size_t>(s)];
     const bool first = s == 0;
     const bool last = s == plan.pp - 1;
+    auto stage_kinds = stage_layer_kinds(shape, split, s);
+    if (last && shape.mtp_layers > 0) stage_kinds.push_back({mtp_kind, shape.mtp_layers});
     LaunchStream forward = first ? embedding.forward : LaunchStream{};
-    forward = forward.then(layer.forward.times(layers));
-    if (last) forward = forward.then(head.forward);
-    LaunchStream backward = last ? head.backward : LaunchStream{};
-    backward = backward.then(layer.backward.times(layers));
+    LaunchStream backward = last ? head.backward.times(1.0 + shape.mtp_layers) : LaunchStream{};
+    Seconds weight_grad(0.0);
+    for (const auto& [kind, count] : stage_kinds) {
+      const KindTiming& k = timing_of(kind);
+      forward = forward.then(k.streams.forward.times(count));
+      backward = backward.then(k.streams.backward.times(count));
+      weight_grad += k.streams.weight_grad * count;
+    }
+    if (last) forward = forward.then(head.forward.times(1.0 + shape.mtp_layers));
     if (first) backward = backward.then(embedding.backward);
     StageCompute st;
     st.forward = forward.makespan;
     st.backward = backward.makespan;
-    st.weight_grad = layer.weight_grad * layers + (first ? embedding.weight_grad : Seconds(0.0)) + (last ? head.weight_grad : Seconds(0.0));
+    st.weight_grad = weight_grad + (first ? embedding.weight_grad : Seconds(0.0)) +
+                     (last ? head.weight_grad * (1.0 + shape.mtp_layers) : Seconds(0.0));
     st.layers = layers;
     if (st.forward + st.backward > longest) {
       longest = st.forward + st.backward;
@@ -230,7 +314,10 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
       for (std::size_t i = 0; i < ops.size(); ++i) out.kernels.push_back({ops[i], times[i], per_step});
     };
     if (out.critical_stage == 0) add(embedding_ops, embedding_times, m);
-    add(layer_ops, layer_times, out.stages[static_cast<std::size_t>(out.critical_stage)].layers * m);
+    for (const auto& [kind, count] : stage_layer_kinds(shape, split, out.critical_stage)) {
+      const KindTiming& k = timing_of(kind);
+      add(k.ops, k.times, count * m);
+    }
     if (out.critical_stage == plan.pp - 1) add(head_ops, head_times, m);
     add(optimizer_ops, optimizer_times, 1.0);
     explain_compute(out, workload, plan, gpu, options);

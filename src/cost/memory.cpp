@@ -11,6 +11,7 @@
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/low_precision.hpp"
+#include "stepcast/cost/moe_memory.hpp"
 #include "stepcast/cost/operators.hpp"
 #include "stepcast/cost/pipeline.hpp"
 
@@ -61,6 +62,8 @@ StateBytesPerParameter state_bytes_per_parameter(Precision precision, plan::Opti
 
 ModelState model_state(const workload::Workload& workload, const plan::Plan& plan) {
   STEPCAST_ASSERT(plan.dp >= 1, "model_state needs a resolved plan");
+  // Routed experts split and shard their own way (moe_memory.cpp).
+  if (workload.shape && workload.shape->moe) return moe_model_state(workload, plan);
   const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
   const double params = parameters_per_model_parallel_rank(workload, plan);
   const double shards = plan.state_shards();
@@ -74,11 +77,21 @@ ModelState model_state(const workload::Workload& workload, const plan::Plan& pla
   return out;
 }
 
-Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
+namespace {
+
+Bytes kind_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan, LayerKind kind) {
   // The tensors the layer's forward operators keep (operators.cpp, which follows Korthikanti
   // et al. 2022, section 4.1 and Table 2, operator by operator).
-  const OperatorContext ctx = operator_context(plan);
+  OperatorContext ctx = operator_context(plan);
+  ctx.kind = kind;
   return saved_activation_bytes(layer_operators(shape, ctx), shape, ctx);
+}
+
+}  // namespace
+
+Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  // The first stage's first kind of block (the only kind of a dense model without windows).
+  return kind_activation_bytes(shape, plan, stage_layer_kinds(shape, plan::stage_layers(plan, shape.layers), 0).front().first);
 }
 
 Bytes recompute_working_set(const workload::TransformerShape& shape, const plan::Plan& plan) {
@@ -90,7 +103,11 @@ Bytes recompute_working_set(const workload::TransformerShape& shape, const plan:
 
 Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
   const double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
-  Bytes total = layer_activation_bytes(shape, plan) * (static_cast<double>(shape.layers) / plan.pp * held);
+  Bytes total(0.0);
+  // Each kind of block the first stage holds (dense or MoE, full or sliding-window attention).
+  for (const auto& [kind, count] : stage_layer_kinds(shape, plan::stage_layers(plan, shape.layers), 0)) {
+    total += kind_activation_bytes(shape, plan, kind) * (count * held);
+  }
   if (plan.uneven_pipeline()) total = uneven_stage_memory(shape, plan, Bytes(0.0)).activations;
   if (plan.pp == 1) {
     // The first stage is also the last: the output layer's logits, kept in fp32 for the
@@ -258,6 +275,12 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
       buffers = BufferKind::kDdpBucketCopy;
     }
   }
+  Bytes dispatch_buffers(0.0);
+  if (workload.shape && workload.shape->moe) {
+    // An MoE block's all-to-all send and receive buffers, live while it runs (moe_memory.cpp).
+    dispatch_buffers = moe_dispatch_buffers(*workload.shape, plan);
+    out.temporary_buffers += dispatch_buffers;
+  }
   if (const auto& shape = workload.shape) {
     out.working_set = recompute_working_set(*shape, plan);
     if (plan.pp == 1) {
@@ -271,7 +294,35 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   if (workload.shape) out.quantized_copies = quantized_copy_bytes(*workload.shape, plan, options.fsdp_prefetch_units);
   out.total = out.parameters + out.gradients + out.optimizer_state + out.activations + out.temporary_buffers + out.working_set +
               out.framework_overhead + out.quantized_copies;
-  if (options.explain) out.explanation = explain_memory(workload, plan, options, out, buffers);
+  if (options.explain) {
+    out.explanation = explain_memory(workload, plan, options, out, buffers);
+    if (workload.shape && workload.shape->moe) {
+      const ExpertSplit split = expert_split(workload, plan);
+      // The parameter, gradient and optimizer rows: dense and expert parts, each sharded its own way.
+      const auto parts = [&](const char* what, double bytes, int from_stage) {
+        const bool sharded = plan.zero_stage() >= from_stage;
+        return fmt::format("({:.6g} dense{} + {:.6g} expert{}) params/GPU x {} B ({})", split.dense_per_gpu,
+                           sharded && split.dense_shards > 1 ? fmt::format(" / {:.4g} shards", split.dense_shards) : std::string(),
+                           split.expert_per_gpu,
+                           sharded && split.expert_shards > 1 ? fmt::format(" / {:.4g} shards", split.expert_shards) : std::string(), bytes,
+                           what);
+      };
+      out.explanation[0].formula = parts("working copy", per.parameters, 3);
+      out.explanation[1].formula = parts("gradients", per.gradients, 2);
+      out.explanation[2].formula = parts("optimizer state, ZeRO 2+2+K", per.optimizer, 1);
+      out.explanation.insert(out.explanation.begin(),
+                             {"MoE parameter split", fmt::format("{:.6g} dense / (tp*pp = {}), shards {:.4g}; {:.6g} routed-expert / (etp*ep*pp = {}), "
+                                                                 "shards {:.4g} (edp = {})",
+                                                                 split.dense, plan.tp * plan.pp, split.dense_shards, split.routed,
+                                                                 plan.expert_tp() * plan.ep * plan.pp, split.expert_shards, plan.expert_dp()),
+                              fmt::format("{:.6g} params/GPU", split.dense_per_gpu + split.expert_per_gpu)});
+      out.explanation.insert(out.explanation.end() - 1,
+                             {"MoE dispatch buffers (in temporary buffers)",
+                              fmt::format("send b*s/t x top-{} x h + received expert rows x h, x {} B (load factor {:.4g})", workload.shape->moe->top_k,
+                                          operator_context(plan).activation_bytes, operator_context(plan).experts.load_factor),
+                              format_bytes(dispatch_buffers)});
+    }
+  }
   return out;
 }
 

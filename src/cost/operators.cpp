@@ -126,11 +126,13 @@ void residual(OpList& fwd, OpList& bwd, std::string_view name, std::string_view 
 void unfused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, const OperatorContext& c) {
   const double e = c.activation_bytes;
   const double s = c.seq;
-  const double d = shape.head_dim();
+  // Query/key and value dims of a head (different under latent attention, DeepSeek-V2 2.1).
+  const double d = shape.qk_head_dim();
+  const double dv = shape.v_head_dim();
   const double heads = c.micro_batch * shape.heads / c.tp;  // (sequence, head) pairs on this rank
   const double scores = heads * s * s;
   const double tokens = c.micro_batch * s;
-  const double q_bytes = tokens * shape.hidden / c.tp * e;
+  const double q_bytes = tokens * shape.heads * d / c.tp * e;
   const double kv_bytes = tokens * static_cast<double>(shape.kv_heads) * d / c.tp * e;
   // Q K^T keeps Q and K (4sbh/t under multi-head attention; K is kv/a as wide under GQA).
   fwd.gemm("attention scores (QK^T)", OpPass::kForward, {heads, s, s, d}, e).saved = Bytes(q_bytes + kv_bytes);
@@ -146,12 +148,12 @@ void unfused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, 
         Bytes(kept * scores * kMaskBytes);
     av_saved += kept * scores * e;  // the dropout's output (2as^2b/t)
   }
-  fwd.gemm("attention over values (PV)", OpPass::kForward, {heads, s, d, s}, e).saved = Bytes(av_saved);
+  fwd.gemm("attention over values (PV)", OpPass::kForward, {heads, s, dv, s}, e).saved = Bytes(av_saved);
 
   // Backward: dP = dO V^T and dV = P^T dO, then dropout and softmax backward, then dQ = dS K and
   // dK = dS^T Q.
-  bwd.gemm("attention over values (dP)", OpPass::kBackward, {heads, s, s, d}, e);
-  bwd.gemm("attention over values (dV)", OpPass::kBackward, {heads, s, d, s}, e);
+  bwd.gemm("attention over values (dP)", OpPass::kBackward, {heads, s, s, dv}, e);
+  bwd.gemm("attention over values (dV)", OpPass::kBackward, {heads, s, dv, s}, e);
   if (shape.dropout) bwd.memory("attention dropout backward", OpPass::kBackward, scores, 2.0 * scores * e + scores * kMaskBytes, scores);
   bwd.memory("softmax backward", OpPass::kBackward, scores, 3.0 * scores * e, 3.0 * scores);
   bwd.gemm("attention scores (dQ)", OpPass::kBackward, {heads, s, d, s}, e);
@@ -166,22 +168,30 @@ void unfused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, 
 void fused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, const OperatorContext& c) {
   const double e = c.activation_bytes;
   const double s = c.seq;
-  const double d = shape.head_dim();
+  const double d = shape.qk_head_dim();
+  const double dv = shape.v_head_dim();
   const double heads = c.micro_batch * shape.heads / c.tp;
   const double local = s / c.cp;  // tokens of each sequence on this rank
   const double tokens = c.micro_batch * local;
-  const double q_bytes = tokens * shape.hidden / c.tp * e;
-  const double kv_bytes = 2.0 * tokens * static_cast<double>(shape.kv_heads) * d / c.tp * e;
+  const double q_bytes = tokens * shape.heads * d / c.tp * e;
+  const double kv_bytes = tokens * static_cast<double>(shape.kv_heads) * (d + dv) / c.tp * e;
   const double stats = heads * local * kFp32Bytes;  // the log-sum-exp per query row
-  const double causal_flops = 0.5 * 4.0 * heads * s * s * d / c.cp;
+  // Query-key pairs computed: half the s x s square under the causal mask; a sliding window of w
+  // keys leaves s w - w^2/2 of them (FlashAttention-2's window_size skips the blocks outside);
+  // context parallel gives each rank 1/cp of them.
+  const double w = c.kind.sliding ? std::min<double>(shape.sliding_window, s) : s;
+  const double pairs = s * w - 0.5 * w * w;
+  const double causal_flops = 2.0 * heads * pairs * (d + dv) / c.cp;
   const ContextAttention cpa = context_attention(heads, s, d, c);
   Operator f;
   f.name = "flash attention";
   f.part = OpPart::kLayer;
   f.pass = OpPass::kForward;
   f.kind = OpKind::kFusedAttention;
-  f.gemm = cpa.shape;
-  f.elements = cpa.shape.batch * std::ceil(cpa.shape.m / kFlashQueryBlock);  // thread blocks of one kernel
+  // One kernel's shape: the ring step's under context parallel, else all queries against the
+  // keys in reach (a sliding window's w).
+  f.gemm = c.cp == 1.0 ? GemmShape{heads, s, w, d} : cpa.shape;
+  f.elements = f.gemm.batch * std::ceil(f.gemm.m / kFlashQueryBlock);  // thread blocks of one kernel
   f.flops = Flops(causal_flops);
   // Q, K, V in; O and statistics out; each extra ring step reads Q, a K/V chunk and the running
   // O and statistics again.
@@ -222,6 +232,10 @@ OperatorContext operator_context(const plan::Plan& plan) {
   c.activation_bytes = state_bytes_per_parameter(plan.precision, plan.optimizer).parameters;
   c.precision = plan.precision;
   c.fp8_recipe = plan.fp8_recipe;
+  c.experts.ep = plan.ep;
+  c.experts.etp = plan.expert_tp();
+  // A capacity factor caps the busiest expert's tokens (the rest are dropped).
+  c.experts.load_factor = plan.capacity_factor ? std::min(plan.moe_imbalance, *plan.capacity_factor) : plan.moe_imbalance;
   return c;
 }
 
@@ -239,15 +253,38 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   const double tokens = c.micro_batch * c.seq / c.cp;                       // GEMM rows (s/cp per rank)
   const double shard_tokens = tokens / (c.sequence_parallel ? t : 1.0);     // norm, dropout, residual rows
   const double kv_width = static_cast<double>(shape.kv_heads) * shape.head_dim();
+  const double q_width = shape.query_width();
   const double f = shape.ffn_hidden;
 
   // Attention block.
   norm(fwd, bwd, "input norm", "input norm backward", shard_tokens, h, e);
-  // The QKV GEMM keeps its input, the norm's output (sharded again under sequence parallel).
-  linear(fwd, bwd, "qkv projection", "qkv projection (dgrad)", "qkv projection (wgrad)", tokens, (h + 2.0 * kv_width) / t, h, e,
-         shard_tokens * h * e, &c);
+  if (shape.mla) {
+    // Latent attention (DeepSeek-V2 section 2.1) as Megatron-core's MLASelfAttention runs it:
+    // the down projections to the latents on every tensor rank, the up projections and the
+    // output projection split over them.
+    const auto& m = *shape.mla;
+    const double qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    const double heads = shape.heads;
+    if (m.q_lora_rank > 0) {
+      linear(fwd, bwd, "q down projection", "q down projection (dgrad)", "q down projection (wgrad)", tokens, m.q_lora_rank, h, e,
+             shard_tokens * h * e, &c);
+      linear(fwd, bwd, "q up projection", "q up projection (dgrad)", "q up projection (wgrad)", tokens, heads * qk / t, m.q_lora_rank, e,
+             tokens * m.q_lora_rank * e, &c);
+    } else {
+      linear(fwd, bwd, "q projection", "q projection (dgrad)", "q projection (wgrad)", tokens, heads * qk / t, h, e, shard_tokens * h * e, &c);
+    }
+    linear(fwd, bwd, "kv down projection", "kv down projection (dgrad)", "kv down projection (wgrad)", tokens,
+           m.kv_lora_rank + m.qk_rope_head_dim, h, e, 0.0, &c);
+    linear(fwd, bwd, "kv up projection", "kv up projection (dgrad)", "kv up projection (wgrad)", tokens,
+           heads * (m.qk_nope_head_dim + m.v_head_dim) / t, m.kv_lora_rank, e, tokens * m.kv_lora_rank * e, &c);
+  } else {
+    // The QKV GEMM keeps its input, the norm's output (sharded again under sequence parallel).
+    linear(fwd, bwd, "qkv projection", "qkv projection (dgrad)", "qkv projection (wgrad)", tokens, (q_width + 2.0 * kv_width) / t, h, e,
+           shard_tokens * h * e, &c);
+  }
   if (shape.rotary) {
-    const double rotated = tokens * (h + kv_width) / t;  // Q and K
+    // Q and K; under latent attention only their rope dims (each head's and the shared key's).
+    const double rotated = shape.mla ? tokens * (shape.heads / t + 1.0) * shape.mla->qk_rope_head_dim : tokens * (q_width + kv_width) / t;
     fwd.memory("rotary embedding", OpPass::kForward, rotated, 2.0 * rotated * e, 3.0 * rotated);
     bwd.memory("rotary embedding backward", OpPass::kBackward, rotated, 2.0 * rotated * e, 3.0 * rotated);
   }
@@ -259,36 +296,42 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
     unfused_attention(fwd, bwd, shape, c);
   }
   const std::size_t core_end = ops.size();
+  const double attention_out = static_cast<double>(shape.heads) * shape.v_head_dim();  // = h for most models
   // FlashAttention's backward reads its output O, which the output projection no longer keeps in
   // 16-bit when it runs quantized.
-  linear(fwd, bwd, "output projection", "output projection (dgrad)", "output projection (wgrad)", tokens, h, h / t, e, tokens * h / t * e, &c,
-         c.flash ? tokens * h / t * e : 0.0);
+  linear(fwd, bwd, "output projection", "output projection (dgrad)", "output projection (wgrad)", tokens, h, attention_out / t, e,
+         tokens * attention_out / t * e, &c, c.flash ? tokens * attention_out / t * e : 0.0);
   residual(fwd, bwd, "dropout + residual (attention)", "residual add (attention)", "dropout backward (attention)", shard_tokens, h, e,
            shape.dropout);
 
-  // MLP block: up (and gate) projection, activation, down projection.
+  // MLP block: up (and gate) projection, activation, down projection; or routed experts.
   norm(fwd, bwd, "post-attention norm", "post-attention norm backward", shard_tokens, h, e);
-  const double up_width = (shape.gated_mlp ? 2.0 : 1.0) * f / t;
-  linear(fwd, bwd, shape.gated_mlp ? "mlp gate+up projection" : "mlp up projection",
-         shape.gated_mlp ? "mlp gate+up projection (dgrad)" : "mlp up projection (dgrad)",
-         shape.gated_mlp ? "mlp gate+up projection (wgrad)" : "mlp up projection (wgrad)", tokens, up_width, h, e, shard_tokens * h * e, &c);
-  const double inner = tokens * f / t;
-  if (shape.gated_mlp) {
-    // SwiGLU (Shazeer 2020) keeps the gate and up outputs; the down projection keeps their product.
-    fwd.memory("swiglu", OpPass::kForward, inner, 3.0 * inner * e, 6.0 * inner).saved = Bytes(2.0 * inner * e);
-    bwd.memory("swiglu backward", OpPass::kBackward, inner, 5.0 * inner * e, 10.0 * inner);
+  const double up_width = c.kind.moe ? 0.0 : (shape.gated_mlp ? 2.0 : 1.0) * f / t;
+  if (c.kind.moe) {
+    append_moe_mlp(shape, c, ops, backward);
   } else {
-    // Megatron's fused bias + GeLU keeps its input (8sbh/t at f = 4h, Korthikanti section 4.1).
-    fwd.memory("gelu", OpPass::kForward, inner, 2.0 * inner * e, 8.0 * inner).saved = Bytes(inner * e);
-    bwd.memory("gelu backward", OpPass::kBackward, inner, 3.0 * inner * e, 12.0 * inner);
+    linear(fwd, bwd, shape.gated_mlp ? "mlp gate+up projection" : "mlp up projection",
+           shape.gated_mlp ? "mlp gate+up projection (dgrad)" : "mlp up projection (dgrad)",
+           shape.gated_mlp ? "mlp gate+up projection (wgrad)" : "mlp up projection (wgrad)", tokens, up_width, h, e, shard_tokens * h * e, &c);
+    const double inner = tokens * f / t;
+    if (shape.gated_mlp) {
+      // SwiGLU (Shazeer 2020) keeps the gate and up outputs; the down projection keeps their product.
+      fwd.memory("swiglu", OpPass::kForward, inner, 3.0 * inner * e, 6.0 * inner).saved = Bytes(2.0 * inner * e);
+      bwd.memory("swiglu backward", OpPass::kBackward, inner, 5.0 * inner * e, 10.0 * inner);
+    } else {
+      // Megatron's fused bias + GeLU keeps its input (8sbh/t at f = 4h, Korthikanti section 4.1).
+      fwd.memory("gelu", OpPass::kForward, inner, 2.0 * inner * e, 8.0 * inner).saved = Bytes(inner * e);
+      bwd.memory("gelu backward", OpPass::kBackward, inner, 3.0 * inner * e, 12.0 * inner);
   }
   linear(fwd, bwd, "mlp down projection", "mlp down projection (dgrad)", "mlp down projection (wgrad)", tokens, h, f / t, e, inner * e, &c);
+  }
   residual(fwd, bwd, "dropout + residual (mlp)", "residual add (mlp)", "dropout backward (mlp)", shard_tokens, h, e, shape.dropout);
 
   if (shape.biases) {
     // Bias gradients: one reduction over each linear layer's output gradient.
-    const double widths = (h + 2.0 * kv_width) / t + h + up_width + h;
-    bwd.memory("bias gradients", OpPass::kWeightGrad, tokens * widths, tokens * widths * e, tokens * widths).kernels = 4.0;
+    // (An MoE block's expert biases are reduced inside its grouped weight-gradient kernels.)
+    const double widths = (q_width + 2.0 * kv_width) / t + h + up_width + (c.kind.moe ? 0.0 : h);
+    bwd.memory("bias gradients", OpPass::kWeightGrad, tokens * widths, tokens * widths * e, tokens * widths).kernels = c.kind.moe ? 2.0 : 4.0;
   }
   // The backward runs the blocks in reverse order.
   std::reverse(backward.begin(), backward.end());

@@ -13,6 +13,7 @@
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/context_parallel.hpp"
+#include "stepcast/cost/moe_memory.hpp"
 
 namespace stepcast::cost {
 
@@ -138,6 +139,90 @@ void context_parallel_terms(StepCommunication& out, const workload::TransformerS
   }
 }
 
+/// Where a group's ranks sit, for the explanation: "1 node, NVLink" or "4 nodes, 2 ranks each".
+std::string tier_text(const Group& g) {
+  const topology::CommTiers& t = g.view->tiers;
+  if (t.nodes <= 1) return fmt::format("{} ranks on 1 node, intra-node fabric", g.ranks);
+  return fmt::format("{} ranks over {} nodes, {} per node, NICs", g.ranks, t.nodes, t.ranks_per_node);
+}
+
+/// The collectives an MoE plan adds (Megatron-core's token dispatchers; Megatron-LM's MoE guide):
+/// per MoE block and micro-batch, a dispatch and a combine in the forward and their two
+/// gradients in the backward (a forward's worth more under full recompute). With the all-to-all
+/// dispatcher each rank sends its tokens' top-k copies, S = tokens x top-k x h x bytes (nccl-tests'
+/// all-to-all size); the all-gather dispatcher gathers the hidden states of the whole EP group and
+/// reduce-scatters the outputs back. The busiest rank's load factor stretches every call. They
+/// sit between dependent kernels: all exposed, unless moe-overlap hides them behind the other
+/// micro-batch's compute (DeepSeek-V3's DualPipe, section 3.2.1), what outlasts it exposed.
+void add_expert_parallel_terms(StepCommunication& out, const workload::TransformerShape& shape, const plan::Plan& plan,
+                               const topology::Topology& topology, const std::optional<NcclHardware>& hardware,
+                               const CollectiveModel& model, StepCommunicationCache& cache, const ComputeWindows& windows,
+                               double act_bytes) {
+  if (plan.ep < 2 && plan.expert_tp() < 2) return;
+  const int m = windows.micro_batches;
+  // MoE blocks of the busiest stage (the MTP modules ride on the last).
+  int moe_blocks = 0;
+  for (int s = 0; s < plan.pp; ++s) {
+    int blocks = (s == plan.pp - 1) ? shape.mtp_layers : 0;
+    for (int i = static_cast<int>(static_cast<long>(shape.layers) * s / plan.pp); i < static_cast<int>(static_cast<long>(shape.layers) * (s + 1) / plan.pp); ++i) {
+      blocks += shape.moe->is_moe_layer(i) ? 1 : 0;
+    }
+    moe_blocks = std::max(moe_blocks, blocks);
+  }
+  const double forward_calls = static_cast<double>(moe_blocks) * m * (plan.recompute == plan::Recompute::kFull ? 2.0 : 1.0);
+  const double backward_calls = static_cast<double>(moe_blocks) * m;
+  const double load = plan.capacity_factor ? std::min(plan.moe_imbalance, *plan.capacity_factor) : plan.moe_imbalance;
+  const double routed = static_cast<double>(plan.seq_len) * plan.micro_batch_size / (plan.sequence_parallel ? plan.tp : 1);
+  const int etp = plan.expert_tp();
+  std::vector<CommTerm> terms;
+  if (plan.ep > 1) {
+    // Expert groups lay ranks etp first, then ep (Megatron-core's RankGenerator): ep ranks etp
+    // apart while they stay inside a stage's tensor ranks; beyond them stepcast's stage-major
+    // layout puts pp x etp GPUs between them on average.
+    const int stride = (plan.pp == 1 || etp * plan.ep <= plan.tp) ? etp : etp * plan.pp;
+    const Group ep = make_group(topology, hardware, model, cache, CommGroup::kExpert, plan.ep, stride, topology::Concurrency{etp, 1});
+    const std::string where = tier_text(ep);
+    if (plan.moe_dispatcher == plan::MoeDispatcher::kAllToAll) {
+      const Bytes size = Bytes(routed * shape.moe->top_k * shape.hidden * act_bytes * load);
+      terms.push_back(uniform_term(fmt::format("MoE dispatch+combine all-to-all (forward; {})", where), CollectiveOp::kAllToAll, ep, size,
+                                   2.0 * forward_calls));
+      terms.push_back(uniform_term(fmt::format("MoE dispatch+combine all-to-all (backward; {})", where), CollectiveOp::kAllToAll, ep, size,
+                                   2.0 * backward_calls));
+    } else {
+      const Bytes size = Bytes(routed * plan.ep * shape.hidden * act_bytes * load);
+      for (const bool backward : {false, true}) {
+        const double calls = backward ? backward_calls : forward_calls;
+        const char* pass = backward ? "backward" : "forward";
+        terms.push_back(uniform_term(fmt::format("MoE dispatch all-gather ({}; {})", pass, where), CollectiveOp::kAllGather, ep, size, calls));
+        terms.push_back(
+            uniform_term(fmt::format("MoE combine reduce-scatter ({}; {})", pass, where), CollectiveOp::kReduceScatter, ep, size, calls));
+      }
+    }
+  }
+  if (etp > 1 && plan.sequence_parallel) {
+    // With expert tensor parallel the dispatched rows are gathered inside the etp group before
+    // the experts and reduce-scattered after (Megatron-core's alltoall dispatcher).
+    const Group etp_group = make_group(topology, hardware, model, cache, CommGroup::kExpert, etp, 1);
+    const Bytes size = Bytes(routed * etp * shape.moe->top_k * shape.hidden * act_bytes * load);
+    terms.push_back(uniform_term(fmt::format("MoE expert-TP all-gather ({})", tier_text(etp_group)), CollectiveOp::kAllGather, etp_group, size,
+                                 forward_calls + backward_calls));
+    terms.push_back(uniform_term(fmt::format("MoE expert-TP reduce-scatter ({})", tier_text(etp_group)), CollectiveOp::kReduceScatter,
+                                 etp_group, size, forward_calls + backward_calls));
+  }
+  for (CommTerm& t : terms) {
+    t.exposed = t.time;
+    if (plan.moe_overlap) {
+      // Hidden behind the other micro-batch's pass of the same blocks: what outlasts it shows.
+      const bool backward = t.name.find("backward") != std::string::npos;
+      const Seconds window = (backward ? windows.backward : windows.forward) * m;
+      t.exposed = max0(t.time - window);
+    }
+    // Like the tensor-parallel collectives, they lengthen every micro-batch slot (the bubble's unit).
+    out.tensor += t.exposed;
+    out.terms.push_back(std::move(t));
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(CommGroup group) {
@@ -148,6 +233,8 @@ std::string_view to_string(CommGroup group) {
     case CommGroup::kShardGroup: return "shard group";
     case CommGroup::kReplicaGroup: return "replicas";
     case CommGroup::kContext: return "context";
+    case CommGroup::kExpert: return "expert parallel";
+    case CommGroup::kExpertData: return "expert data parallel";
   }
   STEPCAST_UNREACHABLE("unknown group");
 }
@@ -225,12 +312,14 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   }
 
   if (plan.cp > 1) context_parallel_terms(out, shape, plan, topology, hardware, model, cache, windows, layers_per_stage, m);
+  if (shape.moe) add_expert_parallel_terms(out, shape, plan, topology, hardware, model, cache, windows, act_bytes);
 
   // Data parallel, by sharding strategy. Ranks of a data-parallel group are tp*pp apart; with
   // context parallel the group holds the cp ranks too (dp x cp, all holding the same weights).
   const int dp_stride = plan.tp * plan.pp;
   const int dp_ranks = plan.gradient_ranks();
-  const double params = workload.parameters / dp_stride;
+  // An MoE plan reduces its routed experts' gradients over the expert data-parallel group instead (below).
+  const double params = shape.moe ? expert_split(workload, plan).dense_per_gpu : workload.parameters / dp_stride;
   // Gradients travel in the type they are reduced in (grad-reduce=), else their own.
   const double reduce_bytes = plan.grad_reduce ? (*plan.grad_reduce == plan::Precision::kFp32 ? 4.0 : 2.0) : per.gradients;
   const Bytes grads = Bytes(params * reduce_bytes);
@@ -323,6 +412,34 @@ StepCommunication step_communication(const workload::Workload& workload, const p
         share(replicas);
         out.terms.push_back(replicas);
       }
+    }
+  }
+  if (shape.moe && plan.expert_dp() > 1) {
+    // The routed experts' gradients are reduced over the expert data-parallel group (Megatron-core:
+    // expert_data_parallel_group), as the dense ones over dp; behind the backward that the dense
+    // reduction leaves free, the last bucket exposed at least.
+    const int etp = plan.expert_tp();
+    const int edp = plan.expert_dp();
+    const int stride = etp * plan.ep >= plan.tp ? etp * plan.ep * plan.pp : etp * plan.ep;
+    const Group g = make_group(topology, hardware, model, cache, CommGroup::kExpertData, edp, stride, topology::Concurrency{etp * plan.ep >= plan.tp ? plan.tp : 1, 1});
+    const Bytes expert_grads = Bytes(expert_split(workload, plan).expert_per_gpu * reduce_bytes);
+    const bool sharded = plan.zero_stage() >= 1;
+    const CollectiveOp op = sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+    const Bytes bucket = std::min(expert_grads, sharded ? Bytes(options.zero_bucket_elements * reduce_bytes) : options.ddp_bucket);
+    const double reductions = plan.zero_stage() == 2 ? m : 1.0;
+    CommTerm term = pieces_term(fmt::format("expert gradient {} (edp; {})", sharded ? "reduce-scatter" : "all-reduce", tier_text(g)), op, g,
+                                expert_grads, bucket, reductions);
+    Seconds dense_time(0.0);
+    for (const auto& t : out.terms) {
+      if (t.group == CommGroup::kData && t.op != CollectiveOp::kAllGather) dense_time += t.time;
+    }
+    term.exposed = std::max(max0(term.time - max0(backward_window * reductions - dense_time)), time_of(op, bucket, g));
+    out.terms.push_back(term);
+    if (sharded) {
+      CommTerm ag = uniform_term(fmt::format("expert parameter all-gather (edp; {})", tier_text(g)), CollectiveOp::kAllGather, g,
+                                 Bytes(expert_split(workload, plan).expert_per_gpu * per.parameters), 1.0);
+      ag.exposed = ag.time;
+      out.terms.push_back(ag);
     }
   }
   for (const auto& term : out.terms) out.exposed += term.exposed;

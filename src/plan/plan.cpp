@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "expert_parallel.hpp"
 #include "stepcast/core/errors.hpp"
 
 namespace stepcast::plan {
@@ -141,6 +142,7 @@ std::vector<std::string> problems(const Plan& p, const workload::Workload& workl
     out.push_back(fmt::format("fp8-recipe= chooses the per-tensor scaling of precision=fp8 and applies to nothing else (got precision={})",
                               to_string(p.precision)));
   }
+  add_expert_problems(p, workload, out);
   return out;
 }
 
@@ -274,6 +276,7 @@ std::string to_string(const Plan& p) {
   if (p.pp_last_layers > 0) text += fmt::format(",pp-last-layers={}", p.pp_last_layers);
   if (p.pp_embedding_loss_layers) text += ",pp-embedding-loss-layers=on";
   if (p.fp8_recipe_given) text += fmt::format(",fp8-recipe={}", to_string(p.fp8_recipe));
+  text += expert_settings_text(p);
   return text;
 }
 

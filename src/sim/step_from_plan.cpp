@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "stepcast/core/errors.hpp"
 
 namespace stepcast::sim {
 
@@ -95,6 +96,22 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
         sharded.replica_all_reduce = t.size;
         sharded.root_replica_all_reduce = beyond_layers(t, m, layers);
         break;
+      case cost::CommGroup::kExpertData:
+        if (t.ranks == plan.dp && t.op != cost::CollectiveOp::kAllGather) {
+          // Without expert parallel the experts' gradients reduce over the data-parallel group itself.
+          s.syncs.push_back(GradientSync{t.name, t.op, t.size, t.calls, plan.zero_stage() == 2});
+          break;
+        }
+        if (t.ranks == plan.dp) {
+          s.parameter_gather += t.size;  // ZeRO-1/2: the experts' updated parameters, gathered with the others
+          break;
+        }
+        [[fallthrough]];
+      case cost::CommGroup::kExpert:
+        // The simulator's step graph has no MoE blocks yet: refuse rather than drop the terms.
+        throw InputError("--plan", {}, fmt::format("simulate does not play expert-parallel plans yet ({}): price them with predict, whose "
+                                                   "all-to-all terms come from the same collective model",
+                                                   t.name));
       case cost::CommGroup::kData:
         if (t.op == cost::CollectiveOp::kAllGather) {
           s.parameter_gather = t.size;  // ZeRO-1/2: updated parameters gathered after the optimizer

@@ -4,6 +4,8 @@
 // LayerNorm, learned positions, tied embeddings) and extend it to GQA and gated MLPs.
 #include "stepcast/workload/workload.hpp"
 
+#include "stepcast/core/errors.hpp"
+
 namespace stepcast::workload {
 
 namespace {
@@ -15,29 +17,123 @@ double norm_parameters(const TransformerShape& s) {
 
 }  // namespace
 
-double layer_parameter_count(const TransformerShape& s) {
+double attention_parameter_count(const TransformerShape& s) {
   const double h = s.hidden;
-  const double kv = static_cast<double>(s.kv_heads) * s.head_dim();  // width of K and of V
-  const double f = s.ffn_hidden;
-  // Attention: Q (h x h), K and V (h x kv each), output projection (h x h).
-  double attention = 2.0 * h * h + 2.0 * h * kv;
-  // MLP: up and down projections, plus the gate of a SwiGLU MLP (Shazeer 2020).
-  double mlp = (s.gated_mlp ? 3.0 : 2.0) * h * f;
-  if (s.biases) {
-    attention += h + 2.0 * kv + h;
-    mlp += (s.gated_mlp ? 2.0 : 1.0) * f + h;
+  const double heads = s.heads;
+  if (s.mla) {
+    // Latent attention (DeepSeek-V2 section 2.1, and its modeling_deepseek.py): queries through
+    // q_a (h x q_lora), an RMSNorm and q_b (q_lora x heads x (nope + rope)), or one h x heads x
+    // (nope + rope) matrix without q_lora; kv_a (h x (kv_lora + rope)), an RMSNorm, kv_b (kv_lora x
+    // heads x (nope + v)); the output projection heads x v x h.
+    const MlaShape& m = *s.mla;
+    const double qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    const double q = m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * heads * qk : h * heads * qk;
+    const double kv = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank +
+                      static_cast<double>(m.kv_lora_rank) * heads * (m.qk_nope_head_dim + m.v_head_dim);
+    return q + kv + heads * m.v_head_dim * h;
   }
-  // Two norms per block: before attention and before the MLP.
-  return attention + mlp + 2.0 * norm_parameters(s);
+  const double q = s.query_width();
+  const double kv = static_cast<double>(s.kv_heads) * s.head_dim();  // width of K and of V
+  // Q (h x q), K and V (h x kv each), output projection (q x h).
+  double attention = 2.0 * h * q + 2.0 * h * kv;
+  if (s.biases) attention += q + 2.0 * kv + h;
+  if (s.qk_norm) attention += 2.0 * s.head_dim();  // Qwen3's q_norm and k_norm gains
+  if (s.attention_sinks) attention += heads;       // GPT-OSS: one sink logit per head
+  return attention;
 }
 
-double parameter_count(const TransformerShape& s) {
+double layer_parameter_count(const TransformerShape& s) {
+  const double h = s.hidden;
+  const double f = s.ffn_hidden;
+  // MLP: up and down projections, plus the gate of a SwiGLU MLP (Shazeer 2020).
+  double mlp = (s.gated_mlp ? 3.0 : 2.0) * h * f;
+  if (s.biases) mlp += (s.gated_mlp ? 2.0 : 1.0) * f + h;
+  // Two norms per block: before attention and before the MLP.
+  return attention_parameter_count(s) + mlp + 2.0 * norm_parameters(s);
+}
+
+double expert_parameter_count(const TransformerShape& s) {
+  STEPCAST_ASSERT(s.moe.has_value(), "expert_parameter_count needs an MoE shape");
+  const double h = s.hidden;
+  const double f = s.moe->expert_ffn;
+  double expert = (s.gated_mlp ? 3.0 : 2.0) * h * f;
+  if (s.moe->expert_biases) expert += (s.gated_mlp ? 2.0 : 1.0) * f + h;
+  return expert;
+}
+
+namespace {
+
+/// One shared expert: a gated (or plain) MLP of shared_ffn.
+double shared_expert_parameters(const TransformerShape& s) {
+  return (s.gated_mlp ? 3.0 : 2.0) * static_cast<double>(s.hidden) * s.moe->shared_ffn;
+}
+
+/// What every token of an MoE block passes through: attention, norms, router, shared experts.
+double moe_layer_common_parameters(const TransformerShape& s) {
+  const MoeShape& m = *s.moe;
+  const double h = s.hidden;
+  double router = h * m.experts + (m.router_bias ? m.experts : 0.0);
+  double shared = m.shared_experts * shared_expert_parameters(s);
+  if (m.shared_expert_gate && m.shared_experts > 0) shared += h;
+  return attention_parameter_count(s) + router + shared + 2.0 * norm_parameters(s);
+}
+
+/// An MTP module (DeepSeek-V3 section 2.2): two RMSNorms of h, the projection M (h x 2h), one
+/// transformer block (MoE there); the embedding and output head are shared with the main model.
+double mtp_extra_parameters(const TransformerShape& s) {
+  const double h = s.hidden;
+  return 2.0 * norm_parameters(s) + 2.0 * h * h;
+}
+
+}  // namespace
+
+double moe_layer_parameter_count(const TransformerShape& s) {
+  return moe_layer_common_parameters(s) + s.moe->experts * expert_parameter_count(s);
+}
+
+double moe_layer_active_parameter_count(const TransformerShape& s) {
+  return moe_layer_common_parameters(s) + s.moe->top_k * expert_parameter_count(s);
+}
+
+bool MoeShape::is_moe_layer(int index) const {
+  if (index < first_dense_layers) return false;
+  return step_from_one ? (index + 1) % layer_step == 0 : index % layer_step == 0;
+}
+
+int TransformerShape::moe_layer_count() const {
+  if (!moe) return 0;
+  int count = 0;
+  for (int i = 0; i < layers; ++i) count += moe->is_moe_layer(i) ? 1 : 0;
+  return count;
+}
+
+namespace {
+
+/// Blocks and MTP modules, with each MoE block counted as `moe_block` parameters.
+double blocks(const TransformerShape& s, double moe_block) {
+  const int moe_layers = s.moe_layer_count();
+  double total = (s.layers - moe_layers) * layer_parameter_count(s) + moe_layers * moe_block;
+  if (s.mtp_layers > 0) total += s.mtp_layers * ((s.moe ? moe_block : layer_parameter_count(s)) + mtp_extra_parameters(s));
+  return total;
+}
+
+double embeddings_and_final_norm(const TransformerShape& s) {
   const double h = s.hidden;
   const double embedding = static_cast<double>(s.vocab) * h;
-  double total = s.layers * layer_parameter_count(s) + embedding;
+  double total = embedding;
   if (!s.tied_embeddings) total += embedding;  // separate output projection (LM head)
   if (s.learned_positions) total += static_cast<double>(s.seq_len) * h;
   return total + norm_parameters(s);  // final norm
+}
+
+}  // namespace
+
+double active_parameter_count(const TransformerShape& s) {
+  return blocks(s, s.moe ? moe_layer_active_parameter_count(s) : 0.0) + embeddings_and_final_norm(s);
+}
+
+double parameter_count(const TransformerShape& s) {
+  return blocks(s, s.moe ? moe_layer_parameter_count(s) : 0.0) + embeddings_and_final_norm(s);
 }
 
 }  // namespace stepcast::workload

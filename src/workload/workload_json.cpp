@@ -7,6 +7,7 @@
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/json_reader.hpp"
 #include "stepcast/workload/workload.hpp"
+#include "hf_extensions.hpp"
 
 namespace stepcast::workload {
 
@@ -42,17 +43,60 @@ bool any_dropout(const JsonReader& r, std::initializer_list<std::string_view> ke
 
 /// Rules every shape must keep, whatever the file format; reported at the shape's pointer.
 void check_shape(const TransformerShape& s, const JsonReader& where) {
-  if (s.hidden % s.heads != 0) {
+  // A head dim given outright (or latent attention's own dims) need not divide the hidden size.
+  if (s.explicit_head_dim == 0 && !s.mla && s.hidden % s.heads != 0) {
     where.fail(fmt::format("hidden size {} is not divisible by the {} attention heads", s.hidden, s.heads));
   }
   if (s.heads % s.kv_heads != 0) {
     where.fail(fmt::format("{} attention heads are not divisible by the {} key/value heads", s.heads, s.kv_heads));
   }
+  if (s.sliding_layers > s.layers) where.fail(fmt::format("{} sliding-window layers exceed the {} layers", s.sliding_layers, s.layers));
+  if (s.moe) {
+    if (s.moe->top_k > s.moe->experts) {
+      where.fail(fmt::format("MoE top-k ({}) exceeds the {} routed experts", s.moe->top_k, s.moe->experts));
+    }
+    if (s.moe_layer_count() == 0) where.fail("the MoE settings leave no layer with experts");
+  }
+}
+
+/// The MoE block of stepcast's own shape: {"experts", "top_k", "expert_ffn", ...}.
+MoeShape read_moe_shape(const JsonReader& r) {
+  r.check_keys({"experts", "top_k", "expert_ffn", "shared_experts", "shared_ffn", "first_dense_layers", "layer_step",
+                "router_bias", "expert_biases", "shared_expert_gate"});
+  MoeShape m;
+  m.experts = read_int(r.at("experts"));
+  m.top_k = read_int(r.at("top_k"));
+  m.expert_ffn = read_int(r.at("expert_ffn"));
+  if (const auto shared = r.find("shared_experts")) m.shared_experts = static_cast<int>(shared->integer());
+  if (m.shared_experts < 0) r.at("shared_experts").fail("must be >= 0");
+  m.shared_ffn = m.shared_experts > 0 ? read_int(r.at("shared_ffn")) : 0;
+  if (const auto first = r.find("first_dense_layers")) m.first_dense_layers = static_cast<int>(first->integer());
+  if (m.first_dense_layers < 0) r.at("first_dense_layers").fail("must be >= 0");
+  m.layer_step = read_int_or(r, "layer_step", 1);
+  m.step_from_one = false;  // stepcast's own form counts layers from 0, as DeepSeek does
+  m.router_bias = read_bool_or(r, "router_bias", false);
+  m.expert_biases = read_bool_or(r, "expert_biases", false);
+  m.shared_expert_gate = read_bool_or(r, "shared_expert_gate", false);
+  return m;
+}
+
+/// The latent-attention block of stepcast's own shape.
+MlaShape read_mla_shape(const JsonReader& r) {
+  r.check_keys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+  MlaShape m;
+  if (const auto q = r.find("q_lora_rank")) m.q_lora_rank = static_cast<int>(q->integer());
+  if (m.q_lora_rank < 0) r.at("q_lora_rank").fail("must be >= 0 (0: a full query projection)");
+  m.kv_lora_rank = read_int(r.at("kv_lora_rank"));
+  m.qk_nope_head_dim = read_int(r.at("qk_nope_head_dim"));
+  m.qk_rope_head_dim = read_int(r.at("qk_rope_head_dim"));
+  m.v_head_dim = read_int(r.at("v_head_dim"));
+  return m;
 }
 
 TransformerShape read_shape(const JsonReader& r) {
   r.check_keys({"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab", "seq_len",
-                "tied_embeddings", "biases", "learned_positions", "rotary", "dropout", "norm"});
+                "tied_embeddings", "biases", "learned_positions", "rotary", "dropout", "norm", "head_dim", "qk_norm",
+                "attention_sinks", "sliding_window", "sliding_layers", "mtp_layers", "moe", "mla"});
   TransformerShape s;
   s.layers = read_int(r.at("layers"));
   s.hidden = read_int(r.at("hidden"));
@@ -78,12 +122,31 @@ TransformerShape read_shape(const JsonReader& r) {
       norm->fail(fmt::format("unknown norm \"{}\" (expected layernorm or rmsnorm)", name));
     }
   }
+  if (r.has("head_dim")) s.explicit_head_dim = read_int(r.at("head_dim"));
+  s.qk_norm = read_bool_or(r, "qk_norm", false);
+  s.attention_sinks = read_bool_or(r, "attention_sinks", false);
+  if (r.has("sliding_window")) {
+    s.sliding_window = read_int(r.at("sliding_window"));
+    s.sliding_layers = read_int_or(r, "sliding_layers", s.layers);
+  } else if (r.has("sliding_layers")) {
+    r.at("sliding_layers").fail("needs \"sliding_window\" (the window's length in tokens)");
+  }
+  if (const auto mtp = r.find("mtp_layers")) {
+    s.mtp_layers = static_cast<int>(mtp->integer());
+    if (s.mtp_layers < 0) mtp->fail("must be >= 0");
+  }
+  if (const auto moe = r.find("moe")) s.moe = read_moe_shape(*moe);
+  if (const auto mla = r.find("mla")) {
+    s.mla = read_mla_shape(*mla);
+    if (s.kv_heads != s.heads) r.at("kv_heads").fail("latent attention expands a key and value for every head: kv_heads must equal heads");
+  }
   check_shape(s, r);
   return s;
 }
 
 Workload read_stepcast_workload(const JsonReader& r) {
-  r.check_keys({"name", "source", "shape", "parameters", "published_parameters", "published_source"});
+  r.check_keys({"name", "source", "shape", "parameters", "published_parameters", "published_source",
+                "published_active_parameters", "published_active_source"});
   Workload w;
   w.name = r.at("name").string();
   w.source = r.at("source").string();
@@ -94,10 +157,13 @@ Workload read_stepcast_workload(const JsonReader& r) {
   if (shape) {
     w.shape = read_shape(*shape);
     w.parameters = parameter_count(*w.shape);
+    w.active_parameters = active_parameter_count(*w.shape);
   } else {
     w.parameters = parameters->positive_number();
+    w.active_parameters = w.parameters;
   }
   if (const auto published = r.find("published_parameters")) w.published_parameters = published->positive_number();
+  if (const auto active = r.find("published_active_parameters")) w.published_active_parameters = active->positive_number();
   return w;
 }
 
@@ -138,10 +204,14 @@ Workload read_hf_config(const JsonReader& r, const std::filesystem::path& file) 
     s.rotary = true;  // Llama and GPT-NeoX rotate Q and K (rope_theta / rotary_pct)
     s.dropout = any_dropout(r, {"attention_dropout", "hidden_dropout", "attention_probs_dropout_prob", "hidden_dropout_prob"});
     s.norm = neox ? Norm::kLayerNorm : Norm::kRmsNorm;
+    // GPT-OSS puts biases on Q, K, V and O (attention_bias); its experts' biases are MoE fields.
+    if (model_type == "gpt_oss") s.biases = read_bool_or(r, "attention_bias", true);
   }
+  read_hf_extensions(r, model_type, s);
   check_shape(s, r);
   w.shape = s;
   w.parameters = parameter_count(s);
+  w.active_parameters = active_parameter_count(s);
   const auto name = r.find("_name_or_path");
   w.name = name ? name->string() : file.parent_path().filename().string();
   if (w.name.empty()) w.name = file.stem().string();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "stepcast/core/units.hpp"
@@ -51,6 +52,31 @@ struct Operator {
   bool low_precision = false;
 };
 
+/// Which kind of transformer block: with routed experts or the dense MLP, with a sliding-window
+/// or full attention. A dense model without windows has one kind.
+struct LayerKind {
+  bool moe = false;
+  bool sliding = false;
+  friend bool operator==(const LayerKind&, const LayerKind&) = default;
+};
+
+/// How many blocks of each kind a pipeline stage holds: Megatron-LM places layers contiguously,
+/// stage i holding the `split[i]` layers after those of the stages before it (plan::stage_layers:
+/// l/pp each, or an uneven split; so DeepSeek-V3's dense layers sit on the first stage);
+/// sliding-window layers spread evenly (GPT-OSS alternates them). Kinds with no block are left
+/// out, in a fixed order (dense before MoE, full before sliding).
+std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::TransformerShape& shape, const std::vector<int>& split,
+                                                         int stage);
+
+/// The expert-parallel layout of an MoE block, resolved from a plan.
+struct ExpertContext {
+  double ep = 1.0;         ///< expert-parallel degree
+  double etp = 1.0;        ///< expert tensor-parallel degree
+  /// Rows of the busiest rank's expert GEMMs over the balanced share: the imbalance, capped by
+  /// the capacity factor when tokens are dropped.
+  double load_factor = 1.0;
+};
+
 /// The settings an operator list depends on, resolved from a plan.
 struct OperatorContext {
   double micro_batch = 1.0;  ///< b: sequences per micro-batch
@@ -65,9 +91,20 @@ struct OperatorContext {
   /// fp8, mxfp8 or nvfp4: the layers' linear GEMMs run quantized, with quantize kernels before them.
   plan::Precision precision = plan::Precision::kBf16;
   plan::Fp8Recipe fp8_recipe = plan::Fp8Recipe::kDelayed;
+  LayerKind kind;         ///< which kind of block layer_operators lists
+  ExpertContext experts;  ///< MoE blocks only
 };
 
 OperatorContext operator_context(const plan::Plan& plan);
+
+/// Routed tokens (token x expert pairs) one GPU's expert GEMMs take per micro-batch, with the
+/// load factor: etp x (b s / tp) x top-k x load factor (moe_operators.cpp derives it).
+double expert_rows_per_gpu(const workload::TransformerShape& shape, const OperatorContext& ctx);
+
+/// The MLP part of an MoE block (router, dispatch permute, grouped expert GEMMs, combine, shared
+/// experts), appended to the forward and (unreversed) backward lists of layer_operators.
+void append_moe_mlp(const workload::TransformerShape& shape, const OperatorContext& ctx, std::vector<Operator>& forward,
+                    std::vector<Operator>& backward);
 
 /// The operators of one transformer layer for one micro-batch: forward, backward (data and
 /// weight gradients) and, under activation recompute, the forward kernels it repeats

@@ -24,8 +24,10 @@ namespace stepcast::cost {
 
 /// Which group of ranks a collective runs on. Ranks are placed tensor-parallel first
 /// (consecutive GPUs), then pipeline (stride tp), then data parallel (stride tp*pp).
-/// Context-parallel ranks sit between pipeline and data parallel (stride tp*pp).
-enum class CommGroup { kTensor, kPipeline, kData, kShardGroup, kReplicaGroup, kContext };
+/// Context-parallel ranks sit between pipeline and data parallel (stride tp*pp). MoE plans add the
+/// expert-parallel group (dispatch and combine) and the expert data-parallel group (the routed
+/// experts' gradients).
+enum class CommGroup { kTensor, kPipeline, kData, kShardGroup, kReplicaGroup, kContext, kExpert, kExpertData };
 
 /// One kind of collective of the step, with how often it runs and how much of it is exposed.
 struct CommTerm {

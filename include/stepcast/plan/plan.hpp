@@ -47,6 +47,9 @@ enum class Schedule { kGpipe, k1F1B, kInterleaved, kZbH1 };
 /// whole sequence gathered before attention), kA2a (Ulysses: all-to-all from sequence to head
 /// shards, Jacobs et al. 2023 "DeepSpeed Ulysses").
 enum class ContextComm { kP2p, kAllGather, kA2a };
+/// How routed tokens reach their experts (Megatron-core's token dispatchers): an all-to-all over
+/// the expert-parallel group, or an all-gather of every token with a reduce-scatter back.
+enum class MoeDispatcher { kAllToAll, kAllGather };
 
 /// The most that dp x tp x pp x vp x mbs x shard group may reach: 2^30, far beyond any cluster and
 /// small enough that every product of these degrees stays an int.
@@ -98,6 +101,20 @@ struct Plan {
   /// precision=fp8 only (fp8-recipe=delayed|current): how tensors are scaled.
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   bool fp8_recipe_given = false;  ///< the plan said fp8-recipe=, which only precision=fp8 takes
+  /// Expert parallel (ep=) and expert tensor parallel (etp=; 0 = as tp, Megatron-core's default):
+  /// each MoE layer's routed experts are spread over ep ranks and each expert's matrices split
+  /// over etp; the same GPUs of a stage fold as tp x dp (dense) = etp x ep x edp (experts).
+  int ep = 1;
+  int etp = 0;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  /// Tokens an expert takes at most, over its balanced share (capacity-factor=); none = dropless.
+  std::optional<double> capacity_factor;
+  /// Tokens of the busiest expert-parallel rank over the mean (moe-imbalance=; 1.0 = balanced,
+  /// as published MoE benchmarks force their routing).
+  double moe_imbalance = 1.0;
+  /// Dispatch and combine overlapped with the other micro-batch's or the shared experts'
+  /// compute (moe-overlap=on: DeepSeek-V3's DualPipe, Megatron-core's a2a overlap).
+  bool moe_overlap = false;
 
   /// GPUs used: dp * tp * cp * pp.
   [[nodiscard]] int gpus() const { return dp * tp * cp * pp; }
@@ -112,6 +129,12 @@ struct Plan {
   /// 0 (replicated), 1 (optimizer state sharded), 2 (+ gradients), 3 (+ parameters).
   [[nodiscard]] int zero_stage() const;
   [[nodiscard]] bool is_fsdp() const;
+  /// The expert tensor-parallel degree in force (etp, or tp when not given).
+  [[nodiscard]] int expert_tp() const { return etp > 0 ? etp : tp; }
+  /// Expert data parallel: replicas of each expert in a stage, tp * dp / (etp * ep). Precondition: valid.
+  [[nodiscard]] int expert_dp() const { return tp * dp / (expert_tp() * ep); }
+  /// Whether any expert setting was given (ep, etp, dispatcher, capacity, imbalance, overlap).
+  [[nodiscard]] bool has_expert_settings() const;
 };
 
 /// Parses the compact form, e.g. "dp=8,tp=2,pp=4,vp=2,zero=1,mbs=1,recompute=selective,
@@ -162,6 +185,7 @@ std::string_view to_string(Sharding s);
 std::string_view to_string(Recompute r);
 std::string_view to_string(Schedule s);
 std::string_view to_string(Fp8Recipe r);
+std::string_view to_string(MoeDispatcher d);
 /// Parse the names used by the compact form; InputError(origin) lists the accepted names.
 Precision parse_precision(std::string_view name, const std::string& origin);
 Optimizer parse_optimizer(std::string_view name, const std::string& origin);

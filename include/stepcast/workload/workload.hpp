@@ -11,6 +11,39 @@ namespace stepcast::workload {
 /// Normalisation layers: LayerNorm has a gain and a bias (2h), RMSNorm only a gain (h).
 enum class Norm { kLayerNorm, kRmsNorm };
 
+/// Routed experts in place of the dense MLP (Shazeer et al. 2017; Fedus et al. 2022), as Mixtral,
+/// Qwen2/3-MoE, DeepSeek-V2/V3 and GPT-OSS configure them. Experts are gated MLPs when the
+/// shape's MLP is gated.
+struct MoeShape {
+  int experts = 0;             ///< routed experts per MoE layer
+  int top_k = 0;               ///< routed experts each token is sent to
+  int expert_ffn = 0;          ///< inner width of one routed expert
+  int shared_experts = 0;      ///< experts every token passes through (DeepSeek, Qwen2-MoE)
+  int shared_ffn = 0;          ///< inner width of one shared expert
+  int first_dense_layers = 0;  ///< leading layers with the dense MLP (DeepSeek's first_k_dense_replace)
+  /// Every layer_step-th layer is an MoE layer (Qwen's decoder_sparse_step counts layers from 1,
+  /// DeepSeek's moe_layer_freq from 0: step_from_one tells them apart).
+  int layer_step = 1;
+  bool step_from_one = true;
+  bool router_bias = false;         ///< GPT-OSS's router carries a bias
+  bool expert_biases = false;       ///< GPT-OSS's experts carry biases
+  bool shared_expert_gate = false;  ///< Qwen2-MoE gates its shared expert with an h x 1 sigmoid
+
+  /// Whether layer `index` (0-based) is an MoE layer.
+  [[nodiscard]] bool is_moe_layer(int index) const;
+};
+
+/// Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, section 2.1): queries through a
+/// low-rank q_lora_rank (0: a full projection), keys and values from a shared kv_lora_rank
+/// latent; each head's query/key has qk_nope + qk_rope dims, its value v_head_dim.
+struct MlaShape {
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+};
+
 /// The shape of a decoder-only transformer, in the vocabulary of Narayanan et al. 2021 (l, h, a,
 /// V, s) extended for grouped-query attention and gated MLPs (Llama).
 struct TransformerShape {
@@ -30,8 +63,28 @@ struct TransformerShape {
   /// Llama and MPT train without, which removes its kernels and masks.
   bool dropout = true;
   Norm norm = Norm::kRmsNorm;
+  /// Head dimension when the config gives one that is not hidden / heads (Qwen3, GPT-OSS); 0: derived.
+  int explicit_head_dim = 0;
+  bool qk_norm = false;       ///< RMSNorm on each head's query and key (Qwen3: 2 x head_dim gains)
+  bool attention_sinks = false;  ///< one learned logit per head added to the softmax (GPT-OSS)
+  /// Layers whose attention sees only the last sliding_window keys (GPT-OSS alternates them
+  /// with full attention); 0 = none.
+  int sliding_window = 0;
+  int sliding_layers = 0;
+  /// Multi-token-prediction modules after the model (DeepSeek-V3 section 2.2); trained, so
+  /// counted and priced each as one more MoE layer plus its projection (2h x h) and two norms.
+  int mtp_layers = 0;
+  std::optional<MoeShape> moe;  ///< routed experts, absent for a dense model
+  std::optional<MlaShape> mla;  ///< latent attention in place of Q, K, V projections
 
-  [[nodiscard]] int head_dim() const { return hidden / heads; }
+  [[nodiscard]] int head_dim() const { return explicit_head_dim > 0 ? explicit_head_dim : hidden / heads; }
+  /// Width of the concatenated query heads (heads x head dim; = hidden for most models).
+  [[nodiscard]] int query_width() const { return heads * head_dim(); }
+  /// Query/key and value dims of one head (the latent-attention dims under MLA).
+  [[nodiscard]] int qk_head_dim() const { return mla ? mla->qk_nope_head_dim + mla->qk_rope_head_dim : head_dim(); }
+  [[nodiscard]] int v_head_dim() const { return mla ? mla->v_head_dim : head_dim(); }
+  /// Transformer blocks with routed experts (0 for a dense model), MTP modules not included.
+  [[nodiscard]] int moe_layer_count() const;
 };
 
 /// A workload as the cost models see it.
@@ -41,12 +94,26 @@ struct Workload {
   std::optional<TransformerShape> shape;  ///< absent for a bare parameter-count workload
   double parameters = 0.0;  ///< total trainable parameters (count, not bytes)
   std::optional<double> published_parameters;  ///< the count its publisher states, if known
+  double active_parameters = 0.0;  ///< parameters one token passes through (= parameters when dense)
+  std::optional<double> published_active_parameters;  ///< the active count its publisher states
 
   [[nodiscard]] bool has_shape() const { return shape.has_value(); }
 };
 
 /// Parameters of one transformer block: attention (Q, K, V, O projections), MLP, norms, biases.
 double layer_parameter_count(const TransformerShape& shape);
+/// Parameters of one MoE block (attention, router, all routed and shared experts, norms) and the
+/// part of it one token passes through (its top-k routed experts only).
+double moe_layer_parameter_count(const TransformerShape& shape);
+double moe_layer_active_parameter_count(const TransformerShape& shape);
+/// Parameters of one routed expert (gated or plain MLP of expert_ffn, biases if any).
+double expert_parameter_count(const TransformerShape& shape);
+/// Attention parameters of one block (Q, K, V, O or the latent projections; biases, sinks, q/k norms).
+double attention_parameter_count(const TransformerShape& shape);
+/// Parameters one token passes through: the routed experts it is not sent to left out;
+/// embeddings and MTP modules counted as in parameter_count.
+double active_parameter_count(const TransformerShape& shape);
+
 /// Parameters of the whole model: blocks, token embedding, output projection unless tied,
 /// learned positions, final norm.
 double parameter_count(const TransformerShape& shape);

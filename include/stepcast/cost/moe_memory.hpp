@@ -1,0 +1,37 @@
+// Model state and buffers of an MoE plan: dense parameters split over tp x pp and sharded over
+// dp, routed experts split over etp x ep x pp and sharded over the expert data-parallel ranks,
+// and the routing and all-to-all buffers of one MoE block.
+#pragma once
+
+#include "stepcast/core/units.hpp"
+#include "stepcast/cost/memory.hpp"
+#include "stepcast/plan/plan.hpp"
+#include "stepcast/workload/workload.hpp"
+
+namespace stepcast::cost {
+
+/// How one GPU holds an MoE model's parameters (counts, not bytes).
+struct ExpertSplit {
+  double routed = 0.0;          ///< routed-expert parameters of the whole model (MTP modules included)
+  double dense = 0.0;           ///< every other parameter
+  double dense_per_gpu = 0.0;   ///< dense / (tp x pp)
+  double expert_per_gpu = 0.0;  ///< routed / (etp x ep x pp)
+  /// Ranks ZeRO/FSDP shard each part's state over: the plan's shard group for the dense part; its
+  /// expert-data-parallel share for the experts (Megatron's distributed optimizer shards expert
+  /// state over the expert data-parallel group), at least 1.
+  double dense_shards = 1.0;
+  double expert_shards = 1.0;
+};
+
+/// Precondition: the workload has an MoE shape; the plan is resolved and valid.
+ExpertSplit expert_split(const workload::Workload& workload, const plan::Plan& plan);
+
+/// ZeRO's sharding (memory.cpp's rules) applied to each part of the split.
+ModelState moe_model_state(const workload::Workload& workload, const plan::Plan& plan);
+
+/// Per GPU and micro-batch, the token copies an MoE block sends in its dispatch (tokens x
+/// top-k x hidden, in the activation type) and the rows it receives for its experts (with the
+/// load factor): the all-to-all send and receive buffers, live while the block runs.
+Bytes moe_dispatch_buffers(const workload::TransformerShape& shape, const plan::Plan& plan);
+
+}  // namespace stepcast::cost

@@ -1,0 +1,55 @@
+// Model state of an MoE plan (Megatron-core's parallel folding: dense layers over tp x dp,
+// experts over etp x ep x edp, the same GPUs) and the dispatch buffers of one MoE block.
+#include "stepcast/cost/moe_memory.hpp"
+
+#include <algorithm>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/operators.hpp"
+
+namespace stepcast::cost {
+
+ExpertSplit expert_split(const workload::Workload& workload, const plan::Plan& plan) {
+  STEPCAST_ASSERT(workload.shape && workload.shape->moe, "expert_split needs an MoE workload");
+  const auto& s = *workload.shape;
+  ExpertSplit out;
+  const double moe_blocks = s.moe_layer_count() + s.mtp_layers;
+  out.routed = moe_blocks * s.moe->experts * workload::expert_parameter_count(s);
+  out.dense = workload.parameters - out.routed;
+  out.dense_per_gpu = out.dense / (static_cast<double>(plan.tp) * plan.pp);
+  out.expert_per_gpu = out.routed / (static_cast<double>(plan.expert_tp()) * plan.ep * plan.pp);
+  out.dense_shards = plan.state_shards();
+  // The shard group's share of the expert data-parallel ranks: edp when the state is sharded
+  // over all of dp (ZeRO-1/2), fewer for a hybrid group.
+  out.expert_shards = std::max(1.0, static_cast<double>(plan.state_shards()) * plan.expert_dp() / plan.dp);
+  return out;
+}
+
+ModelState moe_model_state(const workload::Workload& workload, const plan::Plan& plan) {
+  const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
+  const ExpertSplit split = expert_split(workload, plan);
+  const int stage = plan.zero_stage();
+  // ZeRO's stages (Rajbhandari et al. 2020, Figure 1) on each part, sharded over its own ranks.
+  const auto held = [&](double bytes_per_parameter, int from_stage) {
+    const double dense = split.dense_per_gpu / (stage >= from_stage ? split.dense_shards : 1.0);
+    const double expert = split.expert_per_gpu / (stage >= from_stage ? split.expert_shards : 1.0);
+    return Bytes((dense + expert) * bytes_per_parameter);
+  };
+  ModelState out;
+  out.parameters = held(per.parameters, 3);
+  out.gradients = held(per.gradients, 2);
+  out.optimizer_state = held(per.optimizer, 1);
+  return out;
+}
+
+Bytes moe_dispatch_buffers(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  OperatorContext ctx = operator_context(plan);
+  ctx.kind.moe = true;
+  const double e = ctx.activation_bytes;
+  const double routed = ctx.micro_batch * ctx.seq / (ctx.sequence_parallel ? ctx.tp : 1.0);
+  const double sent = routed * shape.moe->top_k * shape.hidden * e;
+  const double received = expert_rows_per_gpu(shape, ctx) * shape.hidden * e;
+  return Bytes(sent + received);
+}
+
+}  // namespace stepcast::cost

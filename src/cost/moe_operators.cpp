@@ -1,0 +1,156 @@
+// The MLP of an MoE block as Megatron-core runs it with its all-to-all token dispatcher
+// (Megatron-LM's MoE guide; Gale et al. 2023, MegaBlocks, for grouped expert GEMMs): the router
+// GEMM and top-k, the permute that orders token copies by expert, the experts as grouped GEMMs
+// at their real shape (tokens per expert rows), the unpermute that sums each token's weighted
+// copies, and the shared experts beside them. Which blocks of a stage are MoE or sliding-window.
+#include <numeric>
+#include <algorithm>
+#include <cmath>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/operators.hpp"
+
+namespace stepcast::cost {
+
+namespace {
+
+Operator make(std::string_view name, OpPass pass, OpKind kind) {
+  Operator op;
+  op.name = name;
+  op.part = OpPart::kLayer;
+  op.pass = pass;
+  op.kind = kind;
+  return op;
+}
+
+/// `batch` GEMMs C[m,n] = A[m,k] B[k,n] (one per local expert) and their data and weight
+/// gradients, each with the forward's FLOPs (Narayanan et al. 2021, Appendix); the weight
+/// gradient also reads the gradient it accumulates into.
+void grouped_linear(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std::string_view name, std::string_view dgrad,
+                    std::string_view wgrad, GemmShape g, double e, double saved) {
+  const auto gemm = [&](std::string_view n, OpPass pass, GemmShape shape) {
+    Operator op = make(n, pass, OpKind::kGemm);
+    op.gemm = shape;
+    op.flops = Flops(2.0 * shape.batch * shape.m * shape.n * shape.k);
+    op.bytes = Bytes(shape.batch * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) * e);
+    return op;
+  };
+  Operator f = gemm(name, OpPass::kForward, g);
+  f.saved = Bytes(saved);
+  fwd.push_back(f);
+  bwd.push_back(gemm(dgrad, OpPass::kBackward, {g.batch, g.m, g.k, g.n}));
+  Operator w = gemm(wgrad, OpPass::kWeightGrad, {g.batch, g.k, g.n, g.m});
+  w.bytes += Bytes(g.batch * g.k * g.n * e);
+  bwd.push_back(w);
+}
+
+/// A memory-bound kernel over `elements`, reading and writing `streams` tensors of them.
+Operator memory(std::string_view name, OpPass pass, double elements, double streams, double e, double flops_per_element) {
+  Operator op = make(name, pass, OpKind::kMemory);
+  op.elements = elements;
+  op.bytes = Bytes(streams * elements * e);
+  op.flops = Flops(flops_per_element * elements);
+  return op;
+}
+
+}  // namespace
+
+double expert_rows_per_gpu(const workload::TransformerShape& shape, const OperatorContext& c) {
+  STEPCAST_ASSERT(shape.moe.has_value(), "expert rows need an MoE shape");
+  // The etp x ep ranks of an expert group hold every expert once between them and take the
+  // tokens of all of them: etp x ep x (b s / tp) tokens, top-k copies each, over E experts. A
+  // rank holds E/ep experts (1/etp of each) and computes all their rows:
+  // (E/ep) x etp x ep x (b s / tp) x k / E = etp x (b s / tp) x k; times the busiest rank's load.
+  const double unique_tokens = c.micro_batch * c.seq / c.tp;
+  return c.experts.etp * unique_tokens * shape.moe->top_k * c.experts.load_factor;
+}
+
+void append_moe_mlp(const workload::TransformerShape& shape, const OperatorContext& c, std::vector<Operator>& fwd,
+                    std::vector<Operator>& bwd) {
+  STEPCAST_ASSERT(shape.moe.has_value(), "append_moe_mlp needs an MoE shape");
+  const workload::MoeShape& m = *shape.moe;
+  const double e = c.activation_bytes;
+  const double h = shape.hidden;
+  const double tokens = c.micro_batch * c.seq;
+  // The router runs on each rank's own tokens: its sequence shard under sequence parallel.
+  const double routed = tokens / (c.sequence_parallel ? c.tp : 1.0);
+  const double experts = m.experts;
+  const double k = m.top_k;
+
+  // Router: scores = x W_r (h x E), then softmax or sigmoid and top-k over the E scores of each token.
+  grouped_linear(fwd, bwd, "router", "router (dgrad)", "router (wgrad)", {1.0, routed, experts, h}, e, routed * h * e);
+  fwd.push_back(memory("router top-k", OpPass::kForward, routed * experts, 2.0, e, 5.0));
+  fwd.back().saved = Bytes(routed * experts * e);  // the routing probabilities, for their gradient
+  bwd.push_back(memory("router top-k backward", OpPass::kBackward, routed * experts, 2.0, e, 3.0));
+  // Permute: copy each token k times, ordered by expert, before the dispatch all-to-all.
+  const double copies = routed * k * h;
+  fwd.push_back(memory("token permute (dispatch)", OpPass::kForward, copies, 2.0, e, 0.0));
+  bwd.push_back(memory("token permute backward", OpPass::kBackward, copies, 2.0, e, 0.0));
+
+  // Experts: one grouped GEMM per projection over the rank's E/ep experts, each expert taking
+  // its share of the rank's rows (tokens per expert), the inner width split over etp.
+  const double local = experts / c.experts.ep;
+  const double rows = expert_rows_per_gpu(shape, c);
+  const double per_expert = rows / local;
+  const double f = m.expert_ffn / c.experts.etp;
+  const double up = (shape.gated_mlp ? 2.0 : 1.0) * f;
+  grouped_linear(fwd, bwd, "expert gate+up (grouped)", "expert gate+up (grouped dgrad)", "expert gate+up (grouped wgrad)",
+                 {local, per_expert, up, h}, e, rows * h * e);
+  const double inner = rows * f;
+  if (shape.gated_mlp) {
+    fwd.push_back(memory("expert swiglu", OpPass::kForward, inner, 3.0, e, 6.0));
+    fwd.back().saved = Bytes(2.0 * inner * e);
+    bwd.push_back(memory("expert swiglu backward", OpPass::kBackward, inner, 5.0, e, 10.0));
+  } else {
+    fwd.push_back(memory("expert gelu", OpPass::kForward, inner, 2.0, e, 8.0));
+    fwd.back().saved = Bytes(inner * e);
+    bwd.push_back(memory("expert gelu backward", OpPass::kBackward, inner, 3.0, e, 12.0));
+  }
+  grouped_linear(fwd, bwd, "expert down (grouped)", "expert down (grouped dgrad)", "expert down (grouped wgrad)", {local, per_expert, h, f},
+                 e, inner * e);
+  // Unpermute: after the combine all-to-all, each token's k weighted copies summed; it keeps the
+  // expert outputs for the gradient of the routing weights.
+  fwd.push_back(memory("token unpermute (combine)", OpPass::kForward, copies, 2.0, e, 2.0));
+  fwd.back().saved = Bytes(copies * e);
+  bwd.push_back(memory("token unpermute backward", OpPass::kBackward, copies, 2.0, e, 2.0));
+
+  if (m.shared_experts > 0) {
+    // Shared experts: a dense MLP of shared_experts x shared_ffn, split over tp as the dense MLP.
+    const double width = static_cast<double>(m.shared_experts) * m.shared_ffn / c.tp;
+    const double shared_up = (shape.gated_mlp ? 2.0 : 1.0) * width;
+    const double shard = tokens / (c.sequence_parallel ? c.tp : 1.0);
+    grouped_linear(fwd, bwd, "shared expert gate+up", "shared expert gate+up (dgrad)", "shared expert gate+up (wgrad)",
+                   {1.0, tokens, shared_up, h}, e, shard * h * e);
+    const double shared_inner = tokens * width;
+    fwd.push_back(memory("shared expert swiglu", OpPass::kForward, shared_inner, 3.0, e, 6.0));
+    fwd.back().saved = Bytes(2.0 * shared_inner * e);
+    bwd.push_back(memory("shared expert swiglu backward", OpPass::kBackward, shared_inner, 5.0, e, 10.0));
+    grouped_linear(fwd, bwd, "shared expert down", "shared expert down (dgrad)", "shared expert down (wgrad)", {1.0, tokens, h, width}, e,
+                   shared_inner * e);
+  }
+}
+
+std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::TransformerShape& shape, const std::vector<int>& split,
+                                                         int stage) {
+  const auto begin = split.begin();
+  const int first = std::accumulate(begin, begin + stage, 0);
+  const int last = first + split[static_cast<std::size_t>(stage)];
+  int counts[2][2] = {{0, 0}, {0, 0}};  // [moe][sliding]
+  for (int i = first; i < last; ++i) {
+    const bool moe = shape.moe && shape.moe->is_moe_layer(i);
+    // Sliding layers spread evenly: layer i is one when the running count steps at it
+    // (GPT-OSS's 18 of 36: every other layer).
+    const long sl = shape.sliding_window > 0 ? shape.sliding_layers : 0;
+    const bool sliding = sl > 0 && (static_cast<long>(i) + 1) * sl / shape.layers > static_cast<long>(i) * sl / shape.layers;
+    ++counts[moe ? 1 : 0][sliding ? 1 : 0];
+  }
+  std::vector<std::pair<LayerKind, int>> out;
+  for (int moe = 0; moe < 2; ++moe) {
+    for (int sliding = 0; sliding < 2; ++sliding) {
+      if (counts[moe][sliding] > 0) out.push_back({LayerKind{moe == 1, sliding == 1}, counts[moe][sliding]});
+    }
+  }
+  return out;
+}
+
+}  // namespace stepcast::cost

@@ -1,0 +1,190 @@
+// Reading the MoE and attention fields of Hugging Face configs, as transformers' configuration
+// classes define them (MixtralConfig, Qwen2MoeConfig, Qwen3MoeConfig, DeepseekV2Config,
+// DeepseekV3Config, GptOssConfig). Keys are told apart by vocabulary: any key that speaks of
+// experts, routers, windows, latent ranks or head dims must be one this file reads or knows to
+// leave the cost unchanged, or the config is refused (a Mixtral priced as a dense model is wrong
+// by 3.6x in parameters, with no word of warning).
+#include "hf_extensions.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+namespace stepcast::workload {
+
+namespace {
+
+/// Words that mark a key as an MoE or attention setting.
+constexpr std::array<std::string_view, 16> kMoeOrAttentionWords = {
+    "expert", "moe", "router", "topk", "top_k", "sparse", "lora", "window",
+    "head_dim", "nextn", "layer_types", "mlp_only", "n_group", "routed", "scoring", "aux_loss"};
+
+/// Keys this file reads.
+constexpr std::array<std::string_view, 23> kRead = {
+    "head_dim", "sliding_window", "use_sliding_window", "max_window_layers", "layer_types",
+    "num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "experts_per_token",
+    "moe_intermediate_size", "shared_expert_intermediate_size", "n_shared_experts", "first_k_dense_replace",
+    "moe_layer_freq", "decoder_sparse_step", "mlp_only_layers", "q_lora_rank", "kv_lora_rank",
+    "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "num_nextn_predict_layers"};
+
+/// Keys that change training behaviour but not the work or memory of a step: load-balancing
+/// losses, how routing scores are normalised or grouped, inference-time expert placement.
+constexpr std::array<std::string_view, 12> kNoCost = {
+    "router_aux_loss_coef", "output_router_logits", "norm_topk_prob", "routed_scaling_factor", "scoring_func",
+    "topk_method", "n_group", "topk_group", "aux_loss_alpha", "seq_aux", "ep_size", "router_jitter_noise"};
+
+bool contains(std::string_view key, std::string_view word) { return key.find(word) != std::string_view::npos; }
+
+template <std::size_t N>
+bool listed(const std::array<std::string_view, N>& list, std::string_view key) {
+  return std::find(list.begin(), list.end(), key) != list.end();
+}
+
+/// An integer field that may be absent or null (0 then).
+int int_or_zero(const JsonReader& r, std::string_view key) {
+  const auto found = r.find(key);
+  if (!found || found->json().is_null()) return 0;
+  const std::int64_t v = found->integer();
+  if (v < 0 || v > 1 << 30) found->fail(fmt::format("expected a whole number from 0 to 2^30, got {}", v));
+  return static_cast<int>(v);
+}
+
+int required_count(const JsonReader& r, std::string_view key) {
+  const std::int64_t v = r.at(key).count();
+  if (v > 1 << 30) r.at(key).fail(fmt::format("too large, got {}", v));
+  return static_cast<int>(v);
+}
+
+void refuse_unknown_fields(const JsonReader& r) {
+  for (const auto& [key, value] : r.members()) {
+    if (listed(kRead, key) || listed(kNoCost, key)) continue;
+    for (const std::string_view word : kMoeOrAttentionWords) {
+      if (contains(key, word)) {
+        value.fail(fmt::format("\"{}\" is an MoE or attention setting stepcast does not model; the config is refused rather than "
+                               "priced without it (stepcast reads: Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3 and GPT-OSS fields)",
+                               key));
+      }
+    }
+  }
+}
+
+void read_sliding_window(const JsonReader& r, std::string_view model_type, TransformerShape& s) {
+  const int window = int_or_zero(r, "sliding_window");
+  if (const auto types = r.find("layer_types"); types && !types->json().is_null()) {
+    // GPT-OSS (and newer Qwen configs) list each layer's attention: full or sliding.
+    const auto layers = types->elements();
+    if (static_cast<int>(layers.size()) != s.layers) {
+      types->fail(fmt::format("lists {} layers, but num_hidden_layers is {}", layers.size(), s.layers));
+    }
+    for (const JsonReader& layer : layers) {
+      const std::string kind = layer.string();
+      if (kind == "sliding_attention") {
+        ++s.sliding_layers;
+      } else if (kind != "full_attention") {
+        layer.fail(fmt::format("unknown attention type \"{}\" (stepcast models full_attention and sliding_attention)", kind));
+      }
+    }
+    if (s.sliding_layers > 0 && window == 0) types->fail("lists sliding_attention layers but the config gives no sliding_window");
+    s.sliding_window = s.sliding_layers > 0 ? window : 0;
+    return;
+  }
+  const bool qwen = model_type.starts_with("qwen");
+  if (qwen) {
+    // Qwen configs carry a sliding_window that applies only with use_sliding_window, to the
+    // layers from max_window_layers on: a split stepcast does not model.
+    const auto use = r.find("use_sliding_window");
+    if (use && use->boolean()) use->fail("use_sliding_window=true (windows on the layers from max_window_layers on) is not modelled");
+    return;
+  }
+  // Mistral and Mixtral: a non-null sliding_window applies to every layer.
+  if (window > 0) {
+    s.sliding_window = window;
+    s.sliding_layers = s.layers;
+  }
+}
+
+void read_moe(const JsonReader& r, std::string_view model_type, TransformerShape& s) {
+  const bool deepseek = model_type.starts_with("deepseek");
+  const char* experts_key = r.has("n_routed_experts") ? "n_routed_experts" : r.has("num_local_experts") ? "num_local_experts" : "num_experts";
+  const int experts = int_or_zero(r, experts_key);
+  if (experts == 0) {
+    if (r.has("moe_intermediate_size") || r.has("num_experts_per_tok") || r.has("experts_per_token")) {
+      r.fail(fmt::format("gives MoE fields but no expert count (num_local_experts, num_experts or n_routed_experts)"));
+    }
+    return;
+  }
+  MoeShape m;
+  m.experts = experts;
+  const char* top_k_key = r.has("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token";
+  m.top_k = required_count(r, top_k_key);
+  if (m.top_k > m.experts) r.at(top_k_key).fail(fmt::format("top-k ({}) exceeds the {} routed experts", m.top_k, m.experts));
+  // Mixtral and GPT-OSS size their experts by intermediate_size; Qwen and DeepSeek give a
+  // separate moe_intermediate_size and keep intermediate_size for dense layers.
+  m.expert_ffn = r.has("moe_intermediate_size") ? required_count(r, "moe_intermediate_size") : s.ffn_hidden;
+  if (deepseek) {
+    // DeepSeekMoE (Dai et al. 2024): n_shared_experts experts of moe_intermediate_size, dense
+    // layers first, every moe_layer_freq-th layer after counted from 0 (modeling_deepseek.py).
+    m.shared_experts = int_or_zero(r, "n_shared_experts");
+    m.shared_ffn = m.expert_ffn;
+    m.first_dense_layers = int_or_zero(r, "first_k_dense_replace");
+    m.layer_step = r.has("moe_layer_freq") ? required_count(r, "moe_layer_freq") : 1;
+    m.step_from_one = false;
+  } else {
+    // Qwen2-MoE: one shared expert of shared_expert_intermediate_size behind a sigmoid gate;
+    // every decoder_sparse_step-th layer counted from 1 (modeling_qwen2_moe.py).
+    const int shared = int_or_zero(r, "shared_expert_intermediate_size");
+    if (shared > 0) {
+      m.shared_experts = 1;
+      m.shared_ffn = shared;
+      m.shared_expert_gate = true;
+    }
+    m.layer_step = r.has("decoder_sparse_step") ? required_count(r, "decoder_sparse_step") : 1;
+    if (const auto only = r.find("mlp_only_layers"); only && !only->json().is_null() && !only->elements().empty()) {
+      only->fail("lists dense layers among the MoE layers, a layout stepcast does not model");
+    }
+  }
+  if (m.first_dense_layers > s.layers) {
+    r.at("first_k_dense_replace").fail(fmt::format("{} dense layers exceed the {} layers", m.first_dense_layers, s.layers));
+  }
+  if (model_type == "gpt_oss") {
+    // GPT-OSS (its model card, section 2.1): biases on the router and on every expert.
+    m.router_bias = true;
+    m.expert_biases = true;
+  }
+  s.moe = m;
+}
+
+void read_mla(const JsonReader& r, TransformerShape& s) {
+  const int kv_lora = int_or_zero(r, "kv_lora_rank");
+  if (kv_lora == 0) {
+    for (const std::string_view key : {"q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"}) {
+      if (int_or_zero(r, key) > 0) r.at(key).fail("latent-attention field without kv_lora_rank");
+    }
+    return;
+  }
+  MlaShape m;
+  m.kv_lora_rank = kv_lora;
+  m.q_lora_rank = int_or_zero(r, "q_lora_rank");  // null in DeepSeek-V2-Lite: a full query projection
+  m.qk_rope_head_dim = required_count(r, "qk_rope_head_dim");
+  m.qk_nope_head_dim = required_count(r, "qk_nope_head_dim");
+  m.v_head_dim = required_count(r, "v_head_dim");
+  s.mla = m;
+  s.kv_heads = s.heads;  // every head has its own key and value, expanded from the latent
+}
+
+}  // namespace
+
+void read_hf_extensions(const JsonReader& r, std::string_view model_type, TransformerShape& s) {
+  refuse_unknown_fields(r);
+  if (const int head_dim = int_or_zero(r, "head_dim"); head_dim > 0 && head_dim * s.heads != s.hidden) s.explicit_head_dim = head_dim;
+  read_sliding_window(r, model_type, s);
+  read_moe(r, model_type, s);
+  read_mla(r, s);
+  s.mtp_layers = int_or_zero(r, "num_nextn_predict_layers");
+  // Qwen3 normalises each head's query and key (modeling_qwen3.py q_norm, k_norm).
+  s.qk_norm = model_type.starts_with("qwen3");
+  s.attention_sinks = model_type == "gpt_oss";
+}
+
+}  // namespace stepcast::workload
