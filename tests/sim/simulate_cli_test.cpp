@@ -103,7 +103,9 @@ TEST_SUITE("sim.simulate_cli") {
     // output on and stages 1-3 each backward output back: 2 x 3 x 16 = 96 sends.
     CHECK(sends == 96);
     // Perfetto nests complete events: on one track two spans are disjoint or one holds the other.
-    for (auto& [tid, spans] : spans_on) {
+    for (auto& entry : spans_on) {
+      const int tid = entry.first;  // named, not a structured binding: clang 14's CHECK cannot capture one
+      auto& spans = entry.second;
       std::sort(spans.begin(), spans.end());
       for (std::size_t i = 1; i < spans.size(); ++i) {
         const bool disjoint = spans[i].first >= spans[i - 1].second - 1e-6;
