@@ -160,13 +160,13 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
                                double act_bytes) {
   if (plan.ep < 2 && plan.expert_tp() < 2) return;
   const int m = windows.micro_batches;
-  // MoE blocks of the busiest stage (the MTP modules ride on the last).
+  // MoE blocks of the busiest stage, as the compute model places them (the plan's split; the
+  // MTP modules ride on the last).
+  const std::vector<int> split = plan::stage_layers(plan, shape.layers);
   int moe_blocks = 0;
   for (int s = 0; s < plan.pp; ++s) {
     int blocks = (s == plan.pp - 1) ? shape.mtp_layers : 0;
-    for (int i = static_cast<int>(static_cast<long>(shape.layers) * s / plan.pp); i < static_cast<int>(static_cast<long>(shape.layers) * (s + 1) / plan.pp); ++i) {
-      blocks += shape.moe->is_moe_layer(i) ? 1 : 0;
-    }
+    for (const auto& [kind, count] : stage_layer_kinds(shape, split, s)) blocks += kind.moe ? count : 0;
     moe_blocks = std::max(moe_blocks, blocks);
   }
   const double forward_calls = static_cast<double>(moe_blocks) * m * (plan.recompute == plan::Recompute::kFull ? 2.0 : 1.0);
