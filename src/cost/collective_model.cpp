@@ -28,6 +28,12 @@ double traffic_factor(CollectiveOp op, NcclAlgorithm a, int ranks) {
   return busbw_factor(op, ranks);
 }
 
+// Whether a size and group fall outside what the calibration's NCCL protocol fit saw.
+bool outside_nccl_fit(const CollectiveModel& model, Bytes size, const topology::CommTiers& t) {
+  return model.calibration && !model.calibration->nccl_protocols.empty() &&
+         !within_fitted_range(*model.calibration, size, t.ranks, t.nodes);
+}
+
 CollectivePrice closed_form(const CollectiveGroup& group, CollectiveOp op, Bytes size, Algorithm algorithm,
                             const Calibration* calibration) {
   const topology::CommTiers tiers = calibration ? apply(*calibration, group.tiers, op, size) : group.tiers;
@@ -63,8 +69,7 @@ CollectivePrice point_to_point(const CollectiveGroup& group, CollectiveOp op, By
   p.flows.rate_per_rank = p.flows.bytes_per_rank / p2p.bandwidth_time;
   p.flows.latency = p2p.latency;
   p.p2p = p2p;
-  p.outside_calibration = model.calibration && !model.calibration->nccl_protocols.empty() &&
-                          !within_fitted_range(*model.calibration, size, t.ranks, t.nodes);
+  p.outside_calibration = outside_nccl_fit(model, size, t);
   return p;
 }
 
@@ -110,8 +115,7 @@ CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, 
   p.flows.rate_per_rank = p.flows.bytes_per_rank / pick.bandwidth_time;
   p.flows.latency = pick.latency;
   p.nccl = pick;
-  p.outside_calibration = model.calibration && !model.calibration->nccl_protocols.empty() &&
-                          !within_fitted_range(*model.calibration, size, t.ranks, t.nodes);
+  p.outside_calibration = outside_nccl_fit(model, size, t);
   return p;
 }
 
