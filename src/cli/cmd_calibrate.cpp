@@ -14,7 +14,7 @@
 #include "commands.hpp"
 #include "measured_options.hpp"
 #include "output.hpp"
-#include "reading_summary.hpp"
+#include "stepcast/report/reading_summary.hpp"
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/calibrate/fit_nccl.hpp"
 #include "stepcast/calibrate/inputs.hpp"
@@ -109,7 +109,7 @@ std::string calibrate_collectives(const CalibrateOptions& o, const MeasuredInput
     range.max_nodes = std::max(range.max_nodes, s.tiers.nodes);
   }
   cal.range = range;
-  std::string report = reading_summary(in.measurements, use, "held out by --holdout", o.in.verbose);
+  std::string report = report::reading_summary(in.measurements, use, "held out by --holdout", o.in.verbose);
   // The ranks and nodes of the measured runs, not the topology file's default node count.
   const auto span = [](int lo, int hi, std::string_view noun) {
     return lo == hi ? fmt::format("{} {}{}", lo, noun, lo == 1 ? "" : "s") : fmt::format("{}-{} {}s", lo, hi, noun);

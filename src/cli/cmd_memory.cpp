@@ -1,85 +1,23 @@
-// `stepcast memory`: the memory of each GPU under a plan, every term separate; no topology
-// needed, and with one the verdict whether it fits (exit 3 when it does not).
-#include <fmt/format.h>
+// `stepcast memory`: the options; report::memory_command makes the output.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
 
 #include "commands.hpp"
-#include "fit_hint.hpp"
 #include "output.hpp"
 #include "plan_options.hpp"
-#include "stepcast/core/errors.hpp"
-#include "stepcast/cost/memory.hpp"
+#include "stepcast/report/memory_command.hpp"
 
 namespace stepcast::cli {
 
-namespace {
-
-struct MemoryCommand {
-  PlanOptions plan;
-  bool json = false;
-  bool explain = false;
-  std::string output;
-};
-
-std::string memory_text(const PlanInputs& in, const cost::MemoryBreakdown& m, const std::optional<cost::MemoryFit>& fit, bool explain) {
-  std::string out = fmt::format("Memory per GPU: {} with {}\n", in.workload.name, plan::to_string(in.plan));
-  const auto row = [&out](std::string_view label, Bytes b) { out += fmt::format("  {:<20} {:>12}  ({:.6g} B)\n", label, format_bytes(b), b.value()); };
-  row("parameters", m.parameters);
-  row("gradients", m.gradients);
-  row("optimizer state", m.optimizer_state);
-  row("activations", m.activations);
-  row("temporary buffers", m.temporary_buffers);
-  row("working set", m.working_set);
-  if (m.quantized_copies.value() > 0.0) row("low-precision copies", m.quantized_copies);
-  row("framework overhead", m.framework_overhead);
-  row("total (peak)", m.total);
-  row("model state", m.model_state());
-  if (!in.workload.shape) out += "  (activations unknown: the workload is a bare parameter count)\n";
-  if (fit) {
-    out += fit->fits ? fmt::format("Fits: yes, {} free of {} on {}\n", format_bytes(fit->headroom), format_bytes(fit->capacity), in.topology->gpu().name)
-                     : fmt::format("Fits: NO, {} short of {} on {}\n", format_bytes(-fit->headroom), format_bytes(fit->capacity), in.topology->gpu().name);
-    if (!fit->fits) out += fit_hint(in.plan, m);
-  }
-  if (explain) out += "\n" + render_explanation(m.explanation);
-  return out;
-}
-
-void run(const MemoryCommand& c) {
-  const PlanInputs in = load_plan_inputs(c.plan);
-  const cost::MemoryBreakdown m = cost::estimate_memory(in.workload, in.plan, in.memory);
-  std::optional<cost::MemoryFit> fit;
-  if (in.topology) fit = cost::check_fit(m, in.topology->gpu().memory);
-  if (c.json) {
-    nlohmann::json j;
-    j["workload"] = in.workload.name;
-    j["plan"] = plan::to_string(in.plan);
-    j["gpus"] = in.plan.gpus();
-    j["memory"] = memory_json(m);
-    j["model_state_bytes_per_gpu"] = m.model_state().value();
-    j["activation_bytes_per_gpu"] = m.activations.value();
-    j["total_bytes_per_gpu"] = m.total.value();
-    if (fit) {
-      j["gpu_memory_bytes"] = fit->capacity.value();
-      j["fits"] = fit->fits;
-      j["headroom_bytes"] = fit->headroom.value();
-    }
-    if (c.explain) j["explanation"] = explanation_json(m.explanation);
-    emit(j.dump(2) + "\n", c.output);
-  } else {
-    emit(memory_text(in, m, fit, c.explain), c.output);
-  }
-  if (fit) refuse_if_infeasible(m, *fit, in.topology->gpu().name);
-}
-
-}  // namespace
-
 void add_memory_command(CLI::App& app) {
-  auto command = std::make_shared<MemoryCommand>();
+  auto command = std::make_shared<CommandOptions<report::MemoryRequest>>();
   CLI::App* sub = app.add_subcommand("memory", "Memory per GPU of a plan, every term separate (exit 3 if --topology is given and it does not fit)");
-  add_plan_options(*sub, command->plan, false);
-  sub->add_flag("--json", command->json, "One JSON object instead of the table");
-  sub->add_flag("--explain", command->explain, "Show each term's formula and inputs");
+  add_plan_options(*sub, command->request.plan, false);
+  sub->add_flag("--json", command->request.json, "One JSON object instead of the table");
+  sub->add_flag("--explain", command->request.explain, "Show each term's formula and inputs");
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");
-  sub->callback([command] { run(*command); });
+  sub->callback([command] { finish(report::memory_command(command->request), command->output); });
 }
 
 }  // namespace stepcast::cli

@@ -23,7 +23,7 @@ struct OperatorsCommand {
 
 void run(const OperatorsCommand& c) {
   const report::Format format = report::parse_format(c.format, "--format");
-  const PlanInputs in = load_plan_inputs(c.plan);
+  const PlanInputs in = report::load_plan_inputs(c.plan);
   if (!in.workload.shape) {
     throw InputError(c.plan.workload, {}, "operators needs the model's shape (layers, hidden, heads, ...), not only a parameter count");
   }

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <optional>
 
-#include "calibration_warning.hpp"
+#include "stepcast/report/calibration_warning.hpp"
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "output.hpp"
@@ -197,7 +197,7 @@ Report compute(const ResilienceCommand& c, const PlanInputs& in) {
     cost::StepOptions step_options = in.step_options();
     step_options.explain = false;
     const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, topo, step_options);
-    warn_outside_calibration(step_options.calibration, c.plan.calibration, outside_calibration(p));
+    report::warn_outside_calibration(step_options.calibration, c.plan.calibration, report::outside_calibration(p));
     r.step_time = p.step_time;
     r.step_time_origin = "predicted";
   }
@@ -388,13 +388,13 @@ nlohmann::json report_json(const PlanInputs& in, const Report& r, bool explain) 
   if (explain) {
     Explanation terms = r.size.explanation;
     for (const auto& t : r.stall.explanation) terms.push_back(t);
-    j["explanation"] = explanation_json(terms);
+    j["explanation"] = report::explanation_json(terms);
   }
   return j;
 }
 
 void run(const ResilienceCommand& c) {
-  const PlanInputs in = load_plan_inputs(c.plan);
+  const PlanInputs in = report::load_plan_inputs(c.plan);
   const Report r = compute(c, in);
   emit(c.json ? report_json(in, r, c.explain).dump(2) + "\n" : report_text(in, r, c.explain), c.output);
 }

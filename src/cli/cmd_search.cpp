@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "calibration_warning.hpp"
+#include "stepcast/report/calibration_warning.hpp"
 #include "commands.hpp"
 #include "option_checks.hpp"
-#include "data_path.hpp"
+#include "stepcast/report/data_path.hpp"
 #include "output.hpp"
 #include "ranks.hpp"
 #include "stepcast/core/errors.hpp"
@@ -80,12 +80,12 @@ bool shared_refine(planner::SearchResult& result, const workload::Workload& w, c
 void run(const SearchCommand& c) {
   ranks::will_share();
   const report::Format format = c.json ? report::Format::kJson : report::parse_format(c.format, "--format");
-  const workload::Workload w = workload::load_workload(data_path(c.workload));
+  const workload::Workload w = workload::load_workload(report::data_path(c.workload));
   if (!w.has_shape()) {
     throw InputError(c.workload, {}, "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
   }
   const topology::Topology topo =
-      topology::load_topology(data_path(c.topology), c.nodes > 0 ? std::optional<int>(c.nodes) : std::nullopt);
+      topology::load_topology(report::data_path(c.topology), c.nodes > 0 ? std::optional<int>(c.nodes) : std::nullopt);
   planner::SearchSpace space;
   space.gpus = topo.gpu_count();
   space.gpus_per_node = topo.gpus_per_node();
@@ -101,7 +101,7 @@ void run(const SearchCommand& c) {
   planner::SearchOptions options;
   options.threads = c.threads;
   std::optional<cost::Calibration> calibration;
-  if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
+  if (!c.calibration.empty()) calibration = cost::load_calibration(report::data_path(c.calibration));
   options.step.calibration = calibration ? &*calibration : nullptr;
   options.on_progress = [&progress](std::size_t n) { progress.advance(n); };
   planner::SearchResult result = planner::search(w, topo, space, options);
@@ -114,8 +114,8 @@ void run(const SearchCommand& c) {
   if (calibration && !result.ranked.empty()) {
     cost::StepOptions step = options.step;
     step.explain = false;
-    warn_outside_calibration(step.calibration, c.calibration,
-                             outside_calibration(cost::predict_step(w, result.ranked.front().plan, topo, step)));
+    report::warn_outside_calibration(step.calibration, c.calibration,
+                             report::outside_calibration(cost::predict_step(w, result.ranked.front().plan, topo, step)));
   }
 
   report::SearchContext context;

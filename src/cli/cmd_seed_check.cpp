@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "data_path.hpp"
+#include "stepcast/report/data_path.hpp"
 #include "output.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/cost/memory.hpp"
@@ -67,12 +67,12 @@ nlohmann::json row_json(const Row& r) {
 }
 
 void run_seed_check(const SeedCheckOptions& o) {
-  const workload::Workload model = workload::load_workload(data_path(o.workload));
+  const workload::Workload model = workload::load_workload(report::data_path(o.workload));
   const Bytes gradients(model.parameters * kGradientBytesPerParameter);
 
   std::vector<Row> seed_rows;
   for (int n : kSeedGpuCounts) {
-    seed_rows.push_back(all_reduce_row(topology::load_topology(data_path(o.flat), n), cost::Algorithm::kRing, gradients));
+    seed_rows.push_back(all_reduce_row(topology::load_topology(report::data_path(o.flat), n), cost::Algorithm::kRing, gradients));
   }
 
   plan::Plan fsdp = plan::parse_plan(kSeedFsdpPlan);
@@ -86,7 +86,7 @@ void run_seed_check(const SeedCheckOptions& o) {
   std::vector<Row> cluster_rows;
   std::string cluster_name;
   for (int nodes : kClusterNodeCounts) {
-    const topology::Topology topo = topology::load_topology(data_path(o.cluster), nodes);
+    const topology::Topology topo = topology::load_topology(report::data_path(o.cluster), nodes);
     cluster_name = topo.name();
     cluster_rows.push_back(all_reduce_row(topo, cost::Algorithm::kRing, gradients));
     cluster_rows.push_back(all_reduce_row(topo, cost::Algorithm::kHierarchical, gradients));

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "calibration_warning.hpp"
+#include "stepcast/report/calibration_warning.hpp"
 #include "commands.hpp"
 #include "option_checks.hpp"
-#include "data_path.hpp"
+#include "stepcast/report/data_path.hpp"
 #include "output.hpp"
 #include "ranks.hpp"
 #include "stepcast/core/errors.hpp"
@@ -116,12 +116,12 @@ void run(const TableCommand& c) {
   }
   planner::CapacityRequest req;
   for (const auto& w : c.workloads) {
-    req.workloads.push_back(workload::load_workload(data_path(w)));
+    req.workloads.push_back(workload::load_workload(report::data_path(w)));
     if (!req.workloads.back().has_shape()) {
       throw InputError(w, {}, "capacity tables need a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
     }
   }
-  for (const auto& t : c.topologies) req.topologies.push_back(data_path(t));
+  for (const auto& t : c.topologies) req.topologies.push_back(report::data_path(t));
   req.gpus = c.gpus;
   req.global_batch = c.global_batch;
   req.seq_len = c.seq;
@@ -143,7 +143,7 @@ void run(const TableCommand& c) {
   req.search.threads = c.threads;
   req.refine = static_cast<std::size_t>(c.refine);
   std::optional<cost::Calibration> calibration;
-  if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
+  if (!c.calibration.empty()) calibration = cost::load_calibration(report::data_path(c.calibration));
   req.search.step.calibration = calibration ? &*calibration : nullptr;
   report::Progress progress("cells", req.workloads.size() * req.topologies.size() * req.gpus.size());
   req.on_cell = [&progress](std::size_t) { progress.advance(); };
@@ -162,13 +162,13 @@ void run(const TableCommand& c) {
           if (topo.name() != cell.topology) continue;
           cost::StepOptions step = req.search.step;
           step.explain = false;
-          for (const std::string& o : outside_calibration(cost::predict_step(req.workloads[i], *cell.plan, topo, step))) {
+          for (const std::string& o : report::outside_calibration(cost::predict_step(req.workloads[i], *cell.plan, topo, step))) {
             outside.push_back(fmt::format("{} on {} GPUs: {}", cell.workload, cell.gpus, o));
           }
         }
       }
     }
-    warn_outside_calibration(&*calibration, c.calibration, outside);
+    report::warn_outside_calibration(&*calibration, c.calibration, outside);
   }
   report::CostSettings cost{c.tokens, c.price};
   emit(report::render(report::capacity_report(cells, command_line(c), c.global_batch, c.seq, cost), format), c.output);

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "commands.hpp"
-#include "data_path.hpp"
+#include "stepcast/report/data_path.hpp"
 #include "output.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/units.hpp"
@@ -147,7 +147,7 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
 
 void run_topology(const TopologyOptions& o, std::optional<int> nodes) {
   if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
-  const Topology t = topology::load_topology(data_path(o.topology), nodes);
+  const Topology t = topology::load_topology(report::data_path(o.topology), nodes);
   const CommTiers c = t.tiers(t.gpu_count());
   emit(o.json ? summary_json(t, c).dump(2) + "\n" : summary_text(t, o.topology, c), o.output);
 }

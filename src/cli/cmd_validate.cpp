@@ -21,7 +21,7 @@
 #include "commands.hpp"
 #include "measured_options.hpp"
 #include "output.hpp"
-#include "reading_summary.hpp"
+#include "stepcast/report/reading_summary.hpp"
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/calibrate/inputs.hpp"
 #include "stepcast/calibrate/kernel_bench.hpp"
@@ -187,7 +187,7 @@ nlohmann::json measured_files_json(const MeasuredInputs& in, const std::vector<c
     for (const auto& run : m.runs) rows += static_cast<std::int64_t>(run.points.size());
     nlohmann::json skipped = nlohmann::json::object();
     for (const auto& line : m.skipped)
-      skipped[skipped_kind_name(line.kind)] = skipped.value(skipped_kind_name(line.kind), 0) + 1;
+      skipped[report::skipped_kind_name(line.kind)] = skipped.value(report::skipped_kind_name(line.kind), 0) + 1;
     nlohmann::json notes = nlohmann::json::array();
     for (const auto& n : m.notes) notes.push_back({{"line", n.line}, {"note", n.text}});
     const calibrate::RowUse& u = use[i];
@@ -286,7 +286,7 @@ bool run_validate(const ValidateOptions& o, bool gate) {
         topo.name(),
         held_out ? fmt::format(", points held out by --holdout {}", o.in.holdout) : std::string());
     if (!in.measurements.empty()) {
-      text += reading_summary(in.measurements, r.use, std::string(kHoldoutReason), o.in.verbose);
+      text += report::reading_summary(in.measurements, r.use, std::string(kHoldoutReason), o.in.verbose);
       text += table_text(r.collectives);
     }
     for (std::size_t i = 0; i < in.kernels.size(); ++i) text += operator_table_text(in.kernels[i], r.operators[i]);

@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "data_path.hpp"
+#include "stepcast/report/data_path.hpp"
 #include "output.hpp"
 #include "ranks.hpp"
 #include "stepcast/calibrate/run_validation.hpp"

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "data_path.hpp"
+#include "stepcast/report/data_path.hpp"
 #include "option_checks.hpp"
 #include "stepcast/calibrate/inputs.hpp"
 #include "stepcast/core/errors.hpp"
@@ -93,7 +93,7 @@ MeasuredInputs load_measured_inputs(const MeasuredOptions& o) {
   std::vector<std::filesystem::path> files(o.measured.begin(), o.measured.end());
   calibrate::MeasurementFiles read = calibrate::read_measurement_files(files, run_facts(o));
   const std::optional<int> nodes = o.nodes > 0 ? std::optional<int>(o.nodes) : std::nullopt;
-  topology::Topology topo = calibrate::topology_for(data_path(o.topology), nodes, read.collectives);
+  topology::Topology topo = calibrate::topology_for(report::data_path(o.topology), nodes, read.collectives);
   calibrate::PointFilter filter;
   if (!o.min_size.empty()) filter.min_size = size_option("--min-size", o.min_size);
   if (!o.max_size.empty()) filter.max_size = size_option("--max-size", o.max_size);

@@ -18,4 +18,9 @@ void emit(std::string_view text, const std::string& path) {
   }
 }
 
+void finish(const report::CommandOutput& output, const std::string& path) {
+  emit(output.text, path);
+  if (output.refusal) throw *output.refusal;
+}
+
 }  // namespace stepcast::cli

@@ -1,7 +1,7 @@
 // Resolution of shipped data files relative to the source tree.
-#include "data_path.hpp"
+#include "stepcast/report/data_path.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::report {
 
 std::filesystem::path data_path(const std::string& path) {
   const std::filesystem::path given(path);
@@ -11,4 +11,4 @@ std::filesystem::path data_path(const std::string& path) {
   return std::filesystem::exists(shipped, ec) ? shipped : given;
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

@@ -1,5 +1,5 @@
 // The reading summary of the measurement commands.
-#include "reading_summary.hpp"
+#include "stepcast/report/reading_summary.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <utility>
 
-namespace stepcast::cli {
+namespace stepcast::report {
 namespace {
 
 using calibrate::SkippedLine;
@@ -77,4 +77,4 @@ std::string reading_summary(const std::vector<calibrate::Measurements>& files,
   return out;
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

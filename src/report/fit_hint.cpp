@@ -1,12 +1,11 @@
 // Suggestions for plans that do not fit, from the memory terms that dominate.
-#include "fit_hint.hpp"
+#include "stepcast/report/fit_hint.hpp"
 
 #include <fmt/format.h>
 
-#include "output.hpp"
 #include "stepcast/core/errors.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::report {
 
 std::string fit_hint(const plan::Plan& plan, const cost::MemoryBreakdown& memory) {
   std::string out;
@@ -32,10 +31,10 @@ std::string fit_text(const plan::Plan& plan, const cost::MemoryBreakdown& memory
          fit_hint(plan, memory);
 }
 
-void refuse_if_infeasible(const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit, const std::string& gpu_name) {
-  if (fit.fits) return;
-  throw InfeasibleError(fmt::format("the plan needs {} per GPU but the {} has {}", format_bytes(memory.total), gpu_name,
+std::optional<InfeasibleError> refusal(const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit, const std::string& gpu_name) {
+  if (fit.fits) return std::nullopt;
+  return InfeasibleError(fmt::format("the plan needs {} per GPU but the {} has {}", format_bytes(memory.total), gpu_name,
                                     format_bytes(fit.capacity)));
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

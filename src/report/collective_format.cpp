@@ -1,12 +1,12 @@
 // Number and text formats shared by `stepcast collective`'s renderings.
-#include "collective_format.hpp"
+#include "stepcast/report/collective_format.hpp"
 
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <fmt/format.h>
 
-namespace stepcast::cli {
+namespace stepcast::report {
 
 double sig9(double v) { return std::strtod(fmt::format("{:.9g}", v).c_str(), nullptr); }
 
@@ -24,4 +24,4 @@ std::string placement_text(const topology::CommTiers& t) {
 
 std::string bytes_text(Bytes b) { return fmt::format("{} ({} B)", format_bytes(b), bytes_json(b).dump()); }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

@@ -1,14 +1,14 @@
 // Rendering NCCL's tuning model for `stepcast collective`: NCCL's choice per size, the time of
 // every candidate (latency part and bandwidth part), and the sentence on why the winner won.
-#include "collective_nccl.hpp"
+#include "stepcast/report/collective_nccl.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
 
-#include "collective_format.hpp"
-#include "plan_options.hpp"
+#include "stepcast/report/collective_format.hpp"
+#include "stepcast/report/plan_inputs.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::report {
 namespace {
 
 using cost::NcclCandidate;
@@ -219,4 +219,4 @@ nlohmann::json nccl_json(const NcclRun& run, bool explain) {
   return j;
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

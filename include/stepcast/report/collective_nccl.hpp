@@ -11,7 +11,7 @@
 #include "stepcast/cost/nccl_tuning.hpp"
 #include "stepcast/topology/topology.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::report {
 
 /// One run of NCCL's model: the request, what NCCL sees, and the choice at each size.
 struct NcclRun {
@@ -34,4 +34,4 @@ std::string nccl_text(const NcclRun& run, bool explain);
 /// The same as one JSON object; every size carries its candidates.
 nlohmann::json nccl_json(const NcclRun& run, bool explain);
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

@@ -1,12 +1,12 @@
 // Warning on calibrations used beyond what they were fitted on: the figures still apply (a
 // measured correction is usually closer than none), but the user is told they are extrapolated.
-#include "calibration_warning.hpp"
+#include "stepcast/report/calibration_warning.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 
-namespace stepcast::cli {
+namespace stepcast::report {
 
 void warn_outside_calibration(const cost::Calibration* calibration, const std::string& file, const std::vector<std::string>& what) {
   if (!calibration || !calibration->range || what.empty()) return;
@@ -25,4 +25,4 @@ std::vector<std::string> outside_calibration(const cost::StepPrediction& predict
   return out;
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

@@ -7,7 +7,7 @@
 #include "stepcast/core/units.hpp"
 #include "stepcast/topology/topology.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::report {
 
 /// `v` rounded to 9 significant digits (STYLE.md B6), so JSON output is stable and readable.
 double sig9(double v);
@@ -20,4 +20,4 @@ std::string placement_text(const topology::CommTiers& t);
 /// "1 GiB (1073741824 B)".
 std::string bytes_text(Bytes b);
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

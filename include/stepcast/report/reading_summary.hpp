@@ -8,7 +8,7 @@
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/calibrate/measurement.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::report {
 
 /// One line per file: "read FILE: R rows in N runs; skipped S lines (kind: n, ...); used U rows
 /// (not used: why: n, ...)",
@@ -21,4 +21,4 @@ std::string reading_summary(const std::vector<calibrate::Measurements>& files,
 /// The name of a skipped line's kind: "NCCL debug output" and the like.
 std::string skipped_kind_name(calibrate::SkippedLine::Kind kind);
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

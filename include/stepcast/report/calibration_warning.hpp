@@ -8,7 +8,7 @@
 #include "stepcast/cost/calibration.hpp"
 #include "stepcast/cost/step.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::report {
 
 /// Prints "stepcast: warning: ..." to stderr naming `what` (collectives priced outside the fitted
 /// range) when there is any; nothing without a calibration, a recorded range or such collectives.
@@ -17,4 +17,4 @@ void warn_outside_calibration(const cost::Calibration* calibration, const std::s
 /// The collectives of a predicted step that lie outside the calibration's range, by name.
 std::vector<std::string> outside_calibration(const cost::StepPrediction& prediction);
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

@@ -2,12 +2,14 @@
 // plan does not fit, and exit 3 after the output is written.
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "stepcast/core/errors.hpp"
 #include "stepcast/cost/memory.hpp"
 #include "stepcast/plan/plan.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::report {
 
 /// Lines suggesting the plan settings that shrink the largest memory term (empty when none
 /// applies): stored attention scores, activations without recompute, unsharded model state.
@@ -16,7 +18,7 @@ std::string fit_hint(const plan::Plan& plan, const cost::MemoryBreakdown& memory
 /// "Fits: yes, X free of Y" or "Fits: NO, X short of Y per GPU..." followed by fit_hint's lines.
 std::string fit_text(const plan::Plan& plan, const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit);
 
-/// Throws InfeasibleError (exit 3) when the plan does not fit; call after the output is written.
-void refuse_if_infeasible(const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit, const std::string& gpu_name);
+/// The InfeasibleError (exit 3) a command raises after its output when the plan does not fit.
+std::optional<InfeasibleError> refusal(const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit, const std::string& gpu_name);
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

@@ -1,0 +1,29 @@
+// `stepcast collective`: the predicted cost of one collective, or of a sweep of sizes, on a
+// topology, in nccl-tests' terms (time, algbw, busbw), with the formula terms on request.
+#pragma once
+
+#include <string>
+
+namespace stepcast::report {
+
+struct CollectiveRequest {
+  std::string op;
+  std::string algorithm;
+  std::string size;
+  std::string sizes;
+  int ranks = 0;
+  bool ranks_given = false;  ///< --ranks given (else every GPU)
+  std::string topology;
+  int nodes = 0;
+  bool nodes_given = false;  ///< --nodes given (else as the topology file says)
+  bool json = false;
+  bool explain = false;
+  std::string engine = "analytical";
+  std::string calibration;
+  std::string protocol;
+};
+
+/// The collective's cost as a table (a sweep: one row per size) or JSON.
+std::string collective_command(const CollectiveRequest& request);
+
+}  // namespace stepcast::report

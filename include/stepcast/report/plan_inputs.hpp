@@ -1,0 +1,56 @@
+// The inputs every plan-based command shares (workload, topology, nodes, plan and its overrides,
+// calibration), and loading them into a resolved, validated plan. Used by predict, memory,
+// simulate, resilience and search.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "stepcast/core/explain.hpp"
+#include "stepcast/cost/calibration.hpp"
+#include "stepcast/cost/memory.hpp"
+#include "stepcast/cost/step.hpp"
+#include "stepcast/plan/plan.hpp"
+#include "stepcast/topology/topology.hpp"
+#include "stepcast/workload/workload.hpp"
+
+namespace stepcast::report {
+
+struct PlanOptions {
+  std::string workload;  ///< stepcast workload JSON or a Hugging Face config.json
+  std::string topology;
+  int nodes = 0;         ///< 0 = as the topology file says
+  std::string plan;      ///< compact form, or a path to a plan JSON file
+  int global_batch = 0;  ///< 0 = from the plan (gbs=) or its default
+  int seq = 0;           ///< 0 = from the plan (seq=) or the workload
+  std::string precision;
+  std::string optimizer;
+  std::string overhead;  ///< framework overhead per GPU, as "1 GiB"
+  std::string calibration;  ///< calibration file from `stepcast calibrate`
+};
+
+/// The loaded inputs of a plan command; the plan is resolved and validated.
+struct PlanInputs {
+  workload::Workload workload;
+  std::optional<topology::Topology> topology;
+  plan::Plan plan;
+  cost::MemoryOptions memory;
+  std::string plan_origin;  ///< "--plan" or the plan file, for messages
+  std::optional<cost::Calibration> calibration;
+
+  /// Step-model options for these inputs: the memory settings and the calibration, if any.
+  /// The result points into this object, which must outlive it.
+  [[nodiscard]] cost::StepOptions step_options() const;
+};
+
+/// Loads the workload (and topology), parses the plan, applies the option overrides, resolves
+/// and validates it against the GPU count. Bad input throws InputError.
+PlanInputs load_plan_inputs(const PlanOptions& options);
+
+/// The memory terms as a JSON object with *_bytes keys.
+nlohmann::json memory_json(const cost::MemoryBreakdown& memory);
+/// The explanation as a JSON array of {label, formula, value}.
+nlohmann::json explanation_json(const Explanation& terms);
+
+}  // namespace stepcast::report

@@ -1,0 +1,42 @@
+// The interval predict and simulate print around a step time: the model's errors on measured runs
+// like the plan (calibrate/prediction_interval.hpp), from the shipped datasets or the user's.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "stepcast/report/plan_inputs.hpp"
+#include "stepcast/calibrate/prediction_interval.hpp"
+
+namespace stepcast::report {
+
+/// The runs files an interval is derived from; empty: the shipped tests/data/runs datasets.
+struct IntervalOptions {
+  std::vector<std::string> runs;
+};
+
+/// The 90% interval around `step_time` for the plan of `in`, from the errors of the analytical
+/// model (with `in`'s calibration) on the runs files; none when too few comparable runs.
+std::optional<calibrate::StepInterval> step_interval_for(const PlanInputs& in, Seconds step_time, const IntervalOptions& options);
+
+/// A step time's interval, or why there is none.
+struct IntervalResult {
+  std::optional<calibrate::StepInterval> interval;
+  std::string why_none;
+};
+
+/// The interval for predict and simulate: none with an explicit achieved fraction (the measured
+/// errors are the operator model's), else step_interval_for.
+IntervalResult interval_for(const PlanInputs& in, Seconds step_time, const IntervalOptions& options, bool achieved_fraction_given);
+
+/// "90% interval 1.2-1.5 s, from the model's errors on N measured runs of CLASS (files)", or why there is none.
+std::string interval_text(const IntervalResult& result);
+
+/// Sets "step_time_interval_s" ({low_s, high_s, coverage, run_class, runs, derived_from}, or null)
+/// and, without one, "step_time_interval_note" in `j`.
+void add_interval_json(nlohmann::json& j, const IntervalResult& result);
+
+}  // namespace stepcast::report

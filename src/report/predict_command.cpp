@@ -1,0 +1,121 @@
+// `stepcast predict`: step time, tokens/s, MFU and memory per GPU of a plan on a topology, with
+// a breakdown that sums to the totals. A plan that does not fit still prints, then exits 3.
+#include "stepcast/report/predict_command.hpp"
+
+#include <fmt/format.h>
+#include "stepcast/report/calibration_warning.hpp"
+#include "stepcast/report/fit_hint.hpp"
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/low_precision.hpp"
+#include "stepcast/cost/step.hpp"
+#include "stepcast/report/kernel_table.hpp"
+#include "stepcast/report/writers.hpp"
+
+namespace stepcast::report {
+
+namespace {
+
+std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, const IntervalResult& interval, bool explain) {
+  const auto& topo = *in.topology;
+  std::string out = fmt::format("Prediction: {} on {} ({} GPUs, {})\nPlan: {}\n\n", in.workload.name, topo.name(), in.plan.gpus(),
+                                topo.gpu().name, plan::to_string(in.plan));
+  const auto share = [&p](Seconds t) { return 100.0 * (t / p.step_time); };
+  out += "Step time\n";
+  const auto row = [&](std::string_view label, Seconds t) { out += fmt::format("  {:<40} {:>12}  {:5.1f}%\n", label, format_seconds(t), share(t)); };
+  row("compute", p.compute);
+  row(fmt::format("pipeline bubble ({:.4f} of ideal)", p.bubble_fraction), p.bubble);
+  for (const auto& term : p.communication) row(fmt::format("{} (exposed)", term.name), term.exposed);
+  row("optimizer step", p.optimizer);
+  row("step time", p.step_time);
+  out += fmt::format("  {}\n", interval_text(interval));
+  out += fmt::format("  {:<40} {:>12.6g}\n  {:<40} {:>12.4f}\n\n", "tokens/s", p.tokens_per_s, "MFU", p.mfu);
+  out += "Memory per GPU (first pipeline stage)\n";
+  const auto mem = [&out](std::string_view label, Bytes b) { out += fmt::format("  {:<40} {:>12}\n", label, format_bytes(b)); };
+  mem("parameters", p.memory.parameters);
+  mem("gradients", p.memory.gradients);
+  mem("optimizer state", p.memory.optimizer_state);
+  mem("activations", p.memory.activations);
+  mem("temporary buffers", p.memory.temporary_buffers);
+  mem("working set", p.memory.working_set);
+  if (p.memory.quantized_copies.value() > 0.0) mem("low-precision weight copies + scaling", p.memory.quantized_copies);
+  mem("framework overhead", p.memory.framework_overhead);
+  mem("total (peak)", p.memory.total);
+  out += fit_text(in.plan, p.memory, p.fit);
+  if (explain) {
+    out += "\nStep time terms\n" + render_explanation(p.explanation);
+    out += "\nCompute terms\n" + render_explanation(p.compute_detail.explanation);
+    if (!p.compute_detail.kernels.empty()) {
+      Report kernels;
+      kernels.tables.push_back(kernel_table(p.compute_detail, p.step_time));
+      out += "\n" + render_text(kernels);
+    }
+    out += "\nMemory terms\n" + render_explanation(p.memory.explanation);
+  }
+  return out;
+}
+
+nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p, const IntervalResult& interval, bool explain) {
+  nlohmann::json j;
+  j["workload"] = in.workload.name;
+  j["topology"] = in.topology->name();
+  j["gpu"] = in.topology->gpu().name;
+  j["gpus"] = in.plan.gpus();
+  j["plan"] = plan::to_string(in.plan);
+  j["step_time_s"] = p.step_time.value();
+  add_interval_json(j, interval);
+  j["tokens_per_s"] = p.tokens_per_s;
+  j["mfu"] = p.mfu;
+  j["memory_per_gpu_bytes"] = p.memory.total.value();
+  j["gpu_memory_bytes"] = p.fit.capacity.value();
+  j["fits"] = p.fit.fits;
+  j["headroom_bytes"] = p.fit.headroom.value();
+  nlohmann::json comm = nlohmann::json::array();
+  for (const auto& t : p.communication) {
+    comm.push_back({{"name", t.name}, {"op", cost::to_string(t.op)}, {"algorithm", t.model},
+                    {"group", cost::to_string(t.group)}, {"ranks", t.ranks}, {"stride", t.stride}, {"size_bytes", t.size.value()},
+                    {"calls", t.calls}, {"time_s", t.time.value()}, {"exposed_s", t.exposed.value()}});
+  }
+  // The four time terms add up to step_time_s; memory's terms add up to memory_per_gpu_bytes.
+  j["breakdown"] = {{"compute_s", p.compute.value()},
+                    {"bubble_s", p.bubble.value()},
+                    {"exposed_communication_s", p.exposed_communication.value()},
+                    {"optimizer_s", p.optimizer.value()},
+                    {"communication", comm}};
+  j["memory"] = memory_json(p.memory);
+  j["bubble_fraction"] = p.bubble_fraction;
+  j["model_flops"] = p.compute_detail.flops.model.value();
+  j["hardware_flops"] = p.compute_detail.flops.hardware.value();
+  j["achieved_fraction"] = p.compute_detail.achieved_fraction;
+  if (explain) {
+    j["explanation"] = {{"step", explanation_json(p.explanation)},
+                        {"compute", explanation_json(p.compute_detail.explanation)},
+                        {"memory", explanation_json(p.memory.explanation)}};
+    Report kernels;
+    kernels.tables.push_back(kernel_table(p.compute_detail, p.step_time));
+    j["kernels"] = nlohmann::json::parse(render_json(kernels)).at("tables").at(0).at("rows");
+  }
+  return j;
+}
+
+}  // namespace
+
+CommandOutput predict_command(const PredictRequest& c) {
+  CommandOutput out;
+  const PlanInputs in = load_plan_inputs(c.plan);
+  if (!in.workload.shape) {
+    throw InputError(c.plan.workload, {}, "predict needs the model's shape (layers, hidden, heads, ...), not only a parameter count");
+  }
+  const auto& gpu = in.topology->gpu();
+  cost::check_precision_supported(gpu, in.plan.precision, c.plan.topology);
+  cost::StepOptions options = in.step_options();
+  if (c.achieved_fraction > 0.0) options.achieved_fraction = c.achieved_fraction;
+  const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, *in.topology, options);
+  warn_outside_calibration(options.calibration, c.plan.calibration, outside_calibration(p));
+  const IntervalResult interval = interval_for(in, p.step_time, c.interval, c.achieved_fraction > 0.0);
+  out.text = c.json ? predict_json(in, p, interval, c.explain).dump(2) + "\n" : predict_text(in, p, interval, c.explain);
+  out.refusal = refusal(p.memory, p.fit, gpu.name);
+  return out;
+}
+
+
+}  // namespace stepcast::report
