@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "stepcast/report/collective_format.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/report/chart.hpp"
 #include "stepcast/report/run_reports.hpp"
@@ -22,9 +23,6 @@ using calibrate::RunMetric;
 using calibrate::RunValidation;
 using calibrate::TrainingRun;
 using Json = nlohmann::ordered_json;
-
-/// JSON numbers with 9 significant digits (STYLE.md B6).
-double sig9(double v) { return std::strtod(fmt::format("{:.9g}", v).c_str(), nullptr); }
 
 std::string format_value(RunMetric metric, double v) {
   switch (metric) {

@@ -1,0 +1,27 @@
+// `stepcast validate` on collectives and kernels: predicted against measured for every point of
+// nccl-tests logs or stepcast-nccl-bench JSON and every operator of stepcast-kernel-bench JSON.
+#pragma once
+
+#include <string>
+
+#include "stepcast/report/measured_inputs.hpp"
+
+namespace stepcast::report {
+
+struct ValidateRequest {
+  MeasuredOptions in;
+  std::string calibration;
+  double max_median_error = 0.0;
+  bool json = false;
+  std::string plot;
+};
+
+struct ValidateOutput {
+  std::string text;
+  bool within_gate = true;  ///< every median |error| at or under max_median_error
+};
+
+/// The comparison table (or JSON), and the plot file when asked.
+ValidateOutput validate_command(const ValidateRequest& request);
+
+}  // namespace stepcast::report

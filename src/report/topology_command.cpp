@@ -1,0 +1,151 @@
+// `stepcast topology`: loads and validates a topology file and summarises it: the GPU model and
+// its figures, nodes, GPUs, links per tier, and the per-tier figures a collective over all GPUs sees.
+#include "stepcast/report/topology_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <array>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include "stepcast/report/data_path.hpp"
+#include "stepcast/report/collective_format.hpp"
+#include "stepcast/core/errors.hpp"
+#include "stepcast/core/units.hpp"
+#include "stepcast/topology/topology.hpp"
+
+namespace stepcast::report {
+
+namespace {
+
+using topology::CommTiers;
+using topology::LinkTier;
+using topology::Topology;
+using topology::VertexKind;
+
+
+constexpr std::array kTiers{LinkTier::kIntraNode, LinkTier::kNic, LinkTier::kFabric};
+constexpr std::array kKinds{VertexKind::kGpu, VertexKind::kNic, VertexKind::kSwitch};
+
+// Links of one tier: how many, and the smallest and largest bandwidth among them.
+struct TierLinks {
+  int count = 0;
+  BytesPerSecond min_bw;
+  BytesPerSecond max_bw;
+};
+
+TierLinks links_of(const Topology& t, LinkTier tier) {
+  TierLinks out;
+  for (const topology::Link& l : t.links()) {
+    if (l.tier != tier) continue;
+    out.min_bw = out.count == 0 ? l.bandwidth : std::min(out.min_bw, l.bandwidth);
+    out.max_bw = out.count == 0 ? l.bandwidth : std::max(out.max_bw, l.bandwidth);
+    ++out.count;
+  }
+  return out;
+}
+
+int vertices_of(const Topology& t, VertexKind kind) {
+  int n = 0;
+  for (const topology::Vertex& v : t.vertices()) n += v.kind == kind ? 1 : 0;
+  return n;
+}
+
+std::string tflops(FlopsPerSecond f) { return f.value() > 0.0 ? fmt::format("{:g}", f.value() / unit::kTera) : "-"; }
+
+std::string bw_range(const TierLinks& l) {
+  if (l.count == 0) return "";
+  if (l.min_bw == l.max_bw) return fmt::format(", {} each way", format_bandwidth(l.min_bw));
+  return fmt::format(", {} to {} each way", format_bandwidth(l.min_bw), format_bandwidth(l.max_bw));
+}
+
+std::string summary_text(const Topology& t, const std::string& path, const CommTiers& c) {
+  const topology::GpuSpec& g = t.gpu();
+  std::string out;
+  out += fmt::format("topology      {} ({})\n", t.name(), path);
+  out += fmt::format("source        {}\n", t.source());
+  out += fmt::format("gpu           {}: {} HBM at {}\n", g.name, format_bytes(g.memory), format_bandwidth(g.memory_bandwidth));
+  out += fmt::format("peak TFLOP/s  fp32 {}, tf32 {}, bf16 {}, fp16 {}, fp8 {}", tflops(g.peak_fp32), tflops(g.peak_tf32),
+                     tflops(g.peak_bf16), tflops(g.peak_fp16), tflops(g.peak_fp8));
+  // Blackwell's block-scaled formats, shown where the file gives them.
+  if (g.peak_mxfp8.value() > 0.0) out += fmt::format(", mxfp8 {}", tflops(g.peak_mxfp8));
+  if (g.peak_nvfp4.value() > 0.0) out += fmt::format(", nvfp4 {}", tflops(g.peak_nvfp4));
+  out += "\n";
+  out += fmt::format("nodes         {} (up to {} GPUs each), {} GPUs\n", t.node_count(), t.gpus_per_node(), t.gpu_count());
+  if (t.trays_per_node() > 1) {
+    out += fmt::format("scale-up      each node above is one NVLink domain of {} trays of {} GPUs (--nodes counts trays)\n",
+                       t.trays_per_node(), t.gpus_per_node() / t.trays_per_node());
+  }
+  out += fmt::format("vertices      {} gpu, {} nic, {} switch\n", vertices_of(t, VertexKind::kGpu),
+                     vertices_of(t, VertexKind::kNic), vertices_of(t, VertexKind::kSwitch));
+  for (const LinkTier tier : kTiers) {
+    const TierLinks l = links_of(t, tier);
+    out += fmt::format("links {:<11} {}{}\n", topology::to_string(tier), l.count, bw_range(l));
+  }
+  out += fmt::format("\nwhat a collective over all {} GPUs sees ({} nodes, {} per node), each way:\n", c.ranks, c.nodes,
+                     c.ranks_per_node);
+  out += fmt::format("  intra-node    {} GPU to GPU, latency {}\n", format_bandwidth(c.intra_bw), format_seconds(c.intra_latency));
+  out += fmt::format("  node out      {} ({})\n", format_bandwidth(c.node_bw), format_gbps(c.node_bw));
+  out += fmt::format("  one GPU out   {} ({})\n", format_bandwidth(c.gpu_nic_bw), format_gbps(c.gpu_nic_bw));
+  out += fmt::format("  inter-node    latency {} (longest route from rank 0)\n", format_seconds(c.inter_latency));
+  out += fmt::format("  oversubscription {:g}\n", c.oversubscription);
+  return out;
+}
+
+nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
+  const topology::GpuSpec& g = t.gpu();
+  nlohmann::json vertices = nlohmann::json::object();
+  for (const VertexKind kind : kKinds) vertices[std::string(topology::to_string(kind))] = vertices_of(t, kind);
+  nlohmann::json links = nlohmann::json::object();
+  for (const LinkTier tier : kTiers) {
+    const TierLinks l = links_of(t, tier);
+    links[std::string(topology::to_string(tier))] = {
+        {"count", l.count}, {"min_bw_Bps", sig9(l.min_bw.value())}, {"max_bw_Bps", sig9(l.max_bw.value())}};
+  }
+  nlohmann::json out = {
+      {"name", t.name()},
+      {"source", t.source()},
+      {"gpu",
+       {{"name", g.name},
+        {"memory_bytes", sig9(g.memory.value())},
+        {"memory_bw_Bps", sig9(g.memory_bandwidth.value())},
+        {"peak_fp32_flops", sig9(g.peak_fp32.value())},
+        {"peak_tf32_flops", sig9(g.peak_tf32.value())},
+        {"peak_bf16_flops", sig9(g.peak_bf16.value())},
+        {"peak_fp16_flops", sig9(g.peak_fp16.value())},
+        {"peak_fp8_flops", sig9(g.peak_fp8.value())}}},
+      {"nodes", t.node_count()},
+      {"gpus_per_node", t.gpus_per_node()},
+      {"gpus", t.gpu_count()},
+      {"vertices", vertices},
+      {"links", links},
+      {"tiers",
+       {{"ranks", c.ranks},
+        {"nodes", c.nodes},
+        {"ranks_per_node", c.ranks_per_node},
+        {"intra_bw_Bps", sig9(c.intra_bw.value())},
+        {"intra_latency_s", sig9(c.intra_latency.value())},
+        {"node_bw_Bps", sig9(c.node_bw.value())},
+        {"gpu_nic_bw_Bps", sig9(c.gpu_nic_bw.value())},
+        {"inter_latency_s", sig9(c.inter_latency.value())},
+        {"oversubscription", sig9(c.oversubscription)}}},
+  };
+  if (g.peak_mxfp8.value() > 0.0) out["gpu"]["peak_mxfp8_flops"] = sig9(g.peak_mxfp8.value());
+  if (g.peak_nvfp4.value() > 0.0) out["gpu"]["peak_nvfp4_flops"] = sig9(g.peak_nvfp4.value());
+  return out;
+}
+
+}  // namespace
+
+std::string topology_command(const TopologyRequest& o) {
+  const std::optional<int> nodes = o.nodes_given ? std::optional<int>(o.nodes) : std::nullopt;
+  if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
+  const Topology t = topology::load_topology(data_path(o.topology), nodes);
+  const CommTiers c = t.tiers(t.gpu_count());
+  return o.json ? summary_json(t, c).dump(2) + "\n" : summary_text(t, o.topology, c);
+}
+
+
+}  // namespace stepcast::report
