@@ -2,6 +2,10 @@
 // share links, the pipeline schedule's task order, stragglers), beside the analytical figure.
 #include "stepcast/report/simulate_command.hpp"
 
+#include <cstring>
+
+#include "stepcast/report/seed_summary.hpp"
+
 #include <fmt/format.h>
 #include <charconv>
 #include <optional>
@@ -121,6 +125,34 @@ nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p
   return j;
 }
 
+void add_seeds_json(nlohmann::json& j, const SeedSummary& s) {
+  nlohmann::json times = nlohmann::json::array();
+  for (Seconds t : s.step_times) times.push_back(t.value());
+  j["seeds"] = {{"first", s.first_seed}, {"count", s.step_times.size()}, {"step_time_s", times},
+                {"mean_s", s.mean.value()},  {"p50_s", s.p50.value()},        {"p90_s", s.p90.value()},
+                {"max_s", s.max.value()}};
+}
+
+std::string seeds_text(const SeedSummary& s) {
+  return fmt::format("\nOver {} seeds ({}-{}; the table above is seed {}): step time mean {}, p50 {}, p90 {}, max {}\n",
+                     s.step_times.size(), s.first_seed, s.first_seed + s.step_times.size() - 1, s.first_seed,
+                     format_seconds(s.mean), format_seconds(s.p50), format_seconds(s.p90), format_seconds(s.max));
+}
+
+// A step time as its 8 bytes, bit for bit, so a result dealt to another process comes back exact.
+std::string step_time_bytes(Seconds t) {
+  const double v = t.value();
+  std::string out(sizeof v, '\0');
+  std::memcpy(out.data(), &v, sizeof v);
+  return out;
+}
+
+Seconds step_time_of(const std::string& bytes) {
+  double v = 0.0;
+  std::memcpy(&v, bytes.data(), sizeof v);
+  return Seconds(v);
+}
+
 std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, const sim::PlannedStep& planned,
                           const sim::StepResult& r, const IntervalResult& interval) {
   std::string out = fmt::format("Simulation: {} on {} ({} GPUs)\nPlan: {}\n\n", in.workload.name, in.topology->name(),
@@ -164,7 +196,7 @@ std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, c
 
 }  // namespace
 
-CommandOutput simulate_command(const SimulateRequest& c) {
+CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_units) {
   CommandOutput out;
   const PlanInputs in = load_plan_inputs(c.plan);
   if (!in.workload.shape) {
@@ -182,12 +214,35 @@ CommandOutput simulate_command(const SimulateRequest& c) {
   const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, topo, options);
   warn_outside_calibration(options.calibration, c.plan.calibration, outside_calibration(p));
   const sim::PlannedStep planned = sim::plan_step(in.plan, p, options.calibration);
+  std::optional<SeedSummary> seeds;
+  if (c.seeds > 1) {
+    // Every seed costs the same simulation, so the units are dealt evenly.
+    const std::vector<std::string> times =
+        run_units(std::vector<double>(static_cast<std::size_t>(c.seeds), 1.0), [&](std::size_t i) {
+          sim::Perturbation seeded = pert;
+          seeded.seed = c.seed + i;
+          return step_time_bytes(sim::simulate_step(topo, planned.spec, seeded, false).step_time);
+        });
+    if (times.empty()) {  // another process writes the output; every one exits alike
+      out.refusal = refusal(p.memory, p.fit, topo.gpu().name);
+      return out;
+    }
+    std::vector<Seconds> step_times;
+    for (const std::string& t : times) step_times.push_back(step_time_of(t));
+    seeds = summarize_seeds(c.seed, std::move(step_times));
+  }
   const sim::StepResult r = sim::simulate_step(topo, planned.spec, pert, !c.trace.empty());
   if (!c.trace.empty()) write_file_atomically(c.trace, sim::chrome_trace_json(r));
   // The interval comes from the analytical model's errors on measured runs, placed around the
   // simulated step time (the two agree closely on those runs: reports/accuracy.md).
   const IntervalResult interval = interval_for(in, r.step_time, c.interval, false);
-  out.text = c.json ? simulate_json(in, p, planned, r, c.seed, interval).dump(2) + "\n" : simulate_text(in, p, planned, r, interval);
+  if (c.json) {
+    nlohmann::json j = simulate_json(in, p, planned, r, c.seed, interval);
+    if (seeds) add_seeds_json(j, *seeds);
+    out.text = j.dump(2) + "\n";
+  } else {
+    out.text = simulate_text(in, p, planned, r, interval) + (seeds ? seeds_text(*seeds) : std::string());
+  }
   // Simulated like predict's plans: the step is shown, then a plan that cannot run exits 3.
   out.refusal = refusal(p.memory, p.fit, topo.gpu().name);
   return out;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# table, search --refine 5 and validate --runs give the same bytes on 2 MPI ranks as in one
+# table, search --refine 5, simulate --seeds and validate --runs give the same bytes on 2 MPI ranks as in one
 # process (issue #19: rank 0 gathers every unit's result and writes); a rank that dies fails the
 # run without an output file; bad input stops every rank with exit 2 and one message.
 # Usage: same_output.sh STEPCAST MPIEXEC
@@ -27,6 +27,8 @@ same "table --refine 2" table --workloads workloads/mpt-125m.json,workloads/llam
 same "search --refine 5" search --workload workloads/llama2-13b.json --topology topologies/p4d-24xlarge.json --nodes 4 \
   --global-batch 512 --seq 4096 --refine 5 --threads 1 --format json
 same "validate --runs --engine des" validate --runs tests/data/runs/llm_foundry_mpt.csv --engine des --json
+same "simulate --seeds 6" simulate --workload workloads/llama2-7b.json --topology topologies/dgx-h100.json --nodes 2 \
+  --plan fsdp=16,mbs=1 --global-batch 256 --seq 2048 --straggler step-cv=0.05 --seeds 6 --json
 same "validate --runs" validate --runs tests/data/runs/vtrain_single_node_a100.csv --json
 
 # A rank killed while it works: the job fails and rank 0 writes nothing.

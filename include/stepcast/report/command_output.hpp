@@ -2,8 +2,11 @@
 // the refusal the command raises after the text is written (exit 3, STYLE.md A3).
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "stepcast/core/errors.hpp"
 
@@ -13,5 +16,14 @@ struct CommandOutput {
   std::string text;
   std::optional<InfeasibleError> refusal;
 };
+
+/// How a command runs its independent units: work(i) for each, given each unit's expected cost,
+/// returning every unit's bytes in unit order, or nothing on a process that does not write the
+/// output (the cli deals them over MPI ranks; run_here runs them all in this process).
+using UnitRunner = std::function<std::vector<std::string>(const std::vector<double>& costs,
+                                                          const std::function<std::string(std::size_t)>& work)>;
+
+/// Every unit in this process, in order.
+std::vector<std::string> run_here(const std::vector<double>& costs, const std::function<std::string(std::size_t)>& work);
 
 }  // namespace stepcast::report

@@ -15,6 +15,7 @@ struct SimulateRequest {
   PlanOptions plan;
   IntervalOptions interval;
   std::uint64_t seed = 1;
+  int seeds = 1;  ///< simulate seeds seed .. seed + seeds - 1 and summarize the step time over them
   std::string straggler;
   std::string trace;
   bool json = false;
@@ -22,6 +23,8 @@ struct SimulateRequest {
 
 /// The simulated step beside the analytical one (and the trace file when asked); a refusal when
 /// the plan does not fit in GPU memory.
-CommandOutput simulate_command(const SimulateRequest& request);
+/// With seeds > 1 each seed is one unit run by `run_units` (the table and trace are the first
+/// seed's); a process whose run_units returns nothing (a non-writing MPI rank) gets no output.
+CommandOutput simulate_command(const SimulateRequest& request, const UnitRunner& run_units = run_here);
 
 }  // namespace stepcast::report
