@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fmt/format.h>
-
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,7 +13,6 @@
 #include "commands.hpp"
 #include "measured_options.hpp"
 #include "output.hpp"
-#include "stepcast/report/reading_summary.hpp"
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/calibrate/fit_nccl.hpp"
 #include "stepcast/calibrate/inputs.hpp"
@@ -23,6 +21,7 @@
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/output_file.hpp"
 #include "stepcast/cost/calibration.hpp"
+#include "stepcast/report/reading_summary.hpp"
 
 namespace stepcast::cli {
 namespace {

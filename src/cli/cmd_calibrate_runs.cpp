@@ -3,11 +3,10 @@
 // residual) and on the held-out runs of the same GPU (an accuracy).
 #include "cmd_calibrate_runs.hpp"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include <algorithm>
 #include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "output.hpp"
 #include "stepcast/calibrate/runs_fit.hpp"

@@ -1,17 +1,14 @@
 // `stepcast search`: every valid plan of a model on a cluster, pruned by memory, ranked by
 // predicted step time, the best few optionally re-timed on the event engine.
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <fmt/format.h>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "stepcast/report/calibration_warning.hpp"
 #include "commands.hpp"
 #include "option_checks.hpp"
-#include "stepcast/report/data_path.hpp"
 #include "output.hpp"
 #include "ranks.hpp"
 #include "stepcast/core/errors.hpp"
@@ -19,6 +16,8 @@
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/planner/refine.hpp"
 #include "stepcast/planner/search.hpp"
+#include "stepcast/report/calibration_warning.hpp"
+#include "stepcast/report/data_path.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/progress.hpp"
 #include "stepcast/report/writers.hpp"

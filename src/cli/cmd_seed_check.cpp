@@ -2,6 +2,7 @@
 // document (7B model, fp16 gradients, ring all-reduce on 400 Gbps links, 8-way FSDP memory),
 // computed by the cost model, then the same all-reduce on p4d nodes that share their NICs.
 #include <string>
+
 #include "commands.hpp"
 #include "output.hpp"
 #include "stepcast/report/seed_check_command.hpp"

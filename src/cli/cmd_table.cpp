@@ -1,22 +1,21 @@
 // `stepcast table`: capacity tables over workloads x clusters x GPU counts (the best plan found by
 // search, or a plan family), with training days, GPU-hours and cost, in five formats.
-#include <fmt/format.h>
-
 #include <cstdint>
+#include <fmt/format.h>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "stepcast/report/calibration_warning.hpp"
 #include "commands.hpp"
 #include "option_checks.hpp"
-#include "stepcast/report/data_path.hpp"
 #include "output.hpp"
 #include "ranks.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/planner/capacity.hpp"
+#include "stepcast/report/calibration_warning.hpp"
+#include "stepcast/report/data_path.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/progress.hpp"
 #include "stepcast/report/writers.hpp"

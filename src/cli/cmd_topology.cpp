@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+
 #include "commands.hpp"
 #include "output.hpp"
 #include "stepcast/report/topology_command.hpp"

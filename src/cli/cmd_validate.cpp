@@ -3,10 +3,9 @@
 // each, the median, p90 and worst error (per operator family too), and a bus-bandwidth plot on
 // request.
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
 #include <cstdio>
 #include <cstdlib>
+#include <fmt/format.h>
 #include <memory>
 #include <string>
 

@@ -2,11 +2,9 @@
 // (or, with --engine des, as `stepcast simulate`) would, and prints the comparison.
 #include "cmd_validate_runs.hpp"
 
+#include <filesystem>
 #include <fmt/format.h>
 
-#include <filesystem>
-
-#include "stepcast/report/data_path.hpp"
 #include "output.hpp"
 #include "ranks.hpp"
 #include "stepcast/calibrate/run_validation.hpp"
@@ -14,6 +12,7 @@
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/output_file.hpp"
 #include "stepcast/cost/step.hpp"
+#include "stepcast/report/data_path.hpp"
 #include "stepcast/report/progress.hpp"
 #include "stepcast/report/run_reports.hpp"
 #include "stepcast/sim/step_from_plan.hpp"

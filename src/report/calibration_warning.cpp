@@ -2,9 +2,8 @@
 // measured correction is usually closer than none), but the user is told they are extrapolated.
 #include "stepcast/report/calibration_warning.hpp"
 
-#include <fmt/format.h>
-
 #include <cstdio>
+#include <fmt/format.h>
 
 namespace stepcast::report {
 

@@ -1,7 +1,6 @@
 // `stepcast collective`: the predicted cost of one collective, or of a sweep of sizes, on a
 // topology, reported in nccl-tests' terms (time, algbw, busbw) with the formula terms on request.
 #include "stepcast/report/collective_command.hpp"
-#include "stepcast/report/plan_inputs.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -13,10 +12,7 @@
 #include <optional>
 #include <string>
 #include <vector>
-#include "stepcast/report/calibration_warning.hpp"
-#include "stepcast/report/collective_format.hpp"
-#include "stepcast/report/collective_nccl.hpp"
-#include "stepcast/report/data_path.hpp"
+
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/explain.hpp"
 #include "stepcast/core/units.hpp"
@@ -24,6 +20,11 @@
 #include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/cost/nccl_tuning.hpp"
+#include "stepcast/report/calibration_warning.hpp"
+#include "stepcast/report/collective_format.hpp"
+#include "stepcast/report/collective_nccl.hpp"
+#include "stepcast/report/data_path.hpp"
+#include "stepcast/report/plan_inputs.hpp"
 #include "stepcast/sim/collective_flows.hpp"
 #include "stepcast/topology/topology.hpp"
 

@@ -1,13 +1,12 @@
 // Loading the measurement commands' inputs: files, topology and point filter.
 #include "stepcast/report/measured_inputs.hpp"
 
+#include <filesystem>
 #include <fmt/format.h>
 
-#include <filesystem>
-
-#include "stepcast/report/data_path.hpp"
 #include "stepcast/calibrate/inputs.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/report/data_path.hpp"
 
 namespace stepcast::report {
 namespace {

@@ -3,11 +3,12 @@
 #include "stepcast/report/predict_command.hpp"
 
 #include <fmt/format.h>
-#include "stepcast/report/calibration_warning.hpp"
-#include "stepcast/report/fit_hint.hpp"
+
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/step.hpp"
+#include "stepcast/report/calibration_warning.hpp"
+#include "stepcast/report/fit_hint.hpp"
 #include "stepcast/report/kernel_table.hpp"
 #include "stepcast/report/writers.hpp"
 

@@ -1,9 +1,8 @@
 // The reading summary of the measurement commands.
 #include "stepcast/report/reading_summary.hpp"
 
-#include <fmt/format.h>
-
 #include <array>
+#include <fmt/format.h>
 #include <string_view>
 #include <utility>
 

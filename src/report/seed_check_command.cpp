@@ -8,10 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-#include "stepcast/report/data_path.hpp"
+
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/cost/memory.hpp"
 #include "stepcast/plan/plan.hpp"
+#include "stepcast/report/data_path.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 

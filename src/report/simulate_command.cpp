@@ -2,20 +2,19 @@
 // share links, the pipeline schedule's task order, stragglers), beside the analytical figure.
 #include "stepcast/report/simulate_command.hpp"
 
-#include <cstring>
-
-#include "stepcast/report/seed_summary.hpp"
-
-#include <fmt/format.h>
 #include <charconv>
+#include <cstring>
+#include <fmt/format.h>
 #include <optional>
 #include <string_view>
-#include "stepcast/report/calibration_warning.hpp"
-#include "stepcast/report/fit_hint.hpp"
+
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/output_file.hpp"
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/step.hpp"
+#include "stepcast/report/calibration_warning.hpp"
+#include "stepcast/report/fit_hint.hpp"
+#include "stepcast/report/seed_summary.hpp"
 #include "stepcast/sim/step_from_plan.hpp"
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/sim/trace_json.hpp"

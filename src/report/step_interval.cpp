@@ -1,13 +1,12 @@
 // Deriving the step-time interval of predict and simulate from measured runs.
 #include "stepcast/report/step_interval.hpp"
 
+#include <filesystem>
 #include <fmt/format.h>
 
-#include <filesystem>
-
-#include "stepcast/report/data_path.hpp"
 #include "stepcast/calibrate/run_validation.hpp"
 #include "stepcast/calibrate/training_runs.hpp"
+#include "stepcast/report/data_path.hpp"
 
 namespace stepcast::report {
 

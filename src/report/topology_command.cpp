@@ -10,10 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include "stepcast/report/data_path.hpp"
-#include "stepcast/report/collective_format.hpp"
+
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/units.hpp"
+#include "stepcast/report/collective_format.hpp"
+#include "stepcast/report/data_path.hpp"
 #include "stepcast/topology/topology.hpp"
 
 namespace stepcast::report {

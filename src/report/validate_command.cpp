@@ -3,14 +3,13 @@
 // each, the median, p90 and worst error (per operator family too), and a bus-bandwidth plot on
 // request.
 #include "stepcast/report/validate_command.hpp"
-#include "stepcast/report/collective_format.hpp"
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <fmt/format.h>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -18,7 +17,7 @@
 #include <string>
 #include <utility>
 #include <vector>
-#include "stepcast/report/reading_summary.hpp"
+
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/calibrate/inputs.hpp"
 #include "stepcast/calibrate/kernel_bench.hpp"
@@ -27,6 +26,8 @@
 #include "stepcast/core/output_file.hpp"
 #include "stepcast/cost/calibration.hpp"
 #include "stepcast/report/chart.hpp"
+#include "stepcast/report/collective_format.hpp"
+#include "stepcast/report/reading_summary.hpp"
 
 namespace stepcast::report {
 
