@@ -179,7 +179,13 @@ TEST_SUITE("planner.search") {
                         p.shard_group = p.sharding == plan::Sharding::kFsdpHybrid ? group : dp;
                       }
                       const auto memory = cost::estimate_memory(w, p);
-                      if (cost::check_fit(memory, topo.gpu().memory).fits) brute.insert(plan::to_string(p));
+                      if (!cost::check_fit(memory, topo.gpu().memory).fits) continue;
+                      brute.insert(plan::to_string(p));
+                      // A sharded optimizer may also gather beside the next forward, in the same memory.
+                      if (p.sharding == plan::Sharding::kZero1 || p.sharding == plan::Sharding::kZero2) {
+                        p.overlap_param_gather = true;
+                        brute.insert(plan::to_string(p));
+                      }
                     }
                   }
                 }
