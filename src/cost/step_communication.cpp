@@ -223,6 +223,44 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
   }
 }
 
+// Megatron-LM's interleaved 1F1B posts each chunk's send and receive before the next chunk's
+// compute and waits for them after it (--overlap-p2p-communication, its default; Megatron turns
+// it off for the non-interleaved schedule, whose sends block: megatron/core/pipeline_parallel/
+// schedules.py). In the steady state a transfer hides behind one chunk's forward or backward, and
+// what it takes beyond is exposed; the fill and the drain wait for every hop of the first
+// micro-batch through the p x v model chunks and back, 2(pv - 1) of them.
+Seconds interleaved_send_exposed(const CommTerm& sends, const ComputeWindows& w, int pp, int vp) {
+  if (!(sends.calls > 0.0)) return Seconds(0.0);
+  const Seconds per_call = sends.time / sends.calls;
+  const Seconds chunk = std::min(w.forward, w.backward) / vp;
+  const double fill_and_drain = std::min(sends.calls, 2.0 * (pp * vp - 1));
+  return per_call * fill_and_drain + max0(per_call - chunk) * (sends.calls - fill_and_drain);
+}
+
+// The compute a stage runs before it needs all of its parameters: the first micro-batch's
+// forward, or with the interleaved schedule its first model chunk's.
+Seconds first_forward_window(const plan::Plan& plan, const ComputeWindows& windows) {
+  return plan.schedule == plan::Schedule::kInterleaved ? windows.forward / plan.vp : windows.forward;
+}
+
+/// ZeRO-1/2 under overlap-param-gather=on (Megatron-LM's distributed optimizer): the updated
+/// parameters are gathered bucket by bucket beside the next step's first forward, each bucket
+/// before the layers it holds (megatron/core/distributed/param_and_grad_buffer.py). Every stage
+/// gathers at the step's start, so the stages' groups share the NICs. The first bucket is exposed,
+/// and what the gathers take beyond the first forward.
+CommTerm overlapped_parameter_gather(const plan::Plan& plan, const topology::Topology& topology, const std::optional<NcclHardware>& hardware,
+                                     const CollectiveModel& model, StepCommunicationCache& cache, Bytes weights, Bytes bucket_limit,
+                                     const ComputeWindows& windows) {
+  const topology::Concurrency every_stage{plan.tp * plan.pp, 1};
+  const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, plan.gradient_ranks(), plan.tp * plan.pp, every_stage);
+  const Bytes bucket = std::min(weights, bucket_limit);
+  CommTerm ag = pieces_term("ZeRO parameter all-gather (beside the first forward: overlap-param-gather=on)", CollectiveOp::kAllGather, dp,
+                            weights, bucket, 1.0);
+  const Seconds first = time_of(CollectiveOp::kAllGather, bucket, dp);
+  ag.exposed = std::min(ag.time, std::max(max0(ag.time - first_forward_window(plan, windows)), first));
+  return ag;
+}
+
 }  // namespace
 
 std::string_view to_string(CommGroup group) {
@@ -302,12 +340,14 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   }
   // Pipeline: each stage sends every micro-batch's activations forward and gradients backward
   // once per model chunk, 2*m*v transfers of sbh/t (Megatron's scatter/gather optimisation,
-  // Narayanan et al. 2021 section 4.1); 1F1B blocks on them, so they are exposed.
+  // Narayanan et al. 2021 section 4.1); 1F1B blocks on them, so they are exposed. The interleaved
+  // schedule overlaps them with the next chunk's compute (interleaved_send_exposed).
   if (plan.pp > 1) {
     const Group pp = make_group(topology, hardware, model, cache, CommGroup::kPipeline, 2, plan.tp, beside_tensor_ranks);
-    CommTerm term = uniform_term("PP send/recv", CollectiveOp::kSendRecv, pp, activation / plan.tp,
-                                 2.0 * m * plan.vp);
-    term.exposed = term.time;
+    const bool interleaved = plan.schedule == plan::Schedule::kInterleaved;
+    CommTerm term = uniform_term(interleaved ? "PP send/recv (beside the next chunk's compute: interleaved)" : "PP send/recv",
+                                 CollectiveOp::kSendRecv, pp, activation / plan.tp, 2.0 * m * plan.vp);
+    term.exposed = interleaved ? interleaved_send_exposed(term, windows, plan.pp, plan.vp) : term.time;
     out.terms.push_back(term);
   }
 
@@ -324,6 +364,10 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   const double reduce_bytes = plan.grad_reduce ? (*plan.grad_reduce == plan::Precision::kFp32 ? 4.0 : 2.0) : per.gradients;
   const Bytes grads = Bytes(params * reduce_bytes);
   const Bytes weights = Bytes(params * per.parameters);
+  // overlap-grad-reduce=off: every bucket waits for the backward's end (Megatron-LM without
+  // --overlap-grad-reduce reduces them in finalize_model_grads, after the last backward).
+  const bool grad_reduce_overlapped = plan.overlap_grad_reduce.value_or(true);
+  const std::string grad_reduce_note = grad_reduce_overlapped ? "" : " (after the backward: overlap-grad-reduce=off)";
   if (dp_ranks > 1) {
     const int stage = plan.zero_stage();
     const bool hybrid = plan.sharding == Sharding::kFsdpHybrid;
@@ -334,9 +378,9 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // ready only when the backward ends (Li et al. 2020, PyTorch Distributed, section 3.2).
       const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, dp_ranks, dp_stride, beside_tensor_ranks);
       const Bytes bucket = options.ddp_bucket;
-      CommTerm term = pieces_term("DDP gradient all-reduce", CollectiveOp::kAllReduce, dp, grads, bucket, 1.0);
+      CommTerm term = pieces_term(fmt::format("DDP gradient all-reduce{}", grad_reduce_note), CollectiveOp::kAllReduce, dp, grads, bucket, 1.0);
       const Seconds last = time_of(CollectiveOp::kAllReduce, std::min(grads, bucket), dp);
-      term.exposed = std::max(max0(term.time - backward_window), last);
+      term.exposed = grad_reduce_overlapped ? std::max(max0(term.time - backward_window), last) : term.time;
       out.terms.push_back(term);
     } else if (stage <= 2 && !plan.is_fsdp()) {
       // ZeRO-1/2 (DeepSpeed): gradients reduce-scattered to their owners (ZeRO-2 every
@@ -350,17 +394,23 @@ StepCommunication step_communication(const workload::Workload& workload, const p
                                   stages_share ? every_stage : beside_tensor_ranks);
       const double reductions = every_micro_batch ? m : 1.0;
       const Bytes bucket = std::min(grads, Bytes(options.zero_bucket_elements * reduce_bytes));
-      CommTerm rs = pieces_term("ZeRO gradient reduce-scatter", CollectiveOp::kReduceScatter, dp, grads, bucket, reductions);
+      CommTerm rs = pieces_term(fmt::format("ZeRO gradient reduce-scatter{}", grad_reduce_note), CollectiveOp::kReduceScatter, dp, grads,
+                                bucket, reductions);
       const Seconds last = time_of(CollectiveOp::kReduceScatter, bucket, dp);
       // Alone, a stage hides its reduce-scatters behind its backward passes; sharing the NICs with
       // the other stages, its stream keeps running through their forwards too, so the whole
       // micro-batch slot is the window.
       const Seconds window = stages_share ? forward_window + backward_window : backward_window;
-      rs.exposed = std::max(max0(rs.time - window * reductions), last);
+      rs.exposed = grad_reduce_overlapped ? std::max(max0(rs.time - window * reductions), last) : rs.time;
       out.terms.push_back(rs);
-      CommTerm ag = uniform_term("ZeRO parameter all-gather", CollectiveOp::kAllGather, dp, weights, 1.0);
-      ag.exposed = ag.time;
-      out.terms.push_back(ag);
+      if (plan.overlap_param_gather.value_or(false)) {
+        out.terms.push_back(overlapped_parameter_gather(plan, topology, hardware, model, cache, weights,
+                                                        Bytes(options.zero_bucket_elements * per.parameters), windows));
+      } else {
+        CommTerm ag = uniform_term("ZeRO parameter all-gather", CollectiveOp::kAllGather, dp, weights, 1.0);
+        ag.exposed = ag.time;
+        out.terms.push_back(ag);
+      }
     } else {
       // FSDP (FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD) and ZeRO-3: per micro-batch, gather each
       // unit (a transformer block) before its forward, again before its backward (not for
@@ -427,18 +477,28 @@ StepCommunication step_communication(const workload::Workload& workload, const p
     const CollectiveOp op = sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
     const Bytes bucket = std::min(expert_grads, sharded ? Bytes(options.zero_bucket_elements * reduce_bytes) : options.ddp_bucket);
     const double reductions = plan.zero_stage() == 2 ? m : 1.0;
-    CommTerm term = pieces_term(fmt::format("expert gradient {} (edp; {})", sharded ? "reduce-scatter" : "all-reduce", tier_text(g)), op, g,
-                                expert_grads, bucket, reductions);
+    CommTerm term = pieces_term(fmt::format("expert gradient {} (edp; {}){}", sharded ? "reduce-scatter" : "all-reduce", tier_text(g),
+                                            grad_reduce_note),
+                                op, g, expert_grads, bucket, reductions);
     Seconds dense_time(0.0);
     for (const auto& t : out.terms) {
       if (t.group == CommGroup::kData && t.op != CollectiveOp::kAllGather) dense_time += t.time;
     }
-    term.exposed = std::max(max0(term.time - max0(backward_window * reductions - dense_time)), time_of(op, bucket, g));
+    term.exposed = grad_reduce_overlapped ? std::max(max0(term.time - max0(backward_window * reductions - dense_time)), time_of(op, bucket, g))
+                                          : term.time;
     out.terms.push_back(term);
     if (sharded) {
       CommTerm ag = uniform_term(fmt::format("expert parameter all-gather (edp; {})", tier_text(g)), CollectiveOp::kAllGather, g,
                                  Bytes(expert_split(workload, plan).expert_per_gpu * per.parameters), 1.0);
       ag.exposed = ag.time;
+      if (plan.overlap_param_gather.value_or(false)) {
+        // Gathered after the dense parameters, beside what of the first forward they leave free.
+        Seconds dense_gather(0.0);
+        for (const auto& t : out.terms) {
+          if (t.group == CommGroup::kData && t.op == CollectiveOp::kAllGather) dense_gather += t.time;
+        }
+        ag.exposed = max0(ag.time - max0(first_forward_window(plan, windows) - dense_gather));
+      }
       out.terms.push_back(ag);
     }
   }

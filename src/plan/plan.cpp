@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
 #include "stepcast/core/errors.hpp"
 
@@ -143,6 +144,7 @@ std::vector<std::string> problems(const Plan& p, const workload::Workload& workl
                               to_string(p.precision)));
   }
   add_expert_problems(p, workload, out);
+  add_overlap_problems(p, out);
   return out;
 }
 
@@ -277,6 +279,7 @@ std::string to_string(const Plan& p) {
   if (p.pp_embedding_loss_layers) text += ",pp-embedding-loss-layers=on";
   if (p.fp8_recipe_given) text += fmt::format(",fp8-recipe={}", to_string(p.fp8_recipe));
   text += expert_settings_text(p);
+  text += overlap_settings_text(p);
   return text;
 }
 

@@ -1,6 +1,7 @@
 // Applies compact-form plan settings ("tp=2", "fsdp=hybrid:8x4", "recompute=selective") to a Plan.
 #include "plan_builder.hpp"
 
+#include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
 
 #include <fmt/format.h>
@@ -44,7 +45,8 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
                                                     "flash", "precision", "optimizer", "grad-reduce", "tp-overlap",
                                                     "cp", "cp-comm", "pp-first-layers", "pp-last-layers",
                                                     "pp-embedding-loss-layers", "fp8-recipe",
-                                                    "ep", "etp", "moe-dispatcher", "capacity-factor", "moe-imbalance", "moe-overlap"};
+                                                    "ep", "etp", "moe-dispatcher", "capacity-factor", "moe-imbalance", "moe-overlap",
+                                                    "overlap-grad-reduce", "overlap-param-gather"};
   return all;
 }
 
@@ -105,6 +107,8 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     plan_.pp_embedding_loss_layers = parse_switch(key, value, fail);
   } else if (set_expert_key(plan_, key, value, fail)) {
     // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap= (expert_parallel.cpp)
+  } else if (set_overlap_key(plan_, key, value, fail)) {
+    // overlap-grad-reduce=, overlap-param-gather= (data_parallel_overlap.cpp)
   } else if (key == "tp-overlap") {
     plan_.tp_overlap = parse_switch(key, value, fail);
   } else if (key == "grad-reduce") {

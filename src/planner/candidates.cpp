@@ -131,6 +131,13 @@ std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload:
                   p.global_batch = space.global_batch;
                   p.seq_len = space.seq_len;
                   out.push_back(plan::resolve(p, workload, space.gpus));
+                  // A sharded optimizer can gather its updated parameters beside the next forward
+                  // (overlap-param-gather=on), unless the base plan has settled the overlap.
+                  if ((sharding == Sharding::kZero1 || sharding == Sharding::kZero2) && !space.base.overlap_param_gather &&
+                      space.base.overlap_grad_reduce.value_or(true)) {
+                    p.overlap_param_gather = true;
+                    out.push_back(plan::resolve(p, workload, space.gpus));
+                  }
                 }
               }
             }

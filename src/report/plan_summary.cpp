@@ -40,6 +40,8 @@ std::string plan_summary(const plan::Plan& p) {
   // Expert parallel layouts (MoE plans), in the compact form's keys.
   if (p.ep > 1) out += fmt::format(",ep={}", p.ep);
   if (p.etp > 0 && p.etp != p.tp) out += fmt::format(",etp={}", p.etp);
+  // Search tries ZeRO-1/2 with the updated parameters gathered beside the next forward.
+  if (p.overlap_param_gather.value_or(false)) out += ",overlap-param-gather=on";
   return out;
 }
 

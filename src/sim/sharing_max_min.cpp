@@ -97,9 +97,8 @@ void MaxMinSharing::solve(std::vector<SharedFlowId>& changed) {
         }
       }
     }
-    // A total order by id, so the arithmetic is the same whatever order the search took.
-    std::sort(comp_resources_.begin(), comp_resources_.end());
-    std::sort(comp_flows_.begin(), comp_flows_.end());
+    // No sort: the search visits the same component in the same order on every run, and the
+    // filling breaks every tie by id (fill_component).
     fill_component(comp_resources_, comp_flows_);
   }
   dirty_.clear();
@@ -118,6 +117,37 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
     flows_[f].frozen = false;
     for (const Usage& u : flows_[f].usages) resources_[u.resource].unfrozen_weight += u.weight;
   }
+  // The resource that saturates next is the top of a heap of shares, ties to the lowest id, and
+  // the lowest cap the top of a heap of the unfrozen flows' caps, ties in id order: the picks of
+  // scanning every resource and flow each round, in O(log n) instead of O(n) a round.
+  const auto later = [](const ShareEntry& a, const ShareEntry& b) {
+    return a.share > b.share || (a.share == b.share && a.resource > b.resource);
+  };
+  const auto add_share = [&](std::uint32_t r) {
+    const Resource& res = resources_[r];
+    if (res.unfrozen_weight <= 0.0) return false;
+    shares_.push_back({std::max(res.remaining, 0.0) / res.unfrozen_weight, r, res.version});
+    return true;
+  };
+  const auto push_share = [&](std::uint32_t r) {
+    if (add_share(r)) std::push_heap(shares_.begin(), shares_.end(), later);
+  };
+  shares_.clear();
+  for (const std::uint32_t r : resources) add_share(r);
+  std::make_heap(shares_.begin(), shares_.end(), later);
+  // The unfrozen flows' caps, a min-heap by (cap, id).
+  const auto higher_cap = [&](std::uint32_t a, std::uint32_t b) {
+    return flows_[a].cap > flows_[b].cap || (flows_[a].cap == flows_[b].cap && a > b);
+  };
+  by_cap_.assign(flows.begin(), flows.end());
+  std::make_heap(by_cap_.begin(), by_cap_.end(), higher_cap);
+  const auto drop_frozen_caps = [&] {
+    while (!by_cap_.empty() && flows_[by_cap_.front()].frozen) {
+      std::pop_heap(by_cap_.begin(), by_cap_.end(), higher_cap);
+      by_cap_.pop_back();
+    }
+  };
+
   const auto freeze = [&](std::uint32_t f, double rate) {
     Flow& flow = flows_[f];
     flow.frozen = true;
@@ -125,43 +155,57 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
     flow.fresh = false;
     flow.rate = rate;
     for (const Usage& u : flow.usages) {
-      resources_[u.resource].remaining -= u.weight * rate;
-      resources_[u.resource].unfrozen_weight -= u.weight;
+      Resource& res = resources_[u.resource];
+      res.remaining -= u.weight * rate;
+      res.unfrozen_weight -= u.weight;
+      if (!res.touched) {
+        res.touched = true;
+        touched_.push_back(u.resource);
+      }
     }
+  };
+  // After a round's freezes: each changed resource's share once, its older entries now stale.
+  const auto reshare = [&] {
+    for (const std::uint32_t r : touched_) {
+      resources_[r].touched = false;
+      ++resources_[r].version;
+      push_share(r);
+    }
+    touched_.clear();
   };
   std::size_t unfrozen = flows.size();
   while (unfrozen > 0) {
-    double best_share = std::numeric_limits<double>::infinity();
-    std::uint32_t best = 0;
-    for (const std::uint32_t r : resources) {
-      const Resource& res = resources_[r];
-      if (res.unfrozen_weight <= 0.0) continue;
-      const double share = std::max(res.remaining, 0.0) / res.unfrozen_weight;
-      if (share < best_share) {
-        best_share = share;
-        best = r;
-      }
+    while (!shares_.empty()) {
+      const ShareEntry& top = shares_.front();
+      const Resource& res = resources_[top.resource];
+      if (top.version == res.version && res.unfrozen_weight > 0.0) break;
+      std::pop_heap(shares_.begin(), shares_.end(), later);
+      shares_.pop_back();
     }
-    STEPCAST_ASSERT(best_share < std::numeric_limits<double>::infinity(), "an unfrozen flow crosses no resource");
+    STEPCAST_ASSERT(!shares_.empty(), "an unfrozen flow crosses no resource");
+    const double best_share = shares_.front().share;
+    const std::uint32_t best = shares_.front().resource;
     // Flows whose own cap is below the level at which the next resource saturates stop at their
     // cap first, every flow with the lowest cap at once (a collective's members share one cap).
-    double lowest_cap = best_share;
-    for (const std::uint32_t f : flows) {
-      if (!flows_[f].frozen) lowest_cap = std::min(lowest_cap, flows_[f].cap);
-    }
+    drop_frozen_caps();
+    const double lowest_cap = by_cap_.empty() ? best_share : std::min(best_share, flows_[by_cap_.front()].cap);
     if (lowest_cap < best_share) {
-      for (const std::uint32_t f : flows) {
-        if (flows_[f].frozen || flows_[f].cap != lowest_cap) continue;
+      while (!by_cap_.empty() && flows_[by_cap_.front()].cap == lowest_cap) {
+        const std::uint32_t f = by_cap_.front();
+        std::pop_heap(by_cap_.begin(), by_cap_.end(), higher_cap);
+        by_cap_.pop_back();
+        if (flows_[f].frozen) continue;
         freeze(f, lowest_cap);
         --unfrozen;
       }
-      continue;
+    } else {
+      for (const std::uint32_t f : resources_[best].flows) {
+        if (flows_[f].frozen) continue;
+        freeze(f, best_share);
+        --unfrozen;
+      }
     }
-    for (const std::uint32_t f : resources_[best].flows) {
-      if (flows_[f].frozen) continue;
-      freeze(f, best_share);
-      --unfrozen;
-    }
+    reshare();
   }
   for (const std::uint32_t r : resources) {
     STEPCAST_ASSERT(resources_[r].remaining >= -kCapacitySlack * resources_[r].capacity,

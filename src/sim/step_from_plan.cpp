@@ -63,6 +63,7 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
   ContextParallelComm context;
   std::vector<std::pair<cost::CollectiveOp, Bytes>> recomputed;  // the forward's exchange, again before the backward
   const double layers = p.layers_per_stage;
+  const bool grad_reduce_overlapped = plan.overlap_grad_reduce.value_or(true);
   for (const cost::CommTerm& t : p.communication) {
     switch (t.group) {
       case cost::CommGroup::kTensor:
@@ -99,11 +100,11 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
       case cost::CommGroup::kExpertData:
         if (t.ranks == plan.dp && t.op != cost::CollectiveOp::kAllGather) {
           // Without expert parallel the experts' gradients reduce over the data-parallel group itself.
-          s.syncs.push_back(GradientSync{t.name, t.op, t.size, t.calls, plan.zero_stage() == 2});
+          s.syncs.push_back(GradientSync{t.name, t.op, t.size, t.calls, plan.zero_stage() == 2, grad_reduce_overlapped});
           break;
         }
         if (t.ranks == plan.dp) {
-          s.parameter_gather += t.size;  // ZeRO-1/2: the experts' updated parameters, gathered with the others
+          s.parameter_gather += t.size * t.calls;  // ZeRO-1/2: the experts' updated parameters, gathered with the others
           break;
         }
         [[fallthrough]];
@@ -114,10 +115,14 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
                                                    t.name));
       case cost::CommGroup::kData:
         if (t.op == cost::CollectiveOp::kAllGather) {
-          s.parameter_gather = t.size;  // ZeRO-1/2: updated parameters gathered after the optimizer
+          // ZeRO-1/2: updated parameters gathered after the optimizer, or in buckets beside the
+          // next step's first forward (overlap-param-gather=on).
+          s.parameter_gather = t.size * t.calls;
+          s.parameter_gather_bucket = t.size;
+          s.parameter_gather_before_forward = plan.overlap_param_gather.value_or(false);
         } else {
           // ZeRO-2 reduce-scatters each micro-batch's gradients (ZeRO section 5.2).
-          s.syncs.push_back(GradientSync{t.name, t.op, t.size, t.calls, plan.zero_stage() == 2});
+          s.syncs.push_back(GradientSync{t.name, t.op, t.size, t.calls, plan.zero_stage() == 2, grad_reduce_overlapped});
         }
         break;
     }

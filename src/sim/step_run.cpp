@@ -12,6 +12,14 @@
 namespace stepcast::sim::detail {
 
 StepResult StepRun::run() {
+  for (int k = 0; k < rank_count(); ++k) {
+    Rank& rk = rank(k);
+    for (const std::uint32_t schedule : stage_of(rk).forward_gathers) {
+      const std::int64_t i = issue(k, RequestKind::kUpdatedGather, schedule, -1);
+      if (rk.first_bucket_gather < 0) rk.first_bucket_gather = i;
+      rk.last_bucket_gather = i;
+    }
+  }
   for (int k = 0; k < rank_count(); ++k) try_start(k, -1);
   engine_.run();
   return result();
@@ -55,6 +63,11 @@ void StepRun::on_transfer_done(des::Tick now, std::uint64_t t) {
          fmt::format("send {} to stage {}", task_name(node.op), node.to_stage));
   }
   try_start(rank_index(replica, vs % spec_->pp), send);
+  Rank& sender = rank(owner_of(t));
+  if (sender.send_wait == send) {
+    sender.send_wait = -1;
+    go_on(owner_of(t), send);
+  }
 }
 
 void StepRun::on_collective_done(des::Tick now, std::uint64_t t) {
@@ -67,7 +80,13 @@ void StepRun::on_collective_done(des::Tick now, std::uint64_t t) {
   }
 }
 
+bool StepRun::parameters_here(const Rank& rk) const {
+  const std::int64_t needed = rk.next == 0 ? rk.first_bucket_gather : rk.last_bucket_gather;
+  return needed < 0 || stages_[static_cast<std::size_t>(rk.stage)].requests[static_cast<std::size_t>(needed)].done;
+}
+
 bool StepRun::ready(const Rank& rk, const PipelineOp& op) const {
+  if (!parameters_here(rk)) return false;
   const int vs = op.chunk * spec_->pp + rk.stage;
   switch (op.kind) {
     case PipelineOp::Kind::kForward: return fwd_ready_[ready_index(rk.replica, vs, op.micro_batch)] != 0;
@@ -125,7 +144,7 @@ std::size_t StepRun::variant(const PipelineOp& op, int pos) const {
 void StepRun::try_start(int k, std::int64_t trigger) {
   Rank& rk = rank(k);
   const Stage& st = stage_of(rk);
-  if (rk.busy || rk.next >= st.ops.size()) return;
+  if (rk.busy || rk.send_wait >= 0 || rk.next >= st.ops.size()) return;
   const PipelineOp& op = st.ops[rk.next];
   if (!ready(rk, op)) return;
   rk.busy = true;
@@ -340,22 +359,34 @@ void StepRun::task_done(int k, des::Tick now) {
   const auto m = static_cast<std::uint32_t>(spec_->micro_batches);
   const int vs = op.chunk * spec_->pp + rk.stage;
   const auto ku = static_cast<std::size_t>(k);
+  std::int64_t sent = -1;
   if (op.kind == PipelineOp::Kind::kForward && vs + 1 < virtual_stages()) {
     const auto dst = static_cast<std::uint32_t>(vs + 1);
-    fwd_send_[ready_index(rk.replica, vs + 1, op.micro_batch)] = add_send(rk, op, vs + 1);
+    sent = fwd_send_[ready_index(rk.replica, vs + 1, op.micro_batch)] = add_send(rk, op, vs + 1);
     network_.start(to_next_[ku], spec_->p2p_bytes, tag(Kind::kSend, k, dst * 2 * m + static_cast<std::uint32_t>(op.micro_batch)));
   }
   if (op.kind == PipelineOp::Kind::kBackward && vs > 0) {
     const auto dst = static_cast<std::uint32_t>(vs - 1);
-    bwd_send_[ready_index(rk.replica, vs - 1, op.micro_batch)] = add_send(rk, op, vs - 1);
+    sent = bwd_send_[ready_index(rk.replica, vs - 1, op.micro_batch)] = add_send(rk, op, vs - 1);
     network_.start(to_prev_[ku], spec_->p2p_bytes,
                    tag(Kind::kSend, k, dst * 2 * m + m + static_cast<std::uint32_t>(op.micro_batch)));
   }
   ++rk.next;
-  if (rk.next < st.ops.size()) {
-    try_start(k, rk.task_node);
+  if (sent >= 0 && spec_->schedule != plan::Schedule::kInterleaved) {
+    // Megatron-LM's non-interleaved schedules wait for each send before going on (their p2p
+    // calls block); the interleaved one overlaps it with the next chunk (schedules.py).
+    rk.send_wait = sent;
+    return;
+  }
+  go_on(k, rk.task_node);
+}
+
+void StepRun::go_on(int k, std::int64_t trigger) {
+  Rank& rk = rank(k);
+  if (rk.next < stage_of(rk).ops.size()) {
+    try_start(k, trigger);
   } else {
-    maybe_start_optimizer(k, rk.task_node);
+    maybe_start_optimizer(k, trigger);
   }
 }
 
@@ -416,6 +447,9 @@ void StepRun::stream_done(int s, std::uint32_t i, des::Tick now) {
       layer_compute(k);
     }
     if (rk.updated_gather == static_cast<std::int64_t>(i)) finish(k, now, req.node);
+    if (rk.first_bucket_gather == static_cast<std::int64_t>(i) || rk.last_bucket_gather == static_cast<std::int64_t>(i)) {
+      try_start(k, req.node);
+    }
     maybe_start_optimizer(k, req.node);
   }
   pump(s, req.node);
@@ -424,7 +458,7 @@ void StepRun::stream_done(int s, std::uint32_t i, des::Tick now) {
 void StepRun::maybe_start_optimizer(int k, std::int64_t trigger) {
   Rank& rk = rank(k);
   const Stage& st = stage_of(rk);
-  if (rk.optimizer_started || rk.next < st.ops.size() || rk.buckets_issued < st.buckets.size()) return;
+  if (rk.optimizer_started || rk.send_wait >= 0 || rk.next < st.ops.size() || rk.buckets_issued < st.buckets.size()) return;
   if (rk.issued > 0 && !st.requests[rk.issued - 1].done) return;
   const des::Tick now = engine_.now();
   rk.optimizer_start = now;

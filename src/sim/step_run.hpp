@@ -78,6 +78,7 @@ struct Stage {
   std::vector<Bucket> buckets;  // in the order they become ready: by grad_op, then ready_fraction
   ShardSchedules shard;
   std::int64_t updated_gather = -1;  // schedule of ZeRO's gather after the optimizer, if any
+  std::vector<std::uint32_t> forward_gathers;  // overlap-param-gather=on: its buckets' schedules, in order
   std::vector<Request> requests;  // in issue order
   std::size_t next_request = 0;   // the first not started
   bool comm_busy = false;
@@ -111,6 +112,7 @@ struct Rank {
   std::int64_t prefetch = -1;  // request of the next layer's gather
   bool waiting = false;
   des::Tick wait_start = 0;
+  std::int64_t send_wait = -1;  // the send node a non-interleaved schedule waits for, if any
   std::size_t issued = 0;          // requests issued on the stage's stream
   std::size_t buckets_timed = 0;   // buckets whose ready time is set: they come in Stage::buckets order
   std::size_t buckets_issued = 0;
@@ -125,6 +127,10 @@ struct Rank {
   std::int64_t task_node = -1;  // the latest node of the task in progress (or the last task)
   std::int64_t optimizer_node = -1;
   std::int64_t updated_gather = -1;  // request of ZeRO's gather after the optimizer
+  // overlap-param-gather=on: requests of the first and the last bucket gathered before the
+  // first and the second task.
+  std::int64_t first_bucket_gather = -1;
+  std::int64_t last_bucket_gather = -1;
   std::int64_t end_node = -1;        // the node whose end ends the rank's step
   // Context parallel: the layer pass's exchange, its schedules, and whether the compute waits.
   std::vector<std::uint32_t> context_forward;
@@ -187,6 +193,9 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   // rank of each shard group (PyTorch FSDP's device mesh: shard dimension innermost).
   void build_shards(int s);
   bool ready(const Rank& rk, const PipelineOp& op) const;
+  // overlap-param-gather=on: whether the parameters the rank's next task needs are gathered.
+  bool parameters_here(const Rank& rk) const;
+  void build_forward_gathers(int s);
   double task_noise();
 
   // Tasks run layer by layer only when something happens between layers or inside them.
@@ -217,6 +226,8 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   void context_done(int k, des::Tick now);
   void build_context(int k);
   void task_done(int k, des::Tick now);
+  // The rank's next task, or its optimizer once its tasks are done.
+  void go_on(int k, std::int64_t trigger);
   std::int64_t add_send(const Rank& rk, const PipelineOp& op, int to_virtual_stage);
 
   // Appends (or joins) the next collective of the rank's stage stream; returns its index.

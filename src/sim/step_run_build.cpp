@@ -92,7 +92,11 @@ void StepRun::build() {
     build_buckets(s);
     if (spec_->sharded) build_shards(s);
     if (spec_->dp > 1 && spec_->parameter_gather.value() > 0.0) {
-      st.updated_gather = add_schedule(cost::CollectiveOp::kAllGather, spec_->parameter_gather, data_parallel_groups(s));
+      if (spec_->parameter_gather_before_forward) {
+        build_forward_gathers(s);
+      } else {
+        st.updated_gather = add_schedule(cost::CollectiveOp::kAllGather, spec_->parameter_gather, data_parallel_groups(s));
+      }
     }
   }
   for (int k = 0; k < rank_count(); ++k) {
@@ -174,9 +178,10 @@ void StepRun::build_buckets(int s) {
     double total = 0.0;
     for (const auto& [sync, count] : syncs) total += sync->bucket.value() * count;
     double cumulative = 0.0;
-    const auto push = [&](std::uint32_t schedule, Bytes size) {
+    // Not overlapped (overlap-grad-reduce=off): every bucket is ready when the task ends.
+    const auto push = [&](std::uint32_t schedule, Bytes size, bool overlapped) {
       cumulative += size.value();
-      st.buckets.push_back(Bucket{schedule, op, total > 0.0 ? std::min(1.0, cumulative / total) : 1.0});
+      st.buckets.push_back(Bucket{schedule, op, total > 0.0 && overlapped ? std::min(1.0, cumulative / total) : 1.0});
     };
     for (const auto& [sync, count] : syncs) {
       const double whole = std::floor(count);
@@ -184,9 +189,9 @@ void StepRun::build_buckets(int s) {
       if (whole > 0.0) {
         // Full buckets share one schedule.
         const std::uint32_t full = add_schedule(sync->op, sync->bucket, groups);
-        for (double j = 0; j < whole; j += 1.0) push(full, sync->bucket);
+        for (double j = 0; j < whole; j += 1.0) push(full, sync->bucket, sync->overlapped);
       }
-      if (rest > 1e-9) push(add_schedule(sync->op, sync->bucket * rest, groups), sync->bucket * rest);
+      if (rest > 1e-9) push(add_schedule(sync->op, sync->bucket * rest, groups), sync->bucket * rest, sync->overlapped);
     }
   };
   const double tasks = static_cast<double>(st.grad_ops.size());
@@ -202,6 +207,19 @@ void StepRun::build_buckets(int s) {
     }
     add(here, op);
   }
+}
+
+void StepRun::build_forward_gathers(int s) {
+  Stage& st = stages_[static_cast<std::size_t>(s)];
+  const std::vector<std::vector<int>> groups = data_parallel_groups(s);
+  const Bytes total = spec_->parameter_gather;
+  const Bytes bucket = spec_->parameter_gather_bucket.value() > 0.0 ? std::min(spec_->parameter_gather_bucket, total) : total;
+  const double pieces = total / bucket;
+  const double whole = std::floor(pieces);
+  // Full buckets share one schedule; a partial last one has its own.
+  const std::uint32_t full = add_schedule(cost::CollectiveOp::kAllGather, bucket, groups);
+  for (double j = 0; j < whole; j += 1.0) st.forward_gathers.push_back(full);
+  if (pieces - whole > 1e-9) st.forward_gathers.push_back(add_schedule(cost::CollectiveOp::kAllGather, bucket * (pieces - whole), groups));
 }
 
 void StepRun::build_shards(int s) {

@@ -150,6 +150,56 @@ TEST_SUITE("cost.collective_model") {
     CHECK(over.step_time < plain.step_time);
   }
 
+  TEST_CASE("overlap-grad-reduce=off exposes the whole reduction; overlap-param-gather=on hides the gather behind the first forward") {
+    // Llama-2 7B, zero=1 over 16 H100s on 2 DGX nodes, 4 micro-batches. Its 6,738,415,616
+    // parameters (32 layers of 202,383,360; 2 x 32000 x 4096 + 4096 outside them) are gathered in
+    // buckets of 5e8 elements (DeepSpeed's default bucket, 1e9 B in bf16): 13.4768 calls, all
+    // stages at once. Exposed: max(one bucket, all buckets - the first micro-batch's forward).
+    const topology::Topology topo = shipped("dgx-h100.json", 2);
+    const char* base = "dp=16,zero=1,gbs=64,flash=on";
+    const StepPrediction plain = predict("llama2-7b.json", base, topo);
+    const StepPrediction after = predict("llama2-7b.json", std::string(base) + ",overlap-grad-reduce=off", topo);
+    const StepPrediction beside = predict("llama2-7b.json", std::string(base) + ",overlap-param-gather=on", topo);
+    const auto find = [](const StepPrediction& p, CollectiveOp op) {
+      for (const CommTerm& t : p.communication) {
+        if (t.group == CommGroup::kData && t.op == op) return t;
+      }
+      FAIL("no data-parallel term");
+      return CommTerm{};
+    };
+    const CommTerm rs = find(plain, CollectiveOp::kReduceScatter);
+    const CommTerm rs_after = find(after, CollectiveOp::kReduceScatter);
+    CHECK(rs.exposed.value() < rs.time.value());
+    CHECK(rs_after.time.value() == doctest::Approx(rs.time.value()));
+    CHECK(rs_after.exposed.value() == doctest::Approx(rs.time.value()));
+    CHECK((after.step_time - plain.step_time).value() == doctest::Approx((rs.time - rs.exposed).value()));
+
+    const CommTerm ag = find(beside, CollectiveOp::kAllGather);
+    CHECK(ag.calls == doctest::Approx(6738415616.0 / 5e8));
+    CHECK(ag.size.value() == doctest::Approx(1e9));
+    const Seconds bucket = price(topo, CollectiveOp::kAllGather, Bytes(1e9), 16, 1, topology::Concurrency{1, 1}).time;
+    const Seconds forward = beside.compute_detail.stages.front().forward;
+    CHECK(ag.exposed.value() == doctest::Approx(std::max(bucket.value(), ag.time.value() - forward.value())));
+    CHECK(ag.exposed.value() < find(plain, CollectiveOp::kAllGather).exposed.value());
+    CHECK(beside.step_time < plain.step_time);
+  }
+
+  TEST_CASE("interleaved pipeline sends hide behind the next chunk: only the fill and drain hops are exposed") {
+    // Llama-2 7B, tp = 8 on each of 2 DGX H100 nodes, pp = 2, gbs 8: m = 8 micro-batches. Each
+    // stage sends 2 m v transfers of s b h / t = 4096 x 4096 x 2 / 8 = 4 MiB across the nodes.
+    // 1F1B blocks on all 2 x 8 = 16. Interleaved with v = 2: 32 transfers, each far shorter than a
+    // chunk's compute (a quarter of 7B's layers), so only the first micro-batch's 2(pv - 1) = 6
+    // hops through the chunks and back stay exposed: 6/32 of the sends' time.
+    const topology::Topology topo = shipped("dgx-h100.json", 2);
+    const CommTerm one = term(predict("llama2-7b.json", "tp=8,pp=2,gbs=8,flash=on", topo), CommGroup::kPipeline);
+    const CommTerm inter = term(predict("llama2-7b.json", "tp=8,pp=2,vp=2,schedule=interleaved,gbs=8,flash=on", topo), CommGroup::kPipeline);
+    CHECK(one.size.value() == doctest::Approx(4.0 * 1024 * 1024));
+    CHECK(one.calls == doctest::Approx(16.0));
+    CHECK(one.exposed.value() == doctest::Approx(one.time.value()));
+    CHECK(inter.calls == doctest::Approx(32.0));
+    CHECK(inter.exposed.value() == doctest::Approx(inter.time.value() * 6.0 / 32.0));
+  }
+
   TEST_CASE("a named closed form or a closed-form calibration prices with the closed form") {
     const topology::Topology topo = shipped("p4d-24xlarge.json", 2);
     const topology::CommTiers tiers = topo.tiers(16);

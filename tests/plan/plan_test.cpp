@@ -107,6 +107,26 @@ TEST_SUITE("plan.plan") {
     CHECK(plan::to_string(again) == text);
   }
 
+  TEST_CASE("overlap keys: printed when given, refused where Megatron-LM refuses them or they choose nothing") {
+    const auto w = llama2_7b_shape();
+    const auto p = plan::resolve(plan::parse_plan("zero=1,overlap-grad-reduce=on,overlap-param-gather=on"), w, 16);
+    CHECK(p.overlap_grad_reduce == true);
+    CHECK(p.overlap_param_gather == true);
+    CHECK(plan::problems(p, w, 16).empty());
+    CHECK(plan::to_string(p).ends_with(",overlap-grad-reduce=on,overlap-param-gather=on"));
+    CHECK(plan::to_string(plan::resolve(plan::parse_plan("zero=1"), w, 16)).find("overlap") == std::string::npos);
+    CHECK(plan::problems(plan::resolve(plan::parse_plan("overlap-grad-reduce=off"), w, 16), w, 16).empty());
+    // Megatron-LM's arguments.py: distributed optimizer, and the gradient reduction overlapped.
+    const auto refused = [&](const char* text) { return plan::problems(plan::resolve(plan::parse_plan(text), w, 16), w, 16).size(); };
+    CHECK(refused("overlap-param-gather=on") == 1);
+    CHECK(refused("fsdp=16,overlap-param-gather=on") == 1);
+    CHECK(refused("zero=1,overlap-grad-reduce=off,overlap-param-gather=on") == 1);
+    CHECK(refused("zero=3,overlap-grad-reduce=on") == 1);
+    CHECK(refused("zero=2,overlap-grad-reduce=off") == 1);
+    CHECK(refused("zero=2,overlap-grad-reduce=on,overlap-param-gather=on") == 0);
+    CHECK_THROWS_AS(plan::parse_plan("overlap-param-gather=maybe"), InputError);
+  }
+
   TEST_CASE("communication keys: grad-reduce sets the reduction type, tp-overlap needs sequence parallel") {
     const auto w = llama2_7b_shape();
     const auto p = plan::resolve(plan::parse_plan("tp=2,sp=on,tp-overlap=on,grad-reduce=fp32"), w, 8);

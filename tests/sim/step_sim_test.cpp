@@ -131,6 +131,71 @@ TEST_SUITE("sim.step") {
     CHECK(on_comm_track);
   }
 
+  TEST_CASE("overlap-grad-reduce=off: every bucket waits for the backward's end") {
+    // The DDP case above with the buckets reduced after the backward (Megatron-LM without
+    // --overlap-grad-reduce): all four 0.75 ms all-reduces run after 15 ms, 3 ms exposed, 18 ms.
+    const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50));
+    StepSpec s;
+    s.dp = 4;
+    s.forward = seconds(5 * kMs);
+    s.backward = seconds(10 * kMs);
+    GradientSync sync{"DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(25e6), 4.0, false};
+    sync.overlapped = false;
+    s.syncs.push_back(sync);
+    const StepResult r = simulate_step(t, s);
+    CHECK(r.breakdown.dp_exposed.value() == doctest::Approx(3 * kMs));
+    CHECK(r.step_time.value() == doctest::Approx(18 * kMs));
+  }
+
+  TEST_CASE("overlap-param-gather=on: the gather runs in buckets beside the first forward, which waits for the first") {
+    // dp = 4 on 50 GB/s links of 5 us (alpha 10 us per route). S = 100e6 B in buckets of 40e6:
+    // 40e6, 40e6, 20e6 B. A ring all-gather takes 3/4 x S / 50e9 + 3 x 10 us: 0.63, 0.63 and
+    // 0.33 ms, all gathered at 1.59 ms. m = 2, F = 1, B = 2, optimizer 0.5 ms.
+    // F0 starts with the first bucket at 0.63 and ends at 1.63, after the last: B0 1.63-3.63,
+    // F1 3.63-4.63, B1 4.63-6.63, optimizer to 7.13 ms (gathered after it: 6.5 + 1.53 = 8.03).
+    // With F = 0.5 ms, B0 waits for the last bucket: 1.59 + 2 + 0.5 + 2 + 0.5 = 6.59 ms. Both are
+    // F + B + ... + max(first bucket, all buckets - F): 0.63 = max(0.63, 0.59); 1.09 = max(0.63, 1.09).
+    const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50), seconds(5e-6));
+    StepSpec s;
+    s.dp = 4;
+    s.micro_batches = 2;
+    s.forward = seconds(1 * kMs);
+    s.backward = seconds(2 * kMs);
+    s.optimizer = seconds(0.5 * kMs);
+    s.parameter_gather = bytes(100e6);
+    CHECK(simulate_step(t, s).step_time.value() == doctest::Approx(8.03 * kMs));
+    s.parameter_gather_bucket = bytes(40e6);
+    s.parameter_gather_before_forward = true;
+    CHECK(simulate_step(t, s).step_time.value() == doctest::Approx(7.13 * kMs));
+    s.forward = seconds(0.5 * kMs);
+    CHECK(simulate_step(t, s).step_time.value() == doctest::Approx(6.59 * kMs));
+  }
+
+  TEST_CASE("pipeline sends: 1F1B waits for each, the interleaved schedule computes beside them") {
+    // Two stages on 50 GB/s, no latency. 1F1B, m = 4, F = 1, B = 2 ms, 25e6 B per send: 0.5 ms,
+    // and the sender waits for it (Megatron's non-interleaved p2p calls block). Stage 0 runs
+    // F0 F1 B0 F2 B1 F3 B2 B3, stage 1 F0 B0 F1 B1 F2 B2 F3 B3:
+    //   s0 F0 0-1 (send to 1.5), F1 1.5-2.5 (send to 3); s1 F0 1.5-2.5, B0 2.5-4.5 (send to 5),
+    //   F1 5-6, B1 6-8 (send to 8.5); s0 B0 5-7, F2 7-8 (send to 8.5), B1 8.5-10.5, F3 10.5-11.5
+    //   (send to 12); s1 F2 8.5-9.5, B2 9.5-11.5 (send to 12), F3 12-13, B3 13-15 (send to 15.5);
+    //   s0 B2 12-14, B3 15.5-17.5. Step 17.5 ms, against (m+p-1)(F+B) = 15 without sends.
+    const topology::Topology t = sim::test::star_topology(2, gbyte_per_s(50));
+    StepSpec one = pipeline(2, 4, plan::Schedule::k1F1B);
+    one.p2p_bytes = bytes(25e6);
+    CHECK(simulate_step(t, one).step_time.value() == doctest::Approx(17.5 * kMs));
+    // Interleaved, v = 2, m = 2: chunks of F 0.5 and B 1 ms, 12.5e6 B per send (0.25 ms), none
+    // waited for by its sender. Virtual stages s0c0, s1c0, s0c1, s1c1. Stage 0 runs
+    // F0c0 F1c0 F0c1 F1c1 B0c1 B1c1 B0c0 B1c0; stage 1 F0c0 F1c0 F0c1 B0c1 F1c1 B1c1 B0c0 B1c0:
+    //   s0 F0c0 0-0.5, F1c0 0.5-1; s1 F0c0 0.75-1.25, F1c0 1.25-1.75; s0 F0c1 1.5-2, F1c1 2-2.5;
+    //   s1 F0c1 2.25-2.75, B0c1 2.75-3.75, F1c1 3.75-4.25, B1c1 4.25-5.25; s0 B0c1 4-5, B1c1
+    //   5.5-6.5; s1 B0c0 5.25-6.25, B1c0 6.75-7.75; s0 B0c0 6.5-7.5, B1c0 8-9. Step 9 ms: the
+    //   7.5 ms without sends (6 + (p-1)(F+B)/v) and the 2(pv-1) = 6 hops of the first
+    //   micro-batch's chain, 1.5 ms, the formula's fill and drain.
+    StepSpec inter = pipeline(2, 2, plan::Schedule::kInterleaved, 2);
+    inter.p2p_bytes = bytes(12.5e6);
+    CHECK(simulate_step(t, inter).step_time.value() == doctest::Approx(9.0 * kMs));
+  }
+
   TEST_CASE("one GPU at 1.5x slows the synchronous step by a hand-derived amount") {
     // p = 2, m = 4, F = 1, B = 2 ms; stage 1's GPU runs at 1.5x: F = 1.5, B = 3 ms. Stage 1
     // becomes the bottleneck: step = m x 1.5 (F+B) + (p-1)(F+B) = 4 x 4.5 + 3 = 21 ms (traced by
@@ -167,17 +232,19 @@ TEST_SUITE("sim.critical_path") {
     // stage 0 F0 0-1; stage 1 F0 1-2.5, B0 2.5-5.5, F1 5.5-7 (its input arrived at 2), B1 7-10,
     // F2 10-11.5 (input at 8.5), B2 11.5-14.5, F3 14.5-16 (input at 13), B3 16-19; stage 0's B3
     // waits for B3's gradient at 19 and runs 19-21, then stage 0's optimizer ends the step.
-    // Each stage-1 task starts when its predecessor on stage 1 ends, never when its input
-    // arrives, so the path runs through all eight of stage 1's tasks.
+    // Each stage-1 task starts when its predecessor on stage 1 ends (or, after a backward, when
+    // the send stage 1 waits for ends: 1F1B's sends block, free here), never when its input
+    // arrives, so the path runs through all eight of stage 1's tasks and its backward sends.
     const topology::Topology t = sim::test::star_topology(2, gbyte_per_s(50));
     Perturbation slow;
     slow.slow_gpu = 1;
     slow.slowdown = 1.5;
     const StepResult r = simulate_step(t, pipeline(2, 4, plan::Schedule::k1F1B), slow);
     const std::vector<std::string> expected = {
-        "F0.0 (stage 0)", "send F0.0 (stage 0 -> 1)", "F0.0 (stage 1)", "B0.0 (stage 1)", "F1.0 (stage 1)",
-        "B1.0 (stage 1)", "F2.0 (stage 1)", "B2.0 (stage 1)", "F3.0 (stage 1)", "B3.0 (stage 1)",
-        "send B3.0 (stage 1 -> 0)", "B3.0 (stage 0)", "optimizer (stage 0)"};
+        "F0.0 (stage 0)", "send F0.0 (stage 0 -> 1)", "F0.0 (stage 1)", "B0.0 (stage 1)", "send B0.0 (stage 1 -> 0)",
+        "F1.0 (stage 1)", "B1.0 (stage 1)", "send B1.0 (stage 1 -> 0)", "F2.0 (stage 1)", "B2.0 (stage 1)",
+        "send B2.0 (stage 1 -> 0)", "F3.0 (stage 1)", "B3.0 (stage 1)", "send B3.0 (stage 1 -> 0)", "B3.0 (stage 0)",
+        "optimizer (stage 0)"};
     CHECK(r.critical_path == expected);
   }
 

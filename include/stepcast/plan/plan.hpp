@@ -85,6 +85,14 @@ struct Plan {
   /// Tensor-parallel communication overlapped with the GEMMs beside it, in tp chunks (tp-overlap=on:
   /// Megatron-LM/Transformer Engine userbuffers, PyTorch async-TP). Needs sequence parallel.
   bool tp_overlap = false;
+  /// Data-parallel gradient buckets reduced while the backward runs (overlap-grad-reduce=on) or
+  /// all after it (off, Megatron-LM's default without --overlap-grad-reduce); none: overlapped, as
+  /// PyTorch DDP and DeepSpeed do. DDP and ZeRO-1/2 only.
+  std::optional<bool> overlap_grad_reduce;
+  /// ZeRO-1/2: the updated parameters gathered bucket by bucket beside the next step's first
+  /// forward (overlap-param-gather=on, Megatron-LM's --overlap-param-gather) or before it (off;
+  /// none: off, as DeepSpeed and Megatron-LM by default).
+  std::optional<bool> overlap_param_gather;
   /// Context parallel (cp=): each sequence split over cp ranks (Megatron-Core context parallel).
   int cp = 1;
   ContextComm cp_comm = ContextComm::kP2p;

@@ -64,6 +64,14 @@ class MaxMinSharing {
     // Progressive-filling scratch.
     double remaining = 0.0;
     double unfrozen_weight = 0.0;
+    std::uint32_t version = 0;  // bumped whenever remaining or unfrozen_weight changes
+    bool touched = false;
+  };
+  // A resource's fair share when pushed; stale once the resource's version has moved on.
+  struct ShareEntry {
+    double share = 0.0;
+    std::uint32_t resource = 0;
+    std::uint32_t version = 0;
   };
   struct Flow {
     std::vector<Usage> usages;
@@ -87,6 +95,9 @@ class MaxMinSharing {
   std::vector<std::uint32_t> comp_resources_;
   std::vector<std::uint32_t> comp_flows_;
   std::vector<std::uint32_t> changed_scratch_;
+  std::vector<std::uint32_t> by_cap_;
+  std::vector<ShareEntry> shares_;  // a min-heap by (share, resource)
+  std::vector<std::uint32_t> touched_;
 };
 
 }  // namespace stepcast::sim

@@ -30,6 +30,8 @@ struct GradientSync {
   /// ZeRO-2 reduces every micro-batch's gradients: an equal share of the buckets becomes ready
   /// through each gradient-producing task, not all of them through the last one (DDP, ZeRO-1).
   bool every_micro_batch = false;
+  /// overlap-grad-reduce=off: every bucket waits for the end of the last gradient task.
+  bool overlapped = true;
 };
 
 /// Megatron tensor parallelism inside every layer (Shoeybi et al. 2019, Figure 4): a layer's
@@ -98,6 +100,11 @@ struct StepSpec {
   /// ZeRO-1/2: S of the all-gather of the updated parameters over the data-parallel group, run on
   /// the stage's comm stream after the optimizer; the step ends when it does. 0 without.
   Bytes parameter_gather;
+  /// overlap-param-gather=on: the gather runs instead at the step's start, in buckets of this
+  /// size (the last one smaller), beside the first forward task, which waits for the first
+  /// bucket; the task after it waits for them all (Megatron-LM's distributed optimizer).
+  Bytes parameter_gather_bucket;
+  bool parameter_gather_before_forward = false;
   int stride_pp = 1;          ///< GPU distance between stages (tp)
   int stride_dp = 1;          ///< GPU distance between data-parallel replicas (tp*pp)
   /// How every collective is priced before it becomes flows (NCCL's pick, calibration): the
