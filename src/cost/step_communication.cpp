@@ -225,6 +225,11 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
       const bool backward = t.name.find("backward") != std::string::npos;
       const Seconds window = (backward ? windows.backward : windows.forward) * m;
       t.exposed = max0(t.time - window);
+      if (!backward && t.moe_forward_calls > 0.0 && plan.recompute == plan::Recompute::kFull) {
+        // Full recompute runs the forward's calls again inside the backward pass (half of this
+        // term's calls), beside the backward's compute, not the forward's.
+        t.exposed = max0(t.time / 2.0 - windows.forward * m) + max0(t.time / 2.0 - windows.backward * m);
+      }
     }
     // Like the tensor-parallel collectives, they lengthen every micro-batch slot (the bubble's unit).
     out.tensor += t.exposed;

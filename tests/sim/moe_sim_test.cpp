@@ -141,6 +141,18 @@ TEST_SUITE("sim.moe") {
     }
   }
 
+  TEST_CASE("moe-overlap with full recompute: both engines hide the recomputed forward's calls behind the backward") {
+    // Qwen3-30B-A3B on two DGX H100 nodes, ep=8 over 4 GPUs of each node: the all-to-alls cross
+    // the NICs and outlast the forward's compute, not the backward's.
+    const topology::Topology topo = topology::load_topology(kRoot + "/topologies/dgx-h100.json", 2);
+    const auto w = workload::load_workload(kRoot + "/workloads/qwen3-30b-a3b.json");
+    plan::Plan p;
+    const cost::StepPrediction predicted =
+        predict(w, "dp=8,pp=2,ep=8,moe-overlap=on,recompute=full,flash=on,gbs=64", topo, p);
+    const sim::StepResult simulated = sim::simulate_step(topo, sim::plan_step(p, predicted).spec);
+    CHECK(simulated.step_time.value() == doctest::Approx(predicted.step_time.value()).epsilon(0.10));
+  }
+
   TEST_CASE("expert groups fold the stage's GPUs etp first, then ep (Megatron-core's parallel folding)") {
     // Two DGX H100 nodes as dp=16 dense; experts etp=1 x ep=8 x edp=2: expert-parallel groups
     // {0..7} and {8..15}, each inside a node (NVLink only), their expert data-parallel groups
@@ -166,7 +178,8 @@ TEST_SUITE("sim.moe") {
     bool traced = false;
     for (const auto& span : alone.spans) traced = traced || span.name == "MoE dispatch/combine";
     CHECK(traced);
-    s.syncs.push_back(sim::GradientSync{"expert gradients", cost::CollectiveOp::kAllReduce, Bytes(1 << 20), 1.0, false, true});
+    s.syncs.push_back(
+        sim::GradientSync{"expert gradients", cost::CollectiveOp::kAllReduce, Bytes(1 << 20), 1.0, false, true});
     const sim::StepResult reduced = sim::simulate_step(topo, s);
     CHECK(reduced.tier_utilization[1] > 0.0);
     CHECK(reduced.breakdown.dp_exposed.value() > 0.0);
