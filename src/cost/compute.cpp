@@ -299,6 +299,7 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
     st.weight_grad = weight_grad + (first ? embedding.weight_grad : Seconds(0.0)) +
                      (last ? head.weight_grad * (1.0 + shape.mtp_layers) : Seconds(0.0));
     st.layers = layers;
+    for (const auto& [kind, count] : stage_kinds) st.moe_blocks += kind.moe ? count : 0;
     if (st.forward + st.backward > longest) {
       longest = st.forward + st.backward;
       out.critical_stage = s;

@@ -25,21 +25,24 @@ ExpertSplit expert_split(const workload::Workload& workload, const plan::Plan& p
   return out;
 }
 
-ModelState moe_model_state(const workload::Workload& workload, const plan::Plan& plan) {
+MoeModelState moe_state_split(const workload::Workload& workload, const plan::Plan& plan) {
   const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
   const ExpertSplit split = expert_split(workload, plan);
   const int stage = plan.zero_stage();
   // ZeRO's stages (Rajbhandari et al. 2020, Figure 1) on each part, sharded over its own ranks.
-  const auto held = [&](double bytes_per_parameter, int from_stage) {
-    const double dense = split.dense_per_gpu / (stage >= from_stage ? split.dense_shards : 1.0);
-    const double expert = split.expert_per_gpu / (stage >= from_stage ? split.expert_shards : 1.0);
-    return Bytes((dense + expert) * bytes_per_parameter);
+  const auto part = [&](double per_gpu, double shards) {
+    const auto held = [&](double bytes_per_parameter, int from_stage) {
+      return Bytes(per_gpu / (stage >= from_stage ? shards : 1.0) * bytes_per_parameter);
+    };
+    return ModelState{held(per.parameters, 3), held(per.gradients, 2), held(per.optimizer, 1)};
   };
-  ModelState out;
-  out.parameters = held(per.parameters, 3);
-  out.gradients = held(per.gradients, 2);
-  out.optimizer_state = held(per.optimizer, 1);
-  return out;
+  return MoeModelState{part(split.dense_per_gpu, split.dense_shards), part(split.expert_per_gpu, split.expert_shards)};
+}
+
+ModelState moe_model_state(const workload::Workload& workload, const plan::Plan& plan) {
+  const MoeModelState s = moe_state_split(workload, plan);
+  return ModelState{s.dense.parameters + s.experts.parameters, s.dense.gradients + s.experts.gradients,
+                    s.dense.optimizer_state + s.experts.optimizer_state};
 }
 
 Bytes moe_dispatch_buffers(const workload::TransformerShape& shape, const plan::Plan& plan) {

@@ -186,16 +186,20 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
       const Bytes size = Bytes(routed * shape.moe->top_k * shape.hidden * act_bytes * load);
       terms.push_back(uniform_term(fmt::format("MoE dispatch+combine all-to-all (forward; {})", where), CollectiveOp::kAllToAll, ep, size,
                                    2.0 * forward_calls));
+      terms.back().moe_forward_calls = 2.0;
       terms.push_back(uniform_term(fmt::format("MoE dispatch+combine all-to-all (backward; {})", where), CollectiveOp::kAllToAll, ep, size,
                                    2.0 * backward_calls));
+      terms.back().moe_backward_calls = 2.0;
     } else {
       const Bytes size = Bytes(routed * plan.ep * shape.hidden * act_bytes * load);
       for (const bool backward : {false, true}) {
         const double calls = backward ? backward_calls : forward_calls;
         const char* pass = backward ? "backward" : "forward";
         terms.push_back(uniform_term(fmt::format("MoE dispatch all-gather ({}; {})", pass, where), CollectiveOp::kAllGather, ep, size, calls));
+        (backward ? terms.back().moe_backward_calls : terms.back().moe_forward_calls) = 1.0;
         terms.push_back(
             uniform_term(fmt::format("MoE combine reduce-scatter ({}; {})", pass, where), CollectiveOp::kReduceScatter, ep, size, calls));
+        (backward ? terms.back().moe_backward_calls : terms.back().moe_forward_calls) = 1.0;
       }
     }
   }
@@ -208,6 +212,11 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
                                  forward_calls + backward_calls));
     terms.push_back(uniform_term(fmt::format("MoE expert-TP reduce-scatter ({})", tier_text(etp_group)), CollectiveOp::kReduceScatter,
                                  etp_group, size, forward_calls + backward_calls));
+    for (std::size_t i = terms.size() - 2; i < terms.size(); ++i) {
+      terms[i].moe_forward_calls = 1.0;
+      terms[i].moe_backward_calls = 1.0;
+      terms[i].moe_expert_tp = true;
+    }
   }
   for (CommTerm& t : terms) {
     t.exposed = t.time;
@@ -216,6 +225,11 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
       const bool backward = t.name.find("backward") != std::string::npos;
       const Seconds window = (backward ? windows.backward : windows.forward) * m;
       t.exposed = max0(t.time - window);
+      if (!backward && t.moe_forward_calls > 0.0 && plan.recompute == plan::Recompute::kFull) {
+        // Full recompute runs the forward's calls again inside the backward pass (half of this
+        // term's calls), beside the backward's compute, not the forward's.
+        t.exposed = max0(t.time / 2.0 - windows.forward * m) + max0(t.time / 2.0 - windows.backward * m);
+      }
     }
     // Like the tensor-parallel collectives, they lengthen every micro-batch slot (the bubble's unit).
     out.tensor += t.exposed;

@@ -2,6 +2,8 @@
 // true/false for switches; e.g. {"tp": 2, "pp": 4, "zero": 1, "recompute": "selective"}.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "plan_builder.hpp"
 #include "stepcast/core/json_reader.hpp"
 #include "stepcast/plan/plan.hpp"
@@ -21,6 +23,10 @@ Plan load_plan(const std::filesystem::path& file) {
     std::string text;
     if (value.json().is_boolean()) {
       text = value.boolean() ? "on" : "off";
+    } else if (value.json().is_number_float() && value.number() != std::floor(value.number())) {
+      // A fraction (capacity-factor, moe-imbalance) as the compact form writes it; each key's
+      // parser refuses it where a whole number is due, naming this member.
+      text = fmt::format("{}", value.number());
     } else if (value.json().is_number()) {
       text = fmt::format("{}", value.integer());
     } else {

@@ -4,12 +4,15 @@
 #include <fmt/format.h>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/report/moe_fit_hint.hpp"
 
 namespace stepcast::report {
 
-std::string fit_hint(const plan::Plan& plan, const cost::MemoryBreakdown& memory) {
+std::string fit_hint(const plan::Plan& plan, const cost::MemoryBreakdown& memory, const workload::Workload& workload) {
   std::string out;
   const bool activations_dominate = memory.activations > memory.model_state();
+  // MoE plans take no FSDP/ZeRO-3: their model state has levers of its own.
+  if (!activations_dominate && workload.shape && workload.shape->moe) return report::moe_fit_hint(plan, workload);
   if (activations_dominate && !plan.flash_attention && plan.recompute == plan::Recompute::kNone) {
     // Korthikanti et al. 2022: the 5as/h term (the s x s attention scores and their softmax and
     // dropout) is the part of activation memory that grows with the square of the sequence.
@@ -24,11 +27,12 @@ std::string fit_hint(const plan::Plan& plan, const cost::MemoryBreakdown& memory
   return out;
 }
 
-std::string fit_text(const plan::Plan& plan, const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit) {
+std::string fit_text(const plan::Plan& plan, const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit,
+                     const workload::Workload& workload) {
   if (fit.fits) return fmt::format("Fits: yes, {} free of {}\n", format_bytes(fit.headroom), format_bytes(fit.capacity));
   return fmt::format("Fits: NO, {} short of {} per GPU: this plan cannot run as given\n", format_bytes(-fit.headroom),
                      format_bytes(fit.capacity)) +
-         fit_hint(plan, memory);
+         fit_hint(plan, memory, workload);
 }
 
 std::optional<InfeasibleError> refusal(const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit, const std::string& gpu_name) {

@@ -30,7 +30,7 @@ std::string memory_text(const PlanInputs& in, const cost::MemoryBreakdown& m, co
   if (fit) {
     out += fit->fits ? fmt::format("Fits: yes, {} free of {} on {}\n", format_bytes(fit->headroom), format_bytes(fit->capacity), in.topology->gpu().name)
                      : fmt::format("Fits: NO, {} short of {} on {}\n", format_bytes(-fit->headroom), format_bytes(fit->capacity), in.topology->gpu().name);
-    if (!fit->fits) out += fit_hint(in.plan, m);
+    if (!fit->fits) out += fit_hint(in.plan, m, in.workload);
   }
   if (explain) out += "\n" + render_explanation(m.explanation);
   return out;

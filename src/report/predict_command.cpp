@@ -41,7 +41,7 @@ std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, co
   if (p.memory.quantized_copies.value() > 0.0) mem("low-precision weight copies + scaling", p.memory.quantized_copies);
   mem("framework overhead", p.memory.framework_overhead);
   mem("total (peak)", p.memory.total);
-  out += fit_text(in.plan, p.memory, p.fit);
+  out += fit_text(in.plan, p.memory, p.fit, in.workload);
   if (explain) {
     out += "\nStep time terms\n" + render_explanation(p.explanation);
     out += "\nCompute terms\n" + render_explanation(p.compute_detail.explanation);

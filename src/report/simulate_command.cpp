@@ -110,6 +110,7 @@ nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p
                     {"other_communication_exposed_s", r.breakdown.gather_wait.value()},
                     {"optimizer_s", r.breakdown.optimizer.value()}};
   if (in.plan.cp > 1) j["breakdown"]["cp_communication_exposed_s"] = r.breakdown.cp_comm.value();
+  if (planned.spec.expert_parallel) j["breakdown"]["moe_communication_exposed_s"] = r.breakdown.moe_comm.value();
   j["straggler_wait_s"] = r.breakdown.straggler_wait.value();
   j["tier_utilization"] = {{"intra-node", r.tier_utilization[0]}, {"nic", r.tier_utilization[1]},
                            {"fabric", r.tier_utilization[2]}};
@@ -166,6 +167,7 @@ std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, c
   row("data-parallel communication (exposed)", r.breakdown.dp_exposed);
   row("FSDP/ZeRO-3 parameter gathers (exposed)", r.breakdown.gather_wait);
   if (in.plan.cp > 1) row("context-parallel exchange (exposed)", r.breakdown.cp_comm);
+  if (planned.spec.expert_parallel) row("MoE dispatch/combine (exposed)", r.breakdown.moe_comm);
   row("optimizer step", r.breakdown.optimizer);
   row("step time (simulated)", r.step_time);
   out += fmt::format("  {}\n", interval_text(interval));
@@ -173,7 +175,7 @@ std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, c
   if (r.breakdown.straggler_wait.value() != 0.0) {
     out += fmt::format("  {:<44} {:>12}\n", "of which waiting on stragglers", format_seconds(r.breakdown.straggler_wait));
   }
-  out += fmt::format("\nMemory per GPU: {}. ", format_bytes(p.memory.total)) + fit_text(in.plan, p.memory, p.fit);
+  out += fmt::format("\nMemory per GPU: {}. ", format_bytes(p.memory.total)) + fit_text(in.plan, p.memory, p.fit, in.workload);
   out += fmt::format("\nLink utilization: intra-node {:.1f}%, NIC {:.1f}%, fabric {:.1f}%\n", 100.0 * r.tier_utilization[0],
                      100.0 * r.tier_utilization[1], 100.0 * r.tier_utilization[2]);
   // The JSON lists the whole path; the table shows its two ends.

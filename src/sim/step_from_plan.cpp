@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "moe_from_plan.hpp"
 #include "stepcast/core/errors.hpp"
 
 namespace stepcast::sim {
@@ -64,6 +65,7 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
   std::vector<std::pair<cost::CollectiveOp, Bytes>> recomputed;  // the forward's exchange, again before the backward
   const double layers = p.layers_per_stage;
   const bool grad_reduce_overlapped = plan.overlap_grad_reduce.value_or(true);
+  s.expert_parallel = detail::expert_parallel_comm(plan, p);
   for (const cost::CommTerm& t : p.communication) {
     switch (t.group) {
       case cost::CommGroup::kTensor:
@@ -107,12 +109,15 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
           s.parameter_gather += t.size * t.calls;  // ZeRO-1/2: the experts' updated parameters, gathered with the others
           break;
         }
-        [[fallthrough]];
-      case cost::CommGroup::kExpert:
-        // The simulator's step graph has no MoE blocks yet: refuse rather than drop the terms.
-        throw InputError("--plan", {}, fmt::format("simulate does not play expert-parallel plans yet ({}): price them with predict, whose "
-                                                   "all-to-all terms come from the same collective model",
-                                                   t.name));
+        // Fewer expert data-parallel ranks than dp: the expert groups of the stage's folding.
+        STEPCAST_ASSERT(s.expert_parallel.has_value(), "an expert data-parallel group smaller than dp comes with expert parallel");
+        if (t.op == cost::CollectiveOp::kAllGather) {
+          s.expert_parallel->parameter_gather = t.size;
+        } else {
+          s.syncs.push_back(GradientSync{t.name, t.op, t.size, t.calls, plan.zero_stage() == 2, grad_reduce_overlapped, true});
+        }
+        break;
+      case cost::CommGroup::kExpert: break;  // one MoE block's calls, taken above
       case cost::CommGroup::kData:
         if (t.op == cost::CollectiveOp::kAllGather) {
           // ZeRO-1/2: updated parameters gathered after the optimizer, or in buckets beside the

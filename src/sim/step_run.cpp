@@ -75,6 +75,8 @@ void StepRun::on_collective_done(des::Tick now, std::uint64_t t) {
     tensor_done(owner_of(t), now);
   } else if (kind_of(t) == Kind::kContextDone) {
     context_done(owner_of(t), now);
+  } else if (kind_of(t) == Kind::kExpertDone) {
+    expert_done(owner_of(t), now);
   } else {
     stream_done(owner_of(t), index_of(t), now);
   }
@@ -103,7 +105,7 @@ double StepRun::task_noise() {
 }
 
 int StepRun::layers_of(const PipelineOp& op) const {
-  const bool split = spec_->tensor_parallel || spec_->sharded || spec_->context_parallel;
+  const bool split = spec_->tensor_parallel || spec_->sharded || spec_->context_parallel || spec_->expert_parallel;
   return split && op.kind != PipelineOp::Kind::kWeightGrad ? spec_->layers : 1;
 }
 
@@ -151,6 +153,7 @@ void StepRun::try_start(int k, std::int64_t trigger) {
   rk.layer = 0;
   rk.slice = 0;
   rk.context_started = false;
+  rk.expert_started = false;
   rk.task_factor = rk.factor * task_noise();
   rk.task_start = engine_.now();
   rk.task_node = add_node(PathNode::Kind::kTask, rk, trigger);
@@ -201,6 +204,13 @@ void StepRun::start_slice(int k) {
     start_context(k);
     if (!spec_->context_parallel->beside_compute) {
       rk.context_blocking = true;  // the attention needs what the exchange brings
+      return;
+    }
+  }
+  if (expert_due(rk, op)) {
+    start_expert(k);
+    if (!spec_->expert_parallel->beside_compute) {
+      rk.expert_blocking = true;  // the experts need the tokens the dispatch brings
       return;
     }
   }
@@ -290,6 +300,12 @@ void StepRun::overlap_tail(int k, des::Tick now) {
 void StepRun::slice_end(int k) {
   Rank& rk = rank(k);
   const PipelineOp& op = op_of(rk);
+  if (rk.expert_running && rk.slice + 1 == slices_of(op)) {
+    // moe-overlap: the layer's compute is done, its dispatch and combine are not.
+    rk.expert_waiting = true;
+    rk.expert_wait_start = engine_.now();
+    return;
+  }
   if (++rk.slice < slices_of(op)) {
     start_slice(k);
     return;
@@ -303,6 +319,7 @@ void StepRun::slice_end(int k) {
   }
   rk.slice = 0;
   rk.context_started = false;
+  rk.expert_started = false;
   rk.gather = rk.prefetch;
   rk.prefetch = -1;
   if (++rk.layer < layers_of(op)) {
@@ -473,12 +490,15 @@ void StepRun::optimizer_done(int k, des::Tick now) {
   Rank& rk = rank(k);
   nodes_[static_cast<std::size_t>(rk.optimizer_node)].end = now;
   const Stage& st = stage_of(rk);
-  if (st.updated_gather < 0) {
+  if (st.updated_gather < 0 && st.expert_updated_gather < 0) {
     finish(k, now, rk.optimizer_node);
     return;
   }
-  // ZeRO-1/2: each rank updated only its shard; the step ends once all are gathered.
-  rk.updated_gather = issue(k, RequestKind::kUpdatedGather, static_cast<std::uint32_t>(st.updated_gather), rk.optimizer_node);
+  // ZeRO-1/2: each rank updated only its shard; the step ends once all are gathered (the dense
+  // parameters over dp, then an MoE plan's experts over edp, on the same stream in that order).
+  for (const std::int64_t schedule : {st.updated_gather, st.expert_updated_gather}) {
+    if (schedule >= 0) rk.updated_gather = issue(k, RequestKind::kUpdatedGather, static_cast<std::uint32_t>(schedule), rk.optimizer_node);
+  }
 }
 
 void StepRun::finish(int k, des::Tick now, std::int64_t node) {

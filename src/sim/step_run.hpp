@@ -30,7 +30,8 @@ enum class Kind : std::uint64_t {
   kStreamDone = 5,
   kTensorDone = 6,
   kOverlapTail = 7,
-  kContextDone = 8
+  kContextDone = 8,
+  kExpertDone = 9
 };
 inline std::uint64_t tag(Kind k, int owner, std::uint32_t index) {
   return (static_cast<std::uint64_t>(k) << 56) | (static_cast<std::uint64_t>(owner) << 32) | index;
@@ -79,6 +80,8 @@ struct Stage {
   ShardSchedules shard;
   std::int64_t updated_gather = -1;  // schedule of ZeRO's gather after the optimizer, if any
   std::vector<std::uint32_t> forward_gathers;  // overlap-param-gather=on: its buckets' schedules, in order
+  std::int64_t expert_updated_gather = -1;  // ... of the experts' parameters over the expert data-parallel group
+  std::vector<int> expert_blocks;  // MoE blocks in each layer of a task (one model chunk's pass)
   std::vector<Request> requests;  // in issue order
   std::size_t next_request = 0;   // the first not started
   bool comm_busy = false;
@@ -143,6 +146,18 @@ struct Rank {
   des::Tick context_start = 0;
   des::Tick context_wait_start = 0;
   des::Tick context = 0;  // compute stream waiting on it
+  // Expert parallel: one MoE block's calls per pass, their schedules, and the current layer's run.
+  std::vector<std::uint32_t> expert_forward;
+  std::vector<std::uint32_t> expert_backward;
+  std::size_t expert_op = 0;    // calls done in the current layer
+  std::size_t expert_calls = 0;  // calls of the current layer: its blocks x one block's calls
+  bool expert_started = false;  // for the current layer
+  bool expert_running = false;
+  bool expert_blocking = false;  // the layer's compute waits for them to end before it starts
+  bool expert_waiting = false;   // the layer's compute is done and waits for them (moe-overlap)
+  des::Tick expert_start = 0;
+  des::Tick expert_wait_start = 0;
+  des::Tick expert = 0;  // compute stream waiting on them
 };
 
 class StepRun final : public des::TimerHandler, public TransferObserver, public CollectiveObserver {
@@ -160,7 +175,8 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   // Trace tracks: each rank's compute, its tensor-parallel collectives (with TP), each stage's
   // data-parallel comm stream, the link tiers, then each rank's pipeline sends.
   int tensor_track(int k) const { return rank_count() + k; }
-  int stream_track(int s) const { return rank_count() * (spec_->tensor_parallel || spec_->context_parallel ? 2 : 1) + s; }
+  bool comm_tracks() const { return spec_->tensor_parallel || spec_->context_parallel || spec_->expert_parallel; }
+  int stream_track(int s) const { return rank_count() * (comm_tracks() ? 2 : 1) + s; }
   int tier_track(topology::LinkTier tier) const { return stream_track(spec_->pp) + static_cast<int>(tier); }
   int send_track(int k) const { return tier_track(topology::LinkTier::kFabric) + 1 + k; }
   Rank& rank(int k) { return ranks_[static_cast<std::size_t>(k)]; }
@@ -225,6 +241,16 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   void start_context(int k);
   void context_done(int k, des::Tick now);
   void build_context(int k);
+  // Expert parallel (moe_blocks.cpp): the stage's expert-parallel, expert-TP and expert
+  // data-parallel groups as Megatron-core folds its GPUs, each rank's schedules, and the MoE
+  // blocks of each layer; the calls run at the start of a layer that has MoE blocks.
+  std::vector<std::vector<int>> expert_groups(int s, bool expert_tp) const;
+  std::vector<std::vector<int>> expert_data_groups(int s) const;
+  void build_expert(int k);
+  void build_expert_stage(int s);
+  bool expert_due(const Rank& rk, const PipelineOp& op) const;
+  void start_expert(int k);
+  void expert_done(int k, des::Tick now);
   void task_done(int k, des::Tick now);
   // The rank's next task, or its optimizer once its tasks are done.
   void go_on(int k, std::int64_t trigger);

@@ -26,6 +26,9 @@ StepRun::StepRun(const topology::Topology& topo, const StepSpec& spec, const Per
   if (spec.context_parallel && pert.step_cv > 0.0) {
     throw InputError("--straggler", {}, "step-cv=: per-GPU step noise is not simulated with context parallel (cp > 1): each simulated rank stands for its cp peers");
   }
+  if (spec.expert_parallel && pert.step_cv > 0.0) {
+    throw InputError("--straggler", {}, "step-cv=: per-GPU step noise is not simulated with expert parallel (MoE plans): each simulated rank stands for its expert-parallel peers");
+  }
   runner_.attach(network_);
   engine_.add_model(timers_);
   engine_.add_model(network_);
@@ -98,6 +101,7 @@ void StepRun::build() {
         st.updated_gather = add_schedule(cost::CollectiveOp::kAllGather, spec_->parameter_gather, data_parallel_groups(s));
       }
     }
+    if (spec_->expert_parallel) build_expert_stage(s);
   }
   for (int k = 0; k < rank_count(); ++k) {
     // Sends of each rank's tensor-parallel group to the next and previous stage, together.
@@ -119,17 +123,22 @@ void StepRun::build() {
       }
     }
     if (spec_->context_parallel) build_context(k);
+    if (spec_->expert_parallel) build_expert(k);
   }
   tracks_.clear();
   std::vector<std::string> tensor_tracks;
-  const bool comm_tracks = spec_->tensor_parallel || spec_->context_parallel;
   for (int k = 0; k < rank_count(); ++k) {
     const Rank& rk = rank(k);
     const int g = gpu(rk.replica, rk.stage, 0);
     const std::string who = replicas_ == 1 ? fmt::format("GPU {} (stage {})", g, rk.stage)
                                            : fmt::format("GPU {} (stage {}, replica {})", g, rk.stage, rk.replica);
     tracks_.push_back(who + " compute");
-    if (comm_tracks) tensor_tracks.push_back(who + (spec_->context_parallel ? " tensor/context-parallel comm" : " tensor-parallel comm"));
+    if (comm_tracks()) {
+      std::string kinds = spec_->tensor_parallel ? "tensor" : "";
+      if (spec_->context_parallel) kinds += kinds.empty() ? "context" : "/context";
+      if (spec_->expert_parallel) kinds += kinds.empty() ? "expert" : "/expert";
+      tensor_tracks.push_back(fmt::format("{} {}-parallel comm", who, kinds));
+    }
   }
   tracks_.insert(tracks_.end(), tensor_tracks.begin(), tensor_tracks.end());
   for (int s = 0; s < pp; ++s) tracks_.push_back(fmt::format("GPU {} (stage {}) data-parallel comm", gpu(0, s, 0), s));
@@ -172,6 +181,8 @@ void StepRun::build_buckets(int s) {
   Stage& st = stages_[static_cast<std::size_t>(s)];
   if (spec_->dp <= 1) return;
   const std::vector<std::vector<int>> groups = data_parallel_groups(s);
+  // An MoE plan's expert gradients reduce over the expert data-parallel groups instead.
+  const std::vector<std::vector<int>> expert_groups = spec_->expert_parallel ? expert_data_groups(s) : groups;
   // Each task's buckets become ready as their bytes are, in proportion to the task's progress:
   // per task, the bytes of every sync that reduces there, in sync order.
   const auto add = [&](const std::vector<std::pair<const GradientSync*, double>>& syncs, std::size_t op) {
@@ -186,12 +197,13 @@ void StepRun::build_buckets(int s) {
     for (const auto& [sync, count] : syncs) {
       const double whole = std::floor(count);
       const double rest = count - whole;
+      const auto& over = sync->expert_data ? expert_groups : groups;
       if (whole > 0.0) {
         // Full buckets share one schedule.
-        const std::uint32_t full = add_schedule(sync->op, sync->bucket, groups);
+        const std::uint32_t full = add_schedule(sync->op, sync->bucket, over);
         for (double j = 0; j < whole; j += 1.0) push(full, sync->bucket, sync->overlapped);
       }
-      if (rest > 1e-9) push(add_schedule(sync->op, sync->bucket * rest, groups), sync->bucket * rest, sync->overlapped);
+      if (rest > 1e-9) push(add_schedule(sync->op, sync->bucket * rest, over), sync->bucket * rest, sync->overlapped);
     }
   };
   const double tasks = static_cast<double>(st.grad_ops.size());

@@ -26,7 +26,8 @@ StepResult StepRun::result() {
   r.breakdown.tp_comm = des::to_seconds(rk.tensor);
   r.breakdown.gather_wait = des::to_seconds(rk.gather_wait);
   r.breakdown.cp_comm = des::to_seconds(rk.context);
-  r.breakdown.bubble = des::to_seconds(rk.last_compute_end - rk.compute - rk.tensor - rk.gather_wait - rk.context);
+  r.breakdown.moe_comm = des::to_seconds(rk.expert);
+  r.breakdown.bubble = des::to_seconds(rk.last_compute_end - rk.compute - rk.tensor - rk.gather_wait - rk.context - rk.expert);
   r.breakdown.dp_exposed = des::to_seconds(rk.optimizer_start - rk.last_compute_end);
   r.breakdown.optimizer = des::to_seconds(rk.finish - rk.optimizer_start);
   r.critical_path = critical_path(nodes_, rk.end_node, replicas_ > 1);

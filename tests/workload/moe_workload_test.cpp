@@ -113,6 +113,41 @@ TEST_SUITE("workload.moe") {
     CHECK(matches_published(active, 37e9, 1e9));
   }
 
+  TEST_CASE("what the published active counts count: Qwen's include the embeddings; DeepSeek-V3's 37B is two printed digits") {
+    // Qwen3-30B-A3B's model card gives "30.5B in total and 3.3B activated" and, apart, "Number of
+    // Parameters (Non-Embedding): 29.9B". By hand (h 2048, 32 heads and 4 kv heads of 128, 128
+    // experts of 768, top-8, vocab 151,936, untied): attention 2*2048*4096 + 2*2048*512 =
+    // 18,874,368, q/k norms 256, layer norms 4,096, router 2048*128 = 262,144, expert
+    // 3*2048*768 = 4,718,592. Per layer total 18,874,368 + 256 + 4,096 + 262,144 + 128*4,718,592
+    // = 623,120,640 (x48 = 29,909,790,720); active 18,874,368 + 256 + 4,096 + 262,144 +
+    // 8*4,718,592 = 56,889,600 (x48 = 2,730,700,800). Embedding and head 2*151,936*2048 =
+    // 622,329,856; final norm 2,048.
+    const Workload qwen = load_workload(kSource / "workloads/qwen3-30b-a3b.json");
+    const double qwen_embeddings = 2.0 * 151936.0 * 2048.0;
+    CHECK(qwen.parameters == doctest::Approx(29909790720.0 + qwen_embeddings + 2048.0).epsilon(1e-12));
+    CHECK(qwen.active_parameters == doctest::Approx(2730700800.0 + qwen_embeddings + 2048.0).epsilon(1e-12));
+    // Without the embeddings the total is the card's non-embedding 29.9B (29,909,792,768): the
+    // card's counts include them, so its 3.3B does too. The count with them, 3,353,032,704, is
+    // 1.6% above "3.3" and what the card's one decimal shows when cut (3.35 -> 3.3); without the
+    // input embedding (3.04B) or without both (2.73B) it would be 7.8% or 17% below.
+    CHECK(std::fabs(qwen.parameters - qwen_embeddings - 29.9e9) <= 0.001 * 29.9e9);
+    CHECK(std::floor(qwen.active_parameters / 1e8) == 33.0);
+    // The DeepSeek-V3 report (section 4.2) says only "37B activated for each token" and does not
+    // say what it counts. Its main model, by hand above: 37,552,282,624 with both embeddings
+    // (+1.49%), 36,625,603,584 without the input embedding's 129,280 x 7168 = 926,679,040 rows
+    // (-1.01%), 35,698,924,544 without the output head too (-3.5%). No count lands within 1% of
+    // 37B: the printed figure has two digits, and stepcast keeps the count of every parameter a
+    // token passes through, as Qwen's and Mistral's figures do.
+    const Workload deepseek = load_workload(kSource / "workloads/deepseek-v3.json");
+    auto main_model = *deepseek.shape;
+    main_model.mtp_layers = 0;
+    const double active = stepcast::workload::active_parameter_count(main_model);
+    const double embedding = 129280.0 * 7168.0;
+    CHECK(active / 37e9 - 1.0 == doctest::Approx(0.0149).epsilon(0.01));
+    CHECK((active - embedding) / 37e9 - 1.0 == doctest::Approx(-0.0101).epsilon(0.01));
+    CHECK(std::floor(active / 1e9) == 37.0);
+  }
+
   TEST_CASE("Hugging Face configs of Mixtral, Qwen3-MoE, DeepSeek-V3 and GPT-OSS read as the shipped shapes") {
     for (const char* name : {"mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "gpt-oss-120b"}) {
       CAPTURE(name);

@@ -53,6 +53,7 @@ struct StageCompute {
   Seconds backward;     ///< recompute, data and weight gradients
   Seconds weight_grad;  ///< the weight-gradient kernels inside `backward` (ZB-H1 splits them off)
   double layers = 0.0;
+  double moe_blocks = 0.0;  ///< MoE blocks of the stage, all chunks (the MTP modules on the last)
 };
 
 /// One operator with its time, as the kernel table shows it.

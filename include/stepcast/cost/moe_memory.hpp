@@ -26,7 +26,16 @@ struct ExpertSplit {
 /// Precondition: the workload has an MoE shape; the plan is resolved and valid.
 ExpertSplit expert_split(const workload::Workload& workload, const plan::Plan& plan);
 
+/// One GPU's model state of each part of the split.
+struct MoeModelState {
+  ModelState dense;
+  ModelState experts;
+};
+
 /// ZeRO's sharding (memory.cpp's rules) applied to each part of the split.
+MoeModelState moe_state_split(const workload::Workload& workload, const plan::Plan& plan);
+
+/// The two parts together.
 ModelState moe_model_state(const workload::Workload& workload, const plan::Plan& plan);
 
 /// Per GPU and micro-batch, the token copies an MoE block sends in its dispatch (tokens x

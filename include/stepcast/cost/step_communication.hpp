@@ -47,6 +47,12 @@ struct CommTerm {
   /// belongs to the backward (the simulator replays it layer by layer).
   double context_calls = 0.0;
   bool context_backward = false;
+  /// MoE dispatch, combine and expert-TP terms only: calls per MoE block in one forward pass and
+  /// in one backward pass (without recompute's), and whether they run on the expert-TP group
+  /// rather than the expert-parallel one (the simulator replays them block by block).
+  double moe_forward_calls = 0.0;
+  double moe_backward_calls = 0.0;
+  bool moe_expert_tp = false;
 };
 
 /// What the communication can hide behind, from the compute side of the step (one GPU).

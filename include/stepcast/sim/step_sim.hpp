@@ -32,6 +32,9 @@ struct GradientSync {
   bool every_micro_batch = false;
   /// overlap-grad-reduce=off: every bucket waits for the end of the last gradient task.
   bool overlapped = true;
+  /// MoE: the routed experts' gradients, reduced over the expert data-parallel groups
+  /// (ExpertParallelComm) instead of the data-parallel ones.
+  bool expert_data = false;
 };
 
 /// Megatron tensor parallelism inside every layer (Shoeybi et al. 2019, Figure 4): a layer's
@@ -57,6 +60,31 @@ struct ContextParallelComm {
   /// The ring (cp-comm=p2p) runs beside the layer's first slice, which holds its attention, and
   /// the slice ends when both have; all-gather and all-to-all run before the slice, which waits.
   bool beside_compute = true;
+};
+
+/// One collective of an MoE block: on the expert-parallel group (dispatch, combine) or on the
+/// expert tensor-parallel group (the dispatched rows gathered before the experts, scattered after).
+struct ExpertCall {
+  cost::CollectiveOp op = cost::CollectiveOp::kAllToAll;
+  Bytes size;  ///< nccl-tests' S of the call, already stretched by the busiest rank's load factor
+  bool expert_tp = false;
+};
+
+/// Expert parallel (Megatron-core's MoE layers, "parallel folding"): a stage's tp x dp GPUs, in
+/// dense order (replica-major, tensor rank inside), fold as etp x ep x edp, etp innermost. Every
+/// MoE block of a task's layers runs its calls in order; without overlap the layer's compute
+/// waits for them (they sit between dependent kernels), with moe-overlap=on they run beside the
+/// layer's compute and the layer ends when both have.
+struct ExpertParallelComm {
+  int ep = 1;
+  int etp = 1;
+  std::vector<ExpertCall> forward;   ///< one MoE block's forward pass
+  std::vector<ExpertCall> backward;  ///< its backward pass, with the forward's again under full recompute
+  std::vector<double> stage_blocks;  ///< MoE blocks per stage, all model chunks (the MTP modules on the last)
+  bool beside_compute = false;       ///< moe-overlap=on
+  /// ZeRO-1/2: S of the experts' updated-parameter all-gather over the expert data-parallel
+  /// group after the optimizer (0 without).
+  Bytes parameter_gather;
 };
 
 /// FSDP / ZeRO-3 (Zhao et al. 2023, PyTorch FSDP, section 3.3): before a layer's forward (and,
@@ -94,6 +122,7 @@ struct StepSpec {
   std::optional<TensorParallelComm> tensor_parallel;
   std::optional<ShardedLayers> sharded;
   std::optional<ContextParallelComm> context_parallel;
+  std::optional<ExpertParallelComm> expert_parallel;
   Bytes p2p_bytes;            ///< activation (or gradient) bytes per GPU per send between stages
   std::vector<GradientSync> syncs;  ///< run in order on the data-parallel comm stream
   Seconds optimizer;
@@ -139,6 +168,7 @@ struct StepBreakdown {
   Seconds bubble;           ///< its compute stream idle (pipeline, sends) before its last task ends
   Seconds gather_wait;      ///< its compute stream waiting for FSDP/ZeRO-3 parameter gathers
   Seconds cp_comm;          ///< its compute stream waiting for the context-parallel exchange
+  Seconds moe_comm;         ///< its compute stream waiting for MoE dispatch, combine and expert-TP collectives
   Seconds dp_exposed;       ///< gradient communication after its last task
   Seconds optimizer;        ///< optimizer plus the ZeRO parameter all-gather after it
   Seconds straggler_wait;   ///< step time minus the same step without slowdown or noise
