@@ -17,6 +17,7 @@
 #include "commands.hpp"
 #include "data_path.hpp"
 #include "output.hpp"
+#include "what_if_options.hpp"
 #include "plan_options.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/explain.hpp"
@@ -61,6 +62,8 @@ struct CollectiveOptions {
   std::string engine = "analytical";
   std::string calibration;
   std::string protocol;
+  int gpus = 0;
+  std::vector<std::string> sets;
 };
 
 struct Request {
@@ -442,9 +445,12 @@ std::string run_nccl(const CollectiveOptions& o, const Request& request, const t
 
 void run_collective(const CollectiveOptions& o, std::optional<int> ranks, std::optional<int> nodes) {
   const Request request = parse_request(o);
-  if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
-  const topology::Topology topo = topology::load_topology(data_path(o.topology), nodes);
-  const topology::CommTiers tiers = topo.tiers(resolve_ranks(topo, ranks));
+  if (nodes && o.nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", o.nodes));
+  const topology::SelectedTopology selected =
+      topology::load_selected_topology(data_path(o.topology), topology_request(nodes.has_value() ? o.nodes : 0, o.gpus, o.sets));
+  const topology::Topology& topo = selected.topology;
+  // Without --ranks, the GPUs --gpus chose (every GPU without it).
+  const topology::CommTiers tiers = topo.tiers(ranks ? resolve_ranks(topo, ranks) : selected.gpus);
   // One rank moves nothing: NCCL's model has nothing to tune, unless asked for by name.
   const bool nccl_by_default = o.algorithm.empty() && o.protocol.empty();
   if (request.nccl && !(tiers.ranks < 2 && nccl_by_default)) {
@@ -508,6 +514,7 @@ void add_collective_command(CLI::App& app) {
                   "Calibration file from `stepcast calibrate`: measured latencies and bandwidths per tier, and with "
                   "--algorithm auto or --protocol, NCCL's model corrected per protocol");
   cmd->add_option("--engine", options->engine, fmt::format("Cost engine: {} (default analytical; des runs the collective as flows in the discrete-event engine)", kAcceptedEngines));
+  add_topology_what_if_options(*cmd, options->gpus, options->sets);
   cmd->callback([options, ranks, nodes] {
     const std::optional<int> r = ranks->count() > 0 ? std::optional<int>(options->ranks) : std::nullopt;
     const std::optional<int> n = nodes->count() > 0 ? std::optional<int>(options->nodes) : std::nullopt;

@@ -11,6 +11,7 @@
 #include "output.hpp"
 #include "plan_options.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/core/text.hpp"
 #include "stepcast/cost/checkpoint.hpp"
 #include "stepcast/cost/failure.hpp"
 #include "stepcast/cost/input_pipeline.hpp"
@@ -42,7 +43,7 @@ struct ResilienceCommand {
   std::string host_copy_bandwidth = "31.5 GB/s";
   // p4d.24xlarge: 1152 GiB of host memory per node (AWS instance specifications).
   std::string host_memory = "1152 GiB";
-  bool no_gradients = false;
+  bool with_gradients = false;
   std::string restore_plan;
   std::string step_time;
   std::string input_bandwidth;
@@ -147,7 +148,7 @@ Report compute(const ResilienceCommand& c, const PlanInputs& in) {
   const int nodes = (gpus + gpn - 1) / gpn;
   const cost::StateBytesPerParameter bytes = cost::state_bytes_per_parameter(in.plan.precision, in.plan.optimizer);
   cost::CheckpointOptions options;
-  options.include_gradients = !c.no_gradients;
+  options.include_gradients = c.with_gradients;
 
   Report r;
   r.size = cost::checkpoint_size(in.workload.parameters, in.plan, bytes, gpn, options);
@@ -239,8 +240,10 @@ std::string report_text(const PlanInputs& in, const Report& r, bool explain) {
   const auto row = [&out](std::string_view label, const std::string& value) { out += fmt::format("  {:<34} {}\n", label, value); };
   out += "Checkpoint (replicated state written once by its first replica; sharded state by every shard)\n";
   for (const auto& item : r.size.items) {
+    if (item.name == "gradients" && item.total.value() == 0.0) continue;
     row(fmt::format("{} per rank", item.name), fmt::format("{:>12}", format_bytes(item.held_per_rank)));
   }
+  out += cost::checkpoint_contents_note(r.size) + "\n";
   row("model and optimizer state per rank", fmt::format("{:>12}  ({:.6g} B)", format_bytes(r.size.model_state_per_rank),
                                                         r.size.model_state_per_rank.value()));
   row("checkpoint per rank", fmt::format("{:>12}", format_bytes(r.size.held_per_rank)));
@@ -348,6 +351,7 @@ nlohmann::json report_json(const PlanInputs& in, const Report& r, bool explain) 
                      {"sharded_over", item.sharded_over}, {"replicas", item.replicas}});
   }
   j["checkpoint_items"] = items;
+  j["checkpoint_contents"] = std::string(trim(cost::checkpoint_contents_note(r.size)));
   j["storage"] = {{"name", r.tier.name}, {"bandwidth_Bps", r.tier.bandwidth.value()}, {"source", r.tier.source}};
   j["write_time_s"] = r.write.time.value();
   j["restore_time_s"] = r.restore.time.value();
@@ -407,7 +411,7 @@ void add_resilience_command(CLI::App& app) {
       "resilience",
       "Checkpoint size and write/restore time, the optimal checkpoint interval (Young 1974, Daly 2006) and goodput, "
       "stragglers and the input-pipeline bound of a plan");
-  add_plan_options(*sub, command->plan, true);
+  add_plan_options(*sub, command->plan, true, false);
   sub->add_option("--storage", command->storage,
                   "Checkpoint storage: a bandwidth (\"2 GB/s\", a shared file system's aggregate), node:<bw> (local NVMe "
                   "per node), shared:<bw>, client:<bw> (object store, per rank), or nvme, fsx, s3")
@@ -425,8 +429,9 @@ void add_resilience_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--host-memory", command->host_memory, "Host memory per node free for staging (--async)")
       ->capture_default_str();
-  sub->add_flag("--no-gradients", command->no_gradients,
-                "Leave gradients out of the checkpoint (a step-boundary checkpoint); the seed counts them");
+  sub->add_flag("--with-gradients", command->with_gradients,
+                "Save gradients too (to resume inside a gradient-accumulation window); Megatron-LM, PyTorch DCP and "
+                "DeepSpeed save none");
   sub->add_option("--restore-plan", command->restore_plan, "Also restore under this plan, e.g. \"fsdp=16\" or \"tp=4\"");
   sub->add_option("--step-time", command->step_time, "Step time, e.g. \"2.5 s\" (default: predicted, when the workload has a shape)");
   sub->add_option("--input-bandwidth", command->input_bandwidth, "Aggregate read bandwidth of the training data, e.g. \"5 GB/s\"");

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "data_path.hpp"
 #include "output.hpp"
+#include "what_if_options.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -29,6 +30,8 @@ struct TopologyOptions {
   int nodes = 0;
   bool json = false;
   std::string output;
+  int gpus = 0;
+  std::vector<std::string> sets;
 };
 
 constexpr std::array kTiers{LinkTier::kIntraNode, LinkTier::kNic, LinkTier::kFabric};
@@ -92,8 +95,9 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
     const TierLinks l = links_of(t, tier);
     out += fmt::format("links {:<11} {}{}\n", topology::to_string(tier), l.count, bw_range(l));
   }
-  out += fmt::format("\nwhat a collective over all {} GPUs sees ({} nodes, {} per node), each way:\n", c.ranks, c.nodes,
-                     c.ranks_per_node);
+  if (t.price()) out += fmt::format("price         {} USD per GPU-hour ({})\n", t.price()->usd, t.price()->source);
+  out += fmt::format("\nwhat a collective over {}{} GPUs sees ({} nodes, {} per node), each way:\n", c.ranks == t.gpu_count() ? "all " : "the first ",
+                     c.ranks, c.nodes, c.ranks_per_node);
   out += fmt::format("  intra-node    {} GPU to GPU, latency {}\n", format_bandwidth(c.intra_bw), format_seconds(c.intra_latency));
   out += fmt::format("  node out      {} ({})\n", format_bandwidth(c.node_bw), format_gbps(c.node_bw));
   out += fmt::format("  one GPU out   {} ({})\n", format_bandwidth(c.gpu_nic_bw), format_gbps(c.gpu_nic_bw));
@@ -129,6 +133,7 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
       {"gpus", t.gpu_count()},
       {"vertices", vertices},
       {"links", links},
+      {"price", t.price() ? nlohmann::json{{"usd_per_gpu_hour", t.price()->usd}, {"source", t.price()->source}} : nlohmann::json()},
       {"tiers",
        {{"ranks", c.ranks},
         {"nodes", c.nodes},
@@ -147,8 +152,10 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
 
 void run_topology(const TopologyOptions& o, std::optional<int> nodes) {
   if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
-  const Topology t = topology::load_topology(data_path(o.topology), nodes);
-  const CommTiers c = t.tiers(t.gpu_count());
+  const topology::SelectedTopology selected =
+      topology::load_selected_topology(data_path(o.topology), topology_request(nodes.has_value() ? o.nodes : 0, o.gpus, o.sets));
+  const Topology& t = selected.topology;
+  const CommTiers c = t.tiers(selected.gpus);
   emit(o.json ? summary_json(t, c).dump(2) + "\n" : summary_text(t, o.topology, c), o.output);
 }
 
@@ -165,6 +172,7 @@ void add_topology_command(CLI::App& app) {
   CLI::Option* nodes = cmd->add_option("--nodes", options->nodes, "Override the node count of a cluster-form topology");
   cmd->add_flag("--json", options->json, "Print one JSON object (SI units under suffixed keys)");
   cmd->add_option("-o,--output", options->output, "Write the output to FILE (atomically) instead of stdout");
+  add_topology_what_if_options(*cmd, options->gpus, options->sets);
   cmd->callback([options, nodes] {
     run_topology(*options, nodes->count() > 0 ? std::optional<int>(options->nodes) : std::nullopt);
   });
