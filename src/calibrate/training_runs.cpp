@@ -15,6 +15,7 @@
 #include <variant>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/flash_default.hpp"
 #include "stepcast/core/input_file.hpp"
 #include "stepcast/cost/compute.hpp"
 #include "training_run_rows.hpp"
@@ -420,6 +421,8 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
   parsed.global_batch = *global_batch;
   parsed.seq_len = *seq_len;
   parsed.precision = *precision;
+  // A plan without flash= gets the command line's default: fused attention where the GPU runs it.
+  if (run.topology) parsed = cost::with_default_flash(parsed, run.topology->gpu());
   try {
     run.plan = plan::resolve(parsed, *run.workload, run.gpus);
   } catch (const InputError& e) {

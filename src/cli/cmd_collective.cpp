@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "output.hpp"
+#include "what_if_options.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/cost/nccl_tuning.hpp"
 #include "stepcast/report/collective_command.hpp"
@@ -38,6 +39,7 @@ void add_collective_command(CLI::App& app) {
   CLI::Option* nodes = cmd->add_option("--nodes", options->request.nodes, "Override the node count of a cluster-form topology");
   cmd->add_flag("--json", options->request.json, "Print one JSON object (time_s, bytes_sent_per_rank, steps, algbw_GBps, busbw_GBps, ...)");
   cmd->add_flag("--explain", options->request.explain, "Show the formula terms and inputs behind every figure");
+  add_topology_what_if_options(*cmd, options->request.gpus, options->request.sets);
   cmd->add_option("-o,--output", options->output, "Write the output to FILE (atomically) instead of stdout");
   cmd->add_option("--calibration", options->request.calibration,
                   "Calibration file from `stepcast calibrate`: measured latencies and bandwidths per tier, and with "

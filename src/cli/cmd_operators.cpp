@@ -39,7 +39,7 @@ void add_operators_command(CLI::App& app) {
       "operators",
       "The operators the compute model prices for one micro-batch of a plan (embedding, one layer, output layer and loss,\n"
       "optimizer), with exact shapes: the list stepcast-kernel-bench times (--format json)");
-  add_plan_options(*sub, command->plan, true);
+  add_plan_options(*sub, command->plan, true, false);
   // The list depends on neither: leave out what would be accepted and ignored.
   sub->remove_option(sub->get_option("--calibration"));
   sub->remove_option(sub->get_option("--overhead"));

@@ -16,7 +16,7 @@ void add_resilience_command(CLI::App& app) {
       "resilience",
       "Checkpoint size and write/restore time, the optimal checkpoint interval (Young 1974, Daly 2006) and goodput, "
       "stragglers and the input-pipeline bound of a plan");
-  add_plan_options(*sub, command->request.plan, true);
+  add_plan_options(*sub, command->request.plan, true, false);
   sub->add_option("--storage", command->request.storage,
                   "Checkpoint storage: a bandwidth (\"2 GB/s\", a shared file system's aggregate), node:<bw> (local NVMe "
                   "per node), shared:<bw>, client:<bw> (object store, per rank), or nvme, fsx, s3")
@@ -34,8 +34,9 @@ void add_resilience_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--host-memory", command->request.host_memory, "Host memory per node free for staging (--async)")
       ->capture_default_str();
-  sub->add_flag("--no-gradients", command->request.no_gradients,
-                "Leave gradients out of the checkpoint (a step-boundary checkpoint); the seed counts them");
+  sub->add_flag("--with-gradients", command->request.with_gradients,
+                "Save gradients too (to resume inside a gradient-accumulation window); Megatron-LM, PyTorch DCP and "
+                "DeepSpeed save none");
   sub->add_option("--restore-plan", command->request.restore_plan, "Also restore under this plan, e.g. \"fsdp=16\" or \"tp=4\"");
   sub->add_option("--step-time", command->request.step_time, "Step time, e.g. \"2.5 s\" (default: predicted, when the workload has a shape)");
   sub->add_option("--input-bandwidth", command->request.input_bandwidth, "Aggregate read bandwidth of the training data, e.g. \"5 GB/s\"");

@@ -11,19 +11,27 @@
 #include "option_checks.hpp"
 #include "output.hpp"
 #include "ranks.hpp"
+#include "what_if_options.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/compute.hpp"
+#include "stepcast/cost/flash_default.hpp"
 #include "stepcast/cost/low_precision.hpp"
+#include "stepcast/cost/memory_margin.hpp"
 #include "stepcast/planner/refine.hpp"
 #include "stepcast/planner/search.hpp"
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/data_path.hpp"
+#include "stepcast/report/plan_inputs.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/progress.hpp"
 #include "stepcast/report/writers.hpp"
 
 namespace stepcast::cli {
 namespace {
+
+// The analytical ranking's top few, re-timed on the event engine unless --refine 0: the engine
+// sees contention and schedules the closed form does not, and 5 plans take seconds, not minutes.
+constexpr int kDefaultRefine = 5;
 
 struct SearchCommand {
   std::string workload;
@@ -32,30 +40,38 @@ struct SearchCommand {
   int global_batch = 0;
   int seq = 0;
   int top = 10;
-  int refine = 0;
+  int refine = kDefaultRefine;
   int threads = 0;
   int max_mbs = 16;
   int max_cp = 1;
   std::string precision;
   bool flash = false;
+  bool no_flash = false;
   bool json = false;
   std::string format = "text";
   std::string output;
   std::string calibration;
+  int gpus = 0;
+  std::vector<std::string> sets;
+  std::string memory_margin;
 };
 
 /// The command line that reproduces the output (the thread count is left out: it changes nothing).
 std::string command_line(const SearchCommand& c) {
   std::string s = fmt::format("stepcast search --workload {} --topology {}", c.workload, c.topology);
   if (c.nodes > 0) s += fmt::format(" --nodes {}", c.nodes);
+  if (c.gpus > 0) s += fmt::format(" --gpus {}", c.gpus);
+  for (const std::string& set : c.sets) s += fmt::format(" --set \"{}\"", set);
+  if (!c.memory_margin.empty()) s += fmt::format(" --memory-margin {}", c.memory_margin);
   s += fmt::format(" --global-batch {}", c.global_batch);
   if (c.seq > 0) s += fmt::format(" --seq {}", c.seq);
   if (c.top != 10) s += fmt::format(" --top {}", c.top);
-  if (c.refine > 0) s += fmt::format(" --refine {}", c.refine);
+  if (c.refine != kDefaultRefine) s += fmt::format(" --refine {}", c.refine);
   if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
   if (c.max_cp != 1) s += fmt::format(" --max-cp {}", c.max_cp);
   if (!c.precision.empty()) s += " --precision " + c.precision;
   if (c.flash) s += " --flash";
+  if (c.no_flash) s += " --no-flash";
   if (!c.calibration.empty()) s += " --calibration " + c.calibration;
   return s;
 }
@@ -83,17 +99,18 @@ void run(const SearchCommand& c) {
   if (!w.has_shape()) {
     throw InputError(c.workload, {}, "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
   }
-  const topology::Topology topo =
-      topology::load_topology(report::data_path(c.topology), c.nodes > 0 ? std::optional<int>(c.nodes) : std::nullopt);
+  const topology::SelectedTopology selected = topology::load_selected_topology(report::data_path(c.topology), report::topology_request(c.nodes, c.gpus, c.sets));
+  const topology::Topology& topo = selected.topology;
   planner::SearchSpace space;
-  space.gpus = topo.gpu_count();
+  space.gpus = selected.gpus;
   space.gpus_per_node = topo.gpus_per_node();
   space.global_batch = c.global_batch;
   space.seq_len = c.seq;
   space.max_micro_batch = c.max_mbs;
   space.max_cp = c.max_cp;
   if (!c.precision.empty()) space.base.precision = plan::parse_precision(c.precision, "--precision");
-  space.base.flash_attention = c.flash;
+  if (c.flash && c.no_flash) throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
+  space.base.flash_attention = c.flash || (!c.no_flash && cost::runs_flash_attention(topo.gpu()));
   cost::check_precision_supported(topo.gpu(), space.base.precision, c.topology);
   const std::size_t total = planner::enumerate_candidates(space, w).size();
   report::Progress progress("plans", total);
@@ -102,13 +119,17 @@ void run(const SearchCommand& c) {
   std::optional<cost::Calibration> calibration;
   if (!c.calibration.empty()) calibration = cost::load_calibration(report::data_path(c.calibration));
   options.step.calibration = calibration ? &*calibration : nullptr;
+  if (!c.memory_margin.empty()) options.step.memory.margin = cost::parse_memory_margin(c.memory_margin, "--memory-margin");
   options.on_progress = [&progress](std::size_t n) { progress.advance(n); };
   planner::SearchResult result = planner::search(w, topo, space, options);
   progress.finish();
+  const auto refine = static_cast<std::size_t>(c.refine);
   if (ranks::count() > 1) {
-    if (!shared_refine(result, w, topo, static_cast<std::size_t>(c.refine), options.step)) return;
-  } else if (c.refine > 0) {
-    planner::refine_top(result, w, topo, static_cast<std::size_t>(c.refine), options.step, c.threads);
+    if (!shared_refine(result, w, topo, refine, options.step)) return;
+  } else if (refine > 0) {
+    report::Progress simulated("simulated plans", std::min(refine, result.ranked.size()));
+    planner::refine_top(result, w, topo, refine, options.step, c.threads, [&simulated] { simulated.advance(); });
+    simulated.finish();
   }
   if (calibration && !result.ranked.empty()) {
     cost::StepOptions step = options.step;
@@ -122,7 +143,7 @@ void run(const SearchCommand& c) {
   context.workload = w.name;
   context.topology = topo.name();
   context.gpu = topo.gpu().name;
-  context.gpus = topo.gpu_count();
+  context.gpus = selected.gpus;
   context.global_batch = c.global_batch;
   context.seq_len = c.seq > 0 ? c.seq : w.shape->seq_len;
   emit(report::render(report::search_report(result, context, static_cast<std::size_t>(c.top)), format), c.output);
@@ -140,20 +161,23 @@ void add_search_command(CLI::App& app) {
   sub->add_option("--global-batch", c->global_batch, "Sequences per optimizer step")->required()->check(positive_number());
   sub->add_option("--seq", c->seq, "Tokens per sequence (default: the workload's)")->check(positive_number());
   sub->add_option("--top", c->top, "Plans to list (default 10)")->check(positive_number());
-  sub->add_option("--refine", c->refine, "Simulate the best K plans on the event engine and re-rank them by it")
-      ->check(non_negative_number());
+  sub->add_option("--refine", c->refine,
+                                        "Simulate the best K plans on the event engine and re-rank them by it (default 5; 0: analytical only)")
+                            ->check(non_negative_number());
   sub->add_option("--threads", c->threads, "Worker threads (default: all cores); the output does not depend on it")
       ->check(positive_number());
   sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(positive_number());
   sub->add_option("--max-cp", c->max_cp, "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
       ->check(positive_number());
   sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8 or nvfp4");
-  sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention, which never stores the s x s scores");
+  sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention, which never stores the s x s scores (the default where the GPU runs it)");
+  sub->add_flag("--no-flash", c->no_flash, "Plans store the s x s attention scores (Korthikanti et al.'s accounting)");
   sub->add_option("--format", c->format, "text (default), markdown, csv (the ranked plans), json or html");
   sub->add_flag("--json", c->json, "Same as --format json");
   sub->add_option("-o,--output", c->output, "Write to this file (atomically) instead of stdout");
   sub->add_option("--calibration", c->calibration,
                   "Calibration file from `stepcast calibrate`: every plan's collectives and compute priced with it");
+  add_what_if_options(*sub, c->gpus, c->sets, c->memory_margin);
   sub->callback([c] { run(*c); });
 }
 

@@ -12,13 +12,16 @@
 #include "output.hpp"
 #include "ranks.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/flash_default.hpp"
 #include "stepcast/cost/low_precision.hpp"
+#include "stepcast/cost/memory_margin.hpp"
 #include "stepcast/planner/capacity.hpp"
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/data_path.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/progress.hpp"
 #include "stepcast/report/writers.hpp"
+#include "stepcast/topology/overrides.hpp"
 #include "stepcast/topology/topology.hpp"
 
 namespace stepcast::cli {
@@ -31,7 +34,7 @@ struct TableCommand {
   int global_batch = 0;
   int seq = 0;
   double tokens = 0.0;
-  double price = 0.0;
+  std::vector<double> prices;
   std::string plan;
   int threads = 0;
   int refine = 0;
@@ -39,9 +42,12 @@ struct TableCommand {
   int max_cp = 1;
   std::string precision;
   bool flash = false;
+  bool no_flash = false;
   std::string format = "text";
   std::string output;
   std::string calibration;
+  std::vector<std::string> sets;
+  std::string memory_margin;
 };
 
 std::string join(const std::vector<std::string>& items) {
@@ -58,12 +64,15 @@ std::string command_line(const TableCommand& c) {
   if (c.seq > 0) s += fmt::format(" --seq {}", c.seq);
   if (!c.plan.empty()) s += fmt::format(" --plan {}", c.plan);
   if (c.tokens > 0.0) s += " --tokens " + report::format_number(c.tokens);
-  if (c.price > 0.0) s += " --price-per-gpu-hour " + report::format_number(c.price);
+  for (std::size_t i = 0; i < c.prices.size(); ++i) s += (i == 0 ? " --price " : ",") + report::format_number(c.prices[i]);
+  for (const std::string& set : c.sets) s += fmt::format(" --set \"{}\"", set);
+  if (!c.memory_margin.empty()) s += " --memory-margin " + c.memory_margin;
   if (c.refine > 0) s += fmt::format(" --refine {}", c.refine);
   if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
   if (c.max_cp != 1) s += fmt::format(" --max-cp {}", c.max_cp);
   if (!c.precision.empty()) s += " --precision " + c.precision;
   if (c.flash) s += " --flash";
+  if (c.no_flash) s += " --no-flash";
   if (!c.calibration.empty()) s += " --calibration " + c.calibration;
   s += " --format " + std::string(report::to_string(report::parse_format(c.format, "--format")));
   return s;
@@ -109,7 +118,11 @@ std::vector<planner::CapacityCell> shared_sweep(const planner::CapacityRequest& 
 void run(const TableCommand& c) {
   ranks::will_share();
   const report::Format format = report::parse_format(c.format, "--format");
-  if (c.price > 0.0 && !(c.tokens > 0.0)) throw InputError("--price-per-gpu-hour", {}, "needs --tokens (the tokens to train)");
+  if (!c.prices.empty() && !(c.tokens > 0.0)) throw InputError("--price", {}, "needs --tokens (the tokens to train)");
+  if (c.prices.size() > 1 && c.prices.size() != c.topologies.size()) {
+    throw InputError("--price", {}, fmt::format("give one price for every cluster or one per cluster, in the order of --topologies: "
+                                                "{} prices for {} topologies", c.prices.size(), c.topologies.size()));
+  }
   if (c.refine > 0 && !c.plan.empty()) {
     throw InputError("--refine", {}, "re-times the best plans of a search; a --plan family has one plan per cell");
   }
@@ -122,22 +135,33 @@ void run(const TableCommand& c) {
   }
   for (const auto& t : c.topologies) req.topologies.push_back(report::data_path(t));
   req.gpus = c.gpus;
+  req.sets = c.sets;
+  req.prices = c.prices.size() == 1 ? std::vector<double>(c.topologies.size(), c.prices.front()) : c.prices;
+  if (!c.memory_margin.empty()) req.search.step.memory.margin = cost::parse_memory_margin(c.memory_margin, "--memory-margin");
   req.global_batch = c.global_batch;
   req.seq_len = c.seq;
   req.max_micro_batch = c.max_mbs;
   req.max_cp = c.max_cp;
   if (!c.precision.empty()) req.base.precision = plan::parse_precision(c.precision, "--precision");
-  req.base.flash_attention = c.flash;
+  if (c.flash && c.no_flash) throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
+  // Fused attention unless asked not to, where every cluster's GPU runs it.
+  bool every_gpu_runs_flash = true;
+  for (const auto& path : req.topologies) {
+    every_gpu_runs_flash = every_gpu_runs_flash && cost::runs_flash_attention(topology::load_topology_with_sets(path, std::nullopt, c.sets).gpu());
+  }
+  req.base.flash_attention = c.flash || (!c.no_flash && every_gpu_runs_flash);
   if (!c.plan.empty()) {
     plan::Plan family = plan::parse_plan(c.plan, "--plan");
     if (!c.precision.empty()) family.precision = req.base.precision;
+    if (!family.flash_given) family.flash_attention = req.base.flash_attention;
     if (c.flash) family.flash_attention = true;
     req.plan = family;
   }
   // Every table's GPU must run the precision, or its cells could not be priced.
   const plan::Precision precision = req.plan ? req.plan->precision : req.base.precision;
   for (std::size_t i = 0; i < c.topologies.size(); ++i) {
-    cost::check_precision_supported(topology::load_topology(req.topologies[i]).gpu(), precision, c.topologies[i]);
+    cost::check_precision_supported(topology::load_topology_with_sets(req.topologies[i], std::nullopt, req.sets).gpu(), precision,
+                                    c.topologies[i]);
   }
   req.search.threads = c.threads;
   req.refine = static_cast<std::size_t>(c.refine);
@@ -157,7 +181,7 @@ void run(const TableCommand& c) {
       for (std::size_t i = 0; i < req.workloads.size(); ++i) {
         if (req.workloads[i].name != cell.workload) continue;
         for (const auto& path : req.topologies) {
-          const topology::Topology topo = topology::load_topology(path, cell.nodes);
+          const topology::Topology topo = topology::load_topology_with_sets(path, cell.nodes, req.sets);
           if (topo.name() != cell.topology) continue;
           cost::StepOptions step = req.search.step;
           step.explain = false;
@@ -169,7 +193,7 @@ void run(const TableCommand& c) {
     }
     report::warn_outside_calibration(&*calibration, c.calibration, outside);
   }
-  report::CostSettings cost{c.tokens, c.price};
+  report::CostSettings cost{c.tokens};
   emit(report::render(report::capacity_report(cells, command_line(c), c.global_batch, c.seq, cost), format), c.output);
 }
 
@@ -185,8 +209,15 @@ void add_table_command(CLI::App& app) {
   sub->add_option("--global-batch", c->global_batch, "Sequences per optimizer step")->required()->check(positive_number());
   sub->add_option("--seq", c->seq, "Tokens per sequence (default: each workload's)")->check(positive_number());
   sub->add_option("--tokens", c->tokens, "Tokens to train, e.g. 1e12: adds days and GPU-hours")->check(positive_number());
-  sub->add_option("--price-per-gpu-hour", c->price, "Price of one GPU-hour in USD, e.g. 4.10: adds the cost")
+  sub->add_option("--price,--price-per-gpu-hour", c->prices,
+                  "Price of one GPU-hour in USD replacing the topology files' (p4d, p4de, p5 state AWS's on-demand price): one for "
+                  "every cluster, or one per cluster in --topologies order, e.g. 4.10,12.29")
+      ->delimiter(',')
       ->check(positive_number());
+  sub->add_option("--set", c->sets, "Change a figure of every topology without editing the files, e.g. --set nics.bandwidth=\"200 Gbps\"")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--memory-margin", c->memory_margin, "Keep this much of each GPU's memory free, e.g. \"5%\" or \"2 GiB\"");
   sub->add_option("--plan", c->plan, "A plan family in compact form (e.g. \"tp=8,pp=2,zero=1\"); dp follows each GPU count. "
                                      "Default: search every plan");
   sub->add_option("--threads", c->threads, "Worker threads (default: all cores); the output does not depend on it")
@@ -197,7 +228,8 @@ void add_table_command(CLI::App& app) {
   sub->add_option("--max-cp", c->max_cp, "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
       ->check(positive_number());
   sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8 or nvfp4");
-  sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention");
+  sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention (the default where every cluster's GPU runs it)");
+  sub->add_flag("--no-flash", c->no_flash, "Plans store the s x s attention scores (Korthikanti et al.'s accounting)");
   sub->add_option("--format", c->format, "text (default), markdown, csv, json or html");
   sub->add_option("-o,--output", c->output, "Write to this file (atomically) instead of stdout");
   sub->add_option("--calibration", c->calibration,

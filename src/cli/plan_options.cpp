@@ -4,12 +4,13 @@
 #include <fmt/format.h>
 
 #include "option_checks.hpp"
+#include "what_if_options.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/units.hpp"
 
 namespace stepcast::cli {
 
-void add_plan_options(CLI::App& command, PlanOptions& o, bool need_topology) {
+void add_plan_options(CLI::App& command, PlanOptions& o, bool need_topology, bool checks_memory) {
   command.add_option("--workload", o.workload, "Workload JSON (workloads/*.json) or a Hugging Face config.json")->required();
   auto* topo = command.add_option("--topology", o.topology, "Topology JSON (topologies/*.json)");
   if (need_topology) topo->required();
@@ -24,6 +25,11 @@ void add_plan_options(CLI::App& command, PlanOptions& o, bool need_topology) {
   command.add_option("--overhead", o.overhead, "Framework/CUDA-context memory per GPU, e.g. \"1 GiB\" (default 1 GiB)");
   command.add_option("--calibration", o.calibration,
                      "Calibration file from `stepcast calibrate`: measured tier latencies/bandwidths, compute fractions");
+  if (checks_memory) {
+    add_what_if_options(command, o.gpus, o.sets, o.memory_margin);
+  } else {
+    add_topology_what_if_options(command, o.gpus, o.sets);
+  }
 }
 
 }  // namespace stepcast::cli

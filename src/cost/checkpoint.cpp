@@ -120,4 +120,13 @@ CheckpointSize checkpoint_size(double parameters, const plan::Plan& plan, const 
   return out;
 }
 
+std::string checkpoint_contents_note(const CheckpointSize& size) {
+  const bool gradients = std::any_of(size.items.begin(), size.items.end(),
+                                     [](const CheckpointItem& i) { return i.name == "gradients" && i.total.value() > 0.0; });
+  return gradients ? std::string("  saved: weights, gradients (--with-gradients), optimizer state, scheduler, RNG states, data position")
+                   : std::string("  saved: weights, optimizer state (fp32 master weights and moments), scheduler, RNG states, data "
+                                 "position; not saved: gradients (Megatron-LM, PyTorch DCP and DeepSpeed checkpoint after the "
+                                 "optimizer step; --with-gradients counts them)");
+}
+
 }  // namespace stepcast::cost

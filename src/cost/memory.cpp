@@ -330,11 +330,12 @@ double layer_parameter_count_per_rank(const workload::TransformerShape& shape, c
   return workload::layer_parameter_count(shape) / plan.tp;
 }
 
-MemoryFit check_fit(const MemoryBreakdown& memory, Bytes gpu_memory) {
+MemoryFit check_fit(const MemoryBreakdown& memory, Bytes gpu_memory, const MemoryMargin& margin) {
   MemoryFit fit;
   fit.capacity = gpu_memory;
   fit.headroom = gpu_memory - memory.total;
-  fit.fits = fit.headroom.value() >= 0.0;
+  fit.margin = margin.of(gpu_memory);
+  fit.fits = fit.headroom.value() >= fit.margin.value();
   return fit;
 }
 

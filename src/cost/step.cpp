@@ -21,7 +21,7 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
   MemoryOptions memory_options = options.memory;
   memory_options.explain = options.explain;
   out.memory = estimate_memory(workload, plan, memory_options);
-  out.fit = check_fit(out.memory, topology.gpu().memory);
+  out.fit = check_fit(out.memory, topology.gpu().memory, options.memory.margin);
   ComputeOptions compute_options;
   compute_options.achieved_fraction = options.achieved_fraction;
   if (options.calibration) compute_options.kernel_params = kernel_params(*options.calibration, topology.gpu(), plan);

@@ -77,6 +77,7 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
   } else if (key == "sp") {
     plan_.sequence_parallel = parse_switch(key, value, fail);
   } else if (key == "flash") {
+    plan_.flash_given = true;
     // fa2 / fa3 / triton name the kernel; on picks the newest the GPU runs.
     if (value == "fa2" || value == "fa3" || value == "triton") {
       plan_.flash_attention = true;

@@ -6,6 +6,7 @@
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/planner/refine.hpp"
+#include "stepcast/topology/overrides.hpp"
 #include "stepcast/topology/topology.hpp"
 
 namespace stepcast::planner {
@@ -110,19 +111,30 @@ struct CellPlace {
   bool whole_nodes = true;  ///< false: a count above one node that the node size does not divide
 };
 
+// A topology of the request as its file and --set edits describe it.
+topology::Topology load(const CapacityRequest& req, std::size_t index, std::optional<int> nodes = std::nullopt) {
+  return topology::load_topology_with_sets(req.topologies[index], nodes, req.sets);
+}
+
 CellPlace place(const CapacityRequest& req, const CellSpec& spec) {
   STEPCAST_ASSERT(spec.gpus >= 1, "GPU counts are positive");
   CellPlace p;
   // The file's own size tells the node shape; a scale-up domain (NVL72) is one node of the
   // graph made of several nodes (trays) of the file, which --nodes counts.
-  const topology::Topology shape = topology::load_topology(req.topologies[spec.topology]);
+  const topology::Topology shape = load(req, spec.topology);
   p.per_node = shape.gpus_per_node();
   p.nodes = (spec.gpus + p.per_node - 1) / p.per_node * shape.trays_per_node();
   p.whole_nodes = !(spec.gpus > p.per_node && spec.gpus % p.per_node != 0);
   return p;
 }
 
-void label(CapacityCell& cell, const workload::Workload& w, const topology::Topology& topo, const CellSpec& spec, int nodes) {
+void label(const CapacityRequest& req, CapacityCell& cell, const workload::Workload& w, const topology::Topology& topo, const CellSpec& spec,
+           int nodes) {
+  if (spec.topology < req.prices.size() && req.prices[spec.topology] > 0.0) {
+    cell.price = topology::GpuHourPrice{req.prices[spec.topology], "--price"};
+  } else {
+    cell.price = topo.price();
+  }
   cell.workload = w.name;
   cell.topology = topo.name();
   cell.gpu = topo.gpu().name;
@@ -135,21 +147,21 @@ void label(CapacityCell& cell, const workload::Workload& w, const topology::Topo
 std::size_t cell_candidates(const CapacityRequest& req, const CellSpec& spec) {
   const CellPlace p = place(req, spec);
   if (req.plan || !p.whole_nodes) return 1;
-  const topology::Topology topo = topology::load_topology(req.topologies[spec.topology], p.nodes);
+  const topology::Topology topo = load(req, spec.topology, p.nodes);
   return enumerate_candidates(cell_space(topo, req, spec.gpus), req.workloads[spec.workload]).size();
 }
 
 CapacityCell capacity_cell(const CapacityRequest& req, const CellSpec& spec) {
   const workload::Workload& w = req.workloads[spec.workload];
   const CellPlace p = place(req, spec);
-  const topology::Topology topo = topology::load_topology(req.topologies[spec.topology], p.nodes);
+  const topology::Topology topo = load(req, spec.topology, p.nodes);
   CapacityCell cell;
   if (!p.whole_nodes) {
     cell.note = fmt::format("{} GPUs do not fill whole nodes of {}", spec.gpus, p.per_node);
   } else {
     cell = req.plan ? family_cell(w, topo, req, spec.gpus) : searched_cell(w, topo, req, spec.gpus);
   }
-  label(cell, w, topo, spec, p.nodes);
+  label(req, cell, w, topo, spec, p.nodes);
   return cell;
 }
 
@@ -157,7 +169,7 @@ CapacityCell rebuild_cell(const CapacityRequest& req, const CellSpec& spec, cons
   const CellPlace p = place(req, spec);
   if (req.plan || !p.whole_nodes) return capacity_cell(req, spec);
   const workload::Workload& w = req.workloads[spec.workload];
-  const topology::Topology topo = topology::load_topology(req.topologies[spec.topology], p.nodes);
+  const topology::Topology topo = load(req, spec.topology, p.nodes);
   CapacityCell cell;
   cell.candidates = choice.candidates;
   cell.fits = choice.fits;
@@ -172,7 +184,7 @@ CapacityCell rebuild_cell(const CapacityRequest& req, const CellSpec& spec, cons
     // The figures search() stored for this candidate: the same evaluation of the same plan.
     cell.metrics = evaluate_plan(w, topo, *cell.plan, space, req.search.step).metrics;
   }
-  label(cell, w, topo, spec, p.nodes);
+  label(req, cell, w, topo, spec, p.nodes);
   return cell;
 }
 

@@ -33,7 +33,7 @@ void rank_by_simulation(SearchResult& result, std::size_t k) {
 }
 
 void refine_top(SearchResult& result, const workload::Workload& workload, const topology::Topology& topology, std::size_t k,
-                const cost::StepOptions& step_options, int threads) {
+                const cost::StepOptions& step_options, int threads, const std::function<void()>& on_plan) {
   const std::size_t n = std::min(k, result.ranked.size());
   if (n == 0) return;
   std::vector<std::exception_ptr> errors(n);
@@ -46,6 +46,7 @@ void refine_top(SearchResult& result, const workload::Workload& workload, const 
       } catch (...) {
         errors[i] = std::current_exception();
       }
+      if (on_plan) on_plan();
     }
   };
   {

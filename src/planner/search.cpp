@@ -2,6 +2,8 @@
 // candidate id, then reduce in id order so the output never depends on the thread count.
 #include "stepcast/planner/search.hpp"
 
+#include "stepcast/planner/plan_dedup.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -58,11 +60,14 @@ Evaluation evaluate_plan(const workload::Workload& workload, const topology::Top
   options.explain = false;
   options.memory.explain = false;
   const cost::MemoryBreakdown memory = cost::estimate_memory(workload, plan, options.memory);
-  const cost::MemoryFit fit = cost::check_fit(memory, topology.gpu().memory);
+  const cost::MemoryFit fit = cost::check_fit(memory, topology.gpu().memory, options.memory.margin);
   if (!fit.fits) {
     e.outcome = Evaluation::Outcome::kDoesNotFit;
-    e.problem = fmt::format("needs {} per GPU, {} more than the {} of the GPU", format_bytes(memory.total),
-                            format_bytes(-fit.headroom), format_bytes(fit.capacity));
+    e.problem = fit.within_margin()
+                    ? fmt::format("needs {} per GPU, leaving {} of the {} of the GPU: inside the margin of {}", format_bytes(memory.total),
+                                  format_bytes(fit.headroom), format_bytes(fit.capacity), format_bytes(fit.margin))
+                    : fmt::format("needs {} per GPU, {} more than the {} of the GPU", format_bytes(memory.total),
+                                  format_bytes(-fit.headroom), format_bytes(fit.capacity));
     e.metrics.memory = memory;
     e.metrics.gpu_memory = fit.capacity;
     return e;
@@ -126,7 +131,7 @@ SearchResult search(const workload::Workload& workload, const topology::Topology
   for (std::size_t i = 0; i < n; ++i) {
     const Evaluation& e = results[i];
     if (e.outcome == Evaluation::Outcome::kFits) {
-      out.ranked.push_back(RankedPlan{i, candidates[i], e.metrics, std::nullopt});
+      out.ranked.push_back(RankedPlan{i, candidates[i], e.metrics, std::nullopt, {}});
       continue;
     }
     const std::string reason =
@@ -138,7 +143,7 @@ SearchResult search(const workload::Workload& workload, const topology::Topology
     } else {
       ++out.not_fitting;
       if (!out.least_memory || e.metrics.memory.total < out.least_memory->metrics.memory.total) {
-        out.least_memory = RankedPlan{i, candidates[i], e.metrics, std::nullopt};
+        out.least_memory = RankedPlan{i, candidates[i], e.metrics, std::nullopt, {}};
       }
     }
   }
@@ -148,6 +153,7 @@ SearchResult search(const workload::Workload& workload, const topology::Topology
     if (a.metrics.step_time != b.metrics.step_time) return a.metrics.step_time < b.metrics.step_time;
     return a.id < b.id;
   });
+  merge_equivalent_plans(out);
   for (auto& [reason, rejection] : by_reason) out.rejections.push_back(std::move(rejection));
   std::stable_sort(out.rejections.begin(), out.rejections.end(),
                    [](const Rejection& a, const Rejection& b) { return a.count > b.count; });

@@ -57,7 +57,7 @@ std::vector<LineChart> scaling_charts(const std::string& title, const std::strin
   return charts;
 }
 
-std::vector<Column> capacity_columns(const CostSettings& cost, bool simulated) {
+std::vector<Column> capacity_columns(const CostSettings& cost, bool simulated, bool priced) {
   std::vector<Column> cols = {{"workload", "workload", "", -1},
                               {"cluster", "cluster", "", -1},
                               {"gpu", "GPU", "", -1},
@@ -74,7 +74,7 @@ std::vector<Column> capacity_columns(const CostSettings& cost, bool simulated) {
   if (cost.tokens > 0.0) {
     cols.push_back({"train_days", "days", "", 1});
     cols.push_back({"gpu_hours", "GPU-hours", "", 0});
-    if (cost.price_per_gpu_hour > 0.0) cols.push_back({"cost_usd", "cost", "USD", 0});
+    if (priced) cols.push_back({"cost_usd", "cost", "USD", 0});
   }
   cols.push_back({"note", "note", "", -1});
   return cols;
@@ -89,15 +89,22 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
   r.notes.push_back("command: " + command);
   r.notes.push_back(fmt::format("global batch {} sequences of {} tokens; each cell shows the fastest plan that fits", global_batch,
                                 seq_len > 0 ? fmt::format("{}", seq_len) : std::string("the workload's")));
-  if (cost.tokens > 0.0) {
-    r.notes.push_back(fmt::format("training {} tokens{}", format_number(cost.tokens),
-                                  cost.price_per_gpu_hour > 0.0 ? fmt::format(" at {} USD per GPU-hour", format_number(cost.price_per_gpu_hour))
-                                                                : std::string()));
+  const bool priced = cost.tokens > 0.0 && std::any_of(cells.begin(), cells.end(), [](const planner::CapacityCell& c) { return c.price.has_value(); });
+  if (cost.tokens > 0.0) r.notes.push_back(fmt::format("training {} tokens", format_number(cost.tokens)));
+  if (priced) {
+    // Each cluster's price once, with its source, so every cost figure can be traced.
+    std::vector<std::string> seen;
+    for (const auto& c : cells) {
+      if (std::find(seen.begin(), seen.end(), c.topology) != seen.end()) continue;
+      seen.push_back(c.topology);
+      r.notes.push_back(c.price ? fmt::format("{}: {} USD per GPU-hour ({})", c.topology, format_number(c.price->usd), c.price->source)
+                                : fmt::format("{}: no price (the file states none; give --price)", c.topology));
+    }
   }
 
   const bool simulated = std::any_of(cells.begin(), cells.end(), [](const planner::CapacityCell& c) { return c.simulated_step_time.has_value(); });
   if (simulated) r.notes.push_back("simulated step: the event engine's step time; the plan shown is the fastest there of the refined ones");
-  Table table("capacity", "Best plan per workload, cluster and GPU count", capacity_columns(cost, simulated));
+  Table table("capacity", "Best plan per workload, cluster and GPU count", capacity_columns(cost, simulated, priced));
   std::vector<ScalingLines> tokens;
   std::vector<ScalingLines> mfu;
   BarChart memory{"Memory per GPU by term", "GiB",
@@ -124,12 +131,12 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
     row.push_back(c.plan ? Cell::of_number(m.memory.total.value()) : Cell::empty());
     if (cost.tokens > 0.0) {
       if (c.fits) {
-        const auto t = planner::training_cost(cost.tokens, global_batch, seq, m.step_time, c.gpus, cost.price_per_gpu_hour);
+        const auto t = planner::training_cost(cost.tokens, global_batch, seq, m.step_time, c.gpus, c.price ? c.price->usd : 0.0);
         row.push_back(Cell::of_number(t.days));
         row.push_back(Cell::of_number(t.gpu_hours));
-        if (cost.price_per_gpu_hour > 0.0) row.push_back(Cell::of_number(t.cost));
+        if (priced) row.push_back(c.price ? Cell::of_number(t.cost) : Cell::empty());
       } else {
-        row.insert(row.end(), cost.price_per_gpu_hour > 0.0 ? 3 : 2, Cell::empty());
+        row.insert(row.end(), priced ? 3 : 2, Cell::empty());
       }
     }
     row.push_back(Cell::of_text(c.note));

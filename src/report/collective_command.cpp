@@ -433,8 +433,11 @@ std::string collective_command(const CollectiveRequest& o) {
   const std::optional<int> ranks = o.ranks_given ? std::optional<int>(o.ranks) : std::nullopt;
   const std::optional<int> nodes = o.nodes_given ? std::optional<int>(o.nodes) : std::nullopt;
   if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
-  const topology::Topology topo = topology::load_topology(data_path(o.topology), nodes);
-  const topology::CommTiers tiers = topo.tiers(resolve_ranks(topo, ranks));
+  const topology::SelectedTopology selected =
+      topology::load_selected_topology(data_path(o.topology), topology_request(nodes.value_or(0), o.gpus, o.sets));
+  const topology::Topology& topo = selected.topology;
+  // Without --ranks, the GPUs --gpus chose (every GPU without it).
+  const topology::CommTiers tiers = topo.tiers(ranks ? resolve_ranks(topo, ranks) : selected.gpus);
   // One rank moves nothing: NCCL's model has nothing to tune, unless asked for by name.
   const bool nccl_by_default = o.algorithm.empty() && o.protocol.empty();
   if (request.nccl && !(tiers.ranks < 2 && nccl_by_default)) return run_nccl(o, request, topo, tiers);

@@ -5,6 +5,8 @@
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/units.hpp"
+#include "stepcast/cost/flash_default.hpp"
+#include "stepcast/cost/memory_margin.hpp"
 #include "stepcast/report/data_path.hpp"
 
 namespace stepcast::report {
@@ -19,16 +21,26 @@ cost::StepOptions PlanInputs::step_options() const {
 PlanInputs load_plan_inputs(const PlanOptions& o) {
   PlanInputs in;
   in.workload = workload::load_workload(data_path(o.workload));
+  int gpus = o.gpus;
   if (!o.topology.empty()) {
-    in.topology = topology::load_topology(data_path(o.topology), o.nodes > 0 ? std::optional<int>(o.nodes) : std::nullopt);
+    topology::SelectedTopology selected = topology::load_selected_topology(data_path(o.topology), topology_request(o.nodes, o.gpus, o.sets));
+    gpus = selected.gpus;
+    in.topology = std::move(selected.topology);
   } else if (o.nodes > 0) {
     throw InputError("--nodes", {}, "--nodes needs --topology");
+  } else if (!o.sets.empty()) {
+    throw InputError("--set", {}, "--set edits the topology file: it needs --topology");
+  }
+  if (!o.memory_margin.empty()) {
+    if (!in.topology) throw InputError("--memory-margin", {}, "a margin below the GPU's memory needs --topology (the GPU)");
+    in.memory.margin = cost::parse_memory_margin(o.memory_margin, "--memory-margin");
   }
   const bool plan_is_file = o.plan.ends_with(".json");
   in.plan_origin = plan_is_file ? o.plan : std::string("--plan");
   plan::Plan p = o.plan.empty() ? plan::Plan{} : plan_is_file ? plan::load_plan(o.plan) : plan::parse_plan(o.plan, "--plan");
   if (o.global_batch > 0) p.global_batch = o.global_batch;
   if (o.seq > 0) p.seq_len = o.seq;
+  if (p.seq_len == 0 && in.workload.shape) in.seq_len_origin = in.workload.seq_len_origin;
   if (!o.precision.empty()) p.precision = plan::parse_precision(o.precision, "--precision");
   if (!o.optimizer.empty()) p.optimizer = plan::parse_optimizer(o.optimizer, "--optimizer");
   if (!o.overhead.empty()) {
@@ -40,10 +52,38 @@ PlanInputs load_plan_inputs(const PlanOptions& o) {
     if (in.memory.framework_overhead.value() < 0.0) throw InputError("--overhead", {}, "must not be negative");
   }
   if (!o.calibration.empty()) in.calibration = cost::load_calibration(o.calibration);
-  const int gpus = in.topology ? in.topology->gpu_count() : 0;
+  if (in.topology) p = cost::with_default_flash(p, in.topology->gpu());
   in.plan = plan::resolve(p, in.workload, gpus);
   plan::validate(in.plan, in.workload, gpus, in.plan_origin);
   return in;
+}
+
+topology::TopologyRequest topology_request(int nodes, int gpus, const std::vector<std::string>& sets) {
+  topology::TopologyRequest request;
+  if (nodes > 0) request.nodes = nodes;
+  if (gpus > 0) request.gpus = gpus;
+  request.sets = sets;
+  return request;
+}
+
+std::string plan_facts_text(const PlanInputs& in) {
+  const workload::Workload& w = in.workload;
+  const auto count = [](double n) { return n < 1e9 ? fmt::format("{:.4g} million", n / 1e6) : fmt::format("{:.4g} billion", n / 1e9); };
+  std::string out = "Parameters: " + count(w.parameters);
+  if (w.active_parameters > 0.0 && w.active_parameters < w.parameters) out += fmt::format(" ({} active per token)", count(w.active_parameters));
+  out += "\n";
+  if (!in.seq_len_origin.empty()) {
+    out += fmt::format("Note: seq={} is taken from the {}; give --seq for the length you train with\n", in.plan.seq_len, in.seq_len_origin);
+  }
+  return out;
+}
+
+void add_plan_facts_json(nlohmann::json& j, const PlanInputs& in) {
+  j["parameters"] = in.workload.parameters;
+  if (in.workload.active_parameters > 0.0 && in.workload.active_parameters < in.workload.parameters) {
+    j["active_parameters"] = in.workload.active_parameters;
+  }
+  if (!in.seq_len_origin.empty()) j["seq_len_origin"] = in.seq_len_origin;
 }
 
 nlohmann::json memory_json(const cost::MemoryBreakdown& m) {

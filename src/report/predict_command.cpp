@@ -18,8 +18,9 @@ namespace {
 
 std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, const IntervalResult& interval, bool explain) {
   const auto& topo = *in.topology;
-  std::string out = fmt::format("Prediction: {} on {} ({} GPUs, {})\nPlan: {}\n\n", in.workload.name, topo.name(), in.plan.gpus(),
+  std::string out = fmt::format("Prediction: {} on {} ({} GPUs, {})\nPlan: {}\n", in.workload.name, topo.name(), in.plan.gpus(),
                                 topo.gpu().name, plan::to_string(in.plan));
+  out += plan_facts_text(in) + "\n";
   const auto share = [&p](Seconds t) { return 100.0 * (t / p.step_time); };
   out += "Step time\n";
   const auto row = [&](std::string_view label, Seconds t) { out += fmt::format("  {:<40} {:>12}  {:5.1f}%\n", label, format_seconds(t), share(t)); };
@@ -62,6 +63,7 @@ nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p,
   j["gpu"] = in.topology->gpu().name;
   j["gpus"] = in.plan.gpus();
   j["plan"] = plan::to_string(in.plan);
+  add_plan_facts_json(j, in);
   j["step_time_s"] = p.step_time.value();
   add_interval_json(j, interval);
   j["tokens_per_s"] = p.tokens_per_s;
@@ -70,6 +72,7 @@ nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p,
   j["gpu_memory_bytes"] = p.fit.capacity.value();
   j["fits"] = p.fit.fits;
   j["headroom_bytes"] = p.fit.headroom.value();
+  j["memory_margin_bytes"] = p.fit.margin.value();
   nlohmann::json comm = nlohmann::json::array();
   for (const auto& t : p.communication) {
     comm.push_back({{"name", t.name}, {"op", cost::to_string(t.op)}, {"algorithm", t.model},

@@ -7,6 +7,7 @@
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/explain.hpp"
+#include "stepcast/core/text.hpp"
 #include "stepcast/cost/step.hpp"
 #include "stepcast/planner/resilience_study.hpp"
 #include "stepcast/report/calibration_warning.hpp"
@@ -56,7 +57,7 @@ plan::Plan restore_plan_of(const ResilienceRequest& c, const PlanInputs& in) {
 
 planner::ResilienceInputs parse_inputs(const ResilienceRequest& c, const PlanInputs& in) {
   planner::ResilienceInputs r;
-  r.checkpoint.include_gradients = !c.no_gradients;
+  r.checkpoint.include_gradients = c.with_gradients;
   r.tier = cost::parse_storage(c.storage, "--storage");
   if (c.async) {
     r.staging = cost::AsyncStaging{parse_option<BytesPerSecond>(c.host_copy_bandwidth, "--host-copy-bandwidth", parse_bandwidth),
@@ -97,8 +98,10 @@ std::string report_text(const PlanInputs& in, const planner::ResilienceStudy& r,
   const auto row = [&out](std::string_view label, const std::string& value) { out += fmt::format("  {:<34} {}\n", label, value); };
   out += "Checkpoint (replicated state written once by its first replica; sharded state by every shard)\n";
   for (const auto& item : r.size.items) {
+    if (item.name == "gradients" && item.total.value() == 0.0) continue;
     row(fmt::format("{} per rank", item.name), fmt::format("{:>12}", format_bytes(item.held_per_rank)));
   }
+  out += cost::checkpoint_contents_note(r.size) + "\n";
   row("model and optimizer state per rank", fmt::format("{:>12}  ({:.6g} B)", format_bytes(r.size.model_state_per_rank),
                                                         r.size.model_state_per_rank.value()));
   row("checkpoint per rank", fmt::format("{:>12}", format_bytes(r.size.held_per_rank)));
@@ -206,6 +209,7 @@ nlohmann::json report_json(const PlanInputs& in, const planner::ResilienceStudy&
                      {"sharded_over", item.sharded_over}, {"replicas", item.replicas}});
   }
   j["checkpoint_items"] = items;
+  j["checkpoint_contents"] = std::string(trim(cost::checkpoint_contents_note(r.size)));
   j["storage"] = {{"name", r.tier.name}, {"bandwidth_Bps", r.tier.bandwidth.value()}, {"source", r.tier.source}};
   j["write_time_s"] = r.write.time.value();
   j["restore_time_s"] = r.restore.time.value();

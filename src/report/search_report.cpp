@@ -15,20 +15,30 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
   r.notes.push_back("command: " + c.command);
   r.notes.push_back(fmt::format("global batch {} sequences of {} tokens", c.global_batch, c.seq_len));
   r.notes.push_back(fmt::format("{} candidates: {} break a plan rule, {} do not fit in memory, {} fit", result.candidates,
-                                result.invalid, result.not_fitting, result.ranked.size()));
+                                result.invalid, result.not_fitting, result.ranked.size() + result.merged));
+  if (result.merged > 0) {
+    r.notes.push_back(fmt::format("{} distinct plans: {} spellings the model prices identically (zero=3 and fsdp=full, ...) are "
+                                  "listed under \"same as\" in the row of the plan they spell",
+                                  result.ranked.size(), result.merged));
+  }
 
   const std::size_t shown = std::min(top, result.ranked.size());
   const bool refined = shown > 0 && result.ranked.front().simulated_step_time.has_value();
   std::vector<Column> columns = {{"rank", "rank", "", -1},
                                  {"plan", "plan", "", -1},
                                  {"step_time_s", "step time", "s", 4}};
-  if (refined) columns.push_back({"simulated_step_time_s", "simulated", "s", 4});
+  if (refined) {
+    columns.push_back({"simulated_step_time_s", "simulated step", "s", 4});
+    columns.push_back({"simulated_tokens_per_s", "sim tokens/s", "", 0});
+    columns.push_back({"simulated_mfu", "sim MFU", "%", 1, 0.01});
+  }
   const std::vector<Column> rest = {{"tokens_per_s", "tokens/s", "", 0},
                                     {"mfu", "MFU", "%", 1, 0.01},
                                     {"memory_bytes", "memory/GPU", "GiB", 2, unit::kGibi},
                                     {"compute_s", "compute", "s", 4},
                                     {"bubble_s", "bubble", "s", 4},
-                                    {"exposed_communication_s", "exposed comm", "s", 4}};
+                                    {"exposed_communication_s", "exposed comm", "s", 4},
+                                    {"same_as", "same as", "", -1}};
   columns.insert(columns.end(), rest.begin(), rest.end());
   Table plans("plans", fmt::format("Fastest {} of {} fitting plans{}", shown, result.ranked.size(),
                                    refined ? " (simulated on the event engine and re-ranked by it)" : ""),
@@ -38,11 +48,22 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
     const auto& m = p.metrics;
     std::vector<Cell> row = {Cell::of_integer(static_cast<std::int64_t>(i + 1)), Cell::of_text(plan_summary(p.plan)),
                              Cell::of_number(m.step_time.value())};
-    if (refined) row.push_back(p.simulated_step_time ? Cell::of_number(p.simulated_step_time->value()) : Cell::empty());
+    if (refined && p.simulated_step_time) {
+      // The same tokens and model FLOPs per step over the engine's step time.
+      const double speedup = m.step_time / *p.simulated_step_time;
+      row.push_back(Cell::of_number(p.simulated_step_time->value()));
+      row.push_back(Cell::of_number(m.tokens_per_s * speedup));
+      row.push_back(Cell::of_number(m.mfu * speedup));
+    } else if (refined) {
+      row.insert(row.end(), 3, Cell::empty());
+    }
     for (const double v : {m.tokens_per_s, m.mfu, m.memory.total.value(), m.compute.value(), m.bubble.value(),
                            m.exposed_communication.value()}) {
       row.push_back(Cell::of_number(v));
     }
+    std::string same_as;
+    for (const plan::Plan& e : p.equivalents) same_as += (same_as.empty() ? "" : "; ") + plan_summary(e);
+    row.push_back(Cell::of_text(same_as));
     plans.add_row(std::move(row));
   }
   r.tables.push_back(std::move(plans));

@@ -98,6 +98,7 @@ nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p
   j["topology"] = in.topology->name();
   j["gpus"] = in.plan.gpus();
   j["plan"] = plan::to_string(in.plan);
+  add_plan_facts_json(j, in);
   j["seed"] = seed;
   j["step_time_s"] = r.step_time.value();
   add_interval_json(j, interval);
@@ -122,6 +123,7 @@ nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p
   j["gpu_memory_bytes"] = p.fit.capacity.value();
   j["fits"] = p.fit.fits;
   j["headroom_bytes"] = p.fit.headroom.value();
+  j["memory_margin_bytes"] = p.fit.margin.value();
   return j;
 }
 
@@ -155,8 +157,9 @@ Seconds step_time_of(const std::string& bytes) {
 
 std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, const sim::PlannedStep& planned,
                           const sim::StepResult& r, const IntervalResult& interval) {
-  std::string out = fmt::format("Simulation: {} on {} ({} GPUs)\nPlan: {}\n\n", in.workload.name, in.topology->name(),
+  std::string out = fmt::format("Simulation: {} on {} ({} GPUs)\nPlan: {}\n", in.workload.name, in.topology->name(),
                                 in.plan.gpus(), plan::to_string(in.plan));
+  out += plan_facts_text(in) + "\n";
   const auto row = [&](std::string_view label, Seconds t) {
     out += fmt::format("  {:<44} {:>12}  {:5.1f}%\n", label, format_seconds(t), 100.0 * (t / r.step_time));
   };

@@ -15,6 +15,7 @@
 #include "stepcast/core/units.hpp"
 #include "stepcast/report/collective_format.hpp"
 #include "stepcast/report/data_path.hpp"
+#include "stepcast/report/plan_inputs.hpp"
 #include "stepcast/topology/topology.hpp"
 
 namespace stepcast::report {
@@ -85,8 +86,9 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
     const TierLinks l = links_of(t, tier);
     out += fmt::format("links {:<11} {}{}\n", topology::to_string(tier), l.count, bw_range(l));
   }
-  out += fmt::format("\nwhat a collective over all {} GPUs sees ({} nodes, {} per node), each way:\n", c.ranks, c.nodes,
-                     c.ranks_per_node);
+  if (t.price()) out += fmt::format("price         {} USD per GPU-hour ({})\n", t.price()->usd, t.price()->source);
+  out += fmt::format("\nwhat a collective over {}{} GPUs sees ({} nodes, {} per node), each way:\n", c.ranks == t.gpu_count() ? "all " : "the first ",
+                     c.ranks, c.nodes, c.ranks_per_node);
   out += fmt::format("  intra-node    {} GPU to GPU, latency {}\n", format_bandwidth(c.intra_bw), format_seconds(c.intra_latency));
   out += fmt::format("  node out      {} ({})\n", format_bandwidth(c.node_bw), format_gbps(c.node_bw));
   out += fmt::format("  one GPU out   {} ({})\n", format_bandwidth(c.gpu_nic_bw), format_gbps(c.gpu_nic_bw));
@@ -122,6 +124,7 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
       {"gpus", t.gpu_count()},
       {"vertices", vertices},
       {"links", links},
+      {"price", t.price() ? nlohmann::json{{"usd_per_gpu_hour", t.price()->usd}, {"source", t.price()->source}} : nlohmann::json()},
       {"tiers",
        {{"ranks", c.ranks},
         {"nodes", c.nodes},
@@ -143,8 +146,10 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
 std::string topology_command(const TopologyRequest& o) {
   const std::optional<int> nodes = o.nodes_given ? std::optional<int>(o.nodes) : std::nullopt;
   if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
-  const Topology t = topology::load_topology(data_path(o.topology), nodes);
-  const CommTiers c = t.tiers(t.gpu_count());
+  const topology::SelectedTopology selected =
+      topology::load_selected_topology(data_path(o.topology), topology_request(nodes.value_or(0), o.gpus, o.sets));
+  const Topology& t = selected.topology;
+  const CommTiers c = t.tiers(selected.gpus);
   return o.json ? summary_json(t, c).dump(2) + "\n" : summary_text(t, o.topology, c);
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "connectivity.hpp"
+#include "topology_document.hpp"
 #include "stepcast/core/json_reader.hpp"
 #include "stepcast/core/problems.hpp"
 #include "stepcast/topology/cluster.hpp"
@@ -236,7 +237,7 @@ void apply_scale_up(const JsonReader& root, const ScaleUp& domain, bool nodes_ov
 Topology read_cluster(const JsonReader& root, std::optional<int> nodes_override) {
   ClusterSpec spec;
   ProblemList problems;
-  problems.check([&] { root.check_keys({"form", "name", "source", "gpu", "node", "nodes", "fabric", "scale_up"}); });
+  problems.check([&] { root.check_keys({"form", "name", "source", "gpu", "node", "nodes", "fabric", "scale_up", "price"}); });
   problems.check([&] { spec.name = root.at("name").string(); });
   problems.check([&] { spec.source = source_of(root); });
   problems.check([&] { spec.gpu = read_gpu(root.at("gpu")); });
@@ -281,7 +282,7 @@ LinkTier default_tier(const Vertex& a, const Vertex& b) {
 
 Topology read_graph(const JsonReader& root) {
   ProblemList problems;
-  problems.check([&] { root.check_keys({"form", "name", "source", "gpu", "vertices", "links"}); });
+  problems.check([&] { root.check_keys({"form", "name", "source", "gpu", "vertices", "links", "price"}); });
   std::string name;
   std::string source;
   GpuSpec gpu;
@@ -367,10 +368,26 @@ Topology read_graph(const JsonReader& root) {
   return Topology(name, source, std::move(gpu), std::move(vertices), std::move(links), 1.0);
 }
 
+// The optional price of a GPU-hour: a plain number under a key that names its unit (money has no
+// unit string in stepcast's parser), and where it comes from.
+Topology with_price(const JsonReader& root, Topology topology) {
+  if (const auto price = root.find("price")) {
+    price->check_keys({"usd_per_gpu_hour", "source"});
+    GpuHourPrice p;
+    p.usd = price->at("usd_per_gpu_hour").positive_number();
+    p.source = source_of(*price);
+    topology.set_price(std::move(p));
+  }
+  return topology;
+}
+
 }  // namespace
 
 Topology load_topology(const std::filesystem::path& file, std::optional<int> nodes) {
-  const nlohmann::json doc = read_json_file(file);
+  return topology_from_document(read_json_file(file), file, nodes);
+}
+
+Topology topology_from_document(const nlohmann::json& doc, const std::filesystem::path& file, std::optional<int> nodes) {
   const JsonReader root(doc, file.string());
   if (!doc.is_object()) root.fail(fmt::format("expected a JSON object at the top level, got {}", doc.type_name()));
   if (nodes && (*nodes < 1 || *nodes > kMaxNodes)) {
@@ -381,14 +398,14 @@ Topology load_topology(const std::filesystem::path& file, std::optional<int> nod
   }
   const JsonReader form = root.at("form");
   const std::string form_name = form.string();
-  if (form_name == "cluster") return read_cluster(root, nodes);
+  if (form_name == "cluster") return with_price(root, read_cluster(root, nodes));
   if (form_name == "graph") {
     if (nodes) {
       throw InputError(file.string(), "/form",
                        "--nodes applies to cluster-form files only; this file is in graph form, whose nodes are "
                        "the \"node\" fields of /vertices");
     }
-    return read_graph(root);
+    return with_price(root, read_graph(root));
   }
   form.fail(fmt::format("unknown form \"{}\" (expected \"cluster\": a node template times a node count, or "
                         "\"graph\": explicit vertices and links)",

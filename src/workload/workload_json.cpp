@@ -156,6 +156,7 @@ Workload read_stepcast_workload(const JsonReader& r) {
   if (!shape && !parameters) r.fail("missing required field \"shape\" (or \"parameters\" for a bare parameter count)");
   if (shape) {
     w.shape = read_shape(*shape);
+    w.seq_len_origin = fmt::format("\"seq_len\" of workload {}", w.name);
     w.parameters = parameter_count(*w.shape);
     w.active_parameters = active_parameter_count(*w.shape);
   } else {
@@ -212,9 +213,14 @@ Workload read_hf_config(const JsonReader& r, const std::filesystem::path& file) 
   w.shape = s;
   w.parameters = parameter_count(s);
   w.active_parameters = active_parameter_count(s);
+  // Named as the model names itself: its hub id, else its architecture, else the file; never the
+  // folder the file happens to sit in.
   const auto name = r.find("_name_or_path");
-  w.name = name ? name->string() : file.parent_path().filename().string();
+  w.name = name ? name->string() : std::string();
+  if (w.name.empty() && r.has("model_type")) w.name = model_type;
   if (w.name.empty()) w.name = file.stem().string();
+  w.seq_len_origin = fmt::format("{} of {}: the longest context the model supports, not a training length",
+                                 model_type == "gpt2" ? "n_positions" : "max_position_embeddings", file.filename().string());
   w.source = fmt::format("Hugging Face config.json ({})", file.string());
   return w;
 }

@@ -42,7 +42,7 @@ RunEngine fixed_engine(std::map<std::string, double> step_time_s) {
     EnginePrediction p;
     p.step_time = Seconds(step_time_s.at(run.id));
     p.memory = gib(10.0);
-    p.fit = {true, gib(80.0), gib(70.0)};
+    p.fit = {true, gib(80.0), gib(70.0), Bytes{}};
     return p;
   };
 }

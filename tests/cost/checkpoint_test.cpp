@@ -27,6 +27,14 @@ plan::Plan make_plan(plan::Sharding sharding, int dp, int tp = 1, int pp = 1, in
   return p;
 }
 
+// The full ZeRO state, gradients included (a checkpoint inside a gradient-accumulation window):
+// the cases below check ZeRO's sharding of all three parts.
+CheckpointOptions with_gradients() {
+  CheckpointOptions o;
+  o.include_gradients = true;
+  return o;
+}
+
 Bytes extras_per_rank() {
   const CheckpointExtras ex = default_checkpoint_extras();
   return ex.rng_per_rank + ex.data_position_per_rank;
@@ -40,7 +48,7 @@ std::string input_error(const char* text) {
 
 TEST_SUITE("cost.checkpoint") {
   TEST_CASE("seed: 7e9 params, 8-way FSDP, mixed-precision Adam: 16 B/param / 8 = 14e9 B = 13.04 GiB per rank") {
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpFull, 8), kMixedAdam, 8);
+    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpFull, 8), kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(14e9));
     CHECK(format_bytes(c.model_state_per_rank) == "13.04 GiB");
     // Every rank writes its own shard: 8 writers; the node writes 8 x 14e9 = 112e9 B of state.
@@ -53,7 +61,7 @@ TEST_SUITE("cost.checkpoint") {
 
   TEST_CASE("DDP: every rank holds all 16 B/param; only replica 0 writes; the total counts it once") {
     // 16 x 7e9 = 112e9 B held per rank, 8 replicas, one writer.
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kDdp, 8), kMixedAdam, 8);
+    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kDdp, 8), kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(112e9));
     CHECK(c.writers == 1);
     CHECK(c.items[0].replicas == 8);
@@ -62,7 +70,7 @@ TEST_SUITE("cost.checkpoint") {
   }
 
   TEST_CASE("ZeRO-1 on 8 ranks: 2 + 2 B replicated, 12 B sharded: 14e9 + 14e9 + 84e9/8 = 38.5e9 B per rank") {
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero1, 8), kMixedAdam, 8);
+    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero1, 8), kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(38.5e9));
     // Rank 0 writes weights, gradients and its optimizer shard; the other 7 only their 10.5e9 B shard.
     CHECK(c.writers == 8);
@@ -73,18 +81,18 @@ TEST_SUITE("cost.checkpoint") {
   }
 
   TEST_CASE("ZeRO-2 on 8 ranks: 2 B replicated, 2 + 12 B sharded: 14e9 + 98e9/8 = 26.25e9 B per rank") {
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero2, 8), kMixedAdam, 8);
+    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero2, 8), kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(26.25e9));
   }
 
   TEST_CASE("ZeRO-3 on 8 ranks: all 16 B sharded: 112e9 / 8 = 14e9 B per rank") {
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero3, 8), kMixedAdam, 8);
+    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero3, 8), kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(14e9));
   }
 
   TEST_CASE("tensor and pipeline parallel split the state first: tp=2, pp=2, ZeRO-1 dp=4 on 16 GPUs") {
     // Per model-parallel rank 7e9 / 4 = 1.75e9 params: (2 + 2) x 1.75e9 + 12 x 1.75e9 / 4 = 7e9 + 5.25e9.
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero1, 4, 2, 2), kMixedAdam, 8);
+    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero1, 4, 2, 2), kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(12.25e9));
     // Data-parallel index 0 (ranks 0-3) writes weights and gradients; all 16 write optimizer shards.
     CHECK(c.writers == 16);
@@ -92,17 +100,20 @@ TEST_SUITE("cost.checkpoint") {
 
   TEST_CASE("HYBRID_SHARD: shard group of 8, 2 replicas: 14e9 B per rank, only the first group writes") {
     const CheckpointSize c =
-        checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpHybrid, 16, 1, 1, 8), kMixedAdam, 8);
+        checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpHybrid, 16, 1, 1, 8), kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(14e9));
     CHECK(c.writers == 8);
     CHECK(c.items[0].replicas == 2);
   }
 
-  TEST_CASE("without gradients the seed case stores 14 B/param / 8 = 12.25e9 B per rank") {
-    CheckpointOptions opt;
-    opt.include_gradients = false;
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpFull, 8), kMixedAdam, 8, opt);
+  TEST_CASE("as frameworks save it (no gradients), the seed case stores 14 B/param / 8 = 12.25e9 B per rank") {
+    // Megatron-LM, PyTorch DCP and DeepSpeed save weights (2 B) and optimizer state (12 B:
+    // fp32 master weights and two Adam moments), not gradients.
+    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpFull, 8), kMixedAdam, 8);
     CHECK(c.model_state_per_rank.value() == doctest::Approx(12.25e9));
+    for (const CheckpointItem& item : c.items) {
+      if (item.name == "gradients") CHECK(item.held_per_rank.value() == 0.0);
+    }
   }
 
   TEST_CASE("storage strings: a bandwidth is a shared aggregate; kinds and named tiers") {
@@ -135,7 +146,7 @@ TEST_SUITE("cost.checkpoint") {
   }
 
   TEST_CASE("async: only the copy to host memory stalls, if the node's bytes fit host memory") {
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpFull, 8), kMixedAdam, 8);
+    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpFull, 8), kMixedAdam, 8, with_gradients());
     const TransferTime write = transfer_time({c.written_per_rank, c.busiest_node_written, c.total},
                                              parse_storage("2 GB/s"), "write");
     const CheckpointStall sync = checkpoint_stall(c, write, std::nullopt);
@@ -154,8 +165,8 @@ TEST_SUITE("cost.checkpoint") {
 
   TEST_CASE("restore under the same plan reads what each rank holds, one file each") {
     const auto p = make_plan(plan::Sharding::kFsdpFull, 8);
-    const RestoreReads r = restore_reads(kSeedParams, p, p, kMixedAdam);
-    const CheckpointSize c = checkpoint_size(kSeedParams, p, kMixedAdam, 8);
+    const RestoreReads r = restore_reads(kSeedParams, p, p, kMixedAdam, with_gradients());
+    const CheckpointSize c = checkpoint_size(kSeedParams, p, kMixedAdam, 8, with_gradients());
     CHECK(r.files_per_rank == 1);
     CHECK(r.needed_per_rank.value() == doctest::Approx(c.held_per_rank.value()));
     CHECK(r.whole_file_per_rank.value() == doctest::Approx(c.held_per_rank.value()));
@@ -163,7 +174,7 @@ TEST_SUITE("cost.checkpoint") {
 
   TEST_CASE("restore FSDP 64 -> 128: each rank needs half a saved shard but a whole-file reader reads all of it") {
     const RestoreReads r = restore_reads(kSeedParams, make_plan(plan::Sharding::kFsdpFull, 64),
-                                         make_plan(plan::Sharding::kFsdpFull, 128), kMixedAdam);
+                                         make_plan(plan::Sharding::kFsdpFull, 128), kMixedAdam, with_gradients());
     const Bytes extras = default_checkpoint_extras().scheduler + extras_per_rank();
     // 112e9 / 128 = 0.875e9 B needed; whole saved shard 112e9 / 64 = 1.75e9 B.
     CHECK(r.needed_per_rank.value() == doctest::Approx(0.875e9 + extras.value()));
@@ -174,7 +185,7 @@ TEST_SUITE("cost.checkpoint") {
 
   TEST_CASE("restore TP 8 -> 4: each restored rank reads two saved tensor-parallel files") {
     const RestoreReads r = restore_reads(kSeedParams, make_plan(plan::Sharding::kDdp, 1, 8),
-                                         make_plan(plan::Sharding::kDdp, 1, 4), kMixedAdam);
+                                         make_plan(plan::Sharding::kDdp, 1, 4), kMixedAdam, with_gradients());
     const Bytes extras = default_checkpoint_extras().scheduler + extras_per_rank();
     // 112e9 / 4 = 28e9 B, which is exactly two of the 112e9 / 8 = 14e9 B files.
     CHECK(r.files_per_rank == 2);
@@ -185,7 +196,7 @@ TEST_SUITE("cost.checkpoint") {
   TEST_CASE("restore 3 -> 2 pieces: half of the state meets two of three saved pieces") {
     // Restored piece [0, 1/2) meets saved [0, 1/3) and [1/3, 2/3): 2 files of 112e9 / 3 B each.
     const RestoreReads r = restore_reads(kSeedParams, make_plan(plan::Sharding::kDdp, 1, 3),
-                                         make_plan(plan::Sharding::kDdp, 1, 2), kMixedAdam);
+                                         make_plan(plan::Sharding::kDdp, 1, 2), kMixedAdam, with_gradients());
     const Bytes extras = default_checkpoint_extras().scheduler + extras_per_rank();
     CHECK(r.files_per_rank == 2);
     CHECK(r.whole_file_per_rank.value() == doctest::Approx(2.0 * 112e9 / 3.0 + extras.value()));

@@ -119,9 +119,10 @@ TEST_SUITE("sim.simulate_cli") {
   TEST_CASE("a plan that does not fit: the step is shown with predict's memory verdict, then exit 3 as predict does") {
     // GPT-3 175B at tp=8, pp=8 without flash attention stores every layer's 2048 x 2048 scores
     // (Korthikanti's 5as/h term) and needs more than an A100's 80 GB; both commands must say so.
+    // flash=off is asked for: fused attention is the default on an A100.
     const std::string shape = "--workload workloads/gpt3-175b.json --topology topologies/dgx-a100.json --nodes 128 "
                               "--global-batch 1536 --seq 2048 --plan ";
-    const std::string plan = shape + "tp=8,pp=8,dp=16,mbs=1";
+    const std::string plan = shape + "tp=8,pp=8,dp=16,mbs=1,flash=off";
     const auto predicted = stepcast::test::run_stepcast_with_status("predict " + plan);
     const auto simulated = stepcast::test::run_stepcast_with_status("simulate " + plan);
     CHECK(predicted.exit_code == 3);
@@ -135,6 +136,6 @@ TEST_SUITE("sim.simulate_cli") {
     CHECK(simulated.output.find("step time (simulated)") != std::string::npos);
     CHECK(simulated.output.find("try flash=on") != std::string::npos);
     // With flash attention the same plan fits, and simulate exits 0.
-    CHECK(stepcast::test::run_stepcast_with_status("simulate " + plan + ",flash=on").exit_code == 0);
+    CHECK(stepcast::test::run_stepcast_with_status("simulate " + shape + "tp=8,pp=8,dp=16,mbs=1,flash=on").exit_code == 0);
   }
 }

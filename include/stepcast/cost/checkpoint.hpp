@@ -26,10 +26,12 @@ struct CheckpointExtras {
 CheckpointExtras default_checkpoint_extras();
 
 struct CheckpointOptions {
-  /// The seed counts the full 2 + 2 + K model state of ZeRO (Rajbhandari et al. 2020), gradients
-  /// included, which also lets a job resume inside a gradient-accumulation window. A checkpoint
-  /// taken at a step boundary may leave them out.
-  bool include_gradients = true;
+  /// Frameworks checkpoint at a step boundary, after the optimizer step, and save no gradients:
+  /// Megatron-LM's save_checkpoint writes the model, the optimizer (its fp32 main weights and
+  /// moments), the scheduler and the RNG states; PyTorch DCP and DeepSpeed save the model's and
+  /// the optimizer's state_dict. Set this for a job that must resume inside a gradient-accumulation
+  /// window, which the full 2 + 2 + K state of ZeRO (Rajbhandari et al. 2020) needs.
+  bool include_gradients = false;
   CheckpointExtras extras = default_checkpoint_extras();
 };
 
@@ -134,6 +136,9 @@ struct RestoreReads {
 /// array cut into equal contiguous pieces, tp x pp x (shards of that part) of them; a restored piece
 /// overlaps the saved pieces its byte range meets. Same precision and optimizer assumed.
 /// Preconditions: both plans resolved, parameters > 0.
+/// One line saying what the checkpoint holds and what it leaves out, as the frameworks save it.
+std::string checkpoint_contents_note(const CheckpointSize& size);
+
 RestoreReads restore_reads(double parameters, const plan::Plan& saved, const plan::Plan& restored,
                            const StateBytesPerParameter& bytes, const CheckpointOptions& options = {});
 

@@ -4,6 +4,7 @@
 
 #include "stepcast/core/explain.hpp"
 #include "stepcast/core/units.hpp"
+#include "stepcast/cost/memory_margin.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/workload/workload.hpp"
 
@@ -25,6 +26,8 @@ struct MemoryOptions {
   double zero_bucket_elements = 5e8;
   /// Fill MemoryBreakdown::explanation; the planner turns it off in its inner loop.
   bool explain = true;
+  /// Memory kept free below the GPU's capacity (--memory-margin): a plan within it does not fit.
+  MemoryMargin margin;
 };
 
 /// Bytes per parameter of the model state before sharding (ZeRO paper, section 3.1: 2 + 2 + K).
@@ -106,8 +109,11 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
 struct MemoryFit {
   bool fits = false;
   Bytes capacity;
-  Bytes headroom;  ///< capacity - total; negative when it does not fit
+  Bytes headroom;  ///< capacity - total; negative when the plan exceeds the GPU
+  Bytes margin;    ///< kept free by --memory-margin: fits needs headroom >= margin
+  /// The plan exceeds no byte of the GPU but eats into the margin.
+  [[nodiscard]] bool within_margin() const { return !fits && headroom.value() >= 0.0; }
 };
-MemoryFit check_fit(const MemoryBreakdown& memory, Bytes gpu_memory);
+MemoryFit check_fit(const MemoryBreakdown& memory, Bytes gpu_memory, const MemoryMargin& margin = {});
 
 }  // namespace stepcast::cost

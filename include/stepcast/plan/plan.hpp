@@ -78,6 +78,9 @@ struct Plan {
   bool flash_attention = false;  ///< fused attention that never stores the s x s scores
   /// Which fused attention kernel; only read when flash_attention is on.
   FlashKernel flash_kernel = FlashKernel::kNewest;
+  /// The plan said flash= itself; otherwise commands turn fused attention on where the GPU runs
+  /// it (cost::with_default_flash), as every current framework trains.
+  bool flash_given = false;
   /// The type data-parallel gradients are reduced in (grad-reduce=fp32|bf16|fp16); none: the
   /// gradients' own type, as PyTorch DDP/FSDP and DeepSpeed reduce them. Megatron-LM reduces its
   /// fp32 main gradients unless --grad-reduce-in-bf16: grad-reduce=fp32.

@@ -11,6 +11,7 @@
 
 #include "stepcast/core/units.hpp"
 #include "stepcast/planner/search.hpp"
+#include "stepcast/topology/topology.hpp"
 
 namespace stepcast::planner {
 
@@ -41,6 +42,11 @@ struct CapacityRequest {
   /// Searched cells: simulate the best `refine` plans on the event engine (refine_top) and show
   /// the one fastest there. 0 = the analytical ranking alone.
   std::size_t refine = 0;
+  /// --set edits applied to every topology file (topology/overrides.hpp).
+  std::vector<std::string> sets;
+  /// The price of a GPU-hour per topology (same order as `topologies`), replacing the file's
+  /// "price"; empty, or 0 for a topology, keeps the file's.
+  std::vector<double> prices;
   /// Called after each cell with the number of cells done (for a progress line).
   std::function<void(std::size_t)> on_cell;
 };
@@ -64,6 +70,9 @@ struct CapacityCell {
   /// `plan`'s candidate id in the cell's search space (searched cells): with it a cell computed by
   /// another process is rebuilt exactly from its choice alone (rebuild_cell).
   std::optional<std::size_t> plan_id;
+  /// What a GPU-hour of the cluster costs: the request's price, else the topology file's; absent
+  /// when neither gives one.
+  std::optional<topology::GpuHourPrice> price;
 };
 
 /// Where one cell sits in a request: indices into its workloads and topologies, and a GPU count.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 #include "stepcast/planner/search.hpp"
 
@@ -11,8 +12,9 @@ namespace stepcast::planner {
 /// Simulates one step of the first `k` ranked plans (sim::plan_step + sim::simulate_step) and
 /// re-orders those k by simulated step time (ties by candidate id); the rest keep their order.
 /// Each refined plan gets `simulated_step_time`. `threads` as in SearchOptions.
+/// `on_plan`, if set, is called from the worker threads after each simulated plan (a progress line).
 void refine_top(SearchResult& result, const workload::Workload& workload, const topology::Topology& topology, std::size_t k,
-                const cost::StepOptions& step_options, int threads = 0);
+                const cost::StepOptions& step_options, int threads = 0, const std::function<void()>& on_plan = {});
 
 /// The event engine's step time of one plan, as refine_top computes it for each of its k.
 Seconds simulated_step_time(const workload::Workload& workload, const topology::Topology& topology, const plan::Plan& plan,

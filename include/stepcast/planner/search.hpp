@@ -65,6 +65,9 @@ struct RankedPlan {
   PlanMetrics metrics;
   /// The discrete-event engine's step time, for plans refined by refine_top.
   std::optional<Seconds> simulated_step_time;
+  /// Other spellings of this plan that the model prices identically, merged into it
+  /// (merge_equivalent_plans).
+  std::vector<plan::Plan> equivalents;
 };
 
 /// Candidates rejected for one reason. The reason is the rule with its numbers taken out, so
@@ -80,8 +83,10 @@ struct SearchResult {
   std::size_t candidates = 0;
   std::size_t invalid = 0;      ///< broke a plan rule (counted under its first rule)
   std::size_t not_fitting = 0;  ///< valid, but over the GPU's memory
-  /// Every fitting plan, fastest first; equal step times in candidate-id order.
+  /// Every distinct fitting plan, fastest first; equal step times in candidate-id order. Spellings
+  /// of one plan are merged into its first (plan_dedup.hpp).
   std::vector<RankedPlan> ranked;
+  std::size_t merged = 0;  ///< fitting candidates merged into another's row as a spelling of it
   /// Reasons by count (largest first), then by reason text; "does not fit in GPU memory" included.
   std::vector<Rejection> rejections;
   /// When nothing fits: the valid plan that needs the least memory (ties by id), for reports.

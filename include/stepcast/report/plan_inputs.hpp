@@ -6,12 +6,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "stepcast/core/explain.hpp"
 #include "stepcast/cost/calibration.hpp"
 #include "stepcast/cost/memory.hpp"
 #include "stepcast/cost/step.hpp"
 #include "stepcast/plan/plan.hpp"
+#include "stepcast/topology/overrides.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
@@ -28,6 +30,9 @@ struct PlanOptions {
   std::string optimizer;
   std::string overhead;  ///< framework overhead per GPU, as "1 GiB"
   std::string calibration;  ///< calibration file from `stepcast calibrate`
+  int gpus = 0;                   ///< --gpus: whole nodes, or part of one node; 0 = every GPU of the topology
+  std::vector<std::string> sets;  ///< --set PATH=VALUE edits of the topology file
+  std::string memory_margin;      ///< --memory-margin: "5%" or "2 GiB" kept free
 };
 
 /// The loaded inputs of a plan command; the plan is resolved and validated.
@@ -37,6 +42,8 @@ struct PlanInputs {
   plan::Plan plan;
   cost::MemoryOptions memory;
   std::string plan_origin;  ///< "--plan" or the plan file, for messages
+  /// Where the sequence length came from when neither --seq nor seq= gave one; empty otherwise.
+  std::string seq_len_origin;
   std::optional<cost::Calibration> calibration;
 
   /// Step-model options for these inputs: the memory settings and the calibration, if any.
@@ -47,6 +54,15 @@ struct PlanInputs {
 /// Loads the workload (and topology), parses the plan, applies the option overrides, resolves
 /// and validates it against the GPU count. Bad input throws InputError.
 PlanInputs load_plan_inputs(const PlanOptions& options);
+
+/// The topology request of --nodes, --gpus and --set (0 = not given).
+topology::TopologyRequest topology_request(int nodes, int gpus, const std::vector<std::string>& sets);
+
+/// The lines every plan command prints under its plan line: the model's parameter count, and
+/// where a sequence length nobody gave came from.
+std::string plan_facts_text(const PlanInputs& in);
+/// The same as JSON keys: "parameters" (and "active_parameters" for MoE), "seq_len_origin".
+void add_plan_facts_json(nlohmann::json& j, const PlanInputs& in);
 
 /// The memory terms as a JSON object with *_bytes keys.
 nlohmann::json memory_json(const cost::MemoryBreakdown& memory);

@@ -26,10 +26,10 @@ struct SearchContext {
 /// Tables "plans" (the `top` fastest fitting plans, ranked) and "rejections" (count per reason).
 Report search_report(const planner::SearchResult& result, const SearchContext& context, std::size_t top);
 
-/// Training-cost settings of a capacity table; tokens = 0 leaves the cost columns out.
+/// Training-cost settings of a capacity table; tokens = 0 leaves the cost columns out. The price
+/// of a GPU-hour is each cell's (CapacityCell::price); the cost column shows when any cell has one.
 struct CostSettings {
   double tokens = 0.0;
-  double price_per_gpu_hour = 0.0;  ///< 0 leaves the cost column out
 };
 
 /// Table "capacity" (one row per cell) and four charts: tokens/s and MFU against GPU count (one

@@ -24,7 +24,7 @@ struct ResilienceRequest {
   std::string host_copy_bandwidth = "31.5 GB/s";
   // p4d.24xlarge: 1152 GiB of host memory per node (AWS instance specifications).
   std::string host_memory = "1152 GiB";
-  bool no_gradients = false;
+  bool with_gradients = false;
   std::string restore_plan;
   std::string step_time;
   std::string input_bandwidth;

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "stepcast/core/units.hpp"
@@ -108,6 +109,13 @@ struct Concurrency {
   auto operator<=>(const Concurrency&) const = default;
 };
 
+/// What one GPU-hour of the cluster costs, with where the figure comes from (a cloud's on-demand
+/// list price and its date); training-cost columns multiply GPU-hours by it.
+struct GpuHourPrice {
+  double usd = 0.0;  ///< > 0
+  std::string source;
+};
+
 /// A loaded, validated topology. Immutable; cheap to share by const reference.
 class Topology {
  public:
@@ -134,6 +142,10 @@ class Topology {
   /// Nodes of the file (trays) per node of the graph: 1, or 18 for a GB200 NVL72 rack.
   [[nodiscard]] int trays_per_node() const { return trays_per_node_; }
   [[nodiscard]] int node_of_gpu(int gpu_index) const;
+  /// The file's "price" block, if it has one.
+  [[nodiscard]] const std::optional<GpuHourPrice>& price() const { return price_; }
+  /// Called by the loader when the file states a price.
+  void set_price(GpuHourPrice price) { price_ = std::move(price); }
 
   /// The links from GPU `src` to GPU `dst` (indices into gpus()), shortest by hop count, ties
   /// broken by vertex and link order so the result is deterministic. Routes never pass through a
@@ -172,6 +184,7 @@ class Topology {
   int gpus_per_node_ = 0;
   double oversubscription_ = 1.0;
   int trays_per_node_ = 1;
+  std::optional<GpuHourPrice> price_;
   std::unique_ptr<Graph> graph_;
 };
 

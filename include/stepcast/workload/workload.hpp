@@ -96,6 +96,10 @@ struct Workload {
   std::optional<double> published_parameters;  ///< the count its publisher states, if known
   double active_parameters = 0.0;  ///< parameters one token passes through (= parameters when dense)
   std::optional<double> published_active_parameters;  ///< the active count its publisher states
+  /// Where the shape's sequence length comes from when a plan gives none, for the note commands
+  /// print: a stepcast workload's "seq_len", or a config's "max_position_embeddings" (the longest
+  /// context the model supports, not a training length).
+  std::string seq_len_origin;
 
   [[nodiscard]] bool has_shape() const { return shape.has_value(); }
 };

@@ -1,0 +1,42 @@
+// What-if questions without editing a file: the command line's --set PATH=VALUE edits of a
+// topology file, and --nodes/--gpus choosing how much of the cluster a plan uses.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stepcast/topology/topology.hpp"
+
+namespace stepcast::topology {
+
+/// How the command line changes a topology file before it is read.
+struct TopologyRequest {
+  std::optional<int> nodes;       ///< --nodes: the cluster's node count (cluster form)
+  std::optional<int> gpus;        ///< --gpus: the GPUs the plan uses
+  std::vector<std::string> sets;  ///< --set PATH=VALUE edits, applied in order
+};
+
+/// A topology with the GPUs a plan runs on: all of them, or the first `gpus` of its one node.
+struct SelectedTopology {
+  Topology topology;
+  int gpus = 0;  ///< the GPUs the plan uses (the first ones): topology.gpu_count() or fewer
+};
+
+/// Loads `file` with the request applied. Each --set names a field by its dotted path
+/// ("node.nics.bandwidth", "gpu.memory", "links.3.bandwidth"; a unique ending such as
+/// "nics.bandwidth" is enough) and replaces its value, which is then read and checked exactly as
+/// the file's own. --gpus N must be a whole number of nodes (the node count follows) or fewer than
+/// one node's GPUs (one node, of which the plan uses the first N). An unknown path, a value of the
+/// wrong kind or a GPU count that breaks the rule throws InputError (exit 2) with the rule.
+SelectedTopology load_selected_topology(const std::filesystem::path& file, const TopologyRequest& request);
+
+/// load_topology with --set edits applied (no GPU selection).
+Topology load_topology_with_sets(const std::filesystem::path& file, std::optional<int> nodes,
+                                 const std::vector<std::string>& sets);
+
+/// Whether `file` is in the compact cluster form, whose node count --nodes and --gpus may change.
+bool is_cluster_form(const std::filesystem::path& file);
+
+}  // namespace stepcast::topology
