@@ -256,8 +256,10 @@ NcclCandidate price(CollectiveOp op, Bytes size, NcclAlgorithm a, NcclProtocol p
     bw.value *= k;
     if (explain) bw.formula += fmt::format(" x {:.4g} (tree correction at 2^{} x 64 B)", k, log_size);
   }
+  // NCCL divides in integers: the bytes per channel and rank, rounded down.
+  const auto per_channel_rank = [&] { return bytes / static_cast<std::uint64_t>(s.channels * s.ranks); };
   if (a == NcclAlgorithm::kRing && p == NcclProtocol::kSimple && s.nodes > 1 && op == CollectiveOp::kAllReduce &&
-      static_cast<double>(bytes / static_cast<std::uint64_t>(s.channels * s.ranks)) >= t::kRingPlateauMinBytesPerChannelRank) {
+      static_cast<double>(per_channel_rank()) >= t::kRingPlateauMinBytesPerChannelRank) {
     const double k = s.compute_capability < 80 ? t::kRingPlateauFactorPreAmpere : t::kRingPlateauFactor;
     lat.value *= k;
     if (explain) lat.formula = fmt::format("({}) x {} (ring plateau)", lat.formula, k);

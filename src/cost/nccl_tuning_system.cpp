@@ -125,7 +125,8 @@ Graph search(std::span<const double> speeds, double max_bw, double enough_bw, in
                    !(cc > 80 && best.speed < t::kDupChannelsMinSpeedSm90 && best.channels > t::kDupChannelsMaxChannelsSm90);
   if (dup) {
     const int doubled = std::min(2 * best.channels, t::kMaxChannelsPerGraph);
-    best.speed /= static_cast<double>((doubled + best.channels - 1) / best.channels);
+    const int ways = (doubled + best.channels - 1) / best.channels;  // NCCL's integer ceiling
+    best.speed /= static_cast<double>(ways);
     best.channels = doubled;
   }
   std::size_t j = 0;

@@ -106,9 +106,8 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     plan_.pp_last_layers = parse_positive(key, value, fail);
   } else if (key == "pp-embedding-loss-layers") {
     plan_.pp_embedding_loss_layers = parse_switch(key, value, fail);
-  } else if (set_expert_key(plan_, key, value, fail)) {
-    // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap= (expert_parallel.cpp)
-  } else if (set_overlap_key(plan_, key, value, fail)) {
+  } else if (set_expert_key(plan_, key, value, fail) || set_overlap_key(plan_, key, value, fail)) {
+    // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap= (expert_parallel.cpp);
     // overlap-grad-reduce=, overlap-param-gather= (data_parallel_overlap.cpp)
   } else if (key == "tp-overlap") {
     plan_.tp_overlap = parse_switch(key, value, fail);

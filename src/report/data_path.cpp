@@ -4,7 +4,7 @@
 namespace stepcast::report {
 
 std::filesystem::path data_path(const std::string& path) {
-  const std::filesystem::path given(path);
+  std::filesystem::path given(path);  // not const: returned by move
   std::error_code ec;
   if (given.empty() || given.is_absolute() || std::filesystem::exists(given, ec)) return given;
   const std::filesystem::path shipped = std::filesystem::path(STEPCAST_SOURCE_DIR) / given;

@@ -42,7 +42,7 @@ std::string render_markdown(const Report& report) {
       head += " " + escape_cell(heading(columns[c])) + " |";
       rule += numeric_column(table, c) ? " ---: |" : " --- |";
     }
-    out += head + "\n" + rule + "\n";
+    out.append(head).append("\n").append(rule).append("\n");
     for (const auto& row : table.rows()) {
       std::string line = "|";
       for (std::size_t c = 0; c < columns.size(); ++c) line += " " + escape_cell(display_text(row[c], columns[c])) + " |";

@@ -72,7 +72,8 @@ std::uint32_t StepRun::add_schedule(cost::CollectiveOp op, Bytes size, std::span
 
 void StepRun::build() {
   const int pp = spec_->pp;
-  const auto cells = static_cast<std::size_t>(replicas_ * virtual_stages() * spec_->micro_batches);
+  const std::size_t cells = static_cast<std::size_t>(replicas_) * static_cast<std::size_t>(virtual_stages()) *
+                            static_cast<std::size_t>(spec_->micro_batches);
   fwd_ready_.assign(cells, 0);
   bwd_ready_.assign(cells, 0);
   fwd_send_.assign(cells, -1);
