@@ -19,7 +19,8 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
-const std::string kLog = std::string(STEPCAST_SOURCE_DIR) + "/tests/data/nccl-tests/nccl-tests_5coll_H100_10nodes_8gpn_80ranks_xxrjun.txt";
+const std::string kLog =
+    std::string(STEPCAST_SOURCE_DIR) + "/tests/data/nccl-tests/nccl-tests_5coll_H100_10nodes_8gpn_80ranks_xxrjun.txt";
 
 void BM_Calibrate_ParseLog(benchmark::State& state) {
   const std::string text = read_text(kLog);
@@ -29,8 +30,10 @@ void BM_Calibrate_ParseLog(benchmark::State& state) {
 BENCHMARK(BM_Calibrate_ParseLog);
 
 void BM_Calibrate_Fit(benchmark::State& state) {
-  const std::vector<stepcast::calibrate::Measurements> m{stepcast::calibrate::parse_nccl_tests_log(read_text(kLog), "80ranks.log")};
-  const auto topo = stepcast::topology::load_topology(std::string(STEPCAST_SOURCE_DIR) + "/topologies/dgx-h100.json", 10);
+  const std::vector<stepcast::calibrate::Measurements> m{
+      stepcast::calibrate::parse_nccl_tests_log(read_text(kLog), "80ranks.log")};
+  const auto topo =
+      stepcast::topology::load_topology(std::string(STEPCAST_SOURCE_DIR) + "/topologies/dgx-h100.json", 10);
   const auto samples = stepcast::calibrate::select_samples(m, topo, {}, false);
   for (auto _ : state) benchmark::DoNotOptimize(stepcast::calibrate::fit_samples(samples, "80ranks.log"));
 }

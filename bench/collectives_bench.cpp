@@ -57,7 +57,8 @@ void BM_Collectives_ExplainRingAllReduce(benchmark::State& state) {
 // H100 nodes, as many as `ranks` fill.
 void BM_Collectives_NcclModel(benchmark::State& state) {
   const int ranks = static_cast<int>(state.range(0));
-  const topology::Topology topo = topology::load_topology(STEPCAST_SOURCE_DIR "/topologies/dgx-h100.json", (ranks + 7) / 8);
+  const topology::Topology topo =
+      topology::load_topology(STEPCAST_SOURCE_DIR "/topologies/dgx-h100.json", (ranks + 7) / 8);
   const CollectiveGroup group = collective_group(topo, topo.tiers(ranks));
   Bytes size = bytes(26214400.0);
   for (auto _ : state) {

@@ -33,7 +33,8 @@ void run_prediction(benchmark::State& state, const char* workload_file, const ch
 
 // Mixtral 8x7B on 64 A100s: ep=8 across the data-parallel ranks, experts whole (etp=1).
 void BM_Moe_Predict_Mixtral8x7B_64Gpus(benchmark::State& state) {
-  run_prediction(state, "mixtral-8x7b.json", "tp=2,pp=4,sp=on,ep=8,etp=1,recompute=selective,flash=on,gbs=512,seq=4096,zero=1");
+  run_prediction(state, "mixtral-8x7b.json",
+                 "tp=2,pp=4,sp=on,ep=8,etp=1,recompute=selective,flash=on,gbs=512,seq=4096,zero=1");
 }
 
 // The dense reference on the same machine and plan shape.

@@ -17,7 +17,8 @@ const std::filesystem::path kSource = STEPCAST_SOURCE_DIR;
 void run_prediction(benchmark::State& state, bool explain, bool cached) {
   const auto topo = topology::load_topology(kSource / "topologies/p4d-24xlarge.json", 8);
   const auto w = workload::load_workload(kSource / "workloads/llama2-70b.json");
-  const auto p = plan::resolve(plan::parse_plan("tp=8,pp=4,sp=on,recompute=selective,flash=on,gbs=512"), w, topo.gpu_count());
+  const auto p =
+      plan::resolve(plan::parse_plan("tp=8,pp=4,sp=on,recompute=selective,flash=on,gbs=512"), w, topo.gpu_count());
   plan::validate(p, w, topo.gpu_count());
   cost::StepOptions options;
   options.explain = explain;

@@ -35,7 +35,8 @@ std::filesystem::path ten_thousand_runs(const std::string& dataset) {
     }
   }
   for (std::size_t i = 0; i < kRuns; ++i) out += rows[i % rows.size()] + "\n";
-  const auto path = std::filesystem::temp_directory_path() / ("stepcast_runs_bench_" + std::to_string(::getpid()) + "_" + dataset);
+  const auto path =
+      std::filesystem::temp_directory_path() / ("stepcast_runs_bench_" + std::to_string(::getpid()) + "_" + dataset);
   std::ofstream(path) << out;
   return path;
 }
@@ -44,9 +45,8 @@ void validate(benchmark::State& state, const std::string& dataset) {
   const std::filesystem::path file = ten_thousand_runs(dataset);
   for (auto _ : state) {
     const auto runs = calibrate::read_training_runs({file}, STEPCAST_SOURCE_DIR);
-    const auto result = calibrate::validate_runs(runs, [](const calibrate::TrainingRun& run) {
-      return calibrate::predict_analytically(run, nullptr);
-    });
+    const auto result = calibrate::validate_runs(
+        runs, [](const calibrate::TrainingRun& run) { return calibrate::predict_analytically(run, nullptr); });
     benchmark::DoNotOptimize(report::run_validation_text(runs, result, {{file.string()}, "analytical", {}}));
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kRuns));

@@ -14,7 +14,8 @@ namespace {
 using namespace stepcast;
 
 // Every plan of `workload` on `nodes` nodes of `topology_file`, on state.range(0) threads.
-void run_search(benchmark::State& state, const char* workload_file, const char* topology_file, int nodes, int global_batch, int seq) {
+void run_search(benchmark::State& state, const char* workload_file, const char* topology_file, int nodes,
+                int global_batch, int seq) {
   const std::filesystem::path root(STEPCAST_SOURCE_DIR);
   const workload::Workload w = workload::load_workload(root / "workloads" / workload_file);
   const topology::Topology topo = topology::load_topology(root / "topologies" / topology_file, nodes);
@@ -36,7 +37,9 @@ void run_search(benchmark::State& state, const char* workload_file, const char* 
 }
 
 // GPT-3's batch of 3.2M tokens (Brown et al. 2020, Table 2.1) in sequences of 2048.
-void BM_Search_Gpt3_175b_1024Gpus(benchmark::State& state) { run_search(state, "gpt3-175b.json", "p4d-24xlarge.json", 128, 1536, 2048); }
+void BM_Search_Gpt3_175b_1024Gpus(benchmark::State& state) {
+  run_search(state, "gpt3-175b.json", "p4d-24xlarge.json", 128, 1536, 2048);
+}
 
 // Every MoE plan (ep, etp too) of DeepSeek-V3 on 1024 H100s; target (issue 15): under 2 s.
 // DeepSeek-V3's batch of 15360 sequences of 4K tokens (report section 4.2).

@@ -75,13 +75,15 @@ const char* kUsage =
 double positive(const std::string& flag, const char* text) {
   char* end = nullptr;
   const double v = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !(v > 0.0)) bad_input(fmt::format("{} needs a positive number, got \"{}\"", flag, text));
+  if (end == text || *end != '\0' || !(v > 0.0))
+    bad_input(fmt::format("{} needs a positive number, got \"{}\"", flag, text));
   return v;
 }
 
 int positive_int(const std::string& flag, const char* text) {
   const double v = positive(flag, text);
-  if (v != static_cast<double>(static_cast<int>(v))) bad_input(fmt::format("{} needs a whole number, got \"{}\"", flag, text));
+  if (v != static_cast<double>(static_cast<int>(v)))
+    bad_input(fmt::format("{} needs a whole number, got \"{}\"", flag, text));
   return static_cast<int>(v);
 }
 
@@ -123,7 +125,8 @@ Options parse(int argc, char** argv) {
       bad_input(fmt::format("unknown argument \"{}\"", a));
     }
   }
-  if (o.lists.empty()) bad_input("give at least one operator list with --operators (from `stepcast operators ... --format json`)");
+  if (o.lists.empty())
+    bad_input("give at least one operator list with --operators (from `stepcast operators ... --format json`)");
   if (quick) {
     if (!warmup_set) o.settings.warmup = 1;
     if (!iters_set) o.settings.iters = kMinIters;
@@ -134,8 +137,9 @@ Options parse(int argc, char** argv) {
 
 // What an operator's row says it is, and the key under which identical operators share a timing.
 std::string identity(const ListOperator& op) {
-  return fmt::format("{}|{}|{}x{}x{}x{}|{}|{}|{}|{}|{}|{}|{}|{}", op.kind, op.precision, op.batch, op.m, op.n, op.k, op.elements, op.kernels,
-                     op.pattern, op.row_length, op.reads, op.writes, op.element_bytes, op.mask);
+  return fmt::format("{}|{}|{}x{}x{}x{}|{}|{}|{}|{}|{}|{}|{}|{}", op.kind, op.precision, op.batch, op.m, op.n, op.k,
+                     op.elements, op.kernels, op.pattern, op.row_length, op.reads, op.writes, op.element_bytes,
+                     op.mask);
 }
 
 /// The result of one operator: its time, or why it was not timed.
@@ -148,13 +152,14 @@ struct Outcome {
 // FLOPs as the reader checks them: exact for GEMMs, the list's figure otherwise.
 double flops_of(const ListOperator& op) {
   if (!op.is_gemm()) return op.flops;
-  return 2.0 * static_cast<double>(op.batch) * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
+  return 2.0 * static_cast<double>(op.batch) * static_cast<double>(op.m) * static_cast<double>(op.n) *
+         static_cast<double>(op.k);
 }
 
 nlohmann::json operator_json(int list, const ListOperator& op, const Outcome& r) {
-  nlohmann::json j = {{"list", list},      {"name", op.name},           {"part", op.part},   {"pass", op.pass},
-                      {"kind", op.kind},   {"precision", op.precision}, {"flops", flops_of(op)}, {"bytes", op.bytes},
-                      {"kernels", op.kernels}};
+  nlohmann::json j = {{"list", list},          {"name", op.name},   {"part", op.part},
+                      {"pass", op.pass},       {"kind", op.kind},   {"precision", op.precision},
+                      {"flops", flops_of(op)}, {"bytes", op.bytes}, {"kernels", op.kernels}};
   if (op.is_memory()) {
     j["shape"] = {{"elements", op.elements}};
     j["kernel"] = {{"pattern", op.pattern},
@@ -213,14 +218,15 @@ nlohmann::json time_launches(const Device& d) {
   STEPCAST_CUDA_CHECK(last_launch_error());
   STEPCAST_CUDA_CHECK(cudaStreamSynchronize(d.stream));
   const double host_s = std::chrono::duration<double>(end - begin).count() / kHostLaunches;
-  std::fprintf(stderr, "%s: empty kernel: %.3f us on the GPU back to back, %.3f us per launch call on the host\n", kTool,
-               gpu_s * unit::kMega, host_s * unit::kMega);
+  std::fprintf(stderr, "%s: empty kernel: %.3f us on the GPU back to back, %.3f us per launch call on the host\n",
+               kTool, gpu_s * unit::kMega, host_s * unit::kMega);
   return {{"empty_kernel_gpu_s", gpu_s},
           {"empty_kernels", kEmptyKernels},
           {"host_launch_s", host_s},
           {"host_launches", kHostLaunches},
           {"method",
-           "GPU: a 20 ms spin kernel, then 500 empty <<<1,1>>> kernels between two events on one stream, the interval over 500; "
+           "GPU: a 20 ms spin kernel, then 500 empty <<<1,1>>> kernels between two events on one stream, the interval "
+           "over 500; "
            "host: wall-clock time of 2000 cudaLaunchKernel calls of the empty kernel over 2000"}};
 }
 
@@ -239,7 +245,9 @@ nlohmann::json time_bandwidth(const Device& d, const Settings& s) {
   fill_uniform(src, size / sizeof(float), Elem::kFp32, 3u, d.stream);
   STEPCAST_CUDA_CHECK(last_launch_error());
   const double moved = 2.0 * static_cast<double>(size);
-  const double t_memcpy = time_cold(d, s, [&] { STEPCAST_CUDA_CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, d.stream)); }).time_s;
+  const double t_memcpy = time_cold(d, s, [&] {
+                            STEPCAST_CUDA_CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, d.stream));
+                          }).time_s;
   const std::size_t vec_bytes = 16;  // float4
   const double t_kernel = time_cold(d, s, [&] {
                             copy_float4(src, dst, size / vec_bytes, d.stream);
@@ -247,7 +255,9 @@ nlohmann::json time_bandwidth(const Device& d, const Settings& s) {
                           }).time_s;
   STEPCAST_CUDA_CHECK(cudaFree(dst));
   STEPCAST_CUDA_CHECK(cudaFree(src));
-  auto bw = [&](double t) { return nlohmann::json{{"time_s", t}, {"bw_Bps", moved / t}, {"bw_GBps", moved / t / unit::kGiga}}; };
+  auto bw = [&](double t) {
+    return nlohmann::json{{"time_s", t}, {"bw_Bps", moved / t}, {"bw_GBps", moved / t / unit::kGiga}};
+  };
   std::fprintf(stderr, "%s: memory bandwidth (read + write) cudaMemcpy D2D %.0f GB/s, copy kernel %.0f GB/s\n", kTool,
                moved / t_memcpy / unit::kGiga, moved / t_kernel / unit::kGiga);
   return {{"size_bytes", size},
@@ -267,8 +277,8 @@ int plan_only(const Options& o, const std::vector<OperatorList>& lists) {
       if (op.is_gemm()) {
         const GemmPrecision* p = gemm_precision(op.precision);
         what = p == nullptr ? fmt::format("skipped: no GEMM precision \"{}\"", op.precision)
-                            : fmt::format("cuBLASLt {} GEMM {} x ({} x {} x {}), operands {:.4g} MB", p->name, op.batch, op.m, op.n, op.k,
-                                          gemm_operand_bytes(*p, op.batch, op.m, op.n, op.k) / 1e6);
+                            : fmt::format("cuBLASLt {} GEMM {} x ({} x {} x {}), operands {:.4g} MB", p->name, op.batch,
+                                          op.m, op.n, op.k, gemm_operand_bytes(*p, op.batch, op.m, op.n, op.k) / 1e6);
       } else if (op.is_attention()) {
         what = kAttentionSkip;
       } else {
@@ -364,8 +374,10 @@ int main(int argc, char** argv) {
   j["iters"] = o.settings.iters;
   j["max_seconds_per_operator"] = o.settings.max_seconds;
   j["timing"] =
-      "per operator: warmup runs, then timed runs (at most iters, stopping near max_seconds_per_operator, at least 3), each after a "
-      "memset of twice the L2 and a 100 us spin kernel, between its own CUDA events; time_s is their median. Operators with the same "
+      "per operator: warmup runs, then timed runs (at most iters, stopping near max_seconds_per_operator, at least 3), "
+      "each after a "
+      "memset of twice the L2 and a 100 us spin kernel, between its own CUDA events; time_s is their median. Operators "
+      "with the same "
       "kind, precision, shape and stand-in are timed once; later rows repeat the time.";
   j["gemm_layout"] = kGemmLayout;
   j["launch"] = time_launches(d);
@@ -386,10 +398,12 @@ int main(int argc, char** argv) {
       const Outcome& r = it->second;
       if (r.skipped.empty()) {
         const double t = r.timing.time_s;
-        std::fprintf(stderr, "%s: [%zu] %-32s %-16s %-5s %12.2f us  %8.1f TFLOP/s %8.0f GB/s\n", kTool, l, op.name.c_str(), op.pass.c_str(),
-                     op.precision.c_str(), t * unit::kMega, flops_of(op) / t / unit::kTera, op.bytes / t / unit::kGiga);
+        std::fprintf(stderr, "%s: [%zu] %-32s %-16s %-5s %12.2f us  %8.1f TFLOP/s %8.0f GB/s\n", kTool, l,
+                     op.name.c_str(), op.pass.c_str(), op.precision.c_str(), t * unit::kMega,
+                     flops_of(op) / t / unit::kTera, op.bytes / t / unit::kGiga);
       } else {
-        std::fprintf(stderr, "%s: [%zu] %-32s %-16s %s\n", kTool, l, op.name.c_str(), op.pass.c_str(), r.skipped.c_str());
+        std::fprintf(stderr, "%s: [%zu] %-32s %-16s %s\n", kTool, l, op.name.c_str(), op.pass.c_str(),
+                     r.skipped.c_str());
       }
       operators.push_back(operator_json(static_cast<int>(l), op, r));
     }

@@ -11,13 +11,14 @@
 #include "cuda_check.hpp"
 
 // Fail fast on a cuBLAS/cuBLASLt error, as STEPCAST_CUDA_CHECK does for the runtime.
-#define STEPCAST_CUBLAS_CHECK(call)                                                                                          \
-  do {                                                                                                                       \
-    const cublasStatus_t stepcast_st_ = (call);                                                                              \
-    if (stepcast_st_ != CUBLAS_STATUS_SUCCESS) {                                                                             \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cublasLtGetStatusString(stepcast_st_));      \
-      std::exit(1);                                                                                                          \
-    }                                                                                                                        \
+#define STEPCAST_CUBLAS_CHECK(call)                                             \
+  do {                                                                          \
+    const cublasStatus_t stepcast_st_ = (call);                                 \
+    if (stepcast_st_ != CUBLAS_STATUS_SUCCESS) {                                \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
+                   cublasLtGetStatusString(stepcast_st_));                      \
+      std::exit(1);                                                             \
+    }                                                                           \
   } while (false)
 
 namespace stepcast::validate {
@@ -40,22 +41,29 @@ const std::array<GemmPrecision, 5> kPrecisions = {{
 
 double elem_bytes(cudaDataType_t t) {
   switch (t) {
-    case CUDA_R_32F: return 4.0;
+    case CUDA_R_32F:
+      return 4.0;
     case CUDA_R_16BF:
-    case CUDA_R_16F: return 2.0;
-    default: return 1.0;
+    case CUDA_R_16F:
+      return 2.0;
+    default:
+      return 1.0;
   }
 }
 
 // A strided batch of `batch` matrices of rows x cols, column-major with leading dimension `ld`.
-cublasLtMatrixLayout_t layout(cudaDataType_t type, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch) {
+cublasLtMatrixLayout_t layout(cudaDataType_t type, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                              std::int64_t batch) {
   cublasLtMatrixLayout_t l{};
-  STEPCAST_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols), ld));
+  STEPCAST_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(&l, type, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols), ld));
   if (batch > 1) {
     const auto count = static_cast<std::int32_t>(batch);
     const std::int64_t stride = rows * cols;
-    STEPCAST_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
-    STEPCAST_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+    STEPCAST_CUBLAS_CHECK(
+        cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
+    STEPCAST_CUBLAS_CHECK(
+        cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
   }
   return l;
 }
@@ -77,8 +85,8 @@ double gemm_operand_bytes(const GemmPrecision& p, std::int64_t batch, std::int64
   return b * ((md * kd + kd * nd) * elem_bytes(p.ab_type) + md * nd * elem_bytes(p.cd_type));
 }
 
-GemmResult time_gemm(const Device& d, const Settings& s, const GemmPrecision& p, std::int64_t batch, std::int64_t m, std::int64_t n,
-                     std::int64_t k) {
+GemmResult time_gemm(const Device& d, const Settings& s, const GemmPrecision& p, std::int64_t batch, std::int64_t m,
+                     std::int64_t n, std::int64_t k) {
   GemmResult out;
   if (d.compute_capability < p.min_cc) {
     out.skipped = fmt::format("skipped: {} GEMMs {} (this GPU is sm_{})", p.name, p.needs, d.compute_capability);
@@ -96,7 +104,8 @@ GemmResult time_gemm(const Device& d, const Settings& s, const GemmPrecision& p,
   STEPCAST_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   const double need = gemm_operand_bytes(p, batch, m, n, k);
   if (need > 0.9 * static_cast<double>(free_b)) {
-    out.skipped = fmt::format("skipped: its operands need {:.3g} GB, the GPU has {:.3g} GB free", need / 1e9, static_cast<double>(free_b) / 1e9);
+    out.skipped = fmt::format("skipped: its operands need {:.3g} GB, the GPU has {:.3g} GB free", need / 1e9,
+                              static_cast<double>(free_b) / 1e9);
     return out;
   }
   void* a = nullptr;
@@ -124,7 +133,8 @@ GemmResult time_gemm(const Device& d, const Settings& s, const GemmPrecision& p,
   cublasLtMatmulPreference_t pref{};
   STEPCAST_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   const std::uint64_t ws = kWorkspaceBytes;
-  STEPCAST_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  STEPCAST_CUBLAS_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
   cublasLtMatmulHeuristicResult_t best{};
   int found = 0;
   const cublasStatus_t h = cublasLtMatmulAlgoGetHeuristic(d.lt, desc, la, lb, lc, lc, pref, 1, &best, &found);
@@ -132,8 +142,8 @@ GemmResult time_gemm(const Device& d, const Settings& s, const GemmPrecision& p,
     const float alpha = 1.0f;
     const float beta = 0.0f;
     out.timing = time_cold(d, s, [&] {
-      STEPCAST_CUBLAS_CHECK(cublasLtMatmul(d.lt, desc, &alpha, a, la, b, lb, &beta, c, lc, c, lc, &best.algo, d.workspace, kWorkspaceBytes,
-                                           d.stream));
+      STEPCAST_CUBLAS_CHECK(cublasLtMatmul(d.lt, desc, &alpha, a, la, b, lb, &beta, c, lc, c, lc, &best.algo,
+                                           d.workspace, kWorkspaceBytes, d.stream));
     });
   } else if (h == CUBLAS_STATUS_SUCCESS || h == CUBLAS_STATUS_NOT_SUPPORTED) {
     out.skipped = "skipped: cuBLASLt has no algorithm for this shape";

@@ -34,12 +34,14 @@ struct GemmResult {
 
 /// Times the strided-batched GEMM (batch 1: a plain one) on the device, operands filled with
 /// hashed values, in the "TN" layout with fp32 accumulation and cuBLASLt's first heuristic algorithm.
-GemmResult time_gemm(const Device& d, const Settings& s, const GemmPrecision& p, std::int64_t batch, std::int64_t m, std::int64_t n,
-                     std::int64_t k);
+GemmResult time_gemm(const Device& d, const Settings& s, const GemmPrecision& p, std::int64_t batch, std::int64_t m,
+                     std::int64_t n, std::int64_t k);
 
 /// The layout text the output JSON records.
 inline constexpr const char* kGemmLayout =
-    "cuBLASLt, TN (A transposed; the layout fp8 GEMMs require, kept for every precision), strided batched where batch > 1, "
-    "fp32 accumulation (fp32 GEMMs: no tensor cores), alpha 1 beta 0, 32 MiB workspace, the heuristic's first algorithm";
+    "cuBLASLt, TN (A transposed; the layout fp8 GEMMs require, kept for every precision), strided batched where batch "
+    "> 1, "
+    "fp32 accumulation (fp32 GEMMs: no tensor cores), alpha 1 beta 0, 32 MiB workspace, the heuristic's first "
+    "algorithm";
 
 }  // namespace stepcast::validate

@@ -308,16 +308,23 @@ void launch_typed(const MemoryLaunch& a, cudaStream_t stream) {
   const auto grid = static_cast<unsigned>(a.grid_blocks > 0 ? a.grid_blocks : 1);
   switch (a.kind) {
     case MemoryKind::kElementwise:
-    case MemoryKind::kDropout: elementwise_kernel<T><<<grid, kMemoryThreads, 0, stream>>>(a); break;
-    case MemoryKind::kFill: fill_constant_kernel<T><<<grid, kMemoryThreads, 0, stream>>>(a); break;
-    case MemoryKind::kReduction: reduction_kernel<T><<<grid, kMemoryThreads, 0, stream>>>(a); break;
+    case MemoryKind::kDropout:
+      elementwise_kernel<T><<<grid, kMemoryThreads, 0, stream>>>(a);
+      break;
+    case MemoryKind::kFill:
+      fill_constant_kernel<T><<<grid, kMemoryThreads, 0, stream>>>(a);
+      break;
+    case MemoryKind::kReduction:
+      reduction_kernel<T><<<grid, kMemoryThreads, 0, stream>>>(a);
+      break;
     case MemoryKind::kRowNorm:
     case MemoryKind::kRowSoftmax: {
       const auto rows = static_cast<unsigned>(a.count / a.row_length);
       // Short rows get fewer threads: one 16-byte vector per thread at least.
       const std::size_t vectors = a.row_length / Vec<T>::kN;
       const std::size_t warps = (vectors + kWarp - 1) / kWarp;
-      const auto threads = static_cast<unsigned>(warps * kWarp < static_cast<std::size_t>(kMemoryThreads) ? warps * kWarp : kMemoryThreads);
+      const auto threads = static_cast<unsigned>(
+          warps * kWarp < static_cast<std::size_t>(kMemoryThreads) ? warps * kWarp : kMemoryThreads);
       if (a.kind == MemoryKind::kRowNorm) {
         row_norm_kernel<T><<<rows, threads, 0, stream>>>(a);
       } else {

@@ -22,7 +22,8 @@ constexpr int kBadInput = 2;
 std::int64_t integer_or_zero(const nlohmann::json& row, const char* key, const std::string& where) {
   const auto it = row.find(key);
   if (it == row.end() || it->is_null()) return 0;
-  if (!it->is_number_integer()) refuse(where, fmt::format("\"{}\" must be an integer or null, got {}", key, it->dump()));
+  if (!it->is_number_integer())
+    refuse(where, fmt::format("\"{}\" must be an integer or null, got {}", key, it->dump()));
   return it->get<std::int64_t>();
 }
 
@@ -35,7 +36,8 @@ std::string text_or_empty(const nlohmann::json& row, const char* key, const std:
 
 double number(const nlohmann::json& row, const char* key, const std::string& where) {
   const auto it = row.find(key);
-  if (it == row.end() || !it->is_number() || it->get<double>() < 0.0) refuse(where, fmt::format("\"{}\" must be a number >= 0", key));
+  if (it == row.end() || !it->is_number() || it->get<double>() < 0.0)
+    refuse(where, fmt::format("\"{}\" must be a number >= 0", key));
   return it->get<double>();
 }
 
@@ -47,7 +49,8 @@ OperatorList read_operator_list(const std::string& file) {
   std::stringstream text;
   text << in.rdbuf();
   const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) refuse(file, "not JSON: give the output of `stepcast operators ... --format json`");
+  if (j.is_discarded() || !j.is_object())
+    refuse(file, "not JSON: give the output of `stepcast operators ... --format json`");
   OperatorList list;
   list.file = file;
   list.title = j.value("title", std::string());
@@ -97,12 +100,15 @@ OperatorList read_operator_list(const std::string& file) {
     op.element_bytes = static_cast<int>(integer_or_zero(row, "element_bytes", where));
     op.mask = text_or_empty(row, "mask", where);
     if (op.kernels < 1) refuse(where, "\"kernels\" must be at least 1");
-    if (!op.is_memory() && (op.batch < 1 || op.m < 1 || op.n < 1 || op.k < 1)) refuse(where, "a GEMM or attention row needs batch, m, n, k >= 1");
-    if (op.is_attention() && op.elements < 1) refuse(where, "a fused-attention row needs its thread blocks in \"elements\"");
+    if (!op.is_memory() && (op.batch < 1 || op.m < 1 || op.n < 1 || op.k < 1))
+      refuse(where, "a GEMM or attention row needs batch, m, n, k >= 1");
+    if (op.is_attention() && op.elements < 1)
+      refuse(where, "a fused-attention row needs its thread blocks in \"elements\"");
     if (op.is_memory()) {
       if (op.elements < 1) refuse(where, "a memory-bound row needs \"elements\" >= 1");
       if (op.pattern.empty()) refuse(where, "a memory-bound row needs \"pattern\"");
-      if (op.pattern != "none" && (op.element_bytes != 2 && op.element_bytes != 4)) refuse(where, "\"element_bytes\" must be 2 or 4");
+      if (op.pattern != "none" && (op.element_bytes != 2 && op.element_bytes != 4))
+        refuse(where, "\"element_bytes\" must be 2 or 4");
       if (op.reads < 0 || op.writes < 0) refuse(where, "\"reads\" and \"writes\" must not be negative");
     }
     list.operators.push_back(op);

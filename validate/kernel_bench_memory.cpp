@@ -17,24 +17,37 @@ constexpr std::size_t kVectorBytes = 16;
 constexpr int kThreadsPerSm = 2048;
 
 bool pattern_kind(const std::string& pattern, MemoryKind& kind) {
-  if (pattern == "elementwise") kind = MemoryKind::kElementwise;
-  else if (pattern == "row-norm") kind = MemoryKind::kRowNorm;
-  else if (pattern == "row-softmax") kind = MemoryKind::kRowSoftmax;
-  else if (pattern == "dropout") kind = MemoryKind::kDropout;
-  else if (pattern == "reduction") kind = MemoryKind::kReduction;
-  else if (pattern == "fill") kind = MemoryKind::kFill;
-  else return false;
+  if (pattern == "elementwise")
+    kind = MemoryKind::kElementwise;
+  else if (pattern == "row-norm")
+    kind = MemoryKind::kRowNorm;
+  else if (pattern == "row-softmax")
+    kind = MemoryKind::kRowSoftmax;
+  else if (pattern == "dropout")
+    kind = MemoryKind::kDropout;
+  else if (pattern == "reduction")
+    kind = MemoryKind::kReduction;
+  else if (pattern == "fill")
+    kind = MemoryKind::kFill;
+  else
+    return false;
   return true;
 }
 
 const char* kind_name(MemoryKind kind) {
   switch (kind) {
-    case MemoryKind::kElementwise: return "element-wise";
-    case MemoryKind::kRowNorm: return "row norm";
-    case MemoryKind::kRowSoftmax: return "row softmax";
-    case MemoryKind::kDropout: return "dropout";
-    case MemoryKind::kReduction: return "reduction";
-    case MemoryKind::kFill: return "fill";
+    case MemoryKind::kElementwise:
+      return "element-wise";
+    case MemoryKind::kRowNorm:
+      return "row norm";
+    case MemoryKind::kRowSoftmax:
+      return "row softmax";
+    case MemoryKind::kDropout:
+      return "dropout";
+    case MemoryKind::kReduction:
+      return "reduction";
+    case MemoryKind::kFill:
+      return "fill";
   }
   return "?";
 }
@@ -63,10 +76,12 @@ MemoryPlan plan_memory(const ListOperator& op, double budget_bytes) {
     p.row_length = 0;
   }
   const std::size_t unit = p.row_length > 0 ? p.row_length : vector;
-  const double per_element = static_cast<double>(p.element_bytes) * (p.reads + p.writes) + (p.mask == MaskMode::kNone ? 0.0 : 1.0);
+  const double per_element =
+      static_cast<double>(p.element_bytes) * (p.reads + p.writes) + (p.mask == MaskMode::kNone ? 0.0 : 1.0);
   const auto elements = static_cast<double>(op.elements);
   double per_launch = std::floor(elements / p.launches / static_cast<double>(unit)) * static_cast<double>(unit);
-  const double fitting = std::floor(budget_bytes / (per_element * p.launches) / static_cast<double>(unit)) * static_cast<double>(unit);
+  const double fitting =
+      std::floor(budget_bytes / (per_element * p.launches) / static_cast<double>(unit)) * static_cast<double>(unit);
   per_launch = std::min(per_launch, fitting);
   if (per_launch < static_cast<double>(unit)) {
     p.skipped = fmt::format("skipped: fewer than {} elements per launch, the stand-in's smallest unit", unit);
@@ -80,10 +95,11 @@ MemoryPlan plan_memory(const ListOperator& op, double budget_bytes) {
 
 std::string describe(const MemoryPlan& p) {
   if (!p.skipped.empty()) return p.skipped;
-  std::string text = fmt::format("{} x {} of {} elements ({} B each): reads {}, writes {}", p.launches, kind_name(p.kind), p.per_launch,
-                                 p.element_bytes, p.reads, p.writes);
+  std::string text = fmt::format("{} x {} of {} elements ({} B each): reads {}, writes {}", p.launches,
+                                 kind_name(p.kind), p.per_launch, p.element_bytes, p.reads, p.writes);
   if (p.row_length > 0) text += fmt::format(", rows of {}", p.row_length);
-  if (p.mask != MaskMode::kNone) text += p.mask == MaskMode::kWrite ? ", writes a Philox keep mask" : ", reads a keep mask";
+  if (p.mask != MaskMode::kNone)
+    text += p.mask == MaskMode::kWrite ? ", writes a Philox keep mask" : ", reads a keep mask";
   text += fmt::format("; {:.4g} MB", p.bytes / 1e6);
   if (p.fraction < 1.0) text += fmt::format(", {:.4g} of the operator (time scaled up)", p.fraction);
   return text;
@@ -92,10 +108,13 @@ std::string describe(const MemoryPlan& p) {
 Timing time_memory(const Device& d, const Settings& s, const MemoryPlan& p) {
   const std::size_t stream_elements = p.per_launch * static_cast<std::size_t>(p.launches);
   const std::size_t eb = static_cast<std::size_t>(p.element_bytes);
-  const std::size_t in_bytes = std::max<std::size_t>(static_cast<std::size_t>(p.reads) * stream_elements * eb, kVectorBytes);
-  const std::size_t out_bytes = std::max<std::size_t>(static_cast<std::size_t>(p.writes) * stream_elements * eb, kVectorBytes);
-  const int grid = static_cast<int>(std::min<std::size_t>((p.per_launch / (kVectorBytes / eb) + kMemoryThreads - 1) / kMemoryThreads,
-                                                          static_cast<std::size_t>(d.sm_count) * (kThreadsPerSm / kMemoryThreads)));
+  const std::size_t in_bytes =
+      std::max<std::size_t>(static_cast<std::size_t>(p.reads) * stream_elements * eb, kVectorBytes);
+  const std::size_t out_bytes =
+      std::max<std::size_t>(static_cast<std::size_t>(p.writes) * stream_elements * eb, kVectorBytes);
+  const int grid =
+      static_cast<int>(std::min<std::size_t>((p.per_launch / (kVectorBytes / eb) + kMemoryThreads - 1) / kMemoryThreads,
+                                             static_cast<std::size_t>(d.sm_count) * (kThreadsPerSm / kMemoryThreads)));
   void* in = nullptr;
   void* out = nullptr;
   unsigned char* mask = nullptr;

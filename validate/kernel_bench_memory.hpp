@@ -25,8 +25,8 @@ struct MemoryPlan {
   int launches = 1;
   std::size_t per_launch = 0;
   double fraction = 1.0;
-  double bytes = 0.0;    ///< bytes the timed launches move
-  std::string skipped;   ///< why it cannot run; empty when it can
+  double bytes = 0.0;   ///< bytes the timed launches move
+  std::string skipped;  ///< why it cannot run; empty when it can
 };
 
 /// Plans `op` within `budget_bytes` of device memory for its tensors.

@@ -23,13 +23,20 @@ constexpr Op kOps[] = {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::k
 
 const char* name_of(Op op) {
   switch (op) {
-    case Op::kAllReduce: return "all-reduce";
-    case Op::kAllGather: return "all-gather";
-    case Op::kReduceScatter: return "reduce-scatter";
-    case Op::kBroadcast: return "broadcast";
-    case Op::kReduce: return "reduce";
-    case Op::kAllToAll: return "all-to-all";
-    case Op::kSendRecv: return "send-recv";
+    case Op::kAllReduce:
+      return "all-reduce";
+    case Op::kAllGather:
+      return "all-gather";
+    case Op::kReduceScatter:
+      return "reduce-scatter";
+    case Op::kBroadcast:
+      return "broadcast";
+    case Op::kReduce:
+      return "reduce";
+    case Op::kAllToAll:
+      return "all-to-all";
+    case Op::kSendRecv:
+      return "send-recv";
   }
   return "?";
 }
@@ -38,11 +45,14 @@ const char* name_of(Op op) {
 double bus_factor(Op op, int n) {
   const double d = static_cast<double>(n);
   switch (op) {
-    case Op::kAllReduce: return 2.0 * (d - 1.0) / d;
+    case Op::kAllReduce:
+      return 2.0 * (d - 1.0) / d;
     case Op::kAllGather:
     case Op::kReduceScatter:
-    case Op::kAllToAll: return (d - 1.0) / d;
-    default: return 1.0;
+    case Op::kAllToAll:
+      return (d - 1.0) / d;
+    default:
+      return 1.0;
   }
 }
 
@@ -64,11 +74,22 @@ void launch(Op op, std::size_t bytes, const std::vector<ncclComm_t>& comms, cons
   for (int r = 0; r < n; ++r) {
     const auto ur = static_cast<std::size_t>(r);
     switch (op) {
-      case Op::kAllReduce: STEPCAST_NCCL_CHECK(ncclAllReduce(b[ur].send, b[ur].recv, count, ncclFloat, ncclSum, comms[ur], b[ur].stream)); break;
-      case Op::kAllGather: STEPCAST_NCCL_CHECK(ncclAllGather(b[ur].send, b[ur].recv, chunk, ncclFloat, comms[ur], b[ur].stream)); break;
-      case Op::kReduceScatter: STEPCAST_NCCL_CHECK(ncclReduceScatter(b[ur].send, b[ur].recv, chunk, ncclFloat, ncclSum, comms[ur], b[ur].stream)); break;
-      case Op::kBroadcast: STEPCAST_NCCL_CHECK(ncclBroadcast(b[ur].send, b[ur].recv, count, ncclFloat, 0, comms[ur], b[ur].stream)); break;
-      case Op::kReduce: STEPCAST_NCCL_CHECK(ncclReduce(b[ur].send, b[ur].recv, count, ncclFloat, ncclSum, 0, comms[ur], b[ur].stream)); break;
+      case Op::kAllReduce:
+        STEPCAST_NCCL_CHECK(ncclAllReduce(b[ur].send, b[ur].recv, count, ncclFloat, ncclSum, comms[ur], b[ur].stream));
+        break;
+      case Op::kAllGather:
+        STEPCAST_NCCL_CHECK(ncclAllGather(b[ur].send, b[ur].recv, chunk, ncclFloat, comms[ur], b[ur].stream));
+        break;
+      case Op::kReduceScatter:
+        STEPCAST_NCCL_CHECK(
+            ncclReduceScatter(b[ur].send, b[ur].recv, chunk, ncclFloat, ncclSum, comms[ur], b[ur].stream));
+        break;
+      case Op::kBroadcast:
+        STEPCAST_NCCL_CHECK(ncclBroadcast(b[ur].send, b[ur].recv, count, ncclFloat, 0, comms[ur], b[ur].stream));
+        break;
+      case Op::kReduce:
+        STEPCAST_NCCL_CHECK(ncclReduce(b[ur].send, b[ur].recv, count, ncclFloat, ncclSum, 0, comms[ur], b[ur].stream));
+        break;
       case Op::kAllToAll:
         for (int p = 0; p < n; ++p) {
           const auto up = static_cast<std::size_t>(p);
@@ -93,26 +114,33 @@ float expected(Op op, int rank, std::size_t element, std::size_t chunk, int n) {
   const float sum = static_cast<float>(n * (n + 1) / 2);
   switch (op) {
     case Op::kAllReduce:
-    case Op::kReduceScatter: return sum;
-    case Op::kReduce: return rank == 0 ? sum : -1.0f;
-    case Op::kBroadcast: return value_of(0);
+    case Op::kReduceScatter:
+      return sum;
+    case Op::kReduce:
+      return rank == 0 ? sum : -1.0f;
+    case Op::kBroadcast:
+      return value_of(0);
     case Op::kAllGather:
-    case Op::kAllToAll: return value_of(static_cast<int>(element / chunk));
-    case Op::kSendRecv: return value_of((rank + n - 1) % n);
+    case Op::kAllToAll:
+      return value_of(static_cast<int>(element / chunk));
+    case Op::kSendRecv:
+      return value_of((rank + n - 1) % n);
   }
   return 0.0f;
 }
 
 // Counts wrong elements of every rank's result (the root's alone for reduce).
 std::int64_t check(Op op, std::size_t bytes, const std::vector<Buffers>& b, int n) {
-  const std::size_t count = op == Op::kReduceScatter ? bytes / sizeof(float) / static_cast<std::size_t>(n) : bytes / sizeof(float);
+  const std::size_t count =
+      op == Op::kReduceScatter ? bytes / sizeof(float) / static_cast<std::size_t>(n) : bytes / sizeof(float);
   const std::size_t chunk = std::max<std::size_t>(1, bytes / sizeof(float) / static_cast<std::size_t>(n));
   std::int64_t wrong = 0;
   std::vector<float> host(count);
   for (int r = 0; r < n; ++r) {
     if (op == Op::kReduce && r != 0) continue;
     STEPCAST_CUDA_CHECK(cudaSetDevice(r));
-    STEPCAST_CUDA_CHECK(cudaMemcpy(host.data(), b[static_cast<std::size_t>(r)].recv, count * sizeof(float), cudaMemcpyDeviceToHost));
+    STEPCAST_CUDA_CHECK(
+        cudaMemcpy(host.data(), b[static_cast<std::size_t>(r)].recv, count * sizeof(float), cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < count; ++i) {
       if (host[i] != expected(op, r, i, chunk, n)) ++wrong;
     }
@@ -195,7 +223,8 @@ int main(int argc, char** argv) {
     STEPCAST_CUDA_CHECK(cudaEventCreate(&x.start));
     STEPCAST_CUDA_CHECK(cudaEventCreate(&x.stop));
     const std::vector<float> fill(max_size / sizeof(float), value_of(d));
-    STEPCAST_CUDA_CHECK(cudaMemcpy(x.send, fill.data(), max_size / sizeof(float) * sizeof(float), cudaMemcpyHostToDevice));
+    STEPCAST_CUDA_CHECK(
+        cudaMemcpy(x.send, fill.data(), max_size / sizeof(float) * sizeof(float), cudaMemcpyHostToDevice));
   }
   j["results"] = nlohmann::json::array();
   for (Op op : kOps) {
@@ -208,7 +237,9 @@ int main(int argc, char** argv) {
         STEPCAST_CUDA_CHECK(cudaMemsetAsync(x.recv, 0xff, bytes, x.stream));  // -NaN: a missed write shows
       }
       for (int i = 0; i < warmup; ++i) launch(op, bytes, comms, b);
-      for (int d = 0; d < n; ++d) STEPCAST_CUDA_CHECK(cudaEventRecord(b[static_cast<std::size_t>(d)].start, b[static_cast<std::size_t>(d)].stream));
+      for (int d = 0; d < n; ++d)
+        STEPCAST_CUDA_CHECK(
+            cudaEventRecord(b[static_cast<std::size_t>(d)].start, b[static_cast<std::size_t>(d)].stream));
       for (int i = 0; i < iters; ++i) launch(op, bytes, comms, b);
       float worst_ms = 0.0f;
       for (int d = 0; d < n; ++d) {
@@ -222,8 +253,13 @@ int main(int argc, char** argv) {
       const double t = static_cast<double>(worst_ms) / stepcast::unit::kKilo / iters;
       const double algbw = static_cast<double>(bytes) / t;
       const std::int64_t wrong = check(op, bytes, b, n);
-      points.push_back({{"size_bytes", bytes}, {"count", floats}, {"type", "float"}, {"time_s", t}, {"algbw_Bps", algbw},
-                        {"busbw_Bps", algbw * bus_factor(op, n)}, {"wrong", wrong}});
+      points.push_back({{"size_bytes", bytes},
+                        {"count", floats},
+                        {"type", "float"},
+                        {"time_s", t},
+                        {"algbw_Bps", algbw},
+                        {"busbw_Bps", algbw * bus_factor(op, n)},
+                        {"wrong", wrong}});
     }
     j["results"].push_back({{"op", name_of(op)}, {"ranks", n}, {"points", points}});
   }

@@ -7,15 +7,15 @@
 #include <string_view>
 
 #include "stepcast/core/errors.hpp"
-#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/compute.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/memory.hpp"
 
 namespace stepcast::calibrate {
 namespace {
 
-using cost::OpKind;
 using cost::Operator;
+using cost::OpKind;
 using cost::OpPart;
 using cost::OpPass;
 
@@ -48,7 +48,8 @@ Shape pattern_of(const Operator& op, const workload::TransformerShape& s, const 
 }
 
 /// The kernel that moves exactly `op.bytes` with the operator's pattern, or none.
-std::optional<MemoryKernel> memory_kernel(const Operator& op, const workload::TransformerShape& s, const plan::Plan& plan) {
+std::optional<MemoryKernel> memory_kernel(const Operator& op, const workload::TransformerShape& s,
+                                          const plan::Plan& plan) {
   const cost::StateBytesPerParameter per = cost::state_bytes_per_parameter(plan.precision, plan.optimizer);
   const Shape shape = pattern_of(op, s, plan);
   MemoryKernel k;
@@ -57,16 +58,23 @@ std::optional<MemoryKernel> memory_kernel(const Operator& op, const workload::Tr
   // The optimizer streams its gradients' type (its state is a whole number of them); the rest
   // of the step streams activations, whose type is the parameters' working precision.
   k.element_bytes = static_cast<int>(op.part == OpPart::kOptimizer ? per.gradients : per.parameters);
-  if (k.pattern == MemoryPattern::kDropout) k.mask = op.pass == OpPass::kForward || op.pass == OpPass::kRecompute ? MaskAccess::kWrite : MaskAccess::kRead;
+  if (k.pattern == MemoryPattern::kDropout)
+    k.mask = op.pass == OpPass::kForward || op.pass == OpPass::kRecompute ? MaskAccess::kWrite : MaskAccess::kRead;
   const double n = op.elements;
   if (!(n > 0.0)) return std::nullopt;
   const double mask_bytes = k.mask == MaskAccess::kNone ? 0.0 : n;
   const std::optional<int> streams = whole((op.bytes.value() - mask_bytes) / (n * k.element_bytes));
   if (!streams || *streams < 1) return std::nullopt;
   switch (k.pattern) {
-    case MemoryPattern::kReduction: k.writes = 0; break;
-    case MemoryPattern::kFill: k.writes = *streams; break;
-    default: k.writes = 1; break;
+    case MemoryPattern::kReduction:
+      k.writes = 0;
+      break;
+    case MemoryPattern::kFill:
+      k.writes = *streams;
+      break;
+    default:
+      k.writes = 1;
+      break;
   }
   if (op.name == "optimizer update") {
     // Adam reads the gradients and its state and writes the state back and the working weights
@@ -85,7 +93,8 @@ std::optional<MemoryKernel> memory_kernel(const Operator& op, const workload::Tr
       k.row_length = 0.0;
     }
   }
-  STEPCAST_ASSERT(std::fabs(k.bytes(n) - op.bytes.value()) <= 1e-9 * op.bytes.value(), "a memory kernel moves the operator's bytes");
+  STEPCAST_ASSERT(std::fabs(k.bytes(n) - op.bytes.value()) <= 1e-9 * op.bytes.value(),
+                  "a memory kernel moves the operator's bytes");
   return k;
 }
 
@@ -106,9 +115,9 @@ std::vector<BenchOperator> bench_operators(const workload::Workload& workload, c
   }
   // The activations' type: 16-bit under mixed precision (fp8 GEMMs take and return 16-bit
   // tensors), fp32 otherwise (cost::operator_context).
-  const plan::Precision activations = ctx.activation_bytes == 4.0 ? plan::Precision::kFp32
+  const plan::Precision activations = ctx.activation_bytes == 4.0                ? plan::Precision::kFp32
                                       : plan.precision == plan::Precision::kFp16 ? plan::Precision::kFp16
-                                                                                : plan::Precision::kBf16;
+                                                                                 : plan::Precision::kBf16;
   std::vector<BenchOperator> out;
   out.reserve(ops.size());
   for (const Operator& op : ops) {
@@ -116,8 +125,12 @@ std::vector<BenchOperator> bench_operators(const workload::Workload& workload, c
     b.op = op;
     switch (op.kind) {
       // A low-precision plan runs only its layers' linear GEMMs quantized; the others in 16-bit.
-      case OpKind::kGemm: b.precision = cost::is_low_precision(plan.precision) && !op.low_precision ? activations : plan.precision; break;
-      case OpKind::kFusedAttention: b.precision = plan::Precision::kBf16; break;
+      case OpKind::kGemm:
+        b.precision = cost::is_low_precision(plan.precision) && !op.low_precision ? activations : plan.precision;
+        break;
+      case OpKind::kFusedAttention:
+        b.precision = plan::Precision::kBf16;
+        break;
       case OpKind::kMemory:
         b.precision = activations;
         b.kernel = memory_kernel(op, shape, plan);
@@ -130,21 +143,30 @@ std::vector<BenchOperator> bench_operators(const workload::Workload& workload, c
 
 std::string_view to_string(MemoryPattern pattern) {
   switch (pattern) {
-    case MemoryPattern::kElementwise: return "elementwise";
-    case MemoryPattern::kRowNorm: return "row-norm";
-    case MemoryPattern::kRowSoftmax: return "row-softmax";
-    case MemoryPattern::kDropout: return "dropout";
-    case MemoryPattern::kReduction: return "reduction";
-    case MemoryPattern::kFill: return "fill";
+    case MemoryPattern::kElementwise:
+      return "elementwise";
+    case MemoryPattern::kRowNorm:
+      return "row-norm";
+    case MemoryPattern::kRowSoftmax:
+      return "row-softmax";
+    case MemoryPattern::kDropout:
+      return "dropout";
+    case MemoryPattern::kReduction:
+      return "reduction";
+    case MemoryPattern::kFill:
+      return "fill";
   }
   STEPCAST_UNREACHABLE("unknown memory pattern");
 }
 
 std::string_view to_string(MaskAccess mask) {
   switch (mask) {
-    case MaskAccess::kNone: return "none";
-    case MaskAccess::kRead: return "read";
-    case MaskAccess::kWrite: return "write";
+    case MaskAccess::kNone:
+      return "none";
+    case MaskAccess::kRead:
+      return "read";
+    case MaskAccess::kWrite:
+      return "write";
   }
   STEPCAST_UNREACHABLE("unknown mask access");
 }

@@ -37,26 +37,36 @@ struct Line {
 
 std::string_view bandwidth_field(Bottleneck b) {
   switch (b) {
-    case Bottleneck::kIntraNode: return "intra_bw";
-    case Bottleneck::kNodeNics: return "node_bw";
-    case Bottleneck::kGpuNic: return "gpu_nic_bw";
-    case Bottleneck::kNone: break;
+    case Bottleneck::kIntraNode:
+      return "intra_bw";
+    case Bottleneck::kNodeNics:
+      return "node_bw";
+    case Bottleneck::kGpuNic:
+      return "gpu_nic_bw";
+    case Bottleneck::kNone:
+      break;
   }
   STEPCAST_UNREACHABLE("a collective over two or more ranks has a bottleneck");
 }
 
 double bandwidth_of(const topology::CommTiers& t, Bottleneck b) {
   switch (b) {
-    case Bottleneck::kIntraNode: return t.intra_bw.value();
-    case Bottleneck::kNodeNics: return t.node_bw.value();
-    case Bottleneck::kGpuNic: return t.gpu_nic_bw.value();
-    case Bottleneck::kNone: break;
+    case Bottleneck::kIntraNode:
+      return t.intra_bw.value();
+    case Bottleneck::kNodeNics:
+      return t.node_bw.value();
+    case Bottleneck::kGpuNic:
+      return t.gpu_nic_bw.value();
+    case Bottleneck::kNone:
+      break;
   }
   STEPCAST_UNREACHABLE("a collective over two or more ranks has a bottleneck");
 }
 
 // Alpha-beta latency per step: inside one node the intra-node figure, across nodes the network's.
-double alpha_of(const topology::CommTiers& t) { return t.nodes <= 1 ? t.intra_latency.value() : t.inter_latency.value(); }
+double alpha_of(const topology::CommTiers& t) {
+  return t.nodes <= 1 ? t.intra_latency.value() : t.inter_latency.value();
+}
 
 // Weighted least squares on relative error: minimise sum(((a x + b y) - t) / t)^2.
 Line solve(const std::vector<Row>& rows, std::size_t lo, std::size_t hi, double fallback_inv_bw) {
@@ -192,10 +202,14 @@ Holdout Holdout::parse(const std::string& text) {
 
 bool Holdout::holds_out(const MeasuredCollective& run, std::size_t index) const {
   switch (kind) {
-    case Kind::kNone: return false;
-    case Kind::kEveryOther: return index % 2 == 1;
-    case Kind::kSizesAtLeast: return !(run.points[index].size < size);
-    case Kind::kRanks: return run.ranks == ranks;
+    case Kind::kNone:
+      return false;
+    case Kind::kEveryOther:
+      return index % 2 == 1;
+    case Kind::kSizesAtLeast:
+      return !(run.points[index].size < size);
+    case Kind::kRanks:
+      return run.ranks == ranks;
   }
   STEPCAST_UNREACHABLE("every holdout kind is handled");
 }
@@ -305,7 +319,8 @@ std::vector<RegimeFit> fit_samples(const std::vector<Sample>& samples, const std
                        fmt::format("{} ({}): {} point(s) left to fit, need at least 2 sizes", cost::to_string(op),
                                    cost::to_string(alg), rows.size()));
     }
-    std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return x.sample->size < y.sample->size; });
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row& x, const Row& y) { return x.sample->size < y.sample->size; });
     const auto parts = regimes(rows, fallback[key], options);
     for (std::size_t p = 0; p < parts.size(); ++p) {
       const auto [lo, hi] = parts[p];
@@ -324,10 +339,10 @@ std::vector<RegimeFit> fit_samples(const std::vector<Sample>& samples, const std
       e.min_size = p == 0 ? Bytes(0.0) : rows[lo].sample->size;
       if (p + 1 < parts.size()) e.max_size = rows[parts[p + 1].first].sample->size - Bytes(1.0);
       e.fit = cost::FitSummary{static_cast<int>(hi - lo), percentile(abs_err, 50.0), percentile(abs_err, 100.0)};
-      e.source = fmt::format("least-squares fit (relative error) of {} points of {} ({}) on {}, sizes {} to {}, from {}",
-                             hi - lo, cost::to_string(op), cost::to_string(alg), across ? "several nodes" : "one node",
-                             format_bytes(rows[lo].sample->size), format_bytes(rows[hi - 1].sample->size),
-                             file_list(rows, lo, hi));
+      e.source = fmt::format(
+          "least-squares fit (relative error) of {} points of {} ({}) on {}, sizes {} to {}, from {}", hi - lo,
+          cost::to_string(op), cost::to_string(alg), across ? "several nodes" : "one node",
+          format_bytes(rows[lo].sample->size), format_bytes(rows[hi - 1].sample->size), file_list(rows, lo, hi));
       const cost::CalibratedLatency alpha{f.alpha, e.source};
       if (across) {
         e.tiers.inter_latency = alpha;
@@ -337,10 +352,17 @@ std::vector<RegimeFit> fit_samples(const std::vector<Sample>& samples, const std
       if (line.bandwidth_fitted) {
         const cost::CalibratedBandwidth bw{f.bandwidth, e.source};
         switch (bottleneck) {
-          case Bottleneck::kIntraNode: e.tiers.intra_bw = bw; break;
-          case Bottleneck::kNodeNics: e.tiers.node_bw = bw; break;
-          case Bottleneck::kGpuNic: e.tiers.gpu_nic_bw = bw; break;
-          case Bottleneck::kNone: STEPCAST_UNREACHABLE("filtered above");
+          case Bottleneck::kIntraNode:
+            e.tiers.intra_bw = bw;
+            break;
+          case Bottleneck::kNodeNics:
+            e.tiers.node_bw = bw;
+            break;
+          case Bottleneck::kGpuNic:
+            e.tiers.gpu_nic_bw = bw;
+            break;
+          case Bottleneck::kNone:
+            STEPCAST_UNREACHABLE("filtered above");
         }
       } else {
         f.bandwidth_field += " (kept: latency-bound regime)";

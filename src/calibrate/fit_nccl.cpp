@@ -31,7 +31,8 @@ Row attribute(const NcclSample& s, const cost::NcclTuning& tuning) {
   const cost::NcclCandidate pick = cost::nccl_choose(s.op, s.size, s.system, {}, tuning).chosen();
   // The same candidate without the fitted factors: the model's own L and S / B.
   const cost::NcclCandidate plain = cost::nccl_choose(s.op, s.size, s.system, {pick.algorithm, pick.protocol}).chosen();
-  return {pick.protocol, pick.algorithm, plain.latency.value(), plain.bandwidth_time.value(), s.size.value(), s.measured.value()};
+  return {pick.protocol,  pick.algorithm,    plain.latency.value(), plain.bandwidth_time.value(),
+          s.size.value(), s.measured.value()};
 }
 
 double residual_pct(const Row& r, const cost::NcclProtocolTuning& t) {
@@ -101,9 +102,9 @@ NcclFit fit_nccl(const std::vector<NcclSample>& samples) {
       if (!t) continue;
       std::vector<double> abs_err;
       for (const Row* r : mine) abs_err.push_back(std::fabs(residual_pct(*r, *t)));
-      result.protocols.push_back({protocol, *t,
-                                  cost::FitSummary{static_cast<int>(mine.size()), percentile(abs_err, 50.0),
-                                                   percentile(abs_err, 100.0)}});
+      result.protocols.push_back(
+          {protocol, *t,
+           cost::FitSummary{static_cast<int>(mine.size()), percentile(abs_err, 50.0), percentile(abs_err, 100.0)}});
     }
   }
   result.rounds = std::min(result.rounds, kMaxRounds);

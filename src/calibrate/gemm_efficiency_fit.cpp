@@ -16,7 +16,8 @@ namespace stepcast::calibrate {
 namespace {
 
 std::string upper(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   return text;
 }
 
@@ -38,7 +39,8 @@ Seconds quantized_peak_time(const TimedOperator& g, const topology::GpuSpec& gpu
   return g.flops / (peak * cost::gemm_quantization(g.gemm, gpu.sm_count));
 }
 
-std::vector<GemmEfficiencyFit> fit_gemm_efficiencies(const KernelBench& bench, const topology::GpuSpec& gpu, Seconds kernel_overhead) {
+std::vector<GemmEfficiencyFit> fit_gemm_efficiencies(const KernelBench& bench, const topology::GpuSpec& gpu,
+                                                     Seconds kernel_overhead) {
   require_same_gpu_model(bench, gpu);
   std::vector<GemmEfficiencyFit> fits;
   for (const TimedOperator& g : bench.operators) {
@@ -49,8 +51,9 @@ std::vector<GemmEfficiencyFit> fit_gemm_efficiencies(const KernelBench& bench, c
       f.precision = g.precision;
       f.peak = cost::peak_rate(gpu, plan::parse_precision(g.precision, bench.file));
       if (!(f.peak.value() > 0.0)) {
-        throw InputError(bench.file, {}, fmt::format("{} GEMMs were measured but the topology's {} has no {} peak",
-                                                     g.precision, gpu.name, g.precision));
+        throw InputError(bench.file, {},
+                         fmt::format("{} GEMMs were measured but the topology's {} has no {} peak", g.precision,
+                                     gpu.name, g.precision));
       }
       fits.push_back(f);
       it = std::prev(fits.end());
@@ -77,14 +80,16 @@ std::vector<GemmEfficiencyFit> fit_gemm_efficiencies(const KernelBench& bench, c
   for (GemmEfficiencyFit& f : fits) {
     f.efficiency = f.busy.value() > 0.0 ? f.ideal / f.busy : 2.0;
     if (f.efficiency > 1.0) {
-      throw InputError(bench.file, {}, fmt::format("{} GEMMs ran at {:.1f} TFLOP/s, above what the topology's {} peak of {:.1f} TFLOP/s "
-                                                   "allows for their shapes: check the topology's gpu.peak and gpu.sm_count",
-                                                   f.precision, (f.flops / f.time).value() / unit::kTera, gpu.name,
-                                                   f.peak.value() / unit::kTera));
+      throw InputError(
+          bench.file, {},
+          fmt::format("{} GEMMs ran at {:.1f} TFLOP/s, above what the topology's {} peak of {:.1f} TFLOP/s "
+                      "allows for their shapes: check the topology's gpu.peak and gpu.sm_count",
+                      f.precision, (f.flops / f.time).value() / unit::kTera, gpu.name, f.peak.value() / unit::kTera));
     }
-    f.source = fmt::format("stepcast-kernel-bench {}: {} {} GEMMs of {} operator list(s) on {}, {:.1f} TFLOP/s of {:.1f}", bench.file,
-                           f.gemms, f.precision, bench.lists.size(), bench.gpu_name, (f.flops / f.time).value() / unit::kTera,
-                           f.peak.value() / unit::kTera);
+    f.source =
+        fmt::format("stepcast-kernel-bench {}: {} {} GEMMs of {} operator list(s) on {}, {:.1f} TFLOP/s of {:.1f}",
+                    bench.file, f.gemms, f.precision, bench.lists.size(), bench.gpu_name,
+                    (f.flops / f.time).value() / unit::kTera, f.peak.value() / unit::kTera);
   }
   return fits;
 }

@@ -25,8 +25,10 @@ Enum one_of(const JsonReader& r, const std::array<Enum, N>& values) {
   r.fail(fmt::format("unknown value \"{}\"; accepted: {}", text, accepted));
 }
 
-constexpr std::array kParts = {cost::OpPart::kLayer, cost::OpPart::kEmbedding, cost::OpPart::kHead, cost::OpPart::kOptimizer};
-constexpr std::array kPasses = {cost::OpPass::kForward, cost::OpPass::kBackward, cost::OpPass::kWeightGrad, cost::OpPass::kRecompute};
+constexpr std::array kParts = {cost::OpPart::kLayer, cost::OpPart::kEmbedding, cost::OpPart::kHead,
+                               cost::OpPart::kOptimizer};
+constexpr std::array kPasses = {cost::OpPass::kForward, cost::OpPass::kBackward, cost::OpPass::kWeightGrad,
+                                cost::OpPass::kRecompute};
 constexpr std::array kKinds = {cost::OpKind::kGemm, cost::OpKind::kFusedAttention, cost::OpKind::kMemory};
 
 void read_shape(const JsonReader& r, TimedOperator& op) {
@@ -35,8 +37,8 @@ void read_shape(const JsonReader& r, TimedOperator& op) {
     op.elements = static_cast<double>(r.at("elements").count());
     return;
   }
-  op.gemm = {static_cast<double>(r.at("batch").count()), static_cast<double>(r.at("m").count()), static_cast<double>(r.at("n").count()),
-             static_cast<double>(r.at("k").count())};
+  op.gemm = {static_cast<double>(r.at("batch").count()), static_cast<double>(r.at("m").count()),
+             static_cast<double>(r.at("n").count()), static_cast<double>(r.at("k").count())};
   if (op.kind == cost::OpKind::kFusedAttention) {
     // FlashAttention's thread blocks (query blocks x sequences x heads), which fill the SMs in waves.
     r.check_keys({"batch", "m", "n", "k", "thread_blocks"});
@@ -47,11 +49,12 @@ void read_shape(const JsonReader& r, TimedOperator& op) {
 }
 
 TimedOperator read_operator(const JsonReader& r, std::size_t lists) {
-  r.check_keys({"list", "name", "part", "pass", "kind", "precision", "shape", "flops", "bytes", "kernels", "kernel", "time_s", "iters",
-                "timed_fraction", "skipped"});
+  r.check_keys({"list", "name", "part", "pass", "kind", "precision", "shape", "flops", "bytes", "kernels", "kernel",
+                "time_s", "iters", "timed_fraction", "skipped"});
   TimedOperator op;
   const std::int64_t list = r.at("list").integer();
-  if (list < 0 || static_cast<std::size_t>(list) >= lists) r.at("list").fail(fmt::format("no list {} among the file's {} lists", list, lists));
+  if (list < 0 || static_cast<std::size_t>(list) >= lists)
+    r.at("list").fail(fmt::format("no list {} among the file's {} lists", list, lists));
   op.list = static_cast<int>(list);
   op.name = r.at("name").string();
   op.part = one_of(r.at("part"), kParts);
@@ -67,8 +70,8 @@ TimedOperator read_operator(const JsonReader& r, std::size_t lists) {
   if (op.kind == cost::OpKind::kGemm) {
     const double expected = 2.0 * op.gemm.batch * op.gemm.m * op.gemm.n * op.gemm.k;
     if (std::abs(op.flops.value() - expected) > 1e-9 * expected) {
-      r.at("flops").fail(fmt::format("{:.0f} is not 2 x batch x m x n x k = {:.0f} for {} x ({} x {} x {})", op.flops.value(), expected,
-                                     op.gemm.batch, op.gemm.m, op.gemm.n, op.gemm.k));
+      r.at("flops").fail(fmt::format("{:.0f} is not 2 x batch x m x n x k = {:.0f} for {} x ({} x {} x {})",
+                                     op.flops.value(), expected, op.gemm.batch, op.gemm.m, op.gemm.n, op.gemm.k));
     }
   }
   if (auto k = r.find("kernel")) {
@@ -114,12 +117,13 @@ KernelBench parse_kernel_bench_json(const std::string& text, const std::string& 
   }
   if (root.at("schema_version").integer() != kSchemaVersion) {
     root.at("schema_version")
-        .fail(fmt::format("this stepcast reads schema_version {} (the operator bench); rerun the stepcast-kernel-bench built with it",
-                          kSchemaVersion));
+        .fail(fmt::format(
+            "this stepcast reads schema_version {} (the operator bench); rerun the stepcast-kernel-bench built with it",
+            kSchemaVersion));
   }
-  root.check_keys({"tool", "version", "schema_version", "gpu", "driver_version", "cuda_runtime_version", "cublas_version", "cublaslt_version",
-                   "warmup_iters", "iters", "max_seconds_per_operator", "timing", "gemm_layout", "lists", "operators", "launch",
-                   "memory_bandwidth"});
+  root.check_keys({"tool", "version", "schema_version", "gpu", "driver_version", "cuda_runtime_version",
+                   "cublas_version", "cublaslt_version", "warmup_iters", "iters", "max_seconds_per_operator", "timing",
+                   "gemm_layout", "lists", "operators", "launch", "memory_bandwidth"});
   KernelBench bench;
   bench.file = origin;
   const JsonReader gpu = root.at("gpu");
@@ -130,7 +134,8 @@ KernelBench parse_kernel_bench_json(const std::string& text, const std::string& 
     l.check_keys({"file", "title", "notes"});
     bench.lists.push_back(l.at("title").string());
   }
-  for (const JsonReader& o : root.at("operators").elements()) bench.operators.push_back(read_operator(o, bench.lists.size()));
+  for (const JsonReader& o : root.at("operators").elements())
+    bench.operators.push_back(read_operator(o, bench.lists.size()));
   if (auto l = root.find("launch")) bench.launch = read_launch(*l);
   bool any_timed = bench.launch.has_value();
   for (const TimedOperator& op : bench.operators) any_timed = any_timed || op.time.has_value();

@@ -12,25 +12,34 @@ namespace stepcast::calibrate {
 
 OperatorFamily family_of(const TimedOperator& op) {
   switch (op.kind) {
-    case cost::OpKind::kGemm: return op.gemm.batch > 1.0 ? OperatorFamily::kBatchedGemm : OperatorFamily::kGemm;
-    case cost::OpKind::kFusedAttention: return OperatorFamily::kAttention;
-    case cost::OpKind::kMemory: return OperatorFamily::kMemory;
+    case cost::OpKind::kGemm:
+      return op.gemm.batch > 1.0 ? OperatorFamily::kBatchedGemm : OperatorFamily::kGemm;
+    case cost::OpKind::kFusedAttention:
+      return OperatorFamily::kAttention;
+    case cost::OpKind::kMemory:
+      return OperatorFamily::kMemory;
   }
   STEPCAST_UNREACHABLE("unknown operator kind");
 }
 
 std::string_view to_string(OperatorFamily family) {
   switch (family) {
-    case OperatorFamily::kGemm: return "GEMM";
-    case OperatorFamily::kBatchedGemm: return "batched GEMM";
-    case OperatorFamily::kMemory: return "memory-bound";
-    case OperatorFamily::kAttention: return "attention";
-    case OperatorFamily::kLaunch: return "empty kernel";
+    case OperatorFamily::kGemm:
+      return "GEMM";
+    case OperatorFamily::kBatchedGemm:
+      return "batched GEMM";
+    case OperatorFamily::kMemory:
+      return "memory-bound";
+    case OperatorFamily::kAttention:
+      return "attention";
+    case OperatorFamily::kLaunch:
+      return "empty kernel";
   }
   STEPCAST_UNREACHABLE("unknown operator family");
 }
 
-OperatorComparison compare_operators(const KernelBench& bench, const topology::GpuSpec& gpu, const cost::Calibration& calibration) {
+OperatorComparison compare_operators(const KernelBench& bench, const topology::GpuSpec& gpu,
+                                     const cost::Calibration& calibration) {
   require_same_gpu_model(bench, gpu);
   OperatorComparison out;
   std::array<std::vector<double>, kOperatorFamilies> family_errors;
@@ -51,7 +60,9 @@ OperatorComparison compare_operators(const KernelBench& bench, const topology::G
     plan.precision = plan::parse_precision(m.precision, bench.file);
     plan.flash_attention = m.kind == cost::OpKind::kFusedAttention;
     if (m.kind == cost::OpKind::kGemm && !(cost::peak_rate(gpu, plan.precision).value() > 0.0)) {
-      throw InputError(bench.file, {}, fmt::format("{} GEMMs were measured but the topology's {} has no {} peak", m.precision, gpu.name, m.precision));
+      throw InputError(bench.file, {},
+                       fmt::format("{} GEMMs were measured but the topology's {} has no {} peak", m.precision, gpu.name,
+                                   m.precision));
     }
     const cost::KernelParams params = cost::kernel_params(calibration, gpu, plan);
     const cost::KernelTime t = cost::time_operator(m.op(), gpu, plan.precision, params);

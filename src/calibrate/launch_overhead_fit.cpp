@@ -12,12 +12,13 @@ std::optional<LaunchOverheadFit> fit_launch_overheads(const KernelBench& bench) 
   LaunchOverheadFit f;
   f.kernel_overhead = l.gpu_per_kernel;
   f.host_overhead = l.host_per_launch;
-  f.kernel_source = fmt::format("stepcast-kernel-bench {}: {} empty kernels back to back on one stream of {}, {}", bench.file, l.kernels,
-                                bench.gpu_name, format_seconds(l.gpu_per_kernel));
+  f.kernel_source = fmt::format("stepcast-kernel-bench {}: {} empty kernels back to back on one stream of {}, {}",
+                                bench.file, l.kernels, bench.gpu_name, format_seconds(l.gpu_per_kernel));
   // The CUDA runtime's own cost: a framework issuing the kernels (eager PyTorch) adds its own.
-  f.host_source = fmt::format("stepcast-kernel-bench {}: {} launch calls of an empty kernel from C++ (the CUDA runtime alone, no "
-                              "framework) on the host of {}, {} each",
-                              bench.file, l.launches, bench.gpu_name, format_seconds(l.host_per_launch));
+  f.host_source = fmt::format(
+      "stepcast-kernel-bench {}: {} launch calls of an empty kernel from C++ (the CUDA runtime alone, no "
+      "framework) on the host of {}, {} each",
+      bench.file, l.launches, bench.gpu_name, format_seconds(l.host_per_launch));
   return f;
 }
 

@@ -10,10 +10,13 @@
 
 namespace stepcast::calibrate {
 
-std::optional<MemoryEfficiencyFit> fit_memory_efficiency(const KernelBench& bench, const topology::GpuSpec& gpu, Seconds kernel_overhead) {
+std::optional<MemoryEfficiencyFit> fit_memory_efficiency(const KernelBench& bench, const topology::GpuSpec& gpu,
+                                                         Seconds kernel_overhead) {
   require_same_gpu_model(bench, gpu);
   if (!(gpu.memory_bandwidth.value() > 0.0)) {
-    throw InputError(bench.file, {}, fmt::format("memory-bound operators were measured but the topology's {} has no memory_bandwidth", gpu.name));
+    throw InputError(
+        bench.file, {},
+        fmt::format("memory-bound operators were measured but the topology's {} has no memory_bandwidth", gpu.name));
   }
   MemoryEfficiencyFit f;
   for (const TimedOperator& op : bench.operators) {
@@ -36,12 +39,17 @@ std::optional<MemoryEfficiencyFit> fit_memory_efficiency(const KernelBench& benc
   f.efficiency = f.busy.value() > 0.0 ? f.ideal / f.busy : 2.0;
   const double achieved_GBps = (f.bytes / f.time).value() / unit::kGiga;
   if (f.efficiency > 1.0) {
-    throw InputError(bench.file, {}, fmt::format("memory-bound operators moved {:.0f} GB/s, above what the topology's {} memory_bandwidth of {:.0f} GB/s "
-                                                 "allows after the kernel overheads: check the topology's gpu.memory_bandwidth",
-                                                 achieved_GBps, gpu.name, gpu.memory_bandwidth.value() / unit::kGiga));
+    throw InputError(
+        bench.file, {},
+        fmt::format(
+            "memory-bound operators moved {:.0f} GB/s, above what the topology's {} memory_bandwidth of {:.0f} GB/s "
+            "allows after the kernel overheads: check the topology's gpu.memory_bandwidth",
+            achieved_GBps, gpu.name, gpu.memory_bandwidth.value() / unit::kGiga));
   }
-  f.source = fmt::format("stepcast-kernel-bench {}: {} memory-bound operators of {} operator list(s) on {}, {:.0f} GB/s of {:.0f}", bench.file,
-                         f.operators, bench.lists.size(), bench.gpu_name, achieved_GBps, gpu.memory_bandwidth.value() / unit::kGiga);
+  f.source = fmt::format(
+      "stepcast-kernel-bench {}: {} memory-bound operators of {} operator list(s) on {}, {:.0f} GB/s of {:.0f}",
+      bench.file, f.operators, bench.lists.size(), bench.gpu_name, achieved_GBps,
+      gpu.memory_bandwidth.value() / unit::kGiga);
   return f;
 }
 

@@ -39,8 +39,8 @@ MeasuredPoint read_point(const JsonReader& r) {
 Measurements parse_nccl_bench_json(const std::string& text, const std::string& origin) {
   const nlohmann::json j = parse_json_text(text, origin);
   const JsonReader root(j, origin);
-  root.check_keys({"tool", "schema_version", "host", "gpus", "driver_version", "cuda_runtime_version",
-                   "nccl_version", "warmup_iters", "iters", "results", "notes"});
+  root.check_keys({"tool", "schema_version", "host", "gpus", "driver_version", "cuda_runtime_version", "nccl_version",
+                   "warmup_iters", "iters", "results", "notes"});
   if (root.at("tool").string() != "stepcast-nccl-bench") {
     root.at("tool").fail(fmt::format("expected \"stepcast-nccl-bench\", got \"{}\"", root.at("tool").string()));
   }

@@ -37,11 +37,16 @@ constexpr std::array<std::pair<std::string_view, CollectiveOp>, 7> kPrograms{{
 
 // Spellings of the collectives in file names, most specific first ("reduce" last).
 constexpr std::array<std::pair<std::string_view, CollectiveOp>, 11> kFileNameHints{{
-    {"all_reduce", CollectiveOp::kAllReduce},       {"allreduce", CollectiveOp::kAllReduce},
-    {"all_gather", CollectiveOp::kAllGather},       {"allgather", CollectiveOp::kAllGather},
-    {"reduce_scatter", CollectiveOp::kReduceScatter}, {"reducescatter", CollectiveOp::kReduceScatter},
-    {"alltoall", CollectiveOp::kAllToAll},          {"all_to_all", CollectiveOp::kAllToAll},
-    {"sendrecv", CollectiveOp::kSendRecv},          {"broadcast", CollectiveOp::kBroadcast},
+    {"all_reduce", CollectiveOp::kAllReduce},
+    {"allreduce", CollectiveOp::kAllReduce},
+    {"all_gather", CollectiveOp::kAllGather},
+    {"allgather", CollectiveOp::kAllGather},
+    {"reduce_scatter", CollectiveOp::kReduceScatter},
+    {"reducescatter", CollectiveOp::kReduceScatter},
+    {"alltoall", CollectiveOp::kAllToAll},
+    {"all_to_all", CollectiveOp::kAllToAll},
+    {"sendrecv", CollectiveOp::kSendRecv},
+    {"broadcast", CollectiveOp::kBroadcast},
     {"reduce", CollectiveOp::kReduce},
 }};
 
@@ -290,7 +295,8 @@ class LogParser {
       return true;
     }
     std::string name = std::filesystem::path(origin_).filename().string();
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     for (const auto& [hint, op] : kFileNameHints) {
       if (name.find(hint) != std::string::npos) {
         run.op = op;

@@ -47,9 +47,12 @@ double quantile(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
-std::string run_class(const plan::Plan& plan, const topology::GpuSpec& gpu) { return generation(gpu) + ", " + shape_of(plan); }
+std::string run_class(const plan::Plan& plan, const topology::GpuSpec& gpu) {
+  return generation(gpu) + ", " + shape_of(plan);
+}
 
-ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidation& validation, const std::vector<bool>* use) {
+ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidation& validation,
+                         const std::vector<bool>* use) {
   ResidualSet out;
   for (const ComparedRun& c : validation.runs) {
     if (!c.compared() || !c.measured_tokens_per_s || (use && !(*use)[c.index])) continue;
@@ -63,8 +66,8 @@ ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidati
   return out;
 }
 
-std::optional<StepInterval> step_interval(const ResidualSet& residuals, const plan::Plan& plan, const topology::GpuSpec& gpu,
-                                          Seconds predicted, double coverage) {
+std::optional<StepInterval> step_interval(const ResidualSet& residuals, const plan::Plan& plan,
+                                          const topology::GpuSpec& gpu, Seconds predicted, double coverage) {
   for (const std::string& name : {run_class(plan, gpu), family_of(plan, gpu)}) {
     const auto it = residuals.by_class.find(name);
     if (it == residuals.by_class.end() || it->second.size() < kMinIntervalRuns) continue;
@@ -76,13 +79,15 @@ std::optional<StepInterval> step_interval(const ResidualSet& residuals, const pl
     out.coverage = coverage;
     out.run_class = name;
     out.runs = it->second.size();
-    out.derived_from = fmt::format("the model's errors on {} measured runs of {} ({})", out.runs, name, residuals.source);
+    out.derived_from =
+        fmt::format("the model's errors on {} measured runs of {} ({})", out.runs, name, residuals.source);
     return out;
   }
   return std::nullopt;
 }
 
-IntervalCoverage interval_coverage(const std::vector<TrainingRun>& runs, const RunValidation& validation, double coverage) {
+IntervalCoverage interval_coverage(const std::vector<TrainingRun>& runs, const RunValidation& validation,
+                                   double coverage) {
   std::vector<bool> derive(runs.size(), false);
   std::size_t n = 0;
   for (const ComparedRun& c : validation.runs) {

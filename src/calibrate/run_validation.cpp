@@ -32,8 +32,8 @@ std::vector<double> ranks(const std::vector<double>& v) {
 }
 
 /// The figures of one run, predicted from the engine's step time and memory.
-std::vector<MetricError> errors_of(const TrainingRun& run, const EnginePrediction& p, std::optional<double> measured_tps,
-                                   double predicted_tps) {
+std::vector<MetricError> errors_of(const TrainingRun& run, const EnginePrediction& p,
+                                   std::optional<double> measured_tps, double predicted_tps) {
   std::vector<MetricError> out;
   const auto add = [&out](RunMetric metric, double measured, double predicted) {
     out.push_back({metric, measured, predicted, (predicted - measured) / measured * 100.0});
@@ -44,7 +44,8 @@ std::vector<MetricError> errors_of(const TrainingRun& run, const EnginePredictio
   if (m.step_time) add(RunMetric::kStepTime, m.step_time->value(), p.step_time.value());
   if (m.tokens_per_s) add(RunMetric::kTokensPerS, *m.tokens_per_s, predicted_tps);
   if (m.tokens_per_s_per_gpu) add(RunMetric::kTokensPerSPerGpu, *m.tokens_per_s_per_gpu, predicted_tps / run.gpus);
-  if (m.model_flops_per_gpu) add(RunMetric::kModelFlopsPerGpu, m.model_flops_per_gpu->value(), m.model_flops_per_gpu->value() * scale);
+  if (m.model_flops_per_gpu)
+    add(RunMetric::kModelFlopsPerGpu, m.model_flops_per_gpu->value(), m.model_flops_per_gpu->value() * scale);
   if (m.hardware_flops_per_gpu) {
     add(RunMetric::kHardwareFlopsPerGpu, m.hardware_flops_per_gpu->value(), m.hardware_flops_per_gpu->value() * scale);
   }
@@ -73,28 +74,44 @@ std::vector<MetricSummary> summaries(const std::vector<ComparedRun>& runs, const
 
 std::string_view to_string(RunMetric metric) {
   switch (metric) {
-    case RunMetric::kStepTime: return "step time";
-    case RunMetric::kTokensPerS: return "tokens/s";
-    case RunMetric::kTokensPerSPerGpu: return "tokens/s/GPU";
-    case RunMetric::kModelFlopsPerGpu: return "model FLOP/s/GPU";
-    case RunMetric::kHardwareFlopsPerGpu: return "hardware FLOP/s/GPU";
-    case RunMetric::kMfu: return "MFU";
-    case RunMetric::kHfu: return "HFU";
-    case RunMetric::kPeakMemory: return "peak memory/GPU";
+    case RunMetric::kStepTime:
+      return "step time";
+    case RunMetric::kTokensPerS:
+      return "tokens/s";
+    case RunMetric::kTokensPerSPerGpu:
+      return "tokens/s/GPU";
+    case RunMetric::kModelFlopsPerGpu:
+      return "model FLOP/s/GPU";
+    case RunMetric::kHardwareFlopsPerGpu:
+      return "hardware FLOP/s/GPU";
+    case RunMetric::kMfu:
+      return "MFU";
+    case RunMetric::kHfu:
+      return "HFU";
+    case RunMetric::kPeakMemory:
+      return "peak memory/GPU";
   }
   STEPCAST_UNREACHABLE("unknown metric");
 }
 
 std::string_view json_key(RunMetric metric) {
   switch (metric) {
-    case RunMetric::kStepTime: return "step_time_s";
-    case RunMetric::kTokensPerS: return "tokens_per_s";
-    case RunMetric::kTokensPerSPerGpu: return "tokens_per_s_per_gpu";
-    case RunMetric::kModelFlopsPerGpu: return "model_flop_per_s_per_gpu";
-    case RunMetric::kHardwareFlopsPerGpu: return "hardware_flop_per_s_per_gpu";
-    case RunMetric::kMfu: return "mfu";
-    case RunMetric::kHfu: return "hfu";
-    case RunMetric::kPeakMemory: return "peak_memory_per_gpu_bytes";
+    case RunMetric::kStepTime:
+      return "step_time_s";
+    case RunMetric::kTokensPerS:
+      return "tokens_per_s";
+    case RunMetric::kTokensPerSPerGpu:
+      return "tokens_per_s_per_gpu";
+    case RunMetric::kModelFlopsPerGpu:
+      return "model_flop_per_s_per_gpu";
+    case RunMetric::kHardwareFlopsPerGpu:
+      return "hardware_flop_per_s_per_gpu";
+    case RunMetric::kMfu:
+      return "mfu";
+    case RunMetric::kHfu:
+      return "hfu";
+    case RunMetric::kPeakMemory:
+      return "peak_memory_per_gpu_bytes";
   }
   STEPCAST_UNREACHABLE("unknown metric");
 }
@@ -103,7 +120,7 @@ EnginePrediction predict_analytically(const TrainingRun& run, const cost::Calibr
   STEPCAST_ASSERT(run.expressible(), "only expressible runs are predicted");
   cost::StepOptions options;  // predict's: default memory options, the calibration if any
   options.calibration = calibration;
-  options.explain = false;    // formatting only; the figures are the same
+  options.explain = false;  // formatting only; the figures are the same
   const cost::StepPrediction p = cost::predict_step(*run.workload, run.plan, *run.topology, options);
   return {p.step_time, p.memory.total, p.fit};
 }
@@ -114,7 +131,8 @@ MetricSummary summarise(RunMetric metric, const std::vector<double>& abs_errors_
   s.runs = abs_errors_pct.size();
   if (abs_errors_pct.empty()) return s;
   s.median_abs_error_pct = percentile(abs_errors_pct, 50.0);
-  s.mean_abs_error_pct = std::accumulate(abs_errors_pct.begin(), abs_errors_pct.end(), 0.0) / static_cast<double>(s.runs);
+  s.mean_abs_error_pct =
+      std::accumulate(abs_errors_pct.begin(), abs_errors_pct.end(), 0.0) / static_cast<double>(s.runs);
   s.p90_abs_error_pct = percentile(abs_errors_pct, 90.0);
   s.max_abs_error_pct = percentile(abs_errors_pct, 100.0);
   return s;
@@ -139,7 +157,8 @@ std::optional<double> spearman(const std::vector<double>& a, const std::vector<d
   return cov / std::sqrt(var_a * var_b);
 }
 
-RunValidation validate_runs(const std::vector<TrainingRun>& runs, const RunEngine& engine, const std::function<void()>& progress) {
+RunValidation validate_runs(const std::vector<TrainingRun>& runs, const RunEngine& engine,
+                            const std::function<void()>& progress) {
   RunValidation out;
   std::vector<std::string> group_order;
   std::map<std::string, std::vector<std::size_t>> members;

@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 
 #include <Eigen/Core>
-#include <unsupported/Eigen/LevenbergMarquardt>
-#include <unsupported/Eigen/NumericalDiff>
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <unsupported/Eigen/LevenbergMarquardt>
+#include <unsupported/Eigen/NumericalDiff>
 
 #include "stepcast/calibrate/run_validation.hpp"
 #include "stepcast/core/errors.hpp"
@@ -19,11 +19,13 @@ namespace stepcast::calibrate {
 
 namespace {
 
-constexpr std::array<ComputeParameter, 5> kParameters = {ComputeParameter::kHostOverhead, ComputeParameter::kKernelOverhead,
-                                                         ComputeParameter::kMemoryEfficiency, ComputeParameter::kGemmEfficiency,
-                                                         ComputeParameter::kAttentionEfficiency};
+constexpr std::array<ComputeParameter, 5> kParameters = {
+    ComputeParameter::kHostOverhead, ComputeParameter::kKernelOverhead, ComputeParameter::kMemoryEfficiency,
+    ComputeParameter::kGemmEfficiency, ComputeParameter::kAttentionEfficiency};
 
-bool is_time(ComputeParameter p) { return p == ComputeParameter::kHostOverhead || p == ComputeParameter::kKernelOverhead; }
+bool is_time(ComputeParameter p) {
+  return p == ComputeParameter::kHostOverhead || p == ComputeParameter::kKernelOverhead;
+}
 
 /// Unbounded coordinates: log microseconds for overheads, logit for fractions in (0, 1).
 double to_coordinate(ComputeParameter p, double value) {
@@ -37,26 +39,41 @@ double from_coordinate(ComputeParameter p, double x) {
 
 double value_of(const cost::KernelParams& k, ComputeParameter p) {
   switch (p) {
-    case ComputeParameter::kHostOverhead: return k.host_overhead.value();
-    case ComputeParameter::kKernelOverhead: return k.kernel_overhead.value();
-    case ComputeParameter::kMemoryEfficiency: return k.memory_efficiency;
-    case ComputeParameter::kGemmEfficiency: return k.gemm_efficiency;
-    case ComputeParameter::kAttentionEfficiency: return k.attention_forward_efficiency;
+    case ComputeParameter::kHostOverhead:
+      return k.host_overhead.value();
+    case ComputeParameter::kKernelOverhead:
+      return k.kernel_overhead.value();
+    case ComputeParameter::kMemoryEfficiency:
+      return k.memory_efficiency;
+    case ComputeParameter::kGemmEfficiency:
+      return k.gemm_efficiency;
+    case ComputeParameter::kAttentionEfficiency:
+      return k.attention_forward_efficiency;
   }
   STEPCAST_UNREACHABLE("unknown parameter");
 }
 
 /// Writes one fitted value into the calibration's compute section. The attention efficiency
 /// scales forward and backward together, keeping their published ratio.
-void store(cost::ComputeCalibration& c, const cost::KernelParams& start, ComputeParameter p, double v, const std::string& precision) {
+void store(cost::ComputeCalibration& c, const cost::KernelParams& start, ComputeParameter p, double v,
+           const std::string& precision) {
   switch (p) {
-    case ComputeParameter::kHostOverhead: c.host_overhead = Seconds(v); break;
-    case ComputeParameter::kKernelOverhead: c.kernel_overhead = Seconds(v); break;
-    case ComputeParameter::kMemoryEfficiency: c.memory_efficiency = v; break;
-    case ComputeParameter::kGemmEfficiency: c.gemm_efficiency[precision] = v; break;
+    case ComputeParameter::kHostOverhead:
+      c.host_overhead = Seconds(v);
+      break;
+    case ComputeParameter::kKernelOverhead:
+      c.kernel_overhead = Seconds(v);
+      break;
+    case ComputeParameter::kMemoryEfficiency:
+      c.memory_efficiency = v;
+      break;
+    case ComputeParameter::kGemmEfficiency:
+      c.gemm_efficiency[precision] = v;
+      break;
     case ComputeParameter::kAttentionEfficiency:
       c.attention_forward_efficiency = v;
-      c.attention_backward_efficiency = std::min(1.0, v * start.attention_backward_efficiency / start.attention_forward_efficiency);
+      c.attention_backward_efficiency =
+          std::min(1.0, v * start.attention_backward_efficiency / start.attention_forward_efficiency);
       break;
   }
 }
@@ -85,8 +102,8 @@ RunErrors errors_of(const std::vector<const TrainingRun*>& runs, const cost::Cal
 
 /// The residuals log(predicted / measured) of the fit runs at coordinates x.
 struct Residuals : Eigen::DenseFunctor<double> {
-  Residuals(const std::vector<const TrainingRun*>& runs, const std::vector<ComputeParameter>& parameters, const cost::Calibration& base,
-            const cost::KernelParams& start, const std::string& precision)
+  Residuals(const std::vector<const TrainingRun*>& runs, const std::vector<ComputeParameter>& parameters,
+            const cost::Calibration& base, const cost::KernelParams& start, const std::string& precision)
       : Eigen::DenseFunctor<double>(static_cast<int>(parameters.size()), static_cast<int>(runs.size())),
         runs_(&runs),
         parameters_(&parameters),
@@ -121,11 +138,16 @@ struct Residuals : Eigen::DenseFunctor<double> {
 
 std::string_view to_string(ComputeParameter parameter) {
   switch (parameter) {
-    case ComputeParameter::kHostOverhead: return "host-overhead";
-    case ComputeParameter::kKernelOverhead: return "kernel-overhead";
-    case ComputeParameter::kMemoryEfficiency: return "memory-efficiency";
-    case ComputeParameter::kGemmEfficiency: return "gemm-efficiency";
-    case ComputeParameter::kAttentionEfficiency: return "attention-efficiency";
+    case ComputeParameter::kHostOverhead:
+      return "host-overhead";
+    case ComputeParameter::kKernelOverhead:
+      return "kernel-overhead";
+    case ComputeParameter::kMemoryEfficiency:
+      return "memory-efficiency";
+    case ComputeParameter::kGemmEfficiency:
+      return "gemm-efficiency";
+    case ComputeParameter::kAttentionEfficiency:
+      return "attention-efficiency";
   }
   STEPCAST_UNREACHABLE("unknown parameter");
 }
@@ -145,7 +167,8 @@ std::string accepted_compute_parameters() {
 
 RunSplit parse_run_split(std::string_view text, const std::string& origin) {
   RunSplit s;
-  static constexpr std::array<std::string_view, 6> kKeys = {"gpus", "group", "workload", "topology", "gpu", "precision"};
+  static constexpr std::array<std::string_view, 6> kKeys = {"gpus",     "group", "workload",
+                                                            "topology", "gpu",   "precision"};
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t end = std::min(text.find(',', start), text.size());
@@ -158,9 +181,11 @@ RunSplit parse_run_split(std::string_view text, const std::string& origin) {
     const auto eq = part.find('=');
     if (eq == std::string_view::npos || eq == 0 || eq + 1 == part.size() ||
         std::find(kKeys.begin(), kKeys.end(), part.substr(0, eq)) == kKeys.end()) {
-      throw InputError(origin, {}, fmt::format("expected every-other or KEY=VALUE (KEY one of gpus, group, workload, topology, gpu, precision), "
-                                               "comma-separated; got \"{}\"",
-                                               part));
+      throw InputError(
+          origin, {},
+          fmt::format("expected every-other or KEY=VALUE (KEY one of gpus, group, workload, topology, gpu, precision), "
+                      "comma-separated; got \"{}\"",
+                      part));
     }
     s.conditions.emplace_back(std::string(part.substr(0, eq)), std::string(part.substr(eq + 1)));
   }
@@ -189,35 +214,44 @@ std::vector<bool> fit_mask(const std::vector<TrainingRun>& runs, const RunSplit&
 }
 
 RunsFit fit_compute_to_runs(const std::vector<TrainingRun>& runs, const std::vector<bool>& mask,
-                            const std::vector<ComputeParameter>& parameters, const cost::Calibration& base, const std::string& origin) {
+                            const std::vector<ComputeParameter>& parameters, const cost::Calibration& base,
+                            const std::string& origin) {
   STEPCAST_ASSERT(mask.size() == runs.size(), "one mask entry per run");
   std::vector<const TrainingRun*> fitted;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     if (mask[i]) fitted.push_back(&runs[i]);
   }
-  if (parameters.empty()) throw InputError("--fit", {}, fmt::format("name at least one parameter to fit ({})", accepted_compute_parameters()));
+  if (parameters.empty())
+    throw InputError("--fit", {},
+                     fmt::format("name at least one parameter to fit ({})", accepted_compute_parameters()));
   if (fitted.size() < parameters.size()) {
-    throw InputError(origin, {}, fmt::format("{} runs selected to fit {} parameters: need at least as many runs as parameters", fitted.size(),
-                                             parameters.size()));
+    throw InputError(origin, {},
+                     fmt::format("{} runs selected to fit {} parameters: need at least as many runs as parameters",
+                                 fitted.size(), parameters.size()));
   }
   RunsFit out;
   out.parameters = parameters;
   out.gpu = fitted.front()->topology->gpu().name;
   for (const TrainingRun* r : fitted) {
     if (r->topology->gpu().name != out.gpu) {
-      throw InputError(origin, {}, fmt::format("the runs to fit ran on {} and {} ({}): one calibration describes one GPU model; select the runs "
-                                               "of one with --fit-on gpu=NAME",
-                                               out.gpu, r->topology->gpu().name, r->where));
+      throw InputError(
+          origin, {},
+          fmt::format("the runs to fit ran on {} and {} ({}): one calibration describes one GPU model; select the runs "
+                      "of one with --fit-on gpu=NAME",
+                      out.gpu, r->topology->gpu().name, r->where));
     }
   }
   // A GEMM efficiency belongs to one precision: its fit runs must share it.
   const std::string precision(plan::to_string(fitted.front()->plan.precision));
-  const bool per_precision = std::find(parameters.begin(), parameters.end(), ComputeParameter::kGemmEfficiency) != parameters.end();
+  const bool per_precision =
+      std::find(parameters.begin(), parameters.end(), ComputeParameter::kGemmEfficiency) != parameters.end();
   for (const TrainingRun* r : fitted) {
     if (per_precision && plan::to_string(r->plan.precision) != precision) {
-      throw InputError(origin, {}, fmt::format("the runs to fit use {} and {} ({}): a GEMM efficiency belongs to one precision; select "
-                                               "the runs of one with --fit-on precision=NAME",
-                                               precision, plan::to_string(r->plan.precision), r->where));
+      throw InputError(
+          origin, {},
+          fmt::format("the runs to fit use {} and {} ({}): a GEMM efficiency belongs to one precision; select "
+                      "the runs of one with --fit-on precision=NAME",
+                      precision, plan::to_string(r->plan.precision), r->where));
     }
   }
   // Held out: the other usable runs on the same GPU model (and precision, for a GEMM efficiency).
@@ -225,13 +259,15 @@ RunsFit fit_compute_to_runs(const std::vector<TrainingRun>& runs, const std::vec
   std::vector<const TrainingRun*> held;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const TrainingRun& r = runs[i];
-    const bool comparable = r.topology->gpu().name == out.gpu && (!per_precision || plan::to_string(r.plan.precision) == precision);
+    const bool comparable =
+        r.topology->gpu().name == out.gpu && (!per_precision || plan::to_string(r.plan.precision) == precision);
     if (!mask[i] && r.expressible() && r.measured_tokens_per_s() && comparable) held.push_back(&r);
   }
 
   const cost::KernelParams start = cost::kernel_params(base, fitted.front()->topology->gpu(), fitted.front()->plan);
   Eigen::VectorXd x(static_cast<Eigen::Index>(parameters.size()));
-  for (std::size_t i = 0; i < parameters.size(); ++i) x[static_cast<Eigen::Index>(i)] = to_coordinate(parameters[i], value_of(start, parameters[i]));
+  for (std::size_t i = 0; i < parameters.size(); ++i)
+    x[static_cast<Eigen::Index>(i)] = to_coordinate(parameters[i], value_of(start, parameters[i]));
 
   const Residuals residuals(fitted, parameters, base, start, precision);
   out.fit_before = errors_of(fitted, base);
@@ -248,8 +284,9 @@ RunsFit fit_compute_to_runs(const std::vector<TrainingRun>& runs, const std::vec
   out.held_after = errors_of(held, fitted_cal);
   std::string names;
   for (const ComputeParameter p : parameters) names += fmt::format("{}{}", names.empty() ? "" : ", ", to_string(p));
-  out.compute.source = fmt::format("stepcast calibrate --runs: {} fitted on {} runs of {} on {} (least squares on log throughput; {} held out)",
-                                   names, fitted.size(), origin, out.gpu, held.size());
+  out.compute.source = fmt::format(
+      "stepcast calibrate --runs: {} fitted on {} runs of {} on {} (least squares on log throughput; {} held out)",
+      names, fitted.size(), origin, out.gpu, held.size());
   return out;
 }
 

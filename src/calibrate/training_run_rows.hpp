@@ -13,8 +13,8 @@ namespace stepcast::calibrate::detail {
 /// One run as written: the non-empty cells by column name, and where the row is.
 struct RawRow {
   std::string file;
-  int line = 0;              ///< CSV: the line number; 0 for JSON
-  std::string pointer;       ///< JSON: "/runs/N"; empty for CSV
+  int line = 0;         ///< CSV: the line number; 0 for JSON
+  std::string pointer;  ///< JSON: "/runs/N"; empty for CSV
   std::vector<std::pair<std::string, std::string>> cells;
 
   /// The cell of `column`, or nothing when it is missing or empty.

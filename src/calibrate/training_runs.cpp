@@ -15,9 +15,9 @@
 #include <variant>
 
 #include "stepcast/core/errors.hpp"
-#include "stepcast/cost/flash_default.hpp"
 #include "stepcast/core/input_file.hpp"
 #include "stepcast/cost/compute.hpp"
+#include "stepcast/cost/flash_default.hpp"
 #include "training_run_rows.hpp"
 
 namespace stepcast::calibrate {
@@ -36,15 +36,21 @@ constexpr double kThroughputAgreement = 0.05;
 constexpr std::string_view kMixedPrecisionModes[] = {"DEFAULT", "PURE", "FULL"};
 
 /// The columns of a shape given in place of a workload file, the first four required.
-constexpr std::string_view kShapeColumns[] = {"layers", "hidden", "heads", "vocab", "kv_heads", "ffn", "gated_mlp",
-                                              "tied_embeddings", "biases", "learned_positions", "rotary", "dropout",
+constexpr std::string_view kShapeColumns[] = {"layers",    "hidden",
+                                              "heads",     "vocab",
+                                              "kv_heads",  "ffn",
+                                              "gated_mlp", "tied_embeddings",
+                                              "biases",    "learned_positions",
+                                              "rotary",    "dropout",
                                               "norm"};
 
-constexpr std::string_view kMeasuredColumns[] = {"step_time",           "tokens_per_s",           "tokens_per_s_per_gpu",
-                                                 "model_flops_per_gpu", "hardware_flops_per_gpu", "mfu",
-                                                 "hfu",                 "peak_memory_per_gpu"};
+constexpr std::string_view kMeasuredColumns[] = {
+    "step_time", "tokens_per_s", "tokens_per_s_per_gpu", "model_flops_per_gpu", "hardware_flops_per_gpu",
+    "mfu",       "hfu",          "peak_memory_per_gpu"};
 
-bool has_column(const RawTable& t, std::string_view c) { return std::find(t.columns.begin(), t.columns.end(), c) != t.columns.end(); }
+bool has_column(const RawTable& t, std::string_view c) {
+  return std::find(t.columns.begin(), t.columns.end(), c) != t.columns.end();
+}
 
 /// The header must name what every row needs; a row may still leave a cell empty (then it is
 /// counted as inexpressible), but a file without the column cannot be meant as a runs file.
@@ -52,14 +58,18 @@ void check_columns(const RawTable& t, const std::string& file) {
   const auto fail = [&](const std::string& message) {
     throw InputError(file, t.header_line > 0 ? std::to_string(t.header_line) : std::string(), message);
   };
-  const bool shape = has_column(t, "layers") || has_column(t, "hidden") || has_column(t, "heads") || has_column(t, "vocab");
+  const bool shape =
+      has_column(t, "layers") || has_column(t, "hidden") || has_column(t, "heads") || has_column(t, "vocab");
   if (!has_column(t, "workload") && !shape) {
-    fail("no workload column: give workload (a shipped name, a workload JSON or a Hugging Face config.json) or the shape "
-         "columns layers, hidden, heads and vocab");
+    fail(
+        "no workload column: give workload (a shipped name, a workload JSON or a Hugging Face config.json) or the "
+        "shape "
+        "columns layers, hidden, heads and vocab");
   }
   if (shape) {
     for (const std::string_view c : {"layers", "hidden", "heads", "vocab"}) {
-      if (!has_column(t, c)) fail(fmt::format("shape columns without \"{}\": a shape needs layers, hidden, heads and vocab", c));
+      if (!has_column(t, c))
+        fail(fmt::format("shape columns without \"{}\": a shape needs layers, hidden, heads and vocab", c));
     }
   }
   for (const std::string_view c : {"topology", "plan"}) {
@@ -68,8 +78,9 @@ void check_columns(const RawTable& t, const std::string& file) {
   bool measured = false;
   for (const std::string_view c : kMeasuredColumns) measured = measured || has_column(t, c);
   if (!measured) {
-    fail("no measured column: give at least one of step_time, tokens_per_s, tokens_per_s_per_gpu, model_flops_per_gpu, "
-         "hardware_flops_per_gpu, mfu, hfu, peak_memory_per_gpu");
+    fail(
+        "no measured column: give at least one of step_time, tokens_per_s, tokens_per_s_per_gpu, model_flops_per_gpu, "
+        "hardware_flops_per_gpu, mfu, hfu, peak_memory_per_gpu");
   }
 }
 
@@ -87,7 +98,8 @@ double rate_number(const RawRow& row, std::string_view column, std::string_view 
   double v = 0.0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) {
-    row.fail(column, fmt::format("expected a number of tokens per second (the column name gives the unit), got \"{}\"", text));
+    row.fail(column,
+             fmt::format("expected a number of tokens per second (the column name gives the unit), got \"{}\"", text));
   }
   if (!(v > 0.0)) row.fail(column, fmt::format("must be positive, got {}", text));
   return v;
@@ -131,7 +143,8 @@ RunMeasurement read_measurement(const RawRow& row) {
   RunMeasurement m;
   if (const auto v = row.find("step_time")) m.step_time = positive_quantity<Seconds>(row, "step_time", *v);
   if (const auto v = row.find("tokens_per_s")) m.tokens_per_s = rate_number(row, "tokens_per_s", *v);
-  if (const auto v = row.find("tokens_per_s_per_gpu")) m.tokens_per_s_per_gpu = rate_number(row, "tokens_per_s_per_gpu", *v);
+  if (const auto v = row.find("tokens_per_s_per_gpu"))
+    m.tokens_per_s_per_gpu = rate_number(row, "tokens_per_s_per_gpu", *v);
   if (const auto v = row.find("model_flops_per_gpu")) {
     m.model_flops_per_gpu = positive_quantity<FlopsPerSecond>(row, "model_flops_per_gpu", *v);
   }
@@ -140,11 +153,14 @@ RunMeasurement read_measurement(const RawRow& row) {
   }
   if (const auto v = row.find("mfu")) m.mfu = percentage(row, "mfu", *v);
   if (const auto v = row.find("hfu")) m.hfu = percentage(row, "hfu", *v);
-  if (const auto v = row.find("peak_memory_per_gpu")) m.peak_memory_per_gpu = positive_quantity<Bytes>(row, "peak_memory_per_gpu", *v);
-  const bool any = m.has_throughput() || m.model_flops_per_gpu || m.hardware_flops_per_gpu || m.mfu || m.hfu || m.peak_memory_per_gpu;
+  if (const auto v = row.find("peak_memory_per_gpu"))
+    m.peak_memory_per_gpu = positive_quantity<Bytes>(row, "peak_memory_per_gpu", *v);
+  const bool any = m.has_throughput() || m.model_flops_per_gpu || m.hardware_flops_per_gpu || m.mfu || m.hfu ||
+                   m.peak_memory_per_gpu;
   if (!any) {
-    row.fail({}, "nothing measured: a run needs at least one of step_time, tokens_per_s, tokens_per_s_per_gpu, "
-                 "model_flops_per_gpu, hardware_flops_per_gpu, mfu, hfu, peak_memory_per_gpu");
+    row.fail({},
+             "nothing measured: a run needs at least one of step_time, tokens_per_s, tokens_per_s_per_gpu, "
+             "model_flops_per_gpu, hardware_flops_per_gpu, mfu, hfu, peak_memory_per_gpu");
   }
   // Utilisation is compared in the run's own FLOP convention, scaled by predicted over measured
   // throughput, so it needs the throughput it was computed from.
@@ -152,8 +168,9 @@ RunMeasurement read_measurement(const RawRow& row) {
                                       std::pair{m.hardware_flops_per_gpu.has_value(), "hardware_flops_per_gpu"},
                                       std::pair{m.mfu.has_value(), "mfu"}, std::pair{m.hfu.has_value(), "hfu"}}) {
     if (given && !m.has_throughput()) {
-      row.fail(column, "needs the run's throughput in the same row (step_time, tokens_per_s or tokens_per_s_per_gpu): "
-                       "it is compared in the run's own FLOP convention, scaled by predicted over measured throughput");
+      row.fail(column,
+               "needs the run's throughput in the same row (step_time, tokens_per_s or tokens_per_s_per_gpu): "
+               "it is compared in the run's own FLOP convention, scaled by predicted over measured throughput");
     }
   }
   return m;
@@ -166,7 +183,8 @@ std::vector<std::string> plan_keys_of(std::string_view text) {
   std::size_t start = 0;
   while (start <= text.size()) {
     const auto comma = text.find(',', start);
-    const std::string_view item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     const auto eq = item.find('=');
     if (eq != std::string_view::npos) {
       std::string_view key = item.substr(0, eq);
@@ -186,7 +204,9 @@ auto load(const RawRow& row, std::string_view column, Load&& load_file) -> declt
   try {
     return load_file();
   } catch (const InputError& e) {
-    row.fail(column, fmt::format("{} (a name is looked up among the shipped files; a path is relative to the runs file)", e.what()));
+    row.fail(
+        column,
+        fmt::format("{} (a name is looked up among the shipped files; a path is relative to the runs file)", e.what()));
   }
 }
 
@@ -201,18 +221,21 @@ class Loader {
   std::shared_ptr<const workload::Workload> workload(const RawRow& row, const std::string& value) {
     const std::filesystem::path path = resolve(value, "workloads");
     auto& slot = workloads_[path.string()];
-    if (!slot) slot = std::make_shared<const workload::Workload>(load(row, "workload", [&] { return workload::load_workload(path); }));
+    if (!slot)
+      slot = std::make_shared<const workload::Workload>(
+          load(row, "workload", [&] { return workload::load_workload(path); }));
     return slot;
   }
 
   std::shared_ptr<const workload::Workload> shape_workload(const workload::TransformerShape& s) {
-    const auto key = std::make_tuple(s.layers, s.hidden, s.heads, s.kv_heads, s.ffn_hidden, s.gated_mlp, s.vocab, s.seq_len,
-                                     s.tied_embeddings, s.biases, s.learned_positions, s.rotary, s.dropout,
+    const auto key = std::make_tuple(s.layers, s.hidden, s.heads, s.kv_heads, s.ffn_hidden, s.gated_mlp, s.vocab,
+                                     s.seq_len, s.tied_embeddings, s.biases, s.learned_positions, s.rotary, s.dropout,
                                      s.norm == workload::Norm::kLayerNorm);
     auto& slot = shapes_[key];
     if (!slot) {
       workload::Workload w;
-      w.name = fmt::format("l={} h={} a={}{}", s.layers, s.hidden, s.heads, s.kv_heads != s.heads ? fmt::format(" kv={}", s.kv_heads) : "");
+      w.name = fmt::format("l={} h={} a={}{}", s.layers, s.hidden, s.heads,
+                           s.kv_heads != s.heads ? fmt::format(" kv={}", s.kv_heads) : "");
       w.source = "shape columns of a runs file";
       w.shape = s;
       w.parameters = workload::parameter_count(s);
@@ -223,8 +246,8 @@ class Loader {
 
   /// The topology with `nodes` (or the file's count, grown to hold `gpus` as `validate
   /// --measured` grows it for a log's ranks).
-  std::shared_ptr<const topology::Topology> topology(const RawRow& row, const std::string& value, std::optional<int> nodes,
-                                                     std::optional<int> gpus) {
+  std::shared_ptr<const topology::Topology> topology(const RawRow& row, const std::string& value,
+                                                     std::optional<int> nodes, std::optional<int> gpus) {
     const std::filesystem::path path = resolve(value, "topologies");
     auto topo = topology_at(row, path, nodes);
     if (!nodes && gpus && *gpus > topo->gpu_count()) {
@@ -244,16 +267,20 @@ class Loader {
     return given.is_absolute() ? given : folder_ / given;
   }
 
-  std::shared_ptr<const topology::Topology> topology_at(const RawRow& row, const std::filesystem::path& path, std::optional<int> nodes) {
+  std::shared_ptr<const topology::Topology> topology_at(const RawRow& row, const std::filesystem::path& path,
+                                                        std::optional<int> nodes) {
     auto& slot = topologies_[{path.string(), nodes.value_or(0)}];
-    if (!slot) slot = std::make_shared<const topology::Topology>(load(row, "topology", [&] { return topology::load_topology(path, nodes); }));
+    if (!slot)
+      slot = std::make_shared<const topology::Topology>(
+          load(row, "topology", [&] { return topology::load_topology(path, nodes); }));
     return slot;
   }
 
   std::filesystem::path data_root_;
   std::filesystem::path folder_;
   std::map<std::string, std::shared_ptr<const workload::Workload>> workloads_;
-  std::map<std::tuple<int, int, int, int, int, bool, int, int, bool, bool, bool, bool, bool, bool>, std::shared_ptr<const workload::Workload>>
+  std::map<std::tuple<int, int, int, int, int, bool, int, int, bool, bool, bool, bool, bool, bool>,
+           std::shared_ptr<const workload::Workload>>
       shapes_;
   std::map<std::pair<std::string, int>, std::shared_ptr<const topology::Topology>> topologies_;
 };
@@ -276,7 +303,8 @@ std::variant<workload::TransformerShape, std::string> read_shape(const RawRow& r
   s.gated_mlp = row.find("gated_mlp") && boolean(row, "gated_mlp", *row.find("gated_mlp"));
   s.tied_embeddings = row.find("tied_embeddings") && boolean(row, "tied_embeddings", *row.find("tied_embeddings"));
   s.biases = row.find("biases") && boolean(row, "biases", *row.find("biases"));
-  s.learned_positions = row.find("learned_positions") && boolean(row, "learned_positions", *row.find("learned_positions"));
+  s.learned_positions =
+      row.find("learned_positions") && boolean(row, "learned_positions", *row.find("learned_positions"));
   s.rotary = row.find("rotary") && boolean(row, "rotary", *row.find("rotary"));
   s.dropout = !row.find("dropout") || boolean(row, "dropout", *row.find("dropout"));
   if (const auto norm = row.find("norm")) {
@@ -287,7 +315,8 @@ std::variant<workload::TransformerShape, std::string> read_shape(const RawRow& r
     }
   }
   s.seq_len = seq_len;
-  if (s.hidden % s.heads != 0) row.fail("heads", fmt::format("hidden size {} is not divisible by the {} heads", s.hidden, s.heads));
+  if (s.hidden % s.heads != 0)
+    row.fail("heads", fmt::format("hidden size {} is not divisible by the {} heads", s.hidden, s.heads));
   if (s.heads % s.kv_heads != 0) {
     row.fail("kv_heads", fmt::format("{} heads are not divisible by the {} key/value heads", s.heads, s.kv_heads));
   }
@@ -296,14 +325,15 @@ std::variant<workload::TransformerShape, std::string> read_shape(const RawRow& r
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  for (std::size_t i = 0; i < items.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
   return out;
 }
 
 /// A setting given both as a column and in the plan must agree.
 template <class T>
-std::optional<T> agreed(const RawRow& row, std::string_view column, std::optional<T> from_column, bool in_plan, T from_plan,
-                        std::string_view plan_key) {
+std::optional<T> agreed(const RawRow& row, std::string_view column, std::optional<T> from_column, bool in_plan,
+                        T from_plan, std::string_view plan_key) {
   if (!in_plan) return from_column;
   if (from_column && *from_column != from_plan) {
     row.fail(column, fmt::format("the column says {} but the plan says {}={}", *from_column, plan_key, from_plan));
@@ -314,18 +344,23 @@ std::optional<T> agreed(const RawRow& row, std::string_view column, std::optiona
 void check_agreement(const RawRow& row, std::string_view a_column, double a, std::string_view b_column, double b,
                      const std::string& how) {
   if (std::fabs(a / b - 1.0) > kThroughputAgreement) {
-    row.fail(b_column, fmt::format("disagrees with {} by {:+.1f}% ({}); a unit may have slipped", a_column, 100.0 * (b / a - 1.0), how));
+    row.fail(b_column, fmt::format("disagrees with {} by {:+.1f}% ({}); a unit may have slipped", a_column,
+                                   100.0 * (b / a - 1.0), how));
   }
 }
 
 TrainingRun interpret(const RawRow& row, Loader& loader) {
   TrainingRun run;
   run.where = row.where();
-  run.id = row.find("run") ? std::string(*row.find("run")) : row.pointer.empty() ? fmt::format("line {}", row.line) : row.pointer.substr(1);
+  run.id = row.find("run")       ? std::string(*row.find("run"))
+           : row.pointer.empty() ? fmt::format("line {}", row.line)
+                                 : row.pointer.substr(1);
   if (const auto v = row.find("source")) run.source = *v;
   if (const auto v = row.find("fsdp_mixed_precision")) {
-    if (std::find(std::begin(kMixedPrecisionModes), std::end(kMixedPrecisionModes), *v) == std::end(kMixedPrecisionModes)) {
-      row.fail("fsdp_mixed_precision", fmt::format("expected DEFAULT, PURE or FULL (Composer's FSDP mixed_precision), got \"{}\"", *v));
+    if (std::find(std::begin(kMixedPrecisionModes), std::end(kMixedPrecisionModes), *v) ==
+        std::end(kMixedPrecisionModes)) {
+      row.fail("fsdp_mixed_precision",
+               fmt::format("expected DEFAULT, PURE or FULL (Composer's FSDP mixed_precision), got \"{}\"", *v));
     }
     run.fsdp_mixed_precision = *v;
   }
@@ -353,9 +388,13 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
   } else {
     missing.emplace_back("plan");
   }
-  const auto count = [&](std::string_view c) { return row.find(c) ? std::optional<int>(whole_number(row, c, *row.find(c))) : std::nullopt; };
-  const std::optional<int> global_batch = agreed(row, "global_batch", count("global_batch"), plan_keys.contains("gbs"), parsed.global_batch, "gbs");
-  const std::optional<int> seq_len = agreed(row, "seq_len", count("seq_len"), plan_keys.contains("seq"), parsed.seq_len, "seq");
+  const auto count = [&](std::string_view c) {
+    return row.find(c) ? std::optional<int>(whole_number(row, c, *row.find(c))) : std::nullopt;
+  };
+  const std::optional<int> global_batch =
+      agreed(row, "global_batch", count("global_batch"), plan_keys.contains("gbs"), parsed.global_batch, "gbs");
+  const std::optional<int> seq_len =
+      agreed(row, "seq_len", count("seq_len"), plan_keys.contains("seq"), parsed.seq_len, "seq");
   std::optional<plan::Precision> precision;
   if (const auto v = row.find("precision")) {
     try {
@@ -399,8 +438,8 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
     run.topology_name = run.topology->name();
     run.gpus = gpus.value_or(run.topology->gpu_count());
     if (run.gpus > run.topology->gpu_count()) {
-      row.fail("gpus", fmt::format("{} GPUs, but {} node(s) of {} hold {}", run.gpus, run.topology->node_count(), run.topology_name,
-                                   run.topology->gpu_count()));
+      row.fail("gpus", fmt::format("{} GPUs, but {} node(s) of {} hold {}", run.gpus, run.topology->node_count(),
+                                   run.topology_name, run.topology->gpu_count()));
     }
   } else {
     missing.emplace_back("topology");
@@ -409,7 +448,8 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
                                 : fmt::format("{} on {}, {} GPUs", run.workload ? run.workload_name : "?",
                                               run.topology ? run.topology_name : "?", run.gpus);
   if (!unknown_keys.empty()) {
-    run.inexpressible = fmt::format("plan key{} {} not modelled by stepcast", unknown_keys.size() > 1 ? "s" : "", join(unknown_keys));
+    run.inexpressible =
+        fmt::format("plan key{} {} not modelled by stepcast", unknown_keys.size() > 1 ? "s" : "", join(unknown_keys));
     return run;
   }
   if (!missing.empty()) {
@@ -433,8 +473,8 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
                                  run.plan.tp * run.plan.pp, run.gpus));
   }
   if (run.plan.gpus() != run.gpus) {
-    row.fail("plan", fmt::format("dp x tp x pp = {} x {} x {} does not use the row's {} GPUs", run.plan.dp, run.plan.tp, run.plan.pp,
-                                 run.gpus));
+    row.fail("plan", fmt::format("dp x tp x pp = {} x {} x {} does not use the row's {} GPUs", run.plan.dp, run.plan.tp,
+                                 run.plan.pp, run.gpus));
   }
   // Throughput given twice must agree.
   const RunMeasurement& m = run.measured;
@@ -448,8 +488,8 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
                     fmt::format("x {} GPUs", run.gpus));
   }
   if (!m.tokens_per_s && m.step_time && m.tokens_per_s_per_gpu) {
-    check_agreement(row, "step_time", tokens / m.step_time->value(), "tokens_per_s_per_gpu", *m.tokens_per_s_per_gpu * run.gpus,
-                    fmt::format("x {} GPUs", run.gpus));
+    check_agreement(row, "step_time", tokens / m.step_time->value(), "tokens_per_s_per_gpu",
+                    *m.tokens_per_s_per_gpu * run.gpus, fmt::format("x {} GPUs", run.gpus));
   }
 
   // What the model cannot express: a bare parameter count, a rule of the model the plan breaks,
@@ -466,7 +506,8 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
     return run;
   }
   if (!(cost::peak_rate(run.topology->gpu(), run.plan.precision).value() > 0.0)) {
-    run.inexpressible = fmt::format("the {} has no {} peak rate", run.topology->gpu().name, plan::to_string(run.plan.precision));
+    run.inexpressible =
+        fmt::format("the {} has no {} peak rate", run.topology->gpu().name, plan::to_string(run.plan.precision));
   }
   return run;
 }
@@ -482,7 +523,8 @@ std::optional<double> TrainingRun::measured_tokens_per_s() const {
   return std::nullopt;
 }
 
-std::vector<TrainingRun> read_training_runs(const std::vector<std::filesystem::path>& files, const std::filesystem::path& data_root) {
+std::vector<TrainingRun> read_training_runs(const std::vector<std::filesystem::path>& files,
+                                            const std::filesystem::path& data_root) {
   std::vector<TrainingRun> runs;
   Loader loader(data_root);
   for (const auto& file : files) {
@@ -491,7 +533,8 @@ std::vector<TrainingRun> read_training_runs(const std::vector<std::filesystem::p
     if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
     const auto first = text.find_first_not_of(" \t\r\n");
     const bool json = first != std::string::npos && text[first] == '{';
-    const RawTable table = json ? detail::read_runs_json(text, file.string()) : detail::read_runs_csv(text, file.string());
+    const RawTable table =
+        json ? detail::read_runs_json(text, file.string()) : detail::read_runs_csv(text, file.string());
     check_columns(table, file.string());
     loader.set_file(file);
     for (const RawRow& row : table.rows) runs.push_back(interpret(row, loader));

@@ -43,10 +43,12 @@ std::vector<std::string> split_fields(std::string_view line, const std::string& 
         }
         field += line[i++];
       }
-      if (!closed) fail(fmt::format("field {} opens a quote at column {} that the line never closes", fields.size() + 1, opened));
+      if (!closed)
+        fail(fmt::format("field {} opens a quote at column {} that the line never closes", fields.size() + 1, opened));
       while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
       if (i < line.size() && line[i] != ',') {
-        fail(fmt::format("field {} has text after its closing quote (quote the whole field, as \"tp=2,pp=2\")", fields.size() + 1));
+        fail(fmt::format("field {} has text after its closing quote (quote the whole field, as \"tp=2,pp=2\")",
+                         fields.size() + 1));
       }
     } else {
       const std::size_t end = std::min(line.find(',', i), line.size());
@@ -76,8 +78,8 @@ const std::vector<std::string_view>& known_columns() {
       // the cluster and the plan
       "topology", "nodes", "gpus", "plan", "global_batch", "seq_len", "precision", "fsdp_mixed_precision",
       // what was measured
-      "step_time", "tokens_per_s", "tokens_per_s_per_gpu", "model_flops_per_gpu", "hardware_flops_per_gpu", "mfu", "hfu",
-      "peak_memory_per_gpu"};
+      "step_time", "tokens_per_s", "tokens_per_s_per_gpu", "model_flops_per_gpu", "hardware_flops_per_gpu", "mfu",
+      "hfu", "peak_memory_per_gpu"};
   return all;
 }
 
@@ -88,10 +90,13 @@ std::optional<std::string_view> RawRow::find(std::string_view column) const {
   return std::nullopt;
 }
 
-std::string RawRow::where() const { return pointer.empty() ? fmt::format("{}:{}", file, line) : fmt::format("{}:{}", file, pointer); }
+std::string RawRow::where() const {
+  return pointer.empty() ? fmt::format("{}:{}", file, line) : fmt::format("{}:{}", file, pointer);
+}
 
 void RawRow::fail(std::string_view column, const std::string& message) const {
-  if (!pointer.empty()) throw InputError(file, column.empty() ? pointer : fmt::format("{}/{}", pointer, column), message);
+  if (!pointer.empty())
+    throw InputError(file, column.empty() ? pointer : fmt::format("{}/{}", pointer, column), message);
   throw InputError(file, std::to_string(line), column.empty() ? message : fmt::format("{}: {}", column, message));
 }
 
@@ -126,8 +131,8 @@ RawTable read_runs_csv(std::string_view text, const std::string& file) {
     }
     if (fields.size() != table.columns.size()) {
       throw InputError(file, std::to_string(line_no),
-                       fmt::format("{} fields, but the header (line {}) names {} columns", fields.size(), table.header_line,
-                                   table.columns.size()));
+                       fmt::format("{} fields, but the header (line {}) names {} columns", fields.size(),
+                                   table.header_line, table.columns.size()));
     }
     RawRow row;
     row.file = file;
@@ -140,12 +145,14 @@ RawTable read_runs_csv(std::string_view text, const std::string& file) {
   if (table.header_line == 0) {
     // An empty file has no line to point at: line 1 is where its header belongs.
     const bool blank = text.find_first_not_of(" \t\r\n") == std::string_view::npos;
-    throw InputError(file, blank ? "1" : std::to_string(line_no),
-                     fmt::format("{}: expected a header of column names (workload, topology, plan, ...) and one run per line",
-                                 blank ? "the file is empty" : "only comments"));
+    throw InputError(
+        file, blank ? "1" : std::to_string(line_no),
+        fmt::format("{}: expected a header of column names (workload, topology, plan, ...) and one run per line",
+                    blank ? "the file is empty" : "only comments"));
   }
   if (table.rows.empty()) {
-    throw InputError(file, std::to_string(table.header_line), "a header but no runs: expected one run per line after it");
+    throw InputError(file, std::to_string(table.header_line),
+                     "a header but no runs: expected one run per line after it");
   }
   return table;
 }

@@ -43,7 +43,8 @@ RawTable read_runs_json(std::string_view text, const std::string& file) {
         for (const std::string_view c : known_columns()) list += fmt::format("{}{}", list.empty() ? "" : ", ", c);
         value.fail(fmt::format("unknown key \"{}\" (known keys: {})", key, list));
       }
-      if (std::find(table.columns.begin(), table.columns.end(), key) == table.columns.end()) table.columns.push_back(key);
+      if (std::find(table.columns.begin(), table.columns.end(), key) == table.columns.end())
+        table.columns.push_back(key);
       if (value.json().is_null()) continue;
       std::string cell = cell_text(value);
       if (!cell.empty()) row.cells.emplace_back(key, std::move(cell));

@@ -1,9 +1,9 @@
 // Comparing the calibrated model with measurements, point by point.
 #include "stepcast/calibrate/validation.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <utility>
 
 #include "stepcast/cost/collective_model.hpp"
@@ -66,7 +66,8 @@ Comparison compare_nccl(const std::vector<Sample>& samples, const topology::Topo
   model.calibration = &calibration;
   std::vector<ComparedPoint> points;
   for (const Sample& s : samples) {
-    const cost::CollectivePrice price = cost::price_collective(cost::collective_group(topology, s.tiers), s.op, s.size, model);
+    const cost::CollectivePrice price =
+        cost::price_collective(cost::collective_group(topology, s.tiers), s.op, s.size, model);
     points.push_back(compared(s, price.time, cost::model_name(price)));
   }
   return summarised(std::move(points));

@@ -1,9 +1,9 @@
 // `stepcast calibrate`: fits the alpha-beta tier figures to measured collectives (nccl-tests logs
 // or stepcast-nccl-bench JSON) and the compute model's kernel parameters to measured operators
 // (stepcast-kernel-bench JSON), and writes a calibration file that --calibration reads.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <fmt/format.h>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,29 +32,31 @@ struct CalibrateOptions {
 };
 
 std::string fit_report(const std::vector<calibrate::RegimeFit>& fits) {
-  std::string out = fmt::format("{:<16} {:<6} {:>10} {:>10} {:>6}  {:<15} {:>12}  {:<12} {:>12}  {:>9} {:>9}\n",
-                                "collective", "algo", "from", "to", "points", "alpha field", "alpha",
-                                "bw field", "bandwidth", "med |e|%", "max |e|%");
+  std::string out =
+      fmt::format("{:<16} {:<6} {:>10} {:>10} {:>6}  {:<15} {:>12}  {:<12} {:>12}  {:>9} {:>9}\n", "collective", "algo",
+                  "from", "to", "points", "alpha field", "alpha", "bw field", "bandwidth", "med |e|%", "max |e|%");
   for (const auto& f : fits) {
     const auto& e = f.entry;
     out += fmt::format("{:<16} {:<6} {:>10} {:>10} {:>6}  {:<15} {:>12}  {:<12} {:>12}  {:>9.2f} {:>9.2f}\n",
-                       cost::to_string(e.op), cost::to_string(f.algorithm),
-                       format_bytes(e.min_size), e.max_size ? format_bytes(*e.max_size) : std::string("-"), e.fit->points,
-                       f.alpha_field, format_seconds(f.alpha), f.bandwidth_field, format_bandwidth(f.bandwidth),
+                       cost::to_string(e.op), cost::to_string(f.algorithm), format_bytes(e.min_size),
+                       e.max_size ? format_bytes(*e.max_size) : std::string("-"), e.fit->points, f.alpha_field,
+                       format_seconds(f.alpha), f.bandwidth_field, format_bandwidth(f.bandwidth),
                        e.fit->median_abs_error_pct, e.fit->max_abs_error_pct);
   }
   return out;
 }
 
 std::string compute_report(const std::vector<calibrate::GemmEfficiencyFit>& fits) {
-  std::string out = fmt::format("{:<9} {:>6} {:>14} {:>14} {:>11} {:>19} {:>14}\n", "precision", "GEMMs", "achieved", "peak",
-                                "efficiency", "per GEMM (min-max)", "memory-bound");
+  std::string out = fmt::format("{:<9} {:>6} {:>14} {:>14} {:>11} {:>19} {:>14}\n", "precision", "GEMMs", "achieved",
+                                "peak", "efficiency", "per GEMM (min-max)", "memory-bound");
   for (const auto& f : fits) {
-    out += fmt::format("{:<9} {:>6} {:>14} {:>14} {:>11.3f} {:>19} {:>14}\n", f.precision, f.gemms, format_flops_rate(f.flops / f.time),
-                       format_flops_rate(f.peak), f.efficiency, fmt::format("{:.3f}-{:.3f}", f.min_gemm_efficiency, f.max_gemm_efficiency),
-                       f.memory_bound);
+    out += fmt::format("{:<9} {:>6} {:>14} {:>14} {:>11.3f} {:>19} {:>14}\n", f.precision, f.gemms,
+                       format_flops_rate(f.flops / f.time), format_flops_rate(f.peak), f.efficiency,
+                       fmt::format("{:.3f}-{:.3f}", f.min_gemm_efficiency, f.max_gemm_efficiency), f.memory_bound);
   }
-  out += "(memory-bound: GEMMs whose bytes at the datasheet bandwidth outlast their FLOPs at the peak, left out of the fit)\n";
+  out +=
+      "(memory-bound: GEMMs whose bytes at the datasheet bandwidth outlast their FLOPs at the peak, left out of the "
+      "fit)\n";
   return out;
 }
 
@@ -97,8 +99,8 @@ std::string calibrate_collectives(const CalibrateOptions& o, const MeasuredInput
   const auto fits = calibrate::fit_samples(fitted, in.measurements.front().file);
   for (const auto& f : fits) cal.collectives.push_back(f.entry);
   // What the fit saw: outside it, every command that prices with the file warns.
-  cost::FittedRange range{fitted.front().size, fitted.front().size, fitted.front().tiers.ranks, fitted.front().tiers.ranks,
-                          fitted.front().tiers.nodes, fitted.front().tiers.nodes};
+  cost::FittedRange range{fitted.front().size,        fitted.front().size,        fitted.front().tiers.ranks,
+                          fitted.front().tiers.ranks, fitted.front().tiers.nodes, fitted.front().tiers.nodes};
   for (const calibrate::Sample& s : fitted) {
     range.min_size = std::min(range.min_size, s.size);
     range.max_size = std::max(range.max_size, s.size);
@@ -113,24 +115,25 @@ std::string calibrate_collectives(const CalibrateOptions& o, const MeasuredInput
   const auto span = [](int lo, int hi, std::string_view noun) {
     return lo == hi ? fmt::format("{} {}{}", lo, noun, lo == 1 ? "" : "s") : fmt::format("{}-{} {}s", lo, hi, noun);
   };
-  report += fmt::format("fitted {} points on {} ({} on {})\n", fitted.size(), topo.name(), span(range.min_ranks, range.max_ranks, "rank"),
-                        span(range.min_nodes, range.max_nodes, "node"));
+  report += fmt::format("fitted {} points on {} ({} on {})\n", fitted.size(), topo.name(),
+                        span(range.min_ranks, range.max_ranks, "rank"), span(range.min_nodes, range.max_nodes, "node"));
   report += fit_report(fits);
   report += calibrate_nccl(fitted, topo, in.measurements.front().file, cal);
   if (in.filter.holdout.kind != calibrate::Holdout::Kind::kNone) {
     const auto held = calibrate::select_samples(in.measurements, topo, in.filter, true, in.algorithm);
     const calibrate::Comparison c = calibrate::compare(held, cal);
-    report += fmt::format("held out ({}): {} points, |error| median {:.2f}%, p90 {:.2f}%, worst {:.2f}%\n", o.in.holdout,
-                          c.points.size(), c.median_abs_error_pct, c.p90_abs_error_pct, c.max_abs_error_pct);
+    report +=
+        fmt::format("held out ({}): {} points, |error| median {:.2f}%, p90 {:.2f}%, worst {:.2f}%\n", o.in.holdout,
+                    c.points.size(), c.median_abs_error_pct, c.p90_abs_error_pct, c.max_abs_error_pct);
   }
   return report;
 }
 
 std::string memory_report(const calibrate::MemoryEfficiencyFit& f, const topology::GpuSpec& gpu) {
-  std::string out = fmt::format("{:<12} {:>9} {:>14} {:>14} {:>11} {:>24}\n", "memory-bound", "operators", "achieved", "datasheet",
-                                "efficiency", "per operator (min-max)");
-  out += fmt::format("{:<12} {:>9} {:>14} {:>14} {:>11.3f} {:>24}\n", "", f.operators, format_bandwidth(f.bytes / f.time),
-                     format_bandwidth(gpu.memory_bandwidth), f.efficiency,
+  std::string out = fmt::format("{:<12} {:>9} {:>14} {:>14} {:>11} {:>24}\n", "memory-bound", "operators", "achieved",
+                                "datasheet", "efficiency", "per operator (min-max)");
+  out += fmt::format("{:<12} {:>9} {:>14} {:>14} {:>11.3f} {:>24}\n", "", f.operators,
+                     format_bandwidth(f.bytes / f.time), format_bandwidth(gpu.memory_bandwidth), f.efficiency,
                      fmt::format("{:.3f}-{:.3f}", f.min_operator_efficiency, f.max_operator_efficiency));
   return out;
 }
@@ -138,7 +141,8 @@ std::string memory_report(const calibrate::MemoryEfficiencyFit& f, const topolog
 // Fits the compute model's kernel parameters from one stepcast-kernel-bench file into `cal`:
 // the launch overheads first, since the GEMM and memory fits take them off each measured time.
 // A later file's figures replace an earlier one's.
-std::string calibrate_kernels(const calibrate::KernelBench& bench, const topology::GpuSpec& gpu, cost::Calibration& cal) {
+std::string calibrate_kernels(const calibrate::KernelBench& bench, const topology::GpuSpec& gpu,
+                              cost::Calibration& cal) {
   if (!cal.compute) cal.compute = cost::ComputeCalibration{};
   cost::ComputeCalibration& c = *cal.compute;
   int timed = 0;
@@ -151,9 +155,10 @@ std::string calibrate_kernels(const calibrate::KernelBench& bench, const topolog
       attention_reason = op.skipped;
     }
   }
-  std::string report = fmt::format("compute: {} operators of {} on {} ({}): {} timed, {} skipped; against the {}'s datasheet figures\n",
-                                   bench.operators.size(), bench.file, bench.gpu_name, bench.compute_capability, timed,
-                                   bench.operators.size() - static_cast<std::size_t>(timed), gpu.name);
+  std::string report =
+      fmt::format("compute: {} operators of {} on {} ({}): {} timed, {} skipped; against the {}'s datasheet figures\n",
+                  bench.operators.size(), bench.file, bench.gpu_name, bench.compute_capability, timed,
+                  bench.operators.size() - static_cast<std::size_t>(timed), gpu.name);
   std::vector<std::string> sources;
   // The bench's kernels run alone, so the GPU's own gap between kernels is what their times hold
   // beyond the roofline: the empty kernel's, where measured. It and the launch time are reported,
@@ -162,11 +167,12 @@ std::string calibrate_kernels(const calibrate::KernelBench& bench, const topolog
   Seconds overhead = cost::kernel_params(cal, gpu, probe).kernel_overhead;
   if (const auto launch = calibrate::fit_launch_overheads(bench)) {
     overhead = launch->kernel_overhead;
-    report += fmt::format("{:<16} {:>10}  GPU time per empty kernel, {} back to back (used below; not written: the model's kernel "
-                          "overhead carries a framework's per-operator time, fit it with calibrate --runs)\n",
-                          "empty kernel", format_seconds(launch->kernel_overhead), bench.launch->kernels);
-    report += fmt::format("{:<16} {:>10}  host time per launch call, {} calls: the CUDA runtime alone, reported only\n", "launch",
-                          format_seconds(launch->host_overhead), bench.launch->launches);
+    report += fmt::format(
+        "{:<16} {:>10}  GPU time per empty kernel, {} back to back (used below; not written: the model's kernel "
+        "overhead carries a framework's per-operator time, fit it with calibrate --runs)\n",
+        "empty kernel", format_seconds(launch->kernel_overhead), bench.launch->kernels);
+    report += fmt::format("{:<16} {:>10}  host time per launch call, {} calls: the CUDA runtime alone, reported only\n",
+                          "launch", format_seconds(launch->host_overhead), bench.launch->launches);
   }
   const auto gemms = calibrate::fit_gemm_efficiencies(bench, gpu, overhead);
   for (const auto& f : gemms) {
@@ -184,28 +190,30 @@ std::string calibrate_kernels(const calibrate::KernelBench& bench, const topolog
     sources.push_back("HBM efficiency");
   }
   if (attention_skipped > 0) {
-    report += fmt::format("attention: not fitted, the bench skipped its {} fused-attention operators ({}); the cited FlashAttention "
-                          "efficiencies stay\n",
-                          attention_skipped, attention_reason);
+    report += fmt::format(
+        "attention: not fitted, the bench skipped its {} fused-attention operators ({}); the cited FlashAttention "
+        "efficiencies stay\n",
+        attention_skipped, attention_reason);
   }
   std::string fitted;
   for (const auto& s : sources) fitted += (fitted.empty() ? "" : ", ") + s;
-  c.source += fmt::format("{}stepcast-kernel-bench {} on {}: {}", c.source.empty() ? "" : "; ", bench.file, bench.gpu_name,
-                          fitted.empty() ? std::string("nothing fitted") : fitted);
+  c.source += fmt::format("{}stepcast-kernel-bench {} on {}: {}", c.source.empty() ? "" : "; ", bench.file,
+                          bench.gpu_name, fitted.empty() ? std::string("nothing fitted") : fitted);
   return report;
 }
 
 void run_calibrate(const CalibrateOptions& o) {
   const MeasuredInputs in = load_measured_inputs(o.in);
   if (in.nccl_auto) {
-    throw InputError("--algorithm", {}, "calibrate always fits NCCL's tuning model too; auto applies to validate and collective");
+    throw InputError("--algorithm", {},
+                     "calibrate always fits NCCL's tuning model too; auto applies to validate and collective");
   }
   cost::Calibration cal;
   std::string inputs;
   for (const std::string& f : o.in.measured) inputs += (inputs.empty() ? "" : ", ") + f;
   cal.source = fmt::format("stepcast calibrate: {} on topology {} (holdout {}), from {}",
-                           "alpha-beta and NCCL-protocol least squares and kernel-bench operator times", in.topology.name(), o.in.holdout,
-                           inputs);
+                           "alpha-beta and NCCL-protocol least squares and kernel-bench operator times",
+                           in.topology.name(), o.in.holdout, inputs);
   std::string report;
   if (!in.measurements.empty()) report += calibrate_collectives(o, in, cal);
   for (const calibrate::KernelBench& bench : in.kernels) report += calibrate_kernels(bench, in.topology.gpu(), cal);
@@ -227,8 +235,9 @@ void add_calibrate_command(CLI::App& app) {
       "stepcast-kernel-bench JSON, the compute model's GEMM efficiency per precision and HBM efficiency.\n"
       "With --runs, the compute model's kernel parameters fitted to measured training runs, with the\n"
       "error on held-out runs.");
-  add_measured_options(*cmd, options->in, "Fit",
-                       "Points left out of the fit and reported: none, every-other (odd-indexed sizes), sizes>=SIZE, ranks=N");
+  add_measured_options(
+      *cmd, options->in, "Fit",
+      "Points left out of the fit and reported: none, every-other (odd-indexed sizes), sizes>=SIZE, ranks=N");
   // --runs (training runs) replaces --measured and --topology, which are then checked below.
   cmd->get_option("--measured")->required(false);
   cmd->get_option("--topology")->required(false);
@@ -240,8 +249,10 @@ void add_calibrate_command(CLI::App& app) {
       run_calibrate_runs(*runs, options->output);
       return;
     }
-    if (options->in.measured.empty()) throw InputError("calibrate", {}, "give --measured FILE (nccl-tests, benches) or --runs FILE (training runs)");
-    if (options->in.topology.empty()) throw InputError("--topology", {}, "--measured needs the topology the measurements ran on");
+    if (options->in.measured.empty())
+      throw InputError("calibrate", {}, "give --measured FILE (nccl-tests, benches) or --runs FILE (training runs)");
+    if (options->in.topology.empty())
+      throw InputError("--topology", {}, "--measured needs the topology the measurements ran on");
     run_calibrate(*options);
   });
 }

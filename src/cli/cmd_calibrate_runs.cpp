@@ -3,10 +3,10 @@
 // residual) and on the held-out runs of the same GPU (an accuracy).
 #include "cmd_calibrate_runs.hpp"
 
-#include <algorithm>
-#include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <algorithm>
+#include <filesystem>
 
 #include "output.hpp"
 #include "stepcast/calibrate/runs_fit.hpp"
@@ -20,31 +20,38 @@ namespace {
 
 std::string errors_line(const char* label, const calibrate::RunErrors& before, const calibrate::RunErrors& after) {
   if (before.runs == 0) return fmt::format("  {:<28} no runs\n", label);
-  return fmt::format("  {:<28} {:>5} runs   median |error| {:6.2f}% -> {:6.2f}%   mean {:6.2f}% -> {:6.2f}%   worst {:6.2f}% -> {:6.2f}%\n", label,
-                     before.runs, before.median_abs_error_pct, after.median_abs_error_pct, before.mean_abs_error_pct,
-                     after.mean_abs_error_pct, before.max_abs_error_pct, after.max_abs_error_pct);
+  return fmt::format(
+      "  {:<28} {:>5} runs   median |error| {:6.2f}% -> {:6.2f}%   mean {:6.2f}% -> {:6.2f}%   worst {:6.2f}% -> "
+      "{:6.2f}%\n",
+      label, before.runs, before.median_abs_error_pct, after.median_abs_error_pct, before.mean_abs_error_pct,
+      after.mean_abs_error_pct, before.max_abs_error_pct, after.max_abs_error_pct);
 }
 
 }  // namespace
 
 CLI::Option* add_calibrate_runs_options(CLI::App& calibrate, CalibrateRunsOptions& o) {
-  CLI::Option* runs = calibrate.add_option("--runs", o.files,
-                                           "Measured training runs, CSV or JSON (repeatable), as validate --runs reads them: fit the "
-                                           "compute model's kernel parameters to their throughput");
+  CLI::Option* runs =
+      calibrate.add_option("--runs", o.files,
+                           "Measured training runs, CSV or JSON (repeatable), as validate --runs reads them: fit the "
+                           "compute model's kernel parameters to their throughput");
   runs->expected(1, -1);
   calibrate
-      .add_option("--fit", o.fit,
-                  fmt::format("With --runs: the parameters to fit, comma-separated ({}; default host-overhead,kernel-overhead)",
-                              calibrate::accepted_compute_parameters()))
+      .add_option(
+          "--fit", o.fit,
+          fmt::format("With --runs: the parameters to fit, comma-separated ({}; default host-overhead,kernel-overhead)",
+                      calibrate::accepted_compute_parameters()))
       ->delimiter(',')
       ->needs(runs);
   calibrate
-      .add_option("--fit-on", o.fit_on,
-                  "With --runs: the runs to fit on, the rest held out and reported: conditions joined by commas, every-other "
-                  "(default) and gpus=N, gpu=NAME, precision=P, workload=NAME, topology=NAME, group=NAME")
+      .add_option(
+          "--fit-on", o.fit_on,
+          "With --runs: the runs to fit on, the rest held out and reported: conditions joined by commas, every-other "
+          "(default) and gpus=N, gpu=NAME, precision=P, workload=NAME, topology=NAME, group=NAME")
       ->needs(runs);
-  calibrate.add_option("--base", o.base, "With --runs: a calibration file to start from; its other sections are kept")->needs(runs);
-  for (const char* name : {"--measured", "--topology", "--nodes", "--algorithm", "--min-size", "--max-size", "--holdout"}) {
+  calibrate.add_option("--base", o.base, "With --runs: a calibration file to start from; its other sections are kept")
+      ->needs(runs);
+  for (const char* name :
+       {"--measured", "--topology", "--nodes", "--algorithm", "--min-size", "--max-size", "--holdout"}) {
     if (CLI::Option* other = calibrate.get_option_no_throw(name)) runs->excludes(other);
   }
   return runs;
@@ -60,7 +67,10 @@ void run_calibrate_runs(const CalibrateRunsOptions& o, const std::string& output
   std::vector<calibrate::ComputeParameter> parameters;
   for (const std::string& name : o.fit) {
     const auto p = calibrate::parse_compute_parameter(name);
-    if (!p) throw InputError("--fit", {}, fmt::format("unknown parameter \"{}\"; accepted: {}", name, calibrate::accepted_compute_parameters()));
+    if (!p)
+      throw InputError(
+          "--fit", {},
+          fmt::format("unknown parameter \"{}\"; accepted: {}", name, calibrate::accepted_compute_parameters()));
     if (std::find(parameters.begin(), parameters.end(), *p) != parameters.end()) {
       throw InputError("--fit", {}, fmt::format("\"{}\" given twice", name));
     }
@@ -69,22 +79,30 @@ void run_calibrate_runs(const CalibrateRunsOptions& o, const std::string& output
   const calibrate::RunSplit split = calibrate::parse_run_split(o.fit_on, "--fit-on");
   const std::vector<calibrate::TrainingRun> runs = calibrate::read_training_runs(files, STEPCAST_SOURCE_DIR);
   cost::Calibration cal = o.base.empty() ? cost::Calibration{} : cost::load_calibration(o.base);
-  const calibrate::RunsFit fit =
-      calibrate::fit_compute_to_runs(runs, calibrate::fit_mask(runs, split), parameters, cal, fmt::format("{} ({})", origin, o.fit_on));
+  const calibrate::RunsFit fit = calibrate::fit_compute_to_runs(runs, calibrate::fit_mask(runs, split), parameters, cal,
+                                                                fmt::format("{} ({})", origin, o.fit_on));
   cal.compute = fit.compute;
   if (cal.source.empty()) cal.source = fit.compute.source;
   write_file_atomically(output, cost::to_json_text(cal));
 
-  std::string report = fmt::format("fitted {} on {} runs of {} ({}, --fit-on {}) in {} iterations\n", fmt::join(o.fit, ", "),
-                                   fit.fit_after.runs, fit.gpu, origin, o.fit_on, fit.iterations);
+  std::string report =
+      fmt::format("fitted {} on {} runs of {} ({}, --fit-on {}) in {} iterations\n", fmt::join(o.fit, ", "),
+                  fit.fit_after.runs, fit.gpu, origin, o.fit_on, fit.iterations);
   const cost::ComputeCalibration& c = fit.compute;
   for (const calibrate::ComputeParameter p : parameters) {
     switch (p) {
-      case calibrate::ComputeParameter::kHostOverhead: report += fmt::format("  host overhead      {}\n", format_seconds(*c.host_overhead)); break;
-      case calibrate::ComputeParameter::kKernelOverhead: report += fmt::format("  kernel overhead    {}\n", format_seconds(*c.kernel_overhead)); break;
-      case calibrate::ComputeParameter::kMemoryEfficiency: report += fmt::format("  memory efficiency  {:.4f}\n", *c.memory_efficiency); break;
+      case calibrate::ComputeParameter::kHostOverhead:
+        report += fmt::format("  host overhead      {}\n", format_seconds(*c.host_overhead));
+        break;
+      case calibrate::ComputeParameter::kKernelOverhead:
+        report += fmt::format("  kernel overhead    {}\n", format_seconds(*c.kernel_overhead));
+        break;
+      case calibrate::ComputeParameter::kMemoryEfficiency:
+        report += fmt::format("  memory efficiency  {:.4f}\n", *c.memory_efficiency);
+        break;
       case calibrate::ComputeParameter::kGemmEfficiency:
-        for (const auto& [precision, v] : c.gemm_efficiency) report += fmt::format("  GEMM efficiency    {:.4f} ({})\n", v, precision);
+        for (const auto& [precision, v] : c.gemm_efficiency)
+          report += fmt::format("  GEMM efficiency    {:.4f} ({})\n", v, precision);
         break;
       case calibrate::ComputeParameter::kAttentionEfficiency:
         report += fmt::format("  attention          {:.4f} forward, {:.4f} backward\n", *c.attention_forward_efficiency,

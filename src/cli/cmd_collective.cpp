@@ -6,10 +6,10 @@
 
 #include "commands.hpp"
 #include "output.hpp"
-#include "what_if_options.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/cost/nccl_tuning.hpp"
 #include "stepcast/report/collective_command.hpp"
+#include "what_if_options.hpp"
 
 namespace stepcast::cli {
 
@@ -19,14 +19,17 @@ void add_collective_command(CLI::App& app) {
       "collective",
       "Predict the time of one collective (or a sweep of sizes) on a topology, in nccl-tests' terms:\n"
       "bytes sent per rank, latency steps, time, algbw and busbw, and the bottleneck tier.");
-  cmd->add_option("--op", options->request.op, "Collective: " + cost::accepted_collective_ops() + " (nccl-tests' all_reduce, alltoall, sendrecv also)")
+  cmd->add_option(
+         "--op", options->request.op,
+         "Collective: " + cost::accepted_collective_ops() + " (nccl-tests' all_reduce, alltoall, sendrecv also)")
       ->required();
-  cmd->add_option("--algorithm", options->request.algorithm,
-                  "Algorithm: " + cost::accepted_algorithms() +
-                      ", or auto (NCCL's choice) or nvls. Default: ring where the collective has one, else direct. "
-                      "all-reduce: ring, tree, hierarchical; reduce-scatter, all-gather: ring, hierarchical; broadcast, "
-                      "reduce: ring, tree; all-to-all, send-recv: direct. auto prices every algorithm and protocol with "
-                      "NCCL's own tuning model (2.20.3: tree, ring, nvls x LL, LL128, Simple) and picks NCCL's choice");
+  cmd->add_option(
+      "--algorithm", options->request.algorithm,
+      "Algorithm: " + cost::accepted_algorithms() +
+          ", or auto (NCCL's choice) or nvls. Default: ring where the collective has one, else direct. "
+          "all-reduce: ring, tree, hierarchical; reduce-scatter, all-gather: ring, hierarchical; broadcast, "
+          "reduce: ring, tree; all-to-all, send-recv: direct. auto prices every algorithm and protocol with "
+          "NCCL's own tuning model (2.20.3: tree, ring, nvls x LL, LL128, Simple) and picks NCCL's choice");
   cmd->add_option("--protocol", options->request.protocol,
                   "NCCL protocol: " + cost::accepted_nccl_protocols() +
                       ", or auto (default with --algorithm auto). Prices the algorithm with NCCL's tuning model, as "
@@ -34,17 +37,23 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--size", options->request.size, "nccl-tests' size S with a unit, e.g. \"14e9 B\", \"256 MiB\"");
   cmd->add_option("--sizes", options->request.sizes,
                   "A sweep MIN:MAX[:FACTOR] (factor 2 by default), e.g. \"1MiB:16GiB\"; prints a table");
-  CLI::Option* ranks = cmd->add_option("--ranks", options->request.ranks, "Ranks taking part, GPUs 0..ranks-1 (default: every GPU)");
-  cmd->add_option("--topology", options->request.topology, "Topology JSON file, e.g. topologies/flat-400gbps.json")->required();
-  CLI::Option* nodes = cmd->add_option("--nodes", options->request.nodes, "Override the node count of a cluster-form topology");
-  cmd->add_flag("--json", options->request.json, "Print one JSON object (time_s, bytes_sent_per_rank, steps, algbw_GBps, busbw_GBps, ...)");
+  CLI::Option* ranks =
+      cmd->add_option("--ranks", options->request.ranks, "Ranks taking part, GPUs 0..ranks-1 (default: every GPU)");
+  cmd->add_option("--topology", options->request.topology, "Topology JSON file, e.g. topologies/flat-400gbps.json")
+      ->required();
+  CLI::Option* nodes =
+      cmd->add_option("--nodes", options->request.nodes, "Override the node count of a cluster-form topology");
+  cmd->add_flag("--json", options->request.json,
+                "Print one JSON object (time_s, bytes_sent_per_rank, steps, algbw_GBps, busbw_GBps, ...)");
   cmd->add_flag("--explain", options->request.explain, "Show the formula terms and inputs behind every figure");
   add_topology_what_if_options(*cmd, options->request.gpus, options->request.sets);
   cmd->add_option("-o,--output", options->output, "Write the output to FILE (atomically) instead of stdout");
   cmd->add_option("--calibration", options->request.calibration,
                   "Calibration file from `stepcast calibrate`: measured latencies and bandwidths per tier, and with "
                   "--algorithm auto or --protocol, NCCL's model corrected per protocol");
-  cmd->add_option("--engine", options->request.engine, "Cost engine: analytical, des (default analytical; des runs the collective as flows in the discrete-event engine)");
+  cmd->add_option("--engine", options->request.engine,
+                  "Cost engine: analytical, des (default analytical; des runs the collective as flows in the "
+                  "discrete-event engine)");
   cmd->callback([options, ranks, nodes] {
     options->request.ranks_given = ranks->count() > 0;
     options->request.nodes_given = nodes->count() > 0;

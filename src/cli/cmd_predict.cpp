@@ -13,8 +13,9 @@ namespace stepcast::cli {
 
 void add_predict_command(CLI::App& app) {
   auto command = std::make_shared<CommandOptions<report::PredictRequest>>();
-  CLI::App* sub = app.add_subcommand(
-      "predict", "Step time, tokens/s, MFU and memory per GPU of a plan on a topology (exit 3 when it does not fit in GPU memory)");
+  CLI::App* sub = app.add_subcommand("predict",
+                                     "Step time, tokens/s, MFU and memory per GPU of a plan on a topology (exit 3 when "
+                                     "it does not fit in GPU memory)");
   add_plan_options(*sub, command->request.plan, true);
   add_interval_options(*sub, command->request.interval);
   sub->add_option("--achieved-fraction", command->request.achieved_fraction,

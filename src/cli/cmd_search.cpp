@@ -1,7 +1,7 @@
 // `stepcast search`: every valid plan of a model on a cluster, pruned by memory, ranked by
 // predicted step time, the best few optionally re-timed on the event engine.
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,7 +11,6 @@
 #include "option_checks.hpp"
 #include "output.hpp"
 #include "ranks.hpp"
-#include "what_if_options.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/compute.hpp"
 #include "stepcast/cost/flash_default.hpp"
@@ -25,6 +24,7 @@
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/progress.hpp"
 #include "stepcast/report/writers.hpp"
+#include "what_if_options.hpp"
 
 namespace stepcast::cli {
 namespace {
@@ -78,8 +78,8 @@ std::string command_line(const SearchCommand& c) {
 
 /// refine_top with the plans to simulate dealt over the ranks by their analytical step times
 /// (the search itself runs on every rank); rank 0 gets the re-ranked result, the others false.
-bool shared_refine(planner::SearchResult& result, const workload::Workload& w, const topology::Topology& topo, std::size_t k,
-                   const cost::StepOptions& step) {
+bool shared_refine(planner::SearchResult& result, const workload::Workload& w, const topology::Topology& topo,
+                   std::size_t k, const cost::StepOptions& step) {
   const std::size_t n = std::min(k, result.ranked.size());
   std::vector<double> costs;
   for (std::size_t i = 0; i < n; ++i) costs.push_back(result.ranked[i].metrics.step_time.value());
@@ -97,9 +97,12 @@ void run(const SearchCommand& c) {
   const report::Format format = c.json ? report::Format::kJson : report::parse_format(c.format, "--format");
   const workload::Workload w = workload::load_workload(report::data_path(c.workload));
   if (!w.has_shape()) {
-    throw InputError(c.workload, {}, "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
+    throw InputError(
+        c.workload, {},
+        "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
   }
-  const topology::SelectedTopology selected = topology::load_selected_topology(report::data_path(c.topology), report::topology_request(c.nodes, c.gpus, c.sets));
+  const topology::SelectedTopology selected = topology::load_selected_topology(
+      report::data_path(c.topology), report::topology_request(c.nodes, c.gpus, c.sets));
   const topology::Topology& topo = selected.topology;
   planner::SearchSpace space;
   space.gpus = selected.gpus;
@@ -109,7 +112,8 @@ void run(const SearchCommand& c) {
   space.max_micro_batch = c.max_mbs;
   space.max_cp = c.max_cp;
   if (!c.precision.empty()) space.base.precision = plan::parse_precision(c.precision, "--precision");
-  if (c.flash && c.no_flash) throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
+  if (c.flash && c.no_flash)
+    throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
   space.base.flash_attention = c.flash || (!c.no_flash && cost::runs_flash_attention(topo.gpu()));
   cost::check_precision_supported(topo.gpu(), space.base.precision, c.topology);
   const std::size_t total = planner::enumerate_candidates(space, w).size();
@@ -119,7 +123,8 @@ void run(const SearchCommand& c) {
   std::optional<cost::Calibration> calibration;
   if (!c.calibration.empty()) calibration = cost::load_calibration(report::data_path(c.calibration));
   options.step.calibration = calibration ? &*calibration : nullptr;
-  if (!c.memory_margin.empty()) options.step.memory.margin = cost::parse_memory_margin(c.memory_margin, "--memory-margin");
+  if (!c.memory_margin.empty())
+    options.step.memory.margin = cost::parse_memory_margin(c.memory_margin, "--memory-margin");
   options.on_progress = [&progress](std::size_t n) { progress.advance(n); };
   planner::SearchResult result = planner::search(w, topo, space, options);
   progress.finish();
@@ -134,8 +139,9 @@ void run(const SearchCommand& c) {
   if (calibration && !result.ranked.empty()) {
     cost::StepOptions step = options.step;
     step.explain = false;
-    report::warn_outside_calibration(step.calibration, c.calibration,
-                             report::outside_calibration(cost::predict_step(w, result.ranked.front().plan, topo, step)));
+    report::warn_outside_calibration(
+        step.calibration, c.calibration,
+        report::outside_calibration(cost::predict_step(w, result.ranked.front().plan, topo, step)));
   }
 
   report::SearchContext context;
@@ -153,24 +159,33 @@ void run(const SearchCommand& c) {
 
 void add_search_command(CLI::App& app) {
   auto c = std::make_shared<SearchCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "search", "Every valid plan of a model on a cluster, pruned by GPU memory, ranked by predicted step time, with rejection counts");
-  sub->add_option("--workload", c->workload, "Workload JSON (workloads/*.json) or a Hugging Face config.json")->required();
+  CLI::App* sub = app.add_subcommand("search",
+                                     "Every valid plan of a model on a cluster, pruned by GPU memory, ranked by "
+                                     "predicted step time, with rejection counts");
+  sub->add_option("--workload", c->workload, "Workload JSON (workloads/*.json) or a Hugging Face config.json")
+      ->required();
   sub->add_option("--topology", c->topology, "Topology JSON (topologies/*.json)")->required();
   sub->add_option("--nodes", c->nodes, "Nodes of the topology to use (cluster-form files)")->check(positive_number());
-  sub->add_option("--global-batch", c->global_batch, "Sequences per optimizer step")->required()->check(positive_number());
+  sub->add_option("--global-batch", c->global_batch, "Sequences per optimizer step")
+      ->required()
+      ->check(positive_number());
   sub->add_option("--seq", c->seq, "Tokens per sequence (default: the workload's)")->check(positive_number());
   sub->add_option("--top", c->top, "Plans to list (default 10)")->check(positive_number());
-  sub->add_option("--refine", c->refine,
-                                        "Simulate the best K plans on the event engine and re-rank them by it (default 5; 0: analytical only)")
-                            ->check(non_negative_number());
+  sub->add_option(
+         "--refine", c->refine,
+         "Simulate the best K plans on the event engine and re-rank them by it (default 5; 0: analytical only)")
+      ->check(non_negative_number());
   sub->add_option("--threads", c->threads, "Worker threads (default: all cores); the output does not depend on it")
       ->check(positive_number());
-  sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(positive_number());
-  sub->add_option("--max-cp", c->max_cp, "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
+  sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")
+      ->check(positive_number());
+  sub->add_option("--max-cp", c->max_cp,
+                  "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
       ->check(positive_number());
   sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8 or nvfp4");
-  sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention, which never stores the s x s scores (the default where the GPU runs it)");
+  sub->add_flag(
+      "--flash", c->flash,
+      "Plans use fused (flash) attention, which never stores the s x s scores (the default where the GPU runs it)");
   sub->add_flag("--no-flash", c->no_flash, "Plans store the s x s attention scores (Korthikanti et al.'s accounting)");
   sub->add_option("--format", c->format, "text (default), markdown, csv (the ranked plans), json or html");
   sub->add_flag("--json", c->json, "Same as --format json");

@@ -14,7 +14,8 @@ void add_seed_check_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "seed-check", "The seed's worked check: 7B fp16 gradient all-reduce on 400 Gbps, 8-way FSDP memory, p4d nodes");
   cmd->add_option("--workload", options->request.workload, "Model (7e9 parameters in the seed)")->capture_default_str();
-  cmd->add_option("--topology", options->request.flat, "The flat machine, one GPU per 400 Gbps link")->capture_default_str();
+  cmd->add_option("--topology", options->request.flat, "The flat machine, one GPU per 400 Gbps link")
+      ->capture_default_str();
   cmd->add_option("--cluster", options->request.cluster, "The multi-GPU node type for the second table")
       ->capture_default_str();
   cmd->add_flag("--json", options->request.json, "Print one JSON object instead of text");

@@ -18,8 +18,9 @@ namespace stepcast::cli {
 
 void add_simulate_command(CLI::App& app) {
   auto command = std::make_shared<CommandOptions<report::SimulateRequest>>();
-  CLI::App* sub = app.add_subcommand(
-      "simulate", "Run one training step of a plan on the discrete-event engine (contention, pipeline schedule, stragglers; exit 3 when it does not fit in GPU memory)");
+  CLI::App* sub = app.add_subcommand("simulate",
+                                     "Run one training step of a plan on the discrete-event engine (contention, "
+                                     "pipeline schedule, stragglers; exit 3 when it does not fit in GPU memory)");
   add_plan_options(*sub, command->request.plan, true);
   add_interval_options(*sub, command->request.interval);
   sub->add_option("--seed", command->request.seed, "Seed of the random variation (default 1)");

@@ -1,7 +1,7 @@
 // `stepcast table`: capacity tables over workloads x clusters x GPU counts (the best plan found by
 // search, or a plan family), with training days, GPU-hours and cost, in five formats.
-#include <cstdint>
 #include <fmt/format.h>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,12 +59,13 @@ std::string join(const std::vector<std::string>& items) {
 std::string command_line(const TableCommand& c) {
   std::string gpus;
   for (const int g : c.gpus) gpus += fmt::format("{}{}", gpus.empty() ? "" : ",", g);
-  std::string s = fmt::format("stepcast table --workloads {} --topologies {} --gpus {} --global-batch {}", join(c.workloads),
-                              join(c.topologies), gpus, c.global_batch);
+  std::string s = fmt::format("stepcast table --workloads {} --topologies {} --gpus {} --global-batch {}",
+                              join(c.workloads), join(c.topologies), gpus, c.global_batch);
   if (c.seq > 0) s += fmt::format(" --seq {}", c.seq);
   if (!c.plan.empty()) s += fmt::format(" --plan {}", c.plan);
   if (c.tokens > 0.0) s += " --tokens " + report::format_number(c.tokens);
-  for (std::size_t i = 0; i < c.prices.size(); ++i) s += (i == 0 ? " --price " : ",") + report::format_number(c.prices[i]);
+  for (std::size_t i = 0; i < c.prices.size(); ++i)
+    s += (i == 0 ? " --price " : ",") + report::format_number(c.prices[i]);
   for (const std::string& set : c.sets) s += fmt::format(" --set \"{}\"", set);
   if (!c.memory_margin.empty()) s += " --memory-margin " + c.memory_margin;
   if (c.refine > 0) s += fmt::format(" --refine {}", c.refine);
@@ -109,9 +110,11 @@ std::vector<planner::CapacityCell> shared_sweep(const planner::CapacityRequest& 
   std::vector<double> costs;
   for (const auto& spec : specs) costs.push_back(static_cast<double>(planner::cell_candidates(req, spec)));
   const std::vector<std::string> choices = ranks::share(
-      costs, [&](std::size_t i) { return encode_choice(planner::capacity_cell(req, specs[i])); }, [&progress] { progress.advance(); });
+      costs, [&](std::size_t i) { return encode_choice(planner::capacity_cell(req, specs[i])); },
+      [&progress] { progress.advance(); });
   std::vector<planner::CapacityCell> cells;
-  for (std::size_t i = 0; i < choices.size(); ++i) cells.push_back(planner::rebuild_cell(req, specs[i], decode_choice(choices[i])));
+  for (std::size_t i = 0; i < choices.size(); ++i)
+    cells.push_back(planner::rebuild_cell(req, specs[i], decode_choice(choices[i])));
   return cells;
 }
 
@@ -120,8 +123,10 @@ void run(const TableCommand& c) {
   const report::Format format = report::parse_format(c.format, "--format");
   if (!c.prices.empty() && !(c.tokens > 0.0)) throw InputError("--price", {}, "needs --tokens (the tokens to train)");
   if (c.prices.size() > 1 && c.prices.size() != c.topologies.size()) {
-    throw InputError("--price", {}, fmt::format("give one price for every cluster or one per cluster, in the order of --topologies: "
-                                                "{} prices for {} topologies", c.prices.size(), c.topologies.size()));
+    throw InputError("--price", {},
+                     fmt::format("give one price for every cluster or one per cluster, in the order of --topologies: "
+                                 "{} prices for {} topologies",
+                                 c.prices.size(), c.topologies.size()));
   }
   if (c.refine > 0 && !c.plan.empty()) {
     throw InputError("--refine", {}, "re-times the best plans of a search; a --plan family has one plan per cell");
@@ -130,24 +135,30 @@ void run(const TableCommand& c) {
   for (const auto& w : c.workloads) {
     req.workloads.push_back(workload::load_workload(report::data_path(w)));
     if (!req.workloads.back().has_shape()) {
-      throw InputError(w, {}, "capacity tables need a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
+      throw InputError(w, {},
+                       "capacity tables need a workload with a transformer shape (layers, hidden, heads), not a bare "
+                       "parameter count");
     }
   }
   for (const auto& t : c.topologies) req.topologies.push_back(report::data_path(t));
   req.gpus = c.gpus;
   req.sets = c.sets;
   req.prices = c.prices.size() == 1 ? std::vector<double>(c.topologies.size(), c.prices.front()) : c.prices;
-  if (!c.memory_margin.empty()) req.search.step.memory.margin = cost::parse_memory_margin(c.memory_margin, "--memory-margin");
+  if (!c.memory_margin.empty())
+    req.search.step.memory.margin = cost::parse_memory_margin(c.memory_margin, "--memory-margin");
   req.global_batch = c.global_batch;
   req.seq_len = c.seq;
   req.max_micro_batch = c.max_mbs;
   req.max_cp = c.max_cp;
   if (!c.precision.empty()) req.base.precision = plan::parse_precision(c.precision, "--precision");
-  if (c.flash && c.no_flash) throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
+  if (c.flash && c.no_flash)
+    throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
   // Fused attention unless asked not to, where every cluster's GPU runs it.
   bool every_gpu_runs_flash = true;
   for (const auto& path : req.topologies) {
-    every_gpu_runs_flash = every_gpu_runs_flash && cost::runs_flash_attention(topology::load_topology_with_sets(path, std::nullopt, c.sets).gpu());
+    every_gpu_runs_flash =
+        every_gpu_runs_flash &&
+        cost::runs_flash_attention(topology::load_topology_with_sets(path, std::nullopt, c.sets).gpu());
   }
   req.base.flash_attention = c.flash || (!c.no_flash && every_gpu_runs_flash);
   if (!c.plan.empty()) {
@@ -160,8 +171,8 @@ void run(const TableCommand& c) {
   // Every table's GPU must run the precision, or its cells could not be priced.
   const plan::Precision precision = req.plan ? req.plan->precision : req.base.precision;
   for (std::size_t i = 0; i < c.topologies.size(); ++i) {
-    cost::check_precision_supported(topology::load_topology_with_sets(req.topologies[i], std::nullopt, req.sets).gpu(), precision,
-                                    c.topologies[i]);
+    cost::check_precision_supported(topology::load_topology_with_sets(req.topologies[i], std::nullopt, req.sets).gpu(),
+                                    precision, c.topologies[i]);
   }
   req.search.threads = c.threads;
   req.refine = static_cast<std::size_t>(c.refine);
@@ -185,7 +196,8 @@ void run(const TableCommand& c) {
           if (topo.name() != cell.topology) continue;
           cost::StepOptions step = req.search.step;
           step.explain = false;
-          for (const std::string& o : report::outside_calibration(cost::predict_step(req.workloads[i], *cell.plan, topo, step))) {
+          for (const std::string& o :
+               report::outside_calibration(cost::predict_step(req.workloads[i], *cell.plan, topo, step))) {
             outside.push_back(fmt::format("{} on {} GPUs: {}", cell.workload, cell.gpus, o));
           }
         }
@@ -201,34 +213,51 @@ void run(const TableCommand& c) {
 
 void add_table_command(CLI::App& app) {
   auto c = std::make_shared<TableCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "table", "Capacity tables over workloads x clusters x GPU counts: best plan, step time, tokens/s, MFU, memory, cost to train");
+  CLI::App* sub = app.add_subcommand("table",
+                                     "Capacity tables over workloads x clusters x GPU counts: best plan, step time, "
+                                     "tokens/s, MFU, memory, cost to train");
   sub->add_option("--workloads", c->workloads, "Workload files, comma-separated")->required()->delimiter(',');
-  sub->add_option("--topologies", c->topologies, "Topology files (cluster form), comma-separated")->required()->delimiter(',');
-  sub->add_option("--gpus", c->gpus, "GPU counts, comma-separated, e.g. 8,16,32,64")->required()->delimiter(',')->check(positive_number());
-  sub->add_option("--global-batch", c->global_batch, "Sequences per optimizer step")->required()->check(positive_number());
+  sub->add_option("--topologies", c->topologies, "Topology files (cluster form), comma-separated")
+      ->required()
+      ->delimiter(',');
+  sub->add_option("--gpus", c->gpus, "GPU counts, comma-separated, e.g. 8,16,32,64")
+      ->required()
+      ->delimiter(',')
+      ->check(positive_number());
+  sub->add_option("--global-batch", c->global_batch, "Sequences per optimizer step")
+      ->required()
+      ->check(positive_number());
   sub->add_option("--seq", c->seq, "Tokens per sequence (default: each workload's)")->check(positive_number());
-  sub->add_option("--tokens", c->tokens, "Tokens to train, e.g. 1e12: adds days and GPU-hours")->check(positive_number());
+  sub->add_option("--tokens", c->tokens, "Tokens to train, e.g. 1e12: adds days and GPU-hours")
+      ->check(positive_number());
   sub->add_option("--price,--price-per-gpu-hour", c->prices,
-                  "Price of one GPU-hour in USD replacing the topology files' (p4d, p4de, p5 state AWS's on-demand price): one for "
+                  "Price of one GPU-hour in USD replacing the topology files' (p4d, p4de, p5 state AWS's on-demand "
+                  "price): one for "
                   "every cluster, or one per cluster in --topologies order, e.g. 4.10,12.29")
       ->delimiter(',')
       ->check(positive_number());
-  sub->add_option("--set", c->sets, "Change a figure of every topology without editing the files, e.g. --set nics.bandwidth=\"200 Gbps\"")
+  sub->add_option("--set", c->sets,
+                  "Change a figure of every topology without editing the files, e.g. --set nics.bandwidth=\"200 Gbps\"")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--memory-margin", c->memory_margin, "Keep this much of each GPU's memory free, e.g. \"5%\" or \"2 GiB\"");
-  sub->add_option("--plan", c->plan, "A plan family in compact form (e.g. \"tp=8,pp=2,zero=1\"); dp follows each GPU count. "
-                                     "Default: search every plan");
+  sub->add_option("--memory-margin", c->memory_margin,
+                  "Keep this much of each GPU's memory free, e.g. \"5%\" or \"2 GiB\"");
+  sub->add_option("--plan", c->plan,
+                  "A plan family in compact form (e.g. \"tp=8,pp=2,zero=1\"); dp follows each GPU count. "
+                  "Default: search every plan");
   sub->add_option("--threads", c->threads, "Worker threads (default: all cores); the output does not depend on it")
       ->check(positive_number());
-  sub->add_option("--refine", c->refine, "Simulate each searched cell's best K plans on the event engine and show the fastest there")
+  sub->add_option("--refine", c->refine,
+                  "Simulate each searched cell's best K plans on the event engine and show the fastest there")
       ->check(non_negative_number());
-  sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")->check(positive_number());
-  sub->add_option("--max-cp", c->max_cp, "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
+  sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")
+      ->check(positive_number());
+  sub->add_option("--max-cp", c->max_cp,
+                  "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
       ->check(positive_number());
   sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8 or nvfp4");
-  sub->add_flag("--flash", c->flash, "Plans use fused (flash) attention (the default where every cluster's GPU runs it)");
+  sub->add_flag("--flash", c->flash,
+                "Plans use fused (flash) attention (the default where every cluster's GPU runs it)");
   sub->add_flag("--no-flash", c->no_flash, "Plans store the s x s attention scores (Korthikanti et al.'s accounting)");
   sub->add_option("--format", c->format, "text (default), markdown, csv, json or html");
   sub->add_option("-o,--output", c->output, "Write to this file (atomically) instead of stdout");

@@ -2,10 +2,10 @@
 // stepcast-nccl-bench JSON and every operator of stepcast-kernel-bench JSON, with the error of
 // each, the median, p90 and worst error (per operator family too), and a bus-bandwidth plot on
 // request.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <memory>
 #include <string>
 
@@ -45,17 +45,21 @@ void add_validate_command(CLI::App& app) {
   cmd->callback([options, gate, runs, runs_option] {
     bool passed = true;
     if (runs_option->count() > 0) {
-      passed = run_validate_runs(*runs, {options->request.calibration, options->request.json, options->output, options->request.plot,
-                                         options->request.max_median_error, gate->count() > 0});
+      passed = run_validate_runs(*runs, {options->request.calibration, options->request.json, options->output,
+                                         options->request.plot, options->request.max_median_error, gate->count() > 0});
     } else {
-      if (options->request.in.measured.empty()) throw InputError("validate", {}, "give --measured FILE (nccl-tests, kernel bench) or --runs FILE (training runs)");
-      if (options->request.in.topology.empty()) throw InputError("--topology", {}, "--measured needs the topology the measurements ran on");
+      if (options->request.in.measured.empty())
+        throw InputError("validate", {},
+                         "give --measured FILE (nccl-tests, kernel bench) or --runs FILE (training runs)");
+      if (options->request.in.topology.empty())
+        throw InputError("--topology", {}, "--measured needs the topology the measurements ran on");
       const report::ValidateOutput out = report::validate_command(options->request);
       emit(out.text, options->output);
       passed = gate->count() == 0 || out.within_gate;
     }
     if (!passed) {
-      fmt::print(stderr, "stepcast: validate: median |error| above --max-median-error {}%\n", options->request.max_median_error);
+      fmt::print(stderr, "stepcast: validate: median |error| above --max-median-error {}%\n",
+                 options->request.max_median_error);
       // Exit code 1 is the gate's verdict, not an error class of main's table.
       std::fflush(stdout);
       std::exit(1);

@@ -2,8 +2,8 @@
 // (or, with --engine des, as `stepcast simulate`) would, and prints the comparison.
 #include "cmd_validate_runs.hpp"
 
-#include <filesystem>
 #include <fmt/format.h>
+#include <filesystem>
 
 #include "output.hpp"
 #include "ranks.hpp"
@@ -43,17 +43,24 @@ calibrate::EnginePrediction simulate_run(const calibrate::TrainingRun& run, cons
 /// unit is that prediction itself). Rank 0 gets one per run (inexpressible ones left default).
 std::vector<calibrate::EnginePrediction> shared_predictions(const std::vector<calibrate::TrainingRun>& runs,
                                                             const calibrate::RunEngine& engine, bool des,
-                                                            const cost::Calibration* calibration, report::Progress& progress) {
+                                                            const cost::Calibration* calibration,
+                                                            report::Progress& progress) {
   std::vector<double> costs;
   for (const auto& run : runs) {
-    if (!run.inexpressible.empty()) costs.push_back(0.0);
-    else costs.push_back(des ? calibrate::predict_analytically(run, calibration).step_time.value() : 1.0);
+    if (!run.inexpressible.empty())
+      costs.push_back(0.0);
+    else
+      costs.push_back(des ? calibrate::predict_analytically(run, calibration).step_time.value() : 1.0);
   }
   const auto work = [&](std::size_t i) {
     ranks::WireWriter w;
     if (!runs[i].inexpressible.empty()) return w.take();
     const calibrate::EnginePrediction p = engine(runs[i]);
-    w.f64(p.step_time.value()).f64(p.memory.value()).u64(p.fit.fits ? 1 : 0).f64(p.fit.capacity.value()).f64(p.fit.headroom.value());
+    w.f64(p.step_time.value())
+        .f64(p.memory.value())
+        .u64(p.fit.fits ? 1 : 0)
+        .f64(p.fit.capacity.value())
+        .f64(p.fit.headroom.value());
     return w.take();
   };
   const std::vector<std::string> bytes = ranks::share(costs, work, [&progress] { progress.advance(); });
@@ -79,10 +86,12 @@ CLI::Option* add_runs_options(CLI::App& validate, RunsOptions& o) {
       "Measured training runs, CSV or JSON (repeatable): step time, tokens/s, FLOP/s, MFU, HFU or peak memory of a "
       "workload, topology and plan per row; see the README's \"Measured training runs\"");
   runs->expected(1, -1);
-  CLI::Option* engine = validate.add_option("--engine", o.engine, "With --runs: analytical (as predict; default) or des (as simulate)");
+  CLI::Option* engine =
+      validate.add_option("--engine", o.engine, "With --runs: analytical (as predict; default) or des (as simulate)");
   engine->check(CLI::IsMember({"analytical", "des"}));
   engine->needs(runs);
-  for (const char* name : {"--measured", "--topology", "--nodes", "--algorithm", "--min-size", "--max-size", "--holdout"}) {
+  for (const char* name :
+       {"--measured", "--topology", "--nodes", "--algorithm", "--min-size", "--max-size", "--holdout"}) {
     if (CLI::Option* other = validate.get_option_no_throw(name)) runs->excludes(other);
   }
   return runs;
@@ -117,7 +126,8 @@ bool run_validate_runs(const RunsOptions& o, const RunsOutput& out) {
 
   const report::RunReportContext context{o.files, o.engine, out.calibration};
   if (!out.plot.empty()) write_file_atomically(out.plot, report::run_validation_svg(runs, result, context));
-  std::string text = out.json ? report::run_validation_json(runs, result, context) : report::run_validation_text(runs, result, context);
+  std::string text = out.json ? report::run_validation_json(runs, result, context)
+                              : report::run_validation_text(runs, result, context);
   if (!out.json && !out.plot.empty()) text += fmt::format("wrote {}\n", out.plot);
   emit(text, out.output);
   bool passed = true;

@@ -1,15 +1,15 @@
 // stepcast: predicts step time and per-GPU memory of distributed training plans.
 // The one main(): builds the subcommands, starts the MPI ranks where a launcher started this
 // process, and turns every error into its exit code (failure.cpp) and one message.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <exception>
-#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "failure.hpp"
 #include "ranks.hpp"
-#include "suggest.hpp"
 #include "stepcast/core/errors.hpp"
+#include "suggest.hpp"
 
 namespace {
 
@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ExtrasError& e) {
     // An unknown subcommand or option, with the nearest known one; rank 0 alone prints it.
     if (stepcast::cli::ranks::is_root()) {
-      fmt::print(stderr, "stepcast: error: {}\n", stepcast::cli::unexpected_argument_message(app, argc, argv, e.what()));
+      fmt::print(stderr, "stepcast: error: {}\n",
+                 stepcast::cli::unexpected_argument_message(app, argc, argv, e.what()));
     }
     code = to_int(ExitCode::kInput);
   } catch (const CLI::ParseError& e) {

@@ -1,7 +1,7 @@
 #include "option_checks.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 #include <string>
 
 namespace stepcast::cli {
@@ -12,7 +12,8 @@ CLI::Validator number_check(bool zero_allowed) {
   return CLI::Validator(
       [zero_allowed, rule](std::string& text) -> std::string {
         double value = 0.0;
-        if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value)) return fmt::format("must be {}, got \"{}\"", rule, text);
+        if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value))
+          return fmt::format("must be {}, got \"{}\"", rule, text);
         if (value < 0.0 || (value == 0.0 && !zero_allowed)) return fmt::format("must be {}, got {}", rule, text);
         return {};
       },

@@ -6,7 +6,8 @@ namespace stepcast::cli {
 void add_interval_options(CLI::App& command, IntervalOptions& o) {
   command
       .add_option("--interval-runs", o.runs,
-                  "Measured runs files whose errors give the step time's 90% interval (default: the shipped vTrain and llm-foundry "
+                  "Measured runs files whose errors give the step time's 90% interval (default: the shipped vTrain and "
+                  "llm-foundry "
                   "runs); the runs of the plan's GPU generation and parallelism shape are used")
       ->expected(1, -1);
 }

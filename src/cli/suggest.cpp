@@ -9,7 +9,8 @@ namespace {
 std::string with_suggestion(const std::string& what, std::string_view word, const std::vector<std::string>& known,
                             const std::string& where_listed) {
   const auto near = closest(word, known);
-  return near ? fmt::format("{}; did you mean \"{}\"? ({})", what, *near, where_listed) : fmt::format("{} ({})", what, where_listed);
+  return near ? fmt::format("{}; did you mean \"{}\"? ({})", what, *near, where_listed)
+              : fmt::format("{} ({})", what, where_listed);
 }
 
 std::vector<std::string> option_names(const CLI::App& app) {
@@ -22,13 +23,16 @@ std::vector<std::string> option_names(const CLI::App& app) {
 
 }  // namespace
 
-std::string unexpected_argument_message(const CLI::App& app, int argc, const char* const* argv, const std::string& fallback) {
+std::string unexpected_argument_message(const CLI::App& app, int argc, const char* const* argv,
+                                        const std::string& fallback) {
   const auto chosen = app.get_subcommands();
   if (chosen.empty()) {
     if (argc < 2 || argv[1][0] == '-') return fallback;
     std::vector<std::string> names;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
-    return with_suggestion(fmt::format("unknown subcommand \"{}\"", argv[1]), argv[1], names, "stepcast --help lists them");
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      names.push_back(sub->get_name());
+    return with_suggestion(fmt::format("unknown subcommand \"{}\"", argv[1]), argv[1], names,
+                           "stepcast --help lists them");
   }
   const CLI::App& sub = *chosen.front();
   for (int i = 2; i < argc; ++i) {

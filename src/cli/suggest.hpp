@@ -3,11 +3,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "stepcast/core/nearest_name.hpp"
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+#include "stepcast/core/nearest_name.hpp"
 
 namespace stepcast::cli {
 
@@ -17,6 +17,7 @@ using stepcast::edit_distance;
 
 /// The message for an argument CLI11 did not expect: an unknown subcommand or option, with the
 /// nearest known one when there is one, and where the list of them is.
-std::string unexpected_argument_message(const CLI::App& app, int argc, const char* const* argv, const std::string& fallback);
+std::string unexpected_argument_message(const CLI::App& app, int argc, const char* const* argv,
+                                        const std::string& fallback);
 
 }  // namespace stepcast::cli

@@ -1,8 +1,8 @@
 // Text rendering of explanation terms.
 #include "stepcast/core/explain.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 namespace stepcast {
 

@@ -1,9 +1,9 @@
 // JsonReader: typed access to JSON values with file and JSON-pointer locations in every error.
 #include "stepcast/core/json_reader.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "stepcast/core/input_file.hpp"
 
@@ -21,13 +21,15 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
     const auto column = last_newline == std::string_view::npos ? offset + 1 : offset - last_newline;
     const std::string what = e.what();
     const auto detail = what.find("syntax error");
-    throw InputError(origin, {}, fmt::format("malformed JSON at line {}, column {}: {}", line, column,
-                                             detail == std::string::npos ? what : what.substr(detail)));
+    throw InputError(origin, {},
+                     fmt::format("malformed JSON at line {}, column {}: {}", line, column,
+                                 detail == std::string::npos ? what : what.substr(detail)));
   } catch (const nlohmann::json::out_of_range& e) {
     // A number literal too large for a double (nlohmann error 406) is bad input, not a crash.
     const std::string what = e.what();
     const auto detail = what.find("number overflow");
-    throw InputError(origin, {}, fmt::format("malformed JSON: {}", detail == std::string::npos ? what : what.substr(detail)));
+    throw InputError(origin, {},
+                     fmt::format("malformed JSON: {}", detail == std::string::npos ? what : what.substr(detail)));
   }
 }
 
@@ -42,15 +44,11 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
 JsonReader::JsonReader(const nlohmann::json& value, std::string file, nlohmann::json::json_pointer pointer)
     : value_(&value), file_(std::move(file)), pointer_(std::move(pointer)) {}
 
-void JsonReader::fail(const std::string& message) const {
-  throw InputError(file_, pointer_.to_string(), message);
-}
+void JsonReader::fail(const std::string& message) const { throw InputError(file_, pointer_.to_string(), message); }
 
 std::string_view JsonReader::type_name() const { return value_->type_name(); }
 
-bool JsonReader::has(std::string_view key) const {
-  return value_->is_object() && value_->contains(key);
-}
+bool JsonReader::has(std::string_view key) const { return value_->is_object() && value_->contains(key); }
 
 std::optional<JsonReader> JsonReader::find(std::string_view key) const {
   if (!value_->is_object()) fail(fmt::format("expected an object, got {}", type_name()));

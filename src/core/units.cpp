@@ -3,11 +3,11 @@
 #include "stepcast/core/units.hpp"
 #include "stepcast/core/text.hpp"
 
+#include <fmt/format.h>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
-#include <fmt/format.h>
 #include <optional>
 #include <span>
 #include <string>
@@ -48,34 +48,57 @@ constexpr double kExa = kPeta * kKilo;
 constexpr double kPebi = kTebi * kKibi;
 
 constexpr std::array kByteUnits{
-    UnitEntry{"B", 1.0},      UnitEntry{"kB", kKilo},  UnitEntry{"KB", kKilo},   UnitEntry{"MB", kMega},
-    UnitEntry{"GB", kGiga},   UnitEntry{"TB", kTera},  UnitEntry{"PB", kPeta},   UnitEntry{"KiB", kKibi},
-    UnitEntry{"MiB", kMebi},  UnitEntry{"GiB", kGibi}, UnitEntry{"TiB", kTebi},  UnitEntry{"PiB", kPebi},
+    UnitEntry{"B", 1.0},     UnitEntry{"kB", kKilo},  UnitEntry{"KB", kKilo},  UnitEntry{"MB", kMega},
+    UnitEntry{"GB", kGiga},  UnitEntry{"TB", kTera},  UnitEntry{"PB", kPeta},  UnitEntry{"KiB", kKibi},
+    UnitEntry{"MiB", kMebi}, UnitEntry{"GiB", kGibi}, UnitEntry{"TiB", kTebi}, UnitEntry{"PiB", kPebi},
 };
 constexpr std::array kByteTraps{
-    UnitTrap{"b", "\"b\" is bits"},         UnitTrap{"bit", "\"bit\" is bits"},
-    UnitTrap{"Kb", "\"Kb\" is kilobits"},   UnitTrap{"Mb", "\"Mb\" is megabits"},
-    UnitTrap{"Gb", "\"Gb\" is gigabits"},   UnitTrap{"Tb", "\"Tb\" is terabits"},
-    UnitTrap{"gb", "\"gb\" is ambiguous"},  UnitTrap{"mb", "\"mb\" is ambiguous"},
-    UnitTrap{"kb", "\"kb\" is ambiguous"},  UnitTrap{"GB/s", "\"GB/s\" is a bandwidth"},
+    UnitTrap{"b", "\"b\" is bits"},
+    UnitTrap{"bit", "\"bit\" is bits"},
+    UnitTrap{"Kb", "\"Kb\" is kilobits"},
+    UnitTrap{"Mb", "\"Mb\" is megabits"},
+    UnitTrap{"Gb", "\"Gb\" is gigabits"},
+    UnitTrap{"Tb", "\"Tb\" is terabits"},
+    UnitTrap{"gb", "\"gb\" is ambiguous"},
+    UnitTrap{"mb", "\"mb\" is ambiguous"},
+    UnitTrap{"kb", "\"kb\" is ambiguous"},
+    UnitTrap{"GB/s", "\"GB/s\" is a bandwidth"},
     UnitTrap{"Gbps", "\"Gbps\" is a bandwidth"},
 };
 
 constexpr std::array kBandwidthUnits{
     // bits per second
-    UnitEntry{"bps", 1.0 / kBitsPerByte},       UnitEntry{"bit/s", 1.0 / kBitsPerByte},
-    UnitEntry{"Kbps", kKilo / kBitsPerByte},    UnitEntry{"kbps", kKilo / kBitsPerByte},
-    UnitEntry{"Kbit/s", kKilo / kBitsPerByte},  UnitEntry{"Kb/s", kKilo / kBitsPerByte},
-    UnitEntry{"Mbps", kMega / kBitsPerByte},    UnitEntry{"Mbit/s", kMega / kBitsPerByte},
-    UnitEntry{"Mb/s", kMega / kBitsPerByte},    UnitEntry{"Gbps", kGiga / kBitsPerByte},
-    UnitEntry{"Gbit/s", kGiga / kBitsPerByte},  UnitEntry{"Gb/s", kGiga / kBitsPerByte},
-    UnitEntry{"Tbps", kTera / kBitsPerByte},    UnitEntry{"Tbit/s", kTera / kBitsPerByte},
+    UnitEntry{"bps", 1.0 / kBitsPerByte},
+    UnitEntry{"bit/s", 1.0 / kBitsPerByte},
+    UnitEntry{"Kbps", kKilo / kBitsPerByte},
+    UnitEntry{"kbps", kKilo / kBitsPerByte},
+    UnitEntry{"Kbit/s", kKilo / kBitsPerByte},
+    UnitEntry{"Kb/s", kKilo / kBitsPerByte},
+    UnitEntry{"Mbps", kMega / kBitsPerByte},
+    UnitEntry{"Mbit/s", kMega / kBitsPerByte},
+    UnitEntry{"Mb/s", kMega / kBitsPerByte},
+    UnitEntry{"Gbps", kGiga / kBitsPerByte},
+    UnitEntry{"Gbit/s", kGiga / kBitsPerByte},
+    UnitEntry{"Gb/s", kGiga / kBitsPerByte},
+    UnitEntry{"Tbps", kTera / kBitsPerByte},
+    UnitEntry{"Tbit/s", kTera / kBitsPerByte},
     UnitEntry{"Tb/s", kTera / kBitsPerByte},
     // bytes per second
-    UnitEntry{"B/s", 1.0},     UnitEntry{"Bps", 1.0},      UnitEntry{"kB/s", kKilo},  UnitEntry{"KB/s", kKilo},
-    UnitEntry{"KBps", kKilo},  UnitEntry{"MB/s", kMega},   UnitEntry{"MBps", kMega},  UnitEntry{"GB/s", kGiga},
-    UnitEntry{"GBps", kGiga},  UnitEntry{"TB/s", kTera},   UnitEntry{"TBps", kTera},  UnitEntry{"KiB/s", kKibi},
-    UnitEntry{"MiB/s", kMebi}, UnitEntry{"GiB/s", kGibi},  UnitEntry{"TiB/s", kTebi},
+    UnitEntry{"B/s", 1.0},
+    UnitEntry{"Bps", 1.0},
+    UnitEntry{"kB/s", kKilo},
+    UnitEntry{"KB/s", kKilo},
+    UnitEntry{"KBps", kKilo},
+    UnitEntry{"MB/s", kMega},
+    UnitEntry{"MBps", kMega},
+    UnitEntry{"GB/s", kGiga},
+    UnitEntry{"GBps", kGiga},
+    UnitEntry{"TB/s", kTera},
+    UnitEntry{"TBps", kTera},
+    UnitEntry{"KiB/s", kKibi},
+    UnitEntry{"MiB/s", kMebi},
+    UnitEntry{"GiB/s", kGibi},
+    UnitEntry{"TiB/s", kTebi},
 };
 constexpr std::array kBandwidthTraps{
     UnitTrap{"gbps", "\"gbps\" is ambiguous: write Gbps for gigabits or GB/s for gigabytes"},
@@ -88,18 +111,25 @@ constexpr std::array kBandwidthTraps{
 };
 
 constexpr std::array kDurationUnits{
-    UnitEntry{"s", 1.0},           UnitEntry{"ms", 1.0 / kKilo}, UnitEntry{"us", 1.0 / kMega},
-    UnitEntry{"\xC2\xB5s", 1.0 / kMega}, UnitEntry{"ns", 1.0 / kGiga}, UnitEntry{"ps", 1.0 / kTera},
-    UnitEntry{"min", 60.0},        UnitEntry{"h", unit::kSecondsPerHour},
+    UnitEntry{"s", 1.0},
+    UnitEntry{"ms", 1.0 / kKilo},
+    UnitEntry{"us", 1.0 / kMega},
+    UnitEntry{"\xC2\xB5s", 1.0 / kMega},
+    UnitEntry{"ns", 1.0 / kGiga},
+    UnitEntry{"ps", 1.0 / kTera},
+    UnitEntry{"min", 60.0},
+    UnitEntry{"h", unit::kSecondsPerHour},
     UnitEntry{"d", 24.0 * unit::kSecondsPerHour},
 };
 constexpr std::array kDurationTraps{
     UnitTrap{"m", "\"m\" is ambiguous: write min for minutes or ms for milliseconds"},
-    UnitTrap{"sec", "write s"}, UnitTrap{"hr", "write h"}, UnitTrap{"hours", "write h"},
+    UnitTrap{"sec", "write s"},
+    UnitTrap{"hr", "write h"},
+    UnitTrap{"hours", "write h"},
 };
 
 constexpr std::array kFlopUnits{
-    UnitEntry{"FLOP", 1.0},   UnitEntry{"kFLOP", kKilo}, UnitEntry{"MFLOP", kMega}, UnitEntry{"GFLOP", kGiga},
+    UnitEntry{"FLOP", 1.0},    UnitEntry{"kFLOP", kKilo}, UnitEntry{"MFLOP", kMega}, UnitEntry{"GFLOP", kGiga},
     UnitEntry{"TFLOP", kTera}, UnitEntry{"PFLOP", kPeta}, UnitEntry{"EFLOP", kExa},
 };
 constexpr std::array kFlopTraps{
@@ -108,16 +138,16 @@ constexpr std::array kFlopTraps{
 };
 
 constexpr std::array kFlopRateUnits{
-    UnitEntry{"FLOP/s", 1.0},    UnitEntry{"GFLOP/s", kGiga}, UnitEntry{"TFLOP/s", kTera},
-    UnitEntry{"PFLOP/s", kPeta}, UnitEntry{"FLOPS", 1.0},     UnitEntry{"GFLOPS", kGiga},
-    UnitEntry{"TFLOPS", kTera},  UnitEntry{"PFLOPS", kPeta},
+    UnitEntry{"FLOP/s", 1.0}, UnitEntry{"GFLOP/s", kGiga}, UnitEntry{"TFLOP/s", kTera}, UnitEntry{"PFLOP/s", kPeta},
+    UnitEntry{"FLOPS", 1.0},  UnitEntry{"GFLOPS", kGiga},  UnitEntry{"TFLOPS", kTera},  UnitEntry{"PFLOPS", kPeta},
 };
 constexpr std::array kFlopRateTraps{
     UnitTrap{"TFLOP", "\"TFLOP\" is a count, not a rate: write TFLOP/s"},
 };
 
-constexpr UnitTable kBytesTable{"a size", "14e9 B", kByteUnits, kByteTraps,
-                                "B, kB, KB, MB, GB, TB, PB (powers of 1000) or KiB, MiB, GiB, TiB, PiB (powers of 1024)"};
+constexpr UnitTable kBytesTable{
+    "a size", "14e9 B", kByteUnits, kByteTraps,
+    "B, kB, KB, MB, GB, TB, PB (powers of 1000) or KiB, MiB, GiB, TiB, PiB (powers of 1024)"};
 constexpr UnitTable kBandwidthTable{
     "a bandwidth", "400 Gbps", kBandwidthUnits, kBandwidthTraps,
     "bits: bps, Kbps, Mbps, Gbps, Tbps (or Gbit/s, Gb/s); bytes: B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, "
@@ -140,8 +170,10 @@ double parse_with(const UnitTable& table, std::string_view text) {
   if (ec != std::errc() || !std::isfinite(number)) {
     return fail(fmt::format("expected a number first, like \"{}\"", table.example));
   }
-  const std::string_view suffix = trim(std::string_view(end, static_cast<std::size_t>(body.data() + body.size() - end)));
-  if (suffix.empty()) return fail(fmt::format("a number without a unit, expected something like \"{}\"", table.example));
+  const std::string_view suffix =
+      trim(std::string_view(end, static_cast<std::size_t>(body.data() + body.size() - end)));
+  if (suffix.empty())
+    return fail(fmt::format("a number without a unit, expected something like \"{}\"", table.example));
   for (const UnitEntry& u : table.units) {
     if (u.suffix == suffix) return number * u.factor;
   }
@@ -160,15 +192,25 @@ Flops parse_flops(std::string_view text) { return Flops(parse_with(kFlopTable, t
 FlopsPerSecond parse_flops_rate(std::string_view text) { return FlopsPerSecond(parse_with(kFlopRateTable, text)); }
 
 template <>
-Bytes parse_quantity<Bytes>(std::string_view text) { return parse_bytes(text); }
+Bytes parse_quantity<Bytes>(std::string_view text) {
+  return parse_bytes(text);
+}
 template <>
-BytesPerSecond parse_quantity<BytesPerSecond>(std::string_view text) { return parse_bandwidth(text); }
+BytesPerSecond parse_quantity<BytesPerSecond>(std::string_view text) {
+  return parse_bandwidth(text);
+}
 template <>
-Seconds parse_quantity<Seconds>(std::string_view text) { return parse_duration(text); }
+Seconds parse_quantity<Seconds>(std::string_view text) {
+  return parse_duration(text);
+}
 template <>
-Flops parse_quantity<Flops>(std::string_view text) { return parse_flops(text); }
+Flops parse_quantity<Flops>(std::string_view text) {
+  return parse_flops(text);
+}
 template <>
-FlopsPerSecond parse_quantity<FlopsPerSecond>(std::string_view text) { return parse_flops_rate(text); }
+FlopsPerSecond parse_quantity<FlopsPerSecond>(std::string_view text) {
+  return parse_flops_rate(text);
+}
 
 // Past these, fixed notation prints a wall of digits (1e30 B would be 909494701772928256.00 TiB):
 // scientific notation keeps the magnitude readable.
@@ -207,9 +249,7 @@ std::string format_bandwidth(BytesPerSecond r) {
   return fmt::format("{:.2f} B/s", v);
 }
 
-std::string format_gbps(BytesPerSecond r) {
-  return fmt::format("{:g} Gbps", r.value() * kBitsPerByte / kGiga);
-}
+std::string format_gbps(BytesPerSecond r) { return fmt::format("{:g} Gbps", r.value() * kBitsPerByte / kGiga); }
 
 std::string format_flops_rate(FlopsPerSecond r) { return fmt::format("{:.1f} TFLOP/s", r.value() / kTera); }
 

@@ -44,7 +44,8 @@ topology::CommTiers apply(const Calibration& calibration, topology::CommTiers ti
 
 NcclTuning nccl_tuning(const Calibration& calibration) {
   NcclTuning tuning;
-  for (const auto& [protocol, entry] : calibration.nccl_protocols) tuning[static_cast<std::size_t>(protocol)] = entry.tuning;
+  for (const auto& [protocol, entry] : calibration.nccl_protocols)
+    tuning[static_cast<std::size_t>(protocol)] = entry.tuning;
   return tuning;
 }
 
@@ -52,7 +53,8 @@ KernelParams kernel_params(const Calibration& calibration, const topology::GpuSp
   KernelParams p = default_kernel_params(gpu, plan);
   if (!calibration.compute) return p;
   const ComputeCalibration& c = *calibration.compute;
-  if (const auto it = c.gemm_efficiency.find(std::string(plan::to_string(plan.precision))); it != c.gemm_efficiency.end()) {
+  if (const auto it = c.gemm_efficiency.find(std::string(plan::to_string(plan.precision)));
+      it != c.gemm_efficiency.end()) {
     p.gemm_efficiency = it->second;
   }
   p.memory_efficiency = c.memory_efficiency.value_or(p.memory_efficiency);

@@ -77,8 +77,8 @@ Seconds read_overhead(const JsonReader& r) {
 }
 
 ComputeCalibration read_compute(const JsonReader& r) {
-  r.check_keys({"gemm_efficiency", "memory_efficiency", "attention_forward_efficiency", "attention_backward_efficiency", "kernel_overhead",
-                "host_overhead", "source", "fitted_on"});
+  r.check_keys({"gemm_efficiency", "memory_efficiency", "attention_forward_efficiency", "attention_backward_efficiency",
+                "kernel_overhead", "host_overhead", "source", "fitted_on"});
   ComputeCalibration c;
   if (auto v = r.find("gemm_efficiency")) {
     for (const auto& [name, value] : v->members()) {
@@ -98,13 +98,13 @@ ComputeCalibration read_compute(const JsonReader& r) {
   c.source = r.at("source").string();
   if (auto v = r.find("fitted_on")) {
     for (const auto& [field, text] : v->members()) {
-      const bool set = field.starts_with("gemm_efficiency.") ? c.gemm_efficiency.contains(field.substr(16))
-                       : field == "memory_efficiency"       ? c.memory_efficiency.has_value()
-                       : field == "attention_forward_efficiency" ? c.attention_forward_efficiency.has_value()
+      const bool set = field.starts_with("gemm_efficiency.")      ? c.gemm_efficiency.contains(field.substr(16))
+                       : field == "memory_efficiency"             ? c.memory_efficiency.has_value()
+                       : field == "attention_forward_efficiency"  ? c.attention_forward_efficiency.has_value()
                        : field == "attention_backward_efficiency" ? c.attention_backward_efficiency.has_value()
-                       : field == "kernel_overhead"         ? c.kernel_overhead.has_value()
-                       : field == "host_overhead"           ? c.host_overhead.has_value()
-                                                            : false;
+                       : field == "kernel_overhead"               ? c.kernel_overhead.has_value()
+                       : field == "host_overhead"                 ? c.host_overhead.has_value()
+                                                                  : false;
       if (!set) text.fail(fmt::format("\"{}\" is not a field this compute section sets", field));
       c.fitted_on.emplace(field, text.string());
     }
@@ -150,7 +150,8 @@ Calibration read_calibration(const JsonReader& root) {
   if (auto v = root.find("nccl_protocols")) {
     for (const auto& [name, value] : v->members()) {
       const std::optional<NcclProtocol> protocol = parse_nccl_protocol(name);
-      if (!protocol) value.fail(fmt::format("unknown NCCL protocol \"{}\"; accepted: {}", name, accepted_nccl_protocols()));
+      if (!protocol)
+        value.fail(fmt::format("unknown NCCL protocol \"{}\"; accepted: {}", name, accepted_nccl_protocols()));
       c.nccl_protocols.emplace(*protocol, read_nccl_protocol(value));
     }
   }
@@ -221,8 +222,10 @@ std::string to_json_text(const Calibration& calibration) {
       e["gemm_efficiency"] = std::move(g);
     }
     if (c->memory_efficiency) e["memory_efficiency"] = write_number(*c->memory_efficiency);
-    if (c->attention_forward_efficiency) e["attention_forward_efficiency"] = write_number(*c->attention_forward_efficiency);
-    if (c->attention_backward_efficiency) e["attention_backward_efficiency"] = write_number(*c->attention_backward_efficiency);
+    if (c->attention_forward_efficiency)
+      e["attention_forward_efficiency"] = write_number(*c->attention_forward_efficiency);
+    if (c->attention_backward_efficiency)
+      e["attention_backward_efficiency"] = write_number(*c->attention_backward_efficiency);
     if (c->kernel_overhead) e["kernel_overhead"] = fmt::format("{:.9g} s", c->kernel_overhead->value());
     if (c->host_overhead) e["host_overhead"] = fmt::format("{:.9g} s", c->host_overhead->value());
     if (!c->fitted_on.empty()) e["fitted_on"] = c->fitted_on;

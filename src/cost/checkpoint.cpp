@@ -2,9 +2,9 @@
 // the scheduler, RNG states and data-loader position a run needs to resume as the same run.
 #include "stepcast/cost/checkpoint.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <array>
-#include <fmt/format.h>
 
 #include "stepcast/core/errors.hpp"
 
@@ -83,8 +83,8 @@ CheckpointSize checkpoint_size(double parameters, const plan::Plan& plan, const 
   const CheckpointExtras& ex = options.extras;
   out.items.push_back({"scheduler", ex.scheduler, ex.scheduler, ex.scheduler, 1, out.gpus});
   out.items.push_back({"rng states", ex.rng_per_rank, ex.rng_per_rank, ex.rng_per_rank * out.gpus, 1, 1});
-  out.items.push_back(
-      {"data position", ex.data_position_per_rank, ex.data_position_per_rank, ex.data_position_per_rank * out.gpus, 1, 1});
+  out.items.push_back({"data position", ex.data_position_per_rank, ex.data_position_per_rank,
+                       ex.data_position_per_rank * out.gpus, 1, 1});
 
   for (const CheckpointItem& item : out.items) {
     out.held_per_rank += item.held_per_rank;
@@ -110,10 +110,10 @@ CheckpointSize checkpoint_size(double parameters, const plan::Plan& plan, const 
   }
   out.busiest_node_written = *std::max_element(node_bytes.begin(), node_bytes.end());
 
-  out.explanation.push_back({"model state per rank", "parameters + gradients + optimizer state",
-                             format_bytes(out.model_state_per_rank)});
-  out.explanation.push_back({"checkpoint per rank", "model state + scheduler + rng states + data position",
-                             format_bytes(out.held_per_rank)});
+  out.explanation.push_back(
+      {"model state per rank", "parameters + gradients + optimizer state", format_bytes(out.model_state_per_rank)});
+  out.explanation.push_back(
+      {"checkpoint per rank", "model state + scheduler + rng states + data position", format_bytes(out.held_per_rank)});
   out.explanation.push_back(
       {"checkpoint total", "each replicated item once, each shard once, extras per rank", format_bytes(out.total)});
   STEPCAST_ASSERT(out.written_per_rank <= out.held_per_rank, "a rank writes no more than it holds");
@@ -121,12 +121,17 @@ CheckpointSize checkpoint_size(double parameters, const plan::Plan& plan, const 
 }
 
 std::string checkpoint_contents_note(const CheckpointSize& size) {
-  const bool gradients = std::any_of(size.items.begin(), size.items.end(),
-                                     [](const CheckpointItem& i) { return i.name == "gradients" && i.total.value() > 0.0; });
-  return gradients ? std::string("  saved: weights, gradients (--with-gradients), optimizer state, scheduler, RNG states, data position")
-                   : std::string("  saved: weights, optimizer state (fp32 master weights and moments), scheduler, RNG states, data "
-                                 "position; not saved: gradients (Megatron-LM, PyTorch DCP and DeepSpeed checkpoint after the "
-                                 "optimizer step; --with-gradients counts them)");
+  const bool gradients = std::any_of(size.items.begin(), size.items.end(), [](const CheckpointItem& i) {
+    return i.name == "gradients" && i.total.value() > 0.0;
+  });
+  return gradients
+             ? std::string(
+                   "  saved: weights, gradients (--with-gradients), optimizer state, scheduler, RNG states, data "
+                   "position")
+             : std::string(
+                   "  saved: weights, optimizer state (fp32 master weights and moments), scheduler, RNG states, data "
+                   "position; not saved: gradients (Megatron-LM, PyTorch DCP and DeepSpeed checkpoint after the "
+                   "optimizer step; --with-gradients counts them)");
 }
 
 }  // namespace stepcast::cost

@@ -2,10 +2,10 @@
 // shards each restored rank's byte range overlaps, and what it reads with ranged or whole-file reads.
 #include "stepcast/cost/checkpoint.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <fmt/format.h>
 
 #include "stepcast/core/errors.hpp"
 

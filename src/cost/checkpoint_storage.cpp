@@ -1,10 +1,10 @@
 // Storage tiers for checkpoints (named tiers with their sources, or a bandwidth), the time to
 // move a checkpoint through one, and the stall of a synchronous or host-staged checkpoint.
-#include "stepcast/cost/checkpoint.hpp"
 #include "stepcast/core/text.hpp"
+#include "stepcast/cost/checkpoint.hpp"
 
-#include <array>
 #include <fmt/format.h>
+#include <array>
 
 #include "stepcast/core/errors.hpp"
 
@@ -53,7 +53,8 @@ std::string_view kind_name(StorageKind kind) {
 StorageTier parse_storage(std::string_view text, std::string_view option) {
   const std::string_view body = trim(text);
   for (const NamedTier& t : kNamedTiers) {
-    if (body == t.name) return StorageTier{std::string(t.name), t.kind, BytesPerSecond(t.bandwidth_Bps), std::string(t.source)};
+    if (body == t.name)
+      return StorageTier{std::string(t.name), t.kind, BytesPerSecond(t.bandwidth_Bps), std::string(t.source)};
   }
   StorageKind kind = StorageKind::kShared;
   std::string_view bandwidth_text = body;
@@ -66,7 +67,8 @@ StorageTier parse_storage(std::string_view text, std::string_view option) {
     } else if (prefix == "client") {
       kind = StorageKind::kPerClient;
     } else {
-      throw InputError(fmt::format("{} \"{}\": unknown storage kind \"{}\"; accepted: {}", option, text, prefix, kAccepted));
+      throw InputError(
+          fmt::format("{} \"{}\": unknown storage kind \"{}\"; accepted: {}", option, text, prefix, kAccepted));
     }
     bandwidth_text = body.substr(colon + 1);
   }
@@ -120,9 +122,10 @@ CheckpointStall checkpoint_stall(const CheckpointSize& size, const TransferTime&
   }
   STEPCAST_ASSERT(staging->copy_bandwidth_per_gpu.value() > 0.0, "copy bandwidth must be positive");
   if (size.busiest_node_written > staging->host_memory_per_node) {
-    out.note = fmt::format("asynchronous checkpoint not possible: the busiest node stages {} but has {} of host memory; "
-                           "synchronous instead",
-                           format_bytes(size.busiest_node_written), format_bytes(staging->host_memory_per_node));
+    out.note = fmt::format(
+        "asynchronous checkpoint not possible: the busiest node stages {} but has {} of host memory; "
+        "synchronous instead",
+        format_bytes(size.busiest_node_written), format_bytes(staging->host_memory_per_node));
     out.explanation.push_back({"stall (synchronous)", "staging does not fit host memory", format_seconds(out.stall)});
     return out;
   }
@@ -130,11 +133,11 @@ CheckpointStall checkpoint_stall(const CheckpointSize& size, const TransferTime&
   out.asynchronous = true;
   out.background_write = write.time;
   out.stall = size.written_per_rank / staging->copy_bandwidth_per_gpu;
-  out.explanation.push_back({"stall (asynchronous)",
-                             fmt::format("busiest rank's bytes / copy bandwidth to host = {} / {}",
-                                         format_bytes(size.written_per_rank),
-                                         format_bandwidth(staging->copy_bandwidth_per_gpu)),
-                             format_seconds(out.stall)});
+  out.explanation.push_back(
+      {"stall (asynchronous)",
+       fmt::format("busiest rank's bytes / copy bandwidth to host = {} / {}", format_bytes(size.written_per_rank),
+                   format_bandwidth(staging->copy_bandwidth_per_gpu)),
+       format_seconds(out.stall)});
   return out;
 }
 

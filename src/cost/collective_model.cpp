@@ -3,8 +3,8 @@
 // with the groups that run at the same time, each getting node_bw / group_nic_bw of their rate.
 #include "stepcast/cost/collective_model.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <limits>
 
 namespace stepcast::cost {
@@ -53,7 +53,8 @@ CollectivePrice closed_form(const CollectiveGroup& group, CollectiveOp op, Bytes
 
 // Send/recv and all-to-all on NCCL's p2p channels (nccl_p2p). A send across nodes shares its
 // GPU's NIC with the groups beside it; an all-to-all's node bandwidth is already the shared one.
-CollectivePrice point_to_point(const CollectiveGroup& group, CollectiveOp op, Bytes size, const CollectiveModel& model) {
+CollectivePrice point_to_point(const CollectiveGroup& group, CollectiveOp op, Bytes size,
+                               const CollectiveModel& model) {
   const topology::CommTiers& t = group.tiers;
   const NcclTuning tuning = model.calibration ? nccl_tuning(*model.calibration) : NcclTuning{};
   const NcclP2p p2p = nccl_p2p(op, size, *group.nccl, t.node_bw, t.oversubscription, tuning);
@@ -81,13 +82,15 @@ CollectiveGroup collective_group(const topology::Topology& topology, const topol
   return collective_group(hardware, tiers, explain);
 }
 
-CollectiveGroup collective_group(const std::optional<NcclHardware>& hardware, const topology::CommTiers& tiers, bool explain) {
+CollectiveGroup collective_group(const std::optional<NcclHardware>& hardware, const topology::CommTiers& tiers,
+                                 bool explain) {
   CollectiveGroup g{tiers, std::nullopt};
   if (tiers.ranks >= 2 && hardware) g.nccl = nccl_system(*hardware, tiers, explain);
   return g;
 }
 
-CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, Bytes size, const CollectiveModel& model) {
+CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, Bytes size,
+                                 const CollectiveModel& model) {
   const topology::CommTiers& t = group.tiers;
   if (t.ranks < 2 || !(size.value() > 0.0)) {
     CollectivePrice none;  // nothing moves

@@ -3,10 +3,10 @@
 // with its derivation; sizes and busbw follow nccl-tests' doc/PERFORMANCE.md.
 #include "stepcast/cost/collectives.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <fmt/format.h>
 #include <string>
 
 #include "stepcast/core/errors.hpp"
@@ -61,7 +61,8 @@ void add(Explanation& ex, std::string label, std::string formula, std::string va
 // part with one GPU per node). Adjacent ring nodes share a leaf switch in NCCL's ordering, so the
 // fabric core's oversubscription does not slow a ring.
 Fabric flat_fabric(const CommTiers& t) {
-  if (t.nodes <= 1) return {t.intra_bw, t.intra_latency, Bottleneck::kIntraNode, "intra_bw (one node)", "intra_latency"};
+  if (t.nodes <= 1)
+    return {t.intra_bw, t.intra_latency, Bottleneck::kIntraNode, "intra_bw (one node)", "intra_latency"};
   if (t.ranks_per_node > 1 && t.intra_bw < t.node_bw) {
     return {t.intra_bw, t.inter_latency, Bottleneck::kIntraNode, "min(intra_bw, node_bw) (spans nodes)",
             "inter_latency"};
@@ -92,7 +93,8 @@ void explain_flat(Explanation& ex, std::string_view bytes_formula, double bytes_
   add(ex, "steps", std::string(steps_formula), fmt::format("{}", r.steps));
   add(ex, "latency term", fmt::format("steps x alpha = {} x {}", r.steps, format_seconds(f.alpha)),
       format_seconds(r.latency_time));
-  add(ex, "bandwidth term", fmt::format("bytes sent per rank / B = {} B / {}", byte_count(r.bytes_sent), format_bandwidth(f.bw)),
+  add(ex, "bandwidth term",
+      fmt::format("bytes sent per rank / B = {} B / {}", byte_count(r.bytes_sent), format_bandwidth(f.bw)),
       format_seconds(r.bandwidth_time));
 }
 
@@ -125,9 +127,11 @@ Terms ring(CollectiveOp op, Bytes size, const CommTiers& t, Explanation* ex) {
       bytes_formula = "(N-1)/N";
       break;
     case CollectiveOp::kBroadcast:
-    case CollectiveOp::kReduce: break;
+    case CollectiveOp::kReduce:
+      break;
     case CollectiveOp::kAllToAll:
-    case CollectiveOp::kSendRecv: STEPCAST_UNREACHABLE("is_supported() refused a ring for this collective");
+    case CollectiveOp::kSendRecv:
+      STEPCAST_UNREACHABLE("is_supported() refused a ring for this collective");
   }
   const Terms r = flat(size, factor, steps, f);
   if (ex) explain_flat(*ex, bytes_formula, factor, size, steps_formula, f, r);
@@ -175,9 +179,10 @@ Terms hierarchical(CollectiveOp op, Bytes size, const CommTiers& t, Explanation*
   const int g = t.ranks_per_node;
   const int nodes = t.nodes;
   if (g * nodes != t.ranks) {
-    throw InputError(fmt::format("a hierarchical {} needs the same number of ranks on every node; {} ranks over {} nodes "
-                                 "do not divide evenly (use a ring, or a rank count that fills whole nodes)",
-                                 to_string(op), t.ranks, nodes));
+    throw InputError(
+        fmt::format("a hierarchical {} needs the same number of ranks on every node; {} ranks over {} nodes "
+                    "do not divide evenly (use a ring, or a rank count that fills whole nodes)",
+                    to_string(op), t.ranks, nodes));
   }
   const double phases = op == CollectiveOp::kAllReduce ? 2.0 : 1.0;
   const double intra_factor = phases * as_double(g - 1) / as_double(g);
@@ -222,8 +227,8 @@ Terms hierarchical(CollectiveOp op, Bytes size, const CommTiers& t, Explanation*
     add(*ex, "steps", fmt::format("{0}(g-1) + {0}(n-1) = {1} + {2}", p, intra_steps, inter_steps),
         fmt::format("{}", r.steps));
     add(*ex, "latency term",
-        fmt::format("{} x intra_latency + {} x inter_latency = {} x {} + {} x {}", intra_steps, inter_steps, intra_steps,
-                    format_seconds(t.intra_latency), inter_steps, format_seconds(t.inter_latency)),
+        fmt::format("{} x intra_latency + {} x inter_latency = {} x {} + {} x {}", intra_steps, inter_steps,
+                    intra_steps, format_seconds(t.intra_latency), inter_steps, format_seconds(t.inter_latency)),
         format_seconds(r.latency_time));
     add(*ex, "bandwidth term", "intra-node term + inter-node term", format_seconds(r.bandwidth_time));
   }
@@ -263,8 +268,9 @@ Terms all_to_all(Bytes size, const CommTiers& t, Explanation* ex) {
     add(*ex, "latency alpha", std::string(f.alpha_formula), format_seconds(f.alpha));
     add(*ex, "bytes sent per rank", fmt::format("(N-1)/N x S = {}/{} x {} B", n - 1, n, byte_count(size)),
         size_text(r.bytes_sent));
-    add(*ex, "intra-node part", fmt::format("(g-1)/N x S / intra_bw = {}/{} x {} B / {}", g - 1, n, byte_count(size),
-                                            format_bandwidth(t.intra_bw)),
+    add(*ex, "intra-node part",
+        fmt::format("(g-1)/N x S / intra_bw = {}/{} x {} B / {}", g - 1, n, byte_count(size),
+                    format_bandwidth(t.intra_bw)),
         format_seconds(intra_time));
     add(*ex, "inter-node part",
         fmt::format("g(N-g)/N x S / (node_bw / oversubscription) = {} x {}/{} x {} B / ({} / {})", g, n - g, n,
@@ -301,13 +307,16 @@ Terms send_recv(Bytes size, const CommTiers& t, Explanation* ex) {
 
 std::string_view busbw_formula(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::kAllReduce: return "2(N-1)/N";
+    case CollectiveOp::kAllReduce:
+      return "2(N-1)/N";
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllGather:
-    case CollectiveOp::kAllToAll: return "(N-1)/N";
+    case CollectiveOp::kAllToAll:
+      return "(N-1)/N";
     case CollectiveOp::kBroadcast:
     case CollectiveOp::kReduce:
-    case CollectiveOp::kSendRecv: return "1";
+    case CollectiveOp::kSendRecv:
+      return "1";
   }
   return "?";
 }
@@ -334,9 +343,15 @@ CollectiveCost estimate(CollectiveOp op, Algorithm algorithm, Bytes size, const 
     if (ex) add(*ex, "one rank", "nothing to move", "0 s");
   } else {
     switch (algorithm) {
-      case Algorithm::kRing: r = ring(op, size, t, ex); break;
-      case Algorithm::kTree: r = tree(op, size, t, ex); break;
-      case Algorithm::kHierarchical: r = hierarchical(op, size, t, ex); break;
+      case Algorithm::kRing:
+        r = ring(op, size, t, ex);
+        break;
+      case Algorithm::kTree:
+        r = tree(op, size, t, ex);
+        break;
+      case Algorithm::kHierarchical:
+        r = hierarchical(op, size, t, ex);
+        break;
       case Algorithm::kDirect:
         r = op == CollectiveOp::kAllToAll ? all_to_all(size, t, ex) : send_recv(size, t, ex);
         break;
@@ -360,8 +375,9 @@ CollectiveCost estimate(CollectiveOp op, Algorithm algorithm, Bytes size, const 
     c.busbw = c.algbw * factor;
   }
   if (ex) {
-    add(*ex, "time", fmt::format("latency term + bandwidth term = {} + {}", format_seconds(c.latency_time),
-                                 format_seconds(c.bandwidth_time)),
+    add(*ex, "time",
+        fmt::format("latency term + bandwidth term = {} + {}", format_seconds(c.latency_time),
+                    format_seconds(c.bandwidth_time)),
         format_seconds(c.time));
     add(*ex, "algbw", fmt::format("S / time = {} B / {}", byte_count(size), format_seconds(c.time)),
         format_bandwidth(c.algbw));
@@ -379,13 +395,16 @@ double busbw_factor(CollectiveOp op, int ranks) {
   // bandwidth whatever the rank count.
   const double n = as_double(ranks);
   switch (op) {
-    case CollectiveOp::kAllReduce: return 2.0 * (n - 1.0) / n;
+    case CollectiveOp::kAllReduce:
+      return 2.0 * (n - 1.0) / n;
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllGather:
-    case CollectiveOp::kAllToAll: return (n - 1.0) / n;
+    case CollectiveOp::kAllToAll:
+      return (n - 1.0) / n;
     case CollectiveOp::kBroadcast:
     case CollectiveOp::kReduce:
-    case CollectiveOp::kSendRecv: return 1.0;
+    case CollectiveOp::kSendRecv:
+      return 1.0;
   }
   STEPCAST_UNREACHABLE("every CollectiveOp is listed above");
 }

@@ -62,13 +62,17 @@ std::string join_names(auto const& items, auto name_of) {
 
 std::span<const Algorithm> algorithms_for(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::kAllReduce: return kAllReduceAlgorithms;
+    case CollectiveOp::kAllReduce:
+      return kAllReduceAlgorithms;
     case CollectiveOp::kReduceScatter:
-    case CollectiveOp::kAllGather: return kScatterGatherAlgorithms;
+    case CollectiveOp::kAllGather:
+      return kScatterGatherAlgorithms;
     case CollectiveOp::kBroadcast:
-    case CollectiveOp::kReduce: return kRootedAlgorithms;
+    case CollectiveOp::kReduce:
+      return kRootedAlgorithms;
     case CollectiveOp::kAllToAll:
-    case CollectiveOp::kSendRecv: return kDirectAlgorithms;
+    case CollectiveOp::kSendRecv:
+      return kDirectAlgorithms;
   }
   return {};
 }
@@ -98,10 +102,14 @@ std::string_view to_string(Algorithm algorithm) {
 
 std::string_view to_string(Bottleneck bottleneck) {
   switch (bottleneck) {
-    case Bottleneck::kNone: return "none";
-    case Bottleneck::kIntraNode: return "intra-node";
-    case Bottleneck::kNodeNics: return "node NICs";
-    case Bottleneck::kGpuNic: return "GPU NIC";
+    case Bottleneck::kNone:
+      return "none";
+    case Bottleneck::kIntraNode:
+      return "intra-node";
+    case Bottleneck::kNodeNics:
+      return "node NICs";
+    case Bottleneck::kGpuNic:
+      return "GPU NIC";
   }
   return "unknown";
 }

@@ -45,7 +45,8 @@ PartStreams time_part(const std::vector<Operator>& ops, const topology::GpuSpec&
 }
 
 /// The old model: hardware FLOPs / GPUs / (peak x fraction), the same on every stage.
-void price_by_fraction(ComputeEstimate& out, const plan::Plan& plan, const workload::TransformerShape& shape, double fraction) {
+void price_by_fraction(ComputeEstimate& out, const plan::Plan& plan, const workload::TransformerShape& shape,
+                       double fraction) {
   out.operator_model = false;
   out.achieved_fraction = fraction;
   out.achieved = out.peak * fraction;
@@ -67,36 +68,45 @@ void price_by_fraction(ComputeEstimate& out, const plan::Plan& plan, const workl
       out.stages[i].backward = stage.backward * share;
       out.stages[i].weight_grad = stage.weight_grad * share;
       out.stages[i].layers = split[i];
-      if (out.stages[i].layers > out.stages[static_cast<std::size_t>(out.critical_stage)].layers) out.critical_stage = static_cast<int>(i);
+      if (out.stages[i].layers > out.stages[static_cast<std::size_t>(out.critical_stage)].layers)
+        out.critical_stage = static_cast<int>(i);
     }
-    out.time = (out.stages[static_cast<std::size_t>(out.critical_stage)].forward + out.stages[static_cast<std::size_t>(out.critical_stage)].backward) *
+    out.time = (out.stages[static_cast<std::size_t>(out.critical_stage)].forward +
+                out.stages[static_cast<std::size_t>(out.critical_stage)].backward) *
                plan.micro_batches();
   }
 }
 
-void explain_compute(ComputeEstimate& out, const workload::Workload& workload, const plan::Plan& plan, const topology::GpuSpec& gpu,
-                     const ComputeOptions& options) {
+void explain_compute(ComputeEstimate& out, const workload::Workload& workload, const plan::Plan& plan,
+                     const topology::GpuSpec& gpu, const ComputeOptions& options) {
   const auto& s = *workload.shape;
   auto& ex = out.explanation;
-  ex.push_back({"model FLOPs", fmt::format("3 passes x (l={} x tokens x (2 x matmul params + 4sh) + tokens x 2hV), tokens = {} x {}", s.layers,
-                                           plan.global_batch, plan.seq_len),
+  ex.push_back({"model FLOPs",
+                fmt::format("3 passes x (l={} x tokens x (2 x matmul params + 4sh) + tokens x 2hV), tokens = {} x {}",
+                            s.layers, plan.global_batch, plan.seq_len),
                 format_flops(out.flops.model)});
-  ex.push_back({"hardware FLOPs", fmt::format("model FLOPs + recompute={}", plan::to_string(plan.recompute)), format_flops(out.flops.hardware)});
+  ex.push_back({"hardware FLOPs", fmt::format("model FLOPs + recompute={}", plan::to_string(plan.recompute)),
+                format_flops(out.flops.hardware)});
   if (!out.operator_model) {
-    ex.push_back({"achieved rate", fmt::format("{} peak ({}) x {:.3f} achieved fraction (given)", gpu.name, format_flops_rate(out.peak),
-                                               out.achieved_fraction),
+    ex.push_back({"achieved rate",
+                  fmt::format("{} peak ({}) x {:.3f} achieved fraction (given)", gpu.name, format_flops_rate(out.peak),
+                              out.achieved_fraction),
                   format_flops_rate(out.achieved)});
-    ex.push_back({"compute time", fmt::format("{} / {} GPUs / {}", format_flops(out.flops.hardware), plan.gpus(), format_flops_rate(out.achieved)),
+    ex.push_back({"compute time",
+                  fmt::format("{} / {} GPUs / {}", format_flops(out.flops.hardware), plan.gpus(),
+                              format_flops_rate(out.achieved)),
                   format_seconds(out.time)});
     return;
   }
   const KernelParams& p = out.params;
-  ex.push_back({"kernel model", fmt::format("GEMM {:.3f} of peak x tile/wave quantization on {} SMs; HBM {:.2f} of {}; attention {:.2f}/{:.2f} "
-                                            "(fwd/bwd); {} per kernel on the GPU, {} on the host{}",
-                                            p.gemm_efficiency, gpu.sm_count, p.memory_efficiency, format_bandwidth(gpu.memory_bandwidth),
-                                            p.attention_forward_efficiency, p.attention_backward_efficiency, format_seconds(p.kernel_overhead),
-                                            format_seconds(p.host_overhead), options.kernel_params ? " (calibrated)" : ""),
-                p.source});
+  ex.push_back(
+      {"kernel model",
+       fmt::format("GEMM {:.3f} of peak x tile/wave quantization on {} SMs; HBM {:.2f} of {}; attention {:.2f}/{:.2f} "
+                   "(fwd/bwd); {} per kernel on the GPU, {} on the host{}",
+                   p.gemm_efficiency, gpu.sm_count, p.memory_efficiency, format_bandwidth(gpu.memory_bandwidth),
+                   p.attention_forward_efficiency, p.attention_backward_efficiency, format_seconds(p.kernel_overhead),
+                   format_seconds(p.host_overhead), options.kernel_params ? " (calibrated)" : ""),
+       p.source});
   for (std::size_t i = 0; i < out.stages.size(); ++i) {
     const StageCompute& st = out.stages[i];
     ex.push_back({fmt::format("stage {} micro-batch", i),
@@ -104,18 +114,24 @@ void explain_compute(ComputeEstimate& out, const workload::Workload& workload, c
                               i + 1 == out.stages.size() ? " + output layer and loss" : ""),
                   fmt::format("{} + {}", format_seconds(st.forward), format_seconds(st.backward))});
   }
-  ex.push_back({"compute time", fmt::format("{} micro-batches x (forward + backward) of stage {}", plan.micro_batches(), out.critical_stage),
-                format_seconds(out.time)});
-  ex.push_back({"achieved rate", fmt::format("hardware FLOPs / {} GPUs / compute time = {:.3f} of {} peak", plan.gpus(), out.achieved_fraction,
-                                             format_flops_rate(out.peak)),
+  ex.push_back(
+      {"compute time",
+       fmt::format("{} micro-batches x (forward + backward) of stage {}", plan.micro_batches(), out.critical_stage),
+       format_seconds(out.time)});
+  ex.push_back({"achieved rate",
+                fmt::format("hardware FLOPs / {} GPUs / compute time = {:.3f} of {} peak", plan.gpus(),
+                            out.achieved_fraction, format_flops_rate(out.peak)),
                 format_flops_rate(out.achieved)});
-  ex.push_back({"optimizer step", fmt::format("{:.4g} parameters per GPU through the optimizer's kernels", optimizer_parameters_per_gpu(workload, plan)),
+  ex.push_back({"optimizer step",
+                fmt::format("{:.4g} parameters per GPU through the optimizer's kernels",
+                            optimizer_parameters_per_gpu(workload, plan)),
                 format_seconds(out.optimizer)});
 }
 
 }  // namespace
 
-Flops narayanan_step_flops(const workload::TransformerShape& shape, double batch_sequences, int seq_len, bool full_recompute) {
+Flops narayanan_step_flops(const workload::TransformerShape& shape, double batch_sequences, int seq_len,
+                           bool full_recompute) {
   const double B = batch_sequences;
   const double s = seq_len;
   const double l = shape.layers;
@@ -135,8 +151,8 @@ double attention_matmul_parameters(const workload::TransformerShape& shape) {
     const double heads = shape.heads;
     const double qk = m->qk_nope_head_dim + m->qk_rope_head_dim;
     const double q = m->q_lora_rank > 0 ? h * m->q_lora_rank + m->q_lora_rank * heads * qk : h * heads * qk;
-    return q + h * (m->kv_lora_rank + m->qk_rope_head_dim) + m->kv_lora_rank * heads * (m->qk_nope_head_dim + m->v_head_dim) +
-           heads * m->v_head_dim * h;
+    return q + h * (m->kv_lora_rank + m->qk_rope_head_dim) +
+           m->kv_lora_rank * heads * (m->qk_nope_head_dim + m->v_head_dim) + heads * m->v_head_dim * h;
   }
   const double kv = static_cast<double>(shape.kv_heads) * shape.head_dim();
   return 2.0 * h * shape.query_width() + 2.0 * h * kv;
@@ -149,7 +165,9 @@ double mlp_matmul_parameters(const workload::TransformerShape& shape, bool moe) 
   const double matrices = shape.gated_mlp ? 3.0 : 2.0;
   if (!moe) return matrices * h * shape.ffn_hidden;
   const auto& m = *shape.moe;
-  return h * m.experts + matrices * h * (static_cast<double>(m.top_k) * m.expert_ffn + static_cast<double>(m.shared_experts) * m.shared_ffn);
+  return h * m.experts +
+         matrices * h *
+             (static_cast<double>(m.top_k) * m.expert_ffn + static_cast<double>(m.shared_experts) * m.shared_ffn);
 }
 
 /// QK^T and (scores)V per token, counted over every key as Narayanan et al. do (2 x keys x
@@ -171,15 +189,17 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
   double scores = 0.0;
   for (const auto& [kind, count] : stage_layer_kinds(shape, {shape.layers}, 0)) {
     const double score = attention_score_flops(shape, s, kind.sliding);
-    layer_forward += count * tokens * (2.0 * (attention_matmul_parameters(shape) + mlp_matmul_parameters(shape, kind.moe)) + score);
+    layer_forward +=
+        count * tokens * (2.0 * (attention_matmul_parameters(shape) + mlp_matmul_parameters(shape, kind.moe)) + score);
     scores += count * tokens * score;
   }
   double logits_forward = tokens * 2.0 * h * shape.vocab;
   if (shape.mtp_layers > 0) {
     // Each MTP module (DeepSeek-V3 section 2.2): its projection (2h x h), one more block (full
     // attention) and the shared output head again.
-    const double block = 2.0 * (attention_matmul_parameters(shape) + mlp_matmul_parameters(shape, shape.moe.has_value()) + 2.0 * h * h) +
-                         attention_score_flops(shape, s, false);
+    const double block =
+        2.0 * (attention_matmul_parameters(shape) + mlp_matmul_parameters(shape, shape.moe.has_value()) + 2.0 * h * h) +
+        attention_score_flops(shape, s, false);
     layer_forward += shape.mtp_layers * tokens * block;
     scores += shape.mtp_layers * tokens * attention_score_flops(shape, s, false);
     logits_forward *= 1.0 + shape.mtp_layers;
@@ -203,8 +223,8 @@ double optimizer_parameters_per_gpu(const workload::Workload& workload, const pl
   return plan.zero_stage() >= 1 ? per_model_rank / plan.state_shards() : per_model_rank;
 }
 
-ComputeEstimate estimate_compute(const workload::Workload& workload, const plan::Plan& plan, const topology::GpuSpec& gpu,
-                                 const ComputeOptions& options) {
+ComputeEstimate estimate_compute(const workload::Workload& workload, const plan::Plan& plan,
+                                 const topology::GpuSpec& gpu, const ComputeOptions& options) {
   STEPCAST_ASSERT(workload.shape.has_value(), "estimate_compute needs a workload with a shape");
   const auto& shape = *workload.shape;
   ComputeEstimate out;
@@ -224,9 +244,10 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
     return out;
   }
   if (gpu.sm_count < 1) {
-    throw InputError(fmt::format("the per-operator compute model needs the GPU's SM count: add \"sm_count\" to the topology's \"gpu\" "
-                                 "block for {} (or price compute with --achieved-fraction)",
-                                 gpu.name));
+    throw InputError(fmt::format(
+        "the per-operator compute model needs the GPU's SM count: add \"sm_count\" to the topology's \"gpu\" "
+        "block for {} (or price compute with --achieved-fraction)",
+        gpu.name));
   }
   out.params = options.kernel_params ? *options.kernel_params : default_kernel_params(gpu, plan);
   const OperatorContext ctx = operator_context(plan);
@@ -257,10 +278,12 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
     kinds.push_back(std::move(k));
     return kinds.back();
   };
-  const PartStreams embedding = time_part(embedding_ops, gpu, plan.precision, out.params, ex ? &embedding_times : no_times);
+  const PartStreams embedding =
+      time_part(embedding_ops, gpu, plan.precision, out.params, ex ? &embedding_times : no_times);
   const PartStreams head = time_part(head_ops, gpu, plan.precision, out.params, ex ? &head_times : no_times);
   // The optimizer's kernels are all "forward" operators: one stream, once per step.
-  out.optimizer = time_part(optimizer_ops, gpu, plan.precision, out.params, ex ? &optimizer_times : no_times).forward.makespan;
+  out.optimizer =
+      time_part(optimizer_ops, gpu, plan.precision, out.params, ex ? &optimizer_times : no_times).forward.makespan;
 
   // Each stage runs its layers (layers / pp, or the plan's uneven split; all its model chunks)
   // per micro-batch; the first also the embedding, the last the output layer and loss (and the

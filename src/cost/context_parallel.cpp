@@ -41,7 +41,7 @@ ContextAttention context_attention(double heads, double seq, double head_dim, co
 std::vector<ContextMessage> context_exchange(const workload::TransformerShape& shape, const plan::Plan& plan) {
   std::vector<ContextMessage> out;
   if (plan.cp == 1) return out;
-  const double e = state_bytes_per_parameter(plan.precision, plan.optimizer).parameters;  // activation element
+  const double e = state_bytes_per_parameter(plan.precision, plan.optimizer).parameters;      // activation element
   const double tokens = static_cast<double>(plan.micro_batch_size) * plan.seq_len / plan.cp;  // this rank's
   const double kv_width = static_cast<double>(shape.kv_heads) * shape.head_dim() / plan.tp;
   const double q_width = static_cast<double>(shape.hidden) / plan.tp;
@@ -53,7 +53,8 @@ std::vector<ContextMessage> context_exchange(const workload::TransformerShape& s
       // it. Backward: cp-1 steps pass K/V with the dK/dV accumulated so far (one buffer of twice
       // the chunk), and a last step returns each dK/dV to its owner (TE AttnFuncWithCPAndKVP2P).
       out.push_back({"CP ring K/V send/recv (forward)", CollectiveOp::kSendRecv, kv, steps, true, true});
-      out.push_back({"CP ring K/V + dK/dV send/recv (backward)", CollectiveOp::kSendRecv, kv * 2.0, steps, false, true});
+      out.push_back(
+          {"CP ring K/V + dK/dV send/recv (backward)", CollectiveOp::kSendRecv, kv * 2.0, steps, false, true});
       out.push_back({"CP ring dK/dV home (backward)", CollectiveOp::kSendRecv, kv, 1.0, false, false});
       break;
     case plan::ContextComm::kAllGather:
@@ -61,7 +62,8 @@ std::vector<ContextMessage> context_exchange(const workload::TransformerShape& s
       // reduce-scattered back to the chunks' owners (TE AttnFuncWithCPAndKVAllGather).
       out.push_back({"CP K/V all-gather (forward)", CollectiveOp::kAllGather, kv * plan.cp, 1.0, true, false});
       out.push_back({"CP K/V all-gather (backward)", CollectiveOp::kAllGather, kv * plan.cp, 1.0, false, false});
-      out.push_back({"CP dK/dV reduce-scatter (backward)", CollectiveOp::kReduceScatter, kv * plan.cp, 1.0, false, false});
+      out.push_back(
+          {"CP dK/dV reduce-scatter (backward)", CollectiveOp::kReduceScatter, kv * plan.cp, 1.0, false, false});
       break;
     case plan::ContextComm::kA2a: {
       // Ulysses: Q, K, V go from sequence shards to head shards before attention and O comes back

@@ -2,9 +2,9 @@
 // expected goodput of an interval under Daly's complete model of exponential failures.
 #include "stepcast/cost/failure.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "stepcast/core/errors.hpp"
 

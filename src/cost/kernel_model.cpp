@@ -49,13 +49,20 @@ double wave_utilisation(double units, int sm_count) {
 
 FlopsPerSecond peak_rate(const topology::GpuSpec& gpu, plan::Precision precision) {
   switch (precision) {
-    case plan::Precision::kFp32: return gpu.peak_fp32;
-    case plan::Precision::kTf32: return gpu.peak_tf32;
-    case plan::Precision::kBf16: return gpu.peak_bf16;
-    case plan::Precision::kFp16: return gpu.peak_fp16;
-    case plan::Precision::kFp8: return gpu.peak_fp8;
-    case plan::Precision::kMxfp8: return gpu.peak_mxfp8;
-    case plan::Precision::kNvfp4: return gpu.peak_nvfp4;
+    case plan::Precision::kFp32:
+      return gpu.peak_fp32;
+    case plan::Precision::kTf32:
+      return gpu.peak_tf32;
+    case plan::Precision::kBf16:
+      return gpu.peak_bf16;
+    case plan::Precision::kFp16:
+      return gpu.peak_fp16;
+    case plan::Precision::kFp8:
+      return gpu.peak_fp8;
+    case plan::Precision::kMxfp8:
+      return gpu.peak_mxfp8;
+    case plan::Precision::kNvfp4:
+      return gpu.peak_nvfp4;
   }
   STEPCAST_UNREACHABLE("unknown precision");
 }
@@ -86,17 +93,27 @@ KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Pla
   const bool hopper = cc && *cc == 90;
   const bool blackwell = cc && (*cc == 100 || *cc == 103);
   if (!ampere && !hopper && !blackwell) {
-    throw InputError(fmt::format("the compute model holds kernel figures for Ampere (A100), Hopper (H100, H200) and Blackwell (B200, GB200) GPUs; \"{}\" is "
-                                 "{}: give measured figures with `stepcast calibrate` or use --achieved-fraction",
-                                 gpu.name, cc ? fmt::format("compute capability {}.{}", *cc / 10, *cc % 10) : std::string("not a GPU name stepcast knows")));
+    throw InputError(
+        fmt::format("the compute model holds kernel figures for Ampere (A100), Hopper (H100, H200) and Blackwell "
+                    "(B200, GB200) GPUs; \"{}\" is "
+                    "{}: give measured figures with `stepcast calibrate` or use --achieved-fraction",
+                    gpu.name,
+                    cc ? fmt::format("compute capability {}.{}", *cc / 10, *cc % 10)
+                       : std::string("not a GPU name stepcast knows")));
   }
   using plan::FlashKernel;
-  const FlashKernel flash = plan.flash_kernel != FlashKernel::kNewest ? plan.flash_kernel : (hopper ? FlashKernel::kFa3 : FlashKernel::kFa2);
+  const FlashKernel flash =
+      plan.flash_kernel != FlashKernel::kNewest ? plan.flash_kernel : (hopper ? FlashKernel::kFa3 : FlashKernel::kFa2);
   if (plan.flash_attention && flash == FlashKernel::kFa3 && !hopper) {
-    throw InputError("--plan", "", fmt::format("flash=fa3: FlashAttention-3 runs on Hopper GPUs only, and {} is not one (use flash=fa2)", gpu.name));
+    throw InputError(
+        "--plan", "",
+        fmt::format("flash=fa3: FlashAttention-3 runs on Hopper GPUs only, and {} is not one (use flash=fa2)",
+                    gpu.name));
   }
   KernelParams p;
-  p.gemm_efficiency = blackwell ? kt::kBlackwellGemmEfficiency : hopper ? kt::kHopperGemmEfficiency : kt::kAmpereGemmEfficiency;
+  p.gemm_efficiency = blackwell ? kt::kBlackwellGemmEfficiency
+                      : hopper  ? kt::kHopperGemmEfficiency
+                                : kt::kAmpereGemmEfficiency;
   p.memory_efficiency = kt::kMemoryEfficiency;
   if (flash == FlashKernel::kFa3) {
     p.attention_forward_efficiency = kt::kFlash3HopperForward;
@@ -104,18 +121,22 @@ KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Pla
   } else {
     // FlashAttention-2, and the Triton kernel at FA2's speed over Dao 2023's measured ratios.
     const double forward = hopper ? kt::kFlash2Hopper : blackwell ? kt::kAttentionBlackwell : kt::kFlash2AmpereForward;
-    const double backward = hopper ? kt::kFlash2Hopper : blackwell ? kt::kAttentionBlackwell : kt::kFlash2AmpereBackward;
+    const double backward = hopper      ? kt::kFlash2Hopper
+                            : blackwell ? kt::kAttentionBlackwell
+                                        : kt::kFlash2AmpereBackward;
     const bool triton = flash == FlashKernel::kTriton;
     p.attention_forward_efficiency = triton ? forward / kt::kFlash2OverTritonForward : forward;
     p.attention_backward_efficiency = triton ? backward / kt::kFlash2OverTritonBackward : backward;
   }
   p.kernel_overhead = microseconds(kt::kKernelOverheadUs);
   p.host_overhead = microseconds(kt::kHostOverheadUs);
-  p.source = fmt::format("{}; {}; {}; {}", kt::kGemmSource, kt::kMemorySource, kt::kAttentionSource, kt::kOverheadSource);
+  p.source =
+      fmt::format("{}; {}; {}; {}", kt::kGemmSource, kt::kMemorySource, kt::kAttentionSource, kt::kOverheadSource);
   return p;
 }
 
-KernelTime time_operator(const Operator& op, const topology::GpuSpec& gpu, plan::Precision precision, const KernelParams& params) {
+KernelTime time_operator(const Operator& op, const topology::GpuSpec& gpu, plan::Precision precision,
+                         const KernelParams& params) {
   KernelTime out;
   Seconds compute(0.0);
   double compute_efficiency = 0.0;
@@ -150,15 +171,19 @@ KernelTime time_operator(const Operator& op, const topology::GpuSpec& gpu, plan:
   } else {
     out.bound = compute >= memory ? Bound::kCompute : Bound::kMemory;
   }
-  out.efficiency = op.kind == OpKind::kMemory ? (memory.value() > 0.0 ? params.memory_efficiency : 0.0) : compute_efficiency;
+  out.efficiency =
+      op.kind == OpKind::kMemory ? (memory.value() > 0.0 ? params.memory_efficiency : 0.0) : compute_efficiency;
   return out;
 }
 
 std::string_view to_string(Bound bound) {
   switch (bound) {
-    case Bound::kCompute: return "compute";
-    case Bound::kMemory: return "memory";
-    case Bound::kOverhead: return "overhead";
+    case Bound::kCompute:
+      return "compute";
+    case Bound::kMemory:
+      return "memory";
+    case Bound::kOverhead:
+      return "overhead";
   }
   STEPCAST_UNREACHABLE("unknown bound");
 }

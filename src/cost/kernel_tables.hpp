@@ -16,8 +16,10 @@ inline constexpr double kHopperGemmEfficiency = 792.1 / 989.0;
 /// stands in (an assumption, stated in the README), as the HBM fraction below stands in for Hopper.
 inline constexpr double kBlackwellGemmEfficiency = kHopperGemmEfficiency;
 inline constexpr std::string_view kGemmSource =
-    "maximum achievable matmul FLOP/s (ml-engineering MAMF table, BF16, CUDA 12.1): A100 SXM 267.9/312, H100 SXM 792.1/989 TFLOP/s; "
-    "the 16-bit figure also stands for tf32/fp32/fp8/mxfp8/nvfp4, and Hopper's for Blackwell, for which no such measurement is held";
+    "maximum achievable matmul FLOP/s (ml-engineering MAMF table, BF16, CUDA 12.1): A100 SXM 267.9/312, H100 SXM "
+    "792.1/989 TFLOP/s; "
+    "the 16-bit figure also stands for tf32/fp32/fp8/mxfp8/nvfp4, and Hopper's for Blackwell, for which no such "
+    "measurement is held";
 
 /// Achieved HBM bandwidth: a streaming read kernel on an A100 80GB SXM reaches 1.80 of 2.04 TB/s
 /// (88%, Nsight Compute agreeing), and the GTC talk cited there found about 90% the best any
@@ -25,7 +27,8 @@ inline constexpr std::string_view kGemmSource =
 /// 339083). No Hopper measurement is held: the same fraction is used there. (Fitted together with
 /// the overheads below on vTrain's 2-GPU rows, it comes out at 0.866: the data agree.)
 inline constexpr double kMemoryEfficiency = 0.88;
-inline constexpr std::string_view kMemorySource = "HBM: 1.80 of 2.04 TB/s on A100 80GB (NVIDIA developer forums thread 339083)";
+inline constexpr std::string_view kMemorySource =
+    "HBM: 1.80 of 2.04 TB/s on A100 80GB (NVIDIA developer forums thread 339083)";
 
 /// FlashAttention-2 on A100 (Dao 2023, arXiv:2307.08691): "50-73% of the theoretical maximum
 /// FLOPs/s", the forward reaching up to 230 TFLOP/s (73%) and the backward, the harder pass,
@@ -47,7 +50,8 @@ inline constexpr double kFlash3HopperBackward = 1.5 * kFlash2Hopper;
 inline constexpr double kFlash2OverTritonForward = 1.4;
 inline constexpr double kFlash2OverTritonBackward = 2.0;
 inline constexpr std::string_view kAttentionSource =
-    "FlashAttention-2 (Dao 2023: 50-73% of A100 peak; 335 TFLOP/s on H100), FlashAttention-3 (Shah et al. 2024: 740 TFLOP/s forward, "
+    "FlashAttention-2 (Dao 2023: 50-73% of A100 peak; 335 TFLOP/s on H100), FlashAttention-3 (Shah et al. 2024: 740 "
+    "TFLOP/s forward, "
     "backward 1.5x FA2), Triton's at 1/1.4 and 1/2 of FA2 (Dao 2023)";
 
 /// GPU time per kernel beyond its roofline, and host time per kernel launch: the least-squares

@@ -39,10 +39,14 @@ bool is_low_precision(plan::Precision p) {
 
 double quantized_bytes_per_element(plan::Precision p) {
   switch (p) {
-    case plan::Precision::kFp8: return 1.0;
-    case plan::Precision::kMxfp8: return 1.0 + 1.0 / kMxBlock;
-    case plan::Precision::kNvfp4: return kFp4ElementBytes + 1.0 / kNvfp4Block;
-    default: break;
+    case plan::Precision::kFp8:
+      return 1.0;
+    case plan::Precision::kMxfp8:
+      return 1.0 + 1.0 / kMxBlock;
+    case plan::Precision::kNvfp4:
+      return kFp4ElementBytes + 1.0 / kNvfp4Block;
+    default:
+      break;
   }
   STEPCAST_UNREACHABLE("quantized_bytes_per_element needs a low-precision format");
 }
@@ -76,7 +80,8 @@ double scaling_state_bytes_per_gemm(plan::Precision precision, plan::Fp8Recipe r
 Bytes quantized_copy_bytes(const workload::TransformerShape& shape, const plan::Plan& plan, int fsdp_prefetch_units) {
   if (!is_low_precision(plan.precision)) return Bytes(0.0);
   // Under FSDP/ZeRO-3 the 16-bit block is gathered, then quantized: only the gathered blocks have copies.
-  const double blocks = plan.zero_stage() == 3 ? 1.0 + fsdp_prefetch_units : static_cast<double>(shape.layers) / plan.pp;
+  const double blocks =
+      plan.zero_stage() == 3 ? 1.0 + fsdp_prefetch_units : static_cast<double>(shape.layers) / plan.pp;
   constexpr double kGemmsPerLayer = 4.0;  // QKV, output projection, MLP up (and gate), MLP down
   const double weights = quantized_weight_count(shape) / plan.tp;
   const double copies = weights * kQuantizedCopies * quantized_bytes_per_element(plan.precision);
@@ -89,7 +94,8 @@ FlopsPerSecond gemm_peak(const topology::GpuSpec& gpu, plan::Precision precision
   return peak_rate(gpu, precision);
 }
 
-void check_precision_supported(const topology::GpuSpec& gpu, plan::Precision precision, const std::string& topology_file) {
+void check_precision_supported(const topology::GpuSpec& gpu, plan::Precision precision,
+                               const std::string& topology_file) {
   if (peak_rate(gpu, precision).value() > 0.0) return;
   std::string why;
   switch (precision) {
@@ -97,12 +103,17 @@ void check_precision_supported(const topology::GpuSpec& gpu, plan::Precision pre
     case plan::Precision::kNvfp4:
       why = "block-scaled formats run on Blackwell tensor cores (B200, GB200 and later)";
       break;
-    case plan::Precision::kFp8: why = "fp8 runs on Hopper tensor cores and later (H100, H200, B200, ...)"; break;
-    default: why = "the topology gives no peak for it"; break;
+    case plan::Precision::kFp8:
+      why = "fp8 runs on Hopper tensor cores and later (H100, H200, B200, ...)";
+      break;
+    default:
+      why = "the topology gives no peak for it";
+      break;
   }
-  throw InputError(topology_file, "/gpu/peak",
-                   fmt::format("the {} has no {} peak rate: precision={} needs a GPU whose gpu/peak gives \"{}\" ({})", gpu.name,
-                               plan::to_string(precision), plan::to_string(precision), plan::to_string(precision), why));
+  throw InputError(
+      topology_file, "/gpu/peak",
+      fmt::format("the {} has no {} peak rate: precision={} needs a GPU whose gpu/peak gives \"{}\" ({})", gpu.name,
+                  plan::to_string(precision), plan::to_string(precision), plan::to_string(precision), why));
 }
 
 }  // namespace stepcast::cost

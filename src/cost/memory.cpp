@@ -42,9 +42,15 @@ StateBytesPerParameter state_bytes_per_parameter(Precision precision, plan::Opti
     out.gradients = 2.0;
     switch (optimizer) {
       case Optimizer::kAdam:
-      case Optimizer::kAdamW: out.optimizer = 12.0; break;   // master + m + v
-      case Optimizer::kSgdMomentum: out.optimizer = 8.0; break;  // master + momentum
-      case Optimizer::kSgd: out.optimizer = 4.0; break;       // master only
+      case Optimizer::kAdamW:
+        out.optimizer = 12.0;
+        break;  // master + m + v
+      case Optimizer::kSgdMomentum:
+        out.optimizer = 8.0;
+        break;  // master + momentum
+      case Optimizer::kSgd:
+        out.optimizer = 4.0;
+        break;  // master only
     }
   } else {
     // fp32 training: no separate master copy; Adam keeps m and v in fp32.
@@ -52,9 +58,15 @@ StateBytesPerParameter state_bytes_per_parameter(Precision precision, plan::Opti
     out.gradients = 4.0;
     switch (optimizer) {
       case Optimizer::kAdam:
-      case Optimizer::kAdamW: out.optimizer = 8.0; break;
-      case Optimizer::kSgdMomentum: out.optimizer = 4.0; break;
-      case Optimizer::kSgd: out.optimizer = 0.0; break;
+      case Optimizer::kAdamW:
+        out.optimizer = 8.0;
+        break;
+      case Optimizer::kSgdMomentum:
+        out.optimizer = 4.0;
+        break;
+      case Optimizer::kSgd:
+        out.optimizer = 0.0;
+        break;
     }
   }
   return out;
@@ -91,7 +103,8 @@ Bytes kind_activation_bytes(const workload::TransformerShape& shape, const plan:
 
 Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
   // The first stage's first kind of block (the only kind of a dense model without windows).
-  return kind_activation_bytes(shape, plan, stage_layer_kinds(shape, plan::stage_layers(plan, shape.layers), 0).front().first);
+  return kind_activation_bytes(shape, plan,
+                               stage_layer_kinds(shape, plan::stage_layers(plan, shape.layers), 0).front().first);
 }
 
 Bytes recompute_working_set(const workload::TransformerShape& shape, const plan::Plan& plan) {
@@ -142,7 +155,8 @@ namespace {
 enum class BufferKind { kNone, kGatheredUnits, kGradOpUnit, kZeroBuckets, kDdpBucketView, kDdpBucketCopy };
 
 std::string sharded_note(const plan::Plan& plan, int from_stage) {
-  return plan.zero_stage() >= from_stage && plan.state_shards() > 1 ? fmt::format(" / {} shards", plan.state_shards()) : std::string();
+  return plan.zero_stage() >= from_stage && plan.state_shards() > 1 ? fmt::format(" / {} shards", plan.state_shards())
+                                                                    : std::string();
 }
 
 Explanation explain_memory(const workload::Workload& workload, const plan::Plan& plan, const MemoryOptions& options,
@@ -157,13 +171,19 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
                         static_cast<double>(workload.shape->layers) / plan.pp, peak.stage);
   }
   Explanation ex;
-  ex.push_back({"parameters", fmt::format("{:.6g} params / (tp*pp = {}) x {} B{}{}", workload.parameters, mp, per.parameters, sharded_note(plan, 3), share),
+  ex.push_back({"parameters",
+                fmt::format("{:.6g} params / (tp*pp = {}) x {} B{}{}", workload.parameters, mp, per.parameters,
+                            sharded_note(plan, 3), share),
                 format_bytes(m.parameters)});
-  ex.push_back({"gradients", fmt::format("{:.6g} params / {} x {} B{}{}", workload.parameters, mp, per.gradients, sharded_note(plan, 2), share),
+  ex.push_back({"gradients",
+                fmt::format("{:.6g} params / {} x {} B{}{}", workload.parameters, mp, per.gradients,
+                            sharded_note(plan, 2), share),
                 format_bytes(m.gradients)});
-  ex.push_back({"optimizer state", fmt::format("{:.6g} params / {} x K = {} B ({}, {}; ZeRO 2+2+K){}{}", workload.parameters, mp, per.optimizer,
-                                               plan::to_string(plan.optimizer), plan::to_string(plan.precision), sharded_note(plan, 1), share),
-                format_bytes(m.optimizer_state)});
+  ex.push_back(
+      {"optimizer state",
+       fmt::format("{:.6g} params / {} x K = {} B ({}, {}; ZeRO 2+2+K){}{}", workload.parameters, mp, per.optimizer,
+                   plan::to_string(plan.optimizer), plan::to_string(plan.precision), sharded_note(plan, 1), share),
+       format_bytes(m.optimizer_state)});
   if (const auto& shape = workload.shape) {
     double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
     double stage_layers = static_cast<double>(shape->layers) / plan.pp;
@@ -171,54 +191,77 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
       const StageMemory with_state = uneven_stage_memory(*shape, plan, model_state(workload, plan).total());
       held = with_state.held;
       stage_layers = with_state.layers;
-      ex.push_back({"peak stage", fmt::format("uneven split {}: stage {} has the most bytes (model state x its share of the layers + activations)",
-                                              fmt::join(plan::stage_layers(plan, shape->layers), "/"), with_state.stage),
-                    fmt::format("stage {}", with_state.stage)});
+      ex.push_back(
+          {"peak stage",
+           fmt::format(
+               "uneven split {}: stage {} has the most bytes (model state x its share of the layers + activations)",
+               fmt::join(plan::stage_layers(plan, shape->layers), "/"), with_state.stage),
+           fmt::format("stage {}", with_state.stage)});
     }
     if (plan.cp > 1) {
-      ex.push_back({"context parallel", fmt::format("each rank keeps the activations of s/cp = {}/{} = {} tokens (Megatron-Core context parallel)",
-                                                    plan.seq_len, plan.cp, plan.seq_len / plan.cp),
-                    fmt::format("/ {}", plan.cp)});
+      ex.push_back(
+          {"context parallel",
+           fmt::format("each rank keeps the activations of s/cp = {}/{} = {} tokens (Megatron-Core context parallel)",
+                       plan.seq_len, plan.cp, plan.seq_len / plan.cp),
+           fmt::format("/ {}", plan.cp)});
     }
     ex.push_back({"activations",
-                  fmt::format("{} per layer (what its operators keep, Korthikanti 2022; s={}, b={}, t={}, recompute={}, sp={}, flash={}) x {} layers/stage x {:.4g} "
+                  fmt::format("{} per layer (what its operators keep, Korthikanti 2022; s={}, b={}, t={}, "
+                              "recompute={}, sp={}, flash={}) x {} layers/stage x {:.4g} "
                               "micro-batches held ({}){}",
-                              format_bytes(layer_activation_bytes(*shape, plan)), plan.seq_len, plan.micro_batch_size, plan.tp,
-                              plan::to_string(plan.recompute), plan.sequence_parallel ? "on" : "off", plan.flash_attention ? "on" : "off",
-                              stage_layers, held, plan::to_string(plan.schedule), plan.pp == 1 ? " + fp32 logits 4sbV/t" : ""),
+                              format_bytes(layer_activation_bytes(*shape, plan)), plan.seq_len, plan.micro_batch_size,
+                              plan.tp, plan::to_string(plan.recompute), plan.sequence_parallel ? "on" : "off",
+                              plan.flash_attention ? "on" : "off", stage_layers, held, plan::to_string(plan.schedule),
+                              plan.pp == 1 ? " + fp32 logits 4sbV/t" : ""),
                   format_bytes(m.activations)});
   } else {
-    ex.push_back({"activations", "unknown: the workload gives a parameter count, not a shape", format_bytes(m.activations)});
+    ex.push_back(
+        {"activations", "unknown: the workload gives a parameter count, not a shape", format_bytes(m.activations)});
   }
   std::string rule;
   switch (buffers) {
-    case BufferKind::kNone: rule = "none for this sharding"; break;
+    case BufferKind::kNone:
+      rule = "none for this sharding";
+      break;
     case BufferKind::kGatheredUnits:
-      rule = fmt::format("(1 current + {} prefetched) all-gathered blocks x {} B/param + one block's gradients", options.fsdp_prefetch_units,
-                         per.parameters);
+      rule = fmt::format("(1 current + {} prefetched) all-gathered blocks x {} B/param + one block's gradients",
+                         options.fsdp_prefetch_units, per.parameters);
       break;
-    case BufferKind::kGradOpUnit: rule = "one block's unsharded gradients before its reduce-scatter"; break;
+    case BufferKind::kGradOpUnit:
+      rule = "one block's unsharded gradients before its reduce-scatter";
+      break;
     case BufferKind::kZeroBuckets:
-      rule = fmt::format("DeepSpeed reduce + all-gather buckets of min({:.3g}, params/rank) elements", options.zero_bucket_elements);
+      rule = fmt::format("DeepSpeed reduce + all-gather buckets of min({:.3g}, params/rank) elements",
+                         options.zero_bucket_elements);
       break;
-    case BufferKind::kDdpBucketView: rule = fmt::format("one DDP bucket in flight ({}, gradient_as_bucket_view)", format_bytes(options.ddp_bucket)); break;
-    case BufferKind::kDdpBucketCopy: rule = "DDP buckets copy every gradient (gradient_as_bucket_view=false)"; break;
+    case BufferKind::kDdpBucketView:
+      rule = fmt::format("one DDP bucket in flight ({}, gradient_as_bucket_view)", format_bytes(options.ddp_bucket));
+      break;
+    case BufferKind::kDdpBucketCopy:
+      rule = "DDP buckets copy every gradient (gradient_as_bucket_view=false)";
+      break;
   }
   ex.push_back({"temporary buffers", rule, format_bytes(m.temporary_buffers)});
-  ex.push_back({"working set", fmt::format("the layer being recomputed (recompute={}){}", plan::to_string(plan.recompute),
-                                           plan.pp == 1 ? " + the loss's 16-bit logits sbV/t" : ""),
+  ex.push_back({"working set",
+                fmt::format("the layer being recomputed (recompute={}){}", plan::to_string(plan.recompute),
+                            plan.pp == 1 ? " + the loss's 16-bit logits sbV/t" : ""),
                 format_bytes(m.working_set)});
-  ex.push_back({"framework overhead", "CUDA context, cuBLAS/NCCL workspaces, allocator slack (--overhead)", format_bytes(m.framework_overhead)});
+  ex.push_back({"framework overhead", "CUDA context, cuBLAS/NCCL workspaces, allocator slack (--overhead)",
+                format_bytes(m.framework_overhead)});
   if (m.quantized_copies.value() > 0.0) {
-    ex.push_back({"low-precision copies",
-                  fmt::format("{} blocks x ({:.6g} linear weights / tp {} x 2 copies x {:.4g} B + 4 GEMMs x {:.6g} B scaling state ({}{}))",
-                              plan.zero_stage() == 3 ? fmt::format("{} gathered", 1 + options.fsdp_prefetch_units)
-                                                     : fmt::format("{} stage", workload.shape ? workload.shape->layers / plan.pp : 0),
-                              workload.shape ? quantized_weight_count(*workload.shape) : 0.0, plan.tp,
-                              quantized_bytes_per_element(plan.precision), scaling_state_bytes_per_gemm(plan.precision, plan.fp8_recipe),
-                              plan::to_string(plan.precision),
-                              plan.precision == Precision::kFp8 ? fmt::format(", {} scaling", plan::to_string(plan.fp8_recipe)) : std::string()),
-                  format_bytes(m.quantized_copies)});
+    ex.push_back(
+        {"low-precision copies",
+         fmt::format("{} blocks x ({:.6g} linear weights / tp {} x 2 copies x {:.4g} B + 4 GEMMs x {:.6g} B scaling "
+                     "state ({}{}))",
+                     plan.zero_stage() == 3
+                         ? fmt::format("{} gathered", 1 + options.fsdp_prefetch_units)
+                         : fmt::format("{} stage", workload.shape ? workload.shape->layers / plan.pp : 0),
+                     workload.shape ? quantized_weight_count(*workload.shape) : 0.0, plan.tp,
+                     quantized_bytes_per_element(plan.precision),
+                     scaling_state_bytes_per_gemm(plan.precision, plan.fp8_recipe), plan::to_string(plan.precision),
+                     plan.precision == Precision::kFp8 ? fmt::format(", {} scaling", plan::to_string(plan.fp8_recipe))
+                                                       : std::string()),
+         format_bytes(m.quantized_copies)});
   }
   ex.push_back({"total", "sum of the terms above", format_bytes(m.total)});
   return ex;
@@ -226,7 +269,8 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
 
 }  // namespace
 
-MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::Plan& plan, const MemoryOptions& options) {
+MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::Plan& plan,
+                                const MemoryOptions& options) {
   STEPCAST_ASSERT(plan.dp >= 1 && plan.global_batch >= 1, "estimate_memory needs a resolved plan");
   const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
   const ModelState state = model_state(workload, plan);
@@ -292,8 +336,8 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   }
   out.framework_overhead = options.framework_overhead;
   if (workload.shape) out.quantized_copies = quantized_copy_bytes(*workload.shape, plan, options.fsdp_prefetch_units);
-  out.total = out.parameters + out.gradients + out.optimizer_state + out.activations + out.temporary_buffers + out.working_set +
-              out.framework_overhead + out.quantized_copies;
+  out.total = out.parameters + out.gradients + out.optimizer_state + out.activations + out.temporary_buffers +
+              out.working_set + out.framework_overhead + out.quantized_copies;
   if (options.explain) {
     out.explanation = explain_memory(workload, plan, options, out, buffers);
     if (workload.shape && workload.shape->moe) {
@@ -301,26 +345,31 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
       // The parameter, gradient and optimizer rows: dense and expert parts, each sharded its own way.
       const auto parts = [&](const char* what, double bytes, int from_stage) {
         const bool sharded = plan.zero_stage() >= from_stage;
-        return fmt::format("({:.6g} dense{} + {:.6g} expert{}) params/GPU x {} B ({})", split.dense_per_gpu,
-                           sharded && split.dense_shards > 1 ? fmt::format(" / {:.4g} shards", split.dense_shards) : std::string(),
-                           split.expert_per_gpu,
-                           sharded && split.expert_shards > 1 ? fmt::format(" / {:.4g} shards", split.expert_shards) : std::string(), bytes,
-                           what);
+        return fmt::format(
+            "({:.6g} dense{} + {:.6g} expert{}) params/GPU x {} B ({})", split.dense_per_gpu,
+            sharded && split.dense_shards > 1 ? fmt::format(" / {:.4g} shards", split.dense_shards) : std::string(),
+            split.expert_per_gpu,
+            sharded && split.expert_shards > 1 ? fmt::format(" / {:.4g} shards", split.expert_shards) : std::string(),
+            bytes, what);
       };
       out.explanation[0].formula = parts("working copy", per.parameters, 3);
       out.explanation[1].formula = parts("gradients", per.gradients, 2);
       out.explanation[2].formula = parts("optimizer state, ZeRO 2+2+K", per.optimizer, 1);
-      out.explanation.insert(out.explanation.begin(),
-                             {"MoE parameter split", fmt::format("{:.6g} dense / (tp*pp = {}), shards {:.4g}; {:.6g} routed-expert / (etp*ep*pp = {}), "
-                                                                 "shards {:.4g} (edp = {})",
-                                                                 split.dense, plan.tp * plan.pp, split.dense_shards, split.routed,
-                                                                 plan.expert_tp() * plan.ep * plan.pp, split.expert_shards, plan.expert_dp()),
-                              fmt::format("{:.6g} params/GPU", split.dense_per_gpu + split.expert_per_gpu)});
-      out.explanation.insert(out.explanation.end() - 1,
-                             {"MoE dispatch buffers (in temporary buffers)",
-                              fmt::format("send b*s/t x top-{} x h + received expert rows x h, x {} B (load factor {:.4g})", workload.shape->moe->top_k,
-                                          operator_context(plan).activation_bytes, operator_context(plan).experts.load_factor),
-                              format_bytes(dispatch_buffers)});
+      out.explanation.insert(
+          out.explanation.begin(),
+          {"MoE parameter split",
+           fmt::format("{:.6g} dense / (tp*pp = {}), shards {:.4g}; {:.6g} routed-expert / (etp*ep*pp = {}), "
+                       "shards {:.4g} (edp = {})",
+                       split.dense, plan.tp * plan.pp, split.dense_shards, split.routed,
+                       plan.expert_tp() * plan.ep * plan.pp, split.expert_shards, plan.expert_dp()),
+           fmt::format("{:.6g} params/GPU", split.dense_per_gpu + split.expert_per_gpu)});
+      out.explanation.insert(
+          out.explanation.end() - 1,
+          {"MoE dispatch buffers (in temporary buffers)",
+           fmt::format("send b*s/t x top-{} x h + received expert rows x h, x {} B (load factor {:.4g})",
+                       workload.shape->moe->top_k, operator_context(plan).activation_bytes,
+                       operator_context(plan).experts.load_factor),
+           format_bytes(dispatch_buffers)});
     }
   }
   return out;

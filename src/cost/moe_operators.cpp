@@ -3,9 +3,9 @@
 // GEMM and top-k, the permute that orders token copies by expert, the experts as grouped GEMMs
 // at their real shape (tokens per expert rows), the unpermute that sums each token's weighted
 // copies, and the shared experts beside them. Which blocks of a stage are MoE or sliding-window.
-#include <numeric>
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/operators.hpp"
@@ -26,8 +26,8 @@ Operator make(std::string_view name, OpPass pass, OpKind kind) {
 /// `batch` GEMMs C[m,n] = A[m,k] B[k,n] (one per local expert) and their data and weight
 /// gradients, each with the forward's FLOPs (Narayanan et al. 2021, Appendix); the weight
 /// gradient also reads the gradient it accumulates into.
-void grouped_linear(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std::string_view name, std::string_view dgrad,
-                    std::string_view wgrad, GemmShape g, double e, double saved) {
+void grouped_linear(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std::string_view name,
+                    std::string_view dgrad, std::string_view wgrad, GemmShape g, double e, double saved) {
   const auto gemm = [&](std::string_view n, OpPass pass, GemmShape shape) {
     Operator op = make(n, pass, OpKind::kGemm);
     op.gemm = shape;
@@ -45,7 +45,8 @@ void grouped_linear(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std:
 }
 
 /// A memory-bound kernel over `elements`, reading and writing `streams` tensors of them.
-Operator memory(std::string_view name, OpPass pass, double elements, double streams, double e, double flops_per_element) {
+Operator memory(std::string_view name, OpPass pass, double elements, double streams, double e,
+                double flops_per_element) {
   Operator op = make(name, pass, OpKind::kMemory);
   op.elements = elements;
   op.bytes = Bytes(streams * elements * e);
@@ -94,8 +95,8 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   const double per_expert = rows / local;
   const double f = m.expert_ffn / c.experts.etp;
   const double up = (shape.gated_mlp ? 2.0 : 1.0) * f;
-  grouped_linear(fwd, bwd, "expert gate+up (grouped)", "expert gate+up (grouped dgrad)", "expert gate+up (grouped wgrad)",
-                 {local, per_expert, up, h}, e, rows * h * e);
+  grouped_linear(fwd, bwd, "expert gate+up (grouped)", "expert gate+up (grouped dgrad)",
+                 "expert gate+up (grouped wgrad)", {local, per_expert, up, h}, e, rows * h * e);
   const double inner = rows * f;
   if (shape.gated_mlp) {
     fwd.push_back(memory("expert swiglu", OpPass::kForward, inner, 3.0, e, 6.0));
@@ -106,8 +107,8 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
     fwd.back().saved = Bytes(inner * e);
     bwd.push_back(memory("expert gelu backward", OpPass::kBackward, inner, 3.0, e, 12.0));
   }
-  grouped_linear(fwd, bwd, "expert down (grouped)", "expert down (grouped dgrad)", "expert down (grouped wgrad)", {local, per_expert, h, f},
-                 e, inner * e);
+  grouped_linear(fwd, bwd, "expert down (grouped)", "expert down (grouped dgrad)", "expert down (grouped wgrad)",
+                 {local, per_expert, h, f}, e, inner * e);
   // Unpermute: after the combine all-to-all, each token's k weighted copies summed; it keeps the
   // expert outputs for the gradient of the routing weights.
   fwd.push_back(memory("token unpermute (combine)", OpPass::kForward, copies, 2.0, e, 2.0));
@@ -125,13 +126,13 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
     fwd.push_back(memory("shared expert swiglu", OpPass::kForward, shared_inner, 3.0, e, 6.0));
     fwd.back().saved = Bytes(2.0 * shared_inner * e);
     bwd.push_back(memory("shared expert swiglu backward", OpPass::kBackward, shared_inner, 5.0, e, 10.0));
-    grouped_linear(fwd, bwd, "shared expert down", "shared expert down (dgrad)", "shared expert down (wgrad)", {1.0, tokens, h, width}, e,
-                   shared_inner * e);
+    grouped_linear(fwd, bwd, "shared expert down", "shared expert down (dgrad)", "shared expert down (wgrad)",
+                   {1.0, tokens, h, width}, e, shared_inner * e);
   }
 }
 
-std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::TransformerShape& shape, const std::vector<int>& split,
-                                                         int stage) {
+std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::TransformerShape& shape,
+                                                         const std::vector<int>& split, int stage) {
   const auto begin = split.begin();
   const int first = std::accumulate(begin, begin + stage, 0);
   const int last = first + split[static_cast<std::size_t>(stage)];
@@ -141,7 +142,8 @@ std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::Transfo
     // Sliding layers spread evenly: layer i is one when the running count steps at it
     // (GPT-OSS's 18 of 36: every other layer).
     const long sl = shape.sliding_window > 0 ? shape.sliding_layers : 0;
-    const bool sliding = sl > 0 && (static_cast<long>(i) + 1) * sl / shape.layers > static_cast<long>(i) * sl / shape.layers;
+    const bool sliding =
+        sl > 0 && (static_cast<long>(i) + 1) * sl / shape.layers > static_cast<long>(i) * sl / shape.layers;
     ++counts[moe ? 1 : 0][sliding ? 1 : 0];
   }
   std::vector<std::pair<LayerKind, int>> out;

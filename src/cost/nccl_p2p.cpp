@@ -4,8 +4,8 @@
 // node crosses all the node's NICs, as PXN relays each transfer to the NIC on the peer's rail.
 // NCCL's tuner has no p2p table, so one transfer is priced as one ring/Simple step: baseLat plus
 // one hop's hwLat; an all-to-all pays a hop per round of peers the channels cannot run at once.
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "nccl_tuning_tables.hpp"
 #include "stepcast/core/errors.hpp"
@@ -34,7 +34,8 @@ NcclP2p nccl_p2p(CollectiveOp op, Bytes size, const NcclSystem& s, BytesPerSecon
   STEPCAST_ASSERT(s.ranks >= 2 && s.channels >= 1, "a communicator of two or more ranks");
   const int p2p_channels = std::min(pow2_up(s.channels), t::kMaxChannels);
   int fewest = p2p_channels;
-  if (s.ranks_per_node > 1) fewest = std::min(fewest, s.gpu_links > 0 ? t::kP2pChannelsPerNvlink * s.gpu_links : t::kP2pChannelsPci);
+  if (s.ranks_per_node > 1)
+    fewest = std::min(fewest, s.gpu_links > 0 ? t::kP2pChannelsPerNvlink * s.gpu_links : t::kP2pChannelsPci);
   if (s.nodes > 1) {
     int net = t::kP2pNetChannelsPerPeer;
     while (net * s.ranks > p2p_channels * t::kP2pChannelOverload && net > 1) net /= 2;
@@ -55,7 +56,8 @@ NcclP2p nccl_p2p(CollectiveOp op, Bytes size, const NcclSystem& s, BytesPerSecon
     r.peer_bw = across ? net_peer : intra_peer;
     r.bandwidth_time = size / (r.peer_bw * cal.bandwidth_efficiency);
     r.latency = microseconds((base + hop) * cal.latency_factor);
-    r.latency_formula = fmt::format("baseLat {} + one {} hop {} (ring/Simple step)", base, across ? "network" : "intra-node", hop);
+    r.latency_formula =
+        fmt::format("baseLat {} + one {} hop {} (ring/Simple step)", base, across ? "network" : "intra-node", hop);
     r.bandwidth_formula = fmt::format("S / min({} ch x {}, {})", r.channels_per_peer, format_bandwidth(s.channel_bw),
                                       format_bandwidth(across ? s.gpu_nic_bw : s.gpu_bw));
   } else {
@@ -77,8 +79,8 @@ NcclP2p nccl_p2p(CollectiveOp op, Bytes size, const NcclSystem& s, BytesPerSecon
     const int side_by_side = std::max(1, p2p_channels / r.channels_per_peer);
     const int rounds = (n - 1 + side_by_side - 1) / side_by_side;
     r.latency = microseconds((base + rounds * hop) * cal.latency_factor);
-    r.latency_formula = fmt::format("baseLat {} + {} rounds x hop {} ({} peers, {} side by side)", base, rounds, hop, n - 1,
-                                    side_by_side);
+    r.latency_formula = fmt::format("baseLat {} + {} rounds x hop {} ({} peers, {} side by side)", base, rounds, hop,
+                                    n - 1, side_by_side);
     r.bandwidth_formula = fmt::format("max((g-1)/N S / GPU links, g(N-g)/N S / (node NICs / {}))", oversubscription);
   }
   r.time = r.latency + r.bandwidth_time;

@@ -4,10 +4,10 @@
 // nccl_tuning_tables.hpp). Each rule below names the line of tuning.cc it restates.
 #include "stepcast/cost/nccl_tuning.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fmt/format.h>
 #include <string>
 
 #include "nccl_tuning_tables.hpp"
@@ -55,9 +55,12 @@ int ring_inter_steps(CollectiveOp op, int nodes) {
 
 const t::PerProtocol& base_latency(NcclAlgorithm a) {
   switch (a) {
-    case NcclAlgorithm::kTree: return t::kTreeBaseLatency_us;
-    case NcclAlgorithm::kRing: return t::kRingBaseLatency_us;
-    case NcclAlgorithm::kNvls: return t::kNvlsBaseLatency_us;
+    case NcclAlgorithm::kTree:
+      return t::kTreeBaseLatency_us;
+    case NcclAlgorithm::kRing:
+      return t::kRingBaseLatency_us;
+    case NcclAlgorithm::kNvls:
+      return t::kNvlsBaseLatency_us;
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
 }
@@ -66,24 +69,30 @@ const t::PerProtocol& base_latency(NcclAlgorithm a) {
 // (NVLS exists on NVLink only).
 const t::PerProtocol& intra_latency(NcclAlgorithm a, bool nvlink) {
   switch (a) {
-    case NcclAlgorithm::kTree: return nvlink ? t::kTreeNvlinkLatency_us : t::kTreePciLatency_us;
-    case NcclAlgorithm::kRing: return nvlink ? t::kRingNvlinkLatency_us : t::kRingPciLatency_us;
-    case NcclAlgorithm::kNvls: return t::kNvlsNvlinkLatency_us;
+    case NcclAlgorithm::kTree:
+      return nvlink ? t::kTreeNvlinkLatency_us : t::kTreePciLatency_us;
+    case NcclAlgorithm::kRing:
+      return nvlink ? t::kRingNvlinkLatency_us : t::kRingPciLatency_us;
+    case NcclAlgorithm::kNvls:
+      return t::kNvlsNvlinkLatency_us;
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
 }
 
 const t::PerProtocol& net_latency(NcclAlgorithm a) {
   switch (a) {
-    case NcclAlgorithm::kTree: return t::kTreeNetLatency_us;
-    case NcclAlgorithm::kRing: return t::kRingNetLatency_us;
-    case NcclAlgorithm::kNvls: return t::kNvlsNetLatency_us;
+    case NcclAlgorithm::kTree:
+      return t::kTreeNetLatency_us;
+    case NcclAlgorithm::kRing:
+      return t::kRingNetLatency_us;
+    case NcclAlgorithm::kNvls:
+      return t::kNvlsNetLatency_us;
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
 }
 
 struct Term {
-  double value = 0.0;  // us or GB/s
+  double value = 0.0;   // us or GB/s
   std::string formula;  // empty unless explaining
 };
 
@@ -130,7 +139,8 @@ Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
       const int ninter = ring_inter_steps(op, s.nodes);
       // Inter-node rings pay the proxy's network-post overhead per step at least (x3 for Simple).
       if (s.nodes > 1) {
-        const double overhead = t::kNetOverheadIntel_us * (p == NcclProtocol::kSimple ? t::kNetOverheadSimpleFactor : 1.0);
+        const double overhead =
+            t::kNetOverheadIntel_us * (p == NcclProtocol::kSimple ? t::kNetOverheadSimpleFactor : 1.0);
         intra = std::max(intra, overhead);
       }
       f.set("baseLat {} + ({} - {}) x intra {} + {} x net {}", base, nsteps, ninter, intra, ninter, inter);
@@ -204,11 +214,16 @@ Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
     case NcclAlgorithm::kRing: {
       const int nsteps = ring_steps(op, s.ranks);
       bus *= as_double(s.ranks) / as_double(nsteps);
-      f.add(" x {:.4g} (bus to algorithm: nRanks/nsteps = {}/{})", as_double(s.ranks) / as_double(nsteps), s.ranks, nsteps);
+      f.add(" x {:.4g} (bus to algorithm: nRanks/nsteps = {}/{})", as_double(s.ranks) / as_double(nsteps), s.ranks,
+            nsteps);
       break;
     }
-    case NcclAlgorithm::kTree: scale(t::kTreeAlgbwRatio, "bus to algorithm"); break;
-    case NcclAlgorithm::kNvls: scale(t::kNvlsAlgbwRatio, "bus to algorithm"); break;
+    case NcclAlgorithm::kTree:
+      scale(t::kTreeAlgbwRatio, "bus to algorithm");
+      break;
+    case NcclAlgorithm::kNvls:
+      scale(t::kNvlsAlgbwRatio, "bus to algorithm");
+      break;
   }
   return {bus, f.take()};
 }
@@ -236,8 +251,10 @@ bool requested(NcclAlgorithm a, NcclProtocol p, const NcclFilter& filter) {
 }
 
 std::string not_requested(NcclAlgorithm a, NcclProtocol p, const NcclFilter& filter) {
-  if (filter.algorithm && *filter.algorithm != a) return fmt::format("not requested (--algorithm {})", to_string(*filter.algorithm));
-  if (filter.protocol && *filter.protocol != p) return fmt::format("not requested (--protocol {})", to_string(*filter.protocol));
+  if (filter.algorithm && *filter.algorithm != a)
+    return fmt::format("not requested (--algorithm {})", to_string(*filter.algorithm));
+  if (filter.protocol && *filter.protocol != p)
+    return fmt::format("not requested (--protocol {})", to_string(*filter.protocol));
   return {};
 }
 
@@ -282,7 +299,9 @@ NcclCandidate price(CollectiveOp op, Bytes size, NcclAlgorithm a, NcclProtocol p
   return c;
 }
 
-std::string name_of(const NcclCandidate& c) { return fmt::format("{}/{}", to_string(c.algorithm), to_string(c.protocol)); }
+std::string name_of(const NcclCandidate& c) {
+  return fmt::format("{}/{}", to_string(c.algorithm), to_string(c.protocol));
+}
 
 // What made the winner faster than the runner-up: its latency, its bandwidth part, or both.
 std::string why(const NcclChoice& choice) {
@@ -299,9 +318,10 @@ std::string why(const NcclChoice& choice) {
                          format_seconds(w.latency), format_seconds(r->latency), format_seconds(w.bandwidth_time),
                          format_seconds(r->bandwidth_time));
   } else if (w.latency < r->latency) {
-    reason = fmt::format("its lower latency ({} against {}) outweighs its slower bandwidth part ({} against {}) at this size",
-                         format_seconds(w.latency), format_seconds(r->latency), format_seconds(w.bandwidth_time),
-                         format_seconds(r->bandwidth_time));
+    reason = fmt::format(
+        "its lower latency ({} against {}) outweighs its slower bandwidth part ({} against {}) at this size",
+        format_seconds(w.latency), format_seconds(r->latency), format_seconds(w.bandwidth_time),
+        format_seconds(r->bandwidth_time));
   } else {
     reason = fmt::format("its higher algbw ({} against {}) outweighs its higher latency ({} against {}) at this size",
                          format_bandwidth(w.algbw), format_bandwidth(r->algbw), format_seconds(w.latency),
@@ -317,9 +337,12 @@ bool has_nccl_tuning(CollectiveOp op) { return op != CollectiveOp::kAllToAll && 
 
 bool nccl_runs(CollectiveOp op, NcclAlgorithm algorithm) {
   switch (algorithm) {
-    case NcclAlgorithm::kRing: return has_nccl_tuning(op);
-    case NcclAlgorithm::kTree: return op == CollectiveOp::kAllReduce;
-    case NcclAlgorithm::kNvls: return op == CollectiveOp::kAllReduce || is_reduce_scatter_or_all_gather(op);
+    case NcclAlgorithm::kRing:
+      return has_nccl_tuning(op);
+    case NcclAlgorithm::kTree:
+      return op == CollectiveOp::kAllReduce;
+    case NcclAlgorithm::kNvls:
+      return op == CollectiveOp::kAllReduce || is_reduce_scatter_or_all_gather(op);
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
 }
@@ -327,7 +350,8 @@ bool nccl_runs(CollectiveOp op, NcclAlgorithm algorithm) {
 NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, const NcclFilter& filter,
                        const NcclTuning& tuning) {
   STEPCAST_ASSERT(has_nccl_tuning(op), "point-to-point collectives have no NCCL algorithm choice");
-  STEPCAST_ASSERT(system.ranks >= 2 && system.nodes >= 1 && system.channels >= 1, "a communicator of two or more ranks");
+  STEPCAST_ASSERT(system.ranks >= 2 && system.nodes >= 1 && system.channels >= 1,
+                  "a communicator of two or more ranks");
   NcclChoice choice;
   std::optional<std::size_t> best;
   for (const NcclAlgorithm a : kAlgorithms) {
@@ -355,7 +379,8 @@ NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, co
       if (c.disabled_because.starts_with("not requested")) continue;
       reasons += fmt::format("; {}: {}", name_of(c), c.disabled_because);
     }
-    throw InputError(fmt::format("no NCCL algorithm and protocol left for {} on this system{}", to_string(op), reasons));
+    throw InputError(
+        fmt::format("no NCCL algorithm and protocol left for {} on this system{}", to_string(op), reasons));
   }
   choice.winner = *best;
   choice.why = why(choice);
@@ -365,7 +390,8 @@ NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, co
 NcclCandidate nccl_pick(CollectiveOp op, Bytes size, const NcclSystem& system, const NcclFilter& filter,
                         const NcclTuning& tuning) {
   STEPCAST_ASSERT(has_nccl_tuning(op), "point-to-point collectives have no NCCL algorithm choice");
-  STEPCAST_ASSERT(system.ranks >= 2 && system.nodes >= 1 && system.channels >= 1, "a communicator of two or more ranks");
+  STEPCAST_ASSERT(system.ranks >= 2 && system.nodes >= 1 && system.channels >= 1,
+                  "a communicator of two or more ranks");
   std::optional<NcclCandidate> best;
   for (const NcclAlgorithm a : kAlgorithms) {
     for (const NcclProtocol p : kProtocols) {

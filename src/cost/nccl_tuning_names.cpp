@@ -1,7 +1,7 @@
 // NCCL's algorithm and protocol names, spelt as NCCL_ALGO and NCCL_PROTO take them.
+#include <fmt/format.h>
 #include <array>
 #include <cctype>
-#include <fmt/format.h>
 #include <string>
 
 #include "stepcast/core/errors.hpp"
@@ -25,18 +25,24 @@ constexpr std::array<NcclProtocol, 3> kProtocols = {NcclProtocol::kLL, NcclProto
 
 std::string_view to_string(NcclAlgorithm algorithm) {
   switch (algorithm) {
-    case NcclAlgorithm::kTree: return "tree";
-    case NcclAlgorithm::kRing: return "ring";
-    case NcclAlgorithm::kNvls: return "nvls";
+    case NcclAlgorithm::kTree:
+      return "tree";
+    case NcclAlgorithm::kRing:
+      return "ring";
+    case NcclAlgorithm::kNvls:
+      return "nvls";
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is named");
 }
 
 std::string_view to_string(NcclProtocol protocol) {
   switch (protocol) {
-    case NcclProtocol::kLL: return "LL";
-    case NcclProtocol::kLL128: return "LL128";
-    case NcclProtocol::kSimple: return "Simple";
+    case NcclProtocol::kLL:
+      return "LL";
+    case NcclProtocol::kLL128:
+      return "LL128";
+    case NcclProtocol::kSimple:
+      return "Simple";
   }
   STEPCAST_UNREACHABLE("every NcclProtocol is named");
 }

@@ -3,11 +3,11 @@
 // the channels of NCCL's ring/tree and NVLS graphs. The channel search is a sketch of NVIDIA/nccl
 // 2.20.3 src/graph/search.cc (ncclTopoCompute): the same speeds, duplication and stopping rules,
 // with links reduced to three budgets: a GPU's NVLink (or PCIe) total, each NIC, and NVLS's heads.
+#include <fmt/format.h>
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
-#include <fmt/format.h>
 #include <functional>
 #include <span>
 #include <string>
@@ -39,10 +39,10 @@ struct GpuModel {
 // NVIDIA's CUDA GPUs table (developer.nvidia.com/cuda-gpus): compute capability per model.
 // GB200 is a B200 beside a Grace CPU (10.0); B300 and GB300 (Blackwell Ultra) are 10.3.
 constexpr std::array<GpuModel, 22> kGpuModels = {{
-    {"v100", 70}, {"t4", 75},   {"2080", 75},  {"a100", 80}, {"a800", 80}, {"a30", 80},  {"a10", 86},
-    {"a40", 86},  {"a6000", 86}, {"3090", 86}, {"l4", 89},   {"l40", 89},  {"4090", 89}, {"h100", 90},
-    {"h200", 90}, {"h800", 90}, {"h20", 90},   {"b100", 100}, {"b200", 100}, {"gb200", 100}, {"b300", 103},
-    {"gb300", 103},
+    {"v100", 70},  {"t4", 75},     {"2080", 75},  {"a100", 80},   {"a800", 80}, {"a30", 80},
+    {"a10", 86},   {"a40", 86},    {"a6000", 86}, {"3090", 86},   {"l4", 89},   {"l40", 89},
+    {"4090", 89},  {"h100", 90},   {"h200", 90},  {"h800", 90},   {"h20", 90},  {"b100", 100},
+    {"b200", 100}, {"gb200", 100}, {"b300", 103}, {"gb300", 103},
 }};
 
 std::string lower(std::string_view s) {
@@ -121,8 +121,8 @@ Graph search(std::span<const double> speeds, double max_bw, double enough_bw, in
     if (best.channels * best.speed >= enough_bw) break;
   }
   if (best.channels == 0) return {1, speeds.back()};  // NCCL falls back to one slow channel
-  const bool dup = best.speed >= t::kDupChannelsMinSpeed &&
-                   !(cc > 80 && best.speed < t::kDupChannelsMinSpeedSm90 && best.channels > t::kDupChannelsMaxChannelsSm90);
+  const bool dup = best.speed >= t::kDupChannelsMinSpeed && !(cc > 80 && best.speed < t::kDupChannelsMinSpeedSm90 &&
+                                                              best.channels > t::kDupChannelsMaxChannelsSm90);
   if (dup) {
     const int doubled = std::min(2 * best.channels, t::kMaxChannelsPerGraph);
     const int ways = (doubled + best.channels - 1) / best.channels;  // NCCL's integer ceiling
@@ -149,9 +149,10 @@ NcclHardware nccl_hardware(const topology::Topology& topology) {
   if (!cc) {
     std::string names;
     for (const GpuModel& m : kGpuModels) names += (names.empty() ? "" : ", ") + std::string(m.name);
-    throw InputError(fmt::format("NCCL's tuning model needs the GPU generation, and the GPU name \"{}\" of {} names none "
-                                 "that stepcast knows (a word starting with one of: {})",
-                                 topology.gpu().name, topology.name(), names));
+    throw InputError(
+        fmt::format("NCCL's tuning model needs the GPU generation, and the GPU name \"{}\" of {} names none "
+                    "that stepcast knows (a word starting with one of: {})",
+                    topology.gpu().name, topology.name(), names));
   }
   return NcclHardware{*cc, topology.gpu().name, intra_switch_name(topology)};
 }
@@ -168,8 +169,9 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
   s.ranks = tiers.ranks;
   s.nodes = tiers.nodes;
   s.ranks_per_node = tiers.ranks_per_node;
-  if (derivation) note(derivation, "GPU generation", fmt::format("compute capability of \"{}\" (by name)", hardware.gpu_name),
-           fmt::format("{}.{}", s.compute_capability / 10, s.compute_capability % 10));
+  if (derivation)
+    note(derivation, "GPU generation", fmt::format("compute capability of \"{}\" (by name)", hardware.gpu_name),
+         fmt::format("{}.{}", s.compute_capability / 10, s.compute_capability % 10));
 
   const std::string& sw = hardware.intra_switch;
   const double intra_GBps = tiers.intra_bw.value() / unit::kGiga;
@@ -184,15 +186,18 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
     const double links = std::max(1.0, std::round(intra_GBps / per_link));
     gpu_total = links * nccl_nvlink_bw(s.compute_capability);
     s.gpu_links = static_cast<int>(links);
-    if (derivation) note(derivation, "intra-node links", fmt::format("NVLink{}: round({} GB/s / {} GB/s per link) x {} GB/s (NCCL per link)",
-                                                            s.nvswitch ? " via NVSwitch" : "", intra_GBps,
-                                                            per_link, nccl_nvlink_bw(s.compute_capability)),
-             fmt::format("{:.4g} GB/s per GPU", gpu_total));
+    if (derivation)
+      note(derivation, "intra-node links",
+           fmt::format("NVLink{}: round({} GB/s / {} GB/s per link) x {} GB/s (NCCL per link)",
+                       s.nvswitch ? " via NVSwitch" : "", intra_GBps, per_link, nccl_nvlink_bw(s.compute_capability)),
+           fmt::format("{:.4g} GB/s per GPU", gpu_total));
   } else {
     gpu_total = intra_GBps * t::kPciGen3x16Bw / kPciGen3x16LineRate_GBps;
-    if (derivation) note(derivation, "intra-node links", fmt::format("PCIe: {} GB/s x {} / {} (NCCL's PCI_BW over a Gen3 x16 line rate)",
-                                                            intra_GBps, t::kPciGen3x16Bw, kPciGen3x16LineRate_GBps),
-             fmt::format("{:.4g} GB/s per GPU", gpu_total));
+    if (derivation)
+      note(derivation, "intra-node links",
+           fmt::format("PCIe: {} GB/s x {} / {} (NCCL's PCI_BW over a Gen3 x16 line rate)", intra_GBps,
+                       t::kPciGen3x16Bw, kPciGen3x16LineRate_GBps),
+           fmt::format("{:.4g} GB/s per GPU", gpu_total));
   }
 
   s.gpu_bw = gbyte_per_s(gpu_total);
@@ -200,22 +205,22 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
   s.nics_per_gpu = std::max(1, tiers.nics / std::max(1, tiers.ranks_per_node));
   const bool hopper_speeds = s.compute_capability >= 90;
   if (s.nodes == 1) {
-    const std::span<const double> speeds = hopper_speeds ? std::span<const double>(t::kSpeedsIntraSm90)
-                                                         : std::span<const double>(t::kSpeedsIntra);
-    const Graph g = search(speeds, gpu_total, gpu_total, s.compute_capability, [&](double speed) {
-      return std::min(t::kMaxChannelsPerGraph, fit(gpu_total, speed));
-    });
+    const std::span<const double> speeds =
+        hopper_speeds ? std::span<const double>(t::kSpeedsIntraSm90) : std::span<const double>(t::kSpeedsIntra);
+    const Graph g = search(speeds, gpu_total, gpu_total, s.compute_capability,
+                           [&](double speed) { return std::min(t::kMaxChannelsPerGraph, fit(gpu_total, speed)); });
     s.channels = g.channels;
     s.channel_bw = gbyte_per_s(g.speed);
-    if (derivation) note(derivation, "ring/tree graph", "channels x speed that fit a GPU's links (search.cc sketch)",
-             fmt::format("{} x {:.4g} GB/s", g.channels, g.speed));
+    if (derivation)
+      note(derivation, "ring/tree graph", "channels x speed that fit a GPU's links (search.cc sketch)",
+           fmt::format("{} x {:.4g} GB/s", g.channels, g.speed));
   } else {
     // The NICs the group's GPUs reach (GPU i on NIC i on a DGX: a group with one GPU per node
     // sees one NIC), as NCCL's search only uses NICs close to the communicator's GPUs.
     const int nics = std::max(1, tiers.nics);
     const double nic = tiers.group_nic_bw.value() / unit::kGiga / nics;
-    const std::span<const double> speeds = hopper_speeds ? std::span<const double>(t::kSpeedsInterSm90)
-                                                         : std::span<const double>(t::kSpeedsInter);
+    const std::span<const double> speeds =
+        hopper_speeds ? std::span<const double>(t::kSpeedsInterSm90) : std::span<const double>(t::kSpeedsInter);
     const bool intra_limits = s.ranks_per_node > 1;
     const double enough = intra_limits ? std::min(gpu_total, nics * nic) : nics * nic;
     const Graph g = search(speeds, nic, enough, s.compute_capability, [&](double speed) {
@@ -225,10 +230,11 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
     });
     s.channels = g.channels;
     s.channel_bw = gbyte_per_s(g.speed);
-    if (derivation) note(derivation, "ring/tree graph",
-             fmt::format("channels x speed through {} NIC(s) of {:.4g} GB/s{}", nics, nic,
-                         intra_limits ? " and a GPU's links" : ""),
-             fmt::format("{} x {:.4g} GB/s", g.channels, g.speed));
+    if (derivation)
+      note(derivation, "ring/tree graph",
+           fmt::format("channels x speed through {} NIC(s) of {:.4g} GB/s{}", nics, nic,
+                       intra_limits ? " and a GPU's links" : ""),
+           fmt::format("{} x {:.4g} GB/s", g.channels, g.speed));
   }
 
   // NVLS: one channel per GPU, each loading every GPU's NVSwitch link once and its head's twice
@@ -243,8 +249,10 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
       s.nvls_channels = heads;
       s.nvls_channel_bw = gbyte_per_s(*speed);
     }
-    if (derivation) note(derivation, "NVLS graph", fmt::format("one channel per GPU, the fastest speed with ({} + 1) x speed <= {:.4g} GB/s", heads, gpu_total),
-         fmt::format("{} x {:.4g} GB/s", s.nvls_channels, s.nvls_channel_bw.value() / unit::kGiga));
+    if (derivation)
+      note(derivation, "NVLS graph",
+           fmt::format("one channel per GPU, the fastest speed with ({} + 1) x speed <= {:.4g} GB/s", heads, gpu_total),
+           fmt::format("{} x {:.4g} GB/s", s.nvls_channels, s.nvls_channel_bw.value() / unit::kGiga));
   }
   return s;
 }

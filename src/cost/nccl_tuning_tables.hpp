@@ -35,8 +35,10 @@ inline constexpr double kNetOverheadSimpleFactor = 3.0;
 // Per-channel bandwidth caps (GB/s), rows Volta/Ampere/Hopper, columns 1/2/>2 nodes.
 // llMaxBws: row by GPU generation on one node, by host CPU (Intel row 0) across nodes.
 inline constexpr PerGeneration kLlMaxBw = {{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}}};
-inline constexpr PerGeneration kPerChannelMaxRingLl128Bw = {{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}}};
-inline constexpr PerGeneration kPerChannelMaxTreeLl128Bw = {{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}}};
+inline constexpr PerGeneration kPerChannelMaxRingLl128Bw = {
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}}};
+inline constexpr PerGeneration kPerChannelMaxTreeLl128Bw = {
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}}};
 inline constexpr PerGeneration kPerChannelMaxTreeBw = {{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}}};
 
 // The model refinements of ncclTopoTuneModel, each a factor on the graph's bus bandwidth.
@@ -71,12 +73,13 @@ inline constexpr std::array<std::array<double, kTreeCorrectionSizes>, 3> kTreeCo
 // duplicated at half speed when the speed is at least 25 GB/s (ncclTopoDupChannels), except on
 // Hopper+ below 50 GB/s with more than 4 channels; a lower speed is tried only while it is more
 // than 0.49 of the best so far.
-inline constexpr std::array<double, 13> kSpeedsIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
+inline constexpr std::array<double, 13> kSpeedsIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
+                                                        9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
 inline constexpr std::array<double, 19> kSpeedsInter = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
-                                                         7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+                                                        7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 inline constexpr std::array<double, 10> kSpeedsIntraSm90 = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 6.0, 3.0};
 inline constexpr std::array<double, 17> kSpeedsInterSm90 = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
-                                                             15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+                                                            15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 inline constexpr int kMaxChannelsPerGraph = 16;
 inline constexpr double kDupChannelsMinSpeed = 25.0;
 inline constexpr double kDupChannelsMinSpeedSm90 = 50.0;

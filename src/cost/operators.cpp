@@ -77,8 +77,9 @@ class OpList {
 /// runs them) all three GEMMs run quantized: a quantize kernel casts the input before the forward
 /// and the output gradient before the backward GEMMs, and the forward keeps its input's quantized
 /// copy instead of the 16-bit one (plus `kept_16bit` bytes another operator still needs).
-void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dgrad, std::string_view wgrad, double m, double n, double k,
-            double e, double saved_bytes, const OperatorContext* quantized = nullptr, double kept_16bit = 0.0) {
+void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dgrad, std::string_view wgrad, double m,
+            double n, double k, double e, double saved_bytes, const OperatorContext* quantized = nullptr,
+            double kept_16bit = 0.0) {
   const bool q = quantized != nullptr && is_low_precision(quantized->precision);
   if (q) {
     const QuantizeCost cast = quantize_cost(m * k, e, quantized->precision, quantized->fp8_recipe);
@@ -110,8 +111,8 @@ void norm(OpList& fwd, OpList& bwd, std::string_view name, std::string_view back
 /// Megatron's fused bias + dropout + residual add after attention and after the MLP: reads the
 /// block output and the residual, writes the sum and the 1-byte mask it keeps; the backward
 /// applies the mask to the gradient. Without dropout it is the residual add alone.
-void residual(OpList& fwd, OpList& bwd, std::string_view name, std::string_view plain_name, std::string_view back, double tokens, double h,
-              double e, bool dropout) {
+void residual(OpList& fwd, OpList& bwd, std::string_view name, std::string_view plain_name, std::string_view back,
+              double tokens, double h, double e, bool dropout) {
   const double n = tokens * h;
   if (!dropout) {
     fwd.memory(plain_name, OpPass::kForward, n, 3.0 * n * e, n);
@@ -144,8 +145,8 @@ void unfused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, 
   double av_saved = kv_bytes;  // V (2sbh/t)
   if (shape.dropout) {
     // The dropout keeps its mask (as^2b/t); its output is the input of the product with V.
-    fwd.memory("attention dropout", OpPass::kForward, scores, 2.0 * scores * e + scores * kMaskBytes, 2.0 * scores).saved =
-        Bytes(kept * scores * kMaskBytes);
+    fwd.memory("attention dropout", OpPass::kForward, scores, 2.0 * scores * e + scores * kMaskBytes, 2.0 * scores)
+        .saved = Bytes(kept * scores * kMaskBytes);
     av_saved += kept * scores * e;  // the dropout's output (2as^2b/t)
   }
   fwd.gemm("attention over values (PV)", OpPass::kForward, {heads, s, dv, s}, e).saved = Bytes(av_saved);
@@ -154,7 +155,8 @@ void unfused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, 
   // dK = dS^T Q.
   bwd.gemm("attention over values (dP)", OpPass::kBackward, {heads, s, s, dv}, e);
   bwd.gemm("attention over values (dV)", OpPass::kBackward, {heads, s, dv, s}, e);
-  if (shape.dropout) bwd.memory("attention dropout backward", OpPass::kBackward, scores, 2.0 * scores * e + scores * kMaskBytes, scores);
+  if (shape.dropout)
+    bwd.memory("attention dropout backward", OpPass::kBackward, scores, 2.0 * scores * e + scores * kMaskBytes, scores);
   bwd.memory("softmax backward", OpPass::kBackward, scores, 3.0 * scores * e, 3.0 * scores);
   bwd.gemm("attention scores (dQ)", OpPass::kBackward, {heads, s, d, s}, e);
   bwd.gemm("attention scores (dK)", OpPass::kBackward, {heads, s, d, s}, e);
@@ -204,7 +206,8 @@ void fused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, co
   b.pass = OpPass::kBackward;
   b.flops = Flops(2.5 * causal_flops);
   // Q, K, V, O, dO in; dQ, dK, dV out; each extra ring step again for its chunk.
-  b.bytes = Bytes(4.0 * q_bytes + 2.0 * kv_bytes + stats + (cpa.kernels - 1.0) * (5.0 * q_bytes + 2.0 * kv_bytes + stats));
+  b.bytes =
+      Bytes(4.0 * q_bytes + 2.0 * kv_bytes + stats + (cpa.kernels - 1.0) * (5.0 * q_bytes + 2.0 * kv_bytes + stats));
   b.saved = Bytes(0.0);
   bwd.push(b);
 }
@@ -235,7 +238,8 @@ OperatorContext operator_context(const plan::Plan& plan) {
   c.experts.ep = plan.ep;
   c.experts.etp = plan.expert_tp();
   // A capacity factor caps the busiest expert's tokens (the rest are dropped).
-  c.experts.load_factor = plan.capacity_factor ? std::min(plan.moe_imbalance, *plan.capacity_factor) : plan.moe_imbalance;
+  c.experts.load_factor =
+      plan.capacity_factor ? std::min(plan.moe_imbalance, *plan.capacity_factor) : plan.moe_imbalance;
   return c;
 }
 
@@ -250,8 +254,8 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   const double e = c.activation_bytes;
   const double h = shape.hidden;
   const double t = c.tp;
-  const double tokens = c.micro_batch * c.seq / c.cp;                       // GEMM rows (s/cp per rank)
-  const double shard_tokens = tokens / (c.sequence_parallel ? t : 1.0);     // norm, dropout, residual rows
+  const double tokens = c.micro_batch * c.seq / c.cp;                    // GEMM rows (s/cp per rank)
+  const double shard_tokens = tokens / (c.sequence_parallel ? t : 1.0);  // norm, dropout, residual rows
   const double kv_width = static_cast<double>(shape.kv_heads) * shape.head_dim();
   const double q_width = shape.query_width();
   const double f = shape.ffn_hidden;
@@ -266,12 +270,13 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
     const double qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
     const double heads = shape.heads;
     if (m.q_lora_rank > 0) {
-      linear(fwd, bwd, "q down projection", "q down projection (dgrad)", "q down projection (wgrad)", tokens, m.q_lora_rank, h, e,
-             shard_tokens * h * e, &c);
-      linear(fwd, bwd, "q up projection", "q up projection (dgrad)", "q up projection (wgrad)", tokens, heads * qk / t, m.q_lora_rank, e,
-             tokens * m.q_lora_rank * e, &c);
+      linear(fwd, bwd, "q down projection", "q down projection (dgrad)", "q down projection (wgrad)", tokens,
+             m.q_lora_rank, h, e, shard_tokens * h * e, &c);
+      linear(fwd, bwd, "q up projection", "q up projection (dgrad)", "q up projection (wgrad)", tokens, heads * qk / t,
+             m.q_lora_rank, e, tokens * m.q_lora_rank * e, &c);
     } else {
-      linear(fwd, bwd, "q projection", "q projection (dgrad)", "q projection (wgrad)", tokens, heads * qk / t, h, e, shard_tokens * h * e, &c);
+      linear(fwd, bwd, "q projection", "q projection (dgrad)", "q projection (wgrad)", tokens, heads * qk / t, h, e,
+             shard_tokens * h * e, &c);
     }
     linear(fwd, bwd, "kv down projection", "kv down projection (dgrad)", "kv down projection (wgrad)", tokens,
            m.kv_lora_rank + m.qk_rope_head_dim, h, e, 0.0, &c);
@@ -279,12 +284,13 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
            heads * (m.qk_nope_head_dim + m.v_head_dim) / t, m.kv_lora_rank, e, tokens * m.kv_lora_rank * e, &c);
   } else {
     // The QKV GEMM keeps its input, the norm's output (sharded again under sequence parallel).
-    linear(fwd, bwd, "qkv projection", "qkv projection (dgrad)", "qkv projection (wgrad)", tokens, (q_width + 2.0 * kv_width) / t, h, e,
-           shard_tokens * h * e, &c);
+    linear(fwd, bwd, "qkv projection", "qkv projection (dgrad)", "qkv projection (wgrad)", tokens,
+           (q_width + 2.0 * kv_width) / t, h, e, shard_tokens * h * e, &c);
   }
   if (shape.rotary) {
     // Q and K; under latent attention only their rope dims (each head's and the shared key's).
-    const double rotated = shape.mla ? tokens * (shape.heads / t + 1.0) * shape.mla->qk_rope_head_dim : tokens * (q_width + kv_width) / t;
+    const double rotated =
+        shape.mla ? tokens * (shape.heads / t + 1.0) * shape.mla->qk_rope_head_dim : tokens * (q_width + kv_width) / t;
     fwd.memory("rotary embedding", OpPass::kForward, rotated, 2.0 * rotated * e, 3.0 * rotated);
     bwd.memory("rotary embedding backward", OpPass::kBackward, rotated, 2.0 * rotated * e, 3.0 * rotated);
   }
@@ -299,10 +305,10 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   const double attention_out = static_cast<double>(shape.heads) * shape.v_head_dim();  // = h for most models
   // FlashAttention's backward reads its output O, which the output projection no longer keeps in
   // 16-bit when it runs quantized.
-  linear(fwd, bwd, "output projection", "output projection (dgrad)", "output projection (wgrad)", tokens, h, attention_out / t, e,
-         tokens * attention_out / t * e, &c, c.flash ? tokens * attention_out / t * e : 0.0);
-  residual(fwd, bwd, "dropout + residual (attention)", "residual add (attention)", "dropout backward (attention)", shard_tokens, h, e,
-           shape.dropout);
+  linear(fwd, bwd, "output projection", "output projection (dgrad)", "output projection (wgrad)", tokens, h,
+         attention_out / t, e, tokens * attention_out / t * e, &c, c.flash ? tokens * attention_out / t * e : 0.0);
+  residual(fwd, bwd, "dropout + residual (attention)", "residual add (attention)", "dropout backward (attention)",
+           shard_tokens, h, e, shape.dropout);
 
   // MLP block: up (and gate) projection, activation, down projection; or routed experts.
   norm(fwd, bwd, "post-attention norm", "post-attention norm backward", shard_tokens, h, e);
@@ -312,7 +318,8 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   } else {
     linear(fwd, bwd, shape.gated_mlp ? "mlp gate+up projection" : "mlp up projection",
            shape.gated_mlp ? "mlp gate+up projection (dgrad)" : "mlp up projection (dgrad)",
-           shape.gated_mlp ? "mlp gate+up projection (wgrad)" : "mlp up projection (wgrad)", tokens, up_width, h, e, shard_tokens * h * e, &c);
+           shape.gated_mlp ? "mlp gate+up projection (wgrad)" : "mlp up projection (wgrad)", tokens, up_width, h, e,
+           shard_tokens * h * e, &c);
     const double inner = tokens * f / t;
     if (shape.gated_mlp) {
       // SwiGLU (Shazeer 2020) keeps the gate and up outputs; the down projection keeps their product.
@@ -322,16 +329,19 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
       // Megatron's fused bias + GeLU keeps its input (8sbh/t at f = 4h, Korthikanti section 4.1).
       fwd.memory("gelu", OpPass::kForward, inner, 2.0 * inner * e, 8.0 * inner).saved = Bytes(inner * e);
       bwd.memory("gelu backward", OpPass::kBackward, inner, 3.0 * inner * e, 12.0 * inner);
+    }
+    linear(fwd, bwd, "mlp down projection", "mlp down projection (dgrad)", "mlp down projection (wgrad)", tokens, h,
+           f / t, e, inner * e, &c);
   }
-  linear(fwd, bwd, "mlp down projection", "mlp down projection (dgrad)", "mlp down projection (wgrad)", tokens, h, f / t, e, inner * e, &c);
-  }
-  residual(fwd, bwd, "dropout + residual (mlp)", "residual add (mlp)", "dropout backward (mlp)", shard_tokens, h, e, shape.dropout);
+  residual(fwd, bwd, "dropout + residual (mlp)", "residual add (mlp)", "dropout backward (mlp)", shard_tokens, h, e,
+           shape.dropout);
 
   if (shape.biases) {
     // Bias gradients: one reduction over each linear layer's output gradient.
     // (An MoE block's expert biases are reduced inside its grouped weight-gradient kernels.)
     const double widths = (q_width + 2.0 * kv_width) / t + h + up_width + (c.kind.moe ? 0.0 : h);
-    bwd.memory("bias gradients", OpPass::kWeightGrad, tokens * widths, tokens * widths * e, tokens * widths).kernels = c.kind.moe ? 2.0 : 4.0;
+    bwd.memory("bias gradients", OpPass::kWeightGrad, tokens * widths, tokens * widths * e, tokens * widths).kernels =
+        c.kind.moe ? 2.0 : 4.0;
   }
   // The backward runs the blocks in reverse order.
   std::reverse(backward.begin(), backward.end());
@@ -365,7 +375,8 @@ std::vector<Operator> embedding_operators(const TransformerShape& shape, const O
   // full-width output that the tensor-parallel group then sums (Shoeybi et al. 2019, section 3).
   fwd.memory("embedding lookup", OpPass::kForward, n, 2.0 * n * e);
   if (shape.learned_positions) fwd.memory("position embedding add", OpPass::kForward, n, 3.0 * n * e, n);
-  if (shape.dropout) fwd.memory("embedding dropout", OpPass::kForward, n, 2.0 * n * e + n * kMaskBytes, n).saved = Bytes(n * kMaskBytes);
+  if (shape.dropout)
+    fwd.memory("embedding dropout", OpPass::kForward, n, 2.0 * n * e + n * kMaskBytes, n).saved = Bytes(n * kMaskBytes);
   // The backward scatters the output gradient into the embedding gradient rows.
   fwd.memory("embedding gradient", OpPass::kWeightGrad, n, 3.0 * n * e, n);
   return ops;
@@ -387,7 +398,8 @@ std::vector<Operator> head_operators(const TransformerShape& shape, const Operat
   // max, exp and sum passes; it keeps the fp32 softmax (Korthikanti section 4.3: 4sbV/t). The
   // backward writes softmax - one-hot in the working precision.
   const double logits = tokens * vocab;
-  fwd.memory("cross-entropy", OpPass::kForward, logits, logits * (e + 4.0 * kFp32Bytes), 5.0 * logits).saved = Bytes(logits * kFp32Bytes);
+  fwd.memory("cross-entropy", OpPass::kForward, logits, logits * (e + 4.0 * kFp32Bytes), 5.0 * logits).saved =
+      Bytes(logits * kFp32Bytes);
   ops.back().kernels = 4.0;
   bwd.memory("cross-entropy backward", OpPass::kBackward, logits, logits * (kFp32Bytes + e), logits);
   // The backward runs the loss first, then the logits GEMMs, then the norm.
@@ -405,7 +417,8 @@ std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& p
   opt.memory("gradient norm", OpPass::kForward, p, p * per.gradients, 2.0 * p);
   // The update (fused multi-tensor Adam): reads the gradients and the K bytes of optimizer state
   // (fp32 master weights and moments), writes the state back and the working-precision weights.
-  opt.memory("optimizer update", OpPass::kForward, p, p * (per.gradients + 2.0 * per.optimizer + per.parameters), 12.0 * p);
+  opt.memory("optimizer update", OpPass::kForward, p, p * (per.gradients + 2.0 * per.optimizer + per.parameters),
+             12.0 * p);
   // Gradients are zeroed for the next step.
   opt.memory("zero gradients", OpPass::kForward, p, p * per.gradients);
   if (is_low_precision(plan.precision)) {
@@ -417,7 +430,8 @@ std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& p
   return ops;
 }
 
-Bytes saved_activation_bytes(const std::vector<Operator>& layer, const TransformerShape& shape, const OperatorContext& ctx) {
+Bytes saved_activation_bytes(const std::vector<Operator>& layer, const TransformerShape& shape,
+                             const OperatorContext& ctx) {
   if (ctx.recompute == plan::Recompute::kFull) return Bytes(layer_input_bytes(shape, ctx));
   Bytes total(0.0);
   for (const Operator& op : layer) {
@@ -428,29 +442,40 @@ Bytes saved_activation_bytes(const std::vector<Operator>& layer, const Transform
 
 std::string_view to_string(OpPass pass) {
   switch (pass) {
-    case OpPass::kForward: return "forward";
-    case OpPass::kBackward: return "backward";
-    case OpPass::kWeightGrad: return "weight gradient";
-    case OpPass::kRecompute: return "recompute";
+    case OpPass::kForward:
+      return "forward";
+    case OpPass::kBackward:
+      return "backward";
+    case OpPass::kWeightGrad:
+      return "weight gradient";
+    case OpPass::kRecompute:
+      return "recompute";
   }
   STEPCAST_UNREACHABLE("unknown pass");
 }
 
 std::string_view to_string(OpKind kind) {
   switch (kind) {
-    case OpKind::kGemm: return "gemm";
-    case OpKind::kFusedAttention: return "fused attention";
-    case OpKind::kMemory: return "memory-bound";
+    case OpKind::kGemm:
+      return "gemm";
+    case OpKind::kFusedAttention:
+      return "fused attention";
+    case OpKind::kMemory:
+      return "memory-bound";
   }
   STEPCAST_UNREACHABLE("unknown kind");
 }
 
 std::string_view to_string(OpPart part) {
   switch (part) {
-    case OpPart::kLayer: return "layer";
-    case OpPart::kEmbedding: return "embedding";
-    case OpPart::kHead: return "output layer";
-    case OpPart::kOptimizer: return "optimizer";
+    case OpPart::kLayer:
+      return "layer";
+    case OpPart::kEmbedding:
+      return "embedding";
+    case OpPart::kHead:
+      return "output layer";
+    case OpPart::kOptimizer:
+      return "optimizer";
   }
   STEPCAST_UNREACHABLE("unknown part");
 }

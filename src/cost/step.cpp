@@ -12,8 +12,8 @@
 
 namespace stepcast::cost {
 
-StepPrediction predict_step(const workload::Workload& workload, const plan::Plan& plan, const topology::Topology& topology,
-                            const StepOptions& options) {
+StepPrediction predict_step(const workload::Workload& workload, const plan::Plan& plan,
+                            const topology::Topology& topology, const StepOptions& options) {
   STEPCAST_ASSERT(workload.shape.has_value(), "predict_step needs a workload with a shape");
   STEPCAST_ASSERT(plan.gpus() <= topology.gpu_count(), "the plan must fit the topology's GPUs");
   const auto& shape = *workload.shape;
@@ -32,8 +32,9 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
   const int m = plan.micro_batches();
   // The slowest stage's layers: layers / pp, or the most of an uneven split.
   const double layers_per_stage =
-      plan.uneven_pipeline() ? out.compute_detail.stages[static_cast<std::size_t>(out.compute_detail.critical_stage)].layers
-                             : static_cast<double>(shape.layers) / plan.pp;
+      plan.uneven_pipeline()
+          ? out.compute_detail.stages[static_cast<std::size_t>(out.compute_detail.critical_stage)].layers
+          : static_cast<double>(shape.layers) / plan.pp;
   out.layers_per_stage = layers_per_stage;
   // The windows data-parallel communication hides behind: every stage moves about the same
   // gradients and parameters, so the stage with the shortest forward and backward (not the
@@ -82,26 +83,35 @@ StepPrediction predict_step(const workload::Workload& workload, const plan::Plan
 
   if (options.explain) {
     auto& ex = out.explanation;
-    ex.push_back({"compute", out.compute_detail.operator_model ? "micro-batches x (forward + backward) of the slowest stage (kernel table)"
-                                                                 : "hardware FLOPs / GPUs / achieved rate",
+    ex.push_back({"compute",
+                  out.compute_detail.operator_model
+                      ? "micro-batches x (forward + backward) of the slowest stage (kernel table)"
+                      : "hardware FLOPs / GPUs / achieved rate",
                   format_seconds(out.compute)});
-    ex.push_back({"pipeline bubble", fmt::format("{:.4f} x (m x mean micro-batch of the other stages + TP communication); {} with p={}, m={}, v={}", out.bubble_fraction,
-                                                 plan::to_string(plan.schedule), plan.pp, m, plan.vp),
-                  format_seconds(out.bubble)});
+    ex.push_back(
+        {"pipeline bubble",
+         fmt::format("{:.4f} x (m x mean micro-batch of the other stages + TP communication); {} with p={}, m={}, v={}",
+                     out.bubble_fraction, plan::to_string(plan.schedule), plan.pp, m, plan.vp),
+         format_seconds(out.bubble)});
     for (const auto& t : out.communication) {
-      ex.push_back({fmt::format("{} (exposed)", t.name),
-                    fmt::format("{:.4g} calls x {} over {} ranks (stride {}, {} {}): {} total", t.calls, format_bytes(t.size), t.ranks,
-                                t.stride, to_string(t.op), t.model, format_seconds(t.time)),
-                    format_seconds(t.exposed)});
+      ex.push_back(
+          {fmt::format("{} (exposed)", t.name),
+           fmt::format("{:.4g} calls x {} over {} ranks (stride {}, {} {}): {} total", t.calls, format_bytes(t.size),
+                       t.ranks, t.stride, to_string(t.op), t.model, format_seconds(t.time)),
+           format_seconds(t.exposed)});
     }
-    for (const auto& row : context_rows) ex.push_back({fmt::format("CP exchange: {}", row.label), row.formula, row.value});
-    ex.push_back({"optimizer step", fmt::format("gradient norm, update and zeroing over {:.4g} parameters per GPU (memory-bound)",
-                                                optimizer_parameters_per_gpu(workload, plan)),
+    for (const auto& row : context_rows)
+      ex.push_back({fmt::format("CP exchange: {}", row.label), row.formula, row.value});
+    ex.push_back({"optimizer step",
+                  fmt::format("gradient norm, update and zeroing over {:.4g} parameters per GPU (memory-bound)",
+                              optimizer_parameters_per_gpu(workload, plan)),
                   format_seconds(out.optimizer)});
     ex.push_back({"step time", "compute + bubble + exposed communication + optimizer", format_seconds(out.step_time)});
-    ex.push_back({"tokens/s", fmt::format("{} sequences x {} tokens / step time", plan.global_batch, plan.seq_len), fmt::format("{:.6g}", out.tokens_per_s)});
-    ex.push_back({"MFU", fmt::format("{} / step time / ({} GPUs x {})", format_flops(out.compute_detail.flops.model), plan.gpus(),
-                                     format_flops_rate(out.compute_detail.peak)),
+    ex.push_back({"tokens/s", fmt::format("{} sequences x {} tokens / step time", plan.global_batch, plan.seq_len),
+                  fmt::format("{:.6g}", out.tokens_per_s)});
+    ex.push_back({"MFU",
+                  fmt::format("{} / step time / ({} GPUs x {})", format_flops(out.compute_detail.flops.model),
+                              plan.gpus(), format_flops_rate(out.compute_detail.peak)),
                   fmt::format("{:.4f}", out.mfu)});
   }
   return out;

@@ -37,9 +37,11 @@ struct Group {
 
 // `concurrency`: the other groups of the same kind that run the same collective at the same
 // time, and so share the NICs (the data-parallel groups of a stage's other tensor ranks).
-Group make_group(const topology::Topology& topo, const std::optional<NcclHardware>& hardware, const CollectiveModel& model,
-                 StepCommunicationCache& cache, CommGroup kind, int ranks, int stride, topology::Concurrency concurrency = {}) {
-  const StepCommunicationCache::GroupKey key{ranks, stride, concurrency.groups, concurrency.groups > 1 ? concurrency.offset : 0};
+Group make_group(const topology::Topology& topo, const std::optional<NcclHardware>& hardware,
+                 const CollectiveModel& model, StepCommunicationCache& cache, CommGroup kind, int ranks, int stride,
+                 topology::Concurrency concurrency = {}) {
+  const StepCommunicationCache::GroupKey key{ranks, stride, concurrency.groups,
+                                             concurrency.groups > 1 ? concurrency.offset : 0};
   auto it = cache.groups.find(key);
   if (it == cache.groups.end()) {
     it = cache.groups.emplace(key, collective_group(hardware, topo.tiers(ranks, stride, concurrency))).first;
@@ -98,7 +100,8 @@ double tp_overlap_exposed_share(const std::vector<CommTerm>& terms, const Comput
   const Seconds forward_slice = w.forward / (2.0 * layers);
   const Seconds backward_slice = w.backward / (backward_slices * layers);
   const Seconds chunk = comm / static_cast<double>(tp);
-  const Seconds exposed = (max0(comm - forward_slice) + chunk) * 2.0 + (max0(comm - backward_slice) + chunk) * backward_slices;
+  const Seconds exposed =
+      (max0(comm - forward_slice) + chunk) * 2.0 + (max0(comm - backward_slice) + chunk) * backward_slices;
   return std::min(1.0, exposed / (comm * (2.0 + backward_slices)));
 }
 
@@ -106,14 +109,17 @@ double tp_overlap_exposed_share(const std::vector<CommTerm>& terms, const Comput
 // group of cp ranks (stride tp*pp) beside the other tensor ranks' groups. The ring's transfers
 // hide behind the attention step beside them; the all-gather and all-to-all variants block it.
 void context_parallel_terms(StepCommunication& out, const workload::TransformerShape& shape, const plan::Plan& plan,
-                            const topology::Topology& topology, const std::optional<NcclHardware>& hardware, const CollectiveModel& model,
-                            StepCommunicationCache& cache, const ComputeWindows& windows, double layers, int m) {
+                            const topology::Topology& topology, const std::optional<NcclHardware>& hardware,
+                            const CollectiveModel& model, StepCommunicationCache& cache, const ComputeWindows& windows,
+                            double layers, int m) {
   const int stride = plan.tp * plan.pp;
   const topology::Concurrency beside_tensor_ranks{plan.tp, 1};
   // A ring step is as slow as its slowest hop: the wrap-around from the last cp rank to the
   // first, which crosses nodes whenever the group does.
-  const Group hop = make_group(topology, hardware, model, cache, CommGroup::kContext, 2, stride * (plan.cp - 1), beside_tensor_ranks);
-  const Group all = make_group(topology, hardware, model, cache, CommGroup::kContext, plan.cp, stride, beside_tensor_ranks);
+  const Group hop =
+      make_group(topology, hardware, model, cache, CommGroup::kContext, 2, stride * (plan.cp - 1), beside_tensor_ranks);
+  const Group all =
+      make_group(topology, hardware, model, cache, CommGroup::kContext, plan.cp, stride, beside_tensor_ranks);
   // The forward's exchange runs again when recompute repeats the attention.
   const double forward_passes = plan.recompute == plan::Recompute::kNone ? 1.0 : 2.0;
   for (const ContextMessage& msg : context_exchange(shape, plan)) {
@@ -129,12 +135,18 @@ void context_parallel_terms(StepCommunication& out, const workload::TransformerS
     t.exposed = exposed_per_pass * (passes * layers * m);
     t.context_calls = msg.calls;
     t.context_backward = !msg.forward;
-    out.context.push_back({t.name, fmt::format("{:.4g} steps per layer x {} ({}), {} per step{}; {:.4g} layers x {} micro-batches x {:.4g} passes",
-                                               msg.calls, format_bytes(msg.size), to_string(msg.op), format_seconds(per_call),
-                                               msg.overlapped ? fmt::format(" beside an attention step of {}", format_seconds((msg.forward ? windows.attention_forward : windows.attention_backward) / plan.cp))
-                                                              : std::string(", blocking the attention"),
-                                               layers, m, passes),
-                           fmt::format("{} exposed of {}", format_seconds(t.exposed), format_seconds(t.time))});
+    out.context.push_back(
+        {t.name,
+         fmt::format(
+             "{:.4g} steps per layer x {} ({}), {} per step{}; {:.4g} layers x {} micro-batches x {:.4g} passes",
+             msg.calls, format_bytes(msg.size), to_string(msg.op), format_seconds(per_call),
+             msg.overlapped
+                 ? fmt::format(
+                       " beside an attention step of {}",
+                       format_seconds((msg.forward ? windows.attention_forward : windows.attention_backward) / plan.cp))
+                 : std::string(", blocking the attention"),
+             layers, m, passes),
+         fmt::format("{} exposed of {}", format_seconds(t.exposed), format_seconds(t.time))});
     out.terms.push_back(t);
   }
 }
@@ -156,8 +168,8 @@ std::string tier_text(const Group& g) {
 /// micro-batch's compute (DeepSeek-V3's DualPipe, section 3.2.1), what outlasts it exposed.
 void add_expert_parallel_terms(StepCommunication& out, const workload::TransformerShape& shape, const plan::Plan& plan,
                                const topology::Topology& topology, const std::optional<NcclHardware>& hardware,
-                               const CollectiveModel& model, StepCommunicationCache& cache, const ComputeWindows& windows,
-                               double act_bytes) {
+                               const CollectiveModel& model, StepCommunicationCache& cache,
+                               const ComputeWindows& windows, double act_bytes) {
   if (plan.ep < 2 && plan.expert_tp() < 2) return;
   const int m = windows.micro_batches;
   // MoE blocks of the busiest stage, as the compute model places them (the plan's split; the
@@ -169,10 +181,12 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
     for (const auto& [kind, count] : stage_layer_kinds(shape, split, s)) blocks += kind.moe ? count : 0;
     moe_blocks = std::max(moe_blocks, blocks);
   }
-  const double forward_calls = static_cast<double>(moe_blocks) * m * (plan.recompute == plan::Recompute::kFull ? 2.0 : 1.0);
+  const double forward_calls =
+      static_cast<double>(moe_blocks) * m * (plan.recompute == plan::Recompute::kFull ? 2.0 : 1.0);
   const double backward_calls = static_cast<double>(moe_blocks) * m;
   const double load = plan.capacity_factor ? std::min(plan.moe_imbalance, *plan.capacity_factor) : plan.moe_imbalance;
-  const double routed = static_cast<double>(plan.seq_len) * plan.micro_batch_size / (plan.sequence_parallel ? plan.tp : 1);
+  const double routed =
+      static_cast<double>(plan.seq_len) * plan.micro_batch_size / (plan.sequence_parallel ? plan.tp : 1);
   const int etp = plan.expert_tp();
   std::vector<CommTerm> terms;
   if (plan.ep > 1) {
@@ -180,25 +194,27 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
     // apart while they stay inside a stage's tensor ranks; beyond them stepcast's stage-major
     // layout puts pp x etp GPUs between them on average.
     const int stride = (plan.pp == 1 || etp * plan.ep <= plan.tp) ? etp : etp * plan.pp;
-    const Group ep = make_group(topology, hardware, model, cache, CommGroup::kExpert, plan.ep, stride, topology::Concurrency{etp, 1});
+    const Group ep = make_group(topology, hardware, model, cache, CommGroup::kExpert, plan.ep, stride,
+                                topology::Concurrency{etp, 1});
     const std::string where = tier_text(ep);
     if (plan.moe_dispatcher == plan::MoeDispatcher::kAllToAll) {
       const Bytes size = Bytes(routed * shape.moe->top_k * shape.hidden * act_bytes * load);
-      terms.push_back(uniform_term(fmt::format("MoE dispatch+combine all-to-all (forward; {})", where), CollectiveOp::kAllToAll, ep, size,
-                                   2.0 * forward_calls));
+      terms.push_back(uniform_term(fmt::format("MoE dispatch+combine all-to-all (forward; {})", where),
+                                   CollectiveOp::kAllToAll, ep, size, 2.0 * forward_calls));
       terms.back().moe_forward_calls = 2.0;
-      terms.push_back(uniform_term(fmt::format("MoE dispatch+combine all-to-all (backward; {})", where), CollectiveOp::kAllToAll, ep, size,
-                                   2.0 * backward_calls));
+      terms.push_back(uniform_term(fmt::format("MoE dispatch+combine all-to-all (backward; {})", where),
+                                   CollectiveOp::kAllToAll, ep, size, 2.0 * backward_calls));
       terms.back().moe_backward_calls = 2.0;
     } else {
       const Bytes size = Bytes(routed * plan.ep * shape.hidden * act_bytes * load);
       for (const bool backward : {false, true}) {
         const double calls = backward ? backward_calls : forward_calls;
         const char* pass = backward ? "backward" : "forward";
-        terms.push_back(uniform_term(fmt::format("MoE dispatch all-gather ({}; {})", pass, where), CollectiveOp::kAllGather, ep, size, calls));
+        terms.push_back(uniform_term(fmt::format("MoE dispatch all-gather ({}; {})", pass, where),
+                                     CollectiveOp::kAllGather, ep, size, calls));
         (backward ? terms.back().moe_backward_calls : terms.back().moe_forward_calls) = 1.0;
-        terms.push_back(
-            uniform_term(fmt::format("MoE combine reduce-scatter ({}; {})", pass, where), CollectiveOp::kReduceScatter, ep, size, calls));
+        terms.push_back(uniform_term(fmt::format("MoE combine reduce-scatter ({}; {})", pass, where),
+                                     CollectiveOp::kReduceScatter, ep, size, calls));
         (backward ? terms.back().moe_backward_calls : terms.back().moe_forward_calls) = 1.0;
       }
     }
@@ -208,10 +224,10 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
     // the experts and reduce-scattered after (Megatron-core's alltoall dispatcher).
     const Group etp_group = make_group(topology, hardware, model, cache, CommGroup::kExpert, etp, 1);
     const Bytes size = Bytes(routed * etp * shape.moe->top_k * shape.hidden * act_bytes * load);
-    terms.push_back(uniform_term(fmt::format("MoE expert-TP all-gather ({})", tier_text(etp_group)), CollectiveOp::kAllGather, etp_group, size,
-                                 forward_calls + backward_calls));
-    terms.push_back(uniform_term(fmt::format("MoE expert-TP reduce-scatter ({})", tier_text(etp_group)), CollectiveOp::kReduceScatter,
-                                 etp_group, size, forward_calls + backward_calls));
+    terms.push_back(uniform_term(fmt::format("MoE expert-TP all-gather ({})", tier_text(etp_group)),
+                                 CollectiveOp::kAllGather, etp_group, size, forward_calls + backward_calls));
+    terms.push_back(uniform_term(fmt::format("MoE expert-TP reduce-scatter ({})", tier_text(etp_group)),
+                                 CollectiveOp::kReduceScatter, etp_group, size, forward_calls + backward_calls));
     for (std::size_t i = terms.size() - 2; i < terms.size(); ++i) {
       terms[i].moe_forward_calls = 1.0;
       terms[i].moe_backward_calls = 1.0;
@@ -262,14 +278,16 @@ Seconds first_forward_window(const plan::Plan& plan, const ComputeWindows& windo
 /// before the layers it holds (megatron/core/distributed/param_and_grad_buffer.py). Every stage
 /// gathers at the step's start, so the stages' groups share the NICs. The first bucket is exposed,
 /// and what the gathers take beyond the first forward.
-CommTerm overlapped_parameter_gather(const plan::Plan& plan, const topology::Topology& topology, const std::optional<NcclHardware>& hardware,
-                                     const CollectiveModel& model, StepCommunicationCache& cache, Bytes weights, Bytes bucket_limit,
+CommTerm overlapped_parameter_gather(const plan::Plan& plan, const topology::Topology& topology,
+                                     const std::optional<NcclHardware>& hardware, const CollectiveModel& model,
+                                     StepCommunicationCache& cache, Bytes weights, Bytes bucket_limit,
                                      const ComputeWindows& windows) {
   const topology::Concurrency every_stage{plan.tp * plan.pp, 1};
-  const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, plan.gradient_ranks(), plan.tp * plan.pp, every_stage);
+  const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, plan.gradient_ranks(),
+                              plan.tp * plan.pp, every_stage);
   const Bytes bucket = std::min(weights, bucket_limit);
-  CommTerm ag = pieces_term("ZeRO parameter all-gather (beside the first forward: overlap-param-gather=on)", CollectiveOp::kAllGather, dp,
-                            weights, bucket, 1.0);
+  CommTerm ag = pieces_term("ZeRO parameter all-gather (beside the first forward: overlap-param-gather=on)",
+                            CollectiveOp::kAllGather, dp, weights, bucket, 1.0);
   const Seconds first = time_of(CollectiveOp::kAllGather, bucket, dp);
   ag.exposed = std::min(ag.time, std::max(max0(ag.time - first_forward_window(plan, windows)), first));
   return ag;
@@ -279,14 +297,22 @@ CommTerm overlapped_parameter_gather(const plan::Plan& plan, const topology::Top
 
 std::string_view to_string(CommGroup group) {
   switch (group) {
-    case CommGroup::kTensor: return "tensor";
-    case CommGroup::kPipeline: return "pipeline";
-    case CommGroup::kData: return "data";
-    case CommGroup::kShardGroup: return "shard group";
-    case CommGroup::kReplicaGroup: return "replicas";
-    case CommGroup::kContext: return "context";
-    case CommGroup::kExpert: return "expert parallel";
-    case CommGroup::kExpertData: return "expert data parallel";
+    case CommGroup::kTensor:
+      return "tensor";
+    case CommGroup::kPipeline:
+      return "pipeline";
+    case CommGroup::kData:
+      return "data";
+    case CommGroup::kShardGroup:
+      return "shard group";
+    case CommGroup::kReplicaGroup:
+      return "replicas";
+    case CommGroup::kContext:
+      return "context";
+    case CommGroup::kExpert:
+      return "expert parallel";
+    case CommGroup::kExpertData:
+      return "expert data parallel";
   }
   STEPCAST_UNREACHABLE("unknown group");
 }
@@ -305,7 +331,8 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   // Activations travel in the training precision's storage type: 2 bytes in mixed precision.
   const double act_bytes = per.parameters;
   // Each context-parallel rank holds s/cp tokens of every sequence.
-  const Bytes activation = Bytes(static_cast<double>(plan.seq_len) / plan.cp * plan.micro_batch_size * shape.hidden * act_bytes);
+  const Bytes activation =
+      Bytes(static_cast<double>(plan.seq_len) / plan.cp * plan.micro_batch_size * shape.hidden * act_bytes);
   // Passes over the layers per micro-batch: forward, backward (two), and with full recompute the
   // forward again (Narayanan et al. 2021, section 3.5).
   const double passes = plan.recompute == plan::Recompute::kFull ? 4.0 : 3.0;
@@ -335,7 +362,8 @@ StepCommunication step_communication(const workload::Workload& workload, const p
     const Group tp = make_group(topology, hardware, model, cache, CommGroup::kTensor, plan.tp, 1);
     const double calls = layers_per_stage * m * (passes == 4.0 ? 6.0 : 4.0);
     if (plan.sequence_parallel) {
-      out.terms.push_back(uniform_term("TP all-gather (sequence parallel)", CollectiveOp::kAllGather, tp, activation, calls));
+      out.terms.push_back(
+          uniform_term("TP all-gather (sequence parallel)", CollectiveOp::kAllGather, tp, activation, calls));
       out.terms.push_back(
           uniform_term("TP reduce-scatter (sequence parallel)", CollectiveOp::kReduceScatter, tp, activation, calls));
     } else {
@@ -345,7 +373,8 @@ StepCommunication step_communication(const workload::Workload& workload, const p
     // collectives run in tp chunks beside its GEMMs: what outlasts the slice's compute is exposed,
     // and one chunk always is (the first gathered or the last reduced: Wang et al. 2022,
     // "Overlap Communication with Dependent Computation via Decomposition", ASPLOS'23).
-    const double per_slice = plan.tp_overlap ? tp_overlap_exposed_share(out.terms, windows, layers_per_stage, passes == 4.0 ? 4.0 : 2.0, plan.tp)
+    const double per_slice = plan.tp_overlap ? tp_overlap_exposed_share(out.terms, windows, layers_per_stage,
+                                                                        passes == 4.0 ? 4.0 : 2.0, plan.tp)
                                              : 1.0;
     for (auto& term : out.terms) {
       term.exposed = term.time * per_slice;
@@ -357,15 +386,18 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   // Narayanan et al. 2021 section 4.1); 1F1B blocks on them, so they are exposed. The interleaved
   // schedule overlaps them with the next chunk's compute (interleaved_send_exposed).
   if (plan.pp > 1) {
-    const Group pp = make_group(topology, hardware, model, cache, CommGroup::kPipeline, 2, plan.tp, beside_tensor_ranks);
+    const Group pp =
+        make_group(topology, hardware, model, cache, CommGroup::kPipeline, 2, plan.tp, beside_tensor_ranks);
     const bool interleaved = plan.schedule == plan::Schedule::kInterleaved;
-    CommTerm term = uniform_term(interleaved ? "PP send/recv (beside the next chunk's compute: interleaved)" : "PP send/recv",
-                                 CollectiveOp::kSendRecv, pp, activation / plan.tp, 2.0 * m * plan.vp);
+    CommTerm term =
+        uniform_term(interleaved ? "PP send/recv (beside the next chunk's compute: interleaved)" : "PP send/recv",
+                     CollectiveOp::kSendRecv, pp, activation / plan.tp, 2.0 * m * plan.vp);
     term.exposed = interleaved ? interleaved_send_exposed(term, windows, plan.pp, plan.vp) : term.time;
     out.terms.push_back(term);
   }
 
-  if (plan.cp > 1) context_parallel_terms(out, shape, plan, topology, hardware, model, cache, windows, layers_per_stage, m);
+  if (plan.cp > 1)
+    context_parallel_terms(out, shape, plan, topology, hardware, model, cache, windows, layers_per_stage, m);
   if (shape.moe) add_expert_parallel_terms(out, shape, plan, topology, hardware, model, cache, windows, act_bytes);
 
   // Data parallel, by sharding strategy. Ranks of a data-parallel group are tp*pp apart; with
@@ -375,7 +407,8 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   // An MoE plan reduces its routed experts' gradients over the expert data-parallel group instead (below).
   const double params = shape.moe ? expert_split(workload, plan).dense_per_gpu : workload.parameters / dp_stride;
   // Gradients travel in the type they are reduced in (grad-reduce=), else their own.
-  const double reduce_bytes = plan.grad_reduce ? (*plan.grad_reduce == plan::Precision::kFp32 ? 4.0 : 2.0) : per.gradients;
+  const double reduce_bytes =
+      plan.grad_reduce ? (*plan.grad_reduce == plan::Precision::kFp32 ? 4.0 : 2.0) : per.gradients;
   const Bytes grads = Bytes(params * reduce_bytes);
   const Bytes weights = Bytes(params * per.parameters);
   // overlap-grad-reduce=off: every bucket waits for the backward's end (Megatron-LM without
@@ -390,9 +423,11 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // DDP: one all-reduce of all gradients per step in 25 MiB buckets (gradient accumulation
       // under no_sync), overlapped with the last micro-batch's backward; the last bucket is
       // ready only when the backward ends (Li et al. 2020, PyTorch Distributed, section 3.2).
-      const Group dp = make_group(topology, hardware, model, cache, CommGroup::kData, dp_ranks, dp_stride, beside_tensor_ranks);
+      const Group dp =
+          make_group(topology, hardware, model, cache, CommGroup::kData, dp_ranks, dp_stride, beside_tensor_ranks);
       const Bytes bucket = options.ddp_bucket;
-      CommTerm term = pieces_term(fmt::format("DDP gradient all-reduce{}", grad_reduce_note), CollectiveOp::kAllReduce, dp, grads, bucket, 1.0);
+      CommTerm term = pieces_term(fmt::format("DDP gradient all-reduce{}", grad_reduce_note), CollectiveOp::kAllReduce,
+                                  dp, grads, bucket, 1.0);
       const Seconds last = time_of(CollectiveOp::kAllReduce, std::min(grads, bucket), dp);
       term.exposed = grad_reduce_overlapped ? std::max(max0(term.time - backward_window), last) : term.time;
       out.terms.push_back(term);
@@ -408,8 +443,8 @@ StepCommunication step_communication(const workload::Workload& workload, const p
                                   stages_share ? every_stage : beside_tensor_ranks);
       const double reductions = every_micro_batch ? m : 1.0;
       const Bytes bucket = std::min(grads, Bytes(options.zero_bucket_elements * reduce_bytes));
-      CommTerm rs = pieces_term(fmt::format("ZeRO gradient reduce-scatter{}", grad_reduce_note), CollectiveOp::kReduceScatter, dp, grads,
-                                bucket, reductions);
+      CommTerm rs = pieces_term(fmt::format("ZeRO gradient reduce-scatter{}", grad_reduce_note),
+                                CollectiveOp::kReduceScatter, dp, grads, bucket, reductions);
       const Seconds last = time_of(CollectiveOp::kReduceScatter, bucket, dp);
       // Alone, a stage hides its reduce-scatters behind its backward passes; sharing the NICs with
       // the other stages, its stream keeps running through their forwards too, so the whole
@@ -432,7 +467,8 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // unit while one computes hides them behind compute, except the gather of the first unit
       // of each pass over a model chunk (Zhao et al. 2023, PyTorch FSDP), and except what the
       // gathers take beyond the compute when the group's share of the NICs is too slow.
-      const Group shard = make_group(topology, hardware, model, cache, CommGroup::kShardGroup, shard_ranks, dp_stride, beside_tensor_ranks);
+      const Group shard = make_group(topology, hardware, model, cache, CommGroup::kShardGroup, shard_ranks, dp_stride,
+                                     beside_tensor_ranks);
       const Bytes unit = Bytes(layer_parameter_count_per_rank(shape, plan) * per.parameters);
       const Bytes unit_grads = Bytes(layer_parameter_count_per_rank(shape, plan) * reduce_bytes);
       const double mb = m;
@@ -444,17 +480,19 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       const bool regather = stage == 3;
       CommTerm bwd;
       if (regather) bwd = pieces_term("FSDP all-gather (backward)", CollectiveOp::kAllGather, shard, weights, unit, mb);
-      CommTerm rs = pieces_term("FSDP gradient reduce-scatter", CollectiveOp::kReduceScatter, shard, grads, unit_grads, mb);
+      CommTerm rs =
+          pieces_term("FSDP gradient reduce-scatter", CollectiveOp::kReduceScatter, shard, grads, unit_grads, mb);
       CommTerm replicas;
       if (hybrid && plan.dp / plan.shard_group > 1) {
         // HYBRID_SHARD all-reduces each shard's gradients across the replicas; every position in
         // the shard group (and every tensor rank) has its replica group, consecutive GPUs when
         // tp x shard positions are (pp = 1).
-        const topology::Concurrency replicas_beside = plan.pp == 1 ? topology::Concurrency{plan.tp * plan.shard_group, 1}
-                                                                  : beside_tensor_ranks;
-        const Group rep = make_group(topology, hardware, model, cache, CommGroup::kReplicaGroup, plan.dp / plan.shard_group, dp_stride * plan.shard_group, replicas_beside);
-        replicas = pieces_term("HSDP gradient all-reduce (replicas)", CollectiveOp::kAllReduce, rep, grads / plan.shard_group,
-                               unit_grads / plan.shard_group, mb);
+        const topology::Concurrency replicas_beside =
+            plan.pp == 1 ? topology::Concurrency{plan.tp * plan.shard_group, 1} : beside_tensor_ranks;
+        const Group rep = make_group(topology, hardware, model, cache, CommGroup::kReplicaGroup,
+                                     plan.dp / plan.shard_group, dp_stride * plan.shard_group, replicas_beside);
+        replicas = pieces_term("HSDP gradient all-reduce (replicas)", CollectiveOp::kAllReduce, rep,
+                               grads / plan.shard_group, unit_grads / plan.shard_group, mb);
       }
       const Seconds backward_comm = (bwd.time + rs.time + replicas.time) / mb;
       const Seconds backward_exposed = max0(backward_comm - backward_window) * mb;
@@ -485,25 +523,29 @@ StepCommunication step_communication(const workload::Workload& workload, const p
     const int etp = plan.expert_tp();
     const int edp = plan.expert_dp();
     const int stride = etp * plan.ep >= plan.tp ? etp * plan.ep * plan.pp : etp * plan.ep;
-    const Group g = make_group(topology, hardware, model, cache, CommGroup::kExpertData, edp, stride, topology::Concurrency{etp * plan.ep >= plan.tp ? plan.tp : 1, 1});
+    const Group g = make_group(topology, hardware, model, cache, CommGroup::kExpertData, edp, stride,
+                               topology::Concurrency{etp * plan.ep >= plan.tp ? plan.tp : 1, 1});
     const Bytes expert_grads = Bytes(expert_split(workload, plan).expert_per_gpu * reduce_bytes);
     const bool sharded = plan.zero_stage() >= 1;
     const CollectiveOp op = sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
-    const Bytes bucket = std::min(expert_grads, sharded ? Bytes(options.zero_bucket_elements * reduce_bytes) : options.ddp_bucket);
+    const Bytes bucket =
+        std::min(expert_grads, sharded ? Bytes(options.zero_bucket_elements * reduce_bytes) : options.ddp_bucket);
     const double reductions = plan.zero_stage() == 2 ? m : 1.0;
-    CommTerm term = pieces_term(fmt::format("expert gradient {} (edp; {}){}", sharded ? "reduce-scatter" : "all-reduce", tier_text(g),
-                                            grad_reduce_note),
+    CommTerm term = pieces_term(fmt::format("expert gradient {} (edp; {}){}", sharded ? "reduce-scatter" : "all-reduce",
+                                            tier_text(g), grad_reduce_note),
                                 op, g, expert_grads, bucket, reductions);
     Seconds dense_time(0.0);
     for (const auto& t : out.terms) {
       if (t.group == CommGroup::kData && t.op != CollectiveOp::kAllGather) dense_time += t.time;
     }
-    term.exposed = grad_reduce_overlapped ? std::max(max0(term.time - max0(backward_window * reductions - dense_time)), time_of(op, bucket, g))
+    term.exposed = grad_reduce_overlapped ? std::max(max0(term.time - max0(backward_window * reductions - dense_time)),
+                                                     time_of(op, bucket, g))
                                           : term.time;
     out.terms.push_back(term);
     if (sharded) {
-      CommTerm ag = uniform_term(fmt::format("expert parameter all-gather (edp; {})", tier_text(g)), CollectiveOp::kAllGather, g,
-                                 Bytes(expert_split(workload, plan).expert_per_gpu * per.parameters), 1.0);
+      CommTerm ag =
+          uniform_term(fmt::format("expert parameter all-gather (edp; {})", tier_text(g)), CollectiveOp::kAllGather, g,
+                       Bytes(expert_split(workload, plan).expert_per_gpu * per.parameters), 1.0);
       ag.exposed = ag.time;
       if (plan.overlap_param_gather.value_or(false)) {
         // Gathered after the dense parameters, beside what of the first forward they leave free.

@@ -2,8 +2,8 @@
 // times, and the closed form for a fixed chance of a slow GPU.
 #include "stepcast/cost/straggler.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 #include <numbers>
 
 #include "stepcast/core/errors.hpp"
@@ -27,7 +27,9 @@ template <class G>
 double expected_max_of_transform(int n, G g) {
   const double h = 2.0 * kLimit / kIntervals;
   const double nn = static_cast<double>(n);
-  const auto f = [&](double x) { return g(x) * nn * standard_normal_pdf(x) * std::pow(standard_normal_cdf(x), nn - 1.0); };
+  const auto f = [&](double x) {
+    return g(x) * nn * standard_normal_pdf(x) * std::pow(standard_normal_cdf(x), nn - 1.0);
+  };
   double sum = f(-kLimit) + f(kLimit);
   for (int i = 1; i < kIntervals; ++i) {
     const double x = -kLimit + h * static_cast<double>(i);
@@ -61,8 +63,8 @@ StragglerEstimate normal_stragglers(Seconds mean, Seconds stddev, int gpus) {
   Explanation ex;
   ex.push_back({"expected max of n normals", fmt::format("e_n = int x n phi Phi^(n-1) dx, n = {}", gpus),
                 fmt::format("{:.4f}", e_n)});
-  ex.push_back({"expected step", fmt::format("mu + sigma e_n = {} + {} x {:.4f}", format_seconds(mean),
-                                             format_seconds(stddev), e_n),
+  ex.push_back({"expected step",
+                fmt::format("mu + sigma e_n = {} + {} x {:.4f}", format_seconds(mean), format_seconds(stddev), e_n),
                 format_seconds(expected)});
   return finish(mean, expected, gpus, std::move(ex));
 }
@@ -79,23 +81,23 @@ StragglerEstimate lognormal_stragglers(Seconds mean, double cv, int gpus) {
   Explanation ex;
   ex.push_back({"log-normal parameters", fmt::format("s^2 = ln(1 + cv^2) = ln(1 + {:g}^2); m = ln(mean) - s^2/2", cv),
                 fmt::format("s = {:.4f}, m = {:.4f}", s, m)});
-  ex.push_back({"expected step", fmt::format("int exp(m + s x) n phi Phi^(n-1) dx, n = {}", gpus),
-                format_seconds(expected)});
+  ex.push_back(
+      {"expected step", fmt::format("int exp(m + s x) n phi Phi^(n-1) dx, n = {}", gpus), format_seconds(expected)});
   return finish(mean, expected, gpus, std::move(ex));
 }
 
 StragglerEstimate slow_fraction_stragglers(Seconds mean, double slow_probability, double slow_factor, int gpus) {
-  STEPCAST_ASSERT(mean.value() > 0.0 && slow_probability >= 0.0 && slow_probability <= 1.0 && slow_factor >= 1.0 &&
-                      gpus >= 1,
-                  "mean > 0, 0 <= p <= 1, factor >= 1, gpus >= 1");
+  STEPCAST_ASSERT(
+      mean.value() > 0.0 && slow_probability >= 0.0 && slow_probability <= 1.0 && slow_factor >= 1.0 && gpus >= 1,
+      "mean > 0, 0 <= p <= 1, factor >= 1, gpus >= 1");
   const double any_slow = 1.0 - std::pow(1.0 - slow_probability, static_cast<double>(gpus));
   const Seconds expected = mean * (1.0 + (slow_factor - 1.0) * any_slow);
   Explanation ex;
   ex.push_back({"P(any GPU slow)", fmt::format("1 - (1 - p)^n = 1 - (1 - {:g})^{}", slow_probability, gpus),
                 fmt::format("{:.4f}", any_slow)});
   ex.push_back({"expected step",
-                fmt::format("mean x (1 + (k - 1) P) = {} x (1 + {:g} x {:.4f})", format_seconds(mean), slow_factor - 1.0,
-                            any_slow),
+                fmt::format("mean x (1 + (k - 1) P) = {} x (1 + {:g} x {:.4f})", format_seconds(mean),
+                            slow_factor - 1.0, any_slow),
                 format_seconds(expected)});
   return finish(mean, expected, gpus, std::move(ex));
 }

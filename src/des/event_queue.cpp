@@ -35,8 +35,7 @@ bool EventQueue::cancel(EventHandle handle) {
 }
 
 bool EventQueue::is_pending(EventHandle handle) const {
-  return handle.slot < slots_.size() && slots_[handle.slot].generation == handle.generation &&
-         slots_[handle.slot].live;
+  return handle.slot < slots_.size() && slots_[handle.slot].generation == handle.generation && slots_[handle.slot].live;
 }
 
 Tick EventQueue::next_tick() {

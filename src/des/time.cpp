@@ -1,8 +1,8 @@
 // Seconds to picosecond ticks: the one place a floating time becomes an integer event time.
 #include "stepcast/des/time.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 #include "stepcast/core/errors.hpp"
 

@@ -22,7 +22,8 @@ int parse_degree(std::string_view key, std::string_view value, const KeyFailure&
   return out;
 }
 
-double parse_ratio(std::string_view key, std::string_view value, double lowest, const KeyFailure& fail, std::string_view meaning) {
+double parse_ratio(std::string_view key, std::string_view value, double lowest, const KeyFailure& fail,
+                   std::string_view meaning) {
   double out = 0.0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
   if (ec != std::errc() || end != value.data() + value.size() || !std::isfinite(out) || out < lowest || out > 1e6) {
@@ -34,13 +35,16 @@ double parse_ratio(std::string_view key, std::string_view value, double lowest, 
 }  // namespace
 
 bool Plan::has_expert_settings() const {
-  return ep > 1 || etp > 0 || moe_dispatcher != MoeDispatcher::kAllToAll || capacity_factor || moe_imbalance != 1.0 || moe_overlap;
+  return ep > 1 || etp > 0 || moe_dispatcher != MoeDispatcher::kAllToAll || capacity_factor || moe_imbalance != 1.0 ||
+         moe_overlap;
 }
 
 std::string_view to_string(MoeDispatcher d) {
   switch (d) {
-    case MoeDispatcher::kAllToAll: return "alltoall";
-    case MoeDispatcher::kAllGather: return "allgather";
+    case MoeDispatcher::kAllToAll:
+      return "alltoall";
+    case MoeDispatcher::kAllGather:
+      return "allgather";
   }
   return "alltoall";
 }
@@ -63,10 +67,13 @@ bool set_expert_key(Plan& plan, std::string_view key, std::string_view value, co
     // most tokens x top-k / experts x capacity factor; "dropless" (Gale et al. 2023, MegaBlocks)
     // drops nothing.
     if (value != "dropless") {
-      plan.capacity_factor = parse_ratio(key, value, 0.01, fail, "an expert's most tokens over its balanced share tokens x top-k / experts; or dropless");
+      plan.capacity_factor =
+          parse_ratio(key, value, 0.01, fail,
+                      "an expert's most tokens over its balanced share tokens x top-k / experts; or dropless");
     }
   } else if (key == "moe-imbalance") {
-    plan.moe_imbalance = parse_ratio(key, value, 1.0, fail, "the busiest expert-parallel rank's tokens over the mean; 1 = balanced");
+    plan.moe_imbalance =
+        parse_ratio(key, value, 1.0, fail, "the busiest expert-parallel rank's tokens over the mean; 1 = balanced");
   } else if (key == "moe-overlap") {
     if (value == "on") {
       plan.moe_overlap = true;
@@ -93,17 +100,19 @@ void add_expert_problems(const Plan& p, const workload::Workload& workload, std:
   const workload::MoeShape& m = *workload.shape->moe;
   const int etp = p.expert_tp();
   if (p.is_fsdp() || p.zero_stage() == 3) {
-    out.push_back(fmt::format("{} with routed experts is not modelled: stepcast prices MoE plans with zero=0, 1 or 2 (Megatron-core's "
-                              "distributed optimizer shards them as zero=1)",
-                              to_string(p.sharding)));
+    out.push_back(fmt::format(
+        "{} with routed experts is not modelled: stepcast prices MoE plans with zero=0, 1 or 2 (Megatron-core's "
+        "distributed optimizer shards them as zero=1)",
+        to_string(p.sharding)));
   }
   if (m.experts % p.ep != 0) {
     out.push_back(fmt::format("routed experts ({}) must be divisible by ep ({})", m.experts, p.ep));
   }
   if (p.etp > 0 && p.etp != p.tp && p.ep == 1) {
-    out.push_back(fmt::format("etp={} without expert parallel (ep=1): etp splits the experts of an expert-parallel group; give ep > 1, "
-                              "or leave etp out to split experts as tp={} does",
-                              p.etp, p.tp));
+    out.push_back(fmt::format(
+        "etp={} without expert parallel (ep=1): etp splits the experts of an expert-parallel group; give ep > 1, "
+        "or leave etp out to split experts as tp={} does",
+        p.etp, p.tp));
   }
   if (m.expert_ffn % etp != 0) {
     out.push_back(fmt::format("expert ffn size ({}) must be divisible by etp ({})", m.expert_ffn, etp));
@@ -113,9 +122,10 @@ void add_expert_problems(const Plan& p, const workload::Workload& workload, std:
     const long dense = static_cast<long>(p.tp) * p.dp;
     const long expert = static_cast<long>(etp) * p.ep;
     if (dense % expert != 0) {
-      out.push_back(fmt::format("expert and dense layers must fold the same GPUs of a stage: dense tp x cp x dp = {} x 1 x {} = {} must be "
-                                "divisible by etp x ep = {} x {} = {} (Megatron-core's parallel folding)",
-                                p.tp, p.dp, dense, etp, p.ep, expert));
+      out.push_back(fmt::format(
+          "expert and dense layers must fold the same GPUs of a stage: dense tp x cp x dp = {} x 1 x {} = {} must be "
+          "divisible by etp x ep = {} x {} = {} (Megatron-core's parallel folding)",
+          p.tp, p.dp, dense, etp, p.ep, expert));
     }
   }
   if (p.tp > 1 && p.ep > 1 && !p.sequence_parallel) {
@@ -123,20 +133,23 @@ void add_expert_problems(const Plan& p, const workload::Workload& workload, std:
     out.push_back(fmt::format("tp={} with ep={} needs sequence parallel (sp=on), as Megatron-LM requires", p.tp, p.ep));
   }
   if (p.moe_imbalance > p.ep) {
-    out.push_back(fmt::format("moe-imbalance ({}) cannot exceed ep ({}): the busiest rank gets at most every token", p.moe_imbalance, p.ep));
+    out.push_back(fmt::format("moe-imbalance ({}) cannot exceed ep ({}): the busiest rank gets at most every token",
+                              p.moe_imbalance, p.ep));
   }
   if (p.moe_overlap && (p.ep < 2 || p.moe_dispatcher != MoeDispatcher::kAllToAll)) {
-    out.push_back(fmt::format("moe-overlap=on overlaps the dispatch and combine all-to-alls: it needs ep > 1 and moe-dispatcher=alltoall "
-                              "(got ep={}, moe-dispatcher={})",
-                              p.ep, to_string(p.moe_dispatcher)));
+    out.push_back(fmt::format(
+        "moe-overlap=on overlaps the dispatch and combine all-to-alls: it needs ep > 1 and moe-dispatcher=alltoall "
+        "(got ep={}, moe-dispatcher={})",
+        p.ep, to_string(p.moe_dispatcher)));
   }
 }
 
 std::string expert_settings_text(const Plan& p) {
   if (!p.has_expert_settings()) return {};
-  std::string text = fmt::format(",ep={},etp={},moe-dispatcher={},capacity-factor={},moe-imbalance={:.4g}", p.ep, p.expert_tp(),
-                                 to_string(p.moe_dispatcher), p.capacity_factor ? fmt::format("{:.4g}", *p.capacity_factor) : "dropless",
-                                 p.moe_imbalance);
+  std::string text =
+      fmt::format(",ep={},etp={},moe-dispatcher={},capacity-factor={},moe-imbalance={:.4g}", p.ep, p.expert_tp(),
+                  to_string(p.moe_dispatcher),
+                  p.capacity_factor ? fmt::format("{:.4g}", *p.capacity_factor) : "dropless", p.moe_imbalance);
   if (p.moe_overlap) text += ",moe-overlap=on";
   return text;
 }

@@ -69,8 +69,10 @@ Plan resolve(Plan plan, const workload::Workload& workload, int gpu_count) {
   // A derived dp can push the products past what parse_plan checked (dp was unknown there).
   const std::int64_t span = std::int64_t{plan.dp} * plan.tp * plan.cp * plan.pp * plan.vp * plan.micro_batch_size;
   if (span > kMaxPlanSpan) {
-    throw InputError("--plan", {}, fmt::format("dp x tp x pp x vp x mbs = {} (dp {} derived from {} GPUs) exceeds the {} that a plan may span",
-                                               span, plan.dp, gpu_count, kMaxPlanSpan));
+    throw InputError(
+        "--plan", {},
+        fmt::format("dp x tp x pp x vp x mbs = {} (dp {} derived from {} GPUs) exceeds the {} that a plan may span",
+                    span, plan.dp, gpu_count, kMaxPlanSpan));
   }
   // One micro-batch per pipeline stage at least, so the pipeline fills (Narayanan et al. 2021).
   if (plan.global_batch == 0) plan.global_batch = plan.dp * plan.micro_batch_size * plan.pp;
@@ -81,14 +83,14 @@ std::vector<std::string> problems(const Plan& p, const workload::Workload& workl
   std::vector<std::string> out;
   const int model_parallel = p.tp * p.cp * p.pp;
   if (p.dp == 0 && p.cp > 1) {
-    out.push_back(fmt::format("the GPU count ({}) must be divisible by tp*cp*pp = {}*{}*{} = {} to derive dp", gpu_count, p.tp,
-                              p.cp, p.pp, model_parallel));
+    out.push_back(fmt::format("the GPU count ({}) must be divisible by tp*cp*pp = {}*{}*{} = {} to derive dp",
+                              gpu_count, p.tp, p.cp, p.pp, model_parallel));
   } else if (p.dp == 0) {
-    out.push_back(fmt::format("the GPU count ({}) must be divisible by tp*pp = {}*{} = {} to derive dp", gpu_count, p.tp,
-                              p.pp, model_parallel));
+    out.push_back(fmt::format("the GPU count ({}) must be divisible by tp*pp = {}*{} = {} to derive dp", gpu_count,
+                              p.tp, p.pp, model_parallel));
   } else if (gpu_count > 0 && p.cp > 1 && p.gpus() != gpu_count) {
-    out.push_back(fmt::format("dp*tp*cp*pp = {}*{}*{}*{} = {} must equal the number of GPUs ({})", p.dp, p.tp, p.cp, p.pp,
-                              p.gpus(), gpu_count));
+    out.push_back(fmt::format("dp*tp*cp*pp = {}*{}*{}*{} = {} must equal the number of GPUs ({})", p.dp, p.tp, p.cp,
+                              p.pp, p.gpus(), gpu_count));
   } else if (gpu_count > 0 && p.gpus() != gpu_count) {
     out.push_back(fmt::format("dp*tp*pp = {}*{}*{} = {} must equal the number of GPUs ({})", p.dp, p.tp, p.pp, p.gpus(),
                               gpu_count));
@@ -106,7 +108,8 @@ std::vector<std::string> problems(const Plan& p, const workload::Workload& workl
     if (p.uneven_pipeline()) {
       pipeline_split_problems(p, s->layers, out);
     } else if (s->layers % (p.pp * p.vp) != 0) {
-      out.push_back(fmt::format("layers ({}) must be divisible by pp*vp = {}*{} = {}", s->layers, p.pp, p.vp, p.pp * p.vp));
+      out.push_back(
+          fmt::format("layers ({}) must be divisible by pp*vp = {}*{} = {}", s->layers, p.pp, p.vp, p.pp * p.vp));
     }
   }
   context_parallel_problems(p, workload, out);
@@ -121,14 +124,16 @@ std::vector<std::string> problems(const Plan& p, const workload::Workload& workl
     if (p.pp < 2) out.push_back(fmt::format("schedule=interleaved needs pp > 1 (got pp={})", p.pp));
     // Megatron-LM asserts this for its interleaved schedule (schedules.py).
     if (p.dp > 0 && p.global_batch % (p.dp * p.micro_batch_size) == 0 && p.micro_batches() % p.pp != 0) {
-      out.push_back(fmt::format("schedule=interleaved needs micro-batches ({}) divisible by pp ({})", p.micro_batches(), p.pp));
+      out.push_back(
+          fmt::format("schedule=interleaved needs micro-batches ({}) divisible by pp ({})", p.micro_batches(), p.pp));
     }
   }
   if (p.sequence_parallel && p.tp < 2) {
     out.push_back(fmt::format("sequence parallel needs tp > 1 (got tp={})", p.tp));
   }
   if (p.sequence_parallel && p.seq_len > 0 && p.seq_len % p.tp != 0) {
-    out.push_back(fmt::format("sequence length ({}) must be divisible by tp ({}) with sequence parallel", p.seq_len, p.tp));
+    out.push_back(
+        fmt::format("sequence length ({}) must be divisible by tp ({}) with sequence parallel", p.seq_len, p.tp));
   }
   if (p.tp_overlap && !p.sequence_parallel) {
     // Megatron-LM overlaps the all-gather and reduce-scatter of sequence parallelism with the
@@ -140,8 +145,9 @@ std::vector<std::string> problems(const Plan& p, const workload::Workload& workl
   }
   // The recipe names Transformer Engine's per-tensor scalings; mxfp8 and nvfp4 scale per block.
   if (p.fp8_recipe_given && p.precision != Precision::kFp8) {
-    out.push_back(fmt::format("fp8-recipe= chooses the per-tensor scaling of precision=fp8 and applies to nothing else (got precision={})",
-                              to_string(p.precision)));
+    out.push_back(fmt::format(
+        "fp8-recipe= chooses the per-tensor scaling of precision=fp8 and applies to nothing else (got precision={})",
+        to_string(p.precision)));
   }
   add_expert_problems(p, workload, out);
   add_overlap_problems(p, out);
@@ -162,81 +168,111 @@ void validate(const Plan& plan, const workload::Workload& workload, int gpu_coun
 
 std::string_view to_string(Precision p) {
   switch (p) {
-    case Precision::kFp32: return "fp32";
-    case Precision::kTf32: return "tf32";
-    case Precision::kBf16: return "bf16";
-    case Precision::kFp16: return "fp16";
-    case Precision::kFp8: return "fp8";
-    case Precision::kMxfp8: return "mxfp8";
-    case Precision::kNvfp4: return "nvfp4";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kTf32:
+      return "tf32";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kFp8:
+      return "fp8";
+    case Precision::kMxfp8:
+      return "mxfp8";
+    case Precision::kNvfp4:
+      return "nvfp4";
   }
   STEPCAST_UNREACHABLE("unknown precision");
 }
 
 std::string_view to_string(Fp8Recipe r) {
   switch (r) {
-    case Fp8Recipe::kDelayed: return "delayed";
-    case Fp8Recipe::kCurrent: return "current";
+    case Fp8Recipe::kDelayed:
+      return "delayed";
+    case Fp8Recipe::kCurrent:
+      return "current";
   }
   STEPCAST_UNREACHABLE("unknown fp8 recipe");
 }
 
 std::string_view to_string(Optimizer o) {
   switch (o) {
-    case Optimizer::kAdam: return "adam";
-    case Optimizer::kAdamW: return "adamw";
-    case Optimizer::kSgdMomentum: return "sgd-momentum";
-    case Optimizer::kSgd: return "sgd";
+    case Optimizer::kAdam:
+      return "adam";
+    case Optimizer::kAdamW:
+      return "adamw";
+    case Optimizer::kSgdMomentum:
+      return "sgd-momentum";
+    case Optimizer::kSgd:
+      return "sgd";
   }
   STEPCAST_UNREACHABLE("unknown optimizer");
 }
 
 std::string_view to_string(Sharding s) {
   switch (s) {
-    case Sharding::kDdp: return "ddp";
-    case Sharding::kZero1: return "zero-1";
-    case Sharding::kZero2: return "zero-2";
-    case Sharding::kZero3: return "zero-3";
-    case Sharding::kFsdpFull: return "fsdp-full";
-    case Sharding::kFsdpGradOp: return "fsdp-grad-op";
-    case Sharding::kFsdpHybrid: return "fsdp-hybrid";
-    case Sharding::kFsdpNone: return "fsdp-none";
+    case Sharding::kDdp:
+      return "ddp";
+    case Sharding::kZero1:
+      return "zero-1";
+    case Sharding::kZero2:
+      return "zero-2";
+    case Sharding::kZero3:
+      return "zero-3";
+    case Sharding::kFsdpFull:
+      return "fsdp-full";
+    case Sharding::kFsdpGradOp:
+      return "fsdp-grad-op";
+    case Sharding::kFsdpHybrid:
+      return "fsdp-hybrid";
+    case Sharding::kFsdpNone:
+      return "fsdp-none";
   }
   STEPCAST_UNREACHABLE("unknown sharding");
 }
 
 std::string_view to_string(Recompute r) {
   switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
   }
   STEPCAST_UNREACHABLE("unknown recompute");
 }
 
 std::string_view to_string(Schedule s) {
   switch (s) {
-    case Schedule::kGpipe: return "gpipe";
-    case Schedule::k1F1B: return "1f1b";
-    case Schedule::kInterleaved: return "interleaved";
-    case Schedule::kZbH1: return "zb-h1";
+    case Schedule::kGpipe:
+      return "gpipe";
+    case Schedule::k1F1B:
+      return "1f1b";
+    case Schedule::kInterleaved:
+      return "interleaved";
+    case Schedule::kZbH1:
+      return "zb-h1";
   }
   STEPCAST_UNREACHABLE("unknown schedule");
 }
 
 Precision parse_precision(std::string_view name, const std::string& origin) {
-  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16, Precision::kFp8, Precision::kMxfp8,
-                      Precision::kNvfp4}) {
+  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16, Precision::kFp8,
+                      Precision::kMxfp8, Precision::kNvfp4}) {
     if (name == to_string(p)) return p;
   }
-  throw InputError(origin, {}, fmt::format("unknown precision \"{}\" (expected fp32, tf32, bf16, fp16, fp8, mxfp8 or nvfp4)", name));
+  throw InputError(
+      origin, {}, fmt::format("unknown precision \"{}\" (expected fp32, tf32, bf16, fp16, fp8, mxfp8 or nvfp4)", name));
 }
 
 Optimizer parse_optimizer(std::string_view name, const std::string& origin) {
   for (Optimizer o : {Optimizer::kAdam, Optimizer::kAdamW, Optimizer::kSgdMomentum, Optimizer::kSgd}) {
     if (name == to_string(o)) return o;
   }
-  throw InputError(origin, {}, fmt::format("unknown optimizer \"{}\" (expected adam, adamw, sgd-momentum or sgd)", name));
+  throw InputError(origin, {},
+                   fmt::format("unknown optimizer \"{}\" (expected adam, adamw, sgd-momentum or sgd)", name));
 }
 
 namespace {
@@ -244,10 +280,14 @@ namespace {
 std::string_view flash_name(const Plan& p) {
   if (!p.flash_attention) return "off";
   switch (p.flash_kernel) {
-    case FlashKernel::kNewest: return "on";
-    case FlashKernel::kFa2: return "fa2";
-    case FlashKernel::kFa3: return "fa3";
-    case FlashKernel::kTriton: return "triton";
+    case FlashKernel::kNewest:
+      return "on";
+    case FlashKernel::kFa2:
+      return "fa2";
+    case FlashKernel::kFa3:
+      return "fa3";
+    case FlashKernel::kTriton:
+      return "triton";
   }
   return "on";
 }
@@ -257,19 +297,37 @@ std::string_view flash_name(const Plan& p) {
 std::string to_string(const Plan& p) {
   std::string sharding;
   switch (p.sharding) {
-    case Sharding::kDdp: sharding = "zero=0"; break;
-    case Sharding::kZero1: sharding = "zero=1"; break;
-    case Sharding::kZero2: sharding = "zero=2"; break;
-    case Sharding::kZero3: sharding = "zero=3"; break;
-    case Sharding::kFsdpFull: sharding = "fsdp=full"; break;
-    case Sharding::kFsdpGradOp: sharding = "fsdp=grad-op"; break;
-    case Sharding::kFsdpHybrid: sharding = fmt::format("fsdp=hybrid:{}x{}", p.shard_group, p.dp / std::max(1, p.shard_group)); break;
-    case Sharding::kFsdpNone: sharding = "fsdp=none"; break;
+    case Sharding::kDdp:
+      sharding = "zero=0";
+      break;
+    case Sharding::kZero1:
+      sharding = "zero=1";
+      break;
+    case Sharding::kZero2:
+      sharding = "zero=2";
+      break;
+    case Sharding::kZero3:
+      sharding = "zero=3";
+      break;
+    case Sharding::kFsdpFull:
+      sharding = "fsdp=full";
+      break;
+    case Sharding::kFsdpGradOp:
+      sharding = "fsdp=grad-op";
+      break;
+    case Sharding::kFsdpHybrid:
+      sharding = fmt::format("fsdp=hybrid:{}x{}", p.shard_group, p.dp / std::max(1, p.shard_group));
+      break;
+    case Sharding::kFsdpNone:
+      sharding = "fsdp=none";
+      break;
   }
   std::string text = fmt::format(
-      "dp={},tp={},pp={},vp={},{},mbs={},gbs={},seq={},recompute={},schedule={},sp={},flash={},precision={},optimizer={}", p.dp,
-      p.tp, p.pp, p.vp, sharding, p.micro_batch_size, p.global_batch, p.seq_len, to_string(p.recompute), to_string(p.schedule),
-      p.sequence_parallel ? "on" : "off", flash_name(p), to_string(p.precision), to_string(p.optimizer));
+      "dp={},tp={},pp={},vp={},{},mbs={},gbs={},seq={},recompute={},schedule={},sp={},flash={},precision={},optimizer={"
+      "}",
+      p.dp, p.tp, p.pp, p.vp, sharding, p.micro_batch_size, p.global_batch, p.seq_len, to_string(p.recompute),
+      to_string(p.schedule), p.sequence_parallel ? "on" : "off", flash_name(p), to_string(p.precision),
+      to_string(p.optimizer));
   // Communication settings only where given, so plans without them print as before.
   if (p.grad_reduce) text += fmt::format(",grad-reduce={}", to_string(*p.grad_reduce));
   if (p.tp_overlap) text += ",tp-overlap=on";

@@ -40,13 +40,37 @@ bool parse_switch(std::string_view key, std::string_view value, const KeyFailure
 }  // namespace
 
 const std::vector<std::string_view>& PlanBuilder::keys() {
-  static const std::vector<std::string_view> all = {"dp",  "tp",        "pp",       "vp",   "zero",      "fsdp",
-                                                    "mbs", "gbs",       "seq",      "sp",   "recompute", "schedule",
-                                                    "flash", "precision", "optimizer", "grad-reduce", "tp-overlap",
-                                                    "cp", "cp-comm", "pp-first-layers", "pp-last-layers",
-                                                    "pp-embedding-loss-layers", "fp8-recipe",
-                                                    "ep", "etp", "moe-dispatcher", "capacity-factor", "moe-imbalance", "moe-overlap",
-                                                    "overlap-grad-reduce", "overlap-param-gather"};
+  static const std::vector<std::string_view> all = {"dp",
+                                                    "tp",
+                                                    "pp",
+                                                    "vp",
+                                                    "zero",
+                                                    "fsdp",
+                                                    "mbs",
+                                                    "gbs",
+                                                    "seq",
+                                                    "sp",
+                                                    "recompute",
+                                                    "schedule",
+                                                    "flash",
+                                                    "precision",
+                                                    "optimizer",
+                                                    "grad-reduce",
+                                                    "tp-overlap",
+                                                    "cp",
+                                                    "cp-comm",
+                                                    "pp-first-layers",
+                                                    "pp-last-layers",
+                                                    "pp-embedding-loss-layers",
+                                                    "fp8-recipe",
+                                                    "ep",
+                                                    "etp",
+                                                    "moe-dispatcher",
+                                                    "capacity-factor",
+                                                    "moe-imbalance",
+                                                    "moe-overlap",
+                                                    "overlap-grad-reduce",
+                                                    "overlap-param-gather"};
   return all;
 }
 
@@ -81,7 +105,9 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     // fa2 / fa3 / triton name the kernel; on picks the newest the GPU runs.
     if (value == "fa2" || value == "fa3" || value == "triton") {
       plan_.flash_attention = true;
-      plan_.flash_kernel = value == "fa2" ? FlashKernel::kFa2 : value == "fa3" ? FlashKernel::kFa3 : FlashKernel::kTriton;
+      plan_.flash_kernel = value == "fa2"   ? FlashKernel::kFa2
+                           : value == "fa3" ? FlashKernel::kFa3
+                                            : FlashKernel::kTriton;
     } else if (value == "on" || value == "true" || value == "1" || value == "off" || value == "false" || value == "0") {
       plan_.flash_attention = parse_switch(key, value, fail);
     } else {
@@ -124,7 +150,8 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
   } else if (key == "zero") {
     zero_given_ = true;
     static constexpr Sharding kStages[] = {Sharding::kDdp, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3};
-    if (value.size() != 1 || value[0] < '0' || value[0] > '3') fail(fmt::format("zero= expects 0, 1, 2 or 3, got \"{}\"", value));
+    if (value.size() != 1 || value[0] < '0' || value[0] > '3')
+      fail(fmt::format("zero= expects 0, 1, 2 or 3, got \"{}\"", value));
     plan_.sharding = kStages[value[0] - '0'];
   } else if (key == "fsdp") {
     fsdp_given_ = true;
@@ -138,7 +165,8 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
       plan_.sharding = Sharding::kFsdpHybrid;
       // hybrid:AxB = shard groups of A ranks, B replicas; hybrid:A = groups of A, replicas derived.
       const std::string_view rest = value.substr(std::string_view("hybrid").size());
-      if (rest.empty() || rest[0] != ':') fail(fmt::format("fsdp=hybrid needs the shard group size, as hybrid:8 or hybrid:8x4, got \"{}\"", value));
+      if (rest.empty() || rest[0] != ':')
+        fail(fmt::format("fsdp=hybrid needs the shard group size, as hybrid:8 or hybrid:8x4, got \"{}\"", value));
       const std::string_view sizes = rest.substr(1);
       const auto x = sizes.find('x');
       plan_.shard_group = parse_positive("fsdp=hybrid:", sizes.substr(0, x), fail);
@@ -189,7 +217,10 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     } else if (value == "current") {
       plan_.fp8_recipe = Fp8Recipe::kCurrent;
     } else {
-      fail(fmt::format("fp8-recipe= expects delayed or current (Transformer Engine's DelayedScaling or Float8CurrentScaling), got \"{}\"", value));
+      fail(
+          fmt::format("fp8-recipe= expects delayed or current (Transformer Engine's DelayedScaling or "
+                      "Float8CurrentScaling), got \"{}\"",
+                      value));
     }
     plan_.fp8_recipe_given = true;
   } else if (key == "optimizer") {
@@ -212,8 +243,8 @@ Plan PlanBuilder::finish(const KeyFailure& fail) const {
   }
   // Later code multiplies these as ints (GPUs = dp*tp*pp, global batch = dp*mbs*pp, ...); any
   // product of them stays representable when the product of all of them does.
-  const std::int64_t product = std::int64_t{std::max(out.dp, 1)} * out.tp * out.cp * out.pp * out.vp * out.micro_batch_size *
-                               std::max(out.shard_group, 1);
+  const std::int64_t product = std::int64_t{std::max(out.dp, 1)} * out.tp * out.cp * out.pp * out.vp *
+                               out.micro_batch_size * std::max(out.shard_group, 1);
   if (product > kMaxPlanSpan) {
     fail(fmt::format("dp x tp x pp x vp x mbs x shard group = {} exceeds the {} that a plan may span", product,
                      kMaxPlanSpan));

@@ -14,9 +14,11 @@ Plan parse_plan(std::string_view text, const std::string& origin) {
   std::size_t start = 0;
   while (start <= text.size()) {
     const auto comma = text.find(',', start);
-    const std::string_view item = trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    const std::string_view item =
+        trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     if (item.empty()) {
-      fail(fmt::format("empty setting in plan \"{}\" (expected key=value pairs separated by commas, as dp=8,tp=2)", text));
+      fail(fmt::format("empty setting in plan \"{}\" (expected key=value pairs separated by commas, as dp=8,tp=2)",
+                       text));
     }
     const auto eq = item.find('=');
     if (eq == std::string_view::npos) fail(fmt::format("\"{}\" is not key=value (as tp=2)", item));

@@ -44,8 +44,8 @@ struct ShardingChoice {
 
 std::vector<ShardingChoice> shardings(int dp, int model_parallel, int gpus_per_node) {
   if (dp == 1) return {{Sharding::kDdp, 1}};
-  std::vector<ShardingChoice> out = {{Sharding::kDdp, dp},       {Sharding::kZero1, dp},     {Sharding::kZero2, dp},
-                                     {Sharding::kZero3, dp},     {Sharding::kFsdpFull, dp}, {Sharding::kFsdpGradOp, dp}};
+  std::vector<ShardingChoice> out = {{Sharding::kDdp, dp},   {Sharding::kZero1, dp},    {Sharding::kZero2, dp},
+                                     {Sharding::kZero3, dp}, {Sharding::kFsdpFull, dp}, {Sharding::kFsdpGradOp, dp}};
   if (gpus_per_node % model_parallel == 0) {
     const int group = gpus_per_node / model_parallel;
     if (group >= 2 && group < dp && dp % group == 0) out.push_back({Sharding::kFsdpHybrid, group});
@@ -92,51 +92,53 @@ std::vector<ExpertChoice> expert_layouts(const workload::Workload& workload, int
 }  // namespace
 
 std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload::Workload& workload) {
-  STEPCAST_ASSERT(space.gpus >= 1 && space.global_batch >= 1 && space.gpus_per_node >= 1, "a search space needs GPUs and a batch");
+  STEPCAST_ASSERT(space.gpus >= 1 && space.global_batch >= 1 && space.gpus_per_node >= 1,
+                  "a search space needs GPUs and a batch");
   const int layers = workload.shape ? workload.shape->layers : 0;
   std::vector<Plan> out;
   for (const int tp : divisors(space.gpus)) {
-   for (const auto [cp, cp_comm] : context_choices(space.gpus / tp, space.max_cp)) {
-    for (const int pp : divisors(space.gpus / (tp * cp))) {
-      const int dp = space.gpus / (tp * cp * pp);
-      // Layers that do not divide pp but do with the embedding and loss as layers (Llama 3).
-      const bool embedding_loss_layers = layers > 0 && layers % pp != 0 && (layers + 2) % pp == 0;
-      const int mbs_bound = std::min(space.max_micro_batch, std::max(1, space.global_batch / dp));
-      const std::vector<ExpertChoice> experts = expert_layouts(workload, tp, dp);
-      for (const auto [schedule, vp] : schedules(pp, layers)) {
-        // Context-parallel ranks hold the same weights: the state shards over dp x cp.
-        for (const auto [sharding, group] : shardings(dp * cp, tp * pp * cp, space.gpus_per_node)) {
-          if (cp > 1 && sharding == Sharding::kFsdpHybrid) continue;  // a plan rule refuses it
-          for (int mbs = 1; mbs <= mbs_bound; mbs *= 2) {
-            for (const Recompute recompute : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-              for (const bool sp : {false, true}) {
-                if (sp && tp == 1) continue;
-                for (const auto [ep, etp] : experts) {
-                  Plan p = space.base;
-                  p.ep = ep;
-                  p.etp = etp;
-                  p.dp = dp;
-                  p.tp = tp;
-                  p.pp = pp;
-                  p.vp = vp;
-                  p.schedule = schedule;
-                  p.sharding = sharding;
-                  p.shard_group = sharding == Sharding::kFsdpHybrid ? group : dp;
-                  p.micro_batch_size = mbs;
-                  p.recompute = recompute;
-                  p.sequence_parallel = sp;
-                  p.cp = cp;
-                  p.cp_comm = cp_comm;
-                  p.pp_embedding_loss_layers = embedding_loss_layers;
-                  p.global_batch = space.global_batch;
-                  p.seq_len = space.seq_len;
-                  out.push_back(plan::resolve(p, workload, space.gpus));
-                  // A sharded optimizer can gather its updated parameters beside the next forward
-                  // (overlap-param-gather=on), unless the base plan has settled the overlap.
-                  if ((sharding == Sharding::kZero1 || sharding == Sharding::kZero2) && !space.base.overlap_param_gather &&
-                      space.base.overlap_grad_reduce.value_or(true)) {
-                    p.overlap_param_gather = true;
+    for (const auto [cp, cp_comm] : context_choices(space.gpus / tp, space.max_cp)) {
+      for (const int pp : divisors(space.gpus / (tp * cp))) {
+        const int dp = space.gpus / (tp * cp * pp);
+        // Layers that do not divide pp but do with the embedding and loss as layers (Llama 3).
+        const bool embedding_loss_layers = layers > 0 && layers % pp != 0 && (layers + 2) % pp == 0;
+        const int mbs_bound = std::min(space.max_micro_batch, std::max(1, space.global_batch / dp));
+        const std::vector<ExpertChoice> experts = expert_layouts(workload, tp, dp);
+        for (const auto [schedule, vp] : schedules(pp, layers)) {
+          // Context-parallel ranks hold the same weights: the state shards over dp x cp.
+          for (const auto [sharding, group] : shardings(dp * cp, tp * pp * cp, space.gpus_per_node)) {
+            if (cp > 1 && sharding == Sharding::kFsdpHybrid) continue;  // a plan rule refuses it
+            for (int mbs = 1; mbs <= mbs_bound; mbs *= 2) {
+              for (const Recompute recompute : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+                for (const bool sp : {false, true}) {
+                  if (sp && tp == 1) continue;
+                  for (const auto [ep, etp] : experts) {
+                    Plan p = space.base;
+                    p.ep = ep;
+                    p.etp = etp;
+                    p.dp = dp;
+                    p.tp = tp;
+                    p.pp = pp;
+                    p.vp = vp;
+                    p.schedule = schedule;
+                    p.sharding = sharding;
+                    p.shard_group = sharding == Sharding::kFsdpHybrid ? group : dp;
+                    p.micro_batch_size = mbs;
+                    p.recompute = recompute;
+                    p.sequence_parallel = sp;
+                    p.cp = cp;
+                    p.cp_comm = cp_comm;
+                    p.pp_embedding_loss_layers = embedding_loss_layers;
+                    p.global_batch = space.global_batch;
+                    p.seq_len = space.seq_len;
                     out.push_back(plan::resolve(p, workload, space.gpus));
+                    // A sharded optimizer can gather its updated parameters beside the next forward
+                    // (overlap-param-gather=on), unless the base plan has settled the overlap.
+                    if ((sharding == Sharding::kZero1 || sharding == Sharding::kZero2) &&
+                        !space.base.overlap_param_gather && space.base.overlap_grad_reduce.value_or(true)) {
+                      p.overlap_param_gather = true;
+                      out.push_back(plan::resolve(p, workload, space.gpus));
+                    }
                   }
                 }
               }
@@ -145,7 +147,6 @@ std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload:
         }
       }
     }
-   }
   }
   return out;
 }

@@ -47,12 +47,14 @@ CapacityCell searched_cell(const workload::Workload& w, const topology::Topology
     cell.plan_id = result.least_memory->id;
     cell.note = fmt::format("no plan fits; the smallest needs {} per GPU", format_bytes(cell.metrics.memory.total));
   } else {
-    cell.note = result.rejections.empty() ? std::string("no candidate plan") : "no valid plan: " + result.rejections.front().example;
+    cell.note = result.rejections.empty() ? std::string("no candidate plan")
+                                          : "no valid plan: " + result.rejections.front().example;
   }
   return cell;
 }
 
-CapacityCell family_cell(const workload::Workload& w, const topology::Topology& topo, const CapacityRequest& req, int gpus) {
+CapacityCell family_cell(const workload::Workload& w, const topology::Topology& topo, const CapacityRequest& req,
+                         int gpus) {
   CapacityCell cell;
   cell.candidates = 1;
   plan::Plan p = *req.plan;
@@ -128,8 +130,8 @@ CellPlace place(const CapacityRequest& req, const CellSpec& spec) {
   return p;
 }
 
-void label(const CapacityRequest& req, CapacityCell& cell, const workload::Workload& w, const topology::Topology& topo, const CellSpec& spec,
-           int nodes) {
+void label(const CapacityRequest& req, CapacityCell& cell, const workload::Workload& w, const topology::Topology& topo,
+           const CellSpec& spec, int nodes) {
   if (spec.topology < req.prices.size() && req.prices[spec.topology] > 0.0) {
     cell.price = topology::GpuHourPrice{req.prices[spec.topology], "--price"};
   } else {

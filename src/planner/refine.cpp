@@ -12,8 +12,8 @@
 
 namespace stepcast::planner {
 
-Seconds simulated_step_time(const workload::Workload& workload, const topology::Topology& topology, const plan::Plan& plan,
-                            const cost::StepOptions& step_options) {
+Seconds simulated_step_time(const workload::Workload& workload, const topology::Topology& topology,
+                            const plan::Plan& plan, const cost::StepOptions& step_options) {
   cost::StepOptions options = step_options;
   options.explain = false;
   options.memory.explain = false;
@@ -24,16 +24,19 @@ Seconds simulated_step_time(const workload::Workload& workload, const topology::
 
 void rank_by_simulation(SearchResult& result, std::size_t k) {
   const std::size_t n = std::min(k, result.ranked.size());
-  for (std::size_t i = 0; i < n; ++i) STEPCAST_ASSERT(result.ranked[i].simulated_step_time, "every refined plan has a simulated step time");
+  for (std::size_t i = 0; i < n; ++i)
+    STEPCAST_ASSERT(result.ranked[i].simulated_step_time, "every refined plan has a simulated step time");
   std::stable_sort(result.ranked.begin(), result.ranked.begin() + static_cast<std::ptrdiff_t>(n),
                    [](const RankedPlan& a, const RankedPlan& b) {
-                     if (*a.simulated_step_time != *b.simulated_step_time) return *a.simulated_step_time < *b.simulated_step_time;
+                     if (*a.simulated_step_time != *b.simulated_step_time)
+                       return *a.simulated_step_time < *b.simulated_step_time;
                      return a.id < b.id;
                    });
 }
 
-void refine_top(SearchResult& result, const workload::Workload& workload, const topology::Topology& topology, std::size_t k,
-                const cost::StepOptions& step_options, int threads, const std::function<void()>& on_plan) {
+void refine_top(SearchResult& result, const workload::Workload& workload, const topology::Topology& topology,
+                std::size_t k, const cost::StepOptions& step_options, int threads,
+                const std::function<void()>& on_plan) {
   const std::size_t n = std::min(k, result.ranked.size());
   if (n == 0) return;
   std::vector<std::exception_ptr> errors(n);

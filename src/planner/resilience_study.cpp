@@ -2,9 +2,9 @@
 // and the input pipeline, from typed inputs.
 #include "stepcast/planner/resilience_study.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <array>
-#include <fmt/format.h>
 
 #include "stepcast/core/errors.hpp"
 
@@ -20,22 +20,25 @@ constexpr int kUint16Vocab = 65536;
 
 FailureSource failure_source(const FailureRate& f, int nodes, int gpus) {
   if (f.node_mtbf) {
-    return {cost::job_mtbf_from_node_mtbf(*f.node_mtbf, nodes), fmt::format("node MTBF / nodes = {} / {}", hours(*f.node_mtbf), nodes)};
+    return {cost::job_mtbf_from_node_mtbf(*f.node_mtbf, nodes),
+            fmt::format("node MTBF / nodes = {} / {}", hours(*f.node_mtbf), nodes)};
   }
   if (f.per_gpu_hour > 0.0) {
     return {cost::job_mtbf_from_gpu_rate(f.per_gpu_hour, gpus),
             fmt::format("1 h / (failures per GPU-hour x GPUs) = 1 h / ({:g} x {})", f.per_gpu_hour, gpus)};
   }
   if (f.spot_per_node_hour > 0.0) {
-    return {cost::job_mtbf_from_spot_rate(f.spot_per_node_hour, nodes),
-            fmt::format("1 h / (interruptions per node-hour x nodes) = 1 h / ({:g} x {})", f.spot_per_node_hour, nodes)};
+    return {
+        cost::job_mtbf_from_spot_rate(f.spot_per_node_hour, nodes),
+        fmt::format("1 h / (interruptions per node-hour x nodes) = 1 h / ({:g} x {})", f.spot_per_node_hour, nodes)};
   }
   throw InternalError("a resilience study needs one failure rate");
 }
 
 // The restore of one rank's `per_rank` bytes by every rank of a `gpus`-rank plan at once.
 cost::TransferLoad all_ranks_read(Bytes per_rank, int gpus, int gpus_per_node) {
-  return {per_rank, per_rank * static_cast<double>(std::min(gpus, gpus_per_node)), per_rank * static_cast<double>(gpus)};
+  return {per_rank, per_rank * static_cast<double>(std::min(gpus, gpus_per_node)),
+          per_rank * static_cast<double>(gpus)};
 }
 
 void add_stragglers_and_input(const workload::Workload& workload, const plan::Plan& plan, int nodes,
@@ -45,7 +48,8 @@ void add_stragglers_and_input(const workload::Workload& workload, const plan::Pl
     r.normal = cost::normal_stragglers(*r.step_time, *r.step_time * in.step_cv, gpus);
     r.lognormal = cost::lognormal_stragglers(*r.step_time, in.step_cv, gpus);
   }
-  if (in.slow_probability > 0.0) r.slow = cost::slow_fraction_stragglers(*r.step_time, in.slow_probability, in.slow_factor, gpus);
+  if (in.slow_probability > 0.0)
+    r.slow = cost::slow_fraction_stragglers(*r.step_time, in.slow_probability, in.slow_factor, gpus);
   const int seq = plan.seq_len > 0 ? plan.seq_len : 0;
   if (seq == 0) {
     r.input_note = "input pipeline: no sequence length (give --seq)";
@@ -65,10 +69,12 @@ void add_stragglers_and_input(const workload::Workload& workload, const plan::Pl
 
 }  // namespace
 
-std::string hours(Seconds t) { return fmt::format("{} ({:.2f} h)", format_seconds(t), t.value() / unit::kSecondsPerHour); }
+std::string hours(Seconds t) {
+  return fmt::format("{} ({:.2f} h)", format_seconds(t), t.value() / unit::kSecondsPerHour);
+}
 
-ResilienceStudy study_resilience(const workload::Workload& workload, const plan::Plan& plan, const topology::Topology& topo,
-                                 const ResilienceInputs& in) {
+ResilienceStudy study_resilience(const workload::Workload& workload, const plan::Plan& plan,
+                                 const topology::Topology& topo, const ResilienceInputs& in) {
   const int gpus = plan.gpus();
   const int gpn = topo.gpus_per_node();
   const int nodes = (gpus + gpn - 1) / gpn;
@@ -77,7 +83,8 @@ ResilienceStudy study_resilience(const workload::Workload& workload, const plan:
   ResilienceStudy r;
   r.size = cost::checkpoint_size(workload.parameters, plan, bytes, gpn, in.checkpoint);
   r.tier = in.tier;
-  r.write = cost::transfer_time({r.size.written_per_rank, r.size.busiest_node_written, r.size.total}, r.tier, "write time");
+  r.write =
+      cost::transfer_time({r.size.written_per_rank, r.size.busiest_node_written, r.size.total}, r.tier, "write time");
   r.restore = cost::transfer_time(all_ranks_read(r.size.held_per_rank, gpus, gpn), r.tier, "restore time");
   r.stall = cost::checkpoint_stall(r.size, r.write, in.staging);
 
@@ -92,9 +99,10 @@ ResilienceStudy study_resilience(const workload::Workload& workload, const plan:
   r.interval = r.daly;
   if (r.stall.asynchronous && r.stall.background_write > r.interval) {
     r.interval = r.stall.background_write;
-    r.interval_note = fmt::format("the background write ({}) outlasts Daly's interval ({}): checkpoints cannot come "
-                                  "more often than one write each",
-                                  format_seconds(r.stall.background_write), format_seconds(r.daly));
+    r.interval_note = fmt::format(
+        "the background write ({}) outlasts Daly's interval ({}): checkpoints cannot come "
+        "more often than one write each",
+        format_seconds(r.stall.background_write), format_seconds(r.daly));
   }
   r.at_interval = cost::expected_goodput(r.interval, r.stall.stall, r.restart, r.failures.job_mtbf);
   r.curve = cost::goodput_curve(r.interval, kCurveFactors, r.stall.stall, r.restart, r.failures.job_mtbf);
@@ -113,7 +121,8 @@ ResilienceStudy study_resilience(const workload::Workload& workload, const plan:
   if (r.step_time) {
     add_stragglers_and_input(workload, plan, nodes, in, r);
   } else {
-    r.input_note = "stragglers and input pipeline: no step time (the workload is a bare parameter count; give --step-time)";
+    r.input_note =
+        "stragglers and input pipeline: no step time (the workload is a bare parameter count; give --step-time)";
   }
   return r;
 }

@@ -64,8 +64,9 @@ Evaluation evaluate_plan(const workload::Workload& workload, const topology::Top
   if (!fit.fits) {
     e.outcome = Evaluation::Outcome::kDoesNotFit;
     e.problem = fit.within_margin()
-                    ? fmt::format("needs {} per GPU, leaving {} of the {} of the GPU: inside the margin of {}", format_bytes(memory.total),
-                                  format_bytes(fit.headroom), format_bytes(fit.capacity), format_bytes(fit.margin))
+                    ? fmt::format("needs {} per GPU, leaving {} of the {} of the GPU: inside the margin of {}",
+                                  format_bytes(memory.total), format_bytes(fit.headroom), format_bytes(fit.capacity),
+                                  format_bytes(fit.margin))
                     : fmt::format("needs {} per GPU, {} more than the {} of the GPU", format_bytes(memory.total),
                                   format_bytes(-fit.headroom), format_bytes(fit.capacity));
     e.metrics.memory = memory;
@@ -81,7 +82,9 @@ Evaluation evaluate_plan(const workload::Workload& workload, const topology::Top
 SearchResult search(const workload::Workload& workload, const topology::Topology& topology, const SearchSpace& space,
                     const SearchOptions& options) {
   if (!workload.has_shape()) {
-    throw InputError(workload.name, {}, "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
+    throw InputError(
+        workload.name, {},
+        "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
   }
   const std::vector<plan::Plan> candidates = enumerate_candidates(space, workload);
   const std::size_t n = candidates.size();

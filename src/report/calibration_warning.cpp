@@ -2,12 +2,13 @@
 // measured correction is usually closer than none), but the user is told they are extrapolated.
 #include "stepcast/report/calibration_warning.hpp"
 
-#include <cstdio>
 #include <fmt/format.h>
+#include <cstdio>
 
 namespace stepcast::report {
 
-void warn_outside_calibration(const cost::Calibration* calibration, const std::string& file, const std::vector<std::string>& what) {
+void warn_outside_calibration(const cost::Calibration* calibration, const std::string& file,
+                              const std::vector<std::string>& what) {
   if (!calibration || !calibration->range || what.empty()) return;
   std::string list;
   for (std::size_t i = 0; i < what.size() && i < 3; ++i) list += (i ? ", " : "") + what[i];
@@ -19,7 +20,8 @@ void warn_outside_calibration(const cost::Calibration* calibration, const std::s
 std::vector<std::string> outside_calibration(const cost::StepPrediction& prediction) {
   std::vector<std::string> out;
   for (const cost::CommTerm& t : prediction.communication) {
-    if (t.outside_calibration) out.push_back(fmt::format("{} ({} over {} ranks)", t.name, format_bytes(t.size), t.ranks));
+    if (t.outside_calibration)
+      out.push_back(fmt::format("{} ({} over {} ranks)", t.name, format_bytes(t.size), t.ranks));
   }
   return out;
 }

@@ -14,7 +14,9 @@ namespace {
 
 constexpr double kPercentPerUnit = 100.0;  // MFU is a ratio; the chart reads it in %
 
-std::string bar_label(const planner::CapacityCell& c) { return fmt::format("{} {} {}", c.workload, c.topology, c.gpus); }
+std::string bar_label(const planner::CapacityCell& c) {
+  return fmt::format("{} {} {}", c.workload, c.topology, c.gpus);
+}
 
 // More lines than this in one chart cannot be told apart (the palette has 10 colours, and the
 // legend outgrows the plot): past it, one small chart per cluster (and per 8 workloads).
@@ -27,7 +29,8 @@ struct ScalingLines {
   Series series;
 };
 
-std::vector<LineChart> scaling_charts(const std::string& title, const std::string& y_label, const std::vector<ScalingLines>& lines) {
+std::vector<LineChart> scaling_charts(const std::string& title, const std::string& y_label,
+                                      const std::vector<ScalingLines>& lines) {
   if (lines.size() <= kMaxSeriesPerChart) {
     LineChart chart{title, "GPUs", y_label, true, {}};
     for (const auto& l : lines) chart.series.push_back(l.series);
@@ -47,10 +50,15 @@ std::vector<LineChart> scaling_charts(const std::string& title, const std::strin
     }
     const std::size_t parts = (own.size() + kMaxSeriesPerChart - 1) / kMaxSeriesPerChart;
     for (std::size_t part = 0; part < parts; ++part) {
-      LineChart chart{parts == 1 ? fmt::format("{} on {}", title, cluster) : fmt::format("{} on {} ({} of {})", title, cluster, part + 1, parts),
-                      "GPUs", y_label, true, {}};
+      LineChart chart{parts == 1 ? fmt::format("{} on {}", title, cluster)
+                                 : fmt::format("{} on {} ({} of {})", title, cluster, part + 1, parts),
+                      "GPUs",
+                      y_label,
+                      true,
+                      {}};
       const std::size_t end = std::min(own.size(), (part + 1) * kMaxSeriesPerChart);
-      chart.series.assign(own.begin() + static_cast<std::ptrdiff_t>(part * kMaxSeriesPerChart), own.begin() + static_cast<std::ptrdiff_t>(end));
+      chart.series.assign(own.begin() + static_cast<std::ptrdiff_t>(part * kMaxSeriesPerChart),
+                          own.begin() + static_cast<std::ptrdiff_t>(end));
       charts.push_back(std::move(chart));
     }
   }
@@ -87,9 +95,12 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
   Report r;
   r.title = "Capacity table";
   r.notes.push_back("command: " + command);
-  r.notes.push_back(fmt::format("global batch {} sequences of {} tokens; each cell shows the fastest plan that fits", global_batch,
+  r.notes.push_back(fmt::format("global batch {} sequences of {} tokens; each cell shows the fastest plan that fits",
+                                global_batch,
                                 seq_len > 0 ? fmt::format("{}", seq_len) : std::string("the workload's")));
-  const bool priced = cost.tokens > 0.0 && std::any_of(cells.begin(), cells.end(), [](const planner::CapacityCell& c) { return c.price.has_value(); });
+  const bool priced = cost.tokens > 0.0 && std::any_of(cells.begin(), cells.end(), [](const planner::CapacityCell& c) {
+                        return c.price.has_value();
+                      });
   if (cost.tokens > 0.0) r.notes.push_back(fmt::format("training {} tokens", format_number(cost.tokens)));
   if (priced) {
     // Each cluster's price once, with its source, so every cost figure can be traced.
@@ -97,19 +108,29 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
     for (const auto& c : cells) {
       if (std::find(seen.begin(), seen.end(), c.topology) != seen.end()) continue;
       seen.push_back(c.topology);
-      r.notes.push_back(c.price ? fmt::format("{}: {} USD per GPU-hour ({})", c.topology, format_number(c.price->usd), c.price->source)
+      r.notes.push_back(c.price ? fmt::format("{}: {} USD per GPU-hour ({})", c.topology, format_number(c.price->usd),
+                                              c.price->source)
                                 : fmt::format("{}: no price (the file states none; give --price)", c.topology));
     }
   }
 
-  const bool simulated = std::any_of(cells.begin(), cells.end(), [](const planner::CapacityCell& c) { return c.simulated_step_time.has_value(); });
-  if (simulated) r.notes.push_back("simulated step: the event engine's step time; the plan shown is the fastest there of the refined ones");
+  const bool simulated = std::any_of(cells.begin(), cells.end(),
+                                     [](const planner::CapacityCell& c) { return c.simulated_step_time.has_value(); });
+  if (simulated)
+    r.notes.push_back(
+        "simulated step: the event engine's step time; the plan shown is the fastest there of the refined ones");
   Table table("capacity", "Best plan per workload, cluster and GPU count", capacity_columns(cost, simulated, priced));
   std::vector<ScalingLines> tokens;
   std::vector<ScalingLines> mfu;
-  BarChart memory{"Memory per GPU by term", "GiB",
-                  {"parameters", "gradients", "optimizer state", "activations (with working set)", "temporary buffers", "framework overhead"}, {}, 0.0, ""};
-  BarChart time{"Step time by part", "s", {"compute", "pipeline bubble", "exposed communication", "optimizer"}, {}, 0.0, ""};
+  BarChart memory{"Memory per GPU by term",
+                  "GiB",
+                  {"parameters", "gradients", "optimizer state", "activations (with working set)", "temporary buffers",
+                   "framework overhead"},
+                  {},
+                  0.0,
+                  ""};
+  BarChart time{
+      "Step time by part", "s", {"compute", "pipeline bubble", "exposed communication", "optimizer"}, {}, 0.0, ""};
   std::map<std::string, std::size_t> series_of;  // "workload on cluster" -> index, in first-seen order
   bool one_capacity = true;
   double capacity = 0.0;
@@ -117,12 +138,14 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
   for (const auto& c : cells) {
     const auto& m = c.metrics;
     const int seq = c.plan ? c.plan->seq_len : seq_len;
-    std::vector<Cell> row = {Cell::of_text(c.workload), Cell::of_text(c.topology), Cell::of_text(c.gpu), Cell::of_integer(c.gpus),
+    std::vector<Cell> row = {Cell::of_text(c.workload), Cell::of_text(c.topology),
+                             Cell::of_text(c.gpu),      Cell::of_integer(c.gpus),
                              Cell::of_integer(c.nodes), c.plan ? Cell::of_text(plan_summary(*c.plan)) : Cell::empty(),
                              Cell::of_flag(c.fits)};
     if (c.fits) {
       row.push_back(Cell::of_number(m.step_time.value()));
-      if (simulated) row.push_back(c.simulated_step_time ? Cell::of_number(c.simulated_step_time->value()) : Cell::empty());
+      if (simulated)
+        row.push_back(c.simulated_step_time ? Cell::of_number(c.simulated_step_time->value()) : Cell::empty());
       row.push_back(Cell::of_number(m.tokens_per_s));
       row.push_back(Cell::of_number(m.mfu));
     } else {
@@ -131,7 +154,8 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
     row.push_back(c.plan ? Cell::of_number(m.memory.total.value()) : Cell::empty());
     if (cost.tokens > 0.0) {
       if (c.fits) {
-        const auto t = planner::training_cost(cost.tokens, global_batch, seq, m.step_time, c.gpus, c.price ? c.price->usd : 0.0);
+        const auto t =
+            planner::training_cost(cost.tokens, global_batch, seq, m.step_time, c.gpus, c.price ? c.price->usd : 0.0);
         row.push_back(Cell::of_number(t.days));
         row.push_back(Cell::of_number(t.gpu_hours));
         if (priced) row.push_back(c.price ? Cell::of_number(t.cost) : Cell::empty());
@@ -144,15 +168,17 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
 
     if (!c.plan) continue;
     const double gib = unit::kGibi;
-    memory.bars.push_back({bar_label(c),
-                           {m.memory.parameters.value() / gib, m.memory.gradients.value() / gib, m.memory.optimizer_state.value() / gib,
-                            (m.memory.activations + m.memory.working_set).value() / gib, m.memory.temporary_buffers.value() / gib,
-                            m.memory.framework_overhead.value() / gib}});
+    memory.bars.push_back(
+        {bar_label(c),
+         {m.memory.parameters.value() / gib, m.memory.gradients.value() / gib, m.memory.optimizer_state.value() / gib,
+          (m.memory.activations + m.memory.working_set).value() / gib, m.memory.temporary_buffers.value() / gib,
+          m.memory.framework_overhead.value() / gib}});
     memory.bars.back().reference = m.gpu_memory.value() / gib;
     if (capacity == 0.0) capacity = m.gpu_memory.value();
     one_capacity = one_capacity && capacity == m.gpu_memory.value();
     if (!c.fits) continue;
-    time.bars.push_back({bar_label(c), {m.compute.value(), m.bubble.value(), m.exposed_communication.value(), m.optimizer.value()}});
+    time.bars.push_back(
+        {bar_label(c), {m.compute.value(), m.bubble.value(), m.exposed_communication.value(), m.optimizer.value()}});
     const std::string name = fmt::format("{} on {}", c.workload, c.topology);
     const auto [it, inserted] = series_of.try_emplace(name, tokens.size());
     if (inserted) {
@@ -169,7 +195,8 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
     for (auto& bar : memory.bars) bar.reference = 0.0;
   }
   r.tables.push_back(std::move(table));
-  for (auto& chart : scaling_charts("Throughput against GPU count", "tokens/s", tokens)) r.line_charts.push_back(std::move(chart));
+  for (auto& chart : scaling_charts("Throughput against GPU count", "tokens/s", tokens))
+    r.line_charts.push_back(std::move(chart));
   for (auto& chart : scaling_charts("MFU against GPU count", "MFU [%]", mfu)) r.line_charts.push_back(std::move(chart));
   r.bar_charts.push_back(std::move(memory));
   r.bar_charts.push_back(std::move(time));

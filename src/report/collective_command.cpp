@@ -2,11 +2,11 @@
 // topology, reported in nccl-tests' terms (time, algbw, busbw) with the formula terms on request.
 #include "stepcast/report/collective_command.hpp"
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -48,7 +48,6 @@ constexpr int kMaxSweepRows = 128;
 // Sizes above this are a typo or a unit slip (1e30 B): no cluster holds a petabyte message.
 const Bytes kLargestSize = Bytes(1125899906842624.0);  // 1 PiB
 
-
 struct Request {
   CollectiveOp op = CollectiveOp::kAllReduce;
   Algorithm algorithm = Algorithm::kRing;
@@ -68,7 +67,9 @@ std::string algorithm_label(const Request& r) {
 
 CollectiveOp parse_op(const std::string& text) {
   const std::optional<CollectiveOp> op = cost::parse_collective_op(text);
-  if (!op) throw InputError(fmt::format("--op: unknown collective \"{}\"; accepted: {}", text, cost::accepted_collective_ops()));
+  if (!op)
+    throw InputError(
+        fmt::format("--op: unknown collective \"{}\"; accepted: {}", text, cost::accepted_collective_ops()));
   return *op;
 }
 
@@ -76,11 +77,12 @@ Algorithm parse_algorithm_for(CollectiveOp op, const std::string& text) {
   if (text.empty()) return cost::algorithms_for(op).front();
   const std::optional<Algorithm> algorithm = cost::parse_algorithm(text);
   if (!algorithm) {
-    throw InputError(fmt::format("--algorithm: unknown algorithm \"{}\"; accepted: {}", text, cost::accepted_algorithms()));
+    throw InputError(
+        fmt::format("--algorithm: unknown algorithm \"{}\"; accepted: {}", text, cost::accepted_algorithms()));
   }
   if (!cost::is_supported(op, *algorithm)) {
-    throw InputError(fmt::format("--algorithm: \"{}\" is not modelled for {}; {} accepts: {}", text, cost::to_string(op),
-                                 cost::to_string(op), cost::accepted_algorithms(op)));
+    throw InputError(fmt::format("--algorithm: \"{}\" is not modelled for {}; {} accepts: {}", text,
+                                 cost::to_string(op), cost::to_string(op), cost::accepted_algorithms(op)));
   }
   return *algorithm;
 }
@@ -98,18 +100,19 @@ std::optional<cost::NcclFilter> parse_nccl_request(CollectiveOp op, const std::s
       by_default || algorithm == kAuto || nccl_algorithm == cost::NcclAlgorithm::kNvls || !protocol.empty();
   if (!wanted) return std::nullopt;
   if (!cost::has_nccl_tuning(op)) {
-    throw InputError(fmt::format("--algorithm auto and --protocol price NCCL's collective algorithms, and NCCL runs {} as "
-                                 "point-to-point transfers with no such choice; {} accepts: {}",
-                                 cost::to_string(op), cost::to_string(op), cost::accepted_algorithms(op)));
+    throw InputError(
+        fmt::format("--algorithm auto and --protocol price NCCL's collective algorithms, and NCCL runs {} as "
+                    "point-to-point transfers with no such choice; {} accepts: {}",
+                    cost::to_string(op), cost::to_string(op), cost::accepted_algorithms(op)));
   }
   cost::NcclFilter f;
   // A protocol alone leaves the algorithm to the model, as NCCL_PROTO without NCCL_ALGO does.
   if (!algorithm.empty() && algorithm != kAuto) {
     if (!nccl_algorithm) {
-      throw InputError(fmt::format("--protocol applies to NCCL's algorithms and auto; \"{}\" has no protocol; with "
-                                   "--protocol, {} accepts: {}, auto",
-                                   algorithm,
-                                   cost::to_string(op), cost::accepted_nccl_algorithms(op)));
+      throw InputError(
+          fmt::format("--protocol applies to NCCL's algorithms and auto; \"{}\" has no protocol; with "
+                      "--protocol, {} accepts: {}, auto",
+                      algorithm, cost::to_string(op), cost::accepted_nccl_algorithms(op)));
     }
     if (!cost::nccl_runs(op, *nccl_algorithm)) {
       throw InputError(fmt::format("--algorithm: NCCL has no {} {}; with NCCL's model, {} accepts: {}, auto", algorithm,
@@ -124,8 +127,9 @@ std::optional<cost::NcclFilter> parse_nccl_request(CollectiveOp op, const std::s
                                    cost::accepted_nccl_protocols()));
     }
     if (f.algorithm == cost::NcclAlgorithm::kNvls && f.protocol != cost::NcclProtocol::kSimple) {
-      throw InputError(fmt::format("--protocol: NCCL runs nvls in Simple only, not {}; with nvls, --protocol accepts: Simple, auto",
-                                   cost::to_string(*f.protocol)));
+      throw InputError(
+          fmt::format("--protocol: NCCL runs nvls in Simple only, not {}; with nvls, --protocol accepts: Simple, auto",
+                      cost::to_string(*f.protocol)));
     }
   }
   return f;
@@ -145,8 +149,9 @@ Bytes parse_size(const std::string& option, std::string_view text) {
     throw InputError(fmt::format("{}: {}", option, e.what()));
   }
   if (!(size.value() >= 0.0) || size > kLargestSize) {
-    throw InputError(fmt::format("{}: the size must be between 0 B and 1 PiB (more than the memory of the largest GPU clusters), got \"{}\"",
-                                 option, text));
+    throw InputError(fmt::format(
+        "{}: the size must be between 0 B and 1 PiB (more than the memory of the largest GPU clusters), got \"{}\"",
+        option, text));
   }
   return size;
 }
@@ -175,14 +180,16 @@ std::vector<Bytes> parse_sweep(const std::string& text) {
       throw InputError(fmt::format("--sizes: the factor must be a number > 1, got \"{}\"", factor_text));
     }
   }
-  if (!(min.value() > 0.0)) throw InputError(fmt::format("--sizes: the smallest size must be > 0 B, got \"{}\"", parts[0]));
-  if (max < min) throw InputError(fmt::format("--sizes: the largest size {} is below the smallest {}", parts[1], parts[0]));
+  if (!(min.value() > 0.0))
+    throw InputError(fmt::format("--sizes: the smallest size must be > 0 B, got \"{}\"", parts[0]));
+  if (max < min)
+    throw InputError(fmt::format("--sizes: the largest size {} is below the smallest {}", parts[1], parts[0]));
   std::vector<Bytes> sizes;
   // Compare with a relative margin so that 1MiB:16GiB ends exactly on 16 GiB despite rounding.
   for (Bytes s = min; s.value() <= max.value() * (1.0 + 1e-12); s *= factor) {
     if (static_cast<int>(sizes.size()) == kMaxSweepRows) {
-      throw InputError(fmt::format("--sizes: \"{}\" gives more than {} sizes; raise the factor or narrow the range", text,
-                                   kMaxSweepRows));
+      throw InputError(fmt::format("--sizes: \"{}\" gives more than {} sizes; raise the factor or narrow the range",
+                                   text, kMaxSweepRows));
     }
     sizes.push_back(s);
   }
@@ -198,7 +205,8 @@ Request parse_request(const CollectiveRequest& o) {
   r.p2p = !r.nccl && o.algorithm.empty() && !cost::has_nccl_tuning(r.op);
   r.engine = parse_engine(o.engine);
   if (o.size.empty() == o.sizes.empty()) {
-    throw InputError("give exactly one of --size (one size, like \"14e9 B\") or --sizes (a sweep, like \"1MiB:16GiB\")");
+    throw InputError(
+        "give exactly one of --size (one size, like \"14e9 B\") or --sizes (a sweep, like \"1MiB:16GiB\")");
   }
   if (!o.size.empty()) {
     r.sizes.push_back(parse_size("--size", o.size));
@@ -219,8 +227,9 @@ int resolve_ranks(const topology::Topology& topo, std::optional<int> ranks) {
   if (!ranks) return topo.gpu_count();
   if (*ranks < 1) throw InputError(fmt::format("--ranks must be at least 1, got {}", *ranks));
   if (*ranks > topo.gpu_count()) {
-    throw InputError(fmt::format("--ranks {} exceeds the {} GPUs of {} ({} nodes x {} GPUs per node); pass --nodes to add nodes",
-                                 *ranks, topo.gpu_count(), topo.name(), topo.node_count(), topo.gpus_per_node()));
+    throw InputError(
+        fmt::format("--ranks {} exceeds the {} GPUs of {} ({} nodes x {} GPUs per node); pass --nodes to add nodes",
+                    *ranks, topo.gpu_count(), topo.name(), topo.node_count(), topo.gpus_per_node()));
   }
   return *ranks;
 }
@@ -249,8 +258,8 @@ CollectiveCost simulate(const Request& r, Bytes size, const topology::Topology& 
 }
 
 // Send/recv and all-to-all on NCCL's point-to-point channels, in the closed forms' terms.
-CollectiveCost point_to_point(const Request& r, Bytes size, const topology::Topology& topo, const topology::CommTiers& tiers,
-                              const cost::Calibration* calibration, bool explain) {
+CollectiveCost point_to_point(const Request& r, Bytes size, const topology::Topology& topo,
+                              const topology::CommTiers& tiers, const cost::Calibration* calibration, bool explain) {
   cost::CollectiveModel model;
   model.calibration = calibration;
   const cost::CollectivePrice p = cost::price_collective(cost::collective_group(topo, tiers), r.op, size, model);
@@ -270,11 +279,13 @@ CollectiveCost point_to_point(const Request& r, Bytes size, const topology::Topo
     c.busbw = c.algbw * cost::busbw_factor(r.op, tiers.ranks);
   }
   if (explain && p.p2p) {
-    c.explanation.push_back({"channels per peer", "NCCL's p2p channels (src/graph/paths.cc)", fmt::format("{}", p.p2p->channels_per_peer)});
+    c.explanation.push_back(
+        {"channels per peer", "NCCL's p2p channels (src/graph/paths.cc)", fmt::format("{}", p.p2p->channels_per_peer)});
     c.explanation.push_back({"latency", p.p2p->latency_formula, format_seconds(p.latency)});
     c.explanation.push_back({"bandwidth part", p.p2p->bandwidth_formula, format_seconds(p.bandwidth_time)});
     if (r.engine == Engine::kDes) {
-      c.explanation.push_back({"discrete-event time", "the same transfers as flows on every link of the route, max-min shared",
+      c.explanation.push_back({"discrete-event time",
+                               "the same transfers as flows on every link of the route, max-min shared",
                                fmt::format("{} (analytical {})", format_seconds(c.time), format_seconds(p.time))});
     }
   }
@@ -347,8 +358,8 @@ std::string single_text(const Context& x, const CollectiveCost& c, bool explain)
     out += fmt::format("time         {} (simulated; the analytical model's latency {} + bandwidth {})\n",
                        format_seconds(c.time), format_seconds(c.latency_time), format_seconds(c.bandwidth_time));
   } else {
-    out += fmt::format("time         {} (latency {} + bandwidth {})\n", format_seconds(c.time), format_seconds(c.latency_time),
-                       format_seconds(c.bandwidth_time));
+    out += fmt::format("time         {} (latency {} + bandwidth {})\n", format_seconds(c.time),
+                       format_seconds(c.latency_time), format_seconds(c.bandwidth_time));
   }
   out += fmt::format("algbw        {}\n", format_bandwidth(c.algbw));
   out += fmt::format("busbw        {}\n", format_bandwidth(c.busbw));
@@ -364,12 +375,13 @@ std::string sweep_text(const Context& x, const std::vector<CollectiveCost>& rows
   out += fmt::format("# {:>15}  {:>10}  {:>14}  {:>12}  {:>12}  {}\n", "size (B)", "size", "time (us)", "algbw (GB/s)",
                      "busbw (GB/s)", "bottleneck");
   for (const CollectiveCost& c : rows) {
-    out += fmt::format("  {:>15}  {:>10}  {:>14.2f}  {:>12.2f}  {:>12.2f}  {}\n", bytes_json(c.size).dump(), format_bytes(c.size),
-                       c.time.value() * unit::kMega, c.algbw.value() / unit::kGiga, c.busbw.value() / unit::kGiga,
-                       cost::to_string(c.bottleneck));
+    out += fmt::format("  {:>15}  {:>10}  {:>14.2f}  {:>12.2f}  {:>12.2f}  {}\n", bytes_json(c.size).dump(),
+                       format_bytes(c.size), c.time.value() * unit::kMega, c.algbw.value() / unit::kGiga,
+                       c.busbw.value() / unit::kGiga, cost::to_string(c.bottleneck));
   }
   if (explain) {
-    for (const CollectiveCost& c : rows) out += fmt::format("\nhow, at {}:\n{}", format_bytes(c.size), render_explanation(c.explanation));
+    for (const CollectiveCost& c : rows)
+      out += fmt::format("\nhow, at {}:\n{}", format_bytes(c.size), render_explanation(c.explanation));
   }
   return out;
 }
@@ -380,8 +392,8 @@ void warn_sizes_outside(const cost::Calibration& calibration, const std::string&
   std::vector<std::string> outside;
   for (const Bytes size : request.sizes) {
     if (!cost::within_fitted_range(calibration, size, tiers.ranks, tiers.nodes)) {
-      outside.push_back(fmt::format("{} {} over {} ranks on {} node(s)", format_bytes(size), cost::to_string(request.op),
-                                    tiers.ranks, tiers.nodes));
+      outside.push_back(fmt::format("{} {} over {} ranks on {} node(s)", format_bytes(size),
+                                    cost::to_string(request.op), tiers.ranks, tiers.nodes));
     }
   }
   warn_outside_calibration(&calibration, file, outside);
@@ -391,7 +403,8 @@ void warn_sizes_outside(const cost::Calibration& calibration, const std::string&
 std::string run_nccl(const CollectiveRequest& o, const Request& request, const topology::Topology& topo,
                      const topology::CommTiers& tiers) {
   if (tiers.ranks < 2) {
-    throw InputError(fmt::format("NCCL's tuning model needs at least 2 ranks (NCCL tunes nothing for one), got {}", tiers.ranks));
+    throw InputError(
+        fmt::format("NCCL's tuning model needs at least 2 ranks (NCCL tunes nothing for one), got {}", tiers.ranks));
   }
   NcclRun run;
   run.op = request.op;
@@ -410,7 +423,8 @@ std::string run_nccl(const CollectiveRequest& o, const Request& request, const t
     tuning = cost::nccl_tuning(*calibration);
     run.calibrated = !calibration->nccl_protocols.empty();
   }
-  for (Bytes size : request.sizes) run.choices.push_back(cost::nccl_choose(request.op, size, run.system, run.filter, tuning));
+  for (Bytes size : request.sizes)
+    run.choices.push_back(cost::nccl_choose(request.op, size, run.system, run.filter, tuning));
   if (run.calibrated) warn_sizes_outside(*calibration, o.calibration, request, tiers);
   if (request.engine == Engine::kDes) {
     // NCCL's pick as flows on the topology's links: the same model, contention from the links.
@@ -445,7 +459,8 @@ std::string collective_command(const CollectiveRequest& o) {
   rows.reserve(request.sizes.size());
   std::optional<cost::Calibration> calibration;
   if (!o.calibration.empty()) calibration = cost::load_calibration(o.calibration);
-  for (Bytes size : request.sizes) rows.push_back(price(request, size, topo, tiers, calibration ? &*calibration : nullptr, o.explain));
+  for (Bytes size : request.sizes)
+    rows.push_back(price(request, size, topo, tiers, calibration ? &*calibration : nullptr, o.explain));
   if (calibration) warn_sizes_outside(*calibration, o.calibration, request, tiers);
 
   const Context x{request, topo, tiers, o.topology};
@@ -464,6 +479,5 @@ std::string collective_command(const CollectiveRequest& o) {
   }
   return text;
 }
-
 
 }  // namespace stepcast::report

@@ -1,10 +1,10 @@
 // Number and text formats shared by `stepcast collective`'s renderings.
 #include "stepcast/report/collective_format.hpp"
 
+#include <fmt/format.h>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <fmt/format.h>
 
 namespace stepcast::report {
 

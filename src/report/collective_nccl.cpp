@@ -2,8 +2,8 @@
 // every candidate (latency part and bandwidth part), and the sentence on why the winner won.
 #include "stepcast/report/collective_nccl.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 #include "stepcast/report/collective_format.hpp"
 #include "stepcast/report/plan_inputs.hpp"
@@ -28,7 +28,9 @@ std::string request_text(const cost::NcclFilter& f) {
 
 // nccl-tests' algbw and busbw of the chosen candidate: size over the whole time (latency
 // included), as nccl-tests reports them, not the candidate's bandwidth part alone.
-BytesPerSecond algbw(Bytes size, const NcclCandidate& c) { return c.time.value() > 0.0 ? size / c.time : BytesPerSecond(0.0); }
+BytesPerSecond algbw(Bytes size, const NcclCandidate& c) {
+  return c.time.value() > 0.0 ? size / c.time : BytesPerSecond(0.0);
+}
 
 BytesPerSecond busbw(const NcclRun& run, Bytes size, const NcclCandidate& c) {
   return algbw(size, c) * cost::busbw_factor(run.op, run.tiers.ranks);
@@ -52,9 +54,9 @@ std::string candidates_text(const NcclChoice& choice) {
       out += fmt::format("  {:<13} left out: {}\n", name_of(c), c.disabled_because);
       continue;
     }
-    out += fmt::format("  {:<13} {:>12.2f}  {:>12.2f}  {:>14.2f}  {:>12.2f}{}\n", name_of(c), c.time.value() * unit::kMega,
-                       c.latency.value() * unit::kMega, c.bandwidth_time.value() * unit::kMega, c.algbw.value() / unit::kGiga,
-                       mark);
+    out += fmt::format("  {:<13} {:>12.2f}  {:>12.2f}  {:>14.2f}  {:>12.2f}{}\n", name_of(c),
+                       c.time.value() * unit::kMega, c.latency.value() * unit::kMega,
+                       c.bandwidth_time.value() * unit::kMega, c.algbw.value() / unit::kGiga, mark);
   }
   const NcclCandidate& w = choice.chosen();
   out += fmt::format("  {} latency: {} = {}\n", name_of(w), w.latency_formula, format_seconds(w.latency));
@@ -74,8 +76,9 @@ std::string bound_text(const NcclRun& run, const NcclCandidate& w) {
     return fmt::format("{}: {} channels x {} over each GPU's links", s.nvlink ? "NVLink" : "PCIe", s.channels,
                        format_bandwidth(s.channel_bw));
   }
-  return fmt::format("the NICs: {} channels x {} through the {} NIC(s) of each node its GPUs use ({} in all)", s.channels,
-                     format_bandwidth(s.channel_bw), run.tiers.nics, format_bandwidth(run.tiers.group_nic_bw));
+  return fmt::format("the NICs: {} channels x {} through the {} NIC(s) of each node its GPUs use ({} in all)",
+                     s.channels, format_bandwidth(s.channel_bw), run.tiers.nics,
+                     format_bandwidth(run.tiers.group_nic_bw));
 }
 
 // What the discrete-event run saw beside the formula: alone on idle links the two agree unless a
@@ -84,13 +87,15 @@ std::string simulated_text(const NcclRun& run, std::size_t i) {
   const Seconds des = run.simulated[i];
   const Seconds model = run.choices[i].chosen().time;
   const double gap = model.value() > 0.0 ? (des.value() - model.value()) / model.value() * 100.0 : 0.0;
-  const std::string saw = std::abs(gap) < 1.0 ? "the flows met no link slower than NCCL's channels"
-                                              : "a link on the route is slower than NCCL's channels, so the flows took longer";
+  const std::string saw = std::abs(gap) < 1.0
+                              ? "the flows met no link slower than NCCL's channels"
+                              : "a link on the route is slower than NCCL's channels, so the flows took longer";
   return fmt::format("{} ({:+.1f}% against the formula: {})", format_seconds(des), gap, saw);
 }
 
 std::string system_text(const NcclRun& run) {
-  return fmt::format("what NCCL sees (derived from the topology; {}):\n{}", kModel, render_explanation(run.system.derivation));
+  return fmt::format("what NCCL sees (derived from the topology; {}):\n{}", kModel,
+                     render_explanation(run.system.derivation));
 }
 
 std::string single_text(const NcclRun& run, bool explain) {
@@ -109,7 +114,8 @@ std::string single_text(const NcclRun& run, bool explain) {
   out += fmt::format("bound by     {}\n", bound_text(run, w));
   out += fmt::format("why          {}\n", choice.why);
   if (!run.simulated.empty()) out += fmt::format("simulated    {}\n", simulated_text(run, 0));
-  if (explain) out += "\n" + system_text(run) + "\ncandidates (time = latency + S / algbw):\n" + candidates_text(choice);
+  if (explain)
+    out += "\n" + system_text(run) + "\ncandidates (time = latency + S / algbw):\n" + candidates_text(choice);
   return out;
 }
 
@@ -119,29 +125,33 @@ std::string switch_points(const NcclRun& run) {
   for (std::size_t i = 1; i < run.choices.size(); ++i) {
     const std::string before = name_of(run.choices[i - 1].chosen());
     const std::string after = name_of(run.choices[i].chosen());
-    if (before != after) out += fmt::format("{}{} -> {} at {}", out.empty() ? "" : ", ", before, after, format_bytes(run.sizes[i]));
+    if (before != after)
+      out += fmt::format("{}{} -> {} at {}", out.empty() ? "" : ", ", before, after, format_bytes(run.sizes[i]));
   }
   return out.empty() ? "# NCCL's choice is the same at every size\n" : "# NCCL's choice changes: " + out + "\n";
 }
 
 std::string sweep_text(const NcclRun& run, bool explain) {
-  std::string out = fmt::format("# {}, NCCL's choice ({}) on {}: {}; {}{}\n", cost::to_string(run.op), request_text(run.filter),
-                                run.topo->name(), placement_text(run.tiers), kModel, run.calibrated ? ", calibrated" : "");
+  std::string out =
+      fmt::format("# {}, NCCL's choice ({}) on {}: {}; {}{}\n", cost::to_string(run.op), request_text(run.filter),
+                  run.topo->name(), placement_text(run.tiers), kModel, run.calibrated ? ", calibrated" : "");
   const bool des = !run.simulated.empty();
-  out += fmt::format("# {:>15}  {:>10}  {:>14}  {:>12}  {:>12}  {}{}\n", "size (B)", "size", "time (us)", "algbw (GB/s)",
-                     "busbw (GB/s)", "algorithm/protocol", des ? "  simulated (us)" : "");
+  out += fmt::format("# {:>15}  {:>10}  {:>14}  {:>12}  {:>12}  {}{}\n", "size (B)", "size", "time (us)",
+                     "algbw (GB/s)", "busbw (GB/s)", "algorithm/protocol", des ? "  simulated (us)" : "");
   for (std::size_t i = 0; i < run.sizes.size(); ++i) {
     const NcclCandidate& w = run.choices[i].chosen();
     const std::string simulated = des ? fmt::format("  {:>14.2f}", run.simulated[i].value() * unit::kMega) : "";
     out += fmt::format("  {:>15}  {:>10}  {:>14.2f}  {:>12.2f}  {:>12.2f}  {:<18}{}\n", bytes_json(run.sizes[i]).dump(),
-                       format_bytes(run.sizes[i]), w.time.value() * unit::kMega, algbw(run.sizes[i], w).value() / unit::kGiga,
-                       busbw(run, run.sizes[i], w).value() / unit::kGiga, name_of(w), simulated);
+                       format_bytes(run.sizes[i]), w.time.value() * unit::kMega,
+                       algbw(run.sizes[i], w).value() / unit::kGiga, busbw(run, run.sizes[i], w).value() / unit::kGiga,
+                       name_of(w), simulated);
   }
   out += switch_points(run);
   if (explain) {
     out += "\n" + system_text(run);
     for (std::size_t i = 0; i < run.sizes.size(); ++i) {
-      out += fmt::format("\nat {}: {}\n{}", format_bytes(run.sizes[i]), run.choices[i].why, candidates_text(run.choices[i]));
+      out += fmt::format("\nat {}: {}\n{}", format_bytes(run.sizes[i]), run.choices[i].why,
+                         candidates_text(run.choices[i]));
     }
   }
   return out;
@@ -172,23 +182,25 @@ nlohmann::json result_json(const NcclRun& run, std::size_t i, bool explain) {
   nlohmann::json candidates = nlohmann::json::array();
   for (const NcclCandidate& c : choice.candidates) candidates.push_back(candidate_json(c, explain));
   nlohmann::json j = {{"size_bytes", bytes_json(run.sizes[i])},
-          {"chosen_algorithm", std::string(cost::to_string(w.algorithm))},
-          {"chosen_protocol", std::string(cost::to_string(w.protocol))},
-          {"latency_time_s", sig9(w.latency.value())},
-          {"bandwidth_time_s", sig9(w.bandwidth_time.value())},
-          {"time_s", sig9(w.time.value())},
-          {"algbw_GBps", gbps(algbw(run.sizes[i], w))},
-          {"busbw_GBps", gbps(busbw(run, run.sizes[i], w))},
-          {"bound_by", bound_text(run, w)},
-          {"why", choice.why},
-          {"candidates", std::move(candidates)}};
+                      {"chosen_algorithm", std::string(cost::to_string(w.algorithm))},
+                      {"chosen_protocol", std::string(cost::to_string(w.protocol))},
+                      {"latency_time_s", sig9(w.latency.value())},
+                      {"bandwidth_time_s", sig9(w.bandwidth_time.value())},
+                      {"time_s", sig9(w.time.value())},
+                      {"algbw_GBps", gbps(algbw(run.sizes[i], w))},
+                      {"busbw_GBps", gbps(busbw(run, run.sizes[i], w))},
+                      {"bound_by", bound_text(run, w)},
+                      {"why", choice.why},
+                      {"candidates", std::move(candidates)}};
   if (!run.simulated.empty()) j["simulated_time_s"] = sig9(run.simulated[i].value());
   return j;
 }
 
 }  // namespace
 
-std::string nccl_text(const NcclRun& run, bool explain) { return run.sweep ? sweep_text(run, explain) : single_text(run, explain); }
+std::string nccl_text(const NcclRun& run, bool explain) {
+  return run.sweep ? sweep_text(run, explain) : single_text(run, explain);
+}
 
 nlohmann::json nccl_json(const NcclRun& run, bool explain) {
   const cost::NcclSystem& s = run.system;
@@ -200,16 +212,17 @@ nlohmann::json nccl_json(const NcclRun& run, bool explain) {
                            {"nvls_channels", s.nvls_channels},
                            {"nvls_channel_bw_GBps", gbps(s.nvls_channel_bw)}};
   if (explain) system["derivation"] = explanation_json(s.derivation);
-  nlohmann::json j = {{"op", std::string(cost::to_string(run.op))},
-                      {"algorithm", run.filter.algorithm ? std::string(cost::to_string(*run.filter.algorithm)) : "auto"},
-                      {"protocol", run.filter.protocol ? std::string(cost::to_string(*run.filter.protocol)) : "auto"},
-                      {"model", std::string(kModel)},
-                      {"calibrated", run.calibrated},
-                      {"topology", run.topo->name()},
-                      {"ranks", run.tiers.ranks},
-                      {"nodes", run.tiers.nodes},
-                      {"ranks_per_node", run.tiers.ranks_per_node},
-                      {"nccl_system", std::move(system)}};
+  nlohmann::json j = {
+      {"op", std::string(cost::to_string(run.op))},
+      {"algorithm", run.filter.algorithm ? std::string(cost::to_string(*run.filter.algorithm)) : "auto"},
+      {"protocol", run.filter.protocol ? std::string(cost::to_string(*run.filter.protocol)) : "auto"},
+      {"model", std::string(kModel)},
+      {"calibrated", run.calibrated},
+      {"topology", run.topo->name()},
+      {"ranks", run.tiers.ranks},
+      {"nodes", run.tiers.nodes},
+      {"ranks_per_node", run.tiers.ranks_per_node},
+      {"nccl_system", std::move(system)}};
   if (run.sweep) {
     j["results"] = nlohmann::json::array();
     for (std::size_t i = 0; i < run.sizes.size(); ++i) j["results"].push_back(result_json(run, i, explain));

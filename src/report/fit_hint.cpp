@@ -30,10 +30,11 @@ std::string fit_hint(const plan::Plan& plan, const cost::MemoryBreakdown& memory
 std::string fit_text(const plan::Plan& plan, const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit,
                      const workload::Workload& workload) {
   if (fit.fits && fit.margin.value() > 0.0) {
-    return fmt::format("Fits: yes, {} free of {} (margin kept: {})\n", format_bytes(fit.headroom), format_bytes(fit.capacity),
-                       format_bytes(fit.margin));
+    return fmt::format("Fits: yes, {} free of {} (margin kept: {})\n", format_bytes(fit.headroom),
+                       format_bytes(fit.capacity), format_bytes(fit.margin));
   }
-  if (fit.fits) return fmt::format("Fits: yes, {} free of {}\n", format_bytes(fit.headroom), format_bytes(fit.capacity));
+  if (fit.fits)
+    return fmt::format("Fits: yes, {} free of {}\n", format_bytes(fit.headroom), format_bytes(fit.capacity));
   if (fit.within_margin()) {
     return fmt::format("Fits: NO, {} free of {} per GPU is inside the --memory-margin of {}: counted as not fitting\n",
                        format_bytes(fit.headroom), format_bytes(fit.capacity), format_bytes(fit.margin)) +
@@ -44,15 +45,17 @@ std::string fit_text(const plan::Plan& plan, const cost::MemoryBreakdown& memory
          fit_hint(plan, memory, workload);
 }
 
-std::optional<InfeasibleError> refusal(const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit, const std::string& gpu_name) {
+std::optional<InfeasibleError> refusal(const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit,
+                                       const std::string& gpu_name) {
   if (fit.fits) return std::nullopt;
   if (fit.within_margin()) {
-    return InfeasibleError(fmt::format("the plan needs {} per GPU, which leaves {} of the {}'s {}: less than the --memory-margin of {}",
-                                       format_bytes(memory.total), format_bytes(fit.headroom), gpu_name, format_bytes(fit.capacity),
-                                       format_bytes(fit.margin)));
+    return InfeasibleError(
+        fmt::format("the plan needs {} per GPU, which leaves {} of the {}'s {}: less than the --memory-margin of {}",
+                    format_bytes(memory.total), format_bytes(fit.headroom), gpu_name, format_bytes(fit.capacity),
+                    format_bytes(fit.margin)));
   }
-  return InfeasibleError(fmt::format("the plan needs {} per GPU but the {} has {}", format_bytes(memory.total), gpu_name,
-                                     format_bytes(fit.capacity)));
+  return InfeasibleError(fmt::format("the plan needs {} per GPU but the {} has {}", format_bytes(memory.total),
+                                     gpu_name, format_bytes(fit.capacity)));
 }
 
 }  // namespace stepcast::report

@@ -17,22 +17,32 @@ Format parse_format(std::string_view name, std::string_view option) {
 
 std::string_view to_string(Format format) {
   switch (format) {
-    case Format::kText: return "text";
-    case Format::kMarkdown: return "markdown";
-    case Format::kCsv: return "csv";
-    case Format::kJson: return "json";
-    case Format::kHtml: return "html";
+    case Format::kText:
+      return "text";
+    case Format::kMarkdown:
+      return "markdown";
+    case Format::kCsv:
+      return "csv";
+    case Format::kJson:
+      return "json";
+    case Format::kHtml:
+      return "html";
   }
   STEPCAST_UNREACHABLE("every format is handled");
 }
 
 std::string render(const Report& report, Format format) {
   switch (format) {
-    case Format::kText: return render_text(report);
-    case Format::kMarkdown: return render_markdown(report);
-    case Format::kCsv: return render_csv(report);
-    case Format::kJson: return render_json(report);
-    case Format::kHtml: return render_html(report);
+    case Format::kText:
+      return render_text(report);
+    case Format::kMarkdown:
+      return render_markdown(report);
+    case Format::kCsv:
+      return render_csv(report);
+    case Format::kJson:
+      return render_json(report);
+    case Format::kHtml:
+      return render_html(report);
   }
   STEPCAST_UNREACHABLE("every format is handled");
 }

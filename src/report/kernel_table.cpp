@@ -32,8 +32,9 @@ Table kernel_table(const cost::ComputeEstimate& compute, Seconds step_time) {
            {"runs_per_step", "x", "", 0, 1.0},
            {"step_time_share", "share of step", "%", 2, 0.01}});
   for (const cost::KernelRow& k : compute.kernels) {
-    t.add_row({Cell::of_text(std::string(cost::to_string(k.op.part))), Cell::of_text(std::string(cost::to_string(k.op.pass))),
-               Cell::of_text(std::string(k.op.name)), Cell::of_text(shape_text(k.op)), Cell::of_number(k.op.flops.value()),
+    t.add_row({Cell::of_text(std::string(cost::to_string(k.op.part))),
+               Cell::of_text(std::string(cost::to_string(k.op.pass))), Cell::of_text(std::string(k.op.name)),
+               Cell::of_text(shape_text(k.op)), Cell::of_number(k.op.flops.value()),
                Cell::of_number(k.op.bytes.value()), Cell::of_text(std::string(cost::to_string(k.time.bound))),
                Cell::of_number(k.time.efficiency), Cell::of_number(k.time.gpu.value()), Cell::of_number(k.per_step),
                Cell::of_number(k.time.gpu * k.per_step / step_time)});

@@ -11,9 +11,12 @@ namespace {
 std::string escape_cell(const std::string& s) {
   std::string out;
   for (const char ch : s) {
-    if (ch == '|') out += "\\|";
-    else if (ch == '\n' || ch == '\r') out += ' ';
-    else out += ch;
+    if (ch == '|')
+      out += "\\|";
+    else if (ch == '\n' || ch == '\r')
+      out += ' ';
+    else
+      out += ch;
   }
   return out;
 }
@@ -45,7 +48,8 @@ std::string render_markdown(const Report& report) {
     out.append(head).append("\n").append(rule).append("\n");
     for (const auto& row : table.rows()) {
       std::string line = "|";
-      for (std::size_t c = 0; c < columns.size(); ++c) line += " " + escape_cell(display_text(row[c], columns[c])) + " |";
+      for (std::size_t c = 0; c < columns.size(); ++c)
+        line += " " + escape_cell(display_text(row[c], columns[c])) + " |";
       out += line + "\n";
     }
     out += "\n";

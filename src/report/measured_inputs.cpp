@@ -1,8 +1,8 @@
 // Loading the measurement commands' inputs: files, topology and point filter.
 #include "stepcast/report/measured_inputs.hpp"
 
-#include <filesystem>
 #include <fmt/format.h>
+#include <filesystem>
 
 #include "stepcast/calibrate/inputs.hpp"
 #include "stepcast/core/errors.hpp"
@@ -61,7 +61,7 @@ MeasuredInputs load_measured_inputs(const MeasuredOptions& o) {
   if (!o.min_size.empty()) filter.min_size = size_option("--min-size", o.min_size);
   if (!o.max_size.empty()) filter.max_size = size_option("--max-size", o.max_size);
   filter.holdout = calibrate::Holdout::parse(o.holdout);
-  return MeasuredInputs{std::move(read.collectives), std::move(read.kernels), std::move(topo), filter,
+  return MeasuredInputs{std::move(read.collectives),   std::move(read.kernels), std::move(topo), filter,
                         algorithm_option(o.algorithm), o.algorithm == "auto"};
 }
 

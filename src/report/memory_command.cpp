@@ -13,9 +13,13 @@ namespace stepcast::report {
 
 namespace {
 
-std::string memory_text(const PlanInputs& in, const cost::MemoryBreakdown& m, const std::optional<cost::MemoryFit>& fit, bool explain) {
-  std::string out = fmt::format("Memory per GPU: {} with {}\n", in.workload.name, plan::to_string(in.plan)) + plan_facts_text(in);
-  const auto row = [&out](std::string_view label, Bytes b) { out += fmt::format("  {:<20} {:>12}  ({:.6g} B)\n", label, format_bytes(b), b.value()); };
+std::string memory_text(const PlanInputs& in, const cost::MemoryBreakdown& m, const std::optional<cost::MemoryFit>& fit,
+                        bool explain) {
+  std::string out =
+      fmt::format("Memory per GPU: {} with {}\n", in.workload.name, plan::to_string(in.plan)) + plan_facts_text(in);
+  const auto row = [&out](std::string_view label, Bytes b) {
+    out += fmt::format("  {:<20} {:>12}  ({:.6g} B)\n", label, format_bytes(b), b.value());
+  };
   row("parameters", m.parameters);
   row("gradients", m.gradients);
   row("optimizer state", m.optimizer_state);
@@ -28,9 +32,12 @@ std::string memory_text(const PlanInputs& in, const cost::MemoryBreakdown& m, co
   row("model state", m.model_state());
   if (!in.workload.shape) out += "  (activations unknown: the workload is a bare parameter count)\n";
   if (fit) {
-    if (fit->within_margin()) return out + fit_text(in.plan, m, *fit, in.workload) + (explain ? "\n" + render_explanation(m.explanation) : "");
-    out += fit->fits ? fmt::format("Fits: yes, {} free of {} on {}\n", format_bytes(fit->headroom), format_bytes(fit->capacity), in.topology->gpu().name)
-                     : fmt::format("Fits: NO, {} short of {} on {}\n", format_bytes(-fit->headroom), format_bytes(fit->capacity), in.topology->gpu().name);
+    if (fit->within_margin())
+      return out + fit_text(in.plan, m, *fit, in.workload) + (explain ? "\n" + render_explanation(m.explanation) : "");
+    out += fit->fits ? fmt::format("Fits: yes, {} free of {} on {}\n", format_bytes(fit->headroom),
+                                   format_bytes(fit->capacity), in.topology->gpu().name)
+                     : fmt::format("Fits: NO, {} short of {} on {}\n", format_bytes(-fit->headroom),
+                                   format_bytes(fit->capacity), in.topology->gpu().name);
     if (!fit->fits) out += fit_hint(in.plan, m, in.workload);
   }
   if (explain) out += "\n" + render_explanation(m.explanation);
@@ -69,6 +76,5 @@ CommandOutput memory_command(const MemoryRequest& c) {
   if (fit) out.refusal = refusal(m, *fit, in.topology->gpu().name);
   return out;
 }
-
 
 }  // namespace stepcast::report

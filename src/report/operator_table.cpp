@@ -21,7 +21,8 @@ Report operator_report(const workload::Workload& workload, const plan::Plan& pla
                        const std::vector<calibrate::BenchOperator>& operators) {
   Report r;
   r.title = fmt::format("Operators of one micro-batch: {} on {}", workload.name, gpu);
-  r.notes = {fmt::format("workload: {}", workload.name), fmt::format("gpu: {}", gpu), fmt::format("plan: {}", plan::to_string(plan))};
+  r.notes = {fmt::format("workload: {}", workload.name), fmt::format("gpu: {}", gpu),
+             fmt::format("plan: {}", plan::to_string(plan))};
   Table t("operators",
           "Every operator the compute model prices for one micro-batch on one GPU; memory-bound ones with the kernel "
           "stepcast-kernel-bench runs in their place",

@@ -23,7 +23,8 @@ PlanInputs load_plan_inputs(const PlanOptions& o) {
   in.workload = workload::load_workload(data_path(o.workload));
   int gpus = o.gpus;
   if (!o.topology.empty()) {
-    topology::SelectedTopology selected = topology::load_selected_topology(data_path(o.topology), topology_request(o.nodes, o.gpus, o.sets));
+    topology::SelectedTopology selected =
+        topology::load_selected_topology(data_path(o.topology), topology_request(o.nodes, o.gpus, o.sets));
     gpus = selected.gpus;
     in.topology = std::move(selected.topology);
   } else if (o.nodes > 0) {
@@ -32,12 +33,15 @@ PlanInputs load_plan_inputs(const PlanOptions& o) {
     throw InputError("--set", {}, "--set edits the topology file: it needs --topology");
   }
   if (!o.memory_margin.empty()) {
-    if (!in.topology) throw InputError("--memory-margin", {}, "a margin below the GPU's memory needs --topology (the GPU)");
+    if (!in.topology)
+      throw InputError("--memory-margin", {}, "a margin below the GPU's memory needs --topology (the GPU)");
     in.memory.margin = cost::parse_memory_margin(o.memory_margin, "--memory-margin");
   }
   const bool plan_is_file = o.plan.ends_with(".json");
   in.plan_origin = plan_is_file ? o.plan : std::string("--plan");
-  plan::Plan p = o.plan.empty() ? plan::Plan{} : plan_is_file ? plan::load_plan(o.plan) : plan::parse_plan(o.plan, "--plan");
+  plan::Plan p = o.plan.empty() ? plan::Plan{}
+                 : plan_is_file ? plan::load_plan(o.plan)
+                                : plan::parse_plan(o.plan, "--plan");
   if (o.global_batch > 0) p.global_batch = o.global_batch;
   if (o.seq > 0) p.seq_len = o.seq;
   if (p.seq_len == 0 && in.workload.shape) in.seq_len_origin = in.workload.seq_len_origin;
@@ -68,12 +72,16 @@ topology::TopologyRequest topology_request(int nodes, int gpus, const std::vecto
 
 std::string plan_facts_text(const PlanInputs& in) {
   const workload::Workload& w = in.workload;
-  const auto count = [](double n) { return n < 1e9 ? fmt::format("{:.4g} million", n / 1e6) : fmt::format("{:.4g} billion", n / 1e9); };
+  const auto count = [](double n) {
+    return n < 1e9 ? fmt::format("{:.4g} million", n / 1e6) : fmt::format("{:.4g} billion", n / 1e9);
+  };
   std::string out = "Parameters: " + count(w.parameters);
-  if (w.active_parameters > 0.0 && w.active_parameters < w.parameters) out += fmt::format(" ({} active per token)", count(w.active_parameters));
+  if (w.active_parameters > 0.0 && w.active_parameters < w.parameters)
+    out += fmt::format(" ({} active per token)", count(w.active_parameters));
   out += "\n";
   if (!in.seq_len_origin.empty()) {
-    out += fmt::format("Note: seq={} is taken from the {}; give --seq for the length you train with\n", in.plan.seq_len, in.seq_len_origin);
+    out += fmt::format("Note: seq={} is taken from the {}; give --seq for the length you train with\n", in.plan.seq_len,
+                       in.seq_len_origin);
   }
   return out;
 }

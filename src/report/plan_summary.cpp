@@ -12,14 +12,22 @@ namespace {
 
 std::string sharding_text(const plan::Plan& p) {
   switch (p.sharding) {
-    case plan::Sharding::kDdp: return "zero=0";
-    case plan::Sharding::kZero1: return "zero=1";
-    case plan::Sharding::kZero2: return "zero=2";
-    case plan::Sharding::kZero3: return "zero=3";
-    case plan::Sharding::kFsdpFull: return "fsdp=full";
-    case plan::Sharding::kFsdpGradOp: return "fsdp=grad-op";
-    case plan::Sharding::kFsdpHybrid: return fmt::format("fsdp=hybrid:{}x{}", p.shard_group, p.dp / std::max(1, p.shard_group));
-    case plan::Sharding::kFsdpNone: return "fsdp=none";
+    case plan::Sharding::kDdp:
+      return "zero=0";
+    case plan::Sharding::kZero1:
+      return "zero=1";
+    case plan::Sharding::kZero2:
+      return "zero=2";
+    case plan::Sharding::kZero3:
+      return "zero=3";
+    case plan::Sharding::kFsdpFull:
+      return "fsdp=full";
+    case plan::Sharding::kFsdpGradOp:
+      return "fsdp=grad-op";
+    case plan::Sharding::kFsdpHybrid:
+      return fmt::format("fsdp=hybrid:{}x{}", p.shard_group, p.dp / std::max(1, p.shard_group));
+    case plan::Sharding::kFsdpNone:
+      return "fsdp=none";
   }
   STEPCAST_UNREACHABLE("unknown sharding");
 }

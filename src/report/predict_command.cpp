@@ -16,14 +16,17 @@ namespace stepcast::report {
 
 namespace {
 
-std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, const IntervalResult& interval, bool explain) {
+std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, const IntervalResult& interval,
+                         bool explain) {
   const auto& topo = *in.topology;
-  std::string out = fmt::format("Prediction: {} on {} ({} GPUs, {})\nPlan: {}\n", in.workload.name, topo.name(), in.plan.gpus(),
-                                topo.gpu().name, plan::to_string(in.plan));
+  std::string out = fmt::format("Prediction: {} on {} ({} GPUs, {})\nPlan: {}\n", in.workload.name, topo.name(),
+                                in.plan.gpus(), topo.gpu().name, plan::to_string(in.plan));
   out += plan_facts_text(in) + "\n";
   const auto share = [&p](Seconds t) { return 100.0 * (t / p.step_time); };
   out += "Step time\n";
-  const auto row = [&](std::string_view label, Seconds t) { out += fmt::format("  {:<40} {:>12}  {:5.1f}%\n", label, format_seconds(t), share(t)); };
+  const auto row = [&](std::string_view label, Seconds t) {
+    out += fmt::format("  {:<40} {:>12}  {:5.1f}%\n", label, format_seconds(t), share(t));
+  };
   row("compute", p.compute);
   row(fmt::format("pipeline bubble ({:.4f} of ideal)", p.bubble_fraction), p.bubble);
   for (const auto& term : p.communication) row(fmt::format("{} (exposed)", term.name), term.exposed);
@@ -32,7 +35,9 @@ std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, co
   out += fmt::format("  {}\n", interval_text(interval));
   out += fmt::format("  {:<40} {:>12.6g}\n  {:<40} {:>12.4f}\n\n", "tokens/s", p.tokens_per_s, "MFU", p.mfu);
   out += "Memory per GPU (first pipeline stage)\n";
-  const auto mem = [&out](std::string_view label, Bytes b) { out += fmt::format("  {:<40} {:>12}\n", label, format_bytes(b)); };
+  const auto mem = [&out](std::string_view label, Bytes b) {
+    out += fmt::format("  {:<40} {:>12}\n", label, format_bytes(b));
+  };
   mem("parameters", p.memory.parameters);
   mem("gradients", p.memory.gradients);
   mem("optimizer state", p.memory.optimizer_state);
@@ -56,7 +61,8 @@ std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, co
   return out;
 }
 
-nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p, const IntervalResult& interval, bool explain) {
+nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p, const IntervalResult& interval,
+                            bool explain) {
   nlohmann::json j;
   j["workload"] = in.workload.name;
   j["topology"] = in.topology->name();
@@ -75,9 +81,16 @@ nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p,
   j["memory_margin_bytes"] = p.fit.margin.value();
   nlohmann::json comm = nlohmann::json::array();
   for (const auto& t : p.communication) {
-    comm.push_back({{"name", t.name}, {"op", cost::to_string(t.op)}, {"algorithm", t.model},
-                    {"group", cost::to_string(t.group)}, {"ranks", t.ranks}, {"stride", t.stride}, {"size_bytes", t.size.value()},
-                    {"calls", t.calls}, {"time_s", t.time.value()}, {"exposed_s", t.exposed.value()}});
+    comm.push_back({{"name", t.name},
+                    {"op", cost::to_string(t.op)},
+                    {"algorithm", t.model},
+                    {"group", cost::to_string(t.group)},
+                    {"ranks", t.ranks},
+                    {"stride", t.stride},
+                    {"size_bytes", t.size.value()},
+                    {"calls", t.calls},
+                    {"time_s", t.time.value()},
+                    {"exposed_s", t.exposed.value()}});
   }
   // The four time terms add up to step_time_s; memory's terms add up to memory_per_gpu_bytes.
   j["breakdown"] = {{"compute_s", p.compute.value()},
@@ -107,7 +120,8 @@ CommandOutput predict_command(const PredictRequest& c) {
   CommandOutput out;
   const PlanInputs in = load_plan_inputs(c.plan);
   if (!in.workload.shape) {
-    throw InputError(c.plan.workload, {}, "predict needs the model's shape (layers, hidden, heads, ...), not only a parameter count");
+    throw InputError(c.plan.workload, {},
+                     "predict needs the model's shape (layers, hidden, heads, ...), not only a parameter count");
   }
   const auto& gpu = in.topology->gpu();
   cost::check_precision_supported(gpu, in.plan.precision, c.plan.topology);
@@ -116,10 +130,10 @@ CommandOutput predict_command(const PredictRequest& c) {
   const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, *in.topology, options);
   warn_outside_calibration(options.calibration, c.plan.calibration, outside_calibration(p));
   const IntervalResult interval = interval_for(in, p.step_time, c.interval, c.achieved_fraction > 0.0);
-  out.text = c.json ? predict_json(in, p, interval, c.explain).dump(2) + "\n" : predict_text(in, p, interval, c.explain);
+  out.text =
+      c.json ? predict_json(in, p, interval, c.explain).dump(2) + "\n" : predict_text(in, p, interval, c.explain);
   out.refusal = refusal(p.memory, p.fit, gpu.name);
   return out;
 }
-
 
 }  // namespace stepcast::report

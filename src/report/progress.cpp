@@ -43,7 +43,12 @@ Progress::Progress(std::string label, std::size_t total, std::FILE* stream)
     : Progress(std::move(label), total, stream, ::isatty(::fileno(stream)) != 0) {}
 
 Progress::Progress(std::string label, std::size_t total, std::FILE* stream, bool enabled)
-    : label_(std::move(label)), total_(total), stream_(stream), enabled_(enabled), start_(Clock::now()), last_draw_(start_) {}
+    : label_(std::move(label)),
+      total_(total),
+      stream_(stream),
+      enabled_(enabled),
+      start_(Clock::now()),
+      last_draw_(start_) {}
 
 Progress::~Progress() { finish(); }
 

@@ -1,8 +1,8 @@
 // The reading summary of the measurement commands.
 #include "stepcast/report/reading_summary.hpp"
 
-#include <array>
 #include <fmt/format.h>
+#include <array>
 #include <string_view>
 #include <utility>
 

@@ -16,11 +16,16 @@ using Json = nlohmann::ordered_json;
 
 Json cell_json(const Cell& cell) {
   switch (cell.kind) {
-    case Cell::Kind::kEmpty: return nullptr;
-    case Cell::Kind::kText: return cell.text;
-    case Cell::Kind::kInteger: return cell.integer;
-    case Cell::Kind::kNumber: return std::stod(format_number(cell.number));
-    case Cell::Kind::kFlag: return cell.flag;
+    case Cell::Kind::kEmpty:
+      return nullptr;
+    case Cell::Kind::kText:
+      return cell.text;
+    case Cell::Kind::kInteger:
+      return cell.integer;
+    case Cell::Kind::kNumber:
+      return std::stod(format_number(cell.number));
+    case Cell::Kind::kFlag:
+      return cell.flag;
   }
   STEPCAST_UNREACHABLE("every cell kind is handled");
 }
@@ -37,7 +42,8 @@ std::string render_json(const Report& report) {
     t["name"] = table.name();
     t["caption"] = table.caption();
     t["columns"] = Json::array();
-    for (const auto& c : table.columns()) t["columns"].push_back({{"key", c.key}, {"title", c.title}, {"unit", c.unit}});
+    for (const auto& c : table.columns())
+      t["columns"].push_back({{"key", c.key}, {"title", c.title}, {"unit", c.unit}});
     t["rows"] = Json::array();
     for (const auto& row : table.rows()) {
       Json r = Json::object();

@@ -27,7 +27,8 @@ Q parse_option(const std::string& text, const std::string& option, Q (*parse)(st
 
 Seconds positive_duration(const std::string& text, const std::string& option) {
   const Seconds t = parse_option<Seconds>(text, option, parse_duration);
-  if (!(t.value() > 0.0)) throw InputError(fmt::format("{} \"{}\": must be a positive duration such as \"24 h\"", option, text));
+  if (!(t.value() > 0.0))
+    throw InputError(fmt::format("{} \"{}\": must be a positive duration such as \"24 h\"", option, text));
   return t;
 }
 
@@ -60,8 +61,9 @@ planner::ResilienceInputs parse_inputs(const ResilienceRequest& c, const PlanInp
   r.checkpoint.include_gradients = c.with_gradients;
   r.tier = cost::parse_storage(c.storage, "--storage");
   if (c.async) {
-    r.staging = cost::AsyncStaging{parse_option<BytesPerSecond>(c.host_copy_bandwidth, "--host-copy-bandwidth", parse_bandwidth),
-                                   parse_option<Bytes>(c.host_memory, "--host-memory", parse_bytes)};
+    r.staging = cost::AsyncStaging{
+        parse_option<BytesPerSecond>(c.host_copy_bandwidth, "--host-copy-bandwidth", parse_bandwidth),
+        parse_option<Bytes>(c.host_memory, "--host-memory", parse_bytes)};
     if (!(r.staging->copy_bandwidth_per_gpu.value() > 0.0)) throw InputError("--host-copy-bandwidth must be positive");
   }
   r.relaunch = parse_option<Seconds>(c.restart, "--restart", parse_duration);
@@ -95,7 +97,9 @@ std::string report_text(const PlanInputs& in, const planner::ResilienceStudy& r,
   const auto& topo = *in.topology;
   std::string out = fmt::format("Resilience: {} on {} ({} GPUs, {})\nPlan: {}\n\n", in.workload.name, topo.name(),
                                 in.plan.gpus(), topo.gpu().name, plan::to_string(in.plan));
-  const auto row = [&out](std::string_view label, const std::string& value) { out += fmt::format("  {:<34} {}\n", label, value); };
+  const auto row = [&out](std::string_view label, const std::string& value) {
+    out += fmt::format("  {:<34} {}\n", label, value);
+  };
   out += "Checkpoint (replicated state written once by its first replica; sharded state by every shard)\n";
   for (const auto& item : r.size.items) {
     if (item.name == "gradients" && item.total.value() == 0.0) continue;
@@ -105,9 +109,10 @@ std::string report_text(const PlanInputs& in, const planner::ResilienceStudy& r,
   row("model and optimizer state per rank", fmt::format("{:>12}  ({:.6g} B)", format_bytes(r.size.model_state_per_rank),
                                                         r.size.model_state_per_rank.value()));
   row("checkpoint per rank", fmt::format("{:>12}", format_bytes(r.size.held_per_rank)));
-  row("written by the busiest rank", fmt::format("{:>12}  ({} of {} ranks write model state)", format_bytes(r.size.written_per_rank),
-                                                 r.size.writers, r.size.gpus));
-  row("checkpoint total (deduplicated)", fmt::format("{:>12}  ({:.6g} B)", format_bytes(r.size.total), r.size.total.value()));
+  row("written by the busiest rank", fmt::format("{:>12}  ({} of {} ranks write model state)",
+                                                 format_bytes(r.size.written_per_rank), r.size.writers, r.size.gpus));
+  row("checkpoint total (deduplicated)",
+      fmt::format("{:>12}  ({:.6g} B)", format_bytes(r.size.total), r.size.total.value()));
   out += fmt::format("\nStorage: {} ({})\n", r.tier.name, r.tier.source);
   row("write time", format_seconds(r.write.time));
   row("restore time (same plan)", format_seconds(r.restore.time));
@@ -119,7 +124,8 @@ std::string report_text(const PlanInputs& in, const planner::ResilienceStudy& r,
   row("restart (relaunch + restore)", format_seconds(r.restart));
   row("Young's interval", planner::hours(r.young));
   row("optimal interval (Daly)", planner::hours(r.daly));
-  if (!r.interval_note.empty()) out += fmt::format("  note: {}; interval used {}\n", r.interval_note, planner::hours(r.interval));
+  if (!r.interval_note.empty())
+    out += fmt::format("  note: {}; interval used {}\n", r.interval_note, planner::hours(r.interval));
   row("goodput at that interval", fmt::format("{:.4f}", r.at_interval.goodput));
   row("time lost", fmt::format("writes {:.2f}%, rework {:.2f}%, restart {:.2f}%", 100.0 * r.at_interval.write_fraction,
                                100.0 * r.at_interval.rework_fraction, 100.0 * r.at_interval.restart_fraction));
@@ -131,33 +137,42 @@ std::string report_text(const PlanInputs& in, const planner::ResilienceStudy& r,
   }
   if (r.reshard) {
     out += fmt::format("\nRestore under {} ({} GPUs)\n", plan::to_string(*r.restored_plan), r.reshard->gpus);
-    row("read per rank, ranged reads", fmt::format("{:>12}  in {}", format_bytes(r.reshard->needed_per_rank),
-                                                   format_seconds(r.reshard_ranged->time)));
-    row("read per rank, whole files", fmt::format("{:>12}  in {}  ({} saved files per rank)",
-                                                  format_bytes(r.reshard->whole_file_per_rank),
-                                                  format_seconds(r.reshard_whole->time), r.reshard->files_per_rank));
+    row("read per rank, ranged reads",
+        fmt::format("{:>12}  in {}", format_bytes(r.reshard->needed_per_rank), format_seconds(r.reshard_ranged->time)));
+    row("read per rank, whole files",
+        fmt::format("{:>12}  in {}  ({} saved files per rank)", format_bytes(r.reshard->whole_file_per_rank),
+                    format_seconds(r.reshard_whole->time), r.reshard->files_per_rank));
     row("same plan", fmt::format("{:>12}  in {}", format_bytes(r.size.held_per_rank), format_seconds(r.restore.time)));
   }
   if (r.step_time) {
     out += fmt::format("\nStep time ({}): {}\n", r.step_time_origin, format_seconds(*r.step_time));
     if (r.normal) {
-      row("stragglers, normal", fmt::format("{} expected, slowdown {:.4f}", format_seconds(r.normal->expected_step), r.normal->slowdown));
-      row("stragglers, log-normal", fmt::format("{} expected, slowdown {:.4f}", format_seconds(r.lognormal->expected_step),
-                                                r.lognormal->slowdown));
+      row("stragglers, normal",
+          fmt::format("{} expected, slowdown {:.4f}", format_seconds(r.normal->expected_step), r.normal->slowdown));
+      row("stragglers, log-normal", fmt::format("{} expected, slowdown {:.4f}",
+                                                format_seconds(r.lognormal->expected_step), r.lognormal->slowdown));
       // The same synchronous wait, with the plan's real sync points, is what the engine simulates.
-      row("by simulation", "stepcast simulate with this plan and --straggler step-cv=<same cv>, mean over --seed values");
+      row("by simulation",
+          "stepcast simulate with this plan and --straggler step-cv=<same cv>, mean over --seed values");
     }
-    if (r.slow) row("stragglers, slow GPUs", fmt::format("{} expected, slowdown {:.4f}", format_seconds(r.slow->expected_step), r.slow->slowdown));
+    if (r.slow)
+      row("stragglers, slow GPUs",
+          fmt::format("{} expected, slowdown {:.4f}", format_seconds(r.slow->expected_step), r.slow->slowdown));
   }
   if (r.input) {
     out += "\nInput pipeline\n";
-    row("demand", fmt::format("{:.1f} samples/s, {}", r.input->demand_samples_per_s, format_bandwidth(r.input->demand_bandwidth)));
-    if (r.input->storage_samples_per_s) row("storage supply", fmt::format("{:.1f} samples/s", *r.input->storage_samples_per_s));
-    if (r.input->decode_samples_per_s) row("decode supply", fmt::format("{:.1f} samples/s", *r.input->decode_samples_per_s));
-    row("bound step time", fmt::format("{} (limited by {})", format_seconds(r.input->bound_step_time), r.input->limiter));
+    row("demand", fmt::format("{:.1f} samples/s, {}", r.input->demand_samples_per_s,
+                              format_bandwidth(r.input->demand_bandwidth)));
+    if (r.input->storage_samples_per_s)
+      row("storage supply", fmt::format("{:.1f} samples/s", *r.input->storage_samples_per_s));
+    if (r.input->decode_samples_per_s)
+      row("decode supply", fmt::format("{:.1f} samples/s", *r.input->decode_samples_per_s));
+    row("bound step time",
+        fmt::format("{} (limited by {})", format_seconds(r.input->bound_step_time), r.input->limiter));
     if (r.input->input_bound) {
-      out += fmt::format("  warning: the input pipeline ({}), not the GPUs, limits this job: GPUs busy {:.1f}% of the time\n",
-                         r.input->limiter, 100.0 * r.input->gpu_busy_fraction);
+      out += fmt::format(
+          "  warning: the input pipeline ({}), not the GPUs, limits this job: GPUs busy {:.1f}% of the time\n",
+          r.input->limiter, 100.0 * r.input->gpu_busy_fraction);
     }
   }
   if (!r.input_note.empty()) out += fmt::format("\nnote: {}\n", r.input_note);
@@ -166,14 +181,16 @@ std::string report_text(const PlanInputs& in, const planner::ResilienceStudy& r,
     Explanation terms = r.stall.explanation;
     terms.push_back(r.restore.term);
     terms.push_back({"job MTBF", r.failures.formula, planner::hours(r.failures.job_mtbf)});
-    terms.push_back({"Young's interval", fmt::format("sqrt(2 delta M) = sqrt(2 x {:.6g} s x {:.6g} s)", r.stall.stall.value(),
-                                                     r.failures.job_mtbf.value()),
+    terms.push_back({"Young's interval",
+                     fmt::format("sqrt(2 delta M) = sqrt(2 x {:.6g} s x {:.6g} s)", r.stall.stall.value(),
+                                 r.failures.job_mtbf.value()),
                      planner::hours(r.young)});
     const double x = r.stall.stall.value() / (2.0 * r.failures.job_mtbf.value());
-    terms.push_back({"Daly's interval",
-                     x < 1.0 ? fmt::format("sqrt(2 delta M) [1 + sqrt(delta/2M)/3 + (delta/2M)/9] - delta, delta/2M = {:.6g}", x)
-                             : std::string("M, since delta >= 2M"),
-                     planner::hours(r.daly)});
+    terms.push_back(
+        {"Daly's interval",
+         x < 1.0 ? fmt::format("sqrt(2 delta M) [1 + sqrt(delta/2M)/3 + (delta/2M)/9] - delta, delta/2M = {:.6g}", x)
+                 : std::string("M, since delta >= 2M"),
+         planner::hours(r.daly)});
     terms.push_back({"goodput (Daly 2006)",
                      fmt::format("tau / (M e^(R/M) (e^((tau+delta)/M) - 1)), tau = {:.6g} s, R = {:.6g} s",
                                  r.interval.value(), r.restart.value()),
@@ -205,8 +222,11 @@ nlohmann::json report_json(const PlanInputs& in, const planner::ResilienceStudy&
   j["checkpoint_writers"] = r.size.writers;
   nlohmann::json items = nlohmann::json::array();
   for (const auto& item : r.size.items) {
-    items.push_back({{"name", item.name}, {"bytes_per_gpu", item.held_per_rank.value()}, {"total_bytes", item.total.value()},
-                     {"sharded_over", item.sharded_over}, {"replicas", item.replicas}});
+    items.push_back({{"name", item.name},
+                     {"bytes_per_gpu", item.held_per_rank.value()},
+                     {"total_bytes", item.total.value()},
+                     {"sharded_over", item.sharded_over},
+                     {"replicas", item.replicas}});
   }
   j["checkpoint_items"] = items;
   j["checkpoint_contents"] = std::string(trim(cost::checkpoint_contents_note(r.size)));

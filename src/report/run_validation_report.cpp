@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "stepcast/report/collective_format.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/report/chart.hpp"
+#include "stepcast/report/collective_format.hpp"
 #include "stepcast/report/run_reports.hpp"
 
 #include "stepcast/calibrate/prediction_interval.hpp"
@@ -26,14 +26,19 @@ using Json = nlohmann::ordered_json;
 
 std::string format_value(RunMetric metric, double v) {
   switch (metric) {
-    case RunMetric::kStepTime: return format_seconds(Seconds(v));
+    case RunMetric::kStepTime:
+      return format_seconds(Seconds(v));
     case RunMetric::kTokensPerS:
-    case RunMetric::kTokensPerSPerGpu: return fmt::format("{:.6g}", v);
+    case RunMetric::kTokensPerSPerGpu:
+      return fmt::format("{:.6g}", v);
     case RunMetric::kModelFlopsPerGpu:
-    case RunMetric::kHardwareFlopsPerGpu: return format_flops_rate(FlopsPerSecond(v));
+    case RunMetric::kHardwareFlopsPerGpu:
+      return format_flops_rate(FlopsPerSecond(v));
     case RunMetric::kMfu:
-    case RunMetric::kHfu: return fmt::format("{:.2f}%", 100.0 * v);
-    case RunMetric::kPeakMemory: return format_bytes(Bytes(v));
+    case RunMetric::kHfu:
+      return fmt::format("{:.2f}%", 100.0 * v);
+    case RunMetric::kPeakMemory:
+      return format_bytes(Bytes(v));
   }
   return {};
 }
@@ -67,21 +72,21 @@ std::optional<double> measured_step_time(const TrainingRun& run, const ComparedR
 }
 
 Json summary_json(const MetricSummary& s) {
-  return {{"metric", std::string(calibrate::json_key(s.metric))},
-          {"runs", s.runs},
-          {"median_abs_error_pct", sig9(s.median_abs_error_pct)},
-          {"mean_abs_error_pct", sig9(s.mean_abs_error_pct)},
-          {"p90_abs_error_pct", sig9(s.p90_abs_error_pct)},
-          {"max_abs_error_pct", sig9(s.max_abs_error_pct)}};
+  return {{"metric", std::string(calibrate::json_key(s.metric))}, {"runs", s.runs},
+          {"median_abs_error_pct", sig9(s.median_abs_error_pct)}, {"mean_abs_error_pct", sig9(s.mean_abs_error_pct)},
+          {"p90_abs_error_pct", sig9(s.p90_abs_error_pct)},       {"max_abs_error_pct", sig9(s.max_abs_error_pct)}};
 }
 
 }  // namespace
 
-std::string run_validation_text(const std::vector<TrainingRun>& runs, const RunValidation& r, const RunReportContext& c) {
+std::string run_validation_text(const std::vector<TrainingRun>& runs, const RunValidation& r,
+                                const RunReportContext& c) {
   std::string files;
   for (const auto& f : c.files) files += (files.empty() ? "" : ", ") + f;
-  std::string out = fmt::format("Training runs: {} from {}\nPredicted by the {} against measured; error % = (predicted - measured) / measured\n\n",
-                                runs.size(), files, engine_words(c));
+  std::string out = fmt::format(
+      "Training runs: {} from {}\nPredicted by the {} against measured; error % = (predicted - measured) / "
+      "measured\n\n",
+      runs.size(), files, engine_words(c));
   const std::vector<RunMetric> metrics = metrics_in_use(r);
   std::size_t id_width = 6;
   for (const auto& run : runs) id_width = std::max(id_width, run.id.size());
@@ -99,20 +104,23 @@ std::string run_validation_text(const std::vector<TrainingRun>& runs, const RunV
       if (e == cr.errors.end()) {
         out += fmt::format(" {:>16} {:>16} {:>8}", "", "", "");
       } else {
-        out += fmt::format(" {:>16} {:>16} {:>+8.2f}", format_value(m, e->measured), format_value(m, e->predicted), e->error_pct);
+        out += fmt::format(" {:>16} {:>16} {:>+8.2f}", format_value(m, e->measured), format_value(m, e->predicted),
+                           e->error_pct);
       }
     }
     out += fmt::format("  {}\n", run.plan_text);
   }
   if (r.inexpressible > 0) {
-    out += fmt::format("\nNot predicted: {} of {} runs the {} cannot express (counted, not compared)\n", r.inexpressible, runs.size(),
-                       c.engine == "des" ? "simulator" : "model");
+    out += fmt::format("\nNot predicted: {} of {} runs the {} cannot express (counted, not compared)\n",
+                       r.inexpressible, runs.size(), c.engine == "des" ? "simulator" : "model");
     for (const ComparedRun& cr : r.runs) {
-      if (!cr.compared()) out += fmt::format("  {} ({}): {}\n", runs[cr.index].id, runs[cr.index].where, cr.inexpressible);
+      if (!cr.compared())
+        out += fmt::format("  {} ({}): {}\n", runs[cr.index].id, runs[cr.index].where, cr.inexpressible);
     }
   }
   if (r.not_fitting > 0) {
-    out += fmt::format("\nThe memory model says {} of these measured runs do not fit (predicted anyway: they ran):\n", r.not_fitting);
+    out += fmt::format("\nThe memory model says {} of these measured runs do not fit (predicted anyway: they ran):\n",
+                       r.not_fitting);
     for (const ComparedRun& cr : r.runs) {
       if (cr.compared() && !cr.prediction.fit.fits) {
         out += fmt::format("  {}: needs {} of {}\n", runs[cr.index].id, format_bytes(cr.prediction.memory),
@@ -140,18 +148,24 @@ std::string run_validation_text(const std::vector<TrainingRun>& runs, const RunV
   }
   out += "\nBy group (Spearman: rank correlation of measured and predicted throughput over the group's runs)\n";
   for (const auto& g : r.groups) {
-    out += fmt::format("  {}: {} run{}, Spearman {}\n", g.group, g.runs, g.runs == 1 ? "" : "s",
-                       g.spearman ? fmt::format("{:+.3f}", *g.spearman) : std::string("n/a (fewer than 3 runs or tied)"));
-    for (const MetricSummary& s : g.metrics) out += summary_line(s, fmt::format("  {}", calibrate::to_string(s.metric)));
+    out +=
+        fmt::format("  {}: {} run{}, Spearman {}\n", g.group, g.runs, g.runs == 1 ? "" : "s",
+                    g.spearman ? fmt::format("{:+.3f}", *g.spearman) : std::string("n/a (fewer than 3 runs or tied)"));
+    for (const MetricSummary& s : g.metrics)
+      out += summary_line(s, fmt::format("  {}", calibrate::to_string(s.metric)));
   }
-  out += r.median_spearman ? fmt::format("Median Spearman over the {} groups with one: {:+.3f}\n", r.ranked_groups, *r.median_spearman)
+  out += r.median_spearman ? fmt::format("Median Spearman over the {} groups with one: {:+.3f}\n", r.ranked_groups,
+                                         *r.median_spearman)
                            : std::string("No group has 3 or more runs with a throughput: no Spearman correlation\n");
   const calibrate::IntervalCoverage coverage = calibrate::interval_coverage(runs, r);
-  out += "\nThe 90% step-time interval predict prints, derived from every other compared run and checked on the others\n";
+  out +=
+      "\nThe 90% step-time interval predict prints, derived from every other compared run and checked on the others\n";
   const auto line = [&out](const calibrate::IntervalCoverage::Line& l) {
     const std::size_t with = l.checked - l.without_interval;
-    out += fmt::format("  {:<32} {:>5} checked  {:>5} inside ({})  {:>4} without an interval\n", l.run_class, l.checked, l.inside,
-                       with ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(l.inside) / static_cast<double>(with)) : std::string("n/a"),
+    out += fmt::format("  {:<32} {:>5} checked  {:>5} inside ({})  {:>4} without an interval\n", l.run_class, l.checked,
+                       l.inside,
+                       with ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(l.inside) / static_cast<double>(with))
+                            : std::string("n/a"),
                        l.without_interval);
   };
   for (const auto& l : coverage.classes) line(l);
@@ -159,7 +173,8 @@ std::string run_validation_text(const std::vector<TrainingRun>& runs, const RunV
   return out;
 }
 
-std::string run_validation_json(const std::vector<TrainingRun>& runs, const RunValidation& r, const RunReportContext& c) {
+std::string run_validation_json(const std::vector<TrainingRun>& runs, const RunValidation& r,
+                                const RunReportContext& c) {
   Json j;
   j["files"] = c.files;
   j["engine"] = c.engine;
@@ -218,16 +233,22 @@ std::string run_validation_json(const std::vector<TrainingRun>& runs, const RunV
   j["ranked_groups"] = r.ranked_groups;
   const calibrate::IntervalCoverage coverage = calibrate::interval_coverage(runs, r);
   const auto line_json = [](const calibrate::IntervalCoverage::Line& l) {
-    return Json{{"run_class", l.run_class}, {"checked", l.checked}, {"inside", l.inside}, {"without_interval", l.without_interval}};
+    return Json{{"run_class", l.run_class},
+                {"checked", l.checked},
+                {"inside", l.inside},
+                {"without_interval", l.without_interval}};
   };
   Json classes = Json::array();
   for (const auto& l : coverage.classes) classes.push_back(line_json(l));
-  j["interval_coverage"] = {{"coverage", 0.9}, {"derived_from", "every other compared run"}, {"classes", std::move(classes)},
+  j["interval_coverage"] = {{"coverage", 0.9},
+                            {"derived_from", "every other compared run"},
+                            {"classes", std::move(classes)},
                             {"overall", line_json(coverage.overall)}};
   return j.dump(2) + "\n";
 }
 
-std::string run_validation_svg(const std::vector<TrainingRun>& runs, const RunValidation& r, const RunReportContext& c) {
+std::string run_validation_svg(const std::vector<TrainingRun>& runs, const RunValidation& r,
+                               const RunReportContext& c) {
   ScatterChart chart;
   std::string files;
   for (const auto& f : c.files) files += (files.empty() ? "" : ", ") + std::filesystem::path(f).filename().string();
@@ -240,7 +261,8 @@ std::string run_validation_svg(const std::vector<TrainingRun>& runs, const RunVa
     const TrainingRun& run = runs[cr.index];
     const auto measured = measured_step_time(run, cr);
     if (!measured) continue;
-    const auto g = std::find_if(chart.groups.begin(), chart.groups.end(), [&run](const auto& x) { return x.name == run.group; });
+    const auto g =
+        std::find_if(chart.groups.begin(), chart.groups.end(), [&run](const auto& x) { return x.name == run.group; });
     g->points.push_back({*measured, cr.prediction.step_time.value()});
   }
   std::erase_if(chart.groups, [](const ScatterGroup& g) { return g.points.empty(); });

@@ -14,19 +14,20 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
   r.title = fmt::format("Plan search: {} on {} ({} x {})", c.workload, c.topology, c.gpus, c.gpu);
   r.notes.push_back("command: " + c.command);
   r.notes.push_back(fmt::format("global batch {} sequences of {} tokens", c.global_batch, c.seq_len));
-  r.notes.push_back(fmt::format("{} candidates: {} break a plan rule, {} do not fit in memory, {} fit", result.candidates,
-                                result.invalid, result.not_fitting, result.ranked.size() + result.merged));
+  r.notes.push_back(fmt::format("{} candidates: {} break a plan rule, {} do not fit in memory, {} fit",
+                                result.candidates, result.invalid, result.not_fitting,
+                                result.ranked.size() + result.merged));
   if (result.merged > 0) {
-    r.notes.push_back(fmt::format("{} distinct plans: {} spellings the model prices identically (zero=3 and fsdp=full, ...) are "
-                                  "listed under \"same as\" in the row of the plan they spell",
-                                  result.ranked.size(), result.merged));
+    r.notes.push_back(
+        fmt::format("{} distinct plans: {} spellings the model prices identically (zero=3 and fsdp=full, ...) are "
+                    "listed under \"same as\" in the row of the plan they spell",
+                    result.ranked.size(), result.merged));
   }
 
   const std::size_t shown = std::min(top, result.ranked.size());
   const bool refined = shown > 0 && result.ranked.front().simulated_step_time.has_value();
-  std::vector<Column> columns = {{"rank", "rank", "", -1},
-                                 {"plan", "plan", "", -1},
-                                 {"step_time_s", "step time", "s", 4}};
+  std::vector<Column> columns = {
+      {"rank", "rank", "", -1}, {"plan", "plan", "", -1}, {"step_time_s", "step time", "s", 4}};
   if (refined) {
     columns.push_back({"simulated_step_time_s", "simulated step", "s", 4});
     columns.push_back({"simulated_tokens_per_s", "sim tokens/s", "", 0});
@@ -40,8 +41,9 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
                                     {"exposed_communication_s", "exposed comm", "s", 4},
                                     {"same_as", "same as", "", -1}};
   columns.insert(columns.end(), rest.begin(), rest.end());
-  Table plans("plans", fmt::format("Fastest {} of {} fitting plans{}", shown, result.ranked.size(),
-                                   refined ? " (simulated on the event engine and re-ranked by it)" : ""),
+  Table plans("plans",
+              fmt::format("Fastest {} of {} fitting plans{}", shown, result.ranked.size(),
+                          refined ? " (simulated on the event engine and re-ranked by it)" : ""),
               std::move(columns));
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& p = result.ranked[i];
@@ -71,7 +73,8 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
   Table rejections("rejections", "Rejected candidates by reason (each counted under the first rule it breaks)",
                    {{"reason", "reason", "", -1}, {"count", "count", "", -1}, {"example", "first example", "", -1}});
   for (const auto& rej : result.rejections) {
-    rejections.add_row({Cell::of_text(rej.reason), Cell::of_integer(static_cast<std::int64_t>(rej.count)), Cell::of_text(rej.example)});
+    rejections.add_row({Cell::of_text(rej.reason), Cell::of_integer(static_cast<std::int64_t>(rej.count)),
+                        Cell::of_text(rej.example)});
   }
   r.tables.push_back(std::move(rejections));
   return r;

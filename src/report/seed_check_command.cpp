@@ -3,8 +3,8 @@
 // computed by the cost model, then the same all-reduce on p4d nodes that share their NICs.
 #include "stepcast/report/seed_check_command.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -19,7 +19,6 @@
 namespace stepcast::report {
 
 namespace {
-
 
 // The seed's rows: ring all-reduce of the fp16 gradients over N GPUs of the flat machine.
 constexpr int kSeedGpuCounts[] = {2, 4, 8, 16};
@@ -68,7 +67,8 @@ std::string seed_check_command(const SeedCheckRequest& o) {
 
   std::vector<Row> seed_rows;
   for (int n : kSeedGpuCounts) {
-    seed_rows.push_back(all_reduce_row(topology::load_topology(data_path(o.flat), n), cost::Algorithm::kRing, gradients));
+    seed_rows.push_back(
+        all_reduce_row(topology::load_topology(data_path(o.flat), n), cost::Algorithm::kRing, gradients));
   }
 
   plan::Plan fsdp = plan::parse_plan(kSeedFsdpPlan);
@@ -115,7 +115,9 @@ std::string seed_check_command(const SeedCheckRequest& o) {
     out += fmt::format("  {:>4}  {:>16}  {:>27}\n", r.gpus, format_bytes(r.cost.bytes_sent_per_rank),
                        format_seconds(r.cost.time));
   }
-  out += "  transfer per GPU = 2(N-1)/N x S; time = transfer / 50e9 B/s (seed; the bandwidth-optimal ring of Patarasuk and Yuan 2009)\n\n";
+  out +=
+      "  transfer per GPU = 2(N-1)/N x S; time = transfer / 50e9 B/s (seed; the bandwidth-optimal ring of Patarasuk "
+      "and Yuan 2009)\n\n";
   out += fmt::format(
       "{}-way FSDP, fp16 parameters and gradients, Adam ({:g}+{:g}+{:g} bytes/parameter, ZeRO paper):\n"
       "  model state per rank = {:g} B/param x {} / {} = {}\n\n",
@@ -127,9 +129,9 @@ std::string seed_check_command(const SeedCheckRequest& o) {
   out += fmt::format("  {:>5}  {:>4}  {:<12}  {:>16}  {:>9}  {:>11}\n", "nodes", "GPUs", "algorithm",
                      "transfer per GPU", "time", "busbw");
   for (const Row& r : cluster_rows) {
-    out += fmt::format("  {:>5}  {:>4}  {:<12}  {:>16}  {:>9}  {:>11}\n", r.nodes, r.gpus,
-                       cost::to_string(r.algorithm), format_bytes(r.cost.bytes_sent_per_rank),
-                       format_seconds(r.cost.time), format_bandwidth(r.cost.busbw));
+    out += fmt::format("  {:>5}  {:>4}  {:<12}  {:>16}  {:>9}  {:>11}\n", r.nodes, r.gpus, cost::to_string(r.algorithm),
+                       format_bytes(r.cost.bytes_sent_per_rank), format_seconds(r.cost.time),
+                       format_bandwidth(r.cost.busbw));
   }
   out +=
       "  A flat ring crosses every node boundary with a full 2(N-1)/N x S, so the node's shared NICs, not\n"
@@ -138,6 +140,5 @@ std::string seed_check_command(const SeedCheckRequest& o) {
       "  (`stepcast collective ... --explain` shows every term.)\n";
   return out;
 }
-
 
 }  // namespace stepcast::report

@@ -2,9 +2,9 @@
 // share links, the pipeline schedule's task order, stragglers), beside the analytical figure.
 #include "stepcast/report/simulate_command.hpp"
 
+#include <fmt/format.h>
 #include <charconv>
 #include <cstring>
-#include <fmt/format.h>
 #include <optional>
 #include <string_view>
 
@@ -37,7 +37,6 @@ double straggler_number(std::string_view key, std::string_view text) {
   return v;
 }
 
-
 // "gpu=3,slowdown=1.5", "node=1,slowdown=2", "cv=0.05" (per task), "step-cv=0.05" (per GPU and
 // step), or a combination.
 sim::Perturbation parse_straggler(const std::string& text, std::uint64_t seed, int gpus, int nodes) {
@@ -61,10 +60,12 @@ sim::Perturbation parse_straggler(const std::string& text, std::uint64_t seed, i
       }
       (key == "gpu" ? p.slow_gpu : p.slow_node) = static_cast<int>(v);
     } else if (key == "slowdown") {
-      if (!(v >= 1.0)) throw InputError("--straggler", {}, fmt::format("slowdown={} must be >= 1 (1.5 = 50% slower)", v));
+      if (!(v >= 1.0))
+        throw InputError("--straggler", {}, fmt::format("slowdown={} must be >= 1 (1.5 = 50% slower)", v));
       p.slowdown = v;
     } else if (key == "cv" || key == "step-cv") {
-      if (!(v >= 0.0 && v < 1.0)) throw InputError("--straggler", {}, fmt::format("{}={} must be in [0, 1) ({})", key, v, kStragglerKeys));
+      if (!(v >= 0.0 && v < 1.0))
+        throw InputError("--straggler", {}, fmt::format("{}={} must be in [0, 1) ({})", key, v, kStragglerKeys));
       (key == "cv" ? p.noise_cv : p.step_cv) = v;
     } else {
       throw InputError("--straggler", {}, fmt::format("unknown key '{}' ({})", key, kStragglerKeys));
@@ -80,13 +81,15 @@ sim::Perturbation parse_straggler(const std::string& text, std::uint64_t seed, i
 std::vector<std::string> notes(const plan::Plan& plan, const sim::PlannedStep& planned, const sim::StepResult& r) {
   std::vector<std::string> out = planned.notes;
   if (r.simulated_ranks == plan.pp) {
-    out.push_back(fmt::format("one representative rank per pipeline stage ({} simulated) stands for its {} tensor-{} and "
-                              "data-parallel peers; their traffic is simulated as flows",
-                              plan.pp, plan.tp * plan.dp * plan.cp, plan.cp > 1 ? ", context-" : ""));
+    out.push_back(
+        fmt::format("one representative rank per pipeline stage ({} simulated) stands for its {} tensor-{} and "
+                    "data-parallel peers; their traffic is simulated as flows",
+                    plan.pp, plan.tp * plan.dp * plan.cp, plan.cp > 1 ? ", context-" : ""));
   } else {
-    out.push_back(fmt::format("every data-parallel replica's stages are simulated ({} ranks), each standing for its {} "
-                              "tensor-parallel peers, because per-step noise makes the replicas differ",
-                              r.simulated_ranks, plan.tp));
+    out.push_back(
+        fmt::format("every data-parallel replica's stages are simulated ({} ranks), each standing for its {} "
+                    "tensor-parallel peers, because per-step noise makes the replicas differ",
+                    r.simulated_ranks, plan.tp));
   }
   return out;
 }
@@ -113,8 +116,8 @@ nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p
   if (in.plan.cp > 1) j["breakdown"]["cp_communication_exposed_s"] = r.breakdown.cp_comm.value();
   if (planned.spec.expert_parallel) j["breakdown"]["moe_communication_exposed_s"] = r.breakdown.moe_comm.value();
   j["straggler_wait_s"] = r.breakdown.straggler_wait.value();
-  j["tier_utilization"] = {{"intra-node", r.tier_utilization[0]}, {"nic", r.tier_utilization[1]},
-                           {"fabric", r.tier_utilization[2]}};
+  j["tier_utilization"] = {
+      {"intra-node", r.tier_utilization[0]}, {"nic", r.tier_utilization[1]}, {"fabric", r.tier_utilization[2]}};
   j["critical_stage"] = r.critical_stage;
   j["critical_path"] = r.critical_path;
   j["simulated_ranks"] = r.simulated_ranks;
@@ -130,8 +133,8 @@ nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p
 void add_seeds_json(nlohmann::json& j, const SeedSummary& s) {
   nlohmann::json times = nlohmann::json::array();
   for (Seconds t : s.step_times) times.push_back(t.value());
-  j["seeds"] = {{"first", s.first_seed}, {"count", s.step_times.size()}, {"step_time_s", times},
-                {"mean_s", s.mean.value()},  {"p50_s", s.p50.value()},        {"p90_s", s.p90.value()},
+  j["seeds"] = {{"first", s.first_seed},    {"count", s.step_times.size()}, {"step_time_s", times},
+                {"mean_s", s.mean.value()}, {"p50_s", s.p50.value()},       {"p90_s", s.p90.value()},
                 {"max_s", s.max.value()}};
 }
 
@@ -176,11 +179,13 @@ std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, c
   out += fmt::format("  {}\n", interval_text(interval));
   out += fmt::format("  {:<44} {:>12}\n", "step time (analytical)", format_seconds(p.step_time));
   if (r.breakdown.straggler_wait.value() != 0.0) {
-    out += fmt::format("  {:<44} {:>12}\n", "of which waiting on stragglers", format_seconds(r.breakdown.straggler_wait));
+    out +=
+        fmt::format("  {:<44} {:>12}\n", "of which waiting on stragglers", format_seconds(r.breakdown.straggler_wait));
   }
-  out += fmt::format("\nMemory per GPU: {}. ", format_bytes(p.memory.total)) + fit_text(in.plan, p.memory, p.fit, in.workload);
-  out += fmt::format("\nLink utilization: intra-node {:.1f}%, NIC {:.1f}%, fabric {:.1f}%\n", 100.0 * r.tier_utilization[0],
-                     100.0 * r.tier_utilization[1], 100.0 * r.tier_utilization[2]);
+  out += fmt::format("\nMemory per GPU: {}. ", format_bytes(p.memory.total)) +
+         fit_text(in.plan, p.memory, p.fit, in.workload);
+  out += fmt::format("\nLink utilization: intra-node {:.1f}%, NIC {:.1f}%, fabric {:.1f}%\n",
+                     100.0 * r.tier_utilization[0], 100.0 * r.tier_utilization[1], 100.0 * r.tier_utilization[2]);
   // The JSON lists the whole path; the table shows its two ends.
   constexpr std::size_t kEnds = 6;
   const std::vector<std::string>& path = r.critical_path;
@@ -204,13 +209,15 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
   CommandOutput out;
   const PlanInputs in = load_plan_inputs(c.plan);
   if (!in.workload.shape) {
-    throw InputError(c.plan.workload, {}, "simulate needs the model's shape (layers, hidden, heads, ...), not only a parameter count");
+    throw InputError(c.plan.workload, {},
+                     "simulate needs the model's shape (layers, hidden, heads, ...), not only a parameter count");
   }
   const auto& topo = *in.topology;
   cost::check_precision_supported(topo.gpu(), in.plan.precision, c.plan.topology);
   if (in.plan.schedule == plan::Schedule::kInterleaved && in.plan.micro_batches() % in.plan.pp != 0) {
-    throw InputError(in.plan_origin, {}, fmt::format("interleaved 1F1B needs micro-batches ({}) divisible by pp ({})",
-                                                     in.plan.micro_batches(), in.plan.pp));
+    throw InputError(in.plan_origin, {},
+                     fmt::format("interleaved 1F1B needs micro-batches ({}) divisible by pp ({})",
+                                 in.plan.micro_batches(), in.plan.pp));
   }
   const sim::Perturbation pert = parse_straggler(c.straggler, c.seed, in.plan.gpus(), topo.node_count());
   cost::StepOptions options = in.step_options();
@@ -251,6 +258,5 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
   out.refusal = refusal(p.memory, p.fit, topo.gpu().name);
   return out;
 }
-
 
 }  // namespace stepcast::report

@@ -1,8 +1,8 @@
 // Deriving the step-time interval of predict and simulate from measured runs.
 #include "stepcast/report/step_interval.hpp"
 
-#include <filesystem>
 #include <fmt/format.h>
+#include <filesystem>
 
 #include "stepcast/calibrate/run_validation.hpp"
 #include "stepcast/calibrate/training_runs.hpp"
@@ -12,11 +12,13 @@ namespace stepcast::report {
 
 namespace {
 
-const std::vector<std::string> kShippedRuns = {"tests/data/runs/vtrain_single_node_a100.csv", "tests/data/runs/llm_foundry_mpt.csv"};
+const std::vector<std::string> kShippedRuns = {"tests/data/runs/vtrain_single_node_a100.csv",
+                                               "tests/data/runs/llm_foundry_mpt.csv"};
 
 }  // namespace
 
-std::optional<calibrate::StepInterval> step_interval_for(const PlanInputs& in, Seconds step_time, const IntervalOptions& o) {
+std::optional<calibrate::StepInterval> step_interval_for(const PlanInputs& in, Seconds step_time,
+                                                         const IntervalOptions& o) {
   std::vector<std::filesystem::path> files;
   std::string names;
   for (const std::string& f : o.runs.empty() ? kShippedRuns : o.runs) {
@@ -25,14 +27,15 @@ std::optional<calibrate::StepInterval> step_interval_for(const PlanInputs& in, S
   }
   const auto runs = calibrate::read_training_runs(files, STEPCAST_SOURCE_DIR);
   const cost::Calibration* cal = in.calibration ? &*in.calibration : nullptr;
-  const calibrate::RunValidation validation =
-      calibrate::validate_runs(runs, [cal](const calibrate::TrainingRun& r) { return calibrate::predict_analytically(r, cal); });
+  const calibrate::RunValidation validation = calibrate::validate_runs(
+      runs, [cal](const calibrate::TrainingRun& r) { return calibrate::predict_analytically(r, cal); });
   calibrate::ResidualSet residuals = calibrate::residuals_of(runs, validation);
   residuals.source = names;
   return calibrate::step_interval(residuals, in.plan, in.topology->gpu(), step_time);
 }
 
-IntervalResult interval_for(const PlanInputs& in, Seconds step_time, const IntervalOptions& options, bool achieved_fraction_given) {
+IntervalResult interval_for(const PlanInputs& in, Seconds step_time, const IntervalOptions& options,
+                            bool achieved_fraction_given) {
   IntervalResult out;
   if (achieved_fraction_given) {
     out.why_none = "no interval with --achieved-fraction: the measured errors are the operator model's";
@@ -40,8 +43,9 @@ IntervalResult interval_for(const PlanInputs& in, Seconds step_time, const Inter
   }
   out.interval = step_interval_for(in, step_time, options);
   if (!out.interval) {
-    out.why_none = fmt::format("no interval: fewer than {} measured runs like this plan ({}); give your own with --interval-runs",
-                               calibrate::kMinIntervalRuns, calibrate::run_class(in.plan, in.topology->gpu()));
+    out.why_none =
+        fmt::format("no interval: fewer than {} measured runs like this plan ({}); give your own with --interval-runs",
+                    calibrate::kMinIntervalRuns, calibrate::run_class(in.plan, in.topology->gpu()));
   }
   return out;
 }
@@ -49,7 +53,8 @@ IntervalResult interval_for(const PlanInputs& in, Seconds step_time, const Inter
 std::string interval_text(const IntervalResult& result) {
   if (!result.interval) return result.why_none;
   const calibrate::StepInterval& i = *result.interval;
-  return fmt::format("{:.0f}% interval {} - {}, from {}", i.coverage * 100.0, format_seconds(i.low), format_seconds(i.high), i.derived_from);
+  return fmt::format("{:.0f}% interval {} - {}, from {}", i.coverage * 100.0, format_seconds(i.low),
+                     format_seconds(i.high), i.derived_from);
 }
 
 void add_interval_json(nlohmann::json& j, const IntervalResult& result) {
@@ -59,8 +64,9 @@ void add_interval_json(nlohmann::json& j, const IntervalResult& result) {
     return;
   }
   const calibrate::StepInterval& i = *result.interval;
-  j["step_time_interval_s"] = {{"low_s", i.low.value()},   {"high_s", i.high.value()}, {"coverage", i.coverage},
-                               {"run_class", i.run_class}, {"runs", i.runs},           {"derived_from", i.derived_from}};
+  j["step_time_interval_s"] = {{"low_s", i.low.value()}, {"high_s", i.high.value()},
+                               {"coverage", i.coverage}, {"run_class", i.run_class},
+                               {"runs", i.runs},         {"derived_from", i.derived_from}};
 }
 
 }  // namespace stepcast::report

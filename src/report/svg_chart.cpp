@@ -1,5 +1,6 @@
 // Inline SVG charts written by hand: a line chart with a log2 or linear x axis, stacked bars
-// with an optional reference line, and a predicted-against-measured scatter on log-log axes. Coordinates are printed with two decimals so output is stable.
+// with an optional reference line, and a predicted-against-measured scatter on log-log axes. Coordinates are printed
+// with two decimals so output is stable.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,7 +44,8 @@ double nice_max(double v) {
 /// Axis labels: four significant digits, with k, M, G, T from 10,000 on ("125k", "2M" rather
 /// than "1.25e+05", "2e+06").
 std::string tick_label(double v) {
-  constexpr std::array<std::pair<double, const char*>, 4> kSuffixes = {{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}}};
+  constexpr std::array<std::pair<double, const char*>, 4> kSuffixes = {
+      {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}}};
   if (std::fabs(v) >= 1e4) {
     for (const auto& [scale, suffix] : kSuffixes) {
       if (std::fabs(v) >= scale) return fmt::format("{:.4g}{}", v / scale, suffix);
@@ -87,23 +89,28 @@ std::string byte_tick_label(double v) {
 }
 
 void y_tick(std::string& out, double width, double y, double value) {
-  out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#ddd"/>)", num(kMarginLeft), num(kMarginLeft + width), num(y));
-  out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-size="11">{}</text>)", num(kMarginLeft - 6), num(y + 4),
-                     xml_escape(tick_label(value)));
+  out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#ddd"/>)", num(kMarginLeft),
+                     num(kMarginLeft + width), num(y));
+  out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-size="11">{}</text>)", num(kMarginLeft - 6),
+                     num(y + 4), xml_escape(tick_label(value)));
 }
 
 void y_axis_lines(std::string& out, double width, const std::string& label) {
   const double bottom = kMarginTop + kPlotHeight;
-  out += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#333"/>)", num(kMarginLeft), num(kMarginTop), num(bottom));
-  out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#333"/>)", num(kMarginLeft), num(kMarginLeft + width), num(bottom));
-  out += fmt::format(R"~(<text x="16" y="{0}" transform="rotate(-90 16 {0})" text-anchor="middle" font-size="12">{1}</text>)~",
-                     num(kMarginTop + kPlotHeight / 2), xml_escape(label));
+  out += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#333"/>)", num(kMarginLeft), num(kMarginTop),
+                     num(bottom));
+  out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#333"/>)", num(kMarginLeft),
+                     num(kMarginLeft + width), num(bottom));
+  out += fmt::format(
+      R"~(<text x="16" y="{0}" transform="rotate(-90 16 {0})" text-anchor="middle" font-size="12">{1}</text>)~",
+      num(kMarginTop + kPlotHeight / 2), xml_escape(label));
 }
 
 /// A linear y axis from 0 to y_top.
 void y_axis(std::string& out, double width, double y_top, const std::string& label) {
   y_axis_lines(out, width, label);
-  for (int i = 0; i <= kYTicks; ++i) y_tick(out, width, kMarginTop + kPlotHeight * (1.0 - static_cast<double>(i) / kYTicks), y_top * i / kYTicks);
+  for (int i = 0; i <= kYTicks; ++i)
+    y_tick(out, width, kMarginTop + kPlotHeight * (1.0 - static_cast<double>(i) / kYTicks), y_top * i / kYTicks);
 }
 
 void title(std::string& out, double total_width, const std::string& text) {
@@ -125,8 +132,9 @@ void legend_entry(std::string& out, double x, std::size_t row, const char* fill,
 }
 
 std::string open_svg(double width, double height, const std::string& label) {
-  return fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" aria-label="{2}" font-family="sans-serif">)",
-                     num(width), num(height), xml_escape(label));
+  return fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" aria-label="{2}" font-family="sans-serif">)",
+      num(width), num(height), xml_escape(label));
 }
 
 }  // namespace
@@ -136,12 +144,23 @@ std::string xml_escape(std::string_view text) {
   out.reserve(text.size());
   for (const char ch : text) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -181,7 +200,8 @@ std::string render_svg(const LineChart& chart) {
   const double bottom = kMarginTop + kPlotHeight;
   const auto px = [&](double x) { return kMarginLeft + 10.0 + (plot_width - 20.0) * (x_of(x) - x_lo) / (x_hi - x_lo); };
   const auto py = [&](double y) {
-    return log_y ? bottom - kPlotHeight * (std::log10(y) - y_log.a) / (y_log.b - y_log.a) : bottom - kPlotHeight * y / y_top;
+    return log_y ? bottom - kPlotHeight * (std::log10(y) - y_log.a) / (y_log.b - y_log.a)
+                 : bottom - kPlotHeight * y / y_top;
   };
 
   std::string out = open_svg(width, height, chart.title);
@@ -202,21 +222,22 @@ std::string render_svg(const LineChart& chart) {
     for (int i = 0; i <= kYTicks; ++i) ticks.push_back(x_lo + (x_hi - x_lo) * i / kYTicks);
   }
   for (const double t : ticks) {
-    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="11">{}</text>)", num(px(t)), num(bottom + 16),
-                       xml_escape(chart.x_bytes ? byte_tick_label(t) : tick_label(t)));
+    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="11">{}</text>)", num(px(t)),
+                       num(bottom + 16), xml_escape(chart.x_bytes ? byte_tick_label(t) : tick_label(t)));
   }
-  out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="12">{}</text>)", num(kMarginLeft + plot_width / 2),
-                     num(bottom + 40), xml_escape(chart.x_label));
+  out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="12">{}</text>)",
+                     num(kMarginLeft + plot_width / 2), num(bottom + 40), xml_escape(chart.x_label));
   for (std::size_t i = 0; i < chart.series.size(); ++i) {
     const auto& s = chart.series[i];
     const char* fill = colour(s.colour >= 0 ? static_cast<std::size_t>(s.colour) : i);
     std::string points;
-    for (const auto& p : s.points) points += fmt::format("{}{},{}", points.empty() ? "" : " ", num(px(p.x)), num(py(p.y)));
+    for (const auto& p : s.points)
+      points += fmt::format("{}{},{}", points.empty() ? "" : " ", num(px(p.x)), num(py(p.y)));
     out += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="2"{} points="{}"/>)", fill,
                        s.dashed ? R"( stroke-dasharray="6 4")" : "", points);
     for (const auto& p : s.points) {
-      out += fmt::format(R"(<circle cx="{}" cy="{}" r="3.5" fill="{}"><title>{}: {} at {}</title></circle>)", num(px(p.x)),
-                         num(py(p.y)), fill, xml_escape(s.name), xml_escape(tick_label(p.y)),
+      out += fmt::format(R"(<circle cx="{}" cy="{}" r="3.5" fill="{}"><title>{}: {} at {}</title></circle>)",
+                         num(px(p.x)), num(py(p.y)), fill, xml_escape(s.name), xml_escape(tick_label(p.y)),
                          xml_escape(chart.x_bytes ? byte_tick_label(p.x) : tick_label(p.x)));
     }
     legend_entry(out, kMarginLeft + plot_width + 30.0, i, fill, s.name, s.dashed);
@@ -230,8 +251,8 @@ std::string render_svg(const BarChart& chart) {
   const double bar_width = 22.0;
   const double plot_width = std::max(300.0, slot * static_cast<double>(chart.bars.size()) + 20.0);
   const double label_room = 150.0;  // rotated bar labels below the axis
-  const bool any_reference = chart.reference > 0.0 ||
-                             std::any_of(chart.bars.begin(), chart.bars.end(), [](const Bar& b) { return b.reference > 0.0; });
+  const bool any_reference = chart.reference > 0.0 || std::any_of(chart.bars.begin(), chart.bars.end(),
+                                                                  [](const Bar& b) { return b.reference > 0.0; });
   const double legend_rows = static_cast<double>(chart.segments.size()) + (any_reference ? 1.0 : 0.0);
   const double height = std::max(kMarginTop + kPlotHeight + label_room, kMarginTop + legend_rows * kLegendRow + 20.0);
   const double width = kMarginLeft + plot_width + 30.0 + kLegendWidth;
@@ -261,31 +282,35 @@ std::string render_svg(const BarChart& chart) {
     for (std::size_t s = 0; s < bar.values.size(); ++s) {
       const double h = height_of(bar.values[s]);
       y -= h;
-      out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}: {} = {}</title></rect>)", num(x),
-                         num(y), num(bar_width), num(h), colour(s), xml_escape(bar.label), xml_escape(chart.segments[s]),
-                         xml_escape(tick_label(bar.values[s])));
+      out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}: {} = {}</title></rect>)",
+                         num(x), num(y), num(bar_width), num(h), colour(s), xml_escape(bar.label),
+                         xml_escape(chart.segments[s]), xml_escape(tick_label(bar.values[s])));
     }
     if (bar.reference > 0.0) {
       const double ry = bottom - height_of(bar.reference);
-      out += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#c00" stroke-width="2"><title>{}: {} {}</title></line>)",
-                         num(x - 4), num(ry), num(x + bar_width + 4), num(ry), xml_escape(bar.label), xml_escape(chart.reference_label),
-                         xml_escape(tick_label(bar.reference)));
+      out += fmt::format(
+          R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#c00" stroke-width="2"><title>{}: {} {}</title></line>)",
+          num(x - 4), num(ry), num(x + bar_width + 4), num(ry), xml_escape(bar.label),
+          xml_escape(chart.reference_label), xml_escape(tick_label(bar.reference)));
     }
     const double cx = x + bar_width / 2;
-    out += fmt::format(R"~(<text x="{0}" y="{1}" transform="rotate(-45 {0} {1})" text-anchor="end" font-size="10">{2}</text>)~",
-                       num(cx), num(bottom + 12), xml_escape(bar.label));
+    out += fmt::format(
+        R"~(<text x="{0}" y="{1}" transform="rotate(-45 {0} {1})" text-anchor="end" font-size="10">{2}</text>)~",
+        num(cx), num(bottom + 12), xml_escape(bar.label));
   }
   const double legend_x = kMarginLeft + plot_width + 30.0;
   for (std::size_t s = 0; s < chart.segments.size(); ++s) legend_entry(out, legend_x, s, colour(s), chart.segments[s]);
   if (chart.reference > 0.0) {
     const double y = bottom - height_of(chart.reference);
-    out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#c00" stroke-width="1.5" stroke-dasharray="6 4"/>)",
-                       num(kMarginLeft), num(kMarginLeft + plot_width), num(y));
+    out += fmt::format(
+        R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#c00" stroke-width="1.5" stroke-dasharray="6 4"/>)",
+        num(kMarginLeft), num(kMarginLeft + plot_width), num(y));
   }
   if (any_reference) {
     const double ly = kMarginTop + kLegendRow * static_cast<double>(chart.segments.size());
-    out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#c00" stroke-width="1.5" stroke-dasharray="6 4"/>)",
-                       num(legend_x), num(legend_x + 12), num(ly + 6));
+    out += fmt::format(
+        R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#c00" stroke-width="1.5" stroke-dasharray="6 4"/>)",
+        num(legend_x), num(legend_x + 12), num(ly + 6));
     out += fmt::format(R"(<text x="{}" y="{}" font-size="12">{}</text>)", num(legend_x + 18), num(ly + 10),
                        xml_escape(chart.reference_label));
   }
@@ -302,13 +327,14 @@ std::string marker(std::size_t i, double x, double y, const std::string& tooltip
   const std::string title = tooltip.empty() ? std::string() : fmt::format("<title>{}</title>", xml_escape(tooltip));
   switch ((i / kPalette.size()) % 3) {
     case 0:
-      return fmt::format(R"(<circle cx="{}" cy="{}" r="3.2" fill="{}" fill-opacity="0.85">{}</circle>)", num(x), num(y), fill, title);
+      return fmt::format(R"(<circle cx="{}" cy="{}" r="3.2" fill="{}" fill-opacity="0.85">{}</circle>)", num(x), num(y),
+                         fill, title);
     case 1:
-      return fmt::format(R"(<rect x="{}" y="{}" width="5.6" height="5.6" fill="{}" fill-opacity="0.85">{}</rect>)", num(x - 2.8),
-                         num(y - 2.8), fill, title);
+      return fmt::format(R"(<rect x="{}" y="{}" width="5.6" height="5.6" fill="{}" fill-opacity="0.85">{}</rect>)",
+                         num(x - 2.8), num(y - 2.8), fill, title);
     default:
-      return fmt::format(R"(<polygon points="{},{} {},{} {},{} {},{}" fill="{}" fill-opacity="0.85">{}</polygon>)", num(x), num(y - 4),
-                         num(x + 4), num(y), num(x), num(y + 4), num(x - 4), num(y), fill, title);
+      return fmt::format(R"(<polygon points="{},{} {},{} {},{} {},{}" fill="{}" fill-opacity="0.85">{}</polygon>)",
+                         num(x), num(y - 4), num(x + 4), num(y), num(x), num(y + 4), num(x - 4), num(y), fill, title);
   }
 }
 
@@ -346,26 +372,31 @@ std::string render_svg(const ScatterChart& chart) {
 
   std::string out = open_svg(width, height, chart.title);
   title(out, width, chart.title);
-  out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)", num(kMarginLeft), num(kMarginTop),
-                     num(kSide), num(kSide));
+  out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)", num(kMarginLeft),
+                     num(kMarginTop), num(kSide), num(kSide));
   for (const double v : axis.ticks) {
     const std::string label = xml_escape(tick_label(v));
-    out += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#ddd"/>)", num(px(v)), num(kMarginTop), num(bottom));
-    out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#ddd"/>)", num(kMarginLeft), num(kMarginLeft + kSide), num(py(v)));
-    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="11">{}</text>)", num(px(v)), num(bottom + 16), label);
-    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-size="11">{}</text>)", num(kMarginLeft - 6), num(py(v) + 4), label);
+    out += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#ddd"/>)", num(px(v)), num(kMarginTop),
+                       num(bottom));
+    out += fmt::format(R"(<line x1="{0}" y1="{2}" x2="{1}" y2="{2}" stroke="#ddd"/>)", num(kMarginLeft),
+                       num(kMarginLeft + kSide), num(py(v)));
+    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="11">{}</text>)", num(px(v)),
+                       num(bottom + 16), label);
+    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-size="11">{}</text>)", num(kMarginLeft - 6),
+                       num(py(v) + 4), label);
   }
 
-  out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="12">{}</text>)", num(kMarginLeft + kSide / 2),
-                     num(bottom + 40), xml_escape(chart.x_label));
-  out += fmt::format(R"~(<text x="16" y="{0}" transform="rotate(-90 16 {0})" text-anchor="middle" font-size="12">{1}</text>)~",
-                     num(kMarginTop + kSide / 2), xml_escape(chart.y_label));
+  out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="12">{}</text>)",
+                     num(kMarginLeft + kSide / 2), num(bottom + 40), xml_escape(chart.x_label));
+  out += fmt::format(
+      R"~(<text x="16" y="{0}" transform="rotate(-90 16 {0})" text-anchor="middle" font-size="12">{1}</text>)~",
+      num(kMarginTop + kSide / 2), xml_escape(chart.y_label));
   // y = x corner to corner; y = c x for c = 1 +- band, each from where it enters the square to where it leaves.
   const double x_lo = std::pow(10.0, a);
   const double x_hi = std::pow(10.0, b);
   const auto line = [&](double x1, double y1, double x2, double y2, bool dashed) {
-    out += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#555" stroke-width="1.2"{}/>)", num(px(x1)), num(py(y1)),
-                       num(px(x2)), num(py(y2)), dashed ? R"( stroke-dasharray="6 4")" : "");
+    out += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#555" stroke-width="1.2"{}/>)", num(px(x1)),
+                       num(py(y1)), num(px(x2)), num(py(y2)), dashed ? R"( stroke-dasharray="6 4")" : "");
   };
   line(x_lo, x_lo, x_hi, x_hi, false);
   const double up = 1.0 + chart.band;
@@ -384,7 +415,8 @@ std::string render_svg(const ScatterChart& chart) {
   for (std::size_t i = 0; i < chart.groups.size(); ++i) {
     const auto& g = chart.groups[i];
     for (const auto& p : g.points) {
-      out += marker(i, px(p.x), py(p.y), fmt::format("{}: measured {}, predicted {}", g.name, tick_label(p.x), tick_label(p.y)));
+      out += marker(i, px(p.x), py(p.y),
+                    fmt::format("{}: measured {}, predicted {}", g.name, tick_label(p.x), tick_label(p.y)));
     }
     if (i < named) {
       out += marker(i, legend_x + 6, kMarginTop + kLegendRow * static_cast<double>(i + 2) + 6, {});

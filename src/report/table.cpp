@@ -53,24 +53,33 @@ std::string format_number(double value) {
 
 std::string display_text(const Cell& cell, const Column& column) {
   switch (cell.kind) {
-    case Cell::Kind::kEmpty: return "";
-    case Cell::Kind::kText: return cell.text;
-    case Cell::Kind::kInteger: return fmt::format("{}", cell.integer);
+    case Cell::Kind::kEmpty:
+      return "";
+    case Cell::Kind::kText:
+      return cell.text;
+    case Cell::Kind::kInteger:
+      return fmt::format("{}", cell.integer);
     case Cell::Kind::kNumber:
       if (column.decimals < 0) return format_number(cell.number / column.scale);
       return fmt::format("{:.{}f}", cell.number / column.scale, column.decimals);
-    case Cell::Kind::kFlag: return cell.flag ? "yes" : "no";
+    case Cell::Kind::kFlag:
+      return cell.flag ? "yes" : "no";
   }
   STEPCAST_UNREACHABLE("every cell kind is handled");
 }
 
 std::string machine_text(const Cell& cell) {
   switch (cell.kind) {
-    case Cell::Kind::kEmpty: return "";
-    case Cell::Kind::kText: return cell.text;
-    case Cell::Kind::kInteger: return fmt::format("{}", cell.integer);
-    case Cell::Kind::kNumber: return format_number(cell.number);
-    case Cell::Kind::kFlag: return cell.flag ? "true" : "false";
+    case Cell::Kind::kEmpty:
+      return "";
+    case Cell::Kind::kText:
+      return cell.text;
+    case Cell::Kind::kInteger:
+      return fmt::format("{}", cell.integer);
+    case Cell::Kind::kNumber:
+      return format_number(cell.number);
+    case Cell::Kind::kFlag:
+      return cell.flag ? "true" : "false";
   }
   STEPCAST_UNREACHABLE("every cell kind is handled");
 }

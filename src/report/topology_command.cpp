@@ -2,10 +2,10 @@
 // its figures, nodes, GPUs, links per tier, and the per-tier figures a collective over all GPUs sees.
 #include "stepcast/report/topology_command.hpp"
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <array>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -26,7 +26,6 @@ using topology::CommTiers;
 using topology::LinkTier;
 using topology::Topology;
 using topology::VertexKind;
-
 
 constexpr std::array kTiers{LinkTier::kIntraNode, LinkTier::kNic, LinkTier::kFabric};
 constexpr std::array kKinds{VertexKind::kGpu, VertexKind::kNic, VertexKind::kSwitch};
@@ -68,17 +67,20 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
   std::string out;
   out += fmt::format("topology      {} ({})\n", t.name(), path);
   out += fmt::format("source        {}\n", t.source());
-  out += fmt::format("gpu           {}: {} HBM at {}\n", g.name, format_bytes(g.memory), format_bandwidth(g.memory_bandwidth));
-  out += fmt::format("peak TFLOP/s  fp32 {}, tf32 {}, bf16 {}, fp16 {}, fp8 {}", tflops(g.peak_fp32), tflops(g.peak_tf32),
-                     tflops(g.peak_bf16), tflops(g.peak_fp16), tflops(g.peak_fp8));
+  out += fmt::format("gpu           {}: {} HBM at {}\n", g.name, format_bytes(g.memory),
+                     format_bandwidth(g.memory_bandwidth));
+  out += fmt::format("peak TFLOP/s  fp32 {}, tf32 {}, bf16 {}, fp16 {}, fp8 {}", tflops(g.peak_fp32),
+                     tflops(g.peak_tf32), tflops(g.peak_bf16), tflops(g.peak_fp16), tflops(g.peak_fp8));
   // Blackwell's block-scaled formats, shown where the file gives them.
   if (g.peak_mxfp8.value() > 0.0) out += fmt::format(", mxfp8 {}", tflops(g.peak_mxfp8));
   if (g.peak_nvfp4.value() > 0.0) out += fmt::format(", nvfp4 {}", tflops(g.peak_nvfp4));
   out += "\n";
-  out += fmt::format("nodes         {} (up to {} GPUs each), {} GPUs\n", t.node_count(), t.gpus_per_node(), t.gpu_count());
+  out +=
+      fmt::format("nodes         {} (up to {} GPUs each), {} GPUs\n", t.node_count(), t.gpus_per_node(), t.gpu_count());
   if (t.trays_per_node() > 1) {
-    out += fmt::format("scale-up      each node above is one NVLink domain of {} trays of {} GPUs (--nodes counts trays)\n",
-                       t.trays_per_node(), t.gpus_per_node() / t.trays_per_node());
+    out += fmt::format(
+        "scale-up      each node above is one NVLink domain of {} trays of {} GPUs (--nodes counts trays)\n",
+        t.trays_per_node(), t.gpus_per_node() / t.trays_per_node());
   }
   out += fmt::format("vertices      {} gpu, {} nic, {} switch\n", vertices_of(t, VertexKind::kGpu),
                      vertices_of(t, VertexKind::kNic), vertices_of(t, VertexKind::kSwitch));
@@ -87,9 +89,10 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
     out += fmt::format("links {:<11} {}{}\n", topology::to_string(tier), l.count, bw_range(l));
   }
   if (t.price()) out += fmt::format("price         {} USD per GPU-hour ({})\n", t.price()->usd, t.price()->source);
-  out += fmt::format("\nwhat a collective over {}{} GPUs sees ({} nodes, {} per node), each way:\n", c.ranks == t.gpu_count() ? "all " : "the first ",
-                     c.ranks, c.nodes, c.ranks_per_node);
-  out += fmt::format("  intra-node    {} GPU to GPU, latency {}\n", format_bandwidth(c.intra_bw), format_seconds(c.intra_latency));
+  out += fmt::format("\nwhat a collective over {}{} GPUs sees ({} nodes, {} per node), each way:\n",
+                     c.ranks == t.gpu_count() ? "all " : "the first ", c.ranks, c.nodes, c.ranks_per_node);
+  out += fmt::format("  intra-node    {} GPU to GPU, latency {}\n", format_bandwidth(c.intra_bw),
+                     format_seconds(c.intra_latency));
   out += fmt::format("  node out      {} ({})\n", format_bandwidth(c.node_bw), format_gbps(c.node_bw));
   out += fmt::format("  one GPU out   {} ({})\n", format_bandwidth(c.gpu_nic_bw), format_gbps(c.gpu_nic_bw));
   out += fmt::format("  inter-node    latency {} (longest route from rank 0)\n", format_seconds(c.inter_latency));
@@ -124,7 +127,8 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
       {"gpus", t.gpu_count()},
       {"vertices", vertices},
       {"links", links},
-      {"price", t.price() ? nlohmann::json{{"usd_per_gpu_hour", t.price()->usd}, {"source", t.price()->source}} : nlohmann::json()},
+      {"price", t.price() ? nlohmann::json{{"usd_per_gpu_hour", t.price()->usd}, {"source", t.price()->source}}
+                          : nlohmann::json()},
       {"tiers",
        {{"ranks", c.ranks},
         {"nodes", c.nodes},
@@ -152,6 +156,5 @@ std::string topology_command(const TopologyRequest& o) {
   const CommTiers c = t.tiers(selected.gpus);
   return o.json ? summary_json(t, c).dump(2) + "\n" : summary_text(t, o.topology, c);
 }
-
 
 }  // namespace stepcast::report

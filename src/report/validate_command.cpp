@@ -4,12 +4,12 @@
 // request.
 #include "stepcast/report/validate_command.hpp"
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -33,10 +33,10 @@ namespace stepcast::report {
 
 namespace {
 
-
 std::string table_text(const calibrate::Comparison& c) {
-  std::string out = fmt::format("{:<14} {:<12} {:>13} {:>10} {:>14} {:>14} {:>14} {:>14} {:>9}\n", "collective", "model",
-                                "size (B)", "size", "measured (us)", "meas busbw", "predicted (us)", "pred busbw", "error %");
+  std::string out =
+      fmt::format("{:<14} {:<12} {:>13} {:>10} {:>14} {:>14} {:>14} {:>14} {:>9}\n", "collective", "model", "size (B)",
+                  "size", "measured (us)", "meas busbw", "predicted (us)", "pred busbw", "error %");
   for (const auto& p : c.points) {
     out += fmt::format("{:<14} {:<12} {:>13.0f} {:>10} {:>14.2f} {:>14} {:>14.2f} {:>14} {:>+9.2f}\n",
                        cost::to_string(p.sample.op), p.model, p.sample.size.value(), format_bytes(p.sample.size),
@@ -58,17 +58,20 @@ std::string shape_text(const calibrate::TimedOperator& op) {
 std::string operator_table_text(const calibrate::KernelBench& bench, const calibrate::OperatorComparison& c) {
   std::string out = fmt::format("operators of {} on {}:\n", bench.file, bench.gpu_name);
   for (std::size_t i = 0; i < bench.lists.size(); ++i) out += fmt::format("  list {}: {}\n", i, bench.lists[i]);
-  out += fmt::format("{:<13} {:>4} {:<32} {:<15} {:<9} {:<28} {:>13} {:>14} {:<8} {:>9}\n", "family", "list", "operator", "pass",
-                     "precision", "shape (M x N x K)", "measured (us)", "predicted (us)", "bound", "error %");
+  out +=
+      fmt::format("{:<13} {:>4} {:<32} {:<15} {:<9} {:<28} {:>13} {:>14} {:<8} {:>9}\n", "family", "list", "operator",
+                  "pass", "precision", "shape (M x N x K)", "measured (us)", "predicted (us)", "bound", "error %");
   for (const auto& p : c.points) {
     const calibrate::TimedOperator* m = p.measured;
-    out += fmt::format("{:<13} {:>4} {:<32} {:<15} {:<9} {:<28} {:>13.2f} {:>14.2f} {:<8} {:>+9.2f}\n", calibrate::to_string(p.family),
-                       m ? std::to_string(m->list) : "-", m ? m->name : "empty kernel", m ? cost::to_string(m->pass) : "-",
-                       m ? m->precision : "-", m ? shape_text(*m) : "-", p.measured_time.value() * unit::kMega,
-                       p.predicted.value() * unit::kMega, cost::to_string(p.bound), p.error_pct);
+    out += fmt::format("{:<13} {:>4} {:<32} {:<15} {:<9} {:<28} {:>13.2f} {:>14.2f} {:<8} {:>+9.2f}\n",
+                       calibrate::to_string(p.family), m ? std::to_string(m->list) : "-", m ? m->name : "empty kernel",
+                       m ? cost::to_string(m->pass) : "-", m ? m->precision : "-", m ? shape_text(*m) : "-",
+                       p.measured_time.value() * unit::kMega, p.predicted.value() * unit::kMega,
+                       cost::to_string(p.bound), p.error_pct);
   }
   for (const auto& m : bench.operators) {
-    if (!m.time) out += fmt::format("not timed: {} ({}, list {}): {}\n", m.name, cost::to_string(m.pass), m.list, m.skipped);
+    if (!m.time)
+      out += fmt::format("not timed: {} ({}, list {}): {}\n", m.name, cost::to_string(m.pass), m.list, m.skipped);
   }
   out += fmt::format("{:<13} {:>6} {:>8} {:>12} {:>11}\n", "family", "timed", "skipped", "median |e|%", "worst |e|%");
   for (std::size_t i = 0; i < c.families.size(); ++i) {
@@ -77,12 +80,12 @@ std::string operator_table_text(const calibrate::KernelBench& bench, const calib
     if (f.points == 0) {
       out += fmt::format("{:<13} {:>6} {:>8} {:>12} {:>11}\n", calibrate::to_string(family), 0, f.skipped, "-", "-");
     } else {
-      out += fmt::format("{:<13} {:>6} {:>8} {:>12.2f} {:>11.2f}\n", calibrate::to_string(family), f.points, f.skipped, f.median_abs_error_pct,
-                         f.max_abs_error_pct);
+      out += fmt::format("{:<13} {:>6} {:>8} {:>12.2f} {:>11.2f}\n", calibrate::to_string(family), f.points, f.skipped,
+                         f.median_abs_error_pct, f.max_abs_error_pct);
     }
   }
-  out += fmt::format("{} timed: |error| median {:.2f}%, p90 {:.2f}%, worst {:.2f}%\n", c.points.size(), c.median_abs_error_pct,
-                     c.p90_abs_error_pct, c.max_abs_error_pct);
+  out += fmt::format("{} timed: |error| median {:.2f}%, p90 {:.2f}%, worst {:.2f}%\n", c.points.size(),
+                     c.median_abs_error_pct, c.p90_abs_error_pct, c.max_abs_error_pct);
   return out;
 }
 
@@ -134,7 +137,8 @@ nlohmann::json operators_json(const calibrate::KernelBench& bench, const calibra
   }
   nlohmann::json skipped = nlohmann::json::array();
   for (const auto& m : bench.operators) {
-    if (!m.time) skipped.push_back({{"list", m.list}, {"name", m.name}, {"pass", cost::to_string(m.pass)}, {"reason", m.skipped}});
+    if (!m.time)
+      skipped.push_back({{"list", m.list}, {"name", m.name}, {"pass", cost::to_string(m.pass)}, {"reason", m.skipped}});
   }
   nlohmann::json families = nlohmann::json::object();
   for (std::size_t i = 0; i < c.families.size(); ++i) {
@@ -160,7 +164,7 @@ nlohmann::json operators_json(const calibrate::KernelBench& bench, const calibra
 struct Results {
   calibrate::Comparison collectives;
   std::vector<calibrate::OperatorComparison> operators;  ///< one per MeasuredInputs::kernels entry
-  std::vector<calibrate::RowUse> use;            ///< one per MeasuredInputs::measurements entry
+  std::vector<calibrate::RowUse> use;                    ///< one per MeasuredInputs::measurements entry
 };
 
 // Why validate does not compare a row on the other side of --holdout.
@@ -210,7 +214,8 @@ std::string json_text(const Results& r, const MeasuredInputs& in, const std::str
   j["max_abs_error_pct"] = sig9(r.collectives.max_abs_error_pct);
   if (!in.kernels.empty()) {
     j["operators"] = nlohmann::json::array();
-    for (std::size_t i = 0; i < in.kernels.size(); ++i) j["operators"].push_back(operators_json(in.kernels[i], r.operators[i]));
+    for (std::size_t i = 0; i < in.kernels.size(); ++i)
+      j["operators"].push_back(operators_json(in.kernels[i], r.operators[i]));
   }
   return j.dump(2) + "\n";
 }
@@ -269,12 +274,12 @@ ValidateOutput validate_command(const ValidateRequest& o) {
     out.text = json_text(r, in, o.calibration, o.in.verbose);
   } else {
     std::string text = fmt::format(
-        "predicted ({}, {}) vs measured on {}{}\n", o.calibration.empty() ? "uncalibrated" : "calibration " + o.calibration,
+        "predicted ({}, {}) vs measured on {}{}\n",
+        o.calibration.empty() ? "uncalibrated" : "calibration " + o.calibration,
         o.in.algorithm.empty() ? "default algorithm"
         : in.nccl_auto         ? "NCCL's tuning model picks"
                                : o.in.algorithm,
-        topo.name(),
-        held_out ? fmt::format(", points held out by --holdout {}", o.in.holdout) : std::string());
+        topo.name(), held_out ? fmt::format(", points held out by --holdout {}", o.in.holdout) : std::string());
     if (!in.measurements.empty()) {
       text += reading_summary(in.measurements, r.use, std::string(kHoldoutReason), o.in.verbose);
       text += table_text(r.collectives);
@@ -288,6 +293,5 @@ ValidateOutput validate_command(const ValidateRequest& o) {
   out.within_gate = passed;
   return out;
 }
-
 
 }  // namespace stepcast::report

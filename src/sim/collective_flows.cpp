@@ -3,9 +3,9 @@
 // closed form and any difference is contention or asymmetry the formula cannot see.
 #include "stepcast/sim/collective_flows.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <bit>
-#include <fmt/format.h>
 #include <limits>
 #include <utility>
 
@@ -80,7 +80,8 @@ std::pair<Pairs, int> ring_pairs(const topology::Topology& topo, std::span<const
 // every group has added its pairs (see merge in build_collective).
 class Builder {
  public:
-  std::uint32_t pattern(const Pairs& pairs, BytesPerSecond cap = BytesPerSecond(std::numeric_limits<double>::infinity())) {
+  std::uint32_t pattern(const Pairs& pairs,
+                        BytesPerSecond cap = BytesPerSecond(std::numeric_limits<double>::infinity())) {
     patterns.push_back(pairs);
     caps.push_back(cap);
     return static_cast<std::uint32_t>(patterns.size() - 1);
@@ -101,12 +102,14 @@ class Builder {
 // A collective as the cost model priced it: bytes_per_rank over ring-ordered pairs, spread over
 // the ring's channels (NCCL pipelines broadcast and reduce along the same rings, so each
 // channel's chain leaves a node through its own NIC too).
-void build_priced(Builder& b, const topology::Topology& topo, const cost::CollectivePrice& price, std::span<const int> ranks) {
+void build_priced(Builder& b, const topology::Topology& topo, const cost::CollectivePrice& price,
+                  std::span<const int> ranks) {
   if (ranks.size() < 2) return;
   const des::Tick latency = des::to_ticks(price.flows.latency);
   const auto [pairs, channels] = ring_pairs(topo, ranks);
   const double k = static_cast<double>(channels);
-  b.steps.push_back(CollectivePhase{b.pattern(pairs, price.flows.rate_per_rank / k), price.flows.bytes_per_rank / k, 1, latency});
+  b.steps.push_back(
+      CollectivePhase{b.pattern(pairs, price.flows.rate_per_rank / k), price.flows.bytes_per_rank / k, 1, latency});
 }
 
 // Send/recv (each rank to the next, as nccl-tests runs it) and all-to-all (S/N from every rank
@@ -119,7 +122,8 @@ void build_p2p(Builder& b, cost::CollectiveOp op, const cost::CollectivePrice& p
   Pairs pairs;
   if (op == CollectiveOp::kSendRecv) {
     for (std::size_t i = 0; i < n; ++i) pairs.emplace_back(ranks[i], ranks[(i + 1) % n]);
-    b.steps.push_back(CollectivePhase{b.pattern(pairs, price.flows.rate_per_rank), price.flows.bytes_per_rank, 1, latency});
+    b.steps.push_back(
+        CollectivePhase{b.pattern(pairs, price.flows.rate_per_rank), price.flows.bytes_per_rank, 1, latency});
     return;
   }
   for (std::size_t i = 0; i < n; ++i) {
@@ -128,7 +132,8 @@ void build_p2p(Builder& b, cost::CollectiveOp op, const cost::CollectivePrice& p
     }
   }
   const double peers = static_cast<double>(n - 1);
-  b.steps.push_back(CollectivePhase{b.pattern(pairs, price.flows.rate_per_rank / peers), price.flows.bytes_per_rank / peers, 1, latency});
+  b.steps.push_back(CollectivePhase{b.pattern(pairs, price.flows.rate_per_rank / peers),
+                                    price.flows.bytes_per_rank / peers, 1, latency});
 }
 
 // Ring all-reduce: 2(N-1) steps of S/N per channel share; reduce-scatter/all-gather: N-1 steps.
@@ -185,9 +190,10 @@ void build_hierarchical(Builder& b, CollectiveOp op, Bytes size, std::span<const
   const std::size_t n = nodes.size();
   for (const auto& node : nodes) {
     if (node.size() != g) {
-      throw InputError(fmt::format("a hierarchical {} needs the same number of ranks on every node; {} ranks over {} "
-                                   "nodes do not divide evenly (use a ring, or a rank count that fills whole nodes)",
-                                   cost::to_string(op), ranks.size(), n));
+      throw InputError(
+          fmt::format("a hierarchical {} needs the same number of ranks on every node; {} ranks over {} "
+                      "nodes do not divide evenly (use a ring, or a rank count that fills whole nodes)",
+                      cost::to_string(op), ranks.size(), n));
     }
   }
   Pairs intra;
@@ -218,8 +224,8 @@ void build_pairs(Builder& b, const topology::Topology& topo, CollectiveOp op, Al
   const std::size_t n = ranks.size();
   if (n == 1) return;
   const auto refuse = [&] {
-    throw InputError(fmt::format("the {} algorithm does not implement {}", cost::to_string(algorithm),
-                                 cost::to_string(op)));
+    throw InputError(
+        fmt::format("the {} algorithm does not implement {}", cost::to_string(algorithm), cost::to_string(op)));
   };
   switch (algorithm) {
     case Algorithm::kRing:
@@ -295,18 +301,21 @@ CollectiveSchedule merged_schedule(Network& network, std::span<const std::vector
 
 CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, CollectiveOp op,
                                     Algorithm algorithm, Bytes size, std::span<const std::vector<int>> groups) {
-  return merged_schedule(network, groups,
-                         [&](Builder& b, const std::vector<int>& group) { build_pairs(b, topo, op, algorithm, size, group); });
+  return merged_schedule(network, groups, [&](Builder& b, const std::vector<int>& group) {
+    build_pairs(b, topo, op, algorithm, size, group);
+  });
 }
 
 CollectiveSchedule build_collective(Network& network, const topology::Topology& topo, CollectiveOp op, Bytes size,
                                     const cost::CollectivePrice& price, std::span<const std::vector<int>> groups) {
   if (price.p2p) {
-    return merged_schedule(network, groups, [&](Builder& b, const std::vector<int>& group) { build_p2p(b, op, price, group); });
+    return merged_schedule(network, groups,
+                           [&](Builder& b, const std::vector<int>& group) { build_p2p(b, op, price, group); });
   }
   // The closed-form ring is the same shape as NCCL's ring; the other closed forms have their own phases.
   const bool ring_shaped = price.nccl || price.closed_form == Algorithm::kRing;
-  if (!ring_shaped) return build_collective(network, topo, op, price.closed_form.value_or(Algorithm::kDirect), size, groups);
+  if (!ring_shaped)
+    return build_collective(network, topo, op, price.closed_form.value_or(Algorithm::kDirect), size, groups);
   return merged_schedule(network, groups,
                          [&](Builder& b, const std::vector<int>& group) { build_priced(b, topo, price, group); });
 }
@@ -389,8 +398,8 @@ Seconds simulate_collective(const topology::Topology& topo, CollectiveOp op, Alg
   return run_alone(topo, [&](Network& network) { return build_collective(network, topo, op, algorithm, size, ranks); });
 }
 
-Seconds simulate_collective(const topology::Topology& topo, CollectiveOp op, Bytes size, const cost::CollectivePrice& price,
-                            std::span<const int> ranks) {
+Seconds simulate_collective(const topology::Topology& topo, CollectiveOp op, Bytes size,
+                            const cost::CollectivePrice& price, std::span<const int> ranks) {
   const std::vector<std::vector<int>> one{std::vector<int>(ranks.begin(), ranks.end())};
   return run_alone(topo, [&](Network& network) { return build_collective(network, topo, op, size, price, one); });
 }

@@ -32,8 +32,8 @@ Network::Network(const topology::Topology& topo, const des::Engine& engine, Tran
 }
 
 const std::vector<std::vector<topology::Hop>>& Network::routes(int src, int dst) {
-  const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
-                            static_cast<std::uint32_t>(dst);
+  const std::uint64_t key =
+      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) | static_cast<std::uint32_t>(dst);
   auto it = routes_.find(key);
   if (it == routes_.end()) it = routes_.emplace(key, topo_->routes(src, dst)).first;
   return it->second;

@@ -55,7 +55,8 @@ std::vector<PipelineOp> pipeline_order(plan::Schedule schedule, int pp, int stag
     case plan::Schedule::kInterleaved: {
       STEPCAST_ASSERT(chunks == 1 || m % pp == 0, "interleaving needs micro-batches divisible by pp");
       const int total = m * chunks;
-      const int warm = chunks == 1 ? std::min(pp - stage - 1, m) : std::min((pp - stage - 1) * 2 + (chunks - 1) * pp, total);
+      const int warm =
+          chunks == 1 ? std::min(pp - stage - 1, m) : std::min((pp - stage - 1) * 2 + (chunks - 1) * pp, total);
       for (int k = 0; k < warm; ++k) ops.push_back(virtual_op(Kind::kForward, k, pp, chunks));
       for (int k = 0; k < total - warm; ++k) {
         ops.push_back(virtual_op(Kind::kForward, warm + k, pp, chunks));

@@ -2,9 +2,9 @@
 // communication group and collective, never by display name.
 #include "stepcast/sim/step_from_plan.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "moe_from_plan.hpp"
 #include "stepcast/core/errors.hpp"
@@ -72,7 +72,9 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
         tensor.ops.push_back(t.op);
         tensor.size = t.size;
         break;
-      case cost::CommGroup::kPipeline: s.p2p_bytes = t.size; break;
+      case cost::CommGroup::kPipeline:
+        s.p2p_bytes = t.size;
+        break;
       case cost::CommGroup::kShardGroup:
         sharded.shard_ranks = t.ranks;
         if (t.op == cost::CollectiveOp::kAllGather) {
@@ -102,22 +104,27 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
       case cost::CommGroup::kExpertData:
         if (t.ranks == plan.dp && t.op != cost::CollectiveOp::kAllGather) {
           // Without expert parallel the experts' gradients reduce over the data-parallel group itself.
-          s.syncs.push_back(GradientSync{t.name, t.op, t.size, t.calls, plan.zero_stage() == 2, grad_reduce_overlapped});
+          s.syncs.push_back(
+              GradientSync{t.name, t.op, t.size, t.calls, plan.zero_stage() == 2, grad_reduce_overlapped});
           break;
         }
         if (t.ranks == plan.dp) {
-          s.parameter_gather += t.size * t.calls;  // ZeRO-1/2: the experts' updated parameters, gathered with the others
+          s.parameter_gather +=
+              t.size * t.calls;  // ZeRO-1/2: the experts' updated parameters, gathered with the others
           break;
         }
         // Fewer expert data-parallel ranks than dp: the expert groups of the stage's folding.
-        STEPCAST_ASSERT(s.expert_parallel.has_value(), "an expert data-parallel group smaller than dp comes with expert parallel");
+        STEPCAST_ASSERT(s.expert_parallel.has_value(),
+                        "an expert data-parallel group smaller than dp comes with expert parallel");
         if (t.op == cost::CollectiveOp::kAllGather) {
           s.expert_parallel->parameter_gather = t.size;
         } else {
-          s.syncs.push_back(GradientSync{t.name, t.op, t.size, t.calls, plan.zero_stage() == 2, grad_reduce_overlapped, true});
+          s.syncs.push_back(
+              GradientSync{t.name, t.op, t.size, t.calls, plan.zero_stage() == 2, grad_reduce_overlapped, true});
         }
         break;
-      case cost::CommGroup::kExpert: break;  // one MoE block's calls, taken above
+      case cost::CommGroup::kExpert:
+        break;  // one MoE block's calls, taken above
       case cost::CommGroup::kData:
         if (t.op == cost::CollectiveOp::kAllGather) {
           // ZeRO-1/2: updated parameters gathered after the optimizer, or in buckets beside the
@@ -127,7 +134,8 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
           s.parameter_gather_before_forward = plan.overlap_param_gather.value_or(false);
         } else {
           // ZeRO-2 reduce-scatters each micro-batch's gradients (ZeRO section 5.2).
-          s.syncs.push_back(GradientSync{t.name, t.op, t.size, t.calls, plan.zero_stage() == 2, grad_reduce_overlapped});
+          s.syncs.push_back(
+              GradientSync{t.name, t.op, t.size, t.calls, plan.zero_stage() == 2, grad_reduce_overlapped});
         }
         break;
     }
@@ -145,8 +153,9 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
   }
   s.optimizer = p.optimizer;
   if (plan.uneven_pipeline()) {
-    out.notes.push_back(fmt::format("uneven pipeline: every stage keeps its own compute time, replayed in the slowest stage's {} layers of slices",
-                                    s.layers));
+    out.notes.push_back(fmt::format(
+        "uneven pipeline: every stage keeps its own compute time, replayed in the slowest stage's {} layers of slices",
+        s.layers));
   }
   return out;
 }

@@ -1,8 +1,8 @@
 // Walking the recorded dependencies back from the step's last node.
 #include "step_graph.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "stepcast/core/errors.hpp"
 
@@ -16,12 +16,16 @@ std::string where(const PathNode& n, bool with_replica) {
 
 std::string describe(const PathNode& n, bool with_replica) {
   switch (n.kind) {
-    case PathNode::Kind::kTask: return fmt::format("{} ({})", task_name(n.op), where(n, with_replica));
+    case PathNode::Kind::kTask:
+      return fmt::format("{} ({})", task_name(n.op), where(n, with_replica));
     case PathNode::Kind::kSend:
-      return with_replica ? fmt::format("send {} (stage {} -> {}, replica {})", task_name(n.op), n.stage, n.to_stage, n.replica)
-                          : fmt::format("send {} (stage {} -> {})", task_name(n.op), n.stage, n.to_stage);
-    case PathNode::Kind::kRequest: return fmt::format("{} (stage {})", to_string(n.request), n.stage);
-    case PathNode::Kind::kOptimizer: return fmt::format("optimizer ({})", where(n, with_replica));
+      return with_replica
+                 ? fmt::format("send {} (stage {} -> {}, replica {})", task_name(n.op), n.stage, n.to_stage, n.replica)
+                 : fmt::format("send {} (stage {} -> {})", task_name(n.op), n.stage, n.to_stage);
+    case PathNode::Kind::kRequest:
+      return fmt::format("{} (stage {})", to_string(n.request), n.stage);
+    case PathNode::Kind::kOptimizer:
+      return fmt::format("optimizer ({})", where(n, with_replica));
   }
   STEPCAST_UNREACHABLE("unknown path node");
 }
@@ -35,11 +39,16 @@ std::string task_name(const PipelineOp& op) {
 
 std::string_view to_string(RequestKind kind) {
   switch (kind) {
-    case RequestKind::kBucket: return "gradient bucket";
-    case RequestKind::kGather: return "parameter all-gather";
-    case RequestKind::kReduceScatter: return "gradient reduce-scatter";
-    case RequestKind::kReplicaAllReduce: return "replica all-reduce";
-    case RequestKind::kUpdatedGather: return "ZeRO parameter all-gather";
+    case RequestKind::kBucket:
+      return "gradient bucket";
+    case RequestKind::kGather:
+      return "parameter all-gather";
+    case RequestKind::kReduceScatter:
+      return "gradient reduce-scatter";
+    case RequestKind::kReplicaAllReduce:
+      return "replica all-reduce";
+    case RequestKind::kUpdatedGather:
+      return "ZeRO parameter all-gather";
   }
   STEPCAST_UNREACHABLE("unknown request kind");
 }

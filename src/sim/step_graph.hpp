@@ -24,8 +24,8 @@ struct PathNode {
   std::int64_t pred = -1;  ///< the node whose end let this one start (or finish); -1 at the start of the step
   int stage = 0;
   int replica = 0;
-  int to_stage = 0;        ///< sends: the receiving stage
-  PipelineOp op;           ///< tasks, and the task a send carries the output of
+  int to_stage = 0;  ///< sends: the receiving stage
+  PipelineOp op;     ///< tasks, and the task a send carries the output of
   RequestKind request = RequestKind::kBucket;
 };
 

@@ -3,9 +3,9 @@
 // every simulated replica has issued them.
 #include "step_run.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "stepcast/core/errors.hpp"
 
@@ -28,16 +28,23 @@ StepResult StepRun::run() {
 void StepRun::on_timer(des::Tick now, std::uint64_t payload) {
   const int k = owner_of(payload);
   switch (kind_of(payload)) {
-    case Kind::kSliceDone: slice_done(k); break;
+    case Kind::kSliceDone:
+      slice_done(k);
+      break;
     case Kind::kBucketReady: {
       Rank& rk = rank(k);
       ++rk.buckets_issued;
       issue(k, RequestKind::kBucket, stage_of(rk).buckets[index_of(payload)].schedule);
       break;
     }
-    case Kind::kOptimizerDone: optimizer_done(k, now); break;
-    case Kind::kOverlapTail: slice_end(k); break;
-    default: STEPCAST_UNREACHABLE("unknown timer kind");
+    case Kind::kOptimizerDone:
+      optimizer_done(k, now);
+      break;
+    case Kind::kOverlapTail:
+      slice_end(k);
+      break;
+    default:
+      STEPCAST_UNREACHABLE("unknown timer kind");
   }
 }
 
@@ -91,11 +98,13 @@ bool StepRun::ready(const Rank& rk, const PipelineOp& op) const {
   if (!parameters_here(rk)) return false;
   const int vs = op.chunk * spec_->pp + rk.stage;
   switch (op.kind) {
-    case PipelineOp::Kind::kForward: return fwd_ready_[ready_index(rk.replica, vs, op.micro_batch)] != 0;
+    case PipelineOp::Kind::kForward:
+      return fwd_ready_[ready_index(rk.replica, vs, op.micro_batch)] != 0;
     case PipelineOp::Kind::kBackward:
       // The last virtual stage starts the backward from its own forward (ordered before it).
       return vs + 1 == virtual_stages() || bwd_ready_[ready_index(rk.replica, vs, op.micro_batch)] != 0;
-    case PipelineOp::Kind::kWeightGrad: return true;
+    case PipelineOp::Kind::kWeightGrad:
+      return true;
   }
   return false;
 }
@@ -112,9 +121,12 @@ int StepRun::layers_of(const PipelineOp& op) const {
 int StepRun::slices_of(const PipelineOp& op) const {
   if (!spec_->tensor_parallel) return 1;
   switch (op.kind) {
-    case PipelineOp::Kind::kForward: return spec_->tensor_parallel->forward_slices;
-    case PipelineOp::Kind::kBackward: return spec_->tensor_parallel->backward_slices;
-    case PipelineOp::Kind::kWeightGrad: return 1;
+    case PipelineOp::Kind::kForward:
+      return spec_->tensor_parallel->forward_slices;
+    case PipelineOp::Kind::kBackward:
+      return spec_->tensor_parallel->backward_slices;
+    case PipelineOp::Kind::kWeightGrad:
+      return 1;
   }
   return 1;
 }
@@ -126,9 +138,12 @@ Seconds StepRun::work_of(const PipelineOp& op, int stage) const {
   const Seconds forward = spec_->stage_forward.empty() ? spec_->forward : spec_->stage_forward[i];
   const Seconds backward = spec_->stage_backward.empty() ? spec_->backward : spec_->stage_backward[i];
   switch (op.kind) {
-    case PipelineOp::Kind::kForward: return forward / v;
-    case PipelineOp::Kind::kBackward: return backward * (zb ? 1.0 - spec_->weight_grad_share : 1.0) / v;
-    case PipelineOp::Kind::kWeightGrad: return backward * spec_->weight_grad_share / v;
+    case PipelineOp::Kind::kForward:
+      return forward / v;
+    case PipelineOp::Kind::kBackward:
+      return backward * (zb ? 1.0 - spec_->weight_grad_share : 1.0) / v;
+    case PipelineOp::Kind::kWeightGrad:
+      return backward * spec_->weight_grad_share / v;
   }
   return Seconds(0.0);
 }
@@ -315,7 +330,8 @@ void StepRun::slice_end(int k) {
     const ShardSchedules& sh = stage_of(rk).shard;
     const std::size_t v = variant(op, rk.layer);
     issue(k, RequestKind::kReduceScatter, sh.reduce_scatter[v]);
-    if (spec_->sharded->replica_all_reduce.value() > 0.0) issue(k, RequestKind::kReplicaAllReduce, sh.replica_all_reduce[v]);
+    if (spec_->sharded->replica_all_reduce.value() > 0.0)
+      issue(k, RequestKind::kReplicaAllReduce, sh.replica_all_reduce[v]);
   }
   rk.slice = 0;
   rk.context_started = false;
@@ -380,7 +396,8 @@ void StepRun::task_done(int k, des::Tick now) {
   if (op.kind == PipelineOp::Kind::kForward && vs + 1 < virtual_stages()) {
     const auto dst = static_cast<std::uint32_t>(vs + 1);
     sent = fwd_send_[ready_index(rk.replica, vs + 1, op.micro_batch)] = add_send(rk, op, vs + 1);
-    network_.start(to_next_[ku], spec_->p2p_bytes, tag(Kind::kSend, k, dst * 2 * m + static_cast<std::uint32_t>(op.micro_batch)));
+    network_.start(to_next_[ku], spec_->p2p_bytes,
+                   tag(Kind::kSend, k, dst * 2 * m + static_cast<std::uint32_t>(op.micro_batch)));
   }
   if (op.kind == PipelineOp::Kind::kBackward && vs > 0) {
     const auto dst = static_cast<std::uint32_t>(vs - 1);
@@ -448,7 +465,8 @@ void StepRun::stream_done(int s, std::uint32_t i, des::Tick now) {
   nodes_[static_cast<std::size_t>(req.node)].end = now;
   if (trace_) {
     span(stream_track(s), st.comm_start, now, std::string(to_string(req.kind)));
-    span(tier_track(schedules_[req.schedule].top_tier), st.comm_start, now, fmt::format("stage {} {}", s, to_string(req.kind)));
+    span(tier_track(schedules_[req.schedule].top_tier), st.comm_start, now,
+         fmt::format("stage {} {}", s, to_string(req.kind)));
   }
   for (int r = 0; r < replicas_; ++r) {
     const int k = rank_index(r, s);
@@ -464,7 +482,8 @@ void StepRun::stream_done(int s, std::uint32_t i, des::Tick now) {
       layer_compute(k);
     }
     if (rk.updated_gather == static_cast<std::int64_t>(i)) finish(k, now, req.node);
-    if (rk.first_bucket_gather == static_cast<std::int64_t>(i) || rk.last_bucket_gather == static_cast<std::int64_t>(i)) {
+    if (rk.first_bucket_gather == static_cast<std::int64_t>(i) ||
+        rk.last_bucket_gather == static_cast<std::int64_t>(i)) {
       try_start(k, req.node);
     }
     maybe_start_optimizer(k, req.node);
@@ -475,7 +494,8 @@ void StepRun::stream_done(int s, std::uint32_t i, des::Tick now) {
 void StepRun::maybe_start_optimizer(int k, std::int64_t trigger) {
   Rank& rk = rank(k);
   const Stage& st = stage_of(rk);
-  if (rk.optimizer_started || rk.send_wait >= 0 || rk.next < st.ops.size() || rk.buckets_issued < st.buckets.size()) return;
+  if (rk.optimizer_started || rk.send_wait >= 0 || rk.next < st.ops.size() || rk.buckets_issued < st.buckets.size())
+    return;
   if (rk.issued > 0 && !st.requests[rk.issued - 1].done) return;
   const des::Tick now = engine_.now();
   rk.optimizer_start = now;
@@ -497,7 +517,9 @@ void StepRun::optimizer_done(int k, des::Tick now) {
   // ZeRO-1/2: each rank updated only its shard; the step ends once all are gathered (the dense
   // parameters over dp, then an MoE plan's experts over edp, on the same stream in that order).
   for (const std::int64_t schedule : {st.updated_gather, st.expert_updated_gather}) {
-    if (schedule >= 0) rk.updated_gather = issue(k, RequestKind::kUpdatedGather, static_cast<std::uint32_t>(schedule), rk.optimizer_node);
+    if (schedule >= 0)
+      rk.updated_gather =
+          issue(k, RequestKind::kUpdatedGather, static_cast<std::uint32_t>(schedule), rk.optimizer_node);
   }
 }
 

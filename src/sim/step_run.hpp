@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "step_graph.hpp"
 #include "stepcast/des/engine.hpp"
 #include "stepcast/des/timer_model.hpp"
 #include "stepcast/sim/collective_flows.hpp"
 #include "stepcast/sim/network.hpp"
 #include "stepcast/sim/pipeline_order.hpp"
 #include "stepcast/sim/step_sim.hpp"
-#include "step_graph.hpp"
 
 namespace stepcast::sim::detail {
 
@@ -76,14 +76,14 @@ struct ShardSchedules {
 struct Stage {
   std::vector<PipelineOp> ops;
   std::vector<std::size_t> grad_ops;  // tasks that produce weight gradients, in order; the last completes them
-  std::vector<Bucket> buckets;  // in the order they become ready: by grad_op, then ready_fraction
+  std::vector<Bucket> buckets;        // in the order they become ready: by grad_op, then ready_fraction
   ShardSchedules shard;
-  std::int64_t updated_gather = -1;  // schedule of ZeRO's gather after the optimizer, if any
+  std::int64_t updated_gather = -1;            // schedule of ZeRO's gather after the optimizer, if any
   std::vector<std::uint32_t> forward_gathers;  // overlap-param-gather=on: its buckets' schedules, in order
-  std::int64_t expert_updated_gather = -1;  // ... of the experts' parameters over the expert data-parallel group
-  std::vector<int> expert_blocks;  // MoE blocks in each layer of a task (one model chunk's pass)
-  std::vector<Request> requests;  // in issue order
-  std::size_t next_request = 0;   // the first not started
+  std::int64_t expert_updated_gather = -1;     // ... of the experts' parameters over the expert data-parallel group
+  std::vector<int> expert_blocks;              // MoE blocks in each layer of a task (one model chunk's pass)
+  std::vector<Request> requests;               // in issue order
+  std::size_t next_request = 0;                // the first not started
   bool comm_busy = false;
   des::Tick comm_start = 0;
 };
@@ -93,9 +93,9 @@ struct Stage {
 struct Rank {
   int stage = 0;
   int replica = 0;
-  double factor = 1.0;  // step-level slowdown of the slowest GPU it stands for
+  double factor = 1.0;                          // step-level slowdown of the slowest GPU it stands for
   std::vector<std::uint32_t> tensor_schedules;  // one per TensorParallelComm::ops
-  std::size_t next = 0;  // task
+  std::size_t next = 0;                         // task
   bool busy = false;
   // The task in progress: layers and slices done, its noise, the gathers it waits for.
   int layer = 0;
@@ -115,9 +115,9 @@ struct Rank {
   std::int64_t prefetch = -1;  // request of the next layer's gather
   bool waiting = false;
   des::Tick wait_start = 0;
-  std::int64_t send_wait = -1;  // the send node a non-interleaved schedule waits for, if any
-  std::size_t issued = 0;          // requests issued on the stage's stream
-  std::size_t buckets_timed = 0;   // buckets whose ready time is set: they come in Stage::buckets order
+  std::int64_t send_wait = -1;    // the send node a non-interleaved schedule waits for, if any
+  std::size_t issued = 0;         // requests issued on the stage's stream
+  std::size_t buckets_timed = 0;  // buckets whose ready time is set: they come in Stage::buckets order
   std::size_t buckets_issued = 0;
   // Accounting.
   des::Tick last_compute_end = 0;
@@ -134,7 +134,7 @@ struct Rank {
   // first and the second task.
   std::int64_t first_bucket_gather = -1;
   std::int64_t last_bucket_gather = -1;
-  std::int64_t end_node = -1;        // the node whose end ends the rank's step
+  std::int64_t end_node = -1;  // the node whose end ends the rank's step
   // Context parallel: the layer pass's exchange, its schedules, and whether the compute waits.
   std::vector<std::uint32_t> context_forward;
   std::vector<std::uint32_t> context_backward;
@@ -149,9 +149,9 @@ struct Rank {
   // Expert parallel: one MoE block's calls per pass, their schedules, and the current layer's run.
   std::vector<std::uint32_t> expert_forward;
   std::vector<std::uint32_t> expert_backward;
-  std::size_t expert_op = 0;    // calls done in the current layer
+  std::size_t expert_op = 0;     // calls done in the current layer
   std::size_t expert_calls = 0;  // calls of the current layer: its blocks x one block's calls
-  bool expert_started = false;  // for the current layer
+  bool expert_started = false;   // for the current layer
   bool expert_running = false;
   bool expert_blocking = false;  // the layer's compute waits for them to end before it starts
   bool expert_waiting = false;   // the layer's compute is done and waits for them (moe-overlap)
@@ -186,7 +186,8 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
     return replica * spec_->stride_dp + stage * spec_->stride_pp + tp_rank;
   }
   std::size_t ready_index(int replica, int vs, int mb) const {
-    return (static_cast<std::size_t>(replica) * static_cast<std::size_t>(virtual_stages()) + static_cast<std::size_t>(vs)) *
+    return (static_cast<std::size_t>(replica) * static_cast<std::size_t>(virtual_stages()) +
+            static_cast<std::size_t>(vs)) *
                static_cast<std::size_t>(spec_->micro_batches) +
            static_cast<std::size_t>(mb);
   }
@@ -259,7 +260,9 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   // Appends (or joins) the next collective of the rank's stage stream; returns its index.
   // `trigger` is the node that issues it: the rank's current task unless given.
   std::int64_t issue(int k, RequestKind kind, std::uint32_t schedule, std::int64_t trigger);
-  std::int64_t issue(int k, RequestKind kind, std::uint32_t schedule) { return issue(k, kind, schedule, rank(k).task_node); }
+  std::int64_t issue(int k, RequestKind kind, std::uint32_t schedule) {
+    return issue(k, kind, schedule, rank(k).task_node);
+  }
 
   // Starts the stream's next collective if the stream is free and every replica has issued it;
   // `trigger` is the node whose end called (an issuing task, or the previous collective).

@@ -4,9 +4,9 @@
 
 #include "stepcast/core/errors.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <numbers>
 #include <utility>
 
@@ -20,14 +20,24 @@ double standard_normal(std::mt19937_64& rng) {
 }
 
 StepRun::StepRun(const topology::Topology& topo, const StepSpec& spec, const Perturbation& pert, bool trace)
-    : topo_(&topo), spec_(&spec), rng_(pert.seed), timers_(engine_, *this), runner_(*this),
-      network_(topo, engine_, *this), trace_(trace), noise_cv_(pert.noise_cv),
+    : topo_(&topo),
+      spec_(&spec),
+      rng_(pert.seed),
+      timers_(engine_, *this),
+      runner_(*this),
+      network_(topo, engine_, *this),
+      trace_(trace),
+      noise_cv_(pert.noise_cv),
       replicas_(pert.step_cv > 0.0 ? spec.dp : 1) {
   if (spec.context_parallel && pert.step_cv > 0.0) {
-    throw InputError("--straggler", {}, "step-cv=: per-GPU step noise is not simulated with context parallel (cp > 1): each simulated rank stands for its cp peers");
+    throw InputError("--straggler", {},
+                     "step-cv=: per-GPU step noise is not simulated with context parallel (cp > 1): each simulated "
+                     "rank stands for its cp peers");
   }
   if (spec.expert_parallel && pert.step_cv > 0.0) {
-    throw InputError("--straggler", {}, "step-cv=: per-GPU step noise is not simulated with expert parallel (MoE plans): each simulated rank stands for its expert-parallel peers");
+    throw InputError("--straggler", {},
+                     "step-cv=: per-GPU step noise is not simulated with expert parallel (MoE plans): each simulated "
+                     "rank stands for its expert-parallel peers");
   }
   runner_.attach(network_);
   engine_.add_model(timers_);
@@ -99,7 +109,8 @@ void StepRun::build() {
       if (spec_->parameter_gather_before_forward) {
         build_forward_gathers(s);
       } else {
-        st.updated_gather = add_schedule(cost::CollectiveOp::kAllGather, spec_->parameter_gather, data_parallel_groups(s));
+        st.updated_gather =
+            add_schedule(cost::CollectiveOp::kAllGather, spec_->parameter_gather, data_parallel_groups(s));
       }
     }
     if (spec_->expert_parallel) build_expert_stage(s);
@@ -226,13 +237,15 @@ void StepRun::build_forward_gathers(int s) {
   Stage& st = stages_[static_cast<std::size_t>(s)];
   const std::vector<std::vector<int>> groups = data_parallel_groups(s);
   const Bytes total = spec_->parameter_gather;
-  const Bytes bucket = spec_->parameter_gather_bucket.value() > 0.0 ? std::min(spec_->parameter_gather_bucket, total) : total;
+  const Bytes bucket =
+      spec_->parameter_gather_bucket.value() > 0.0 ? std::min(spec_->parameter_gather_bucket, total) : total;
   const double pieces = total / bucket;
   const double whole = std::floor(pieces);
   // Full buckets share one schedule; a partial last one has its own.
   const std::uint32_t full = add_schedule(cost::CollectiveOp::kAllGather, bucket, groups);
   for (double j = 0; j < whole; j += 1.0) st.forward_gathers.push_back(full);
-  if (pieces - whole > 1e-9) st.forward_gathers.push_back(add_schedule(cost::CollectiveOp::kAllGather, bucket * (pieces - whole), groups));
+  if (pieces - whole > 1e-9)
+    st.forward_gathers.push_back(add_schedule(cost::CollectiveOp::kAllGather, bucket * (pieces - whole), groups));
 }
 
 void StepRun::build_shards(int s) {

@@ -5,8 +5,8 @@
 // flows on the network, so they contend where they share links.
 #include "stepcast/sim/step_sim.hpp"
 
-#include "stepcast/core/errors.hpp"
 #include "step_run.hpp"
+#include "stepcast/core/errors.hpp"
 
 namespace stepcast::sim {
 
@@ -27,7 +27,8 @@ StepResult StepRun::result() {
   r.breakdown.gather_wait = des::to_seconds(rk.gather_wait);
   r.breakdown.cp_comm = des::to_seconds(rk.context);
   r.breakdown.moe_comm = des::to_seconds(rk.expert);
-  r.breakdown.bubble = des::to_seconds(rk.last_compute_end - rk.compute - rk.tensor - rk.gather_wait - rk.context - rk.expert);
+  r.breakdown.bubble =
+      des::to_seconds(rk.last_compute_end - rk.compute - rk.tensor - rk.gather_wait - rk.context - rk.expert);
   r.breakdown.dp_exposed = des::to_seconds(rk.optimizer_start - rk.last_compute_end);
   r.breakdown.optimizer = des::to_seconds(rk.finish - rk.optimizer_start);
   r.critical_path = critical_path(nodes_, rk.end_node, replicas_ > 1);
@@ -47,9 +48,11 @@ StepResult StepRun::result() {
 
 StepResult simulate_step(const topology::Topology& topo, const StepSpec& spec, const Perturbation& perturbation,
                          bool record_trace) {
-  STEPCAST_ASSERT(spec.pp >= 1 && spec.tp >= 1 && spec.dp >= 1 && spec.vp >= 1 && spec.micro_batches >= 1 && spec.layers >= 1,
-                  "a step needs positive degrees, micro-batches and layers");
-  STEPCAST_ASSERT(!spec.tensor_parallel || (spec.tensor_parallel->forward_slices >= 1 && spec.tensor_parallel->backward_slices >= 1),
+  STEPCAST_ASSERT(
+      spec.pp >= 1 && spec.tp >= 1 && spec.dp >= 1 && spec.vp >= 1 && spec.micro_batches >= 1 && spec.layers >= 1,
+      "a step needs positive degrees, micro-batches and layers");
+  STEPCAST_ASSERT(!spec.tensor_parallel ||
+                      (spec.tensor_parallel->forward_slices >= 1 && spec.tensor_parallel->backward_slices >= 1),
                   "a layer has at least one slice");
   STEPCAST_ASSERT(spec.pp * spec.tp * spec.dp <= topo.gpu_count(), "the plan must fit the topology");
   detail::StepRun run(topo, spec, perturbation, record_trace);

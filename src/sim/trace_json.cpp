@@ -45,15 +45,18 @@ std::string chrome_trace_json(const StepResult& result) {
   }
 
   nlohmann::json events = nlohmann::json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", kPid}, {"args", {{"name", "stepcast simulated step"}}}});
+  events.push_back(
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", kPid}, {"args", {{"name", "stepcast simulated step"}}}});
   // Only tracks that hold spans are named: an idle link tier shows no empty row.
   for (std::size_t t = 0; t < result.tracks.size(); ++t) {
     const std::size_t lanes = lane_ends[t].size();
     for (std::size_t l = 0; l < lanes; ++l) {
       const std::size_t tid = t * kLaneStride + l;
-      const std::string name = lanes == 1 ? result.tracks[t] : fmt::format("{} ({} of {})", result.tracks[t], l + 1, lanes);
+      const std::string name =
+          lanes == 1 ? result.tracks[t] : fmt::format("{} ({} of {})", result.tracks[t], l + 1, lanes);
       events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", {{"name", name}}}});
-      events.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+      events.push_back(
+          {{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
     }
   }
   for (std::size_t i = 0; i < result.spans.size(); ++i) {

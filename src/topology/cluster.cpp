@@ -2,8 +2,8 @@
 // fabric switches, with links tagged by tier.
 #include "stepcast/topology/cluster.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -42,8 +42,7 @@ std::pair<int, int> nic_range(int gpu, int gpus, int nics) {
 }  // namespace
 
 Topology make_cluster(const ClusterSpec& spec) {
-  STEPCAST_ASSERT(spec.gpus_per_node >= 1 && spec.nics_per_node >= 1 && spec.nodes >= 1,
-                  "the loader checks counts");
+  STEPCAST_ASSERT(spec.gpus_per_node >= 1 && spec.nics_per_node >= 1 && spec.nodes >= 1, "the loader checks counts");
   STEPCAST_ASSERT(spec.fabric != FabricKind::kFatTree || (spec.nodes_per_leaf >= 1 && spec.oversubscription >= 1.0),
                   "the loader checks fat-tree parameters");
   Builder b;
@@ -56,19 +55,23 @@ Topology make_cluster(const ClusterSpec& spec) {
     return fmt::format("n{}/tray{}/{}{}", n, index / per_tray, what, index % per_tray);
   };
   const int trays = spec.gpus_per_tray > 0 ? spec.gpus_per_node / spec.gpus_per_tray : 1;
-  STEPCAST_ASSERT(spec.gpus_per_tray == 0 || (spec.gpus_per_node % spec.gpus_per_tray == 0 && spec.nics_per_node % trays == 0),
-                  "the loader checks that a scale-up domain holds whole trays");
+  STEPCAST_ASSERT(
+      spec.gpus_per_tray == 0 || (spec.gpus_per_node % spec.gpus_per_tray == 0 && spec.nics_per_node % trays == 0),
+      "the loader checks that a scale-up domain holds whole trays");
 
   // NIC vertices per node, kept to wire the fabric afterwards.
   std::vector<std::vector<VertexId>> nics(static_cast<std::size_t>(spec.nodes));
   for (int n = 0; n < spec.nodes; ++n) {
     std::vector<VertexId> gpus;
-    for (int g = 0; g < spec.gpus_per_node; ++g) gpus.push_back(b.vertex(part_name(n, g, spec.gpus_per_node / trays, "gpu"), VertexKind::kGpu, n));
+    for (int g = 0; g < spec.gpus_per_node; ++g)
+      gpus.push_back(b.vertex(part_name(n, g, spec.gpus_per_node / trays, "gpu"), VertexKind::kGpu, n));
     const VertexId intra = b.vertex(fmt::format("n{}/{}", n, intra_name), VertexKind::kSwitch, n);
     auto& node_nics = nics[static_cast<std::size_t>(n)];
-    for (int j = 0; j < spec.nics_per_node; ++j) node_nics.push_back(b.vertex(part_name(n, j, spec.nics_per_node / trays, "nic"), VertexKind::kNic, n));
+    for (int j = 0; j < spec.nics_per_node; ++j)
+      node_nics.push_back(b.vertex(part_name(n, j, spec.nics_per_node / trays, "nic"), VertexKind::kNic, n));
     // A lone GPU still gets its switch link, so a node's shape does not depend on its GPU count.
-    for (const VertexId g : gpus) b.link(g, intra, spec.intra_bandwidth_per_gpu, spec.intra_latency, LinkTier::kIntraNode);
+    for (const VertexId g : gpus)
+      b.link(g, intra, spec.intra_bandwidth_per_gpu, spec.intra_latency, LinkTier::kIntraNode);
     for (int g = 0; g < spec.gpus_per_node; ++g) {
       const auto [first, last] = nic_range(g, spec.gpus_per_node, spec.nics_per_node);
       for (int j = first; j < last; ++j) {
@@ -93,7 +96,8 @@ Topology make_cluster(const ClusterSpec& spec) {
       for (int l = 0; l < leaves; ++l) leaf_ids.push_back(b.vertex(fmt::format("leaf{}", l), VertexKind::kSwitch, -1));
       for (int n = 0; n < spec.nodes; ++n) {
         const VertexId leaf = leaf_ids[static_cast<std::size_t>(n / spec.nodes_per_leaf)];
-        for (const VertexId nic : nics[static_cast<std::size_t>(n)]) b.link(nic, leaf, spec.nic_bandwidth, spec.nic_latency, LinkTier::kNic);
+        for (const VertexId nic : nics[static_cast<std::size_t>(n)])
+          b.link(nic, leaf, spec.nic_bandwidth, spec.nic_latency, LinkTier::kNic);
       }
       if (leaves > 1) {
         // The spine layer is one aggregated switch; each leaf's uplink is its downlink capacity
@@ -103,7 +107,8 @@ Topology make_cluster(const ClusterSpec& spec) {
           const int first = l * spec.nodes_per_leaf;
           const int on_leaf = std::min(spec.nodes_per_leaf, spec.nodes - first);
           const BytesPerSecond down = spec.nic_bandwidth * static_cast<double>(on_leaf * spec.nics_per_node);
-          b.link(leaf_ids[static_cast<std::size_t>(l)], spine, down / spec.oversubscription, spec.switch_latency, LinkTier::kFabric);
+          b.link(leaf_ids[static_cast<std::size_t>(l)], spine, down / spec.oversubscription, spec.switch_latency,
+                 LinkTier::kFabric);
         }
         oversubscription = spec.oversubscription;
       }
@@ -111,9 +116,11 @@ Topology make_cluster(const ClusterSpec& spec) {
     }
     case FabricKind::kRailOptimized: {
       std::vector<VertexId> rails;
-      for (int j = 0; j < spec.nics_per_node; ++j) rails.push_back(b.vertex(fmt::format("rail{}", j), VertexKind::kSwitch, -1));
+      for (int j = 0; j < spec.nics_per_node; ++j)
+        rails.push_back(b.vertex(fmt::format("rail{}", j), VertexKind::kSwitch, -1));
       for (const auto& node_nics : nics) {
-        for (std::size_t j = 0; j < node_nics.size(); ++j) b.link(node_nics[j], rails[j], spec.nic_bandwidth, spec.nic_latency, LinkTier::kNic);
+        for (std::size_t j = 0; j < node_nics.size(); ++j)
+          b.link(node_nics[j], rails[j], spec.nic_bandwidth, spec.nic_latency, LinkTier::kNic);
       }
       if (rails.size() > 1) {
         // Rails are joined by a non-blocking spine (SuperPOD style): each rail's uplink carries
@@ -130,17 +137,22 @@ Topology make_cluster(const ClusterSpec& spec) {
 
 std::string_view to_string(IntraKind kind) {
   switch (kind) {
-    case IntraKind::kNvSwitch: return "nvswitch";
-    case IntraKind::kPcie: return "pcie";
+    case IntraKind::kNvSwitch:
+      return "nvswitch";
+    case IntraKind::kPcie:
+      return "pcie";
   }
   STEPCAST_UNREACHABLE("every IntraKind is named");
 }
 
 std::string_view to_string(FabricKind kind) {
   switch (kind) {
-    case FabricKind::kSingleSwitch: return "single-switch";
-    case FabricKind::kFatTree: return "fat-tree";
-    case FabricKind::kRailOptimized: return "rail-optimized";
+    case FabricKind::kSingleSwitch:
+      return "single-switch";
+    case FabricKind::kFatTree:
+      return "fat-tree";
+    case FabricKind::kRailOptimized:
+      return "rail-optimized";
   }
   STEPCAST_UNREACHABLE("every FabricKind is named");
 }

@@ -2,12 +2,12 @@
 // without GPUs, which tells whether two GPUs share a route that no other GPU forwards.
 #include "connectivity.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/connected_components.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/property_map/property_map.hpp>
-#include <fmt/format.h>
 #include <vector>
 
 namespace stepcast::topology {
@@ -31,8 +31,10 @@ std::optional<std::string> find_connectivity_problem(std::span<const Vertex> ver
   if (boost::connected_components(g, component.data()) > 1) {
     for (std::size_t v = 1; v < vs.size(); ++v) {
       if (component[v] != component[0]) {
-        return fmt::format("the graph is disconnected: vertex \"{}\" cannot be reached from vertex \"{}\" (every vertex must be linked to the rest)",
-                           vs[v].name, vs[0].name);
+        return fmt::format(
+            "the graph is disconnected: vertex \"{}\" cannot be reached from vertex \"{}\" (every vertex must be "
+            "linked to the rest)",
+            vs[v].name, vs[0].name);
       }
     }
   }
@@ -43,9 +45,11 @@ std::optional<std::string> find_connectivity_problem(std::span<const Vertex> ver
   std::vector<int> piece(vs.size(), -1);
   // Boost's connected_components overflows its counter on a graph with no vertices (an int
   // wrapping past its maximum): with GPUs only, there are no pieces to find.
-  const bool has_non_gpu = std::any_of(vs.begin(), vs.end(), [](const Vertex& v) { return v.kind != VertexKind::kGpu; });
+  const bool has_non_gpu =
+      std::any_of(vs.begin(), vs.end(), [](const Vertex& v) { return v.kind != VertexKind::kGpu; });
   if (has_non_gpu) {
-    boost::connected_components(switches, boost::make_iterator_property_map(piece.begin(), boost::get(boost::vertex_index, g)));
+    boost::connected_components(switches,
+                                boost::make_iterator_property_map(piece.begin(), boost::get(boost::vertex_index, g)));
   }
 
   std::vector<VertexId> gpus;
@@ -89,8 +93,10 @@ std::optional<std::string> find_connectivity_problem(std::span<const Vertex> ver
       std::set_intersection(touches[a].begin(), touches[a].end(), touches[b].begin(), touches[b].end(),
                             std::back_inserter(shared));
       if (!shared.empty() || std::binary_search(direct[a].begin(), direct[a].end(), b)) continue;
-      return fmt::format("GPU \"{}\" cannot reach GPU \"{}\" without passing through another GPU (GPUs do not forward traffic: every GPU needs a route to every other GPU through links, NICs and switches)",
-                         vs[a].name, vs[b].name);
+      return fmt::format(
+          "GPU \"{}\" cannot reach GPU \"{}\" without passing through another GPU (GPUs do not forward traffic: every "
+          "GPU needs a route to every other GPU through links, NICs and switches)",
+          vs[a].name, vs[b].name);
     }
   }
   return std::nullopt;

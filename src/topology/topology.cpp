@@ -19,7 +19,7 @@ namespace stepcast::topology {
 
 struct Topology::Graph {
   using Adjacency = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
-                                         boost::property<boost::edge_index_t, LinkId>>;
+                                          boost::property<boost::edge_index_t, LinkId>>;
   Adjacency adjacency;
   // Per GPU (rank order).
   std::vector<int> gpu_node;
@@ -59,18 +59,24 @@ VertexId other_end(const Link& l, VertexId v) { return l.a == v ? l.b : l.a; }
 
 std::string_view to_string(VertexKind kind) {
   switch (kind) {
-    case VertexKind::kGpu: return "gpu";
-    case VertexKind::kNic: return "nic";
-    case VertexKind::kSwitch: return "switch";
+    case VertexKind::kGpu:
+      return "gpu";
+    case VertexKind::kNic:
+      return "nic";
+    case VertexKind::kSwitch:
+      return "switch";
   }
   STEPCAST_UNREACHABLE("every VertexKind is named");
 }
 
 std::string_view to_string(LinkTier tier) {
   switch (tier) {
-    case LinkTier::kIntraNode: return "intra-node";
-    case LinkTier::kNic: return "nic";
-    case LinkTier::kFabric: return "fabric";
+    case LinkTier::kIntraNode:
+      return "intra-node";
+    case LinkTier::kNic:
+      return "nic";
+    case LinkTier::kFabric:
+      return "fabric";
   }
   STEPCAST_UNREACHABLE("every LinkTier is named");
 }
@@ -179,7 +185,8 @@ Topology::Topology(std::string name, std::string source, GpuSpec gpu, std::vecto
       const int node = g.gpu_node[r];
       const int other = first_gpu[node == 0 ? 1 : 0];
       BytesPerSecond bottleneck(std::numeric_limits<double>::infinity());
-      for (const Hop& h : route(static_cast<int>(r), other)) bottleneck = std::min(bottleneck, links_[h.link].bandwidth);
+      for (const Hop& h : route(static_cast<int>(r), other))
+        bottleneck = std::min(bottleneck, links_[h.link].bandwidth);
       out = bottleneck;
     }
     g.gpu_nic_bw[r] = out;
@@ -245,8 +252,8 @@ std::vector<Hop> Topology::route_between(VertexId from, VertexId to) const {
   const VertexId ends[2] = {from, to};
   // Bidirectional breadth-first search: each side grows one whole level at a time, the side
   // whose frontier has fewer links first (the source side on ties), so a hub switch with
-  // thousands of links is reached from both sides but rarely expanded. Among the meetings of the level that first meets, the
-  // shortest wins, then the first found: the result depends only on vertex and link order.
+  // thousands of links is reached from both sides but rarely expanded. Among the meetings of the level that first
+  // meets, the shortest wins, then the first found: the result depends only on vertex and link order.
   std::unordered_map<VertexId, Visit> visited[2];
   std::vector<VertexId> frontier[2] = {{ends[0]}, {ends[1]}};
   int depth[2] = {0, 0};

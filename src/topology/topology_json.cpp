@@ -1,17 +1,17 @@
 // Reading topology files: the compact "cluster" form and the explicit "graph" form, told apart
 // by the top-level "form" key. Every error names the file, the JSON pointer and the rule.
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "connectivity.hpp"
-#include "topology_document.hpp"
 #include "stepcast/core/json_reader.hpp"
 #include "stepcast/core/problems.hpp"
 #include "stepcast/topology/cluster.hpp"
 #include "stepcast/topology/topology.hpp"
+#include "topology_document.hpp"
 
 namespace stepcast::topology {
 namespace {
@@ -80,7 +80,8 @@ GpuSpec read_gpu(const JsonReader& r) {
   problems.check([&] { r.check_keys({"name", "memory", "memory_bandwidth", "sm_count", "peak", "source"}); });
   problems.check([&] { gpu.name = r.at("name").string(); });
   problems.check([&] { (void)source_of(r); });
-  problems.check([&] { gpu.memory = r.at("memory").plausible_quantity<Bytes>(kLeastGpuMemory, kMostGpuMemory, kGpuMemoryRange); });
+  problems.check(
+      [&] { gpu.memory = r.at("memory").plausible_quantity<Bytes>(kLeastGpuMemory, kMostGpuMemory, kGpuMemoryRange); });
   problems.check([&] { gpu.memory_bandwidth = bandwidth_of(r.at("memory_bandwidth")); });
   problems.check([&] { gpu.sm_count = int_of(r.at("sm_count"), kMaxSms); });
   problems.check([&] { read_peaks(r.at("peak"), gpu); });
@@ -135,8 +136,9 @@ void read_node(const JsonReader& node, ClusterSpec& spec, bool in_scale_up_domai
     if (!in_scale_up_domain) {
       read_intra(node.at("intra"), spec);
     } else if (const auto intra = node.find("intra")) {
-      intra->fail("a node inside a scale-up domain reaches every GPU of the domain through the domain's NVLink switches "
-                  "(/scale_up); drop \"intra\" or drop \"scale_up\"");
+      intra->fail(
+          "a node inside a scale-up domain reaches every GPU of the domain through the domain's NVLink switches "
+          "(/scale_up); drop \"intra\" or drop \"scale_up\"");
     }
   });
   problems.check([&] { read_nics(node.at("nics"), spec); });
@@ -154,15 +156,18 @@ void read_fabric(const JsonReader& fabric, ClusterSpec& spec) {
     problems.check([&] { fabric.check_keys({"kind", "source"}); });
     spec.fabric = FabricKind::kSingleSwitch;
   } else if (fabric_name == "fat-tree") {
-    problems.check([&] { fabric.check_keys({"kind", "nodes_per_leaf", "oversubscription", "switch_latency", "source"}); });
+    problems.check([&] {
+      fabric.check_keys({"kind", "nodes_per_leaf", "oversubscription", "switch_latency", "source"});
+    });
     spec.fabric = FabricKind::kFatTree;
     problems.check([&] { spec.nodes_per_leaf = int_of(fabric.at("nodes_per_leaf"), kMaxNodes); });
     problems.check([&] {
       const JsonReader ratio = fabric.at("oversubscription");
       spec.oversubscription = ratio.number();
       if (spec.oversubscription < 1.0) {
-        ratio.fail(fmt::format("an oversubscription ratio is downlink over uplink capacity and must be at least 1, got {}",
-                               spec.oversubscription));
+        ratio.fail(
+            fmt::format("an oversubscription ratio is downlink over uplink capacity and must be at least 1, got {}",
+                        spec.oversubscription));
       }
     });
     problems.check([&] { spec.switch_latency = latency_of(fabric.at("switch_latency")); });
@@ -203,25 +208,31 @@ ScaleUp read_scale_up(const JsonReader& r) {
 void apply_scale_up(const JsonReader& root, const ScaleUp& domain, bool nodes_overridden, ClusterSpec& spec) {
   const JsonReader gpus = root.at("scale_up").at("gpus");
   if (domain.gpus % spec.gpus_per_node != 0) {
-    gpus.fail(fmt::format("a scale-up domain holds whole nodes: {} GPUs is not a multiple of the {} GPUs of /node/gpus_per_node",
-                          domain.gpus, spec.gpus_per_node));
+    gpus.fail(fmt::format(
+        "a scale-up domain holds whole nodes: {} GPUs is not a multiple of the {} GPUs of /node/gpus_per_node",
+        domain.gpus, spec.gpus_per_node));
   }
   const int trays = domain.gpus / spec.gpus_per_node;
   const std::string count = nodes_overridden ? std::string("--nodes") : std::string("/nodes");
   if (static_cast<std::int64_t>(spec.nodes) * spec.gpus_per_node < domain.gpus) {
-    gpus.fail(fmt::format("the scale-up domain of {} GPUs is larger than the cluster: {} ({}) x {} GPUs per node = {} GPUs",
-                          domain.gpus, count, spec.nodes, spec.gpus_per_node, static_cast<std::int64_t>(spec.nodes) * spec.gpus_per_node));
+    gpus.fail(fmt::format(
+        "the scale-up domain of {} GPUs is larger than the cluster: {} ({}) x {} GPUs per node = {} GPUs", domain.gpus,
+        count, spec.nodes, spec.gpus_per_node, static_cast<std::int64_t>(spec.nodes) * spec.gpus_per_node));
   }
   if (spec.nodes % trays != 0) {
-    gpus.fail(fmt::format("the cluster must hold whole scale-up domains: {} ({}) is not a multiple of the {} nodes of one domain "
-                          "({} GPUs / {} per node)",
-                          count, spec.nodes, trays, domain.gpus, spec.gpus_per_node));
+    gpus.fail(fmt::format(
+        "the cluster must hold whole scale-up domains: {} ({}) is not a multiple of the {} nodes of one domain "
+        "({} GPUs / {} per node)",
+        count, spec.nodes, trays, domain.gpus, spec.gpus_per_node));
   }
   if (spec.fabric == FabricKind::kFatTree) {
     // A leaf switch serves whole domains once the domain is the expansion's node.
     if (spec.nodes_per_leaf % trays != 0) {
-      root.at("fabric").at("nodes_per_leaf").fail(fmt::format(
-          "with a scale-up domain of {} nodes, a leaf must serve whole domains: {} is not a multiple of {}", trays, spec.nodes_per_leaf, trays));
+      root.at("fabric")
+          .at("nodes_per_leaf")
+          .fail(fmt::format(
+              "with a scale-up domain of {} nodes, a leaf must serve whole domains: {} is not a multiple of {}", trays,
+              spec.nodes_per_leaf, trays));
     }
     spec.nodes_per_leaf /= trays;
   }
@@ -237,7 +248,9 @@ void apply_scale_up(const JsonReader& root, const ScaleUp& domain, bool nodes_ov
 Topology read_cluster(const JsonReader& root, std::optional<int> nodes_override) {
   ClusterSpec spec;
   ProblemList problems;
-  problems.check([&] { root.check_keys({"form", "name", "source", "gpu", "node", "nodes", "fabric", "scale_up", "price"}); });
+  problems.check([&] {
+    root.check_keys({"form", "name", "source", "gpu", "node", "nodes", "fabric", "scale_up", "price"});
+  });
   problems.check([&] { spec.name = root.at("name").string(); });
   problems.check([&] { spec.source = source_of(root); });
   problems.check([&] { spec.gpu = read_gpu(root.at("gpu")); });
@@ -309,8 +322,10 @@ Topology read_graph(const JsonReader& root) {
       } else if (vertex.kind == VertexKind::kGpu) {
         v.fail("missing required field \"node\" (every GPU sits in a node)");
       }
-      const auto [it, inserted] = by_name.emplace(vertex.name, std::pair{static_cast<VertexId>(vertices.size()), v.pointer()});
-      if (!inserted) name_r.fail(fmt::format("duplicate vertex name \"{}\" (first at {})", vertex.name, it->second.second));
+      const auto [it, inserted] =
+          by_name.emplace(vertex.name, std::pair{static_cast<VertexId>(vertices.size()), v.pointer()});
+      if (!inserted)
+        name_r.fail(fmt::format("duplicate vertex name \"{}\" (first at {})", vertex.name, it->second.second));
     });
     if (vertex.kind == VertexKind::kGpu) nodes = std::max(nodes, vertex.node + 1);
     vertices.push_back(std::move(vertex));
@@ -335,8 +350,9 @@ Topology read_graph(const JsonReader& root) {
   }
   for (std::size_t i = 0; i < vertices.size(); ++i) {
     if (vertices[i].node >= nodes) {
-      vertex_list[i].at("node").fail(fmt::format(
-          "node {} holds no GPU (nodes are numbered 0..N-1 by the GPUs in them; here N = {})", vertices[i].node, nodes));
+      vertex_list[i].at("node").fail(
+          fmt::format("node {} holds no GPU (nodes are numbered 0..N-1 by the GPUs in them; here N = {})",
+                      vertices[i].node, nodes));
     }
   }
 
@@ -350,10 +366,14 @@ Topology read_graph(const JsonReader& root) {
         const JsonReader end = l.at(i == 0 ? "a" : "b");
         const std::string vname = end.string();
         const auto it = by_name.find(vname);
-        if (it == by_name.end()) end.fail(fmt::format("link to unknown vertex \"{}\" (every link end must name a vertex of /vertices)", vname));
+        if (it == by_name.end())
+          end.fail(
+              fmt::format("link to unknown vertex \"{}\" (every link end must name a vertex of /vertices)", vname));
         ends[i] = it->second.first;
       }
-      if (ends[0] == ends[1]) l.fail(fmt::format("self-link: both ends are \"{}\" (a link joins two different vertices)", vertices[ends[0]].name));
+      if (ends[0] == ends[1])
+        l.fail(fmt::format("self-link: both ends are \"{}\" (a link joins two different vertices)",
+                           vertices[ends[0]].name));
       link.a = ends[0];
       link.b = ends[1];
       link.bandwidth = bandwidth_of(l.at("bandwidth"));
@@ -387,14 +407,18 @@ Topology load_topology(const std::filesystem::path& file, std::optional<int> nod
   return topology_from_document(read_json_file(file), file, nodes);
 }
 
-Topology topology_from_document(const nlohmann::json& doc, const std::filesystem::path& file, std::optional<int> nodes) {
+Topology topology_from_document(const nlohmann::json& doc, const std::filesystem::path& file,
+                                std::optional<int> nodes) {
   const JsonReader root(doc, file.string());
   if (!doc.is_object()) root.fail(fmt::format("expected a JSON object at the top level, got {}", doc.type_name()));
   if (nodes && (*nodes < 1 || *nodes > kMaxNodes)) {
     throw InputError(file.string(), {}, fmt::format("--nodes must be in 1..{}, got {}", kMaxNodes, *nodes));
   }
-  if (!root.has("form") && (root.has("shape") || root.has("parameters") || root.has("model_type") || root.has("hidden_size"))) {
-    root.fail("this file is a workload (a model's shape), not a topology: pass it as --workload, and the cluster as --topology");
+  if (!root.has("form") &&
+      (root.has("shape") || root.has("parameters") || root.has("model_type") || root.has("hidden_size"))) {
+    root.fail(
+        "this file is a workload (a model's shape), not a topology: pass it as --workload, and the cluster as "
+        "--topology");
   }
   const JsonReader form = root.at("form");
   const std::string form_name = form.string();
@@ -407,9 +431,10 @@ Topology topology_from_document(const nlohmann::json& doc, const std::filesystem
     }
     return with_price(root, read_graph(root));
   }
-  form.fail(fmt::format("unknown form \"{}\" (expected \"cluster\": a node template times a node count, or "
-                        "\"graph\": explicit vertices and links)",
-                        form_name));
+  form.fail(
+      fmt::format("unknown form \"{}\" (expected \"cluster\": a node template times a node count, or "
+                  "\"graph\": explicit vertices and links)",
+                  form_name));
 }
 
 }  // namespace stepcast::topology

@@ -17,22 +17,48 @@ namespace {
 
 /// Words that mark a key as an MoE or attention setting.
 constexpr std::array<std::string_view, 16> kMoeOrAttentionWords = {
-    "expert", "moe", "router", "topk", "top_k", "sparse", "lora", "window",
+    "expert",   "moe",   "router",      "topk",     "top_k",   "sparse", "lora",    "window",
     "head_dim", "nextn", "layer_types", "mlp_only", "n_group", "routed", "scoring", "aux_loss"};
 
 /// Keys this file reads.
-constexpr std::array<std::string_view, 23> kRead = {
-    "head_dim", "sliding_window", "use_sliding_window", "max_window_layers", "layer_types",
-    "num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "experts_per_token",
-    "moe_intermediate_size", "shared_expert_intermediate_size", "n_shared_experts", "first_k_dense_replace",
-    "moe_layer_freq", "decoder_sparse_step", "mlp_only_layers", "q_lora_rank", "kv_lora_rank",
-    "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "num_nextn_predict_layers"};
+constexpr std::array<std::string_view, 23> kRead = {"head_dim",
+                                                    "sliding_window",
+                                                    "use_sliding_window",
+                                                    "max_window_layers",
+                                                    "layer_types",
+                                                    "num_local_experts",
+                                                    "num_experts",
+                                                    "n_routed_experts",
+                                                    "num_experts_per_tok",
+                                                    "experts_per_token",
+                                                    "moe_intermediate_size",
+                                                    "shared_expert_intermediate_size",
+                                                    "n_shared_experts",
+                                                    "first_k_dense_replace",
+                                                    "moe_layer_freq",
+                                                    "decoder_sparse_step",
+                                                    "mlp_only_layers",
+                                                    "q_lora_rank",
+                                                    "kv_lora_rank",
+                                                    "qk_rope_head_dim",
+                                                    "qk_nope_head_dim",
+                                                    "v_head_dim",
+                                                    "num_nextn_predict_layers"};
 
 /// Keys that change training behaviour but not the work or memory of a step: load-balancing
 /// losses, how routing scores are normalised or grouped, inference-time expert placement.
-constexpr std::array<std::string_view, 12> kNoCost = {
-    "router_aux_loss_coef", "output_router_logits", "norm_topk_prob", "routed_scaling_factor", "scoring_func",
-    "topk_method", "n_group", "topk_group", "aux_loss_alpha", "seq_aux", "ep_size", "router_jitter_noise"};
+constexpr std::array<std::string_view, 12> kNoCost = {"router_aux_loss_coef",
+                                                      "output_router_logits",
+                                                      "norm_topk_prob",
+                                                      "routed_scaling_factor",
+                                                      "scoring_func",
+                                                      "topk_method",
+                                                      "n_group",
+                                                      "topk_group",
+                                                      "aux_loss_alpha",
+                                                      "seq_aux",
+                                                      "ep_size",
+                                                      "router_jitter_noise"};
 
 bool contains(std::string_view key, std::string_view word) { return key.find(word) != std::string_view::npos; }
 
@@ -61,9 +87,10 @@ void refuse_unknown_fields(const JsonReader& r) {
     if (listed(kRead, key) || listed(kNoCost, key)) continue;
     for (const std::string_view word : kMoeOrAttentionWords) {
       if (contains(key, word)) {
-        value.fail(fmt::format("\"{}\" is an MoE or attention setting stepcast does not model; the config is refused rather than "
-                               "priced without it (stepcast reads: Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3 and GPT-OSS fields)",
-                               key));
+        value.fail(fmt::format(
+            "\"{}\" is an MoE or attention setting stepcast does not model; the config is refused rather than "
+            "priced without it (stepcast reads: Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3 and GPT-OSS fields)",
+            key));
       }
     }
   }
@@ -82,10 +109,12 @@ void read_sliding_window(const JsonReader& r, std::string_view model_type, Trans
       if (kind == "sliding_attention") {
         ++s.sliding_layers;
       } else if (kind != "full_attention") {
-        layer.fail(fmt::format("unknown attention type \"{}\" (stepcast models full_attention and sliding_attention)", kind));
+        layer.fail(
+            fmt::format("unknown attention type \"{}\" (stepcast models full_attention and sliding_attention)", kind));
       }
     }
-    if (s.sliding_layers > 0 && window == 0) types->fail("lists sliding_attention layers but the config gives no sliding_window");
+    if (s.sliding_layers > 0 && window == 0)
+      types->fail("lists sliding_attention layers but the config gives no sliding_window");
     s.sliding_window = s.sliding_layers > 0 ? window : 0;
     return;
   }
@@ -94,7 +123,8 @@ void read_sliding_window(const JsonReader& r, std::string_view model_type, Trans
     // Qwen configs carry a sliding_window that applies only with use_sliding_window, to the
     // layers from max_window_layers on: a split stepcast does not model.
     const auto use = r.find("use_sliding_window");
-    if (use && use->boolean()) use->fail("use_sliding_window=true (windows on the layers from max_window_layers on) is not modelled");
+    if (use && use->boolean())
+      use->fail("use_sliding_window=true (windows on the layers from max_window_layers on) is not modelled");
     return;
   }
   // Mistral and Mixtral: a non-null sliding_window applies to every layer.
@@ -106,7 +136,9 @@ void read_sliding_window(const JsonReader& r, std::string_view model_type, Trans
 
 void read_moe(const JsonReader& r, std::string_view model_type, TransformerShape& s) {
   const bool deepseek = model_type.starts_with("deepseek");
-  const char* experts_key = r.has("n_routed_experts") ? "n_routed_experts" : r.has("num_local_experts") ? "num_local_experts" : "num_experts";
+  const char* experts_key = r.has("n_routed_experts")    ? "n_routed_experts"
+                            : r.has("num_local_experts") ? "num_local_experts"
+                                                         : "num_experts";
   const int experts = int_or_zero(r, experts_key);
   if (experts == 0) {
     if (r.has("moe_intermediate_size") || r.has("num_experts_per_tok") || r.has("experts_per_token")) {
@@ -118,7 +150,8 @@ void read_moe(const JsonReader& r, std::string_view model_type, TransformerShape
   m.experts = experts;
   const char* top_k_key = r.has("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token";
   m.top_k = required_count(r, top_k_key);
-  if (m.top_k > m.experts) r.at(top_k_key).fail(fmt::format("top-k ({}) exceeds the {} routed experts", m.top_k, m.experts));
+  if (m.top_k > m.experts)
+    r.at(top_k_key).fail(fmt::format("top-k ({}) exceeds the {} routed experts", m.top_k, m.experts));
   // Mixtral and GPT-OSS size their experts by intermediate_size; Qwen and DeepSeek give a
   // separate moe_intermediate_size and keep intermediate_size for dense layers.
   m.expert_ffn = r.has("moe_intermediate_size") ? required_count(r, "moe_intermediate_size") : s.ffn_hidden;
@@ -145,7 +178,8 @@ void read_moe(const JsonReader& r, std::string_view model_type, TransformerShape
     }
   }
   if (m.first_dense_layers > s.layers) {
-    r.at("first_k_dense_replace").fail(fmt::format("{} dense layers exceed the {} layers", m.first_dense_layers, s.layers));
+    r.at("first_k_dense_replace")
+        .fail(fmt::format("{} dense layers exceed the {} layers", m.first_dense_layers, s.layers));
   }
   if (model_type == "gpt_oss") {
     // GPT-OSS (its model card, section 2.1): biases on the router and on every expert.
@@ -177,7 +211,8 @@ void read_mla(const JsonReader& r, TransformerShape& s) {
 
 void read_hf_extensions(const JsonReader& r, std::string_view model_type, TransformerShape& s) {
   refuse_unknown_fields(r);
-  if (const int head_dim = int_or_zero(r, "head_dim"); head_dim > 0 && head_dim * s.heads != s.hidden) s.explicit_head_dim = head_dim;
+  if (const int head_dim = int_or_zero(r, "head_dim"); head_dim > 0 && head_dim * s.heads != s.hidden)
+    s.explicit_head_dim = head_dim;
   read_sliding_window(r, model_type, s);
   read_moe(r, model_type, s);
   read_mla(r, s);

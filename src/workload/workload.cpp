@@ -27,7 +27,8 @@ double attention_parameter_count(const TransformerShape& s) {
     // heads x (nope + v)); the output projection heads x v x h.
     const MlaShape& m = *s.mla;
     const double qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
-    const double q = m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * heads * qk : h * heads * qk;
+    const double q =
+        m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * heads * qk : h * heads * qk;
     const double kv = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank +
                       static_cast<double>(m.kv_lora_rank) * heads * (m.qk_nope_head_dim + m.v_head_dim);
     return q + kv + heads * m.v_head_dim * h;
@@ -113,7 +114,8 @@ namespace {
 double blocks(const TransformerShape& s, double moe_block) {
   const int moe_layers = s.moe_layer_count();
   double total = (s.layers - moe_layers) * layer_parameter_count(s) + moe_layers * moe_block;
-  if (s.mtp_layers > 0) total += s.mtp_layers * ((s.moe ? moe_block : layer_parameter_count(s)) + mtp_extra_parameters(s));
+  if (s.mtp_layers > 0)
+    total += s.mtp_layers * ((s.moe ? moe_block : layer_parameter_count(s)) + mtp_extra_parameters(s));
   return total;
 }
 

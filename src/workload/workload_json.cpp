@@ -4,10 +4,10 @@
 
 #include <limits>
 
+#include "hf_extensions.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/json_reader.hpp"
 #include "stepcast/workload/workload.hpp"
-#include "hf_extensions.hpp"
 
 namespace stepcast::workload {
 
@@ -50,7 +50,8 @@ void check_shape(const TransformerShape& s, const JsonReader& where) {
   if (s.heads % s.kv_heads != 0) {
     where.fail(fmt::format("{} attention heads are not divisible by the {} key/value heads", s.heads, s.kv_heads));
   }
-  if (s.sliding_layers > s.layers) where.fail(fmt::format("{} sliding-window layers exceed the {} layers", s.sliding_layers, s.layers));
+  if (s.sliding_layers > s.layers)
+    where.fail(fmt::format("{} sliding-window layers exceed the {} layers", s.sliding_layers, s.layers));
   if (s.moe) {
     if (s.moe->top_k > s.moe->experts) {
       where.fail(fmt::format("MoE top-k ({}) exceeds the {} routed experts", s.moe->top_k, s.moe->experts));
@@ -94,9 +95,11 @@ MlaShape read_mla_shape(const JsonReader& r) {
 }
 
 TransformerShape read_shape(const JsonReader& r) {
-  r.check_keys({"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab", "seq_len",
-                "tied_embeddings", "biases", "learned_positions", "rotary", "dropout", "norm", "head_dim", "qk_norm",
-                "attention_sinks", "sliding_window", "sliding_layers", "mtp_layers", "moe", "mla"});
+  r.check_keys(
+      {"layers",   "hidden",          "heads",           "kv_heads",          "ffn_hidden",     "gated_mlp",  "vocab",
+       "seq_len",  "tied_embeddings", "biases",          "learned_positions", "rotary",         "dropout",    "norm",
+       "head_dim", "qk_norm",         "attention_sinks", "sliding_window",    "sliding_layers", "mtp_layers", "moe",
+       "mla"});
   TransformerShape s;
   s.layers = read_int(r.at("layers"));
   s.hidden = read_int(r.at("hidden"));
@@ -138,7 +141,8 @@ TransformerShape read_shape(const JsonReader& r) {
   if (const auto moe = r.find("moe")) s.moe = read_moe_shape(*moe);
   if (const auto mla = r.find("mla")) {
     s.mla = read_mla_shape(*mla);
-    if (s.kv_heads != s.heads) r.at("kv_heads").fail("latent attention expands a key and value for every head: kv_heads must equal heads");
+    if (s.kv_heads != s.heads)
+      r.at("kv_heads").fail("latent attention expands a key and value for every head: kv_heads must equal heads");
   }
   check_shape(s, r);
   return s;
@@ -164,7 +168,8 @@ Workload read_stepcast_workload(const JsonReader& r) {
     w.active_parameters = w.parameters;
   }
   if (const auto published = r.find("published_parameters")) w.published_parameters = published->positive_number();
-  if (const auto active = r.find("published_active_parameters")) w.published_active_parameters = active->positive_number();
+  if (const auto active = r.find("published_active_parameters"))
+    w.published_active_parameters = active->positive_number();
   return w;
 }
 
@@ -203,7 +208,8 @@ Workload read_hf_config(const JsonReader& r, const std::filesystem::path& file) 
     s.biases = neox;
     s.learned_positions = false;
     s.rotary = true;  // Llama and GPT-NeoX rotate Q and K (rope_theta / rotary_pct)
-    s.dropout = any_dropout(r, {"attention_dropout", "hidden_dropout", "attention_probs_dropout_prob", "hidden_dropout_prob"});
+    s.dropout =
+        any_dropout(r, {"attention_dropout", "hidden_dropout", "attention_probs_dropout_prob", "hidden_dropout_prob"});
     s.norm = neox ? Norm::kLayerNorm : Norm::kRmsNorm;
     // GPT-OSS puts biases on Q, K, V and O (attention_bias); its experts' biases are MoE fields.
     if (model_type == "gpt_oss") s.biases = read_bool_or(r, "attention_bias", true);
@@ -219,8 +225,9 @@ Workload read_hf_config(const JsonReader& r, const std::filesystem::path& file) 
   w.name = name ? name->string() : std::string();
   if (w.name.empty() && r.has("model_type")) w.name = model_type;
   if (w.name.empty()) w.name = file.stem().string();
-  w.seq_len_origin = fmt::format("{} of {}: the longest context the model supports, not a training length",
-                                 model_type == "gpt2" ? "n_positions" : "max_position_embeddings", file.filename().string());
+  w.seq_len_origin =
+      fmt::format("{} of {}: the longest context the model supports, not a training length",
+                  model_type == "gpt2" ? "n_positions" : "max_position_embeddings", file.filename().string());
   w.source = fmt::format("Hugging Face config.json ({})", file.string());
   return w;
 }
@@ -233,7 +240,9 @@ Workload load_workload(const std::filesystem::path& file) {
   if (!json.is_object()) root.fail(fmt::format("expected a JSON object, got {}", json.type_name()));
   // A topology given as --workload is the likeliest mix-up; say so instead of naming its first key.
   if (root.has("form") || root.has("gpu")) {
-    root.fail("this file is a topology (it has \"form\" and \"gpu\"), not a workload: pass it as --topology, and the model as --workload");
+    root.fail(
+        "this file is a topology (it has \"form\" and \"gpu\"), not a workload: pass it as --topology, and the model "
+        "as --workload");
   }
   const bool hugging_face = root.has("model_type") || root.has("architectures");
   return hugging_face ? read_hf_config(root, file) : read_stepcast_workload(root);

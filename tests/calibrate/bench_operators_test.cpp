@@ -39,9 +39,7 @@ const BenchOperator& find(const std::vector<BenchOperator>& ops, std::string_vie
 
 TEST_SUITE("calibrate.bench_operators") {
   TEST_CASE("every memory-bound operator of every shipped workload gets a kernel that moves exactly its bytes") {
-    const std::vector<std::string> plans = {"tp=1",
-                                            "tp=8,sp=on,flash=on",
-                                            "tp=2,recompute=full,precision=fp8",
+    const std::vector<std::string> plans = {"tp=1", "tp=8,sp=on,flash=on", "tp=2,recompute=full,precision=fp8",
                                             "tp=4,recompute=selective,precision=fp32,optimizer=sgd-momentum",
                                             "tp=1,precision=fp16,zero=1,mbs=2,flash=on"};
     int checked = 0;
@@ -71,7 +69,8 @@ TEST_SUITE("calibrate.bench_operators") {
     CHECK(checked > 1000);
   }
 
-  TEST_CASE("Llama-2 7B: norms over rows of h, softmax over rows of s, the loss over the vocabulary, Adam's 14 + 14 bytes") {
+  TEST_CASE(
+      "Llama-2 7B: norms over rows of h, softmax over rows of s, the loss over the vocabulary, Adam's 14 + 14 bytes") {
     // h = 4096, s = 4096, V = 32000, bf16 activations, Adam with fp32 state (2 + 2 + 12 bytes).
     const auto ops = list_for("workloads/llama2-7b.json", "tp=1,fsdp=8", 8);
     const auto& norm = find(ops, "input norm", cost::OpPass::kForward);
@@ -122,7 +121,9 @@ TEST_SUITE("calibrate.bench_operators") {
     CHECK(find(fp8, "cross-entropy", cost::OpPass::kForward).kernel->row_length == 4000.0);
   }
 
-  TEST_CASE("GPT-3 175B: dropout draws and writes its mask forward and reads it backward; a padded vocabulary runs element-wise") {
+  TEST_CASE(
+      "GPT-3 175B: dropout draws and writes its mask forward and reads it backward; a padded vocabulary runs "
+      "element-wise") {
     const auto ops = list_for("workloads/gpt3-175b.json", "tp=8", 8);
     const auto& fwd = find(ops, "dropout + residual (attention)", cost::OpPass::kForward);
     REQUIRE(fwd.kernel);
@@ -142,8 +143,9 @@ TEST_SUITE("calibrate.bench_operators") {
   }
 
   TEST_CASE("stepcast operators --format json: the rows the bench reads, integers where it needs exact shapes") {
-    const std::string out = test::run_stepcast("operators --workload workloads/llama2-7b.json --topology topologies/dgx-h200.json --nodes 1 "
-                                               "--plan tp=8,flash=on --format json");
+    const std::string out = test::run_stepcast(
+        "operators --workload workloads/llama2-7b.json --topology topologies/dgx-h200.json --nodes 1 "
+        "--plan tp=8,flash=on --format json");
     const auto j = nlohmann::json::parse(out);
     const auto& table = j.at("tables").at(0);
     CHECK(table.at("name") == "operators");
@@ -165,8 +167,9 @@ TEST_SUITE("calibrate.bench_operators") {
       }
     }
     CHECK(seen_qkv);
-    const auto bad = test::run_stepcast_with_status("operators --workload workloads/llama2-7b.json --topology topologies/dgx-h200.json "
-                                                    "--nodes 1 --calibration x.json");
+    const auto bad = test::run_stepcast_with_status(
+        "operators --workload workloads/llama2-7b.json --topology topologies/dgx-h200.json "
+        "--nodes 1 --calibration x.json");
     CHECK(bad.exit_code != 0);
   }
 }

@@ -120,7 +120,8 @@ TEST_SUITE("calibrate.fit_nccl") {
     const LogError e = model_error(samples, {});
     const double median = percentile(e.abs_pct, 50.0);
     const double worst = percentile(e.abs_pct, 100.0);
-    std::printf("NCCL model vs H100 8-GPU log (30 points >= 32 MiB): median |error| %.1f%%, worst %.1f%%\n", median, worst);
+    std::printf("NCCL model vs H100 8-GPU log (30 points >= 32 MiB): median |error| %.1f%%, worst %.1f%%\n", median,
+                worst);
     CHECK(median < 10.0);
     // A fit on the log itself lowers the median error.
     const NcclFit fit = fit_nccl(samples);
@@ -129,14 +130,17 @@ TEST_SUITE("calibrate.fit_nccl") {
     CHECK(fitted_median < median);
   }
 
-  TEST_CASE("uncalibrated model on the Polaris 2-node A100 all-reduce log: latency-bound up to 64 KiB, within a factor of 3") {
+  TEST_CASE(
+      "uncalibrated model on the Polaris 2-node A100 all-reduce log: latency-bound up to 64 KiB, within a factor of "
+      "3") {
     // Sizes up to 64 KiB take 32-79 us on Polaris (Slingshot through the libfabric plugin); the
     // model prices them with NCCL's latency tables, which NVIDIA measured on InfiniBand: tree/LL
     // at 2 nodes x 4 GPUs is 6.8 + 2 x ((4-1) x 0.6 + log2(2) x 5.0) = 20.4 us plus a little
     // bandwidth time, so the model is fast by a median factor of about 1.8 here (printed). The
     // bounds, a median factor under 2 and every point under 3, say how far NCCL's own table is
     // from this network; `stepcast calibrate` fits the factor away.
-    const auto samples = log_samples("nccl-tests_allreduce_A100-40GB_polaris_2nodes_8ranks_alcf.txt", "alcf-polaris.json", 2);
+    const auto samples =
+        log_samples("nccl-tests_allreduce_A100-40GB_polaris_2nodes_8ranks_alcf.txt", "alcf-polaris.json", 2);
     std::vector<double> ratios;
     for (const NcclSample& s : samples) {
       if (s.size.value() > 65536.0) continue;
@@ -147,7 +151,8 @@ TEST_SUITE("calibrate.fit_nccl") {
     REQUIRE(ratios.size() == 15);
     const double median = percentile(ratios, 50.0);
     const double worst = percentile(ratios, 100.0);
-    std::printf("NCCL model vs Polaris 2x4 A100 all-reduce, 4 B..64 KiB: median factor %.2f, worst %.2f\n", median, worst);
+    std::printf("NCCL model vs Polaris 2x4 A100 all-reduce, 4 B..64 KiB: median factor %.2f, worst %.2f\n", median,
+                worst);
     CHECK(median < 2.0);
     CHECK(worst < 3.0);
   }
@@ -177,8 +182,8 @@ TEST_SUITE("calibrate.fit_nccl") {
     CHECK(back.range->min_size.value() == 33554432.0);
     CHECK(back.range->max_ranks == 8);
     CHECK(cost::within_fitted_range(back, Bytes(1073741824.0), 8, 1));
-    CHECK_FALSE(cost::within_fitted_range(back, Bytes(26214400.0), 8, 1));   // 25 MiB: below
-    CHECK_FALSE(cost::within_fitted_range(back, Bytes(1073741824.0), 16, 2)); // more ranks and nodes
+    CHECK_FALSE(cost::within_fitted_range(back, Bytes(26214400.0), 8, 1));     // 25 MiB: below
+    CHECK_FALSE(cost::within_fitted_range(back, Bytes(1073741824.0), 16, 2));  // more ranks and nodes
     CHECK(cost::to_string(*back.range) == "sizes 32.00 MiB to 16.00 GiB, 8 ranks, 1 node");
     cost::Calibration none;
     CHECK(cost::within_fitted_range(none, Bytes(1.0), 1024, 128));  // no range recorded: no warning
@@ -193,11 +198,11 @@ TEST_SUITE("calibrate.fit_nccl") {
     c.range = cost::FittedRange{Bytes(33554432.0), Bytes(17179869184.0), 8, 8, 1, 1};
     cost::CollectiveModel model;
     model.calibration = &c;
-    const auto inside = cost::price_collective(cost::collective_group(topo, topo.tiers(8)), cost::CollectiveOp::kAllReduce,
-                                               Bytes(1073741824.0), model);
+    const auto inside = cost::price_collective(cost::collective_group(topo, topo.tiers(8)),
+                                               cost::CollectiveOp::kAllReduce, Bytes(1073741824.0), model);
     CHECK_FALSE(inside.outside_calibration);
-    const auto outside = cost::price_collective(cost::collective_group(topo, topo.tiers(16)), cost::CollectiveOp::kAllReduce,
-                                                Bytes(1073741824.0), model);
+    const auto outside = cost::price_collective(cost::collective_group(topo, topo.tiers(16)),
+                                                cost::CollectiveOp::kAllReduce, Bytes(1073741824.0), model);
     CHECK(outside.outside_calibration);
   }
 }

@@ -45,7 +45,7 @@ const GemmEfficiencyFit& fit_for(const std::vector<GemmEfficiencyFit>& fits, con
 
 constexpr double kQuantization = 1024.0 / 1056.0;
 constexpr double kAttnIdealUs = 137438953472.0 / (989.4e12 * kQuantization) * 1e6;  // 143.25 us
-constexpr double kMlpIdealUs = 2.0 * kAttnIdealUs;                                // 286.50 us
+constexpr double kMlpIdealUs = 2.0 * kAttnIdealUs;                                  // 286.50 us
 /// The maximum achievable bf16 matmul rate of an H100 SXM, 792.1 of 989 TFLOP/s (ml-engineering's
 /// MAMF table), the compute model's default GEMM efficiency there.
 constexpr double kHopperMamf = 792.1 / 989.0;
@@ -77,7 +77,9 @@ TEST_SUITE("calibrate.kernel_bench") {
     CHECK_FALSE(is_kernel_bench_json("# nccl-tests log"));
   }
 
-  TEST_CASE("GEMM efficiency of the H100 peak: the summed quantized ideal time over the summed measured time less overheads") {
+  TEST_CASE(
+      "GEMM efficiency of the H100 peak: the summed quantized ideal time over the summed measured time less "
+      "overheads") {
     const auto topo = topology::load_topology(root("topologies/dgx-h100.json"), 1);
     const double o = kernel_overhead_us();
     const auto fits = fit_gemm_efficiencies(fixture(), topo.gpu(), microseconds(o));
@@ -97,27 +99,34 @@ TEST_SUITE("calibrate.kernel_bench") {
   TEST_CASE("a bench from another GPU, a rate above the peak and inconsistent FLOPs are refused") {
     const auto a100 = topology::load_topology(root("topologies/p4d-24xlarge.json"), 1);
     CHECK(test::input_error_text([&] { (void)fit_gemm_efficiencies(fixture(), a100.gpu(), Seconds(0.0)); }) ==
-          kFixture + ":/gpu/name: measured on \"NVIDIA H100 80GB HBM3\" but the topology's GPU is \"A100-SXM4-40GB\"; "
-                     "use a topology with that GPU");
+          kFixture +
+              ":/gpu/name: measured on \"NVIDIA H100 80GB HBM3\" but the topology's GPU is \"A100-SXM4-40GB\"; "
+              "use a topology with that GPU");
 
     topology::GpuSpec slow = topology::load_topology(root("topologies/dgx-h100.json"), 1).gpu();
     slow.peak_bf16 = tflop_per_s(500.0);
     // At 500 TFLOP/s the pair would need 850.4 us at full efficiency, more than the 700 us measured.
-    CHECK(test::input_error_text([&] { (void)fit_gemm_efficiencies(fixture(), slow, Seconds(0.0)); }) ==
-          kFixture + ": bf16 GEMMs ran at 589.0 TFLOP/s, above what the topology's H100-SXM5-80GB peak of 500.0 TFLOP/s allows "
-                     "for their shapes: check the topology's gpu.peak and gpu.sm_count");
+    CHECK(
+        test::input_error_text([&] { (void)fit_gemm_efficiencies(fixture(), slow, Seconds(0.0)); }) ==
+        kFixture +
+            ": bf16 GEMMs ran at 589.0 TFLOP/s, above what the topology's H100-SXM5-80GB peak of 500.0 TFLOP/s allows "
+            "for their shapes: check the topology's gpu.peak and gpu.sm_count");
 
     std::string text = read_text_file(kFixture);
     text.replace(text.find("137438953472"), 12, "137438953000");
     CHECK(test::input_error_text([&] { (void)parse_kernel_bench_json(text, "k.json"); }) ==
-          "k.json:/operators/0/flops: 137438953000 is not 2 x batch x m x n x k = 137438953472 for 1 x (4096 x 4096 x 4096)");
+          "k.json:/operators/0/flops: 137438953000 is not 2 x batch x m x n x k = 137438953472 for 1 x (4096 x 4096 x "
+          "4096)");
     std::string old_schema = read_text_file(kFixture);
     old_schema.replace(old_schema.find("\"schema_version\": 2"), 19, "\"schema_version\": 1");
     CHECK(test::input_error_text([&] { (void)parse_kernel_bench_json(old_schema, "k.json"); }) ==
-          "k.json:/schema_version: this stepcast reads schema_version 2 (the operator bench); rerun the stepcast-kernel-bench built with it");
+          "k.json:/schema_version: this stepcast reads schema_version 2 (the operator bench); rerun the "
+          "stepcast-kernel-bench built with it");
   }
 
-  TEST_CASE("GEMMs against the model: the default efficiency misses by 10%, the fitted one splits the measured time by ideal time") {
+  TEST_CASE(
+      "GEMMs against the model: the default efficiency misses by 10%, the fitted one splits the measured time by ideal "
+      "time") {
     const auto topo = topology::load_topology(root("topologies/dgx-h100.json"), 1);
     const double o = kernel_overhead_us();
     // Uncalibrated: 143.25 us / 0.800910 + o = 178.86 us + o against 200 us; the tf32 GEMM at the
@@ -134,7 +143,8 @@ TEST_SUITE("calibrate.kernel_bench") {
     // their ideal times are, so the two together take exactly the 700 us measured; tf32 is exact.
     cost::Calibration cal;
     cal.compute = cost::ComputeCalibration{};
-    for (const auto& f : fit_gemm_efficiencies(fixture(), topo.gpu(), microseconds(o))) cal.compute->gemm_efficiency[f.precision] = f.efficiency;
+    for (const auto& f : fit_gemm_efficiencies(fixture(), topo.gpu(), microseconds(o)))
+      cal.compute->gemm_efficiency[f.precision] = f.efficiency;
     const OperatorComparison after = compare_operators(fixture(), topo.gpu(), cal);
     CHECK(after.points[0].predicted.value() * 1e6 == doctest::Approx((700.0 - 2.0 * o) / 3.0 + o).epsilon(1e-9));
     CHECK((after.points[0].predicted + after.points[1].predicted).value() == doctest::Approx(700e-6).epsilon(1e-9));
@@ -143,7 +153,8 @@ TEST_SUITE("calibrate.kernel_bench") {
 
   TEST_CASE("calibrate writes the GEMM efficiency and predict's GEMMs run at it") {
     const std::string cal = (std::filesystem::temp_directory_path() / "stepcast_kernel_cal_test.json").string();
-    const std::string out = stepcast::test::run_stepcast("calibrate --measured " + kFixture + " --topology topologies/dgx-h100.json -o " + cal);
+    const std::string out = stepcast::test::run_stepcast("calibrate --measured " + kFixture +
+                                                         " --topology topologies/dgx-h100.json -o " + cal);
     CHECK(out.find("bf16") != std::string::npos);
     const auto j = nlohmann::json::parse(read_text_file(cal));
     const double o = kernel_overhead_us();
@@ -152,11 +163,13 @@ TEST_SUITE("calibrate.kernel_bench") {
 
     // Llama-2 7B's QKV GEMM is 4096 x 12288 x 4096: 3072 tiles of 128 x 128 in 24 waves of 132,
     // quantization 3072/3168 = 1024/1056, so it runs at efficiency x 0.969697.
-    const std::string predict = "predict --workload workloads/llama2-7b.json --topology topologies/dgx-h100.json "
-                                "--nodes 1 --plan fsdp=8,flash=on --json --explain";
+    const std::string predict =
+        "predict --workload workloads/llama2-7b.json --topology topologies/dgx-h100.json "
+        "--nodes 1 --plan fsdp=8,flash=on --json --explain";
     const auto qkv_efficiency = [](const nlohmann::json& p) {
       for (const auto& row : p.at("kernels")) {
-        if (row.at("operator") == "qkv projection" && row.at("pass") == "forward") return row.at("efficiency").get<double>();
+        if (row.at("operator") == "qkv projection" && row.at("pass") == "forward")
+          return row.at("efficiency").get<double>();
       }
       return 0.0;
     };
@@ -189,11 +202,12 @@ TEST_SUITE("calibrate.kernel_bench") {
 
   constexpr double kQkvIdealUs = 412316860416.0 / (989.4e12 * kQuantization) * 1e6;  // 429.757 us
   constexpr double kBw = 3350e9;
-  constexpr double kNormUs = 67108864.0 / kBw * 1e6;       // 20.0325 us
-  constexpr double kSwigluUs = 270532608.0 / kBw * 1e6;    // 80.7560 us
-  constexpr double kLossUs = 2359296000.0 / kBw * 1e6;     // 704.2675 us
+  constexpr double kNormUs = 67108864.0 / kBw * 1e6;     // 20.0325 us
+  constexpr double kSwigluUs = 270532608.0 / kBw * 1e6;  // 80.7560 us
+  constexpr double kLossUs = 2359296000.0 / kBw * 1e6;   // 704.2675 us
 
-  TEST_CASE("operator bench: launch overheads as measured, GEMM and HBM efficiencies over the operators each term bounds") {
+  TEST_CASE(
+      "operator bench: launch overheads as measured, GEMM and HBM efficiencies over the operators each term bounds") {
     const auto topo = topology::load_topology(root("topologies/dgx-h100.json"), 1);
     const KernelBench b = operators_fixture();
     REQUIRE(b.operators.size() == 8);
@@ -220,11 +234,12 @@ TEST_SUITE("calibrate.kernel_bench") {
     CHECK(memory->operators == 3);
     CHECK(memory->efficiency == doctest::Approx((kNormUs + kSwigluUs + kLossUs) / 1122.0).epsilon(1e-9));
     CHECK(memory->efficiency == doctest::Approx(0.717519).epsilon(1e-6));
-    CHECK(memory->min_operator_efficiency == doctest::Approx(kNormUs / 30.0).epsilon(1e-9));   // 0.668
+    CHECK(memory->min_operator_efficiency == doctest::Approx(kNormUs / 30.0).epsilon(1e-9));     // 0.668
     CHECK(memory->max_operator_efficiency == doctest::Approx(kSwigluUs / 100.0).epsilon(1e-9));  // 0.808
   }
 
-  TEST_CASE("operator bench against the model: errors per operator and per family, before and after calibrating on it") {
+  TEST_CASE(
+      "operator bench against the model: errors per operator and per family, before and after calibrating on it") {
     const auto topo = topology::load_topology(root("topologies/dgx-h100.json"), 1);
     const KernelBench b = operators_fixture();
     // Uncalibrated H100 defaults: GEMMs at 792.1/989 = 0.800910 of peak, HBM at the measured 0.88
@@ -238,15 +253,17 @@ TEST_SUITE("calibrate.kernel_bench") {
     CHECK(before.points[0].error_pct == doctest::Approx(pct(kQkvIdealUs / kHopperMamf + o, 562.0)).epsilon(1e-6));
     // Scores: memory-bound in the model too, 1140850688 B / (0.88 x 3350 GB/s) = 386.99 us + o against 420.
     CHECK(before.points[2].bound == cost::Bound::kMemory);
-    CHECK(before.points[2].error_pct == doctest::Approx(pct(1140850688.0 / (kHbm * kBw) * 1e6 + o, 420.0)).epsilon(1e-6));
+    CHECK(before.points[2].error_pct ==
+          doctest::Approx(pct(1140850688.0 / (kHbm * kBw) * 1e6 + o, 420.0)).epsilon(1e-6));
     // Memory-bound family: norm 20.0325 / 0.88 + o against 32, swiglu 80.756 / 0.88 + o against
     // 102, loss (four launches) 704.2675 / 0.88 + 4 o against 1000, and the compute-heavy one, its
     // 100 us of arithmetic above its 11.4 us of traffic, 100 + o against 110. Median of the four
     // absolute errors: the mean of the middle two.
     const auto& memory = before.families[static_cast<std::size_t>(OperatorFamily::kMemory)];
     CHECK(memory.points == 4);
-    std::vector<double> abs_errors = {std::fabs(pct(kNormUs / kHbm + o, 32.0)), std::fabs(pct(kSwigluUs / kHbm + o, 102.0)),
-                                      std::fabs(pct(kLossUs / kHbm + 4.0 * o, 1000.0)), std::fabs(pct(100.0 + o, 110.0))};
+    std::vector<double> abs_errors = {
+        std::fabs(pct(kNormUs / kHbm + o, 32.0)), std::fabs(pct(kSwigluUs / kHbm + o, 102.0)),
+        std::fabs(pct(kLossUs / kHbm + 4.0 * o, 1000.0)), std::fabs(pct(100.0 + o, 110.0))};
     std::sort(abs_errors.begin(), abs_errors.end());
     CHECK(memory.median_abs_error_pct == doctest::Approx((abs_errors[1] + abs_errors[2]) / 2.0).epsilon(1e-9));
     CHECK(memory.max_abs_error_pct == doctest::Approx(abs_errors[3]).epsilon(1e-9));
@@ -276,8 +293,8 @@ TEST_SUITE("calibrate.kernel_bench") {
 
   TEST_CASE("calibrate and validate on the operator bench: the compute section says what each figure was fitted on") {
     const std::string cal = (std::filesystem::temp_directory_path() / "stepcast_operator_cal_test.json").string();
-    const std::string report =
-        stepcast::test::run_stepcast("calibrate --measured " + kOperators + " --topology topologies/dgx-h100.json --nodes 1 -o " + cal);
+    const std::string report = stepcast::test::run_stepcast("calibrate --measured " + kOperators +
+                                                            " --topology topologies/dgx-h100.json --nodes 1 -o " + cal);
     CHECK(report.find("attention: not fitted, the bench skipped its 1 fused-attention operators") != std::string::npos);
     const auto j = nlohmann::json::parse(read_text_file(cal));
     const auto& compute = j.at("compute");
@@ -287,17 +304,19 @@ TEST_SUITE("calibrate.kernel_bench") {
     CHECK_FALSE(compute.contains("host_overhead"));
     CHECK(compute.at("memory_efficiency").get<double>() == doctest::Approx(0.717519).epsilon(1e-6));
     CHECK(compute.at("gemm_efficiency").at("bf16").get<double>() == doctest::Approx(0.753960).epsilon(1e-6));
-    CHECK(compute.at("fitted_on").at("memory_efficiency").get<std::string>().find("3 memory-bound operators") != std::string::npos);
+    CHECK(compute.at("fitted_on").at("memory_efficiency").get<std::string>().find("3 memory-bound operators") !=
+          std::string::npos);
     CHECK(compute.at("fitted_on").contains("gemm_efficiency.bf16"));
     // The file loads again, and a fitted_on key for a field the section does not set is refused.
     CHECK_NOTHROW((void)cost::load_calibration(cal));
     auto doctored = j;
     doctored["compute"]["fitted_on"]["attention_forward_efficiency"] = "nothing";
     CHECK(test::input_error_text([&] { (void)cost::parse_calibration(doctored.dump(), "c.json"); }) ==
-          "c.json:/compute/fitted_on/attention_forward_efficiency: \"attention_forward_efficiency\" is not a field this compute section sets");
+          "c.json:/compute/fitted_on/attention_forward_efficiency: \"attention_forward_efficiency\" is not a field "
+          "this compute section sets");
 
-    const auto v = nlohmann::json::parse(stepcast::test::run_stepcast("validate --measured " + kOperators +
-                                                                      " --topology topologies/dgx-h100.json --nodes 1 --json"));
+    const auto v = nlohmann::json::parse(stepcast::test::run_stepcast(
+        "validate --measured " + kOperators + " --topology topologies/dgx-h100.json --nodes 1 --json"));
     const auto& file = v.at("operators").at(0);
     CHECK(file.at("points").size() == 8);
     CHECK(file.at("families").at("memory-bound").at("points") == 4);

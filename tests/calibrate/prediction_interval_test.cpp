@@ -42,7 +42,8 @@ TEST_SUITE("calibrate.prediction_interval") {
     CHECK(run_class(p, h100) == "Hopper, tp+pp+dp");
   }
 
-  TEST_CASE("the 90% interval: errors 0.00, 0.01, ..., 0.10 give quantiles 0.005 and 0.095, so 10 s -> 9.094 s .. 9.950 s") {
+  TEST_CASE(
+      "the 90% interval: errors 0.00, 0.01, ..., 0.10 give quantiles 0.005 and 0.095, so 10 s -> 9.094 s .. 9.950 s") {
     // Eleven errors r = log(predicted / measured); the 5% and 95% quantiles interpolate between
     // order statistics at positions 0.5 and 9.5: 0.005 and 0.095. A run predicted at 10 s took
     // 10 / exp(r): from 10 exp(-0.095) = 9.0937 s to 10 exp(-0.005) = 9.9501 s.
@@ -57,7 +58,8 @@ TEST_SUITE("calibrate.prediction_interval") {
     CHECK(interval->run_class == "Ampere, sharded dp");
   }
 
-  TEST_CASE("with too few runs of its class a plan takes its generation's runs of the same sharding, and none below ten") {
+  TEST_CASE(
+      "with too few runs of its class a plan takes its generation's runs of the same sharding, and none below ten") {
     ResidualSet set;
     for (int i = 0; i < 9; ++i) set.by_class["Ampere, sharded dp"].push_back(0.0);
     CHECK_FALSE(step_interval(set, fsdp8(), a100(), Seconds(1.0)));
@@ -69,8 +71,9 @@ TEST_SUITE("calibrate.prediction_interval") {
   }
 
   TEST_CASE("predict prints the interval from the shipped runs, and none with an explicit achieved fraction") {
-    const std::string cmd = "predict --workload workloads/llama2-7b.json --topology topologies/p4de-24xlarge.json --nodes 1 "
-                            "--plan fsdp=8,flash=on --global-batch 64 --seq 4096 --json";
+    const std::string cmd =
+        "predict --workload workloads/llama2-7b.json --topology topologies/p4de-24xlarge.json --nodes 1 "
+        "--plan fsdp=8,flash=on --global-batch 64 --seq 4096 --json";
     const auto j = nlohmann::json::parse(stepcast::test::run_stepcast(cmd));
     const auto& i = j.at("step_time_interval_s");
     CHECK(i.at("low_s").get<double>() < i.at("high_s").get<double>());
@@ -78,6 +81,7 @@ TEST_SUITE("calibrate.prediction_interval") {
     CHECK(i.at("coverage").get<double>() == 0.9);
     const auto plain = nlohmann::json::parse(stepcast::test::run_stepcast(cmd + " --achieved-fraction 0.5"));
     CHECK(plain.at("step_time_interval_s").is_null());
-    CHECK(plain.at("step_time_interval_note") == "no interval with --achieved-fraction: the measured errors are the operator model's");
+    CHECK(plain.at("step_time_interval_note") ==
+          "no interval with --achieved-fraction: the measured errors are the operator model's");
   }
 }

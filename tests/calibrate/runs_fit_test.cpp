@@ -44,7 +44,8 @@ TEST_SUITE("calibrate.runs_fit") {
       r.measured = {};
       r.measured.step_time = p.step_time;
     }
-    const RunsFit fit = fit_compute_to_runs(runs, fit_mask(runs, parse_run_split("gpus=2", "test")), kOverheads, with_overheads(20.0, 2.0), "synthetic");
+    const RunsFit fit = fit_compute_to_runs(runs, fit_mask(runs, parse_run_split("gpus=2", "test")), kOverheads,
+                                            with_overheads(20.0, 2.0), "synthetic");
     CHECK(fit.compute.host_overhead->value() == doctest::Approx(45e-6).epsilon(1e-3));
     CHECK(fit.compute.kernel_overhead->value() == doctest::Approx(12e-6).epsilon(1e-3));
     CHECK(fit.fit_after.max_abs_error_pct < 0.1);
@@ -53,7 +54,8 @@ TEST_SUITE("calibrate.runs_fit") {
     CHECK(fit.held_after.runs == 1200);
   }
 
-  TEST_CASE("fitting on the 2-GPU rows never reads the others: scaling their measurements tenfold changes nothing fitted") {
+  TEST_CASE(
+      "fitting on the 2-GPU rows never reads the others: scaling their measurements tenfold changes nothing fitted") {
     auto runs = read_training_runs({kVtrain}, kRoot);
     const auto mask = fit_mask(runs, parse_run_split("gpus=2", "test"));
     const RunsFit first = fit_compute_to_runs(runs, mask, kOverheads, with_overheads(20.0, 2.0), "vtrain");
@@ -67,9 +69,12 @@ TEST_SUITE("calibrate.runs_fit") {
     CHECK(second.held_after.mean_abs_error_pct > 5.0 * first.held_after.mean_abs_error_pct);
   }
 
-  TEST_CASE("the shipped overheads are the fit on vTrain's 2-GPU rows (src/cost/kernel_tables.hpp), reached from 20 us and 2 us") {
+  TEST_CASE(
+      "the shipped overheads are the fit on vTrain's 2-GPU rows (src/cost/kernel_tables.hpp), reached from 20 us and 2 "
+      "us") {
     const auto runs = read_training_runs({kVtrain}, kRoot);
-    const RunsFit fit = fit_compute_to_runs(runs, fit_mask(runs, parse_run_split("gpus=2", "test")), kOverheads, with_overheads(20.0, 2.0), "vtrain");
+    const RunsFit fit = fit_compute_to_runs(runs, fit_mask(runs, parse_run_split("gpus=2", "test")), kOverheads,
+                                            with_overheads(20.0, 2.0), "vtrain");
     const auto defaults = cost::default_kernel_params(runs.front().topology->gpu(), runs.front().plan);
     CHECK(fit.compute.host_overhead->value() == doctest::Approx(defaults.host_overhead.value()).epsilon(0.01));
     CHECK(fit.compute.kernel_overhead->value() == doctest::Approx(defaults.kernel_overhead.value()).epsilon(0.01));
@@ -87,17 +92,20 @@ TEST_SUITE("calibrate.runs_fit") {
     }
     CHECK(fitted == 240);  // 480 rows on 4 GPUs, every other one
     CHECK(test::input_error_text([] { (void)parse_run_split("gpus", "--fit-on"); }) ==
-          "--fit-on: expected every-other or KEY=VALUE (KEY one of gpus, group, workload, topology, gpu, precision), comma-separated; "
+          "--fit-on: expected every-other or KEY=VALUE (KEY one of gpus, group, workload, topology, gpu, precision), "
+          "comma-separated; "
           "got \"gpus\"");
   }
 
   TEST_CASE("a fit needs as many runs as parameters, and runs of one GPU model") {
     const auto runs = read_training_runs({kRoot / "tests/data/runs/llm_foundry_mpt.csv"}, kRoot);
     CHECK(test::input_error_text([&] {
-            (void)fit_compute_to_runs(runs, fit_mask(runs, parse_run_split("every-other", "test")), kOverheads, {}, "foundry");
+            (void)fit_compute_to_runs(runs, fit_mask(runs, parse_run_split("every-other", "test")), kOverheads, {},
+                                      "foundry");
           }).find("one calibration describes one GPU model") != std::string::npos);
     CHECK(test::input_error_text([&] {
-            (void)fit_compute_to_runs(runs, fit_mask(runs, parse_run_split("group=nothing", "test")), kOverheads, {}, "foundry");
+            (void)fit_compute_to_runs(runs, fit_mask(runs, parse_run_split("group=nothing", "test")), kOverheads, {},
+                                      "foundry");
           }) == "foundry: 0 runs selected to fit 2 parameters: need at least as many runs as parameters");
   }
 }

@@ -51,18 +51,20 @@ RunEngine fixed_engine(std::map<std::string, double> step_time_s) {
 // hidden 1024, 16 heads, 24 layers, sequence 1024, tp 1, dp 1, pp 2: 372.160408 ms, as
 // scripts/convert-training-runs writes it.
 const std::string kShapeHeader =
-    "run,group,layers,hidden,heads,vocab,tied_embeddings,biases,learned_positions,norm,topology,nodes,gpus,plan,global_batch,"
+    "run,group,layers,hidden,heads,vocab,tied_embeddings,biases,learned_positions,norm,topology,nodes,gpus,plan,global_"
+    "batch,"
     "seq_len,precision,step_time\n";
 const std::string kVtrainRow =
-    "vtrain:2,g,24,1024,16,50257,true,true,true,layernorm,dgx-a100,1,2,\"tp=1,pp=2,dp=1,mbs=8,recompute=full,schedule=1f1b,"
+    "vtrain:2,g,24,1024,16,50257,true,true,true,layernorm,dgx-a100,1,2,\"tp=1,pp=2,dp=1,mbs=8,recompute=full,schedule="
+    "1f1b,"
     "flash=off\",16,1024,fp16,372.160408 ms\n";
 
 /// Rows of one shape in group `group` with these ids, global batches and step times.
 std::string shape_rows(const std::string& group, const std::vector<std::tuple<std::string, int, std::string>>& rows) {
   std::string out;
   for (const auto& [id, gbs, time] : rows) {
-    out += id + "," + group + ",24,1024,16,50257,true,true,true,layernorm,dgx-a100,1,8,\"tp=1,pp=1,mbs=1\"," + std::to_string(gbs) +
-           ",1024,bf16," + time + "\n";
+    out += id + "," + group + ",24,1024,16,50257,true,true,true,layernorm,dgx-a100,1,8,\"tp=1,pp=1,mbs=1\"," +
+           std::to_string(gbs) + ",1024,bf16," + time + "\n";
   }
   return out;
 }
@@ -93,7 +95,8 @@ TEST_SUITE("calibrate.training_runs") {
     w.parameters = workload::parameter_count(s);
     const auto topo = topology::load_topology(kRoot / "topologies/dgx-a100.json", 1);
     const plan::Plan p = plan::resolve(
-        plan::parse_plan("tp=1,pp=2,dp=1,mbs=8,recompute=full,schedule=1f1b,flash=off,gbs=16,seq=1024,precision=fp16"), w, 2);
+        plan::parse_plan("tp=1,pp=2,dp=1,mbs=8,recompute=full,schedule=1f1b,flash=off,gbs=16,seq=1024,precision=fp16"),
+        w, 2);
     cost::StepOptions options;
     options.explain = false;
     const cost::StepPrediction expected = cost::predict_step(w, p, topo, options);
@@ -101,13 +104,15 @@ TEST_SUITE("calibrate.training_runs") {
     CHECK(runs[0].gpus == 2);
     CHECK(runs[0].topology->gpu_count() == 8);
     CHECK(plan::to_string(runs[0].plan) == plan::to_string(p));
-    const RunValidation r = validate_runs(runs, [](const TrainingRun& run) { return predict_analytically(run, nullptr); });
+    const RunValidation r =
+        validate_runs(runs, [](const TrainingRun& run) { return predict_analytically(run, nullptr); });
     REQUIRE(r.runs[0].compared());
     CHECK(r.runs[0].prediction.step_time.value() == expected.step_time.value());
     CHECK(r.runs[0].prediction.memory.value() == expected.memory.total.value());
     REQUIRE(r.runs[0].errors.size() == 1);
     CHECK(r.runs[0].errors[0].measured == doctest::Approx(0.372160408));
-    CHECK(r.runs[0].errors[0].error_pct == doctest::Approx((expected.step_time.value() - 0.372160408) / 0.372160408 * 100.0));
+    CHECK(r.runs[0].errors[0].error_pct ==
+          doctest::Approx((expected.step_time.value() - 0.372160408) / 0.372160408 * 100.0));
     // tokens per step 16 x 1024 = 16384
     CHECK(*r.runs[0].predicted_tokens_per_s == doctest::Approx(16384.0 / expected.step_time.value()));
     CHECK(*r.runs[0].measured_tokens_per_s == doctest::Approx(16384.0 / 0.372160408));
@@ -121,7 +126,8 @@ TEST_SUITE("calibrate.training_runs") {
     // 3.5, 3.5, 2, 1; predicted 7447, 9102, 3413, 2731 -> ranks 3, 4, 2, 1. Around the mean 2.5:
     // cov = 1 x 0.5 + 1 x 1.5 + 0.5 x 0.5 + 1.5 x 1.5 = 4.5; var 4.5 and 5; rho = 4.5 / sqrt(22.5).
     // Group "h" has 2 runs: no correlation.
-    const std::string text = kShapeHeader + shape_rows("g", {{"a", 8, "1 s"}, {"b", 8, "1000 ms"}, {"c", 8, "2 s"}, {"d", 8, "4 s"}}) +
+    const std::string text = kShapeHeader +
+                             shape_rows("g", {{"a", 8, "1 s"}, {"b", 8, "1000 ms"}, {"c", 8, "2 s"}, {"d", 8, "4 s"}}) +
                              shape_rows("h", {{"e", 8, "1 s"}, {"f", 8, "1 s"}});
     const auto runs = read("stats.csv", text);
     const RunValidation r =
@@ -192,10 +198,12 @@ TEST_SUITE("calibrate.training_runs") {
     CHECK(runs[0].expressible());
     CHECK(runs[1].inexpressible == "plan key \"offload\" not modelled by stepcast");
     // MPT-125M has 12 heads (workloads/mpt-125m.json), which tp = 8 does not divide.
-    CHECK(runs[2].inexpressible.starts_with("the model refuses the plan: attention heads (12) must be divisible by tp (8)"));
+    CHECK(runs[2].inexpressible.starts_with(
+        "the model refuses the plan: attention heads (12) must be divisible by tp (8)"));
     CHECK(runs[3].inexpressible == "no precision");
     CHECK(runs[4].inexpressible == "the A100-SXM4-80GB has no fp8 peak rate");
-    const RunValidation r = validate_runs(runs, [](const TrainingRun& run) { return predict_analytically(run, nullptr); });
+    const RunValidation r =
+        validate_runs(runs, [](const TrainingRun& run) { return predict_analytically(run, nullptr); });
     CHECK(r.runs.size() == 5);
     CHECK(r.inexpressible == 4);
     REQUIRE(r.metrics.size() == 1);
@@ -206,8 +214,10 @@ TEST_SUITE("calibrate.training_runs") {
 
   TEST_CASE("the JSON form reads as the CSV form does, with JSON pointers for locations") {
     const std::string json =
-        "{\"source\": \"vTrain row 2\", \"runs\": [{\"run\": \"vtrain:2\", \"group\": \"g\", \"layers\": 24, \"hidden\": 1024, "
-        "\"heads\": 16, \"vocab\": 50257, \"tied_embeddings\": true, \"biases\": true, \"learned_positions\": true, \"norm\": "
+        "{\"source\": \"vTrain row 2\", \"runs\": [{\"run\": \"vtrain:2\", \"group\": \"g\", \"layers\": 24, "
+        "\"hidden\": 1024, "
+        "\"heads\": 16, \"vocab\": 50257, \"tied_embeddings\": true, \"biases\": true, \"learned_positions\": true, "
+        "\"norm\": "
         "\"layernorm\", \"topology\": \"dgx-a100\", \"nodes\": 1, \"gpus\": 2, \"plan\": "
         "\"tp=1,pp=2,dp=1,mbs=8,recompute=full,schedule=1f1b,flash=off\", \"global_batch\": 16, \"seq_len\": 1024, "
         "\"precision\": \"fp16\", \"step_time\": \"372.160408 ms\"}]}";
@@ -220,15 +230,17 @@ TEST_SUITE("calibrate.training_runs") {
     CHECK(from_json[0].workload->parameters == from_csv[0].workload->parameters);
     CHECK(from_json[0].measured.step_time->value() == from_csv[0].measured.step_time->value());
     CHECK(test::input_error_text([] {
-            (void)read("bad_pointer.json", "{\"runs\": [{\"workload\": \"llama2-7b\", \"topology\": \"dgx-a100\", \"plan\": "
-                                          "\"tp=8\", \"global_batch\": 8, \"seq_len\": 4096, \"precision\": \"bf16\", "
-                                          "\"peak_memory_per_gpu\": \"-3 GiB\"}]}");
+            (void)read("bad_pointer.json",
+                       "{\"runs\": [{\"workload\": \"llama2-7b\", \"topology\": \"dgx-a100\", \"plan\": "
+                       "\"tp=8\", \"global_batch\": 8, \"seq_len\": 4096, \"precision\": \"bf16\", "
+                       "\"peak_memory_per_gpu\": \"-3 GiB\"}]}");
           }).ends_with("bad_pointer.json:/runs/0/peak_memory_per_gpu: \"-3 GiB\" must be positive"));
   }
 
   TEST_CASE("a spreadsheet's byte order mark and CRLF line ends are read as plain CSV") {
     std::string text = "\xEF\xBB\xBF" + kShapeHeader + kVtrainRow;
-    for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 2)) text.replace(at, 1, "\r\n");
+    for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 2))
+      text.replace(at, 1, "\r\n");
     const auto runs = read("excel.csv", text);
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].id == "vtrain:2");
@@ -240,7 +252,8 @@ TEST_SUITE("calibrate.training_runs") {
     // per layer 12h^2 + 13h = 49152 + 832 = 49984; x 2 = 99968; embeddings Vh = 64000;
     // positions sh = 8192; final norm 2h = 128: 172288 (Narayanan et al. 2021, section 5.1).
     const std::string text =
-        "run,layers,hidden,heads,vocab,biases,learned_positions,tied_embeddings,norm,topology,nodes,plan,global_batch,seq_len,precision,"
+        "run,layers,hidden,heads,vocab,biases,learned_positions,tied_embeddings,norm,topology,nodes,plan,global_batch,"
+        "seq_len,precision,"
         "step_time\n"
         "tiny,2,64,4,1000,true,true,true,layernorm,dgx-a100,1,\"tp=1,mbs=1\",8,128,bf16,10 ms\n";
     const auto runs = read("tiny.csv", text);
@@ -277,7 +290,8 @@ TEST_SUITE("calibrate.training_runs") {
     const auto runs = read("memory.csv", text);
     REQUIRE(runs[0].expressible());
     const cost::MemoryBreakdown expected = cost::estimate_memory(*runs[0].workload, runs[0].plan);
-    const RunValidation r = validate_runs(runs, [](const TrainingRun& run) { return predict_analytically(run, nullptr); });
+    const RunValidation r =
+        validate_runs(runs, [](const TrainingRun& run) { return predict_analytically(run, nullptr); });
     const auto& e = r.runs[0].errors;
     REQUIRE(e.size() == 2);
     CHECK(e[1].metric == RunMetric::kPeakMemory);

@@ -97,7 +97,8 @@ TEST_SUITE("calibrate.validate_cli") {
   TEST_CASE("calibrate names the ranks and nodes the log measured, not the topology file's default node count") {
     // The log's header: 8 ranks, all on host cnode3-002; dgx-h100.json defaults to 4 nodes (32 GPUs).
     const std::string cal = (std::filesystem::temp_directory_path() / "stepcast_one_node_calibration.json").string();
-    const std::string out = stepcast::test::run_stepcast("calibrate --measured " + kLog + " --topology topologies/dgx-h100.json -o " + cal);
+    const std::string out =
+        stepcast::test::run_stepcast("calibrate --measured " + kLog + " --topology topologies/dgx-h100.json -o " + cal);
     CHECK(out.find("fitted 50 points on dgx-h100 (8 ranks on 1 node)\n") != std::string::npos);
     std::filesystem::remove(cal);
   }

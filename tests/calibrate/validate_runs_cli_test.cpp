@@ -19,7 +19,8 @@ using stepcast::test::run_stepcast;
 using stepcast::test::run_stepcast_with_status;
 
 std::string write_runs(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / ("stepcast_validate_runs_" + std::to_string(::getpid()) + "_" + name);
+  const auto path =
+      std::filesystem::temp_directory_path() / ("stepcast_validate_runs_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(path) << text;
   return path.string();
 }
@@ -30,7 +31,8 @@ const std::string kRow =
     "run,workload,topology,nodes,gpus,plan,global_batch,seq_len,precision,tokens_per_s\n"
     "llm-foundry:38,mpt-7b,dgx-h100,1,8,\"fsdp=full,mbs=8,recompute=full,flash=fa2\",128,8192,bf16,55481\n";
 const std::string kPlanArgs =
-    "--workload workloads/mpt-7b.json --topology topologies/dgx-h100.json --nodes 1 --plan fsdp=full,mbs=8,recompute=full,flash=fa2 "
+    "--workload workloads/mpt-7b.json --topology topologies/dgx-h100.json --nodes 1 --plan "
+    "fsdp=full,mbs=8,recompute=full,flash=fa2 "
     "--global-batch 128 --seq 8192 --precision bf16 --json";
 
 }  // namespace
@@ -44,14 +46,16 @@ TEST_SUITE("calibrate.validate_runs_cli") {
     const auto& row = runs.at("runs").at(0);
     REQUIRE(row.at("status") == "compared");
     CHECK(row.at("plan") == predict.at("plan"));
-    CHECK(row.at("predicted_step_time_s").get<double>() == doctest::Approx(predict.at("step_time_s").get<double>()).epsilon(1e-8));
+    CHECK(row.at("predicted_step_time_s").get<double>() ==
+          doctest::Approx(predict.at("step_time_s").get<double>()).epsilon(1e-8));
     CHECK(row.at("predicted_memory_per_gpu_bytes").get<double>() ==
           doctest::Approx(memory.at("total_bytes_per_gpu").get<double>()).epsilon(1e-8));
     // 128 x 8192 = 1048576 tokens per step.
     const auto& tokens = row.at("metrics").at(0);
     CHECK(tokens.at("metric") == "tokens_per_s");
     CHECK(tokens.at("measured").get<double>() == 55481.0);
-    CHECK(tokens.at("predicted").get<double>() == doctest::Approx(1048576.0 / predict.at("step_time_s").get<double>()).epsilon(1e-8));
+    CHECK(tokens.at("predicted").get<double>() ==
+          doctest::Approx(1048576.0 / predict.at("step_time_s").get<double>()).epsilon(1e-8));
   }
 
   TEST_CASE("--engine des predicts each run as `stepcast simulate` does") {
@@ -78,7 +82,9 @@ TEST_SUITE("calibrate.validate_runs_cli") {
   }
 
   TEST_CASE("--plot draws one marker per compared run with a throughput, and the y = x and +-10% lines") {
-    const std::string svg = (std::filesystem::temp_directory_path() / ("stepcast_runs_plot_" + std::to_string(::getpid()) + ".svg")).string();
+    const std::string svg =
+        (std::filesystem::temp_directory_path() / ("stepcast_runs_plot_" + std::to_string(::getpid()) + ".svg"))
+            .string();
     const std::string out = run_stepcast("validate --runs tests/data/runs/vtrain_single_node_a100.csv --plot " + svg);
     CHECK(out.find("wrote " + svg) != std::string::npos);
     const std::string text = stepcast::read_text_file(svg);
@@ -103,10 +109,15 @@ TEST_SUITE("calibrate.validate_runs_cli") {
     // The kernel-bench fixture's bf16 GEMMs reach 0.595 of the H100's peak, below the compute
     // model's default GEMM efficiency (792.1 / 989 = 0.80, ml-engineering's MAMF table), so the
     // calibrated step is longer.
-    const std::string cal = (std::filesystem::temp_directory_path() / ("stepcast_runs_cal_" + std::to_string(::getpid()) + ".json")).string();
-    run_stepcast("calibrate --measured tests/data/kernel-bench/synthetic_h100.json --topology topologies/dgx-h100.json -o " + cal);
+    const std::string cal =
+        (std::filesystem::temp_directory_path() / ("stepcast_runs_cal_" + std::to_string(::getpid()) + ".json"))
+            .string();
+    run_stepcast(
+        "calibrate --measured tests/data/kernel-bench/synthetic_h100.json --topology topologies/dgx-h100.json -o " +
+        cal);
     const std::string file = write_runs("calibrated.csv", kRow);
-    const auto runs = nlohmann::json::parse(run_stepcast("validate --runs " + file + " --calibration " + cal + " --json"));
+    const auto runs =
+        nlohmann::json::parse(run_stepcast("validate --runs " + file + " --calibration " + cal + " --json"));
     const auto uncalibrated = nlohmann::json::parse(run_stepcast("validate --runs " + file + " --json"));
     const auto predict = nlohmann::json::parse(run_stepcast("predict " + kPlanArgs + " --calibration " + cal));
     CHECK(runs.at("calibration") == cal);

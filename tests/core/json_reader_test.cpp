@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "support/input_error_text.hpp"
 #include "stepcast/core/json_reader.hpp"
+#include "support/input_error_text.hpp"
 
 using namespace stepcast;
 
@@ -30,8 +30,9 @@ TEST_SUITE("core.json_reader") {
     const auto doc = parse_json_text(R"({"name": "x", "nodez": 2})", "c.json");
     const JsonReader r(doc, "c.json");
     CHECK(error_of([&] { (void)r.at("nodes"); }) == "c.json: missing required field \"nodes\"");
-    CHECK(error_of([&] { r.check_keys({"name", "nodes"}); }) ==
-          "c.json:/nodez: unknown key \"nodez\" (allowed here: name, nodes)");
+    CHECK(error_of([&] {
+            r.check_keys({"name", "nodes"});
+          }) == "c.json:/nodez: unknown key \"nodez\" (allowed here: name, nodes)");
   }
 
   TEST_CASE("malformed JSON names line and column") {

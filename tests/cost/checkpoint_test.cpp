@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "support/input_error_text.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/checkpoint.hpp"
+#include "support/input_error_text.hpp"
 
 using namespace stepcast;
 using namespace stepcast::cost;
@@ -48,7 +48,8 @@ std::string input_error(const char* text) {
 
 TEST_SUITE("cost.checkpoint") {
   TEST_CASE("seed: 7e9 params, 8-way FSDP, mixed-precision Adam: 16 B/param / 8 = 14e9 B = 13.04 GiB per rank") {
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpFull, 8), kMixedAdam, 8, with_gradients());
+    const CheckpointSize c =
+        checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpFull, 8), kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(14e9));
     CHECK(format_bytes(c.model_state_per_rank) == "13.04 GiB");
     // Every rank writes its own shard: 8 writers; the node writes 8 x 14e9 = 112e9 B of state.
@@ -61,7 +62,8 @@ TEST_SUITE("cost.checkpoint") {
 
   TEST_CASE("DDP: every rank holds all 16 B/param; only replica 0 writes; the total counts it once") {
     // 16 x 7e9 = 112e9 B held per rank, 8 replicas, one writer.
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kDdp, 8), kMixedAdam, 8, with_gradients());
+    const CheckpointSize c =
+        checkpoint_size(kSeedParams, make_plan(plan::Sharding::kDdp, 8), kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(112e9));
     CHECK(c.writers == 1);
     CHECK(c.items[0].replicas == 8);
@@ -70,37 +72,42 @@ TEST_SUITE("cost.checkpoint") {
   }
 
   TEST_CASE("ZeRO-1 on 8 ranks: 2 + 2 B replicated, 12 B sharded: 14e9 + 14e9 + 84e9/8 = 38.5e9 B per rank") {
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero1, 8), kMixedAdam, 8, with_gradients());
+    const CheckpointSize c =
+        checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero1, 8), kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(38.5e9));
     // Rank 0 writes weights, gradients and its optimizer shard; the other 7 only their 10.5e9 B shard.
     CHECK(c.writers == 8);
     CHECK(c.written_per_rank.value() ==
           doctest::Approx(38.5e9 + default_checkpoint_extras().scheduler.value() + extras_per_rank().value()));
     CHECK(c.busiest_node_written.value() ==
-          doctest::Approx(38.5e9 + 7 * 10.5e9 + default_checkpoint_extras().scheduler.value() + 8 * extras_per_rank().value()));
+          doctest::Approx(38.5e9 + 7 * 10.5e9 + default_checkpoint_extras().scheduler.value() +
+                          8 * extras_per_rank().value()));
   }
 
   TEST_CASE("ZeRO-2 on 8 ranks: 2 B replicated, 2 + 12 B sharded: 14e9 + 98e9/8 = 26.25e9 B per rank") {
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero2, 8), kMixedAdam, 8, with_gradients());
+    const CheckpointSize c =
+        checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero2, 8), kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(26.25e9));
   }
 
   TEST_CASE("ZeRO-3 on 8 ranks: all 16 B sharded: 112e9 / 8 = 14e9 B per rank") {
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero3, 8), kMixedAdam, 8, with_gradients());
+    const CheckpointSize c =
+        checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero3, 8), kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(14e9));
   }
 
   TEST_CASE("tensor and pipeline parallel split the state first: tp=2, pp=2, ZeRO-1 dp=4 on 16 GPUs") {
     // Per model-parallel rank 7e9 / 4 = 1.75e9 params: (2 + 2) x 1.75e9 + 12 x 1.75e9 / 4 = 7e9 + 5.25e9.
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero1, 4, 2, 2), kMixedAdam, 8, with_gradients());
+    const CheckpointSize c =
+        checkpoint_size(kSeedParams, make_plan(plan::Sharding::kZero1, 4, 2, 2), kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(12.25e9));
     // Data-parallel index 0 (ranks 0-3) writes weights and gradients; all 16 write optimizer shards.
     CHECK(c.writers == 16);
   }
 
   TEST_CASE("HYBRID_SHARD: shard group of 8, 2 replicas: 14e9 B per rank, only the first group writes") {
-    const CheckpointSize c =
-        checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpHybrid, 16, 1, 1, 8), kMixedAdam, 8, with_gradients());
+    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpHybrid, 16, 1, 1, 8),
+                                             kMixedAdam, 8, with_gradients());
     CHECK(c.model_state_per_rank.value() == doctest::Approx(14e9));
     CHECK(c.writers == 8);
     CHECK(c.items[0].replicas == 2);
@@ -146,9 +153,10 @@ TEST_SUITE("cost.checkpoint") {
   }
 
   TEST_CASE("async: only the copy to host memory stalls, if the node's bytes fit host memory") {
-    const CheckpointSize c = checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpFull, 8), kMixedAdam, 8, with_gradients());
-    const TransferTime write = transfer_time({c.written_per_rank, c.busiest_node_written, c.total},
-                                             parse_storage("2 GB/s"), "write");
+    const CheckpointSize c =
+        checkpoint_size(kSeedParams, make_plan(plan::Sharding::kFsdpFull, 8), kMixedAdam, 8, with_gradients());
+    const TransferTime write =
+        transfer_time({c.written_per_rank, c.busiest_node_written, c.total}, parse_storage("2 GB/s"), "write");
     const CheckpointStall sync = checkpoint_stall(c, write, std::nullopt);
     CHECK(sync.stall.value() == doctest::Approx(write.time.value()));
     CHECK_FALSE(sync.asynchronous);

@@ -21,7 +21,9 @@ namespace {
 
 const std::string kSource = STEPCAST_SOURCE_DIR;
 
-topology::Topology shipped(const char* file, int nodes) { return topology::load_topology(kSource + "/topologies/" + file, nodes); }
+topology::Topology shipped(const char* file, int nodes) {
+  return topology::load_topology(kSource + "/topologies/" + file, nodes);
+}
 
 CollectivePrice price(const topology::Topology& topo, CollectiveOp op, Bytes size, int ranks, int stride = 1,
                       topology::Concurrency concurrency = {}) {
@@ -50,7 +52,8 @@ double us(Seconds s) { return s.value() * 1e6; }
 }  // namespace
 
 TEST_SUITE("cost.collective_model") {
-  TEST_CASE("25 MiB all-reduce over 128 DGX H100 nodes: NCCL's tree/LL128 in 401.6 us, intra-node hops at NVLink latency") {
+  TEST_CASE(
+      "25 MiB all-reduce over 128 DGX H100 nodes: NCCL's tree/LL128 in 401.6 us, intra-node hops at NVLink latency") {
     // NCCL's search (by hand): 8 NICs of 50 GB/s per node, a GPU's 18 NVLinks x 20.6 = 370.8
     // GB/s. Hopper inter speeds from 48: 48 fits 7 channels (370.8 / 48), 45 fits 8 = 360 GB/s,
     // nothing slower does better before 22/45 < 0.49 stops the search; no duplication on Hopper
@@ -130,7 +133,8 @@ TEST_SUITE("cost.collective_model") {
   TEST_CASE("grad-reduce=fp32 reduces twice the bytes of bf16 gradients: twice the 25 MiB DDP buckets") {
     const topology::Topology topo = shipped("dgx-h100.json", 2);
     const CommTerm own = term(predict("llama2-7b.json", "dp=16,gbs=64,flash=on", topo), CommGroup::kData);
-    const CommTerm fp32 = term(predict("llama2-7b.json", "dp=16,gbs=64,flash=on,grad-reduce=fp32", topo), CommGroup::kData);
+    const CommTerm fp32 =
+        term(predict("llama2-7b.json", "dp=16,gbs=64,flash=on,grad-reduce=fp32", topo), CommGroup::kData);
     CHECK(fp32.size.value() == own.size.value());  // bucket_cap_mb is bytes, whatever the type
     CHECK(fp32.calls == doctest::Approx(2.0 * own.calls));
     CHECK(fp32.time.value() > 1.9 * own.time.value());
@@ -142,7 +146,8 @@ TEST_SUITE("cost.collective_model") {
     // stays exposed (Wang et al. 2022's decomposition): 1/8 of the collectives' time.
     const topology::Topology topo = shipped("dgx-h100.json", 1);
     const StepPrediction plain = predict("llama2-70b.json", "tp=8,sp=on,gbs=8,recompute=full,flash=on", topo);
-    const StepPrediction over = predict("llama2-70b.json", "tp=8,sp=on,gbs=8,recompute=full,flash=on,tp-overlap=on", topo);
+    const StepPrediction over =
+        predict("llama2-70b.json", "tp=8,sp=on,gbs=8,recompute=full,flash=on,tp-overlap=on", topo);
     const CommTerm& a = term(plain, CommGroup::kTensor);
     const CommTerm& b = term(over, CommGroup::kTensor);
     CHECK(a.exposed.value() == doctest::Approx(a.time.value()));
@@ -150,7 +155,9 @@ TEST_SUITE("cost.collective_model") {
     CHECK(over.step_time < plain.step_time);
   }
 
-  TEST_CASE("overlap-grad-reduce=off exposes the whole reduction; overlap-param-gather=on hides the gather behind the first forward") {
+  TEST_CASE(
+      "overlap-grad-reduce=off exposes the whole reduction; overlap-param-gather=on hides the gather behind the first "
+      "forward") {
     // Llama-2 7B, zero=1 over 16 H100s on 2 DGX nodes, 4 micro-batches. Its 6,738,415,616
     // parameters (32 layers of 202,383,360; 2 x 32000 x 4096 + 4096 outside them) are gathered in
     // buckets of 5e8 elements (DeepSpeed's default bucket, 1e9 B in bf16): 13.4768 calls, all
@@ -192,7 +199,8 @@ TEST_SUITE("cost.collective_model") {
     // hops through the chunks and back stay exposed: 6/32 of the sends' time.
     const topology::Topology topo = shipped("dgx-h100.json", 2);
     const CommTerm one = term(predict("llama2-7b.json", "tp=8,pp=2,gbs=8,flash=on", topo), CommGroup::kPipeline);
-    const CommTerm inter = term(predict("llama2-7b.json", "tp=8,pp=2,vp=2,schedule=interleaved,gbs=8,flash=on", topo), CommGroup::kPipeline);
+    const CommTerm inter = term(predict("llama2-7b.json", "tp=8,pp=2,vp=2,schedule=interleaved,gbs=8,flash=on", topo),
+                                CommGroup::kPipeline);
     CHECK(one.size.value() == doctest::Approx(4.0 * 1024 * 1024));
     CHECK(one.calls == doctest::Approx(16.0));
     CHECK(one.exposed.value() == doctest::Approx(one.time.value()));
@@ -208,7 +216,9 @@ TEST_SUITE("cost.collective_model") {
     ring.closed_form = Algorithm::kRing;
     const CollectivePrice p = price_collective(group, CollectiveOp::kAllReduce, Bytes(14e9), ring);
     CHECK(model_name(p) == "ring");
-    CHECK(p.time.value() == doctest::Approx(estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, Bytes(14e9), tiers).time.value()));
+    CHECK(p.time.value() ==
+          doctest::Approx(
+              estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, Bytes(14e9), tiers).time.value()));
     Calibration fitted;
     fitted.tiers.node_bw = CalibratedBandwidth{BytesPerSecond(25e9), "test"};
     CollectiveModel calibrated;
@@ -216,7 +226,8 @@ TEST_SUITE("cost.collective_model") {
     const CollectivePrice c = price_collective(group, CollectiveOp::kAllReduce, Bytes(14e9), calibrated);
     CHECK(model_name(c) == "ring");
     CHECK(c.time.value() == doctest::Approx(estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, Bytes(14e9),
-                                                                apply(fitted, tiers)).time.value()));
+                                                                apply(fitted, tiers))
+                                                .time.value()));
   }
 
   TEST_CASE("property: never faster than the bandwidth bound of the tier it crosses") {
@@ -227,7 +238,7 @@ TEST_SUITE("cost.collective_model") {
     const topology::Topology topos[] = {shipped("dgx-h100.json", 4), shipped("p4d-24xlarge.json", 4),
                                         shipped("alcf-polaris.json", 8), shipped("p5-48xlarge.json", 2)};
     const CollectiveOp ops[] = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
-                                CollectiveOp::kBroadcast, CollectiveOp::kAllToAll, CollectiveOp::kSendRecv};
+                                CollectiveOp::kBroadcast, CollectiveOp::kAllToAll,  CollectiveOp::kSendRecv};
     for (int i = 0; i < 400; ++i) {
       const topology::Topology& topo = topos[rng() % 4];
       const CollectiveOp op = ops[rng() % 6];
@@ -242,8 +253,9 @@ TEST_SUITE("cost.collective_model") {
       const double bound = t.nodes == 1 ? p.flows.bytes_per_rank.value() / t.intra_bw.value()
                                         : factor * size.value() / t.node_bw.value();
       const bool p2p = op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv;
-      INFO("seed 20261130, case " << i << ": " << topo.name() << " " << to_string(op) << " " << ranks << " ranks, stride "
-                                  << stride << ", " << groups << " groups, " << size.value() << " B");
+      INFO("seed 20261130, case " << i << ": " << topo.name() << " " << to_string(op) << " " << ranks
+                                  << " ranks, stride " << stride << ", " << groups << " groups, " << size.value()
+                                  << " B");
       if (!p2p) CHECK(p.bandwidth_time.value() >= bound * (1.0 - 1e-9));
       CHECK(p.time.value() >= p.bandwidth_time.value());
     }
@@ -273,8 +285,11 @@ TEST_SUITE("cost.collective_model") {
     // per-channel LL128 cap (20 GB/s x channels) then makes a mid-size LL128 bucket slower. Such
     // effects stay below 1e-4 of a step; anything larger is a bug of stepcast's own.
     std::mt19937_64 rng(11);
-    const char* plans[] = {"dp=16,gbs=64,flash=on", "dp=4,tp=4,gbs=64,flash=on", "dp=8,tp=2,zero=1,gbs=64,flash=on",
-                           "fsdp=16,gbs=64,flash=on", "dp=2,tp=4,pp=2,gbs=64,sp=on,flash=on",
+    const char* plans[] = {"dp=16,gbs=64,flash=on",
+                           "dp=4,tp=4,gbs=64,flash=on",
+                           "dp=8,tp=2,zero=1,gbs=64,flash=on",
+                           "fsdp=16,gbs=64,flash=on",
+                           "dp=2,tp=4,pp=2,gbs=64,sp=on,flash=on",
                            "dp=4,tp=2,pp=2,zero=2,gbs=64,flash=on"};
     for (int i = 0; i < 40; ++i) {
       topology::ClusterSpec s;

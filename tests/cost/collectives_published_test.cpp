@@ -38,7 +38,8 @@ void check_ring_costs(const std::string& name) {
     t.ranks_per_node = t.ranks;
     t.intra_bw = c.at("bandwidth").positive_quantity<BytesPerSecond>();
     t.intra_latency = c.at("alpha").quantity<Seconds>();
-    const CollectiveCost cost = estimate_collective(op_of(c.at("op")), Algorithm::kRing, c.at("size").quantity<Bytes>(), t);
+    const CollectiveCost cost =
+        estimate_collective(op_of(c.at("op")), Algorithm::kRing, c.at("size").quantity<Bytes>(), t);
     CAPTURE(c.pointer());
     CHECK(cost.time.value() == doctest::Approx(c.at("time_s").positive_number()).epsilon(rel_tol));
   }

@@ -8,11 +8,11 @@
 #include <random>
 #include <string>
 
-#include "support/input_error_text.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/topology/topology.hpp"
+#include "support/input_error_text.hpp"
 #include "support/run_stepcast.hpp"
 
 using namespace stepcast;
@@ -75,15 +75,20 @@ struct Pair {
   Algorithm algorithm;
 };
 constexpr std::array kEveryPair{
-    Pair{CollectiveOp::kAllReduce, Algorithm::kRing},        Pair{CollectiveOp::kAllReduce, Algorithm::kTree},
-    Pair{CollectiveOp::kAllReduce, Algorithm::kHierarchical}, Pair{CollectiveOp::kReduceScatter, Algorithm::kRing},
-    Pair{CollectiveOp::kReduceScatter, Algorithm::kHierarchical}, Pair{CollectiveOp::kAllGather, Algorithm::kRing},
-    Pair{CollectiveOp::kAllGather, Algorithm::kHierarchical}, Pair{CollectiveOp::kBroadcast, Algorithm::kRing},
-    Pair{CollectiveOp::kBroadcast, Algorithm::kTree},         Pair{CollectiveOp::kReduce, Algorithm::kRing},
-    Pair{CollectiveOp::kReduce, Algorithm::kTree},            Pair{CollectiveOp::kAllToAll, Algorithm::kDirect},
+    Pair{CollectiveOp::kAllReduce, Algorithm::kRing},
+    Pair{CollectiveOp::kAllReduce, Algorithm::kTree},
+    Pair{CollectiveOp::kAllReduce, Algorithm::kHierarchical},
+    Pair{CollectiveOp::kReduceScatter, Algorithm::kRing},
+    Pair{CollectiveOp::kReduceScatter, Algorithm::kHierarchical},
+    Pair{CollectiveOp::kAllGather, Algorithm::kRing},
+    Pair{CollectiveOp::kAllGather, Algorithm::kHierarchical},
+    Pair{CollectiveOp::kBroadcast, Algorithm::kRing},
+    Pair{CollectiveOp::kBroadcast, Algorithm::kTree},
+    Pair{CollectiveOp::kReduce, Algorithm::kRing},
+    Pair{CollectiveOp::kReduce, Algorithm::kTree},
+    Pair{CollectiveOp::kAllToAll, Algorithm::kDirect},
     Pair{CollectiveOp::kSendRecv, Algorithm::kDirect},
 };
-
 
 }  // namespace
 
@@ -101,7 +106,8 @@ TEST_SUITE("cost.collectives") {
     for (const Row& row : {Row{2, "13.04 GiB", "0.280 s"}, Row{4, "19.56 GiB", "0.420 s"},
                            Row{8, "22.82 GiB", "0.490 s"}, Row{16, "24.45 GiB", "0.525 s"}}) {
       CAPTURE(row.ranks);
-      const CollectiveCost c = estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(14e9), flat_400gbps(row.ranks));
+      const CollectiveCost c =
+          estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(14e9), flat_400gbps(row.ranks));
       CHECK(format_bytes(c.bytes_sent_per_rank) == row.transfer);
       CHECK(format_seconds(c.time) == row.time);
       CHECK(c.bottleneck == Bottleneck::kNodeNics);
@@ -119,7 +125,8 @@ TEST_SUITE("cost.collectives") {
     for (const Row& row : {Row{2, "13.04 GiB", "0.280 s"}, Row{4, "19.56 GiB", "0.420 s"},
                            Row{8, "22.82 GiB", "0.490 s"}, Row{16, "24.45 GiB", "0.525 s"}}) {
       CAPTURE(row.ranks);
-      const CollectiveCost c = estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(14e9), topo.tiers(row.ranks));
+      const CollectiveCost c =
+          estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(14e9), topo.tiers(row.ranks));
       CHECK(format_bytes(c.bytes_sent_per_rank) == row.transfer);
       CHECK(format_seconds(c.time) == row.time);
     }
@@ -132,7 +139,8 @@ TEST_SUITE("cost.collectives") {
     //   bandwidth: 2 x 7/8 x 14e9 / 300e9 + 2 x 1/2 x 14e9 / 50e9 = 0.0816667 + 0.28 s
     //   latency: 14 x 3.4 us + 2 x 14 us = 47.6 + 28 = 75.6 us       -> 0.3617423 s
     const topology::Topology topo = topology::load_topology(STEPCAST_SOURCE_DIR "/topologies/p4d-24xlarge.json");
-    const CollectiveCost c = estimate_collective(CollectiveOp::kAllReduce, Algorithm::kHierarchical, bytes(14e9), topo.tiers(16));
+    const CollectiveCost c =
+        estimate_collective(CollectiveOp::kAllReduce, Algorithm::kHierarchical, bytes(14e9), topo.tiers(16));
     CHECK(c.latency_time.value() == doctest::Approx(75.6e-6));
     CHECK(c.time.value() == doctest::Approx(24.5e9 / 300e9 + 0.28 + 75.6e-6));
   }
@@ -153,8 +161,9 @@ TEST_SUITE("cost.collectives") {
 
   TEST_CASE("CLI: --sizes 1MiB:16GiB sweeps by factor 2, 15 sizes, like nccl-tests -b 1M -e 16G -f 2") {
     // 2^20, 2^21, ..., 2^34 B: 15 sizes; the last is 16 GiB = 17179869184 B.
-    const nlohmann::json j = nlohmann::json::parse(stepcast::test::run_stepcast(
-        "collective --op all-gather --sizes 1MiB:16GiB --topology " STEPCAST_SOURCE_DIR "/topologies/flat-400gbps.json --json"));
+    const nlohmann::json j = nlohmann::json::parse(
+        stepcast::test::run_stepcast("collective --op all-gather --sizes 1MiB:16GiB --topology " STEPCAST_SOURCE_DIR
+                                     "/topologies/flat-400gbps.json --json"));
     REQUIRE(j.at("results").size() == 15);
     CHECK(j.at("results").front().at("size_bytes").get<double>() == 1048576.0);
     CHECK(j.at("results").back().at("size_bytes").get<double>() == 17179869184.0);
@@ -171,7 +180,8 @@ TEST_SUITE("cost.collectives") {
     };
     for (const Row& r : {Row{2, 6e6, 2}, Row{3, 8e6, 4}, Row{8, 10.5e6, 14}, Row{1024, 11988281.25, 2046}}) {
       CAPTURE(r.n);
-      const CollectiveCost c = estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(6e6), flat_400gbps(r.n));
+      const CollectiveCost c =
+          estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(6e6), flat_400gbps(r.n));
       CHECK(c.bytes_sent_per_rank.value() == doctest::Approx(r.bytes));
       CHECK(c.steps == r.steps);
     }
@@ -218,7 +228,8 @@ TEST_SUITE("cost.collectives") {
     };
     for (const Row& r : {Row{2, 6e6, 2}, Row{3, 8e6, 4}, Row{8, 10.5e6, 6}, Row{1024, 11988281.25, 20}}) {
       CAPTURE(r.n);
-      const CollectiveCost c = estimate_collective(CollectiveOp::kAllReduce, Algorithm::kTree, bytes(6e6), flat_400gbps(r.n));
+      const CollectiveCost c =
+          estimate_collective(CollectiveOp::kAllReduce, Algorithm::kTree, bytes(6e6), flat_400gbps(r.n));
       CHECK(c.bytes_sent_per_rank.value() == doctest::Approx(r.bytes));
       CHECK(c.steps == r.steps);
     }
@@ -254,7 +265,8 @@ TEST_SUITE("cost.collectives") {
     };
     for (const Row& r : {Row{2, 3e6}, Row{3, 4e6}, Row{8, 5.25e6}, Row{1024, 5994140.625}}) {
       CAPTURE(r.n);
-      const CollectiveCost c = estimate_collective(CollectiveOp::kAllToAll, Algorithm::kDirect, bytes(6e6), flat_400gbps(r.n));
+      const CollectiveCost c =
+          estimate_collective(CollectiveOp::kAllToAll, Algorithm::kDirect, bytes(6e6), flat_400gbps(r.n));
       CHECK(c.bytes_sent_per_rank.value() == doctest::Approx(r.bytes));
       CHECK(c.steps == r.n - 1);
     }
@@ -263,7 +275,8 @@ TEST_SUITE("cost.collectives") {
   TEST_CASE("all-to-all across nodes: the node's GPUs share its NICs, oversubscription divides them") {
     // 2 x p4d, S = 16e9 B, no latency. Intra part (g-1)/N x S / 300e9 = 7/16 x 16e9 / 300e9
     // = 0.0233333 s. Inter part g(N-g)/N x S / 50e9 = 8 x 8/16 x 16e9 / 50e9 = 1.28 s.
-    const CollectiveCost c = estimate_collective(CollectiveOp::kAllToAll, Algorithm::kDirect, bytes(16e9), p4d(2, {}, {}));
+    const CollectiveCost c =
+        estimate_collective(CollectiveOp::kAllToAll, Algorithm::kDirect, bytes(16e9), p4d(2, {}, {}));
     CHECK(c.time.value() == doctest::Approx(1.28));
     CHECK(c.bottleneck == Bottleneck::kNodeNics);
     // A 2:1 oversubscribed core halves the node's rate: 2.56 s.
@@ -281,7 +294,8 @@ TEST_SUITE("cost.collectives") {
   TEST_CASE("send/recv: S bytes in one step; across nodes through the GPU's own NIC route") {
     for (int n : {2, 3, 8, 1024}) {
       CAPTURE(n);
-      const CollectiveCost c = estimate_collective(CollectiveOp::kSendRecv, Algorithm::kDirect, bytes(6e6), flat_400gbps(n));
+      const CollectiveCost c =
+          estimate_collective(CollectiveOp::kSendRecv, Algorithm::kDirect, bytes(6e6), flat_400gbps(n));
       CHECK(c.bytes_sent_per_rank.value() == doctest::Approx(6e6));
       CHECK(c.steps == 1);
     }
@@ -330,7 +344,8 @@ TEST_SUITE("cost.collectives") {
   TEST_CASE("hierarchical over 1024 ranks: 128 nodes of 8") {
     // bytes 2 x 7/8 x 6e6 + 2 x 127/128 x 6e6 / 8 = 10.5e6 + 1488281.25 = 11988281.25 B
     // (the flat ring's figure: the same data, moved in two tiers); steps 2 x 7 + 2 x 127 = 268.
-    const CollectiveCost c = estimate_collective(CollectiveOp::kAllReduce, Algorithm::kHierarchical, bytes(6e6), p4d(128, {}, {}));
+    const CollectiveCost c =
+        estimate_collective(CollectiveOp::kAllReduce, Algorithm::kHierarchical, bytes(6e6), p4d(128, {}, {}));
     CHECK(c.bytes_sent_per_rank.value() == doctest::Approx(11988281.25));
     CHECK(c.steps == 268);
   }
@@ -338,7 +353,8 @@ TEST_SUITE("cost.collectives") {
   TEST_CASE("busbw = algbw x nccl-tests' factor, and equals the bottleneck bandwidth without latency") {
     // nccl-tests doc/PERFORMANCE.md: busbw factors 2(n-1)/n, (n-1)/n, 1. With no latency the ring
     // time is factor x S / B, so algbw = S / time = B / factor and busbw = B: the link's 50 GB/s.
-    const CollectiveCost ar = estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(14e9), flat_400gbps(16));
+    const CollectiveCost ar =
+        estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(14e9), flat_400gbps(16));
     // algbw = 14e9 / 0.525 = 26.6667e9 B/s; busbw = x 30/16 = 50e9 B/s.
     CHECK(ar.algbw.value() == doctest::Approx(14e9 / 0.525));
     CHECK(ar.busbw.value() == doctest::Approx(50e9));
@@ -371,7 +387,8 @@ TEST_SUITE("cost.collectives") {
   TEST_CASE("one rank: nothing moves, time 0, no division by zero") {
     for (const Pair& p : kEveryPair) {
       CAPTURE(to_string(p.op));
-      const CollectiveCost c = estimate_collective(p.op, p.algorithm, bytes(1e9), one_node(1, gbyte_per_s(300), microseconds(2)));
+      const CollectiveCost c =
+          estimate_collective(p.op, p.algorithm, bytes(1e9), one_node(1, gbyte_per_s(300), microseconds(2)));
       CHECK(c.time.value() == 0.0);
       CHECK(c.steps == 0);
       CHECK(c.bytes_sent_per_rank.value() == 0.0);
@@ -387,7 +404,8 @@ TEST_SUITE("cost.collectives") {
     CommTiers one = p4d(1, microseconds(3), microseconds(10));
     CHECK(estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(0), one).time.value() ==
           doctest::Approx(42e-6));
-    CHECK(estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(0), p4d(2, microseconds(3), microseconds(10)))
+    CHECK(estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(0),
+                              p4d(2, microseconds(3), microseconds(10)))
               .time.value() == doctest::Approx(300e-6));
   }
 
@@ -432,20 +450,23 @@ TEST_SUITE("cost.collectives") {
     for (int trial = 0; trial < 300; ++trial) {
       CAPTURE(seed);
       CAPTURE(trial);
-      const CommTiers t = p4d(1 + static_cast<int>(rng() % 8), microseconds(uniform(rng, 0, 5)),
-                              microseconds(uniform(rng, 0, 20)));
+      const CommTiers t =
+          p4d(1 + static_cast<int>(rng() % 8), microseconds(uniform(rng, 0, 5)), microseconds(uniform(rng, 0, 20)));
       const Bytes small = bytes(uniform(rng, 0, 1e10));
       const Bytes large = small + bytes(uniform(rng, 0, 1e10));
       for (const Pair& p : kEveryPair) {
         CAPTURE(to_string(p.op));
-        CHECK(estimate_collective(p.op, p.algorithm, small, t).time <= estimate_collective(p.op, p.algorithm, large, t).time);
+        CHECK(estimate_collective(p.op, p.algorithm, small, t).time <=
+              estimate_collective(p.op, p.algorithm, large, t).time);
       }
     }
   }
 
   TEST_CASE("explain_collective: the terms carry the numbers; estimate_collective leaves them out") {
-    const CollectiveCost quick = estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(14e9), flat_400gbps(16));
-    const CollectiveCost c = explain_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(14e9), flat_400gbps(16));
+    const CollectiveCost quick =
+        estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(14e9), flat_400gbps(16));
+    const CollectiveCost c =
+        explain_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(14e9), flat_400gbps(16));
     CHECK(quick.explanation.empty());
     CHECK(c.time == quick.time);
     CHECK(c.bytes_sent_per_rank == quick.bytes_sent_per_rank);
@@ -475,7 +496,8 @@ TEST_SUITE("cost.collectives") {
           "the size must be a finite number of bytes >= 0, got -1 B");
     CommTiers none = flat_400gbps(4);
     none.ranks = 0;
-    CHECK(input_error(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(1), none) == "a collective needs at least 1 rank, got 0");
+    CHECK(input_error(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(1), none) ==
+          "a collective needs at least 1 rank, got 0");
     CommTiers uneven = p4d(2, {}, {});
     uneven.ranks = 12;
     CHECK(input_error(CollectiveOp::kAllReduce, Algorithm::kHierarchical, bytes(1), uneven) ==
@@ -496,7 +518,8 @@ TEST_SUITE("cost.collectives") {
     CHECK(parse_collective_op("sendrecv") == CollectiveOp::kSendRecv);
     CHECK_FALSE(parse_collective_op("allreduce-ish").has_value());
     CHECK_FALSE(parse_algorithm("butterfly").has_value());
-    CHECK(accepted_collective_ops() == "all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all, send-recv");
+    CHECK(accepted_collective_ops() ==
+          "all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all, send-recv");
     CHECK(accepted_algorithms() == "ring, tree, hierarchical, direct");
   }
 }

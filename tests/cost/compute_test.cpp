@@ -38,8 +38,10 @@ TEST_SUITE("cost.compute") {
   TEST_CASE("the generalised count equals Narayanan's formula for a GPT shape") {
     const auto s = test::gpt3_shape();
     const auto full = cost::step_flops(s, batch(1536, plan::Recompute::kFull));
-    CHECK(full.hardware.value() == doctest::Approx(cost::narayanan_step_flops(s, 1536, 2048, true).value()).epsilon(1e-12));
-    CHECK(full.model.value() == doctest::Approx(cost::narayanan_step_flops(s, 1536, 2048, false).value()).epsilon(1e-12));
+    CHECK(full.hardware.value() ==
+          doctest::Approx(cost::narayanan_step_flops(s, 1536, 2048, true).value()).epsilon(1e-12));
+    CHECK(full.model.value() ==
+          doctest::Approx(cost::narayanan_step_flops(s, 1536, 2048, false).value()).epsilon(1e-12));
     const auto none = cost::step_flops(s, batch(1536, plan::Recompute::kNone));
     CHECK(none.hardware.value() == doctest::Approx(none.model.value()));
   }
@@ -57,7 +59,8 @@ TEST_SUITE("cost.compute") {
     const auto s = test::gpt3_shape();
     const auto none = cost::step_flops(s, batch(8, plan::Recompute::kNone));
     const auto selective = cost::step_flops(s, batch(8, plan::Recompute::kSelective));
-    CHECK(selective.hardware.value() - none.hardware.value() == doctest::Approx(96.0 * 4.0 * 8 * 2048.0 * 2048.0 * 12288.0));
+    CHECK(selective.hardware.value() - none.hardware.value() ==
+          doctest::Approx(96.0 * 4.0 * 8 * 2048.0 * 2048.0 * 12288.0));
   }
 
   TEST_CASE("an explicit achieved fraction prices compute as hardware FLOPs / GPUs / (peak x fraction)") {

@@ -46,9 +46,12 @@ TEST_SUITE("cost.failure") {
 
   TEST_CASE("Daly 2006: the optimal intervals his Figures 3-5 quote (delta = 5 min)") {
     // M = 24 h: 117 min; M = 6 h: 57 min; M = 15 min: 9.1 min (rounded as printed in the paper).
-    CHECK(daly_interval(seconds(5 * kMinute), seconds(24 * kHour)).value() / kMinute == doctest::Approx(117.0).epsilon(0.005));
-    CHECK(daly_interval(seconds(5 * kMinute), seconds(6 * kHour)).value() / kMinute == doctest::Approx(57.0).epsilon(0.01));
-    CHECK(daly_interval(seconds(5 * kMinute), seconds(15 * kMinute)).value() / kMinute == doctest::Approx(9.1).epsilon(0.01));
+    CHECK(daly_interval(seconds(5 * kMinute), seconds(24 * kHour)).value() / kMinute ==
+          doctest::Approx(117.0).epsilon(0.005));
+    CHECK(daly_interval(seconds(5 * kMinute), seconds(6 * kHour)).value() / kMinute ==
+          doctest::Approx(57.0).epsilon(0.01));
+    CHECK(daly_interval(seconds(5 * kMinute), seconds(15 * kMinute)).value() / kMinute ==
+          doctest::Approx(9.1).epsilon(0.01));
   }
 
   TEST_CASE("Daly 2006: when a checkpoint takes 2M or longer the interval is M") {

@@ -25,7 +25,8 @@ TEST_SUITE("cost.flash_default") {
 
   TEST_CASE("a plan without flash= gets it on an A100; flash=off stays off (Korthikanti's accounting)") {
     CHECK(cost::with_default_flash(plan::parse_plan("fsdp=8", "--plan"), gpu("A100-SXM4-40GB")).flash_attention);
-    CHECK_FALSE(cost::with_default_flash(plan::parse_plan("fsdp=8,flash=off", "--plan"), gpu("A100-SXM4-40GB")).flash_attention);
+    CHECK_FALSE(cost::with_default_flash(plan::parse_plan("fsdp=8,flash=off", "--plan"), gpu("A100-SXM4-40GB"))
+                    .flash_attention);
     CHECK_FALSE(cost::with_default_flash(plan::parse_plan("fsdp=8", "--plan"), gpu("V100-SXM2-32GB")).flash_attention);
   }
 }

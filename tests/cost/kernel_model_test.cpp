@@ -41,7 +41,8 @@ TEST_SUITE("cost.kernel_model") {
     CHECK(cost::gemm_quantization({1, 1024, 128, 8192}, 108) == doctest::Approx(64.0 / 108.0));
   }
 
-  TEST_CASE("a half-filled tile wastes its padding: M = N = 64 in one 64x64 tile, at half the operand reuse of 128x128") {
+  TEST_CASE(
+      "a half-filled tile wastes its padding: M = N = 64 in one 64x64 tile, at half the operand reuse of 128x128") {
     // One tile on 108 SMs: 1/108 busy; 64x64 tiles reuse operands 32 times against 64 for 128x128.
     // K = 512 splits twice (256 each): 2 blocks, 2/108 x 0.5.
     CHECK(cost::gemm_quantization({1, 64, 64, 512}, 108) == doctest::Approx(2.0 / 108.0 * 0.5));
@@ -65,7 +66,9 @@ TEST_SUITE("cost.kernel_model") {
     CHECK(t.bound == cost::Bound::kCompute);
   }
 
-  TEST_CASE("an element-wise kernel moves its bytes at the memory efficiency's share of the HBM bandwidth, plus the kernel overhead") {
+  TEST_CASE(
+      "an element-wise kernel moves its bytes at the memory efficiency's share of the HBM bandwidth, plus the kernel "
+      "overhead") {
     const auto gpu = a100();
     plan::Plan p;
     auto params = cost::default_kernel_params(gpu, p);
@@ -85,15 +88,19 @@ TEST_SUITE("cost.kernel_model") {
     plan::Plan p;
     p.flash_attention = true;
     p.flash_kernel = plan::FlashKernel::kFa3;
-    CHECK(test::input_error_text([&] { (void)cost::default_kernel_params(gpu, p); }) ==
-          "--plan: flash=fa3: FlashAttention-3 runs on Hopper GPUs only, and A100-SXM4-80GB is not one (use flash=fa2)");
+    CHECK(
+        test::input_error_text([&] { (void)cost::default_kernel_params(gpu, p); }) ==
+        "--plan: flash=fa3: FlashAttention-3 runs on Hopper GPUs only, and A100-SXM4-80GB is not one (use flash=fa2)");
     gpu.name = "MI300X";
     p.flash_attention = false;
-    CHECK(test::input_error_text([&] { (void)cost::default_kernel_params(gpu, p); }).find("\"MI300X\" is not a GPU name stepcast knows") !=
-          std::string::npos);
+    CHECK(test::input_error_text([&] {
+            (void)cost::default_kernel_params(gpu, p);
+          }).find("\"MI300X\" is not a GPU name stepcast knows") != std::string::npos);
   }
 
-  TEST_CASE("FlashAttention in Triton runs at FA2's efficiency over Dao 2023's ratios: 1.4x slower forward, 2x slower backward") {
+  TEST_CASE(
+      "FlashAttention in Triton runs at FA2's efficiency over Dao 2023's ratios: 1.4x slower forward, 2x slower "
+      "backward") {
     plan::Plan p;
     p.flash_attention = true;
     p.flash_kernel = plan::FlashKernel::kTriton;
@@ -105,7 +112,8 @@ TEST_SUITE("cost.kernel_model") {
     CHECK(cost::default_kernel_params(a100(), p).attention_forward_efficiency == doctest::Approx(0.73));
   }
 
-  TEST_CASE("launch stream: the host runs ahead; (h, g) = (1, 3), (1, 3), (5, 1) take max over k of H_1..k + G_k..n = 8") {
+  TEST_CASE(
+      "launch stream: the host runs ahead; (h, g) = (1, 3), (1, 3), (5, 1) take max over k of H_1..k + G_k..n = 8") {
     // By hand: host issues at 1, 2, 7; the GPU runs 1-4, 4-7, 7-8.
     const auto k = [](double h, double g) { return cost::LaunchStream::of(Seconds(h), Seconds(g)); };
     const auto s = k(1, 3).then(k(1, 3)).then(k(5, 1));

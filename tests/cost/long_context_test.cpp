@@ -31,7 +31,9 @@ constexpr double kMiB = 1024.0 * 1024.0;
 }  // namespace
 
 TEST_SUITE("cost.long_context") {
-  TEST_CASE("ring attention, cp=4 at s=32k (Llama-3 70B, tp=8): 3 forward steps of 4 MiB, 3 backward of 8 MiB and one of 4 MiB") {
+  TEST_CASE(
+      "ring attention, cp=4 at s=32k (Llama-3 70B, tp=8): 3 forward steps of 4 MiB, 3 backward of 8 MiB and one of 4 "
+      "MiB") {
     const auto w = workload::load_workload(kSource / "workloads/llama3-70b.json");
     const auto p = resolved(w, "tp=8,cp=4,flash=on,seq=32768", 32);
     // Each rank holds s/cp = 8192 tokens. K and V of one token on one tensor rank: 8 kv heads x
@@ -79,7 +81,9 @@ TEST_SUITE("cost.long_context") {
     CHECK(msgs[1].size.value() == doctest::Approx(16384.0 * 2048.0 * 2.0));  // O
   }
 
-  TEST_CASE("cp=8 at 128k tokens: activations per layer are Korthikanti's 34sbh/t divided by cp (Megatron-Core context parallel)") {
+  TEST_CASE(
+      "cp=8 at 128k tokens: activations per layer are Korthikanti's 34sbh/t divided by cp (Megatron-Core context "
+      "parallel)") {
     // Korthikanti et al. 2022, Table 2: with tensor and sequence parallel and no s x s scores kept
     // (selective recompute, or a fused attention kernel), a GPT layer keeps 34 sbh / t bytes.
     // Megatron-Core's context-parallel guide: each GPU holds s/cp tokens, so activations divide by
@@ -99,7 +103,8 @@ TEST_SUITE("cost.long_context") {
     // the same layer without cp would keep 6.4 GiB.
     // The whole of one GPU at pp = 1: 96 layers of one micro-batch, plus the fp32 logits of its
     // s/cp tokens over V/t vocabulary columns, 4 x (s/cp) x 51200/8 (Korthikanti section 4.3).
-    CHECK(cost::activation_bytes(*w.shape, p).value() == doctest::Approx(96.0 * expected + 4.0 * s / 8.0 * 51200.0 / 8.0));
+    CHECK(cost::activation_bytes(*w.shape, p).value() ==
+          doctest::Approx(96.0 * expected + 4.0 * s / 8.0 * 51200.0 / 8.0));
   }
 
   TEST_CASE("attention on s/cp queries against all s keys: 1/cp of the causal FLOPs, as cp ring steps") {
@@ -114,9 +119,9 @@ TEST_SUITE("cost.long_context") {
       if (op.kind == cost::OpKind::kFusedAttention && op.pass == cost::OpPass::kForward) {
         found = true;
         CHECK(op.flops.value() == doctest::Approx(flops));
-        CHECK(op.kernels == 4.0);      // one per ring step
-        CHECK(op.gemm.m == 8192.0);    // s/cp queries
-        CHECK(op.gemm.n == 8192.0);    // against one rank's chunk of keys per step
+        CHECK(op.kernels == 4.0);    // one per ring step
+        CHECK(op.gemm.m == 8192.0);  // s/cp queries
+        CHECK(op.gemm.n == 8192.0);  // against one rank's chunk of keys per step
       }
     }
     CHECK(found);
@@ -148,7 +153,9 @@ TEST_SUITE("cost.long_context") {
     }
   }
 
-  TEST_CASE("Llama 3.1 405B, 126 layers on 16 stages (7, 8 x 14, 7): the 8-layer stages set the pace, 128/126 of an even split") {
+  TEST_CASE(
+      "Llama 3.1 405B, 126 layers on 16 stages (7, 8 x 14, 7): the 8-layer stages set the pace, 128/126 of an even "
+      "split") {
     const auto topo = topology::load_topology(kSource / "topologies/dgx-h100.json", 16);
     const auto w = workload::load_workload(kSource / "workloads/llama3-405b.json");
     REQUIRE(w.shape->layers == 126);
@@ -167,7 +174,8 @@ TEST_SUITE("cost.long_context") {
     CHECK(st[1].layers == 8.0);
     CHECK(st[15].layers == 7.0);
     // Stage times in proportion to their layers: 7/8 of the middle stages' on the ends.
-    CHECK((st[0].forward + st[0].backward).value() == doctest::Approx((st[1].forward + st[1].backward).value() * 7.0 / 8.0));
+    CHECK((st[0].forward + st[0].backward).value() ==
+          doctest::Approx((st[1].forward + st[1].backward).value() * 7.0 / 8.0));
     CHECK(pred.layers_per_stage == 8.0);
     // Memory per stage, 1F1B with m = 16: stage k holds min(16 - k, 16) micro-batches; stage 0
     // 7 layers x 16 = 112 layer-activations, stage 1 8 x 15 = 120, stage 2 8 x 14 = 112: stage 1

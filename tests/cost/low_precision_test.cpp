@@ -17,8 +17,12 @@
 using namespace stepcast;
 
 namespace {
-workload::Workload llama2_7b() { return workload::load_workload(std::string(STEPCAST_SOURCE_DIR) + "/workloads/llama2-7b.json"); }
-plan::Plan resolved(const std::string& text, const workload::Workload& w, int gpus) { return plan::resolve(plan::parse_plan(text), w, gpus); }
+workload::Workload llama2_7b() {
+  return workload::load_workload(std::string(STEPCAST_SOURCE_DIR) + "/workloads/llama2-7b.json");
+}
+plan::Plan resolved(const std::string& text, const workload::Workload& w, int gpus) {
+  return plan::resolve(plan::parse_plan(text), w, gpus);
+}
 }  // namespace
 
 TEST_SUITE("cost.low_precision") {
@@ -55,7 +59,8 @@ TEST_SUITE("cost.low_precision") {
     CHECK(cost::estimate_memory(w, resolved("dp=1,precision=bf16", w, 1)).quantized_copies.value() == 0.0);
   }
 
-  TEST_CASE("fp8 runs the layers' linear GEMMs quantized (fprop, dgrad, wgrad) and the attention core and logits in bf16") {
+  TEST_CASE(
+      "fp8 runs the layers' linear GEMMs quantized (fprop, dgrad, wgrad) and the attention core and logits in bf16") {
     const workload::Workload w = llama2_7b();
     const plan::Plan fp8 = resolved("dp=1,precision=fp8,flash=on", w, 1);
     const cost::OperatorContext ctx = cost::operator_context(fp8);
@@ -74,7 +79,8 @@ TEST_SUITE("cost.low_precision") {
       if (op.kind == cost::OpKind::kGemm) CHECK_FALSE(op.low_precision);  // the output layer is not a TE module
     }
     // Under bf16 nothing is quantized and no cast runs.
-    for (const cost::Operator& op : cost::layer_operators(*w.shape, cost::operator_context(resolved("dp=1,flash=on", w, 1)))) {
+    for (const cost::Operator& op :
+         cost::layer_operators(*w.shape, cost::operator_context(resolved("dp=1,flash=on", w, 1)))) {
       CHECK_FALSE(op.low_precision);
       CHECK(op.name != "quantize GEMM input");
     }

@@ -11,7 +11,8 @@
 
 TEST_SUITE("cost.memory_cli") {
   TEST_CASE("stepcast memory on the seed: model state 14e9 B per GPU in JSON, 13.04 GiB in the table") {
-    const std::string args = "memory --workload workloads/seed-7b.json --plan \"fsdp=8\" --precision fp16 --optimizer adam";
+    const std::string args =
+        "memory --workload workloads/seed-7b.json --plan \"fsdp=8\" --precision fp16 --optimizer adam";
     const auto j = nlohmann::json::parse(stepcast::test::run_stepcast(args + " --json"));
     CHECK(j.at("model_state_bytes_per_gpu").get<double>() == doctest::Approx(14e9));
     CHECK(j.at("gpus").get<int>() == 8);
@@ -20,12 +21,13 @@ TEST_SUITE("cost.memory_cli") {
   }
 
   TEST_CASE("stepcast predict prints a JSON breakdown whose terms sum to the step time and memory totals") {
-    const auto j = nlohmann::json::parse(stepcast::test::run_stepcast(
-        "predict --workload workloads/llama2-7b.json --topology topologies/p4d-24xlarge.json --nodes 2 --plan \"fsdp=16,flash=on\" "
-        "--global-batch 256 --seq 4096 --json"));
+    const auto j = nlohmann::json::parse(
+        stepcast::test::run_stepcast("predict --workload workloads/llama2-7b.json --topology "
+                                     "topologies/p4d-24xlarge.json --nodes 2 --plan \"fsdp=16,flash=on\" "
+                                     "--global-batch 256 --seq 4096 --json"));
     const auto& b = j.at("breakdown");
-    const double sum = b.at("compute_s").get<double>() + b.at("bubble_s").get<double>() + b.at("exposed_communication_s").get<double>() +
-                       b.at("optimizer_s").get<double>();
+    const double sum = b.at("compute_s").get<double>() + b.at("bubble_s").get<double>() +
+                       b.at("exposed_communication_s").get<double>() + b.at("optimizer_s").get<double>();
     CHECK(sum == doctest::Approx(j.at("step_time_s").get<double>()));
     double memory = 0.0;
     for (const auto& [key, value] : j.at("memory").items()) {

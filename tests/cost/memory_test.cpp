@@ -64,16 +64,22 @@ TEST_SUITE("cost.memory") {
     // 30 + 1.40625 = 31.4 GB; ZeRO-2 2Ψ + (2 + K)Ψ/64 = 15 + 1.640625 = 16.6 GB; ZeRO-3
     // 120 / 64 = 1.875 = 1.9 GB (the figure rounds to 0.1 GB).
     const auto w = bare(7.5e9);
-    const auto gb = [&](plan::Sharding s) { return cost::model_state(w, data_parallel(64, s, plan::Precision::kBf16)).total().value() / 1e9; };
+    const auto gb = [&](plan::Sharding s) {
+      return cost::model_state(w, data_parallel(64, s, plan::Precision::kBf16)).total().value() / 1e9;
+    };
     CHECK(gb(plan::Sharding::kDdp) == doctest::Approx(120.0));
     CHECK(gb(plan::Sharding::kZero1) == doctest::Approx(31.4).epsilon(0.05 / 31.4));
     CHECK(gb(plan::Sharding::kZero2) == doctest::Approx(16.6).epsilon(0.05 / 16.6));
     CHECK(gb(plan::Sharding::kZero3) == doctest::Approx(1.9).epsilon(0.05 / 1.9));
   }
 
-  TEST_CASE("FSDP strategies shard like ZeRO stages: FULL_SHARD = 3, SHARD_GRAD_OP = 2, NO_SHARD = DDP, HYBRID over its group") {
+  TEST_CASE(
+      "FSDP strategies shard like ZeRO stages: FULL_SHARD = 3, SHARD_GRAD_OP = 2, NO_SHARD = DDP, HYBRID over its "
+      "group") {
     const auto w = bare(8e9);
-    const auto total = [&](plan::Sharding s) { return cost::model_state(w, data_parallel(8, s, plan::Precision::kBf16)).total().value(); };
+    const auto total = [&](plan::Sharding s) {
+      return cost::model_state(w, data_parallel(8, s, plan::Precision::kBf16)).total().value();
+    };
     CHECK(total(plan::Sharding::kFsdpFull) == doctest::Approx(16.0 * 8e9 / 8));
     CHECK(total(plan::Sharding::kFsdpGradOp) == doctest::Approx(2.0 * 8e9 + 14.0 * 8e9 / 8));
     CHECK(total(plan::Sharding::kFsdpNone) == doctest::Approx(16.0 * 8e9));
@@ -133,7 +139,8 @@ TEST_SUITE("cost.memory") {
     CHECK(cost::layer_activation_bytes(s, p).value() == doctest::Approx((39.0 + 0.03125) * sbh));
   }
 
-  TEST_CASE("the first stage of 1F1B holds p micro-batches of its layers; GPipe holds m; interleaving adds (p-1)/(pv)") {
+  TEST_CASE(
+      "the first stage of 1F1B holds p micro-batches of its layers; GPipe holds m; interleaving adds (p-1)/(pv)") {
     auto s = test::gpt3_shape();
     plan::Plan p = gpt3_layer_plan(8, true, plan::Recompute::kSelective);
     p.pp = 8;
@@ -156,8 +163,8 @@ TEST_SUITE("cost.memory") {
     w.parameters = workload::parameter_count(*w.shape);
     plan::Plan p = plan::resolve(plan::parse_plan("tp=8,pp=8,sp=on,recompute=selective,gbs=64"), w, 64);
     const auto m = cost::estimate_memory(w, p);
-    const Bytes sum = m.parameters + m.gradients + m.optimizer_state + m.activations + m.temporary_buffers + m.working_set +
-                      m.framework_overhead;
+    const Bytes sum = m.parameters + m.gradients + m.optimizer_state + m.activations + m.temporary_buffers +
+                      m.working_set + m.framework_overhead;
     CHECK(m.total.value() == doctest::Approx(sum.value()));
     CHECK_FALSE(m.explanation.empty());
     const auto fit = cost::check_fit(m, gib(80.0));

@@ -21,7 +21,8 @@ const std::filesystem::path kSource = STEPCAST_SOURCE_DIR;
 
 workload::Workload tiny() { return workload::load_workload(kSource / "tests/cost/data/moe-2gpu.json"); }
 
-cost::StepPrediction predict(const workload::Workload& w, const std::string& plan_text, const topology::Topology& topo) {
+cost::StepPrediction predict(const workload::Workload& w, const std::string& plan_text,
+                             const topology::Topology& topo) {
   const auto p = plan::resolve(plan::parse_plan(plan_text), w, topo.gpu_count());
   plan::validate(p, w, topo.gpu_count());
   return cost::predict_step(w, p, topo);
@@ -60,7 +61,8 @@ TEST_SUITE("cost.moe") {
     CHECK(f.hardware.value() == doctest::Approx(f.model.value()).epsilon(1e-12));  // no recompute
   }
 
-  TEST_CASE("two GPUs, ep=2: dispatch and combine all-to-alls of tokens x top-k x h x 2 B, 4 forward and 4 backward calls") {
+  TEST_CASE(
+      "two GPUs, ep=2: dispatch and combine all-to-alls of tokens x top-k x h x 2 B, 4 forward and 4 backward calls") {
     // The seed's flat machine: each GPU alone in its node behind one 400 Gbps (50 GB/s) NIC.
     const auto topo = topology::load_topology(kSource / "topologies/flat-400gbps.json", 2);
     const auto w = tiny();
@@ -84,7 +86,8 @@ TEST_SUITE("cost.moe") {
     // per-call latency.
     const double per_call = size / 2.0 / 48e9;
     const cost::CollectiveGroup group = cost::collective_group(topo, topo.tiers(2, 1));
-    const cost::CollectivePrice price = cost::price_collective(group, cost::CollectiveOp::kAllToAll, Bytes(size), cost::CollectiveModel{});
+    const cost::CollectivePrice price =
+        cost::price_collective(group, cost::CollectiveOp::kAllToAll, Bytes(size), cost::CollectiveModel{});
     CHECK(price.bandwidth_time.value() == doctest::Approx(per_call).epsilon(1e-9));
     CHECK(fwd->time.value() == doctest::Approx(4.0 * (price.latency.value() + per_call)).epsilon(1e-9));
     CHECK(bwd->time.value() == doctest::Approx(fwd->time.value()));
@@ -112,7 +115,9 @@ TEST_SUITE("cost.moe") {
     const auto balanced = predict(w, "dp=2,ep=2,gbs=2", topo);
     const auto skewed = predict(w, "dp=2,ep=2,gbs=2,moe-imbalance=1.5", topo);
     const auto capped = predict(w, "dp=2,ep=2,gbs=2,moe-imbalance=1.5,capacity-factor=1.25", topo);
-    const auto size = [](const cost::StepPrediction& p) { return find_term(p, "MoE dispatch+combine all-to-all (forward")->size.value(); };
+    const auto size = [](const cost::StepPrediction& p) {
+      return find_term(p, "MoE dispatch+combine all-to-all (forward")->size.value();
+    };
     CHECK(size(skewed) == doctest::Approx(1.5 * size(balanced)));
     CHECK(size(capped) == doctest::Approx(1.25 * size(balanced)));
     CHECK(skewed.compute.value() > balanced.compute.value());

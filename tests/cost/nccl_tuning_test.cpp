@@ -5,10 +5,10 @@
 
 #include <string>
 
-#include "support/input_error_text.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/nccl_tuning.hpp"
 #include "stepcast/topology/topology.hpp"
+#include "support/input_error_text.hpp"
 
 using namespace stepcast;
 using namespace stepcast::cost;
@@ -16,7 +16,8 @@ using namespace stepcast::cost;
 namespace {
 
 NcclSystem system_of(const char* file, int nodes) {
-  const topology::Topology topo = topology::load_topology(std::string(STEPCAST_SOURCE_DIR "/topologies/") + file, nodes);
+  const topology::Topology topo =
+      topology::load_topology(std::string(STEPCAST_SOURCE_DIR "/topologies/") + file, nodes);
   return nccl_system(topo, topo.tiers(topo.gpu_count()));
 }
 
@@ -127,7 +128,8 @@ TEST_SUITE("cost.nccl_tuning") {
     // 5.23 GB/s. ring/LL: 6.6 + (30 - 4) x max(0.6, net overhead 1.0) + 4 x 2.7 = 43.4 us.
     const NcclChoice small = nccl_choose(CollectiveOp::kAllReduce, Bytes(1024.0), s);
     CHECK(us(find(small, NcclAlgorithm::kTree, NcclProtocol::kLL).latency) == doctest::Approx(25.2));
-    CHECK(find(small, NcclAlgorithm::kTree, NcclProtocol::kLL).algbw.value() == doctest::Approx(44.16e9 / 3.8 * 0.5 * 0.9));
+    CHECK(find(small, NcclAlgorithm::kTree, NcclProtocol::kLL).algbw.value() ==
+          doctest::Approx(44.16e9 / 3.8 * 0.5 * 0.9));
     CHECK(us(find(small, NcclAlgorithm::kRing, NcclProtocol::kLL).latency) == doctest::Approx(43.4));
     CHECK(small.chosen().algorithm == NcclAlgorithm::kTree);
     CHECK(small.chosen().protocol == NcclProtocol::kLL);
@@ -138,7 +140,8 @@ TEST_SUITE("cost.nccl_tuning") {
     const NcclCandidate& ring = find(big, NcclAlgorithm::kRing, NcclProtocol::kSimple);
     CHECK(us(ring.latency) == doctest::Approx(213.92));
     CHECK(us(ring.time) == doctest::Approx(213.92 + 41943.04));
-    CHECK(us(find(big, NcclAlgorithm::kTree, NcclProtocol::kSimple).time) == doctest::Approx(448.0 + 1073741824.0 / 22.08e9 * 1e6));
+    CHECK(us(find(big, NcclAlgorithm::kTree, NcclProtocol::kSimple).time) ==
+          doctest::Approx(448.0 + 1073741824.0 / 22.08e9 * 1e6));
     CHECK(big.chosen().algorithm == NcclAlgorithm::kRing);
     CHECK(big.chosen().protocol == NcclProtocol::kSimple);
     CHECK(find(big, NcclAlgorithm::kNvls, NcclProtocol::kSimple).disabled_because ==
@@ -156,7 +159,8 @@ TEST_SUITE("cost.nccl_tuning") {
     NcclSystem pcie = system_of("p4d-24xlarge.json", 1);
     pcie.nvlink = pcie.nvswitch = false;
     const NcclChoice c = nccl_choose(CollectiveOp::kAllReduce, kGiB, pcie);
-    CHECK(find(c, NcclAlgorithm::kRing, NcclProtocol::kLL128).disabled_because == "LL128 is off by default without NVLink");
+    CHECK(find(c, NcclAlgorithm::kRing, NcclProtocol::kLL128).disabled_because ==
+          "LL128 is off by default without NVLink");
     // Naming the protocol enables it anyway, as NCCL_PROTO=LL128 does.
     const NcclChoice forced = nccl_choose(CollectiveOp::kAllReduce, kGiB, pcie, {std::nullopt, NcclProtocol::kLL128});
     CHECK(forced.chosen().protocol == NcclProtocol::kLL128);
@@ -166,8 +170,9 @@ TEST_SUITE("cost.nccl_tuning") {
     CHECK(test::input_error_text([] {
             nccl_choose(CollectiveOp::kAllReduce, kGiB, system_of("p4d-24xlarge.json", 1),
                         {NcclAlgorithm::kNvls, std::nullopt});
-          }) == "no NCCL algorithm and protocol left for all-reduce on this system; nvls/Simple: NVLS needs Hopper or "
-                "later GPUs on an NVSwitch");
+          }) ==
+          "no NCCL algorithm and protocol left for all-reduce on this system; nvls/Simple: NVLS needs Hopper or "
+          "later GPUs on an NVSwitch");
   }
 
   TEST_CASE("calibrated factors scale latency and algorithm bandwidth of their protocol only") {

@@ -16,7 +16,9 @@ using topology::Topology;
 namespace {
 constexpr double kGBps = 1e9;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-Topology nvl72_racks(int trays) { return topology::load_topology(std::string(STEPCAST_SOURCE_DIR) + "/topologies/gb200-nvl72.json", trays); }
+Topology nvl72_racks(int trays) {
+  return topology::load_topology(std::string(STEPCAST_SOURCE_DIR) + "/topologies/gb200-nvl72.json", trays);
+}
 }  // namespace
 
 TEST_SUITE("cost.nvl72_collectives") {
@@ -30,7 +32,8 @@ TEST_SUITE("cost.nvl72_collectives") {
     // t = 2 x 3.4 us + 1073741824 B / 900e9 B/s = 6.8 us + 1193.046 us = 1199.846 us.
     const CommTiers inside = t.tiers(2, 4);
     CHECK(inside.nodes == 1);
-    const cost::CollectiveCost a = cost::estimate_collective(cost::CollectiveOp::kAllReduce, cost::Algorithm::kRing, s, inside);
+    const cost::CollectiveCost a =
+        cost::estimate_collective(cost::CollectiveOp::kAllReduce, cost::Algorithm::kRing, s, inside);
     CHECK(a.time.value() == doctest::Approx(1199.846e-6).epsilon(1e-5));
     CHECK(a.bottleneck == cost::Bottleneck::kIntraNode);
     // Across the racks: GPU 0 and GPU 72 (stride 72). B = GPU 0's NIC, 400 Gb/s = 50 GB/s; alpha
@@ -39,7 +42,8 @@ TEST_SUITE("cost.nvl72_collectives") {
     // t = 2 x 14 us + 1073741824 B / 50e9 B/s = 28 us + 21474.836 us = 21502.836 us.
     const CommTiers across = t.tiers(2, 72);
     CHECK(across.nodes == 2);
-    const cost::CollectiveCost b = cost::estimate_collective(cost::CollectiveOp::kAllReduce, cost::Algorithm::kRing, s, across);
+    const cost::CollectiveCost b =
+        cost::estimate_collective(cost::CollectiveOp::kAllReduce, cost::Algorithm::kRing, s, across);
     CHECK(b.time.value() == doctest::Approx(21502.836e-6).epsilon(1e-5));
     CHECK(b.bottleneck == cost::Bottleneck::kNodeNics);
   }
@@ -61,5 +65,4 @@ TEST_SUITE("cost.nvl72_collectives") {
     REQUIRE(two.nccl.has_value());
     CHECK(two.nccl->nvls_channels == 0);
   }
-
 }

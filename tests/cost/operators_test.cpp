@@ -33,7 +33,8 @@ double tensor_flops(const std::vector<cost::Operator>& ops, cost::OpPass pass) {
 }  // namespace
 
 TEST_SUITE("cost.operators") {
-  TEST_CASE("a GPT-3 layer's GEMMs: forward 24bsh^2 + 4bs^2h FLOPs (Narayanan et al. 2021), backward twice, split over t") {
+  TEST_CASE(
+      "a GPT-3 layer's GEMMs: forward 24bsh^2 + 4bs^2h FLOPs (Narayanan et al. 2021), backward twice, split over t") {
     const auto s = test::gpt3_shape();
     const double b = 1, seq = 2048, h = 12288;
     // By hand: 24 x 2048 x 12288^2 = 7.4217e12; 4 x 2048^2 x 12288 = 2.0616e11; sum 7.6278e12.
@@ -42,7 +43,8 @@ TEST_SUITE("cost.operators") {
     const auto ops = cost::layer_operators(s, context(b, seq, 1, plan::Recompute::kNone, false));
     CHECK(tensor_flops(ops, cost::OpPass::kForward) == doctest::Approx(forward));
     // Backward: data gradients of every GEMM and the four attention-core GEMMs; weight gradients.
-    CHECK(tensor_flops(ops, cost::OpPass::kBackward) + tensor_flops(ops, cost::OpPass::kWeightGrad) == doctest::Approx(2.0 * forward));
+    CHECK(tensor_flops(ops, cost::OpPass::kBackward) + tensor_flops(ops, cost::OpPass::kWeightGrad) ==
+          doctest::Approx(2.0 * forward));
     // The weight gradients are one GEMM per linear layer, each with its forward's FLOPs: 24bsh^2.
     CHECK(tensor_flops(ops, cost::OpPass::kWeightGrad) == doctest::Approx(24.0 * b * seq * h * h));
     // Tensor parallel t = 8 gives each rank an eighth.
@@ -59,7 +61,9 @@ TEST_SUITE("cost.operators") {
     CHECK(tensor_flops(selective, cost::OpPass::kRecompute) == doctest::Approx(4.0 * seq * seq * h));
   }
 
-  TEST_CASE("causal FlashAttention executes half of the 4bs^2h score FLOPs forward, 2.5x that backward (Dao 2023, section 4.1)") {
+  TEST_CASE(
+      "causal FlashAttention executes half of the 4bs^2h score FLOPs forward, 2.5x that backward (Dao 2023, section "
+      "4.1)") {
     const auto s = test::gpt3_shape();
     const double seq = 2048, h = 12288;
     const auto ops = cost::layer_operators(s, context(1, seq, 1, plan::Recompute::kNone, true));
@@ -85,7 +89,9 @@ TEST_SUITE("cost.operators") {
     CHECK(qkv.gemm.k == 8192);
   }
 
-  TEST_CASE("the output layer: logits GEMM 2bshV/t FLOPs forward; the loss keeps 4bsV/t fp32 bytes (Korthikanti section 4.3)") {
+  TEST_CASE(
+      "the output layer: logits GEMM 2bshV/t FLOPs forward; the loss keeps 4bsV/t fp32 bytes (Korthikanti section "
+      "4.3)") {
     const auto s = test::gpt3_shape();
     const auto ops = cost::head_operators(s, context(1, 2048, 8, plan::Recompute::kNone, true));
     double logits = 0.0, kept = 0.0;

@@ -15,8 +15,8 @@ namespace {
 
 const std::filesystem::path kSource = STEPCAST_SOURCE_DIR;
 
-cost::StepPrediction predict(const std::string& workload_file, const std::string& plan_text, const topology::Topology& topo,
-                             std::optional<double> fraction = std::nullopt) {
+cost::StepPrediction predict(const std::string& workload_file, const std::string& plan_text,
+                             const topology::Topology& topo, std::optional<double> fraction = std::nullopt) {
   const auto w = workload::load_workload(kSource / "workloads" / workload_file);
   const auto p = plan::resolve(plan::parse_plan(plan_text), w, topo.gpu_count());
   plan::validate(p, w, topo.gpu_count());
@@ -31,7 +31,8 @@ TEST_SUITE("cost.step") {
   TEST_CASE("step time is compute + bubble + exposed communication + optimizer, and tokens/s and MFU follow from it") {
     const auto topo = topology::load_topology(kSource / "topologies/p4d-24xlarge.json", 2);
     const auto p = predict("llama2-7b.json", "fsdp=16,gbs=256,flash=on", topo);
-    CHECK(p.step_time.value() == doctest::Approx((p.compute + p.bubble + p.exposed_communication + p.optimizer).value()));
+    CHECK(p.step_time.value() ==
+          doctest::Approx((p.compute + p.bubble + p.exposed_communication + p.optimizer).value()));
     Seconds exposed(0.0);
     for (const auto& t : p.communication) {
       CHECK(t.exposed.value() <= t.time.value() * (1.0 + 1e-12) + 1e-12);
@@ -51,7 +52,8 @@ TEST_SUITE("cost.step") {
     // (1 + 2048/13824 + 51200/663552) = 1.4977e14 x 1.2253 ... computed below from the pieces.
     const double B = 8, s = 2048, l = 24, h = 2304, V = 51200;
     const double flops = 72.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h));
-    const auto p = predict("megatron2021-1.7b.json", "dp=8,gbs=8", topology::load_topology(kSource / "topologies/p4d-24xlarge.json", 1), 0.5);
+    const auto p = predict("megatron2021-1.7b.json", "dp=8,gbs=8",
+                           topology::load_topology(kSource / "topologies/p4d-24xlarge.json", 1), 0.5);
     CHECK(p.compute.value() == doctest::Approx(flops / 8.0 / 156e12));
     const auto single = [&] {
       const auto w = workload::load_workload(kSource / "workloads/megatron2021-1.7b.json");

@@ -53,7 +53,8 @@ TEST_SUITE("cost.straggler") {
     const double cv = 0.2;
     const double s = std::sqrt(std::log(1.0 + cv * cv));
     const StragglerEstimate est = lognormal_stragglers(seconds(1.5), cv, 2);
-    CHECK(est.expected_step.value() == doctest::Approx(2.0 * 1.5 * standard_normal_cdf(s / std::sqrt(2.0))).epsilon(1e-9));
+    CHECK(est.expected_step.value() ==
+          doctest::Approx(2.0 * 1.5 * standard_normal_cdf(s / std::sqrt(2.0))).epsilon(1e-9));
   }
 
   TEST_CASE("log-normal step times: one GPU or no spread gives the mean") {

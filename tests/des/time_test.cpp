@@ -27,7 +27,5 @@ TEST_SUITE("des.time") {
     CHECK_THROWS_AS(to_ticks(seconds(1e7)), InputError);
   }
 
-  TEST_CASE("a negative duration is a bug") {
-    CHECK_THROWS_AS(to_ticks(seconds(-1.0)), InternalError);
-  }
+  TEST_CASE("a negative duration is a bug") { CHECK_THROWS_AS(to_ticks(seconds(-1.0)), InternalError); }
 }

@@ -2,13 +2,13 @@
 // refusal; any other exception, a crash or a sanitizer report is a finding.
 #pragma once
 
+#include <unistd.h>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <string_view>
-#include <unistd.h>
 
 #include "stepcast/core/errors.hpp"
 

@@ -60,7 +60,8 @@ TEST_SUITE("plan.long_context") {
     CHECK(has(rules("tp=8,cp=3,flash=on,seq=8188", 24), "sequence length (8188) must be divisible by 2*cp = 6"));
     CHECK(has(rules("tp=8,cp=4,seq=32768", 32), "cp=4 needs fused attention (flash=on)"));
     // Ulysses splits heads: 8 key/value heads cannot go over tp x cp = 8 x 2.
-    CHECK(has(rules("tp=8,cp=2,cp-comm=a2a,flash=on", 16), "cp-comm=a2a needs key/value heads (8) divisible by tp*cp = 8*2 = 16"));
+    CHECK(has(rules("tp=8,cp=2,cp-comm=a2a,flash=on", 16),
+              "cp-comm=a2a needs key/value heads (8) divisible by tp*cp = 8*2 = 16"));
     CHECK(has(rules("tp=8,cp-comm=a2a,flash=on", 8), "cp-comm= needs context parallel (cp > 1, got cp=1)"));
     CHECK(rules("tp=4,cp=2,cp-comm=a2a,flash=on", 8).empty());  // 128 heads, 8 kv heads over 4 x 2
   }
@@ -86,8 +87,9 @@ TEST_SUITE("plan.long_context") {
     CHECK(plan::problems(p, w, 128).empty());
     CHECK(plan::stage_layers(p, 126).front() == 7);
     CHECK(plan::stage_layers(p, 126)[1] == 8);
-    CHECK(has(rules("tp=8,pp=16,pp-first-layers=6,pp-last-layers=6", 128),
-              "layers (126) - pp-first-layers (6) - pp-last-layers (6) = 114 must be divisible by the other 14 stages"));
+    CHECK(
+        has(rules("tp=8,pp=16,pp-first-layers=6,pp-last-layers=6", 128),
+            "layers (126) - pp-first-layers (6) - pp-last-layers (6) = 114 must be divisible by the other 14 stages"));
     CHECK(has(rules("tp=8,pp=16,pp-first-layers=7,pp-embedding-loss-layers=on", 128), "not both"));
     CHECK(rules("tp=8,pp=8,pp-embedding-loss-layers=on", 64).empty());  // 128 / 8 = 16 per stage
     CHECK(has(rules("tp=8,pp=6,pp-embedding-loss-layers=on", 48), "= 126 + 2 = 128 must be divisible by pp (6)"));

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "support/input_error_text.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/plan/plan.hpp"
+#include "support/input_error_text.hpp"
 
 using namespace stepcast;
 
@@ -93,16 +93,21 @@ TEST_SUITE("plan.plan") {
 
   TEST_CASE("syntax errors name the key and the accepted values") {
     CHECK(parse_error("tp=two") == "--plan: tp= expects a whole number >= 1, got \"two\"");
-    CHECK(parse_error("schedule=zigzag") == "--plan: schedule= expects gpipe, 1f1b, interleaved or zb-h1, got \"zigzag\"");
-    CHECK(parse_error("fsdp=hybrid") == "--plan: fsdp=hybrid needs the shard group size, as hybrid:8 or hybrid:8x4, got \"hybrid\"");
+    CHECK(parse_error("schedule=zigzag") ==
+          "--plan: schedule= expects gpipe, 1f1b, interleaved or zb-h1, got \"zigzag\"");
+    CHECK(parse_error("fsdp=hybrid") ==
+          "--plan: fsdp=hybrid needs the shard group size, as hybrid:8 or hybrid:8x4, got \"hybrid\"");
     CHECK(parse_error("zero=1,fsdp=full") == "--plan: give zero= or fsdp=, not both (FSDP is PyTorch's form of ZeRO)");
   }
 
   TEST_CASE("to_string writes a resolved plan back in the compact form, which parses to the same plan") {
     const auto w = llama2_7b_shape();
-    const auto p = plan::resolve(plan::parse_plan("tp=2,pp=2,fsdp=hybrid:2x2,recompute=full,flash=on,precision=fp16"), w, 16);
+    const auto p =
+        plan::resolve(plan::parse_plan("tp=2,pp=2,fsdp=hybrid:2x2,recompute=full,flash=on,precision=fp16"), w, 16);
     const std::string text = plan::to_string(p);
-    CHECK(text == "dp=4,tp=2,pp=2,vp=1,fsdp=hybrid:2x2,mbs=1,gbs=8,seq=4096,recompute=full,schedule=1f1b,sp=off,flash=on,precision=fp16,optimizer=adam");
+    CHECK(text ==
+          "dp=4,tp=2,pp=2,vp=1,fsdp=hybrid:2x2,mbs=1,gbs=8,seq=4096,recompute=full,schedule=1f1b,sp=off,flash=on,"
+          "precision=fp16,optimizer=adam");
     const auto again = plan::resolve(plan::parse_plan(text), w, 16);
     CHECK(plan::to_string(again) == text);
   }
@@ -117,7 +122,9 @@ TEST_SUITE("plan.plan") {
     CHECK(plan::to_string(plan::resolve(plan::parse_plan("zero=1"), w, 16)).find("overlap") == std::string::npos);
     CHECK(plan::problems(plan::resolve(plan::parse_plan("overlap-grad-reduce=off"), w, 16), w, 16).empty());
     // Megatron-LM's arguments.py: distributed optimizer, and the gradient reduction overlapped.
-    const auto refused = [&](const char* text) { return plan::problems(plan::resolve(plan::parse_plan(text), w, 16), w, 16).size(); };
+    const auto refused = [&](const char* text) {
+      return plan::problems(plan::resolve(plan::parse_plan(text), w, 16), w, 16).size();
+    };
     CHECK(refused("overlap-param-gather=on") == 1);
     CHECK(refused("fsdp=16,overlap-param-gather=on") == 1);
     CHECK(refused("zero=1,overlap-grad-reduce=off,overlap-param-gather=on") == 1);

@@ -54,7 +54,8 @@ TEST_CASE("table --refine 3 shows the engine's fastest of the analytical top 3")
   REQUIRE(result.ranked.size() >= 3);
   Seconds fastest = planner::simulated_step_time(req.workloads[0], topo, result.ranked[0].plan, options.step);
   for (std::size_t i = 1; i < 3; ++i) {
-    fastest = std::min(fastest, planner::simulated_step_time(req.workloads[0], topo, result.ranked[i].plan, options.step));
+    fastest =
+        std::min(fastest, planner::simulated_step_time(req.workloads[0], topo, result.ranked[i].plan, options.step));
   }
   CHECK(cell.simulated_step_time->value() == fastest.value());
   CHECK(planner::simulated_step_time(req.workloads[0], topo, *cell.plan, options.step).value() == fastest.value());

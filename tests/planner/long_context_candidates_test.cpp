@@ -30,9 +30,8 @@ TEST_SUITE("planner.long_context") {
     const auto with_cp = planner::enumerate_candidates(space, w);
     for (const int cp : {2, 4}) {
       for (const auto comm : {plan::ContextComm::kP2p, plan::ContextComm::kA2a}) {
-        CHECK(std::any_of(with_cp.begin(), with_cp.end(), [&](const plan::Plan& p) {
-          return p.cp == cp && p.cp_comm == comm && p.gpus() == 16;
-        }));
+        CHECK(std::any_of(with_cp.begin(), with_cp.end(),
+                          [&](const plan::Plan& p) { return p.cp == cp && p.cp_comm == comm && p.gpus() == 16; }));
       }
     }
     CHECK(std::none_of(with_cp.begin(), with_cp.end(), [](const plan::Plan& p) { return p.cp > 4; }));
@@ -40,7 +39,9 @@ TEST_SUITE("planner.long_context") {
     CHECK(with_cp.size() > plain.size());
   }
 
-  TEST_CASE("Llama 3.1 405B on 128 GPUs: pp = 16 comes with the embedding and loss as layers ((126 + 2) / 16 = 8), and is valid") {
+  TEST_CASE(
+      "Llama 3.1 405B on 128 GPUs: pp = 16 comes with the embedding and loss as layers ((126 + 2) / 16 = 8), and is "
+      "valid") {
     const auto w = workload::load_workload(kSource / "workloads/llama3-405b.json");
     planner::SearchSpace space;
     space.gpus = 128;

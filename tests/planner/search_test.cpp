@@ -144,8 +144,8 @@ TEST_SUITE("planner.search") {
         if (16 % (tp * pp) != 0) continue;
         const int dp = 16 / (tp * pp);
         for (int vp = 1; vp <= 12; ++vp) {
-          for (const auto schedule : {plan::Schedule::kGpipe, plan::Schedule::k1F1B, plan::Schedule::kInterleaved,
-                                      plan::Schedule::kZbH1}) {
+          for (const auto schedule :
+               {plan::Schedule::kGpipe, plan::Schedule::k1F1B, plan::Schedule::kInterleaved, plan::Schedule::kZbH1}) {
             for (int sharding = 0; sharding <= static_cast<int>(plan::Sharding::kFsdpNone); ++sharding) {
               for (int group = 1; group <= dp; ++group) {
                 const auto sh = static_cast<plan::Sharding>(sharding);
@@ -167,7 +167,8 @@ TEST_SUITE("planner.search") {
                       p.global_batch = 64;
                       p.seq_len = 2048;
                       if (!plan::problems(p, w, 16).empty()) continue;
-                      if (pp == 1 || (schedule == plan::Schedule::kInterleaved && vp == 1)) p.schedule = plan::Schedule::k1F1B;
+                      if (pp == 1 || (schedule == plan::Schedule::kInterleaved && vp == 1))
+                        p.schedule = plan::Schedule::k1F1B;
                       if (dp == 1 || sh == plan::Sharding::kFsdpNone) {
                         p.sharding = plan::Sharding::kDdp;
                         p.shard_group = dp;

@@ -2,24 +2,25 @@
 // temporary folder with the freshly built stepcast, and the result must equal reports/.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
-#include <fmt/format.h>
 #include <string>
-#include <unistd.h>
 
 TEST_SUITE("report.reports") {
   TEST_CASE("scripts/make-reports regenerates reports/ byte for byte") {
     const std::filesystem::path root(STEPCAST_SOURCE_DIR);
-    const std::filesystem::path tmp = std::filesystem::temp_directory_path() / fmt::format("stepcast-reports-{}", ::getpid());
+    const std::filesystem::path tmp =
+        std::filesystem::temp_directory_path() / fmt::format("stepcast-reports-{}", ::getpid());
     std::filesystem::remove_all(tmp);
-    const std::string make = fmt::format("STEPCAST_BIN='{}' '{}' '{}'", STEPCAST_BINARY, (root / "scripts/make-reports").string(),
-                                         tmp.string());
+    const std::string make = fmt::format("STEPCAST_BIN='{}' '{}' '{}'", STEPCAST_BINARY,
+                                         (root / "scripts/make-reports").string(), tmp.string());
     REQUIRE(std::system(make.c_str()) == 0);
     // reports/measured/ belongs to the GPU harness and accuracy-history.csv is an input the
     // accuracy report reads (rows recorded at milestones); neither is generated here.
-    const std::string diff = fmt::format("diff -r --exclude=measured --exclude=accuracy-history.csv '{}' '{}'", (root / "reports").string(),
-                                         tmp.string());
+    const std::string diff = fmt::format("diff -r --exclude=measured --exclude=accuracy-history.csv '{}' '{}'",
+                                         (root / "reports").string(), tmp.string());
     CHECK_MESSAGE(std::system(diff.c_str()) == 0, "reports/ is stale: run scripts/make-reports and commit the result");
     std::filesystem::remove_all(tmp);
   }

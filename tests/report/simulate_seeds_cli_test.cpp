@@ -25,7 +25,8 @@ TEST_SUITE("report.simulate_seeds") {
   }
 
   TEST_CASE("step noise: seed 1 of the summary is the table's step, and the seeds differ") {
-    const auto doc = nlohmann::json::parse(stepcast::test::run_stepcast(kSimulate + " --straggler step-cv=0.05 --seeds 6"));
+    const auto doc =
+        nlohmann::json::parse(stepcast::test::run_stepcast(kSimulate + " --straggler step-cv=0.05 --seeds 6"));
     const auto& times = doc["seeds"]["step_time_s"];
     REQUIRE(times.size() == 6);
     CHECK(times[0].get<double>() == doc["step_time_s"].get<double>());

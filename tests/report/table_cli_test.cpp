@@ -71,12 +71,14 @@ TEST_SUITE("report.table_cli") {
   TEST_CASE("table HTML: the table before the charts; past 8 lines, one small chart per cluster and 8 workloads") {
     // Nine workloads on one cluster: 9 lines split into charts of 8 and 1, for throughput and
     // for MFU, then the two bar charts: 6 <svg> elements, all after the table.
-    const std::string nine = "workloads/llama2-7b.json,workloads/llama2-13b.json,workloads/llama3-8b.json,workloads/mpt-125m.json,"
-                             "workloads/mpt-350m.json,workloads/mpt-760m.json,workloads/mpt-1b.json,workloads/mpt-3b.json,"
-                             "workloads/mpt-7b.json";
-    const std::string html = stepcast::test::run_stepcast("table --workloads " + nine +
-                                                          " --topologies topologies/p4d-24xlarge.json --gpus 8 --global-batch 64 "
-                                                          "--seq 2048 --flash --format html");
+    const std::string nine =
+        "workloads/llama2-7b.json,workloads/llama2-13b.json,workloads/llama3-8b.json,workloads/mpt-125m.json,"
+        "workloads/mpt-350m.json,workloads/mpt-760m.json,workloads/mpt-1b.json,workloads/mpt-3b.json,"
+        "workloads/mpt-7b.json";
+    const std::string html =
+        stepcast::test::run_stepcast("table --workloads " + nine +
+                                     " --topologies topologies/p4d-24xlarge.json --gpus 8 --global-batch 64 "
+                                     "--seq 2048 --flash --format html");
     CHECK(stepcast::test::count_of(html, "<svg ") == 6);
     CHECK(html.find("Throughput against GPU count on p4d.24xlarge (1 of 2)") != std::string::npos);
     CHECK(html.find("MFU against GPU count on p4d.24xlarge (2 of 2)") != std::string::npos);
@@ -84,9 +86,12 @@ TEST_SUITE("report.table_cli") {
   }
 
   TEST_CASE("search and table print the same bytes with 1 and 2 threads") {
-    const std::string search = "search --workload workloads/llama2-13b.json --topology topologies/p4d-24xlarge.json --nodes 2 "
-                               "--global-batch 64 --seq 4096 --top 20 --format csv";
-    CHECK(stepcast::test::run_stepcast(search + " --threads 1") == stepcast::test::run_stepcast(search + " --threads 2"));
-    CHECK(stepcast::test::run_stepcast(kTable + " --format json --threads 1") == stepcast::test::run_stepcast(kTable + " --format json --threads 2"));
+    const std::string search =
+        "search --workload workloads/llama2-13b.json --topology topologies/p4d-24xlarge.json --nodes 2 "
+        "--global-batch 64 --seq 4096 --top 20 --format csv";
+    CHECK(stepcast::test::run_stepcast(search + " --threads 1") ==
+          stepcast::test::run_stepcast(search + " --threads 2"));
+    CHECK(stepcast::test::run_stepcast(kTable + " --format json --threads 1") ==
+          stepcast::test::run_stepcast(kTable + " --format json --threads 2"));
   }
 }

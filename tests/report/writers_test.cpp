@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "support/markup_check.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/report/writers.hpp"
+#include "support/markup_check.hpp"
 
 using namespace stepcast;
 using namespace stepcast::report;
@@ -20,12 +20,17 @@ Report sample() {
   r.title = "Sample <report> & more";
   r.notes = {"command: stepcast table --gpus 8,16", "a note with | pipe"};
   Table t("cells", "Cells of every kind",
-          {{"name", "name", "", -1}, {"gpus", "GPUs", "", -1}, {"step_time_s", "step time", "s", 3}, {"fits", "fits", "", -1}});
+          {{"name", "name", "", -1},
+           {"gpus", "GPUs", "", -1},
+           {"step_time_s", "step time", "s", 3},
+           {"fits", "fits", "", -1}});
   t.add_row({Cell::of_text("plain"), Cell::of_integer(8), Cell::of_number(1.23456), Cell::of_flag(true)});
-  t.add_row({Cell::of_text("comma, \"quoted\" | pipe"), Cell::of_integer(1024), Cell::of_number(0.1 + 0.2), Cell::of_flag(false)});
+  t.add_row({Cell::of_text("comma, \"quoted\" | pipe"), Cell::of_integer(1024), Cell::of_number(0.1 + 0.2),
+             Cell::of_flag(false)});
   t.add_row({Cell::of_text("line\nbreak"), Cell::empty(), Cell::of_number(12345.678), Cell::of_flag(true)});
   r.tables.push_back(t);
-  LineChart line{"tokens/s", "GPUs", "tokens/s", true, {{"p4d", {{8, 100}, {16, 190}, {32, 350}}}, {"p5", {{8, 300}, {16, 580}}}}};
+  LineChart line{
+      "tokens/s", "GPUs", "tokens/s", true, {{"p4d", {{8, 100}, {16, 190}, {32, 350}}}, {"p5", {{8, 300}, {16, 580}}}}};
   r.line_charts.push_back(line);
   BarChart bars{"memory", "GiB", {"parameters", "activations"}, {{"a <b>", {10, 20}}, {"c", {5, 1}}}, 40, "GPU memory"};
   r.bar_charts.push_back(bars);
@@ -131,7 +136,8 @@ TEST_SUITE("report.writers") {
     LineChart wide{"tokens/s", "GPUs", "tokens/s", true, {{"a", {{8, 160e3}, {64, 1.28e6}, {512, 10.24e6}}}}};
     const std::string svg = render_svg(wide);
     CHECK(svg.find("tokens/s (log scale)") != std::string::npos);
-    for (const char* tick : {">100k</text>", ">1M</text>", ">10M</text>", ">100M</text>"}) CHECK(svg.find(tick) != std::string::npos);
+    for (const char* tick : {">100k</text>", ">1M</text>", ">10M</text>", ">100M</text>"})
+      CHECK(svg.find(tick) != std::string::npos);
     CHECK(svg.find("e+0") == std::string::npos);
     // The sample's 100 to 580 spans less than ten times: linear, from 0.
     const std::string narrow = render_svg(sample().line_charts[0]);

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "star_topology.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/des/engine.hpp"
 #include "stepcast/sim/collective_flows.hpp"
 #include "stepcast/topology/topology.hpp"
-#include "star_topology.hpp"
 
 using namespace stepcast;
 using cost::Algorithm;
@@ -100,7 +100,8 @@ TEST_SUITE("sim.collective_flows") {
     };
     for (const Case c : {Case{"dgx-h100.json", 1}, Case{"dgx-h100.json", 4}, Case{"p4d-24xlarge.json", 2},
                          Case{"alcf-polaris.json", 8}, Case{"p5-48xlarge.json", 2}}) {
-      const topology::Topology t = topology::load_topology(std::string(STEPCAST_SOURCE_DIR) + "/topologies/" + c.file, c.nodes);
+      const topology::Topology t =
+          topology::load_topology(std::string(STEPCAST_SOURCE_DIR) + "/topologies/" + c.file, c.nodes);
       for (const auto op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
                             CollectiveOp::kBroadcast, CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
         for (const double size : {65536.0, 16.0 * 1048576.0, 1073741824.0}) {
@@ -122,7 +123,8 @@ TEST_SUITE("sim.collective_flows") {
     // of 4 nodes) run at once: analytically each gets half a NIC; simulated, the flows of the two
     // groups on a NIC split it. NCCL's channel is 12 GB/s of the NIC's 12.5: the engines agree
     // within 10% (4% from that rounding).
-    const topology::Topology t = topology::load_topology(std::string(STEPCAST_SOURCE_DIR) + "/topologies/p4d-24xlarge.json", 4);
+    const topology::Topology t =
+        topology::load_topology(std::string(STEPCAST_SOURCE_DIR) + "/topologies/p4d-24xlarge.json", 4);
     const Bytes size(256.0 * 1048576.0);
     const cost::CollectivePrice alone =
         cost::price_collective(cost::collective_group(t, t.tiers(4, 8)), CollectiveOp::kAllReduce, size, {});
@@ -139,7 +141,8 @@ TEST_SUITE("sim.collective_flows") {
     sim::Network network(t, engine, runner);
     runner.attach(network);
     engine.add_model(network);
-    const sim::CollectiveSchedule schedule = sim::build_collective(network, t, CollectiveOp::kAllReduce, size, alone, groups);
+    const sim::CollectiveSchedule schedule =
+        sim::build_collective(network, t, CollectiveOp::kAllReduce, size, alone, groups);
     runner.start(schedule, 0);
     engine.run();
     const double des = des::to_seconds(done.at).value();

@@ -41,7 +41,8 @@ Run run(const std::string& plan_text) {
 }  // namespace
 
 TEST_SUITE("sim.context_parallel") {
-  TEST_CASE("a2a: each layer pass's all-to-alls run before its attention; alone on NVLink they take the analytical time") {
+  TEST_CASE(
+      "a2a: each layer pass's all-to-alls run before its attention; alone on NVLink they take the analytical time") {
     const Run r = run("cp=8,cp-comm=a2a,flash=on,seq=32768");
     REQUIRE(r.spec.context_parallel.has_value());
     // Forward: Q,K,V then O; backward: dO then dQ,dK,dV (Jacobs et al. 2023, section 3).

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "star_topology.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
-#include "star_topology.hpp"
 
 using namespace stepcast;
 using namespace stepcast::sim;

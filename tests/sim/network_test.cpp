@@ -24,8 +24,8 @@ struct Arrivals final : TransferObserver {
 topology::Topology two_gpus() {
   using topology::LinkTier;
   using topology::VertexKind;
-  std::vector<topology::Vertex> v{{"g0", VertexKind::kGpu, 0}, {"g1", VertexKind::kGpu, 1},
-                                  {"sw", VertexKind::kSwitch, -1}};
+  std::vector<topology::Vertex> v{
+      {"g0", VertexKind::kGpu, 0}, {"g1", VertexKind::kGpu, 1}, {"sw", VertexKind::kSwitch, -1}};
   std::vector<topology::Link> l{{0, 2, gbyte_per_s(100), microseconds(1), LinkTier::kNic},
                                 {1, 2, gbyte_per_s(50), microseconds(2), LinkTier::kNic}};
   return topology::Topology("two", "hand-drawn test graph", topology::GpuSpec{}, v, l, 1.0);
@@ -51,7 +51,8 @@ TEST_SUITE("sim.network") {
       const std::vector<std::pair<int, int>> pair{{k, 8 + k}};
       patterns.push_back(net.pattern(pair));
     }
-    for (int k = 0; k < 8; ++k) net.start(patterns[static_cast<std::size_t>(k)], bytes(1e9), static_cast<std::uint64_t>(k));
+    for (int k = 0; k < 8; ++k)
+      net.start(patterns[static_cast<std::size_t>(k)], bytes(1e9), static_cast<std::uint64_t>(k));
     engine.run();
     REQUIRE(arrivals.log.size() == 8);
     for (int k = 0; k < 8; ++k) {

@@ -2,9 +2,9 @@
 // with events on every simulated GPU and the tensor-parallel collectives on their own tracks.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -29,8 +29,9 @@ std::string run(const std::string& args) {
   return out;
 }
 
-const std::string kArgs = std::string("simulate --workload ") + STEPCAST_SOURCE_DIR + "/workloads/llama2-7b.json --topology " +
-                          STEPCAST_SOURCE_DIR + "/topologies/p4d-24xlarge.json --nodes 2 --plan \"tp=2,pp=4,dp=2,mbs=1\" " +
+const std::string kArgs = std::string("simulate --workload ") + STEPCAST_SOURCE_DIR +
+                          "/workloads/llama2-7b.json --topology " + STEPCAST_SOURCE_DIR +
+                          "/topologies/p4d-24xlarge.json --nodes 2 --plan \"tp=2,pp=4,dp=2,mbs=1\" " +
                           "--global-batch 32 --seq 2048 --straggler cv=0.05 --seed 7 --json";
 
 }  // namespace
@@ -58,7 +59,8 @@ TEST_SUITE("sim.simulate_cli") {
     CHECK(j.at("straggler_wait_s").get<double>() > 0.0);
   }
 
-  TEST_CASE("the trace is valid JSON with events on every simulated GPU's compute track and TP collectives on their own") {
+  TEST_CASE(
+      "the trace is valid JSON with events on every simulated GPU's compute track and TP collectives on their own") {
     const auto path = std::filesystem::temp_directory_path() / "stepcast_simulate_cli_test_trace.json";
     run(kArgs + " --trace " + path.string());
     std::ifstream in(path);
@@ -87,7 +89,8 @@ TEST_SUITE("sim.simulate_cli") {
         const std::string name = e.at("args").at("name").get<std::string>();
         named_tracks.insert(e.at("tid").get<int>());
         if (name.find("tensor-parallel comm") != std::string::npos) tensor_tracks.insert(e.at("tid").get<int>());
-        if (name.size() > 8 && name.substr(name.size() - 8) == " compute") compute_tracks.insert(e.at("tid").get<int>());
+        if (name.size() > 8 && name.substr(name.size() - 8) == " compute")
+          compute_tracks.insert(e.at("tid").get<int>());
       }
     }
     CHECK(process_named);
@@ -120,8 +123,9 @@ TEST_SUITE("sim.simulate_cli") {
     // GPT-3 175B at tp=8, pp=8 without flash attention stores every layer's 2048 x 2048 scores
     // (Korthikanti's 5as/h term) and needs more than an A100's 80 GB; both commands must say so.
     // flash=off is asked for: fused attention is the default on an A100.
-    const std::string shape = "--workload workloads/gpt3-175b.json --topology topologies/dgx-a100.json --nodes 128 "
-                              "--global-batch 1536 --seq 2048 --plan ";
+    const std::string shape =
+        "--workload workloads/gpt3-175b.json --topology topologies/dgx-a100.json --nodes 128 "
+        "--global-batch 1536 --seq 2048 --plan ";
     const std::string plan = shape + "tp=8,pp=8,dp=16,mbs=1,flash=off";
     const auto predicted = stepcast::test::run_stepcast_with_status("predict " + plan);
     const auto simulated = stepcast::test::run_stepcast_with_status("simulate " + plan);
@@ -136,6 +140,7 @@ TEST_SUITE("sim.simulate_cli") {
     CHECK(simulated.output.find("step time (simulated)") != std::string::npos);
     CHECK(simulated.output.find("try flash=on") != std::string::npos);
     // With flash attention the same plan fits, and simulate exits 0.
-    CHECK(stepcast::test::run_stepcast_with_status("simulate " + shape + "tp=8,pp=8,dp=16,mbs=1,flash=on").exit_code == 0);
+    CHECK(stepcast::test::run_stepcast_with_status("simulate " + shape + "tp=8,pp=8,dp=16,mbs=1,flash=on").exit_code ==
+          0);
   }
 }

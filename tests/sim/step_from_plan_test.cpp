@@ -111,7 +111,8 @@ TEST_SUITE("sim.step_from_plan") {
       const sim::StepResult simulated = sim::simulate_step(t, sim::plan_step(p, predicted).spec);
       CAPTURE(std::string(text));
       CHECK(simulated.step_time.value() == doctest::Approx(predicted.step_time.value()).epsilon(0.01));
-      CHECK(simulated.breakdown.tp_comm.value() == doctest::Approx(predicted.exposed_communication.value()).epsilon(0.02));
+      CHECK(simulated.breakdown.tp_comm.value() ==
+            doctest::Approx(predicted.exposed_communication.value()).epsilon(0.02));
     }
   }
 

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "star_topology.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/sim/pipeline_order.hpp"
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
-#include "star_topology.hpp"
 
 using namespace stepcast;
 using namespace stepcast::sim;
@@ -124,7 +124,8 @@ TEST_SUITE("sim.step") {
     bool on_comm_track = false;
     for (const TraceSpan& span : r.spans) {
       if (span.name == "ZeRO parameter all-gather") {
-        on_comm_track = span.track == 1 && span.start_s == doctest::Approx(3.5 * kMs) && span.end_s == doctest::Approx(5.03 * kMs);
+        on_comm_track =
+            span.track == 1 && span.start_s == doctest::Approx(3.5 * kMs) && span.end_s == doctest::Approx(5.03 * kMs);
       }
       if (span.name == "optimizer") CHECK(span.end_s == doctest::Approx(3.5 * kMs));
     }
@@ -241,10 +242,10 @@ TEST_SUITE("sim.critical_path") {
     slow.slowdown = 1.5;
     const StepResult r = simulate_step(t, pipeline(2, 4, plan::Schedule::k1F1B), slow);
     const std::vector<std::string> expected = {
-        "F0.0 (stage 0)", "send F0.0 (stage 0 -> 1)", "F0.0 (stage 1)", "B0.0 (stage 1)", "send B0.0 (stage 1 -> 0)",
-        "F1.0 (stage 1)", "B1.0 (stage 1)", "send B1.0 (stage 1 -> 0)", "F2.0 (stage 1)", "B2.0 (stage 1)",
-        "send B2.0 (stage 1 -> 0)", "F3.0 (stage 1)", "B3.0 (stage 1)", "send B3.0 (stage 1 -> 0)", "B3.0 (stage 0)",
-        "optimizer (stage 0)"};
+        "F0.0 (stage 0)",           "send F0.0 (stage 0 -> 1)", "F0.0 (stage 1)",           "B0.0 (stage 1)",
+        "send B0.0 (stage 1 -> 0)", "F1.0 (stage 1)",           "B1.0 (stage 1)",           "send B1.0 (stage 1 -> 0)",
+        "F2.0 (stage 1)",           "B2.0 (stage 1)",           "send B2.0 (stage 1 -> 0)", "F3.0 (stage 1)",
+        "B3.0 (stage 1)",           "send B3.0 (stage 1 -> 0)", "B3.0 (stage 0)",           "optimizer (stage 0)"};
     CHECK(r.critical_path == expected);
   }
 

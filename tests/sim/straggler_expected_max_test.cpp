@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "star_topology.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/straggler.hpp"
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
-#include "star_topology.hpp"
 
 using namespace stepcast;
 using namespace stepcast::sim;
@@ -86,7 +86,8 @@ TEST_SUITE("sim.straggler") {
     const double cv = 0.05;
     const double sigma = cv * mu;
     const double tolerance = 0.05 * sigma;
-    for (const Case c : {Case{2, 1.0 / std::sqrt(std::numbers::pi), 5000}, Case{8, 1.4236, 2500}, Case{64, 2.3437, 1500}}) {
+    for (const Case c :
+         {Case{2, 1.0 / std::sqrt(std::numbers::pi), 5000}, Case{8, 1.4236, 2500}, Case{64, 2.3437, 1500}}) {
       CAPTURE(c.n);
       const topology::Topology t = sim::test::star_topology(c.n, BytesPerSecond(kBandwidth));
       const StepSpec spec = replicas(c.n);
@@ -125,8 +126,9 @@ TEST_SUITE("sim.straggler") {
     CHECK(r.simulated_ranks == 8);
     REQUIRE(r.rank_compute.size() == 8);
     // The slowest rank's own compute (4 micro-batches of 3 ms at its factor) bounds the step.
-    const double slowest =
-        std::max_element(r.rank_compute.begin(), r.rank_compute.end(), [](Seconds a, Seconds b) { return a < b; })->value();
+    const double slowest = std::max_element(r.rank_compute.begin(), r.rank_compute.end(), [](Seconds a, Seconds b) {
+                             return a < b;
+                           })->value();
     CHECK(r.step_time.value() > slowest);
     CHECK(r.breakdown.straggler_wait.value() > 0.0);
   }

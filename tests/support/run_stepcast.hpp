@@ -4,9 +4,9 @@
 
 #include <sys/wait.h>
 
+#include <doctest/doctest.h>
 #include <array>
 #include <cstdio>
-#include <doctest/doctest.h>
 #include <string>
 
 namespace stepcast::test {
@@ -17,7 +17,8 @@ struct CommandResult {
 };
 
 /// Runs `stepcast ARGS` in `folder` (default: the source tree, where shipped files are).
-inline CommandResult run_stepcast_with_status(const std::string& args, const std::string& folder = STEPCAST_SOURCE_DIR) {
+inline CommandResult run_stepcast_with_status(const std::string& args,
+                                              const std::string& folder = STEPCAST_SOURCE_DIR) {
   const std::string command = "cd '" + folder + "' && '" + STEPCAST_BINARY + "' " + args + " 2>&1";
   std::FILE* pipe = ::popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);

@@ -27,7 +27,8 @@ TEST_SUITE("topology.collected_problems") {
     const std::string text = error_of([&] { (void)topology::load_topology(f); });
     CHECK(text.rfind("3 problems:", 0) == 0);
     CHECK(text.find(f.string() + ":/gpu/memory: ") != std::string::npos);
-    CHECK(text.find(f.string() + ":/node/nics/latency: a latency must not be negative, got \"-2 us\"") != std::string::npos);
+    CHECK(text.find(f.string() + ":/node/nics/latency: a latency must not be negative, got \"-2 us\"") !=
+          std::string::npos);
     CHECK(text.find(f.string() + ":/fabric/oversubscription: an oversubscription ratio") != std::string::npos);
   }
 
@@ -41,7 +42,8 @@ TEST_SUITE("topology.collected_problems") {
       "gpu": {"name": "x", "memory": "1 GiB", "memory_bandwidth": "1 GB/s", "sm_count": 1,
               "peak": {"fp32": "1 TFLOP/s", "tf32": "1 TFLOP/s", "bf16": "1 TFLOP/s", "fp16": "1 TFLOP/s"},
               "source": "test"},
-      "vertices": [{"name": "g0", "kind": "gpu", "node": 0}], "links": [)" + links + "]}");
+      "vertices": [{"name": "g0", "kind": "gpu", "node": 0}], "links": [)" +
+                                                          links + "]}");
     const std::string text = error_of([&] { (void)topology::load_topology(f); });
     CHECK(text.rfind("25 problems:", 0) == 0);
     CHECK(text.find("/links/19/b: link to unknown vertex \"nowhere19\"") != std::string::npos);

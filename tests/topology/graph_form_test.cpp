@@ -25,7 +25,8 @@ std::string graph_file(const std::string& vertices, const std::string& links) {
   return R"({"form": "graph", "name": "t", "source": "test",
     "gpu": {"name": "x", "memory": "1 GiB", "memory_bandwidth": "1 GB/s", "sm_count": 1,
             "peak": {"fp32": "1 TFLOP/s", "tf32": "1 TFLOP/s", "bf16": "1 TFLOP/s", "fp16": "1 TFLOP/s"}, "source": "test"},
-    "vertices": [)" + vertices + R"(], "links": [)" + links + "]}";
+    "vertices": [)" +
+         vertices + R"(], "links": [)" + links + "]}";
 }
 }  // namespace
 
@@ -66,31 +67,37 @@ TEST_SUITE("topology.graph_form") {
 
   TEST_CASE("a GPU reachable only through another GPU is refused") {
     // g0 - g1 - g2 in a line: g0 and g2 share no switch and no direct link.
-    const auto path = scratch_file("gpu_chain.json", graph_file(
-        R"({"name": "g0", "kind": "gpu", "node": 0}, {"name": "g1", "kind": "gpu", "node": 0},
+    const auto path = scratch_file(
+        "gpu_chain.json", graph_file(
+                              R"({"name": "g0", "kind": "gpu", "node": 0}, {"name": "g1", "kind": "gpu", "node": 0},
            {"name": "g2", "kind": "gpu", "node": 0})",
-        R"({"a": "g0", "b": "g1", "bandwidth": "1 GB/s", "latency": "1 us"},
+                              R"({"a": "g0", "b": "g1", "bandwidth": "1 GB/s", "latency": "1 us"},
            {"a": "g1", "b": "g2", "bandwidth": "1 GB/s", "latency": "1 us"})"));
     CHECK(error_of([&] { (void)load_topology(path); }) ==
-          path.string() + ":/links: GPU \"g0\" cannot reach GPU \"g2\" without passing through another GPU (GPUs do not "
-                          "forward traffic: every GPU needs a route to every other GPU through links, NICs and switches)");
+          path.string() +
+              ":/links: GPU \"g0\" cannot reach GPU \"g2\" without passing through another GPU (GPUs do not "
+              "forward traffic: every GPU needs a route to every other GPU through links, NICs and switches)");
   }
 
   TEST_CASE("GPUs joined directly by links need no switch") {
-    const auto path = scratch_file("gpu_pair.json", graph_file(
-        R"({"name": "a", "kind": "gpu", "node": 0}, {"name": "b", "kind": "gpu", "node": 0})",
-        R"({"a": "a", "b": "b", "bandwidth": "50 GB/s", "latency": "1 us"})"));
+    const auto path =
+        scratch_file("gpu_pair.json",
+                     graph_file(R"({"name": "a", "kind": "gpu", "node": 0}, {"name": "b", "kind": "gpu", "node": 0})",
+                                R"({"a": "a", "b": "b", "bandwidth": "50 GB/s", "latency": "1 us"})"));
     const Topology t = load_topology(path);
     CHECK(t.route(0, 1).size() == 1);
     CHECK(t.tiers(2).intra_bw.value() == doctest::Approx(50 * kGBps));
   }
 
   TEST_CASE("node indices must be numbered 0..N-1 by their GPUs") {
-    const auto path = scratch_file("node_gap.json", graph_file(
-        R"({"name": "a", "kind": "gpu", "node": 0}, {"name": "b", "kind": "gpu", "node": 2}, {"name": "s", "kind": "switch"})",
-        R"({"a": "a", "b": "s", "bandwidth": "1 GB/s", "latency": "1 us"}, {"a": "b", "b": "s", "bandwidth": "1 GB/s", "latency": "1 us"})"));
+    const auto path = scratch_file(
+        "node_gap.json",
+        graph_file(
+            R"({"name": "a", "kind": "gpu", "node": 0}, {"name": "b", "kind": "gpu", "node": 2}, {"name": "s", "kind": "switch"})",
+            R"({"a": "a", "b": "s", "bandwidth": "1 GB/s", "latency": "1 us"}, {"a": "b", "b": "s", "bandwidth": "1 GB/s", "latency": "1 us"})"));
     CHECK(error_of([&] { (void)load_topology(path); }) ==
-          path.string() + ":/vertices/1/node: node 1 holds no GPU, yet this GPU sits in node 2 (nodes are numbered 0..N-1 "
-                          "by the GPUs in them, without gaps)");
+          path.string() +
+              ":/vertices/1/node: node 1 holds no GPU, yet this GPU sits in node 2 (nodes are numbered 0..N-1 "
+              "by the GPUs in them, without gaps)");
   }
 }

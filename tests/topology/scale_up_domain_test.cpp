@@ -16,10 +16,11 @@ constexpr double kUs = 1e-6;
 }  // namespace
 
 TEST_SUITE("topology.scale_up_domain") {
-  TEST_CASE("gb200-nvl72: one rack is one NVLink domain of 72 GPUs across 18 trays, each GPU with its own 400 Gb/s NIC") {
+  TEST_CASE(
+      "gb200-nvl72: one rack is one NVLink domain of 72 GPUs across 18 trays, each GPU with its own 400 Gb/s NIC") {
     const Topology t = load_topology(shipped("gb200-nvl72.json"));
     CHECK(t.gpu_count() == 72);
-    CHECK(t.node_count() == 1);       // the domain is one node of the graph, as NCCL sees a multi-node NVLink domain
+    CHECK(t.node_count() == 1);  // the domain is one node of the graph, as NCCL sees a multi-node NVLink domain
     CHECK(t.gpus_per_node() == 72);
     CHECK(t.trays_per_node() == 18);  // 72 GPUs / 4 per tray
     // GPUs 3 and 4 sit in trays 0 and 1, yet share the NVLink switch: one hop each way.

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "support/input_error_text.hpp"
 #include "stepcast/core/errors.hpp"
+#include "support/input_error_text.hpp"
 
 namespace stepcast::topology::test {
 

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "support/input_error_text.hpp"
 #include "stepcast/workload/workload.hpp"
+#include "support/input_error_text.hpp"
 
 namespace fs = std::filesystem;
 using stepcast::workload::load_workload;
@@ -44,7 +44,8 @@ TEST_SUITE("workload.moe") {
     }
   }
 
-  TEST_CASE("shipped MoE workloads: active parameters match the publishers' figures, each counted as its publisher does") {
+  TEST_CASE(
+      "shipped MoE workloads: active parameters match the publishers' figures, each counted as its publisher does") {
     // Mistral (mistral.ai/news/mixtral-of-experts: 12.9B; mixtral-8x22b: 39B) and Qwen (model
     // cards: 3.3B, 22B) count every embedding; OpenAI's gpt-oss model card (Table 1, 5.13B) counts
     // the unembedding but not the input embedding (its rows are looked up, not multiplied); the
@@ -61,7 +62,8 @@ TEST_SUITE("workload.moe") {
       CAPTURE(c.file);
       const Workload w = load_workload(kSource / "workloads" / (std::string(c.file) + ".json"));
       const auto& s = *w.shape;
-      const double active = w.active_parameters - (c.counts_input_embedding ? 0.0 : static_cast<double>(s.vocab) * s.hidden);
+      const double active =
+          w.active_parameters - (c.counts_input_embedding ? 0.0 : static_cast<double>(s.vocab) * s.hidden);
       CAPTURE(active);
       CHECK(matches_published(active, c.published, c.unit));
     }
@@ -113,7 +115,9 @@ TEST_SUITE("workload.moe") {
     CHECK(matches_published(active, 37e9, 1e9));
   }
 
-  TEST_CASE("what the published active counts count: Qwen's include the embeddings; DeepSeek-V3's 37B is two printed digits") {
+  TEST_CASE(
+      "what the published active counts count: Qwen's include the embeddings; DeepSeek-V3's 37B is two printed "
+      "digits") {
     // Qwen3-30B-A3B's model card gives "30.5B in total and 3.3B activated" and, apart, "Number of
     // Parameters (Non-Embedding): 29.9B". By hand (h 2048, 32 heads and 4 kv heads of 128, 128
     // experts of 768, top-8, vocab 151,936, untied): attention 2*2048*4096 + 2*2048*512 =
@@ -179,6 +183,7 @@ TEST_SUITE("workload.moe") {
     const std::string text = stepcast::test::input_error_text(
         [&] { (void)load_workload(kSource / "tests/bad-inputs/moe/unknown_moe_field/config.json"); });
     CHECK(text.find("/moe_num_experts_in_group") != std::string::npos);
-    CHECK(text.find("\"moe_num_experts_in_group\" is an MoE or attention setting stepcast does not model") != std::string::npos);
+    CHECK(text.find("\"moe_num_experts_in_group\" is an MoE or attention setting stepcast does not model") !=
+          std::string::npos);
   }
 }

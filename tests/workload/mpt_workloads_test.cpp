@@ -13,9 +13,9 @@ TEST_SUITE("workload.mpt") {
   TEST_CASE("every MPT shape has llm-foundry's NumParams to the parameter") {
     const std::filesystem::path root = STEPCAST_SOURCE_DIR;
     const std::pair<const char*, double> expected[] = {
-        {"125m", 125311488.0},     {"350m", 355985408.0},     {"760m", 760470528.0},
-        {"1b", 1315950592.0},      {"3b", 2651837440.0},      {"7b", 6658859008.0},
-        {"13b", 12853954560.0},    {"30b", 29975214080.0},    {"70b", 64862437376.0}};
+        {"125m", 125311488.0},  {"350m", 355985408.0},  {"760m", 760470528.0},
+        {"1b", 1315950592.0},   {"3b", 2651837440.0},   {"7b", 6658859008.0},
+        {"13b", 12853954560.0}, {"30b", 29975214080.0}, {"70b", 64862437376.0}};
     for (const auto& entry : expected) {
       // Named, not a structured binding: clang 14 cannot capture those in CAPTURE's lambda.
       const char* size = entry.first;

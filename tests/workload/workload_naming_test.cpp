@@ -33,12 +33,14 @@ std::filesystem::path copy_into_in(const std::filesystem::path& from, const std:
 
 TEST_SUITE("workload.naming") {
   TEST_CASE("_name_or_path names the workload, wherever the file sits") {
-    const auto w = load_workload(copy_into_in(kSource / "tests/workload/data/llama-2-7b/config.json", "config.json", true));
+    const auto w =
+        load_workload(copy_into_in(kSource / "tests/workload/data/llama-2-7b/config.json", "config.json", true));
     CHECK(w.name == "meta-llama/Llama-2-7b-hf");
   }
 
   TEST_CASE("without _name_or_path, model_type names it; never the folder \"in\"") {
-    const auto w = load_workload(copy_into_in(kSource / "tests/workload/data/llama-2-7b/config.json", "config.json", false));
+    const auto w =
+        load_workload(copy_into_in(kSource / "tests/workload/data/llama-2-7b/config.json", "config.json", false));
     CHECK(w.name == "llama");
     // Pythia's config (EleutherAI/pythia-160m) has no _name_or_path: GPT-NeoX is its architecture.
     CHECK(load_workload(kSource / "tests/workload/data/pythia-160m/config.json").name == "gpt_neox");

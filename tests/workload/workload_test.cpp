@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "support/input_error_text.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/workload/workload.hpp"
+#include "support/input_error_text.hpp"
 
 namespace fs = std::filesystem;
 using stepcast::workload::load_workload;
@@ -104,13 +104,16 @@ TEST_SUITE("workload.workload") {
 
   TEST_CASE("bad workload files name the file, the JSON pointer and the rule") {
     const fs::path dir = kSource / "tests/bad-inputs/workload";
-    CHECK(error_of(dir / "unknown_key.json") ==
-          (dir / "unknown_key.json").string() +
-              ":/shape/hiden: unknown key \"hiden\" (allowed here: layers, hidden, heads, kv_heads, ffn_hidden, gated_mlp, vocab, "
-              "seq_len, tied_embeddings, biases, learned_positions, rotary, dropout, norm, head_dim, qk_norm, attention_sinks, "
-              "sliding_window, sliding_layers, mtp_layers, moe, mla)");
+    CHECK(error_of(dir / "unknown_key.json") == (dir / "unknown_key.json").string() +
+                                                    ":/shape/hiden: unknown key \"hiden\" (allowed here: layers, "
+                                                    "hidden, heads, kv_heads, ffn_hidden, gated_mlp, vocab, "
+                                                    "seq_len, tied_embeddings, biases, learned_positions, rotary, "
+                                                    "dropout, norm, head_dim, qk_norm, attention_sinks, "
+                                                    "sliding_window, sliding_layers, mtp_layers, moe, mla)");
     CHECK(error_of(dir / "heads_not_dividing.json") ==
-          (dir / "heads_not_dividing.json").string() + ":/shape: hidden size 4096 is not divisible by the 24 attention heads");
-    CHECK(error_of(dir / "zero_layers.json") == (dir / "zero_layers.json").string() + ":/shape/layers: must be at least 1, got 0");
+          (dir / "heads_not_dividing.json").string() +
+              ":/shape: hidden size 4096 is not divisible by the 24 attention heads");
+    CHECK(error_of(dir / "zero_layers.json") ==
+          (dir / "zero_layers.json").string() + ":/shape/layers: must be at least 1, got 0");
   }
 }

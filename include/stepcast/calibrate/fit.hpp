@@ -77,7 +77,7 @@ struct RegimeFit {
 
 /// Options of the fit.
 struct FitOptions {
-  int max_regimes = 3;           ///< most size regimes per collective and tier
+  int max_regimes = 3;  ///< most size regimes per collective and tier
   int min_points_per_regime = 3;
   double split_above_pct = 5.0;  ///< a regime is split when its median error exceeds this
 };
@@ -86,6 +86,7 @@ struct FitOptions {
 /// steps and the bytes over the bottleneck that cost::estimate_collective charges (linear in
 /// (alpha, 1/B)); rows are weighted by 1/measured so relative error is minimised. InputError when
 /// the points cannot determine a bandwidth.
-std::vector<RegimeFit> fit_samples(const std::vector<Sample>& samples, const std::string& origin, const FitOptions& options = {});
+std::vector<RegimeFit> fit_samples(const std::vector<Sample>& samples, const std::string& origin,
+                                   const FitOptions& options = {});
 
 }  // namespace stepcast::calibrate

@@ -21,8 +21,8 @@ namespace stepcast::calibrate {
 
 /// One operator of a list, as the bench read and timed it.
 struct TimedOperator {
-  int list = 0;           ///< index into KernelBench::lists
-  std::string name;       ///< "qkv projection", "softmax", ...
+  int list = 0;      ///< index into KernelBench::lists
+  std::string name;  ///< "qkv projection", "softmax", ...
   cost::OpPart part = cost::OpPart::kLayer;
   cost::OpPass pass = cost::OpPass::kForward;
   cost::OpKind kind = cost::OpKind::kGemm;
@@ -30,9 +30,9 @@ struct TimedOperator {
   cost::GemmShape gemm;   ///< GEMMs and fused attention
   double elements = 0.0;  ///< memory-bound operators; fused attention: its thread blocks
   Flops flops;
-  Bytes bytes;            ///< read + written, as the model prices it (the bench's kernel moves the same)
-  double kernels = 1.0;   ///< launches
-  std::string pattern;    ///< memory-bound: the bench kernel's pattern ("row-norm", ...)
+  Bytes bytes;                  ///< read + written, as the model prices it (the bench's kernel moves the same)
+  double kernels = 1.0;         ///< launches
+  std::string pattern;          ///< memory-bound: the bench kernel's pattern ("row-norm", ...)
   std::optional<Seconds> time;  ///< one run of the operator (all its launches); none when skipped
   std::string skipped;          ///< why it was not timed
 
@@ -42,7 +42,7 @@ struct TimedOperator {
 
 /// Empty kernels: what a kernel costs beyond its work.
 struct LaunchTiming {
-  Seconds gpu_per_kernel;   ///< GPU time per empty kernel, launched back to back with the host ahead
+  Seconds gpu_per_kernel;  ///< GPU time per empty kernel, launched back to back with the host ahead
   int kernels = 0;
   Seconds host_per_launch;  ///< host time per launch call (the CUDA runtime's, without a framework)
   int launches = 0;
@@ -51,9 +51,9 @@ struct LaunchTiming {
 /// Everything calibration needs from one stepcast-kernel-bench file.
 struct KernelBench {
   std::string file;
-  std::string gpu_name;            ///< as the CUDA driver names it, "NVIDIA H100 80GB HBM3"
-  std::string compute_capability;  ///< "9.0"
-  std::vector<std::string> lists;  ///< each operator list's title ("Operators of one micro-batch: ...")
+  std::string gpu_name;                  ///< as the CUDA driver names it, "NVIDIA H100 80GB HBM3"
+  std::string compute_capability;        ///< "9.0"
+  std::vector<std::string> lists;        ///< each operator list's title ("Operators of one micro-batch: ...")
   std::vector<TimedOperator> operators;  ///< in file order
   std::optional<LaunchTiming> launch;
 };
@@ -73,14 +73,14 @@ void require_same_gpu_model(const KernelBench& bench, const topology::GpuSpec& g
 /// The asymptotic GEMM efficiency of one precision (cost::KernelParams::gemm_efficiency).
 struct GemmEfficiencyFit {
   std::string precision;
-  int gemms = 0;             ///< timed GEMMs the fit used
-  int memory_bound = 0;      ///< timed GEMMs left out: memory-bound at the datasheet figures
-  Flops flops;               ///< summed over the precision's fitted GEMMs (batched ones too)
-  Seconds time;              ///< idem, measured
-  Seconds ideal;             ///< sum of FLOPs / (peak x tile/wave quantization): the time at efficiency 1
-  Seconds busy;              ///< sum of measured time minus the kernel overheads
-  FlopsPerSecond peak;       ///< the topology GPU's datasheet figure
-  double efficiency = 0.0;   ///< ideal / busy
+  int gemms = 0;                     ///< timed GEMMs the fit used
+  int memory_bound = 0;              ///< timed GEMMs left out: memory-bound at the datasheet figures
+  Flops flops;                       ///< summed over the precision's fitted GEMMs (batched ones too)
+  Seconds time;                      ///< idem, measured
+  Seconds ideal;                     ///< sum of FLOPs / (peak x tile/wave quantization): the time at efficiency 1
+  Seconds busy;                      ///< sum of measured time minus the kernel overheads
+  FlopsPerSecond peak;               ///< the topology GPU's datasheet figure
+  double efficiency = 0.0;           ///< ideal / busy
   double min_gemm_efficiency = 0.0;  ///< the same ratio for single GEMMs: the spread the model leaves
   double max_gemm_efficiency = 0.0;
   std::string source;
@@ -97,15 +97,16 @@ Seconds quantized_peak_time(const TimedOperator& gemm, const topology::GpuSpec& 
 /// time exactly. A precision with no such GEMM gets no fit.
 /// InputError when the bench ran on a different GPU model than `gpu`, the topology has no peak
 /// for a measured precision, or the efficiency comes out above 1 (a wrong datasheet figure).
-std::vector<GemmEfficiencyFit> fit_gemm_efficiencies(const KernelBench& bench, const topology::GpuSpec& gpu, Seconds kernel_overhead);
+std::vector<GemmEfficiencyFit> fit_gemm_efficiencies(const KernelBench& bench, const topology::GpuSpec& gpu,
+                                                     Seconds kernel_overhead);
 
 /// The achieved fraction of the datasheet HBM bandwidth (cost::KernelParams::memory_efficiency).
 struct MemoryEfficiencyFit {
   int operators = 0;
-  Bytes bytes;    ///< summed over the timed memory-bound operators
-  Seconds time;   ///< idem, measured
-  Seconds ideal;  ///< sum of bytes / datasheet bandwidth
-  Seconds busy;   ///< sum of measured time minus the kernel overheads
+  Bytes bytes;              ///< summed over the timed memory-bound operators
+  Seconds time;             ///< idem, measured
+  Seconds ideal;            ///< sum of bytes / datasheet bandwidth
+  Seconds busy;             ///< sum of measured time minus the kernel overheads
   double efficiency = 0.0;  ///< ideal / busy
   double min_operator_efficiency = 0.0;
   double max_operator_efficiency = 0.0;
@@ -116,7 +117,8 @@ struct MemoryEfficiencyFit {
 /// at the datasheet bandwidth outlast their FLOPs at the fp32 rate): efficiency = sum of bytes /
 /// bandwidth over sum of (measured time - launches x kernel_overhead). None when no such
 /// operator was timed. InputError on another GPU model or an efficiency above 1.
-std::optional<MemoryEfficiencyFit> fit_memory_efficiency(const KernelBench& bench, const topology::GpuSpec& gpu, Seconds kernel_overhead);
+std::optional<MemoryEfficiencyFit> fit_memory_efficiency(const KernelBench& bench, const topology::GpuSpec& gpu,
+                                                         Seconds kernel_overhead);
 
 /// The launch overheads the bench measured (cost::KernelParams::kernel_overhead and
 /// host_overhead), with what they were measured on. None when the file has no launch section.
@@ -150,7 +152,7 @@ struct FamilySummary : ErrorSummary {
 };
 
 struct OperatorComparison : ErrorSummary {
-  std::vector<ComparedOperator> points;   ///< timed operators in file order, then the empty kernel
+  std::vector<ComparedOperator> points;                     ///< timed operators in file order, then the empty kernel
   std::array<FamilySummary, kOperatorFamilies> families{};  ///< by OperatorFamily
 };
 
@@ -158,7 +160,8 @@ struct OperatorComparison : ErrorSummary {
 /// with the GPU's kernel parameters for the operator's precision, the calibration's where it has
 /// them; FlashAttention at the GPU's newest version), and the empty kernel as one kernel
 /// overhead; compares each with its measured time.
-OperatorComparison compare_operators(const KernelBench& bench, const topology::GpuSpec& gpu, const cost::Calibration& calibration);
+OperatorComparison compare_operators(const KernelBench& bench, const topology::GpuSpec& gpu,
+                                     const cost::Calibration& calibration);
 
 /// The family an operator is summarised in: kGemm (batch 1), kBatchedGemm, kMemory, kAttention.
 OperatorFamily family_of(const TimedOperator& op);

@@ -15,9 +15,9 @@ namespace stepcast::calibrate {
 
 /// One column group of a result row: out-of-place or in-place.
 struct MeasuredTiming {
-  Seconds time;           ///< average time of one operation
-  BytesPerSecond algbw;   ///< size / time
-  BytesPerSecond busbw;   ///< algbw x nccl-tests' bus factor (doc/PERFORMANCE.md)
+  Seconds time;          ///< average time of one operation
+  BytesPerSecond algbw;  ///< size / time
+  BytesPerSecond busbw;  ///< algbw x nccl-tests' bus factor (doc/PERFORMANCE.md)
   /// The check column as printed: elements that failed ("#wrong"; nccl-tests prints it with %g,
   /// so a large count reads 1.67772e+07), or in older nccl-tests the largest difference from the
   /// expected result ("error", "res"). None when the check was off (N/A, or "res" printed -1).
@@ -26,25 +26,25 @@ struct MeasuredTiming {
 
 /// One message size of a series.
 struct MeasuredPoint {
-  Bytes size;                ///< nccl-tests' S (see cost::CollectiveCost::size)
-  std::int64_t count = 0;    ///< elements
-  std::string type;          ///< "float", "double", ...
+  Bytes size;              ///< nccl-tests' S (see cost::CollectiveCost::size)
+  std::int64_t count = 0;  ///< elements
+  std::string type;        ///< "float", "double", ...
   MeasuredTiming out_of_place;
   std::optional<MeasuredTiming> in_place;  ///< none where the program printed N/A
-  int line = 0;              ///< where the row is in its file (1-based); 0 for JSON input
+  int line = 0;                            ///< where the row is in its file (1-based); 0 for JSON input
 };
 
 /// One collective run: a series of sizes over a fixed set of ranks.
 struct MeasuredCollective {
   cost::CollectiveOp op = cost::CollectiveOp::kAllReduce;
-  std::string program;               ///< "all_reduce_perf", or "stepcast-nccl-bench"
-  int ranks = 0;                     ///< ranks in the communicator
-  int hosts = 0;                     ///< distinct host names
-  std::vector<std::string> devices;  ///< device name of each rank, in rank order (may be empty)
+  std::string program;                      ///< "all_reduce_perf", or "stepcast-nccl-bench"
+  int ranks = 0;                            ///< ranks in the communicator
+  int hosts = 0;                            ///< distinct host names
+  std::vector<std::string> devices;         ///< device name of each rank, in rank order (may be empty)
   std::optional<BytesPerSecond> avg_busbw;  ///< the "# Avg bus bandwidth" line
-  std::vector<MeasuredPoint> points; ///< in file order
+  std::vector<MeasuredPoint> points;        ///< in file order
   std::string file;
-  int first_line = 0;                ///< where the run starts in the file
+  int first_line = 0;  ///< where the run starts in the file
 };
 
 /// A line of an nccl-tests log that was not read, and why.

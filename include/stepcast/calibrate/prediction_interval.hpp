@@ -27,14 +27,15 @@ struct ResidualSet {
 
 /// The residuals of the compared runs of `validation` (made from `runs`) that measured
 /// throughput; `use`, when given, picks which (by index into runs).
-ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidation& validation, const std::vector<bool>* use = nullptr);
+ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidation& validation,
+                         const std::vector<bool>* use = nullptr);
 
 /// A predicted step time's interval and what it comes from.
 struct StepInterval {
   Seconds low;
   Seconds high;
-  double coverage = 0.9;     ///< the share of comparable runs' errors it spans
-  std::string run_class;     ///< the class whose errors were used
+  double coverage = 0.9;  ///< the share of comparable runs' errors it spans
+  std::string run_class;  ///< the class whose errors were used
   std::size_t runs = 0;
   std::string derived_from;  ///< one sentence: runs, class, source
 };
@@ -45,8 +46,8 @@ inline constexpr std::size_t kMinIntervalRuns = 10;
 /// The central `coverage` share of the errors of the plan's class (or, with too few, of its GPU
 /// generation's runs with the same sharding), turned into bounds on the step time: a run the
 /// model predicts p with error r took p / exp(r). None without kMinIntervalRuns comparable runs.
-std::optional<StepInterval> step_interval(const ResidualSet& residuals, const plan::Plan& plan, const topology::GpuSpec& gpu,
-                                          Seconds predicted, double coverage = 0.9);
+std::optional<StepInterval> step_interval(const ResidualSet& residuals, const plan::Plan& plan,
+                                          const topology::GpuSpec& gpu, Seconds predicted, double coverage = 0.9);
 
 /// How often the interval held: derived from every other compared run (the 1st, 3rd, ...), checked
 /// on the others, per class and overall.
@@ -61,6 +62,7 @@ struct IntervalCoverage {
   Line overall;
 };
 
-IntervalCoverage interval_coverage(const std::vector<TrainingRun>& runs, const RunValidation& validation, double coverage = 0.9);
+IntervalCoverage interval_coverage(const std::vector<TrainingRun>& runs, const RunValidation& validation,
+                                   double coverage = 0.9);
 
 }  // namespace stepcast::calibrate

@@ -27,9 +27,14 @@ enum class RunMetric {
   kHfu,
   kPeakMemory,
 };
-inline constexpr RunMetric kRunMetrics[] = {RunMetric::kStepTime,         RunMetric::kTokensPerS,         RunMetric::kTokensPerSPerGpu,
-                                            RunMetric::kModelFlopsPerGpu, RunMetric::kHardwareFlopsPerGpu, RunMetric::kMfu,
-                                            RunMetric::kHfu,              RunMetric::kPeakMemory};
+inline constexpr RunMetric kRunMetrics[] = {RunMetric::kStepTime,
+                                            RunMetric::kTokensPerS,
+                                            RunMetric::kTokensPerSPerGpu,
+                                            RunMetric::kModelFlopsPerGpu,
+                                            RunMetric::kHardwareFlopsPerGpu,
+                                            RunMetric::kMfu,
+                                            RunMetric::kHfu,
+                                            RunMetric::kPeakMemory};
 
 /// "step time", "tokens/s", ..., "peak memory/GPU": the words of the tables.
 std::string_view to_string(RunMetric metric);
@@ -54,14 +59,15 @@ EnginePrediction predict_analytically(const TrainingRun& run, const cost::Calibr
 /// One measured figure against its prediction; error_pct = (predicted - measured) / measured x 100.
 struct MetricError {
   RunMetric metric = RunMetric::kStepTime;
-  double measured = 0.0;   ///< SI units (s, tokens/s, FLOP/s, fraction, bytes)
+  double measured = 0.0;  ///< SI units (s, tokens/s, FLOP/s, fraction, bytes)
   double predicted = 0.0;
   double error_pct = 0.0;
 };
 
 struct ComparedRun {
-  std::size_t index = 0;      ///< into the runs given to validate_runs
-  std::string inexpressible;  ///< why the model cannot express the run (TrainingRun::inexpressible); empty when compared
+  std::size_t index = 0;  ///< into the runs given to validate_runs
+  std::string
+      inexpressible;  ///< why the model cannot express the run (TrainingRun::inexpressible); empty when compared
   EnginePrediction prediction;
   std::vector<MetricError> errors;  ///< in kRunMetrics order, the figures the run measured
   std::optional<double> measured_tokens_per_s;
@@ -87,13 +93,13 @@ struct GroupResult {
   std::string group;
   std::size_t runs = 0;                ///< compared runs of the group
   std::vector<MetricSummary> metrics;  ///< the figures its runs measured
-  std::optional<double> spearman;      ///< of measured vs predicted throughput; none below 3 runs or with all ranks tied
+  std::optional<double> spearman;  ///< of measured vs predicted throughput; none below 3 runs or with all ranks tied
 };
 
 struct RunValidation {
-  std::vector<ComparedRun> runs;       ///< one per run, in file order
-  std::vector<MetricSummary> metrics;  ///< over every compared run, figures measured at least once
-  std::vector<GroupResult> groups;     ///< in order of first appearance
+  std::vector<ComparedRun> runs;          ///< one per run, in file order
+  std::vector<MetricSummary> metrics;     ///< over every compared run, figures measured at least once
+  std::vector<GroupResult> groups;        ///< in order of first appearance
   std::optional<double> median_spearman;  ///< over the groups that have one
   std::size_t ranked_groups = 0;
   std::size_t inexpressible = 0;

@@ -15,7 +15,13 @@
 namespace stepcast::calibrate {
 
 /// A kernel parameter `calibrate --runs` can fit (cost::KernelParams).
-enum class ComputeParameter { kHostOverhead, kKernelOverhead, kMemoryEfficiency, kGemmEfficiency, kAttentionEfficiency };
+enum class ComputeParameter {
+  kHostOverhead,
+  kKernelOverhead,
+  kMemoryEfficiency,
+  kGemmEfficiency,
+  kAttentionEfficiency
+};
 
 /// "host-overhead", "kernel-overhead", "memory-efficiency", "gemm-efficiency", "attention-efficiency".
 std::string_view to_string(ComputeParameter parameter);
@@ -49,9 +55,9 @@ struct RunErrors {
 struct RunsFit {
   cost::ComputeCalibration compute;  ///< the fitted values, with what they were fitted on
   std::vector<ComputeParameter> parameters;
-  std::string gpu;                   ///< the GPU model of the fit runs
-  RunErrors fit_before, fit_after;   ///< on the fit runs: before, and the fit's residual
-  RunErrors held_before, held_after; ///< on the held-out runs of the same GPU model: the accuracy
+  std::string gpu;                    ///< the GPU model of the fit runs
+  RunErrors fit_before, fit_after;    ///< on the fit runs: before, and the fit's residual
+  RunErrors held_before, held_after;  ///< on the held-out runs of the same GPU model: the accuracy
   int iterations = 0;
 };
 
@@ -61,6 +67,7 @@ struct RunsFit {
 /// the parameters. Held-out runs are predicted
 /// only after the fit, to report its accuracy. `origin` names the input in messages and sources.
 RunsFit fit_compute_to_runs(const std::vector<TrainingRun>& runs, const std::vector<bool>& mask,
-                            const std::vector<ComputeParameter>& parameters, const cost::Calibration& base, const std::string& origin);
+                            const std::vector<ComputeParameter>& parameters, const cost::Calibration& base,
+                            const std::string& origin);
 
 }  // namespace stepcast::calibrate

@@ -18,12 +18,12 @@ namespace stepcast::calibrate {
 
 /// What a run measured; each figure is absent when its column is empty or missing.
 struct RunMeasurement {
-  std::optional<Seconds> step_time;             ///< one optimizer step over the global batch
-  std::optional<double> tokens_per_s;           ///< all GPUs together
+  std::optional<Seconds> step_time;    ///< one optimizer step over the global batch
+  std::optional<double> tokens_per_s;  ///< all GPUs together
   std::optional<double> tokens_per_s_per_gpu;
   std::optional<FlopsPerSecond> model_flops_per_gpu;     ///< the run's own model-FLOP count per second
   std::optional<FlopsPerSecond> hardware_flops_per_gpu;  ///< the same with recompute counted
-  std::optional<double> mfu;                    ///< fraction of the GPU's peak (the file writes "41.25%")
+  std::optional<double> mfu;                             ///< fraction of the GPU's peak (the file writes "41.25%")
   std::optional<double> hfu;
   std::optional<Bytes> peak_memory_per_gpu;
 
@@ -33,15 +33,16 @@ struct RunMeasurement {
 
 /// One row of a runs file: the inputs of its prediction, resolved, and what it measured.
 struct TrainingRun {
-  std::string id;     ///< the `run` column, or "line N" (CSV) / "runs/N" (JSON)
-  std::string where;  ///< "file:line" or "file:/runs/N", for messages
-  std::string group;  ///< the `group` column, or "<workload> on <topology>, <gpus> GPUs"
+  std::string id;                    ///< the `run` column, or "line N" (CSV) / "runs/N" (JSON)
+  std::string where;                 ///< "file:line" or "file:/runs/N", for messages
+  std::string group;                 ///< the `group` column, or "<workload> on <topology>, <gpus> GPUs"
   std::string source;                ///< free text of the `source` column
-  std::string fsdp_mixed_precision;  ///< Composer's DEFAULT, PURE or FULL, recorded; the plan's grad-reduce= carries what it changes
+  std::string fsdp_mixed_precision;  ///< Composer's DEFAULT, PURE or FULL, recorded; the plan's grad-reduce= carries
+                                     ///< what it changes
   std::string plan_text;             ///< the plan as the file wrote it
   std::string workload_name;
   std::string topology_name;
-  int gpus = 0;  ///< GPUs the plan uses: the first `gpus` of the topology
+  int gpus = 0;                                        ///< GPUs the plan uses: the first `gpus` of the topology
   std::shared_ptr<const workload::Workload> workload;  ///< shared by the rows that name one file
   std::shared_ptr<const topology::Topology> topology;
   plan::Plan plan;  ///< resolved and valid when expressible()

@@ -46,9 +46,9 @@ class InternalError : public std::logic_error {
 }  // namespace stepcast
 
 /// Checks an invariant; on failure throws InternalError with the condition, reason and location.
-#define STEPCAST_ASSERT(cond, why)                                                       \
-  do {                                                                                   \
-    if (!(cond)) ::stepcast::assertion_failed(#cond, (why), __FILE__, __LINE__);         \
+#define STEPCAST_ASSERT(cond, why)                                               \
+  do {                                                                           \
+    if (!(cond)) ::stepcast::assertion_failed(#cond, (why), __FILE__, __LINE__); \
   } while (false)
 
 /// Marks a branch that cannot be reached if the code is right.

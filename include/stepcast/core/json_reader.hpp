@@ -26,7 +26,8 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
 /// A read-only view of one JSON value with its file and JSON pointer.
 class JsonReader {
  public:
-  JsonReader(const nlohmann::json& value, std::string file, nlohmann::json::json_pointer pointer = nlohmann::json::json_pointer());
+  JsonReader(const nlohmann::json& value, std::string file,
+             nlohmann::json::json_pointer pointer = nlohmann::json::json_pointer());
 
   /// The member `key`; missing is an error.
   [[nodiscard]] JsonReader at(std::string_view key) const;

@@ -23,11 +23,20 @@ class Quantity {
   constexpr Quantity operator+(Quantity o) const { return Quantity(value_ + o.value_); }
   constexpr Quantity operator-(Quantity o) const { return Quantity(value_ - o.value_); }
   constexpr Quantity operator-() const { return Quantity(-value_); }
-  constexpr Quantity& operator+=(Quantity o) { value_ += o.value_; return *this; }
-  constexpr Quantity& operator-=(Quantity o) { value_ -= o.value_; return *this; }
+  constexpr Quantity& operator+=(Quantity o) {
+    value_ += o.value_;
+    return *this;
+  }
+  constexpr Quantity& operator-=(Quantity o) {
+    value_ -= o.value_;
+    return *this;
+  }
   constexpr Quantity operator*(double k) const { return Quantity(value_ * k); }
   constexpr Quantity operator/(double k) const { return Quantity(value_ / k); }
-  constexpr Quantity& operator*=(double k) { value_ *= k; return *this; }
+  constexpr Quantity& operator*=(double k) {
+    value_ *= k;
+    return *this;
+  }
   /// Ratio of two quantities of one dimension.
   constexpr double operator/(Quantity o) const { return value_ / o.value_; }
   friend constexpr Quantity operator*(double k, Quantity q) { return Quantity(k * q.value_); }

@@ -36,9 +36,7 @@ struct TierOverrides {
   std::optional<CalibratedBandwidth> gpu_nic_bw;
   std::optional<CalibratedLatency> inter_latency;
 
-  [[nodiscard]] bool empty() const {
-    return !intra_bw && !intra_latency && !node_bw && !gpu_nic_bw && !inter_latency;
-  }
+  [[nodiscard]] bool empty() const { return !intra_bw && !intra_latency && !node_bw && !gpu_nic_bw && !inter_latency; }
 };
 
 /// How well a fit matched the points it was fitted to (relative errors, in percent).
@@ -52,7 +50,7 @@ struct FitSummary {
 /// with size, so one line rarely fits small and large messages alike).
 struct CollectiveCalibration {
   CollectiveOp op = CollectiveOp::kAllReduce;
-  Bytes min_size;  ///< applies to messages of at least this size (nccl-tests' S)
+  Bytes min_size;                 ///< applies to messages of at least this size (nccl-tests' S)
   std::optional<Bytes> max_size;  ///< and at most this size; none: no upper bound
   TierOverrides tiers;
   std::optional<FitSummary> fit;
@@ -95,10 +93,10 @@ struct FittedRange {
 
 /// Everything a calibration file holds. Empty by default: applying it changes nothing.
 struct Calibration {
-  std::string source;                       ///< what the file as a whole was made from
-  TierOverrides tiers;                      ///< for every collective
-  std::vector<CollectiveCalibration> collectives;  ///< per collective and size regime; later entries win
-  std::optional<ComputeCalibration> compute;  ///< the compute model's kernel parameters
+  std::string source;                                             ///< what the file as a whole was made from
+  TierOverrides tiers;                                            ///< for every collective
+  std::vector<CollectiveCalibration> collectives;                 ///< per collective and size regime; later entries win
+  std::optional<ComputeCalibration> compute;                      ///< the compute model's kernel parameters
   std::map<NcclProtocol, CalibratedNcclProtocol> nccl_protocols;  ///< NCCL's tuning model, per protocol
   std::optional<FittedRange> range;  ///< of the collectives; none in files written before stepcast recorded it
 };

@@ -37,12 +37,12 @@ struct CheckpointOptions {
 
 /// One item of a checkpoint.
 struct CheckpointItem {
-  std::string name;         ///< "parameters", "gradients", "optimizer state", "rng states", ...
-  Bytes held_per_rank;      ///< what each rank holds of it (and reads back on restore)
-  Bytes written_per_rank;   ///< what the busiest writer writes of it
-  Bytes total;              ///< written by the whole job, each replica once
-  int sharded_over = 1;     ///< data-parallel ranks one copy is split over
-  int replicas = 1;         ///< copies of it held across the data-parallel ranks
+  std::string name;        ///< "parameters", "gradients", "optimizer state", "rng states", ...
+  Bytes held_per_rank;     ///< what each rank holds of it (and reads back on restore)
+  Bytes written_per_rank;  ///< what the busiest writer writes of it
+  Bytes total;             ///< written by the whole job, each replica once
+  int sharded_over = 1;    ///< data-parallel ranks one copy is split over
+  int replicas = 1;        ///< copies of it held across the data-parallel ranks
 };
 
 /// Convention: a replicated item is written once, by the first replica (data-parallel index 0, or
@@ -58,7 +58,7 @@ struct CheckpointSize {
   Bytes busiest_node_written;  ///< the node whose ranks write the most
   int gpus = 1;
   int gpus_per_node = 1;
-  int writers = 1;             ///< ranks that write something
+  int writers = 1;  ///< ranks that write something
   Explanation explanation;
 };
 
@@ -76,7 +76,7 @@ enum class StorageKind {
 };
 
 struct StorageTier {
-  std::string name;          ///< "nvme", "fsx", "s3" or "custom"
+  std::string name;  ///< "nvme", "fsx", "s3" or "custom"
   StorageKind kind = StorageKind::kShared;
   BytesPerSecond bandwidth;  ///< per node, aggregate or per client, as `kind` says; reads as writes
   std::string source;        ///< where the figure comes from
@@ -113,7 +113,7 @@ struct CheckpointStall {
   Seconds stall;             ///< training stopped: the whole write, or only the copy to host memory
   Seconds background_write;  ///< write that proceeds while training continues (async only)
   bool asynchronous = false;
-  std::string note;          ///< why async was not possible, when asked for
+  std::string note;  ///< why async was not possible, when asked for
   Explanation explanation;
 };
 

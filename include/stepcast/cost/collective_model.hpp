@@ -36,7 +36,8 @@ struct CollectiveGroup {
 
 /// NCCL's view of the group (nccl_system) when its GPU is one NCCL tunes for; `explain` keeps
 /// the derivation text (slower).
-CollectiveGroup collective_group(const topology::Topology& topology, const topology::CommTiers& tiers, bool explain = false);
+CollectiveGroup collective_group(const topology::Topology& topology, const topology::CommTiers& tiers,
+                                 bool explain = false);
 /// The same with the topology's hardware read once (none: NCCL's model does not know the GPU).
 CollectiveGroup collective_group(const std::optional<NcclHardware>& hardware, const topology::CommTiers& tiers,
                                  bool explain = false);
@@ -51,7 +52,7 @@ struct FlowParameters {
 
 /// One collective as the model prices it.
 struct CollectivePrice {
-  Seconds time;            ///< latency + bandwidth_time
+  Seconds time;  ///< latency + bandwidth_time
   Seconds latency;
   Seconds bandwidth_time;  ///< with the node's NICs shared among the concurrent groups
   /// The group's share of the NICs NCCL's channels use (node_bw / group_nic_bw, at most 1; 1 on
@@ -72,7 +73,8 @@ struct CollectivePrice {
 
 /// Prices `op` for `size` (nccl-tests' S) over the group. Throws InputError where the closed
 /// form refuses the combination or NCCL's filter leaves no candidate.
-CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, Bytes size, const CollectiveModel& model);
+CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, Bytes size,
+                                 const CollectiveModel& model);
 
 /// "ring/Simple", "nvls/Simple", "p2p/Simple" (send/recv, all-to-all), or a closed form's name ("ring", "direct").
 std::string model_name(const CollectivePrice& price);

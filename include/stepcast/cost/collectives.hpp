@@ -36,14 +36,14 @@ enum class Bottleneck {
 struct CollectiveCost {
   Bytes size;
   int ranks = 1;
-  Bytes bytes_sent_per_rank;  ///< on the busiest rank (tree all-reduce: the average over ranks)
-  int steps = 0;              ///< sequential latency-bound steps
-  Seconds latency_time;       ///< steps x alpha
-  Seconds bandwidth_time;     ///< bytes / bottleneck bandwidth
-  Seconds time;               ///< latency_time + bandwidth_time
-  BytesPerSecond algbw;       ///< size / time; zero when time is zero (one rank)
-  BytesPerSecond busbw;       ///< algbw x busbw_factor (nccl-tests doc/PERFORMANCE.md)
-  int nodes = 1;              ///< nodes the ranks span
+  Bytes bytes_sent_per_rank;                  ///< on the busiest rank (tree all-reduce: the average over ranks)
+  int steps = 0;                              ///< sequential latency-bound steps
+  Seconds latency_time;                       ///< steps x alpha
+  Seconds bandwidth_time;                     ///< bytes / bottleneck bandwidth
+  Seconds time;                               ///< latency_time + bandwidth_time
+  BytesPerSecond algbw;                       ///< size / time; zero when time is zero (one rank)
+  BytesPerSecond busbw;                       ///< algbw x busbw_factor (nccl-tests doc/PERFORMANCE.md)
+  int nodes = 1;                              ///< nodes the ranks span
   Bottleneck bottleneck = Bottleneck::kNone;  ///< the tier behind bandwidth_time
   /// The formula terms with their numbers: filled by explain_collective, empty from
   /// estimate_collective (which stays allocation-free for the planner's inner loops).

@@ -20,7 +20,8 @@ namespace stepcast::cost {
 /// s tokens): 96*B*s*l*h^2*(1 + s/(6h) + V/(16*l*h)) with full recompute. Without recompute
 /// the transformer part takes 3 passes instead of 4 and the logits keep their 6BshV:
 /// 72*B*s*l*h^2*(1 + s/(6h) + V/(12*l*h)).
-Flops narayanan_step_flops(const workload::TransformerShape& shape, double batch_sequences, int seq_len, bool full_recompute);
+Flops narayanan_step_flops(const workload::TransformerShape& shape, double batch_sequences, int seq_len,
+                           bool full_recompute);
 
 /// FLOPs of one training step of the whole model.
 struct StepFlops {
@@ -65,14 +66,14 @@ struct KernelRow {
 
 struct ComputeEstimate {
   StepFlops flops;
-  FlopsPerSecond peak;              ///< per GPU, in the plan's precision
-  bool operator_model = true;       ///< false when an achieved fraction was given
-  KernelParams params;              ///< the kernel parameters used (operator model only)
-  std::vector<StageCompute> stages; ///< one per pipeline stage
-  int critical_stage = 0;           ///< the stage with the longest forward + backward
+  FlopsPerSecond peak;               ///< per GPU, in the plan's precision
+  bool operator_model = true;        ///< false when an achieved fraction was given
+  KernelParams params;               ///< the kernel parameters used (operator model only)
+  std::vector<StageCompute> stages;  ///< one per pipeline stage
+  int critical_stage = 0;            ///< the stage with the longest forward + backward
   /// Bubble-free compute of the critical stage's GPU: micro-batches x (forward + backward).
   Seconds time;
-  Seconds optimizer;                ///< the optimizer step of one GPU
+  Seconds optimizer;  ///< the optimizer step of one GPU
   /// The fused attention kernels of one layer and micro-batch (forward; backward), which the
   /// context-parallel ring overlaps its transfers with; zero without the operator model.
   Seconds attention_forward;
@@ -80,16 +81,16 @@ struct ComputeEstimate {
   /// Hardware FLOPs of one GPU over its compute time, as a fraction of the peak (given, with
   /// an achieved fraction; derived, with the operator model).
   double achieved_fraction = 0.0;
-  FlopsPerSecond achieved;          ///< peak x achieved_fraction
-  std::vector<KernelRow> kernels;   ///< the critical stage's operators (explain only)
+  FlopsPerSecond achieved;         ///< peak x achieved_fraction
+  std::vector<KernelRow> kernels;  ///< the critical stage's operators (explain only)
   Explanation explanation;
 };
 
 /// Compute time of one step on `gpu`. Preconditions: resolved, valid plan; workload with a
 /// shape; the GPU has a peak for the plan's precision. InputError when the operator model needs
 /// a GPU figure the topology does not give (the SM count) or holds no kernel figures for it.
-ComputeEstimate estimate_compute(const workload::Workload& workload, const plan::Plan& plan, const topology::GpuSpec& gpu,
-                                 const ComputeOptions& options = {});
+ComputeEstimate estimate_compute(const workload::Workload& workload, const plan::Plan& plan,
+                                 const topology::GpuSpec& gpu, const ComputeOptions& options = {});
 
 /// Parameters one GPU updates in the optimizer step (after tensor/pipeline split and ZeRO/FSDP
 /// sharding of the optimizer state).

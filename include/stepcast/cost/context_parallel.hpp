@@ -31,9 +31,9 @@ ContextAttention context_attention(double heads, double seq, double head_dim, co
 struct ContextMessage {
   std::string_view name;  ///< "CP ring K/V send/recv (forward)", ...
   CollectiveOp op = CollectiveOp::kSendRecv;
-  Bytes size;             ///< nccl-tests' S of one call
-  double calls = 0.0;     ///< per layer and micro-batch in its pass
-  bool forward = true;    ///< a forward message (run again under recompute) or a backward one
+  Bytes size;           ///< nccl-tests' S of one call
+  double calls = 0.0;   ///< per layer and micro-batch in its pass
+  bool forward = true;  ///< a forward message (run again under recompute) or a backward one
   /// Sent while the attention of the ring step beside it computes (p2p); otherwise the
   /// attention waits for it.
   bool overlapped = false;

@@ -36,12 +36,12 @@ Seconds daly_interval(Seconds checkpoint_stall, Seconds mtbf);
 /// Where the wall-clock time of a job checkpointing every `interval` goes, in expectation.
 /// The fractions sum to 1.
 struct GoodputBreakdown {
-  Seconds interval;             ///< compute time between checkpoints (tau)
-  Seconds expected_segment;     ///< expected wall time to finish one interval and its checkpoint
-  double goodput = 0.0;         ///< useful compute / wall time
-  double write_fraction = 0.0;  ///< time training is stopped by checkpoints that complete
-  double rework_fraction = 0.0; ///< work computed again after a failure
-  double restart_fraction = 0.0;///< restarting the job and restoring its state after a failure
+  Seconds interval;               ///< compute time between checkpoints (tau)
+  Seconds expected_segment;       ///< expected wall time to finish one interval and its checkpoint
+  double goodput = 0.0;           ///< useful compute / wall time
+  double write_fraction = 0.0;    ///< time training is stopped by checkpoints that complete
+  double rework_fraction = 0.0;   ///< work computed again after a failure
+  double restart_fraction = 0.0;  ///< restarting the job and restoring its state after a failure
 };
 
 /// Expected goodput of checkpointing every `interval` of compute, each checkpoint stalling

@@ -25,14 +25,14 @@ struct InputPipelineInputs {
 
 /// Demand against supply, in samples per second.
 struct InputPipelineBound {
-  double demand_samples_per_s = 0.0;  ///< global batch / step time
-  BytesPerSecond demand_bandwidth;    ///< demand x bytes per sample
+  double demand_samples_per_s = 0.0;            ///< global batch / step time
+  BytesPerSecond demand_bandwidth;              ///< demand x bytes per sample
   std::optional<double> storage_samples_per_s;  ///< read bandwidth / bytes per sample
   std::optional<double> decode_samples_per_s;   ///< decode rate per node x nodes
-  bool input_bound = false;           ///< supply < demand: the input pipeline, not the GPUs, sets the pace
-  std::string limiter;                ///< "gpus", "storage" or "decode"
-  Seconds bound_step_time;            ///< max(step time, global batch / supply)
-  double gpu_busy_fraction = 1.0;     ///< step time / bound step time
+  bool input_bound = false;                     ///< supply < demand: the input pipeline, not the GPUs, sets the pace
+  std::string limiter;                          ///< "gpus", "storage" or "decode"
+  Seconds bound_step_time;                      ///< max(step time, global batch / supply)
+  double gpu_busy_fraction = 1.0;               ///< step time / bound step time
   Explanation explanation;
 };
 

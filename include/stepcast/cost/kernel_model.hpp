@@ -49,8 +49,8 @@ KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Pla
 enum class Bound { kCompute, kMemory, kOverhead };
 
 struct KernelTime {
-  Seconds gpu;    ///< on the GPU's stream: roofline + kernel overhead
-  Seconds host;   ///< on the CPU that launches it
+  Seconds gpu;   ///< on the GPU's stream: roofline + kernel overhead
+  Seconds host;  ///< on the CPU that launches it
   Bound bound = Bound::kCompute;
   double efficiency = 0.0;  ///< GEMM and attention: achieved fraction of the peak; memory: of HBM bandwidth
 };
@@ -64,7 +64,8 @@ double gemm_quantization(const GemmShape& gemm, int sm_count);
 
 /// The time of `op` on `gpu` in `precision` (GEMMs at that precision's peak; attention at the
 /// 16-bit peak; memory-bound kernels at the HBM bandwidth).
-KernelTime time_operator(const Operator& op, const topology::GpuSpec& gpu, plan::Precision precision, const KernelParams& params);
+KernelTime time_operator(const Operator& op, const topology::GpuSpec& gpu, plan::Precision precision,
+                         const KernelParams& params);
 
 std::string_view to_string(Bound bound);
 

@@ -51,6 +51,7 @@ FlopsPerSecond gemm_peak(const topology::GpuSpec& gpu, plan::Precision precision
 
 /// InputError (file = `topology_file`) when the GPU has no peak for the precision (mxfp8 or nvfp4
 /// before Blackwell, fp8 before Hopper): the topology file's gpu/peak names what it runs.
-void check_precision_supported(const topology::GpuSpec& gpu, plan::Precision precision, const std::string& topology_file);
+void check_precision_supported(const topology::GpuSpec& gpu, plan::Precision precision,
+                               const std::string& topology_file);
 
 }  // namespace stepcast::cost

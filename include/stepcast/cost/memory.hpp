@@ -34,7 +34,7 @@ struct MemoryOptions {
 struct StateBytesPerParameter {
   double parameters = 0.0;  ///< working copy used by forward/backward (2 in 16-bit)
   double gradients = 0.0;
-  double optimizer = 0.0;   ///< K: fp32 master weights + optimizer moments (12 for mixed Adam)
+  double optimizer = 0.0;  ///< K: fp32 master weights + optimizer moments (12 for mixed Adam)
 };
 
 /// 2+2+12 for mixed-precision Adam, 4+4+8 for fp32 Adam, and so on per precision and optimizer.

@@ -33,15 +33,15 @@ struct NcclSystem {
   int ranks = 1;
   int nodes = 1;
   int ranks_per_node = 1;
-  int channels = 0;             ///< ring and tree graph: channels
-  BytesPerSecond channel_bw;    ///< ... and each channel's bandwidth
-  int nvls_channels = 0;        ///< NVLS graph; 0 where NVLink SHARP is not available
+  int channels = 0;           ///< ring and tree graph: channels
+  BytesPerSecond channel_bw;  ///< ... and each channel's bandwidth
+  int nvls_channels = 0;      ///< NVLS graph; 0 where NVLink SHARP is not available
   BytesPerSecond nvls_channel_bw;
-  int gpu_links = 0;            ///< NVLinks of a GPU as NCCL counts them; 0 over PCIe
-  BytesPerSecond gpu_bw;        ///< a GPU's intra-node links as NCCL counts them (NVLinks x per-link figure)
-  int nics_per_gpu = 1;         ///< NICs each GPU reaches (p5: 4), for the point-to-point channels
-  BytesPerSecond gpu_nic_bw;    ///< what one GPU sends out of its node alone
-  Explanation derivation;       ///< how each figure above came from the topology
+  int gpu_links = 0;          ///< NVLinks of a GPU as NCCL counts them; 0 over PCIe
+  BytesPerSecond gpu_bw;      ///< a GPU's intra-node links as NCCL counts them (NVLinks x per-link figure)
+  int nics_per_gpu = 1;       ///< NICs each GPU reaches (p5: 4), for the point-to-point channels
+  BytesPerSecond gpu_nic_bw;  ///< what one GPU sends out of its node alone
+  Explanation derivation;     ///< how each figure above came from the topology
 };
 
 /// The compute capability NCCL would read from a GPU called `gpu_name` ("H100-SXM5-80GB" -> 90),
@@ -89,11 +89,11 @@ struct NcclCandidate {
   NcclProtocol protocol = NcclProtocol::kSimple;
   std::string disabled_because;  ///< empty when NCCL would consider it
   Seconds latency;
-  BytesPerSecond algbw;          ///< NCCL's algorithm bandwidth, S / bandwidth_time
+  BytesPerSecond algbw;  ///< NCCL's algorithm bandwidth, S / bandwidth_time
   Seconds bandwidth_time;
   Seconds time;
-  std::string latency_formula;   ///< the latency formula with its numbers
-  std::string bandwidth_formula; ///< the bus-to-algorithm bandwidth rules with their numbers
+  std::string latency_formula;    ///< the latency formula with its numbers
+  std::string bandwidth_formula;  ///< the bus-to-algorithm bandwidth rules with their numbers
 
   [[nodiscard]] bool enabled() const { return disabled_because.empty(); }
 };
@@ -132,7 +132,7 @@ NcclCandidate nccl_pick(CollectiveOp op, Bytes size, const NcclSystem& system, c
 /// price. nccl-tests' sendrecv (each rank to the next) and alltoall (S/N to every rank).
 struct NcclP2p {
   int channels_per_peer = 1;
-  BytesPerSecond peer_bw;        ///< one peer's rate: its channels x the graph's channel speed, capped by the path
+  BytesPerSecond peer_bw;  ///< one peer's rate: its channels x the graph's channel speed, capped by the path
   Seconds latency;
   Seconds bandwidth_time;
   Seconds time;

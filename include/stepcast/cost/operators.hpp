@@ -65,13 +65,13 @@ struct LayerKind {
 /// l/pp each, or an uneven split; so DeepSeek-V3's dense layers sit on the first stage);
 /// sliding-window layers spread evenly (GPT-OSS alternates them). Kinds with no block are left
 /// out, in a fixed order (dense before MoE, full before sliding).
-std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::TransformerShape& shape, const std::vector<int>& split,
-                                                         int stage);
+std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::TransformerShape& shape,
+                                                         const std::vector<int>& split, int stage);
 
 /// The expert-parallel layout of an MoE block, resolved from a plan.
 struct ExpertContext {
-  double ep = 1.0;         ///< expert-parallel degree
-  double etp = 1.0;        ///< expert tensor-parallel degree
+  double ep = 1.0;   ///< expert-parallel degree
+  double etp = 1.0;  ///< expert tensor-parallel degree
   /// Rows of the busiest rank's expert GEMMs over the balanced share: the imbalance, capped by
   /// the capacity factor when tokens are dropped.
   double load_factor = 1.0;
@@ -83,7 +83,7 @@ struct OperatorContext {
   double seq = 0.0;          ///< s: tokens per sequence
   double tp = 1.0;           ///< t: tensor-parallel degree
   bool sequence_parallel = false;
-  bool flash = false;        ///< fused attention (never materialises the s x s scores)
+  bool flash = false;             ///< fused attention (never materialises the s x s scores)
   double activation_bytes = 2.0;  ///< bytes of one activation element (2 in mixed precision)
   plan::Recompute recompute = plan::Recompute::kNone;
   double cp = 1.0;  ///< context-parallel degree: each rank holds s/cp tokens of every sequence
@@ -127,7 +127,8 @@ std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& p
 
 /// Activation bytes one layer keeps per micro-batch: the sum of its forward operators' `saved`,
 /// or only the layer input under full recompute.
-Bytes saved_activation_bytes(const std::vector<Operator>& layer, const workload::TransformerShape& shape, const OperatorContext& ctx);
+Bytes saved_activation_bytes(const std::vector<Operator>& layer, const workload::TransformerShape& shape,
+                             const OperatorContext& ctx);
 
 std::string_view to_string(OpPass pass);
 std::string_view to_string(OpKind kind);

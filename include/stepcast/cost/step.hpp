@@ -34,26 +34,26 @@ struct StepOptions {
 };
 
 struct StepPrediction {
-  Seconds step_time;               ///< compute + bubble + exposed communication + optimizer
-  Seconds compute;                 ///< bubble-free compute of one GPU
+  Seconds step_time;  ///< compute + bubble + exposed communication + optimizer
+  Seconds compute;    ///< bubble-free compute of one GPU
   Seconds bubble;
-  Seconds exposed_communication;   ///< sum of CommTerm::exposed
-  Seconds optimizer;               ///< the optimizer update (memory-bound)
-  double layers_per_stage = 0.0;   ///< transformer layers of one pipeline stage (all its chunks)
+  Seconds exposed_communication;  ///< sum of CommTerm::exposed
+  Seconds optimizer;              ///< the optimizer update (memory-bound)
+  double layers_per_stage = 0.0;  ///< transformer layers of one pipeline stage (all its chunks)
   double bubble_fraction = 0.0;
   double tokens_per_s = 0.0;
-  double mfu = 0.0;                ///< model FLOPs / (step time x GPUs x peak)
+  double mfu = 0.0;  ///< model FLOPs / (step time x GPUs x peak)
   ComputeEstimate compute_detail;
   std::vector<CommTerm> communication;
   MemoryBreakdown memory;
-  MemoryFit fit;                   ///< against the topology's GPU memory
-  Explanation explanation;         ///< the step-time terms (memory and compute have their own)
+  MemoryFit fit;            ///< against the topology's GPU memory
+  Explanation explanation;  ///< the step-time terms (memory and compute have their own)
 };
 
 /// Predicts one training step. Preconditions: the plan is resolved and valid for this workload
 /// and topology (plan::validate), the workload has a shape, and the GPU has a peak rate for
 /// the plan's precision. Collective times come from estimate_collective on topology.tiers().
-StepPrediction predict_step(const workload::Workload& workload, const plan::Plan& plan, const topology::Topology& topology,
-                            const StepOptions& options = {});
+StepPrediction predict_step(const workload::Workload& workload, const plan::Plan& plan,
+                            const topology::Topology& topology, const StepOptions& options = {});
 
 }  // namespace stepcast::cost

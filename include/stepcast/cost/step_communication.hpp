@@ -6,8 +6,8 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "stepcast/core/explain.hpp"
@@ -36,11 +36,11 @@ struct CommTerm {
   std::string model;  ///< what priced a full-size call: NCCL's pick ("ring/Simple") or a closed form
   CommGroup group = CommGroup::kData;
   int ranks = 1;
-  int stride = 1;   ///< GPU index distance between consecutive ranks of the group
-  Bytes size;       ///< nccl-tests' S of one call
-  double calls = 0; ///< per step (fractional for a partial last bucket)
-  Seconds time;     ///< all calls, as if nothing overlapped
-  Seconds exposed;  ///< the part that adds to the step time
+  int stride = 1;    ///< GPU index distance between consecutive ranks of the group
+  Bytes size;        ///< nccl-tests' S of one call
+  double calls = 0;  ///< per step (fractional for a partial last bucket)
+  Seconds time;      ///< all calls, as if nothing overlapped
+  Seconds exposed;   ///< the part that adds to the step time
   /// Its full-size calls lie outside the range the calibration was fitted on (an extrapolation).
   bool outside_calibration = false;
   /// Context-parallel exchange only: calls per layer pass and micro-batch, and whether it
@@ -57,9 +57,9 @@ struct CommTerm {
 
 /// What the communication can hide behind, from the compute side of the step (one GPU).
 struct ComputeWindows {
-  Seconds forward;            ///< compute of one micro-batch's forward pass over the stage's layers
-  Seconds backward;           ///< ... of its backward pass (with any recomputed forward)
-  int micro_batches = 1;      ///< per step and pipeline
+  Seconds forward;                ///< compute of one micro-batch's forward pass over the stage's layers
+  Seconds backward;               ///< ... of its backward pass (with any recomputed forward)
+  int micro_batches = 1;          ///< per step and pipeline
   double layers_per_stage = 0.0;  ///< transformer layers of one pipeline stage (all its chunks)
   /// The fused attention of one layer and micro-batch, forward and backward: what the
   /// context-parallel ring hides its transfers behind (zero: nothing hidden).
@@ -77,7 +77,7 @@ class StepCommunicationCache {
     std::string model;
     bool outside_calibration = false;
   };
-  using GroupKey = std::tuple<int, int, int, int>;  // ranks, stride, concurrent groups, their offset
+  using GroupKey = std::tuple<int, int, int, int>;      // ranks, stride, concurrent groups, their offset
   std::optional<std::optional<NcclHardware>> hardware;  // read once; the inner none: a GPU NCCL does not know
   std::map<GroupKey, CollectiveGroup> groups;
   std::map<std::tuple<GroupKey, int, double>, Priced> prices;  // group, collective, size in bytes

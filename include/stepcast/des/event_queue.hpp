@@ -58,9 +58,7 @@ class EventQueue {
     std::uint32_t generation = 1;
     bool live = false;
   };
-  static bool earlier(const Entry& a, const Entry& b) {
-    return a.tick != b.tick ? a.tick < b.tick : a.seq < b.seq;
-  }
+  static bool earlier(const Entry& a, const Entry& b) { return a.tick != b.tick ? a.tick < b.tick : a.seq < b.seq; }
   void sift_up(std::size_t i);
   void sift_down(std::size_t i);
   void remove_top();

@@ -66,7 +66,7 @@ struct Plan {
   int pp = 1;  ///< pipeline stages
   int vp = 1;  ///< virtual stages (model chunks) per pipeline rank; > 1 only with kInterleaved
   Sharding sharding = Sharding::kDdp;
-  int shard_group = 0;  ///< ranks that share one copy of the model state; 0 = dp (all of them)
+  int shard_group = 0;             ///< ranks that share one copy of the model state; 0 = dp (all of them)
   bool sequence_parallel = false;  ///< Megatron sequence parallel (needs tp > 1)
   int micro_batch_size = 1;        ///< sequences per micro-batch per rank
   int global_batch = 0;            ///< sequences per optimizer step; 0 = dp * mbs * pp
@@ -132,7 +132,9 @@ struct Plan {
   /// Ranks that hold the same weights and reduce their gradients together: dp x cp.
   [[nodiscard]] int gradient_ranks() const { return dp * cp; }
   /// Whether the layers are split over the stages unevenly (pp-first-layers=, ...).
-  [[nodiscard]] bool uneven_pipeline() const { return pp_first_layers > 0 || pp_last_layers > 0 || pp_embedding_loss_layers; }
+  [[nodiscard]] bool uneven_pipeline() const {
+    return pp_first_layers > 0 || pp_last_layers > 0 || pp_embedding_loss_layers;
+  }
   /// Micro-batches per step per pipeline: global_batch / (dp * mbs). Precondition: resolved.
   [[nodiscard]] int micro_batches() const { return global_batch / (dp * micro_batch_size); }
   /// Ranks one copy of the sharded state is split over (1 for DDP-like plans).
@@ -185,7 +187,8 @@ void context_parallel_problems(const Plan& plan, const workload::Workload& workl
 std::string_view to_string(ContextComm c);
 
 /// Throws InputError(origin, "", all problems) when problems() is not empty.
-void validate(const Plan& plan, const workload::Workload& workload, int gpu_count, const std::string& origin = "--plan");
+void validate(const Plan& plan, const workload::Workload& workload, int gpu_count,
+              const std::string& origin = "--plan");
 
 /// The compact form of a resolved plan, for reports: "dp=8,tp=2,pp=4,...".
 std::string to_string(const Plan& plan);

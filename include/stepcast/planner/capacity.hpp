@@ -17,7 +17,7 @@ namespace stepcast::planner {
 
 /// What training `tokens` tokens takes at a step time (all GPUs busy the whole time).
 struct TrainingCost {
-  Seconds time;           ///< steps x step time, steps = tokens / (global batch x sequence length)
+  Seconds time;  ///< steps x step time, steps = tokens / (global batch x sequence length)
   double days = 0.0;
   double gpu_hours = 0.0;  ///< time in hours x GPUs
   double cost = 0.0;       ///< gpu_hours x price per GPU-hour (0 without a price)
@@ -32,12 +32,12 @@ struct CapacityRequest {
   std::vector<std::filesystem::path> topologies;  ///< cluster-form files; nodes set per GPU count
   std::vector<int> gpus;                          ///< GPU counts, e.g. 8, 16, ..., 1024
   int global_batch = 0;
-  int seq_len = 0;                                ///< 0 = each workload's
+  int seq_len = 0;  ///< 0 = each workload's
   /// A plan family: fixed fields, dp derived from each GPU count. Absent: search every plan.
   std::optional<plan::Plan> plan;
   plan::Plan base;  ///< precision, optimizer, flash attention of searched plans
   int max_micro_batch = 16;
-  int max_cp = 1;  ///< context-parallel degrees searched (SearchSpace::max_cp)
+  int max_cp = 1;        ///< context-parallel degrees searched (SearchSpace::max_cp)
   SearchOptions search;  ///< threads and predictor options; on_progress is not used
   /// Searched cells: simulate the best `refine` plans on the event engine (refine_top) and show
   /// the one fastest there. 0 = the analytical ranking alone.
@@ -62,8 +62,8 @@ struct CapacityCell {
   /// memory (searched) or the given plan; absent when no plan is valid at all.
   std::optional<plan::Plan> plan;
   bool fits = false;
-  PlanMetrics metrics;   ///< of `plan`: step figures only when it fits
-  std::string note;      ///< why nothing fits or nothing is valid; empty otherwise
+  PlanMetrics metrics;         ///< of `plan`: step figures only when it fits
+  std::string note;            ///< why nothing fits or nothing is valid; empty otherwise
   std::size_t candidates = 0;  ///< plans evaluated for this cell (1 with a plan family)
   /// The event engine's step time of `plan`, for searched cells that fit when the request refines.
   std::optional<Seconds> simulated_step_time;

@@ -13,12 +13,13 @@ namespace stepcast::planner {
 /// re-orders those k by simulated step time (ties by candidate id); the rest keep their order.
 /// Each refined plan gets `simulated_step_time`. `threads` as in SearchOptions.
 /// `on_plan`, if set, is called from the worker threads after each simulated plan (a progress line).
-void refine_top(SearchResult& result, const workload::Workload& workload, const topology::Topology& topology, std::size_t k,
-                const cost::StepOptions& step_options, int threads = 0, const std::function<void()>& on_plan = {});
+void refine_top(SearchResult& result, const workload::Workload& workload, const topology::Topology& topology,
+                std::size_t k, const cost::StepOptions& step_options, int threads = 0,
+                const std::function<void()>& on_plan = {});
 
 /// The event engine's step time of one plan, as refine_top computes it for each of its k.
-Seconds simulated_step_time(const workload::Workload& workload, const topology::Topology& topology, const plan::Plan& plan,
-                            const cost::StepOptions& step_options);
+Seconds simulated_step_time(const workload::Workload& workload, const topology::Topology& topology,
+                            const plan::Plan& plan, const cost::StepOptions& step_options);
 
 /// Re-orders the first min(k, ranked) plans by simulated_step_time (which each must have), ties
 /// by candidate id: refine_top's last step, for step times computed elsewhere.

@@ -29,7 +29,7 @@ struct FailureRate {
 struct ResilienceInputs {
   cost::StorageTier tier;
   FailureRate failures;
-  Seconds relaunch;  ///< before the restore read
+  Seconds relaunch;                           ///< before the restore read
   std::optional<cost::AsyncStaging> staging;  ///< --async: staged in host memory
   cost::CheckpointOptions checkpoint;
   std::optional<plan::Plan> restored_plan;  ///< resolved and validated
@@ -39,8 +39,8 @@ struct ResilienceInputs {
   double slow_probability = 0.0;
   double slow_factor = 2.0;
   std::optional<BytesPerSecond> input_bandwidth;
-  double decode_rate = 0.0;   ///< samples/s one node decodes; 0: not a limit
-  double token_bytes = 0.0;   ///< 0: from the vocabulary
+  double decode_rate = 0.0;  ///< samples/s one node decodes; 0: not a limit
+  double token_bytes = 0.0;  ///< 0: from the vocabulary
 };
 
 struct FailureSource {

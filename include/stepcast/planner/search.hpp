@@ -26,7 +26,7 @@ struct PlanMetrics {
   Seconds exposed_communication;
   Seconds optimizer;
   double tokens_per_s = 0.0;
-  double mfu = 0.0;  ///< model FLOPs utilisation, 0..1
+  double mfu = 0.0;              ///< model FLOPs utilisation, 0..1
   cost::MemoryBreakdown memory;  ///< explanation left empty
   Bytes gpu_memory;              ///< the capacity it was checked against
   bool fits = false;

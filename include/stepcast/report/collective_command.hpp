@@ -16,7 +16,7 @@ struct CollectiveRequest {
   bool ranks_given = false;  ///< --ranks given (else every GPU)
   std::string topology;
   int nodes = 0;
-  bool nodes_given = false;  ///< --nodes given (else as the topology file says)
+  bool nodes_given = false;       ///< --nodes given (else as the topology file says)
   int gpus = 0;                   ///< --gpus: whole nodes or part of one (0: every GPU)
   std::vector<std::string> sets;  ///< --set PATH=VALUE edits of the topology file
   bool json = false;

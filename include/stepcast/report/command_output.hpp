@@ -24,6 +24,7 @@ using UnitRunner = std::function<std::vector<std::string>(const std::vector<doub
                                                           const std::function<std::string(std::size_t)>& work)>;
 
 /// Every unit in this process, in order.
-std::vector<std::string> run_here(const std::vector<double>& costs, const std::function<std::string(std::size_t)>& work);
+std::vector<std::string> run_here(const std::vector<double>& costs,
+                                  const std::function<std::string(std::size_t)>& work);
 
 }  // namespace stepcast::report

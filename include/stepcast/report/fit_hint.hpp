@@ -22,6 +22,7 @@ std::string fit_text(const plan::Plan& plan, const cost::MemoryBreakdown& memory
                      const workload::Workload& workload);
 
 /// The InfeasibleError (exit 3) a command raises after its output when the plan does not fit.
-std::optional<InfeasibleError> refusal(const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit, const std::string& gpu_name);
+std::optional<InfeasibleError> refusal(const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit,
+                                       const std::string& gpu_name);
 
 }  // namespace stepcast::report

@@ -28,8 +28,8 @@ struct PlanOptions {
   int seq = 0;           ///< 0 = from the plan (seq=) or the workload
   std::string precision;
   std::string optimizer;
-  std::string overhead;  ///< framework overhead per GPU, as "1 GiB"
-  std::string calibration;  ///< calibration file from `stepcast calibrate`
+  std::string overhead;           ///< framework overhead per GPU, as "1 GiB"
+  std::string calibration;        ///< calibration file from `stepcast calibrate`
   int gpus = 0;                   ///< --gpus: whole nodes, or part of one node; 0 = every GPU of the topology
   std::vector<std::string> sets;  ///< --set PATH=VALUE edits of the topology file
   std::string memory_margin;      ///< --memory-margin: "5%" or "2 GiB" kept free

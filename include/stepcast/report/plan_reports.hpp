@@ -14,7 +14,7 @@ namespace stepcast::report {
 
 /// What a search report says about its inputs, above the tables.
 struct SearchContext {
-  std::string command;   ///< the command line that reproduces the report
+  std::string command;  ///< the command line that reproduces the report
   std::string workload;
   std::string topology;
   std::string gpu;

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "stepcast/report/plan_inputs.hpp"
 #include "stepcast/calibrate/prediction_interval.hpp"
+#include "stepcast/report/plan_inputs.hpp"
 
 namespace stepcast::report {
 
@@ -20,7 +20,8 @@ struct IntervalOptions {
 
 /// The 90% interval around `step_time` for the plan of `in`, from the errors of the analytical
 /// model (with `in`'s calibration) on the runs files; none when too few comparable runs.
-std::optional<calibrate::StepInterval> step_interval_for(const PlanInputs& in, Seconds step_time, const IntervalOptions& options);
+std::optional<calibrate::StepInterval> step_interval_for(const PlanInputs& in, Seconds step_time,
+                                                         const IntervalOptions& options);
 
 /// A step time's interval, or why there is none.
 struct IntervalResult {
@@ -30,7 +31,8 @@ struct IntervalResult {
 
 /// The interval for predict and simulate: none with an explicit achieved fraction (the measured
 /// errors are the operator model's), else step_interval_for.
-IntervalResult interval_for(const PlanInputs& in, Seconds step_time, const IntervalOptions& options, bool achieved_fraction_given);
+IntervalResult interval_for(const PlanInputs& in, Seconds step_time, const IntervalOptions& options,
+                            bool achieved_fraction_given);
 
 /// "90% interval 1.2-1.5 s, from the model's errors on N measured runs of CLASS (files)", or why there is none.
 std::string interval_text(const IntervalResult& result);

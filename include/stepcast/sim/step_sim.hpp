@@ -25,7 +25,7 @@ namespace stepcast::sim {
 struct GradientSync {
   std::string name;
   cost::CollectiveOp op = cost::CollectiveOp::kAllReduce;
-  Bytes bucket;      ///< size of a full bucket (nccl-tests' S of one call)
+  Bytes bucket;          ///< size of a full bucket (nccl-tests' S of one call)
   double buckets = 0.0;  ///< buckets per step; a fractional last bucket is smaller
   /// ZeRO-2 reduces every micro-batch's gradients: an equal share of the buckets becomes ready
   /// through each gradient-producing task, not all of them through the last one (DDP, ZeRO-1).
@@ -93,14 +93,14 @@ struct ExpertParallelComm {
 /// layer's backward ends, its gradients are reduce-scattered (HYBRID_SHARD then all-reduces
 /// each shard over the replicas). All run in issue order on the stage's data-parallel comm stream.
 struct ShardedLayers {
-  Bytes gather;                 ///< S of one layer's all-gather (its parameters, gathered)
-  Bytes reduce_scatter;         ///< S of one layer's gradient reduce-scatter
-  Bytes replica_all_reduce;     ///< HYBRID_SHARD: S of one layer's all-reduce over the replicas; 0 without
-  Bytes root_gather;            ///< parameters outside the layers (embeddings), gathered with the first layer
-  Bytes root_reduce_scatter;    ///< their gradients, reduce-scattered with the first layer's
+  Bytes gather;               ///< S of one layer's all-gather (its parameters, gathered)
+  Bytes reduce_scatter;       ///< S of one layer's gradient reduce-scatter
+  Bytes replica_all_reduce;   ///< HYBRID_SHARD: S of one layer's all-reduce over the replicas; 0 without
+  Bytes root_gather;          ///< parameters outside the layers (embeddings), gathered with the first layer
+  Bytes root_reduce_scatter;  ///< their gradients, reduce-scattered with the first layer's
   Bytes root_replica_all_reduce;
-  bool regather = true;         ///< FULL_SHARD and ZeRO-3 gather again for the backward
-  int shard_ranks = 1;          ///< data-parallel ranks of one shard group (consecutive replicas)
+  bool regather = true;  ///< FULL_SHARD and ZeRO-3 gather again for the backward
+  int shard_ranks = 1;   ///< data-parallel ranks of one shard group (consecutive replicas)
 };
 
 /// Everything the step graph needs, in plain figures, so tests can state them by hand.
@@ -108,12 +108,12 @@ struct StepSpec {
   int pp = 1;
   int tp = 1;
   int dp = 1;
-  int vp = 1;                 ///< model chunks per stage (interleaved 1F1B)
+  int vp = 1;  ///< model chunks per stage (interleaved 1F1B)
   int micro_batches = 1;
-  int layers = 1;             ///< layers of one model chunk of one stage
+  int layers = 1;  ///< layers of one model chunk of one stage
   plan::Schedule schedule = plan::Schedule::k1F1B;
-  Seconds forward;            ///< one micro-batch, all chunks, one stage, compute only
-  Seconds backward;           ///< idem; under ZB-H1 split into input and weight gradients
+  Seconds forward;   ///< one micro-batch, all chunks, one stage, compute only
+  Seconds backward;  ///< idem; under ZB-H1 split into input and weight gradients
   /// Per stage, when stages differ (the first runs the embedding, the last the output layer and
   /// loss); empty: `forward` and `backward` on every stage.
   std::vector<Seconds> stage_forward;
@@ -123,7 +123,7 @@ struct StepSpec {
   std::optional<ShardedLayers> sharded;
   std::optional<ContextParallelComm> context_parallel;
   std::optional<ExpertParallelComm> expert_parallel;
-  Bytes p2p_bytes;            ///< activation (or gradient) bytes per GPU per send between stages
+  Bytes p2p_bytes;                  ///< activation (or gradient) bytes per GPU per send between stages
   std::vector<GradientSync> syncs;  ///< run in order on the data-parallel comm stream
   Seconds optimizer;
   /// ZeRO-1/2: S of the all-gather of the updated parameters over the data-parallel group, run on
@@ -134,8 +134,8 @@ struct StepSpec {
   /// bucket; the task after it waits for them all (Megatron-LM's distributed optimizer).
   Bytes parameter_gather_bucket;
   bool parameter_gather_before_forward = false;
-  int stride_pp = 1;          ///< GPU distance between stages (tp)
-  int stride_dp = 1;          ///< GPU distance between data-parallel replicas (tp*pp)
+  int stride_pp = 1;  ///< GPU distance between stages (tp)
+  int stride_dp = 1;  ///< GPU distance between data-parallel replicas (tp*pp)
   /// How every collective is priced before it becomes flows (NCCL's pick, calibration): the
   /// analytical step's model (cost/collective_model.hpp).
   cost::CollectiveModel model;
@@ -146,7 +146,7 @@ struct Perturbation {
   std::optional<int> slow_gpu;   ///< this GPU's compute runs `slowdown` times longer
   std::optional<int> slow_node;  ///< every GPU of this node does
   double slowdown = 1.0;
-  double noise_cv = 0.0;         ///< per-task coefficient of variation of compute time
+  double noise_cv = 0.0;  ///< per-task coefficient of variation of compute time
   /// Per-GPU, per-step coefficient of variation: each GPU draws one factor ~ Normal(1, step_cv)
   /// that stretches all its compute in the step. Above 0, every data-parallel replica is
   /// simulated, so the gradient synchronisation waits for the slowest.
@@ -156,22 +156,22 @@ struct Perturbation {
 
 /// One interval of a track, for the trace.
 struct TraceSpan {
-  int track = 0;         ///< index into StepResult::tracks
+  int track = 0;  ///< index into StepResult::tracks
   double start_s = 0.0;
   double end_s = 0.0;
   std::string name;
 };
 
 struct StepBreakdown {
-  Seconds compute;          ///< compute tasks of the critical rank
-  Seconds tp_comm;          ///< tensor-parallel collectives between its slices of compute
-  Seconds bubble;           ///< its compute stream idle (pipeline, sends) before its last task ends
-  Seconds gather_wait;      ///< its compute stream waiting for FSDP/ZeRO-3 parameter gathers
-  Seconds cp_comm;          ///< its compute stream waiting for the context-parallel exchange
-  Seconds moe_comm;         ///< its compute stream waiting for MoE dispatch, combine and expert-TP collectives
-  Seconds dp_exposed;       ///< gradient communication after its last task
-  Seconds optimizer;        ///< optimizer plus the ZeRO parameter all-gather after it
-  Seconds straggler_wait;   ///< step time minus the same step without slowdown or noise
+  Seconds compute;         ///< compute tasks of the critical rank
+  Seconds tp_comm;         ///< tensor-parallel collectives between its slices of compute
+  Seconds bubble;          ///< its compute stream idle (pipeline, sends) before its last task ends
+  Seconds gather_wait;     ///< its compute stream waiting for FSDP/ZeRO-3 parameter gathers
+  Seconds cp_comm;         ///< its compute stream waiting for the context-parallel exchange
+  Seconds moe_comm;        ///< its compute stream waiting for MoE dispatch, combine and expert-TP collectives
+  Seconds dp_exposed;      ///< gradient communication after its last task
+  Seconds optimizer;       ///< optimizer plus the ZeRO parameter all-gather after it
+  Seconds straggler_wait;  ///< step time minus the same step without slowdown or noise
 };
 
 struct StepResult {
@@ -183,14 +183,14 @@ struct StepResult {
   std::vector<std::string> tracks;
   std::vector<TraceSpan> spans;
   std::uint64_t events = 0;
-  int simulated_ranks = 0;   ///< one per stage, times the data-parallel degree under step noise
+  int simulated_ranks = 0;            ///< one per stage, times the data-parallel degree under step noise
   std::vector<Seconds> rank_compute;  ///< compute of each simulated rank, index replica * pp + stage
 };
 
 /// Runs one step of `spec` on `topo`. With a perturbation, also runs the unperturbed step to
 /// measure the wait on stragglers. A simulated rank runs at the pace of the slowest GPU it
-/// stands for (its tensor-parallel peers wait for it inside every layer). Preconditions: pp*tp*dp <= GPUs; micro_batches >= 1; under
-/// interleaving micro_batches is a multiple of pp.
+/// stands for (its tensor-parallel peers wait for it inside every layer). Preconditions: pp*tp*dp <= GPUs;
+/// micro_batches >= 1; under interleaving micro_batches is a multiple of pp.
 StepResult simulate_step(const topology::Topology& topo, const StepSpec& spec, const Perturbation& perturbation = {},
                          bool record_trace = false);
 

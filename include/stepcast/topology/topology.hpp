@@ -53,17 +53,17 @@ struct Hop {
 
 /// The GPU model of a cluster's nodes, with the figures the cost model needs, each from the file.
 struct GpuSpec {
-  std::string name;                  ///< e.g. "A100-SXM4-40GB"
-  Bytes memory;                      ///< HBM capacity
-  BytesPerSecond memory_bandwidth;   ///< HBM bandwidth
-  FlopsPerSecond peak_fp32;          ///< dense, non-tensor-core FP32
-  FlopsPerSecond peak_tf32;          ///< dense tensor-core peaks below
+  std::string name;                 ///< e.g. "A100-SXM4-40GB"
+  Bytes memory;                     ///< HBM capacity
+  BytesPerSecond memory_bandwidth;  ///< HBM bandwidth
+  FlopsPerSecond peak_fp32;         ///< dense, non-tensor-core FP32
+  FlopsPerSecond peak_tf32;         ///< dense tensor-core peaks below
   FlopsPerSecond peak_bf16;
   FlopsPerSecond peak_fp16;
-  FlopsPerSecond peak_fp8;           ///< zero where the GPU has no FP8
-  FlopsPerSecond peak_mxfp8;         ///< MXFP8 block-scaled GEMMs (Blackwell); zero where the GPU has none
-  FlopsPerSecond peak_nvfp4;         ///< NVFP4 block-scaled GEMMs (Blackwell); zero where the GPU has none
-  int sm_count = 0;                  ///< streaming multiprocessors: GEMM tiles run on them in waves
+  FlopsPerSecond peak_fp8;    ///< zero where the GPU has no FP8
+  FlopsPerSecond peak_mxfp8;  ///< MXFP8 block-scaled GEMMs (Blackwell); zero where the GPU has none
+  FlopsPerSecond peak_nvfp4;  ///< NVFP4 block-scaled GEMMs (Blackwell); zero where the GPU has none
+  int sm_count = 0;           ///< streaming multiprocessors: GEMM tiles run on them in waves
 };
 
 /// What one collective over a group of GPUs sees of the machine: the per-tier figures of the
@@ -78,7 +78,7 @@ struct CommTiers {
   /// Each way, one GPU to another in its node: the bottleneck of the route between the first two
   /// GPUs of the node. Zero when the nodes hold a single GPU (there is no intra-node route).
   BytesPerSecond intra_bw;
-  Seconds intra_latency;    ///< sum of link latencies on that route (zero with one GPU per node)
+  Seconds intra_latency;  ///< sum of link latencies on that route (zero with one GPU per node)
   /// Each way, what the group's ranks on one node send out of it together: the NICs their GPUs
   /// are wired to (every NIC of the node for GPUs wired to none), each capped by its uplink and
   /// split evenly among the GPUs of the concurrent groups (Concurrency) that use it; the weakest
@@ -121,8 +121,8 @@ class Topology {
  public:
   /// `trays_per_node` > 1 when each node of the graph is a scale-up domain of that many nodes of
   /// the file (GB200 NVL72: 18 trays), whose --nodes counts trays.
-  Topology(std::string name, std::string source, GpuSpec gpu, std::vector<Vertex> vertices,
-           std::vector<Link> links, double oversubscription, int trays_per_node = 1);
+  Topology(std::string name, std::string source, GpuSpec gpu, std::vector<Vertex> vertices, std::vector<Link> links,
+           double oversubscription, int trays_per_node = 1);
   ~Topology();
   Topology(Topology&&) noexcept;
   Topology& operator=(Topology&&) noexcept;

@@ -47,25 +47,25 @@ struct MlaShape {
 /// The shape of a decoder-only transformer, in the vocabulary of Narayanan et al. 2021 (l, h, a,
 /// V, s) extended for grouped-query attention and gated MLPs (Llama).
 struct TransformerShape {
-  int layers = 0;           ///< l: transformer blocks
-  int hidden = 0;           ///< h: model width
-  int heads = 0;            ///< a: attention (query) heads; head dim = hidden / heads
-  int kv_heads = 0;         ///< key/value heads (GQA); == heads for multi-head attention
-  int ffn_hidden = 0;       ///< MLP inner width (4h for GPT; intermediate_size for Llama)
-  bool gated_mlp = false;   ///< SwiGLU-style MLP with three matrices instead of two
-  int vocab = 0;            ///< V: vocabulary size
-  int seq_len = 0;          ///< s: default training sequence length (a plan may override it)
-  bool tied_embeddings = false;  ///< output projection shares the input embedding matrix
-  bool biases = false;      ///< linear layers carry biases (GPT-2/3) or not (Llama)
+  int layers = 0;                  ///< l: transformer blocks
+  int hidden = 0;                  ///< h: model width
+  int heads = 0;                   ///< a: attention (query) heads; head dim = hidden / heads
+  int kv_heads = 0;                ///< key/value heads (GQA); == heads for multi-head attention
+  int ffn_hidden = 0;              ///< MLP inner width (4h for GPT; intermediate_size for Llama)
+  bool gated_mlp = false;          ///< SwiGLU-style MLP with three matrices instead of two
+  int vocab = 0;                   ///< V: vocabulary size
+  int seq_len = 0;                 ///< s: default training sequence length (a plan may override it)
+  bool tied_embeddings = false;    ///< output projection shares the input embedding matrix
+  bool biases = false;             ///< linear layers carry biases (GPT-2/3) or not (Llama)
   bool learned_positions = false;  ///< learned absolute position embeddings (s x h parameters)
-  bool rotary = false;      ///< rotary position embeddings applied to Q and K (Su et al. 2021)
+  bool rotary = false;             ///< rotary position embeddings applied to Q and K (Su et al. 2021)
   /// Dropout after attention scores and block outputs (GPT-3 and Megatron-LM's defaults, 0.1);
   /// Llama and MPT train without, which removes its kernels and masks.
   bool dropout = true;
   Norm norm = Norm::kRmsNorm;
   /// Head dimension when the config gives one that is not hidden / heads (Qwen3, GPT-OSS); 0: derived.
   int explicit_head_dim = 0;
-  bool qk_norm = false;       ///< RMSNorm on each head's query and key (Qwen3: 2 x head_dim gains)
+  bool qk_norm = false;          ///< RMSNorm on each head's query and key (Qwen3: 2 x head_dim gains)
   bool attention_sinks = false;  ///< one learned logit per head added to the softmax (GPT-OSS)
   /// Layers whose attention sees only the last sliding_window keys (GPT-OSS alternates them
   /// with full attention); 0 = none.
@@ -90,11 +90,11 @@ struct TransformerShape {
 /// A workload as the cost models see it.
 struct Workload {
   std::string name;
-  std::string source;  ///< where the shape or count comes from (paper, model card, config.json)
-  std::optional<TransformerShape> shape;  ///< absent for a bare parameter-count workload
-  double parameters = 0.0;  ///< total trainable parameters (count, not bytes)
+  std::string source;                          ///< where the shape or count comes from (paper, model card, config.json)
+  std::optional<TransformerShape> shape;       ///< absent for a bare parameter-count workload
+  double parameters = 0.0;                     ///< total trainable parameters (count, not bytes)
   std::optional<double> published_parameters;  ///< the count its publisher states, if known
-  double active_parameters = 0.0;  ///< parameters one token passes through (= parameters when dense)
+  double active_parameters = 0.0;              ///< parameters one token passes through (= parameters when dense)
   std::optional<double> published_active_parameters;  ///< the active count its publisher states
   /// Where the shape's sequence length comes from when a plan gives none, for the note commands
   /// print: a stepcast workload's "seq_len", or a config's "max_position_embeddings" (the longest

@@ -61,7 +61,8 @@ std::vector<int> all_gather(int value) {
 }
 
 void send_to_root(const std::string& bytes) {
-  STEPCAST_ASSERT(running && bytes.size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()), "one result fits one MPI message");
+  STEPCAST_ASSERT(running && bytes.size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
+                  "one result fits one MPI message");
   MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, kResultTag, MPI_COMM_WORLD);
 }
 
