@@ -25,8 +25,9 @@ struct Leaf {
 void collect_leaves(const nlohmann::json& value, const std::string& path, const nlohmann::json::json_pointer& pointer,
                     std::vector<Leaf>& out) {
   if (value.is_object()) {
-    for (const auto& [key, child] : value.items())
-      collect_leaves(child, path.empty() ? key : path + "." + key, pointer / key, out);
+    for (const auto& [key, child] : value.items()) {
+      collect_leaves(child, path.empty() ? key : fmt::format("{}.{}", path, key), pointer / key, out);
+    }
   } else if (value.is_array()) {
     for (std::size_t i = 0; i < value.size(); ++i) {
       collect_leaves(value[i], path.empty() ? std::to_string(i) : fmt::format("{}.{}", path, i), pointer / i, out);

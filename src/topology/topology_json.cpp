@@ -23,7 +23,7 @@ Seconds latency_of(const JsonReader& r) {
 }
 
 std::string source_of(const JsonReader& r) {
-  const std::string s = r.at("source").string();
+  std::string s = r.at("source").string();  // not const: returned by move
   if (s.empty()) r.at("source").fail("must say where the figures come from, got an empty string");
   return s;
 }
