@@ -225,24 +225,28 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
   const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, topo, options);
   warn_outside_calibration(options.calibration, c.plan.calibration, outside_calibration(p));
   const sim::PlannedStep planned = sim::plan_step(in.plan, p, options.calibration);
-  std::optional<SeedSummary> seeds;
+  // With --seeds, the seeds after the first are the units dealt out; the first is the full
+  // simulation below, whose step time heads the summary.
+  std::vector<std::string> later_seeds;
   if (c.seeds > 1) {
     // Every seed costs the same simulation, so the units are dealt evenly.
-    const std::vector<std::string> times =
-        run_units(std::vector<double>(static_cast<std::size_t>(c.seeds), 1.0), [&](std::size_t i) {
-          sim::Perturbation seeded = pert;
-          seeded.seed = c.seed + i;
-          return step_time_bytes(sim::simulate_step(topo, planned.spec, seeded, false).step_time);
-        });
-    if (times.empty()) {  // another process writes the output; every one exits alike
+    later_seeds = run_units(std::vector<double>(static_cast<std::size_t>(c.seeds - 1), 1.0), [&](std::size_t i) {
+      sim::Perturbation seeded = pert;
+      seeded.seed = c.seed + 1 + i;
+      return step_time_bytes(sim::simulate_step(topo, planned.spec, seeded, false).step_time);
+    });
+    if (later_seeds.empty()) {  // another process writes the output; every one exits alike
       out.refusal = refusal(p.memory, p.fit, topo.gpu().name);
       return out;
     }
-    std::vector<Seconds> step_times;
-    for (const std::string& t : times) step_times.push_back(step_time_of(t));
-    seeds = summarize_seeds(c.seed, std::move(step_times));
   }
   const sim::StepResult r = sim::simulate_step(topo, planned.spec, pert, !c.trace.empty());
+  std::optional<SeedSummary> seeds;
+  if (c.seeds > 1) {
+    std::vector<Seconds> step_times{r.step_time};
+    for (const std::string& t : later_seeds) step_times.push_back(step_time_of(t));
+    seeds = summarize_seeds(c.seed, std::move(step_times));
+  }
   if (!c.trace.empty()) write_file_atomically(c.trace, sim::chrome_trace_json(r));
   // The interval comes from the analytical model's errors on measured runs, placed around the
   // simulated step time (the two agree closely on those runs: reports/accuracy.md).
