@@ -18,7 +18,7 @@ using cost::NcclProtocol;
 constexpr int kMaxRounds = 20;
 
 // One row: NCCL's own latency and bandwidth time of the picked candidate, and the measurement.
-struct Row {
+struct ProtocolRow {
   NcclProtocol protocol = NcclProtocol::kSimple;
   cost::NcclAlgorithm algorithm = cost::NcclAlgorithm::kRing;
   double latency_s = 0.0;
@@ -27,7 +27,7 @@ struct Row {
   double measured_s = 0.0;
 };
 
-Row attribute(const NcclSample& s, const cost::NcclTuning& tuning) {
+ProtocolRow attribute(const NcclSample& s, const cost::NcclTuning& tuning) {
   const cost::NcclCandidate pick = cost::nccl_choose(s.op, s.size, s.system, {}, tuning).chosen();
   // The same candidate without the fitted factors: the model's own L and S / B.
   const cost::NcclCandidate plain = cost::nccl_choose(s.op, s.size, s.system, {pick.algorithm, pick.protocol}).chosen();
@@ -35,21 +35,21 @@ Row attribute(const NcclSample& s, const cost::NcclTuning& tuning) {
           s.size.value(), s.measured.value()};
 }
 
-double residual_pct(const Row& r, const cost::NcclProtocolTuning& t) {
+double residual_pct(const ProtocolRow& r, const cost::NcclProtocolTuning& t) {
   const double predicted = t.latency_factor * r.latency_s + r.bandwidth_s / t.bandwidth_efficiency;
   return (predicted - r.measured_s) / r.measured_s * 100.0;
 }
 
 // Weighted least squares on relative error: minimise sum(((a L + b S/B) - t) / t)^2.
-std::optional<cost::NcclProtocolTuning> solve(const std::vector<const Row*>& rows) {
+std::optional<cost::NcclProtocolTuning> solve(const std::vector<const ProtocolRow*>& rows) {
   bool sizes_differ = false;
-  for (const Row* r : rows) sizes_differ = sizes_differ || r->size_bytes != rows.front()->size_bytes;
+  for (const ProtocolRow* r : rows) sizes_differ = sizes_differ || r->size_bytes != rows.front()->size_bytes;
   if (!sizes_differ) return std::nullopt;
   const auto n = static_cast<Eigen::Index>(rows.size());
   Eigen::MatrixXd m(n, 2);
   const Eigen::VectorXd ones = Eigen::VectorXd::Ones(n);
   for (Eigen::Index i = 0; i < n; ++i) {
-    const Row& r = *rows[static_cast<std::size_t>(i)];
+    const ProtocolRow& r = *rows[static_cast<std::size_t>(i)];
     m(i, 0) = r.latency_s / r.measured_s;
     m(i, 1) = r.bandwidth_s / r.measured_s;
   }
@@ -81,27 +81,27 @@ std::vector<NcclSample> nccl_samples(const std::vector<Sample>& samples, const t
 
 NcclFit fit_nccl(const std::vector<NcclSample>& samples) {
   NcclFit result;
-  std::vector<Row> rows;
+  std::vector<ProtocolRow> rows;
   std::vector<std::pair<NcclProtocol, cost::NcclAlgorithm>> picks;
   for (result.rounds = 1; result.rounds <= kMaxRounds; ++result.rounds) {
     rows.clear();
     for (const NcclSample& s : samples) rows.push_back(attribute(s, result.tuning));
     std::vector<std::pair<NcclProtocol, cost::NcclAlgorithm>> now;
-    for (const Row& r : rows) now.emplace_back(r.protocol, r.algorithm);
+    for (const ProtocolRow& r : rows) now.emplace_back(r.protocol, r.algorithm);
     if (result.rounds > 1 && now == picks) break;
     picks = std::move(now);
     result.protocols.clear();
     for (std::size_t p = 0; p < cost::kNcclProtocols; ++p) {
       const auto protocol = static_cast<NcclProtocol>(p);
-      std::vector<const Row*> mine;
-      for (const Row& r : rows) {
+      std::vector<const ProtocolRow*> mine;
+      for (const ProtocolRow& r : rows) {
         if (r.protocol == protocol) mine.push_back(&r);
       }
       const std::optional<cost::NcclProtocolTuning> t = solve(mine);
       result.tuning[p] = t.value_or(cost::NcclProtocolTuning{});
       if (!t) continue;
       std::vector<double> abs_err;
-      for (const Row* r : mine) abs_err.push_back(std::fabs(residual_pct(*r, *t)));
+      for (const ProtocolRow* r : mine) abs_err.push_back(std::fabs(residual_pct(*r, *t)));
       result.protocols.push_back(
           {protocol, *t,
            cost::FitSummary{static_cast<int>(mine.size()), percentile(abs_err, 50.0), percentile(abs_err, 100.0)}});

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 
+#include "checkpoint_parts.hpp"
 #include "stepcast/core/errors.hpp"
 
 namespace stepcast::cost {
@@ -23,24 +24,6 @@ constexpr double kNumpyRngBytes = 624.0 * 4.0;
 constexpr double kSchedulerBytes = unit::kKibi;
 // The sampler position: epoch, index in the epoch and shuffle seed, three 64-bit integers.
 constexpr double kDataPositionBytes = 3.0 * 8.0;
-
-// One model-state part and the ZeRO stage from which it is sharded (Rajbhandari et al. 2020:
-// stage 1 shards optimizer state, stage 2 also gradients, stage 3 also parameters).
-struct Part {
-  std::string_view name;
-  double bytes_per_parameter;
-  int sharded_from_stage;
-};
-
-std::array<Part, 3> parts_of(const StateBytesPerParameter& bytes, const CheckpointOptions& options) {
-  return {Part{"parameters", bytes.parameters, 3},
-          Part{"gradients", options.include_gradients ? bytes.gradients : 0.0, 2},
-          Part{"optimizer state", bytes.optimizer, 1}};
-}
-
-int shards_of(const Part& part, const plan::Plan& plan) {
-  return plan.zero_stage() >= part.sharded_from_stage ? plan.state_shards() : 1;
-}
 
 }  // namespace
 
@@ -62,8 +45,8 @@ CheckpointSize checkpoint_size(double parameters, const plan::Plan& plan, const 
 
   // Which data-parallel indices write each part: the first copy (indices below its shard count).
   std::vector<int> writer_dp_limit;
-  for (const Part& part : parts_of(bytes, options)) {
-    const int shards = shards_of(part, plan);
+  for (const CheckpointPart& part : checkpoint_parts(bytes, options)) {
+    const int shards = data_parallel_shards(part, plan);
     CheckpointItem item;
     item.name = std::string(part.name);
     item.sharded_over = shards;

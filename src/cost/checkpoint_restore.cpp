@@ -7,20 +7,14 @@
 #include <array>
 #include <cstdint>
 
+#include "checkpoint_parts.hpp"
 #include "stepcast/core/errors.hpp"
 
 namespace stepcast::cost {
 namespace {
 
-struct Part {
-  std::string_view name;
-  double bytes_per_parameter;
-  int sharded_from_stage;  // ZeRO stage from which the part is sharded (Rajbhandari et al. 2020)
-};
-
-int pieces_of(const Part& part, const plan::Plan& plan) {
-  const int shards = plan.zero_stage() >= part.sharded_from_stage ? plan.state_shards() : 1;
-  return plan.tp * plan.pp * shards;
+int pieces_of(const CheckpointPart& part, const plan::Plan& plan) {
+  return plan.tp * plan.pp * data_parallel_shards(part, plan);
 }
 
 // The most saved pieces one restored piece overlaps, when [0, 1) is cut into `saved` and into
@@ -41,13 +35,10 @@ int most_overlapped(std::int64_t saved, std::int64_t restored) {
 RestoreReads restore_reads(double parameters, const plan::Plan& saved, const plan::Plan& restored,
                            const StateBytesPerParameter& bytes, const CheckpointOptions& options) {
   STEPCAST_ASSERT(parameters > 0.0 && saved.gpus() >= 1 && restored.gpus() >= 1, "resolved plans, parameters > 0");
-  const std::array parts{Part{"parameters", bytes.parameters, 3},
-                         Part{"gradients", options.include_gradients ? bytes.gradients : 0.0, 2},
-                         Part{"optimizer state", bytes.optimizer, 1}};
   RestoreReads out;
   out.gpus = restored.gpus();
   out.files_per_rank = 1;
-  for (const Part& part : parts) {
+  for (const CheckpointPart& part : checkpoint_parts(bytes, options)) {
     if (part.bytes_per_parameter <= 0.0) continue;
     const Bytes full(parameters * part.bytes_per_parameter);
     const int n_saved = pieces_of(part, saved);

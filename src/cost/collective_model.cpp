@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <limits>
 
+#include "stepcast/core/numeric.hpp"
+
 namespace stepcast::cost {
 namespace {
-
-double as_double(int v) { return static_cast<double>(v); }
 
 // A calibration fitted for the closed forms (stepcast calibrate's tier figures) without NCCL
 // protocol factors: the closed form it was fitted for prices with it.

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/core/numeric.hpp"
 
 namespace stepcast::cost {
 namespace {
@@ -33,8 +34,6 @@ struct Terms {
   Seconds bandwidth_time;
   Bottleneck bottleneck = Bottleneck::kNone;
 };
-
-double as_double(int v) { return static_cast<double>(v); }
 
 // ceil(log2 n) for n >= 1: the depth of a balanced binary tree over n ranks.
 int ceil_log2(int n) { return static_cast<int>(std::bit_width(static_cast<unsigned>(n - 1))); }

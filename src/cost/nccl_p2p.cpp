@@ -9,6 +9,7 @@
 
 #include "nccl_tuning_tables.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/core/numeric.hpp"
 #include "stepcast/cost/nccl_tuning.hpp"
 
 namespace stepcast::cost {
@@ -21,8 +22,6 @@ int pow2_up(int v) {
   while (p < v) p <<= 1;
   return p;
 }
-
-double as_double(int v) { return static_cast<double>(v); }
 
 constexpr std::size_t kSimple = static_cast<std::size_t>(NcclProtocol::kSimple);
 

@@ -12,19 +12,16 @@
 
 #include "nccl_tuning_tables.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/core/numeric.hpp"
 
 namespace stepcast::cost {
 namespace {
 
 namespace t = nccl220;
 
-constexpr std::array<NcclAlgorithm, 3> kAlgorithms = {NcclAlgorithm::kTree, NcclAlgorithm::kRing, NcclAlgorithm::kNvls};
-constexpr std::array<NcclProtocol, 3> kProtocols = {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
-
 std::size_t at(NcclProtocol p) { return static_cast<std::size_t>(p); }
 std::size_t generation_row(int cc) { return cc >= 90 ? 2 : cc >= 80 ? 1 : 0; }
 std::size_t nodes_column(int nodes) { return nodes <= 2 ? static_cast<std::size_t>(nodes - 1) : 2; }
-double as_double(int v) { return static_cast<double>(v); }
 
 // NCCL's log2i: floor(log2 n), 0 for n <= 1.
 int log2i(std::uint64_t n) {
@@ -354,8 +351,8 @@ NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, co
                   "a communicator of two or more ranks");
   NcclChoice choice;
   std::optional<std::size_t> best;
-  for (const NcclAlgorithm a : kAlgorithms) {
-    for (const NcclProtocol p : kProtocols) {
+  for (const NcclAlgorithm a : kNcclAlgorithmList) {
+    for (const NcclProtocol p : kNcclProtocolList) {
       if (a == NcclAlgorithm::kNvls && p != NcclProtocol::kSimple) continue;  // NVLS runs Simple only
       std::string reason = missing_for_op(op, a);
       if (reason.empty()) reason = std::string(disabled_on_system(a, p, system, filter));
@@ -393,8 +390,8 @@ NcclCandidate nccl_pick(CollectiveOp op, Bytes size, const NcclSystem& system, c
   STEPCAST_ASSERT(system.ranks >= 2 && system.nodes >= 1 && system.channels >= 1,
                   "a communicator of two or more ranks");
   std::optional<NcclCandidate> best;
-  for (const NcclAlgorithm a : kAlgorithms) {
-    for (const NcclProtocol p : kProtocols) {
+  for (const NcclAlgorithm a : kNcclAlgorithmList) {
+    for (const NcclProtocol p : kNcclProtocolList) {
       if (a == NcclAlgorithm::kNvls && p != NcclProtocol::kSimple) continue;
       if (!nccl_runs(op, a) || !disabled_on_system(a, p, system, filter).empty() || !requested(a, p, filter)) continue;
       NcclCandidate c = price(op, size, a, p, system, tuning, false);

@@ -18,9 +18,6 @@ bool equal_ignoring_case(std::string_view a, std::string_view b) {
   return true;
 }
 
-constexpr std::array<NcclAlgorithm, 3> kAlgorithms = {NcclAlgorithm::kTree, NcclAlgorithm::kRing, NcclAlgorithm::kNvls};
-constexpr std::array<NcclProtocol, 3> kProtocols = {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
-
 }  // namespace
 
 std::string_view to_string(NcclAlgorithm algorithm) {
@@ -48,14 +45,14 @@ std::string_view to_string(NcclProtocol protocol) {
 }
 
 std::optional<NcclAlgorithm> parse_nccl_algorithm(std::string_view name) {
-  for (const NcclAlgorithm a : kAlgorithms) {
+  for (const NcclAlgorithm a : kNcclAlgorithmList) {
     if (equal_ignoring_case(name, to_string(a))) return a;
   }
   return std::nullopt;
 }
 
 std::optional<NcclProtocol> parse_nccl_protocol(std::string_view name) {
-  for (const NcclProtocol p : kProtocols) {
+  for (const NcclProtocol p : kNcclProtocolList) {
     if (equal_ignoring_case(name, to_string(p))) return p;
   }
   return std::nullopt;
@@ -65,7 +62,7 @@ std::string accepted_nccl_protocols() { return "LL, LL128, Simple"; }
 
 std::string accepted_nccl_algorithms(CollectiveOp op) {
   std::string out;
-  for (const NcclAlgorithm a : kAlgorithms) {
+  for (const NcclAlgorithm a : kNcclAlgorithmList) {
     if (nccl_runs(op, a)) out += (out.empty() ? "" : ", ") + std::string(to_string(a));
   }
   return out;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/core/numeric.hpp"
 #include "stepcast/des/engine.hpp"
 
 namespace stepcast::sim {
@@ -19,8 +20,6 @@ namespace {
 using cost::Algorithm;
 using cost::CollectiveOp;
 using Pairs = std::vector<std::pair<int, int>>;
-
-double as_double(std::size_t v) { return static_cast<double>(v); }
 
 // The ranks grouped by node, nodes in first-appearance order, each node's ranks in given order.
 std::vector<std::vector<int>> by_node(const topology::Topology& topo, std::span<const int> ranks) {

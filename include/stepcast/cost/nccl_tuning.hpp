@@ -24,6 +24,12 @@ enum class NcclProtocol { kLL, kLL128, kSimple };
 
 inline constexpr int kNcclProtocols = 3;
 
+/// Every algorithm and protocol the tuner weighs, in NCCL's order.
+inline constexpr std::array<NcclAlgorithm, 3> kNcclAlgorithmList = {NcclAlgorithm::kTree, NcclAlgorithm::kRing,
+                                                                    NcclAlgorithm::kNvls};
+inline constexpr std::array<NcclProtocol, 3> kNcclProtocolList = {NcclProtocol::kLL, NcclProtocol::kLL128,
+                                                                  NcclProtocol::kSimple};
+
 /// What NCCL's tuner knows of the GPUs of one communicator: the GPU generation, the links, and
 /// the channels its topology search finds (NCCL's graphs, sketched in src/cost/nccl_tuning_system.cpp).
 struct NcclSystem {
