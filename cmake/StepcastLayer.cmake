@@ -31,6 +31,7 @@ function(stepcast_layer layer)
   # Keep nlohmann's JSON-pointer diagnostics on: a second net under our own JsonReader paths.
   target_compile_definitions(stepcast_${layer} PUBLIC JSON_DIAGNOSTICS=1)
   stepcast_warnings(stepcast_${layer})
+  set_target_properties(stepcast_${layer} PROPERTIES UNITY_BUILD ${STEPCAST_UNITY})
   set(STEPCAST_LAYERS ${STEPCAST_LAYERS} stepcast_${layer} CACHE INTERNAL "")
 endfunction()
 

@@ -11,7 +11,7 @@ STEPCAST_FUZZ_PACKAGES=(clang libclang-rt-dev)
 STEPCAST_LINT_PACKAGES=(clang-format clang-tidy)
 STEPCAST_SANITIZE_CONFIG=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g"
                           -DSTEPCAST_SANITIZE=ON -DSTEPCAST_FUZZ=ON -DSTEPCAST_BUILD_BENCH=OFF
-                          -DSTEPCAST_BUILD_VALIDATE=OFF)
+                          -DSTEPCAST_BUILD_VALIDATE=OFF -DSTEPCAST_UNITY=OFF)
 
 stepcast_install_missing() {
   local missing=()
