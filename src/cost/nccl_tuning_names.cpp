@@ -18,7 +18,8 @@ bool equal_ignoring_case(std::string_view a, std::string_view b) {
   return true;
 }
 
-constexpr std::array<NcclAlgorithm, 3> kAlgorithms = {NcclAlgorithm::kTree, NcclAlgorithm::kRing, NcclAlgorithm::kNvls};
+constexpr std::array<NcclAlgorithm, 5> kAlgorithms = {NcclAlgorithm::kTree, NcclAlgorithm::kRing, NcclAlgorithm::kNvls,
+                                                      NcclAlgorithm::kNvlsTree, NcclAlgorithm::kPat};
 constexpr std::array<NcclProtocol, 3> kProtocols = {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
 
 }  // namespace
@@ -31,6 +32,10 @@ std::string_view to_string(NcclAlgorithm algorithm) {
       return "ring";
     case NcclAlgorithm::kNvls:
       return "nvls";
+    case NcclAlgorithm::kNvlsTree:
+      return "nvlstree";
+    case NcclAlgorithm::kPat:
+      return "pat";
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is named");
 }
