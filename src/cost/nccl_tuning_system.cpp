@@ -1,8 +1,8 @@
 // What NCCL learns of the hardware before it tunes, derived from a stepcast topology: the GPU
 // generation (from the GPU's name: topologies do not state it), NVLink or PCIe inside a node, and
 // the channels of NCCL's ring/tree and NVLS graphs. The channel search is a sketch of NVIDIA/nccl
-// src/graph/search.cc (ncclTopoCompute; the speeds and rules are the same in 2.20.3 and in the 2026
-// tree of NCCL 2.29): the same speeds, duplication and stopping rules, with links reduced to three
+// src/graph/search.cc (ncclTopoCompute, as the 2026 tree of NCCL 2.29 has it): the same speeds,
+// duplication and stopping rules, with links reduced to three
 // budgets: a GPU's NVLink (or PCIe) total, each NIC, and NVLS's heads; the communicator's channels
 // follow src/graph/connect.cc (ncclTopoPostset).
 #include <fmt/format.h>

@@ -105,7 +105,10 @@ inline constexpr std::array<double, 13> kSpeedsIntra = {40.0, 30.0, 20.0, 18.0, 
                                                         9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
 inline constexpr std::array<double, 19> kSpeedsInter = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
                                                         7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-inline constexpr std::array<double, 10> kSpeedsIntraSm90 = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 6.0, 3.0};
+// The 2026 tree's sm90 intra list adds 11 GB/s; its own sm100 (Blackwell) lists are not restated:
+// Blackwell GPUs search with the sm90 ones here.
+inline constexpr std::array<double, 11> kSpeedsIntraSm90 = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0,
+                                                            15.0, 12.0, 11.0, 6.0,  3.0};
 inline constexpr std::array<double, 17> kSpeedsInterSm90 = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                                             15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 inline constexpr int kMaxChannelsPerGraph = 16;
