@@ -74,7 +74,7 @@ std::string calibrate_nccl(const std::vector<calibrate::Sample>& fitted, const t
                        samples.size());
   }
   calibrate::store_nccl_fit(
-      fit, fmt::format("NCCL 2.20.3 tuning model fitted per protocol to {} points of {}", samples.size(), origin), cal);
+      fit, fmt::format("NCCL 2.29 tuning model fitted per protocol to {} points of {}", samples.size(), origin), cal);
   std::string out = fmt::format("NCCL tuning model: {} points, each in the protocol NCCL picks ({} rounds)\n",
                                 samples.size(), fit.rounds);
   out += fmt::format("{:<9} {:>6} {:>15} {:>21} {:>9} {:>9}\n", "protocol", "points", "latency factor",

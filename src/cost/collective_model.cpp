@@ -22,9 +22,12 @@ bool closed_form_calibration(const Calibration* c) {
 // nccl-tests busbw factor (a double binary tree moves 2S through each node as a ring does, one
 // tree interior and one leaf: Sanders, Speck and Traeff 2009); NVLS all-reduce sends S up to the
 // NVSwitch and takes S back, plus the shard it reduces and multicasts ((N+1)/N S each way:
-// NVIDIA's NVLink SHARP, multimem ld_reduce then st).
-double traffic_factor(CollectiveOp op, NcclAlgorithm a, int ranks) {
+// NVIDIA's NVLink SHARP, multimem ld_reduce then st). NVLS-Tree between two nodes sends each
+// node's reduced S across once, up or down the tree (S per node, where a ring sends 2(n-1)/n S:
+// NCCL's nvls.cc doubles bwInter for it); over more nodes a double binary tree moves 2S per node.
+double traffic_factor(CollectiveOp op, NcclAlgorithm a, int ranks, int nodes) {
   if (a == NcclAlgorithm::kNvls && op == CollectiveOp::kAllReduce) return (as_double(ranks) + 1.0) / as_double(ranks);
+  if (a == NcclAlgorithm::kNvlsTree && nodes == 2) return 1.0;
   return busbw_factor(op, ranks);
 }
 
@@ -114,7 +117,7 @@ CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, 
   p.bandwidth_time = pick.bandwidth_time / p.nic_share;
   p.time = p.latency + p.bandwidth_time;
   p.bottleneck = t.nodes > 1 ? Bottleneck::kNodeNics : Bottleneck::kIntraNode;
-  p.flows.bytes_per_rank = size * traffic_factor(op, pick.algorithm, t.ranks);
+  p.flows.bytes_per_rank = size * traffic_factor(op, pick.algorithm, t.ranks, t.nodes);
   p.flows.rate_per_rank = p.flows.bytes_per_rank / pick.bandwidth_time;
   p.flows.latency = pick.latency;
   p.nccl = pick;

@@ -1,7 +1,8 @@
-// The latency and bandwidth of each NCCL algorithm and protocol as ncclTopoTuneModel computes them,
-// the time of one collective as ncclTopoGetAlgoTime does, and the fastest enabled candidate as
-// NCCL's tuner picks it (NVIDIA/nccl 2.20.3 src/graph/tuning.cc; the figures are in
-// nccl_tuning_tables.hpp). Each rule below names the line of tuning.cc it restates.
+// The latency and bandwidth of each NCCL algorithm and protocol as NCCL's cost model computes them,
+// the time of one collective as ncclTuningGetTime does, and the fastest enabled candidate as NCCL's
+// tuner picks it: NCCL 2.29's model as NVIDIA/nccl states it in src/tuning/ (ring.cc and nvls.cc
+// at commit 12df1a11, tree.cc at 1fc949c5, pat.cc at 12df1a11, tuning_general.cc at 147bc25a; the
+// figures are in nccl_tuning_tables.hpp). Each rule below names the file it restates.
 #include "stepcast/cost/nccl_tuning.hpp"
 
 #include <fmt/format.h>
@@ -17,10 +18,11 @@
 namespace stepcast::cost {
 namespace {
 
-namespace t = nccl220;
+namespace t = nccl_tables;
 
 std::size_t at(NcclProtocol p) { return static_cast<std::size_t>(p); }
-std::size_t generation_row(int cc) { return cc >= 90 ? 2 : cc >= 80 ? 1 : 0; }
+// tuning_general.cc ncclTuningGetCompCapIndex: Volta, Ampere, Hopper, Blackwell.
+std::size_t generation_row(int cc) { return cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0; }
 std::size_t nodes_column(int nodes) { return nodes <= 2 ? static_cast<std::size_t>(nodes - 1) : 2; }
 
 // NCCL's log2i: floor(log2 n), 0 for n <= 1.
@@ -34,20 +36,40 @@ bool is_reduce_scatter_or_all_gather(CollectiveOp op) {
   return op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather;
 }
 
+bool is_nvls(NcclAlgorithm a) { return a == NcclAlgorithm::kNvls || a == NcclAlgorithm::kNvlsTree; }
+bool simple_only(NcclAlgorithm a) { return is_nvls(a) || a == NcclAlgorithm::kPat; }
+
+std::string_view display_name(NcclAlgorithm a) {
+  switch (a) {
+    case NcclAlgorithm::kTree:
+      return "tree";
+    case NcclAlgorithm::kRing:
+      return "ring";
+    case NcclAlgorithm::kNvls:
+      return "NVLS";
+    case NcclAlgorithm::kNvlsTree:
+      return "NVLS-Tree";
+    case NcclAlgorithm::kPat:
+      return "PAT";
+  }
+  STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
+}
+
 // Why NCCL has no such candidate for `op`, or empty.
 std::string missing_for_op(CollectiveOp op, NcclAlgorithm a) {
   if (nccl_runs(op, a)) return {};
-  return fmt::format("NCCL has no {} {}", a == NcclAlgorithm::kTree ? "tree" : "NVLS", to_string(op));
+  return fmt::format("NCCL has no {} {}", display_name(a), to_string(op));
 }
 
-// nsteps and nInterSteps of ncclTopoTuneModel.
+// tuning_general.cc ncclTuningGetNsteps.
 int ring_steps(CollectiveOp op, int ranks) {
   if (op == CollectiveOp::kAllReduce) return 2 * (ranks - 1);
   return is_reduce_scatter_or_all_gather(op) ? ranks - 1 : ranks;
 }
+// ring.cc nInterSteps: the steps that cross nodes, 2 (nNodes - 1) for all-reduce, else nNodes - 1.
 int ring_inter_steps(CollectiveOp op, int nodes) {
-  if (op == CollectiveOp::kAllReduce) return nodes > 1 ? 2 * nodes : 0;
-  return is_reduce_scatter_or_all_gather(op) ? nodes - 1 : nodes;
+  if (nodes == 1) return 0;
+  return op == CollectiveOp::kAllReduce ? 2 * (nodes - 1) : nodes - 1;
 }
 
 const t::PerProtocol& base_latency(NcclAlgorithm a) {
@@ -58,12 +80,16 @@ const t::PerProtocol& base_latency(NcclAlgorithm a) {
       return t::kRingBaseLatency_us;
     case NcclAlgorithm::kNvls:
       return t::kNvlsBaseLatency_us;
+    case NcclAlgorithm::kNvlsTree:
+      return t::kNvlsTreeBaseLatency_us;
+    case NcclAlgorithm::kPat:
+      return t::kPatBaseLatency_us;
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
 }
 
 // hwLat of the links inside a node: NVLink when the graph's intra type is NVLink, else PCI
-// (NVLS exists on NVLink only).
+// (NVLS and NVLS-Tree exist on NVLink only).
 const t::PerProtocol& intra_latency(NcclAlgorithm a, bool nvlink) {
   switch (a) {
     case NcclAlgorithm::kTree:
@@ -72,6 +98,10 @@ const t::PerProtocol& intra_latency(NcclAlgorithm a, bool nvlink) {
       return nvlink ? t::kRingNvlinkLatency_us : t::kRingPciLatency_us;
     case NcclAlgorithm::kNvls:
       return t::kNvlsNvlinkLatency_us;
+    case NcclAlgorithm::kNvlsTree:
+      return t::kNvlsTreeNvlinkLatency_us;
+    case NcclAlgorithm::kPat:
+      return nvlink ? t::kPatNvlinkLatency_us : t::kPatPciLatency_us;
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
 }
@@ -84,6 +114,10 @@ const t::PerProtocol& net_latency(NcclAlgorithm a) {
       return t::kRingNetLatency_us;
     case NcclAlgorithm::kNvls:
       return t::kNvlsNetLatency_us;
+    case NcclAlgorithm::kNvlsTree:
+      return t::kNvlsTreeNetLatency_us;
+    case NcclAlgorithm::kPat:
+      return t::kPatNetLatency_us;
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
 }
@@ -114,7 +148,7 @@ class Formula {
   std::string text_;
 };
 
-// comm->latencies[coll][a][p]. The network plugin's own latency (graph->latencyInter) is taken
+// generalLatencies[coll][a][p]. The network plugin's own latency (graph->latencyInter) is taken
 // as 0, as NCCL's InfiniBand transport reports it; a one-GPU node's intra type is LOC, priced as PCI.
 Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s, bool explain) {
   Formula f(explain);
@@ -123,6 +157,7 @@ Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
   double intra = intra_latency(a, nvlink)[at(p)];
   const double inter = net_latency(a)[at(p)];
   const int per_node = s.ranks / s.nodes;
+  const int depth = log2i(static_cast<std::uint64_t>(s.nodes));
   switch (a) {
     case NcclAlgorithm::kRing: {
       const int nsteps = ring_steps(op, s.ranks);
@@ -134,22 +169,25 @@ Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
         return {base + hop, f.take()};
       }
       const int ninter = ring_inter_steps(op, s.nodes);
-      // Inter-node rings pay the proxy's network-post overhead per step at least (x3 for Simple).
+      // ring.cc: with one rank per node the inter-node steps are exposed at the tree's network
+      // latency; inter-node rings pay the proxy's network-post overhead per step at least (x3 for Simple).
+      const double net = s.nodes > 1 && s.ranks_per_node == 1 ? t::kTreeNetLatency_us[at(p)] : inter;
       if (s.nodes > 1) {
         const double overhead =
             t::kNetOverheadIntel_us * (p == NcclProtocol::kSimple ? t::kNetOverheadSimpleFactor : 1.0);
         intra = std::max(intra, overhead);
       }
-      f.set("baseLat {} + ({} - {}) x intra {} + {} x net {}", base, nsteps, ninter, intra, ninter, inter);
-      return {base + (nsteps - ninter) * intra + ninter * inter, f.take()};
+      f.set("baseLat {} + ({} - {}) x intra {} + {} x net {}", base, nsteps, ninter, intra, ninter, net);
+      return {base + (nsteps - ninter) * intra + ninter * net, f.take()};
     }
     case NcclAlgorithm::kTree: {
-      const int depth = log2i(static_cast<std::uint64_t>(s.nodes));
-      f.set("baseLat {} + 2 x (({} - 1) x intra {} + log2({}) x net {})", base, per_node, intra, s.nodes, inter);
-      return {base + 2.0 * ((per_node - 1) * intra + depth * inter), f.take()};
+      // tree.cc: with one node the "network" hop is the intra-node one.
+      const double net = s.nodes == 1 ? intra : inter;
+      f.set("baseLat {} + 2 x (({} - 1) x intra {} + log2({}) x net {})", base, per_node, intra, s.nodes, net);
+      return {base + 2.0 * ((per_node - 1) * intra + depth * net), f.take()};
     }
     case NcclAlgorithm::kNvls: {
-      const double v = intra + (s.nodes > 1 ? inter : 0.0);
+      const double v = base + intra + (s.nodes > 1 ? inter : 0.0);
       if (s.nodes > 1) {
         f.set("NVLink {} + net {}", intra, inter);
       } else {
@@ -157,23 +195,67 @@ Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
       }
       return {v, f.take()};
     }
+    case NcclAlgorithm::kNvlsTree: {
+      // nvls.cc: one NVLS step inside the node, up and down a tree of log2(nNodes) network hops.
+      f.set("baseLat {} + NVLink {} + 2 x log2({}) x net {}", base, intra, s.nodes, inter);
+      return {base + intra + 2.0 * depth * inter, f.take()};
+    }
+    case NcclAlgorithm::kPat: {
+      // pat.cc: a log part over the nodes and, still, a linear part per rank.
+      f.set("baseLat {} + log2({}) x net {} / {} + {} ranks x {}", base, s.nodes, inter, t::kPatNetLatencyDivisor,
+            s.ranks, t::kPatPerRankLatency_us);
+      return {base + depth * (inter / t::kPatNetLatencyDivisor) + s.ranks * t::kPatPerRankLatency_us, f.take()};
+    }
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
 }
 
-// comm->bandwidths[coll][a][p]: the graph's bus bandwidth through ncclTopoTuneModel's refinements,
-// then converted to algorithm bandwidth. One channel's speed is the same inside and across nodes
-// here (the ring search sets both), so "nNodes <= 2 ? bwIntra : bwInter" picks the same figure.
+// generalBandwidths[coll][a][p]: the graph's bus bandwidth through the model's refinements, then
+// converted to algorithm bandwidth. One channel's speed is the same inside and across nodes for
+// the ring/tree graph here (the ring search sets both), so bwIntra and bwInter pick the same figure.
 Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s, bool explain) {
   const std::size_t row = generation_row(s.compute_capability);
   const std::size_t col = nodes_column(s.nodes);
   // llMaxBws: the GPU's row on one node, the host CPU's row across nodes (Intel assumed: row 0).
   const double ll_max = t::kLlMaxBw[s.nodes == 1 ? row : 0][col];
-  const bool nvls = a == NcclAlgorithm::kNvls;
-  const int channels = nvls ? s.nvls_channels : s.channels;
-  const double speed = (nvls ? s.nvls_channel_bw : s.channel_bw).value() / unit::kGiga;
-  double bus = channels * speed;
   Formula f(explain);
+  if (is_nvls(a)) {
+    // nvls.cc: per channel, the NVSwitch side (bwIntra x nvlsEfficiency x (n-1)/n, twice for
+    // all-reduce, which reduces and multicasts; (ppn-1)/ppn of it for all-gather/reduce-scatter),
+    // the heads' own traffic (bwInter, twice for NVLS-Tree on two nodes) and, for NVLS-Tree, its
+    // per-channel cap.
+    const double n = as_double(s.nvls_channels);
+    const double bw_intra = s.nvls_channel_bw.value() / unit::kGiga;
+    const double bw_inter = s.nvls_inter_bw.value() / unit::kGiga;
+    const double efficiency = t::kNvlsEfficiency[row];
+    double intra = bw_intra * efficiency * (n - 1.0) / n;
+    if (op == CollectiveOp::kAllReduce) {
+      intra *= 2.0;
+    } else {
+      const double ppn = as_double(s.ranks_per_node);
+      intra *= (ppn - 1.0) / ppn;
+    }
+    const bool tree = a == NcclAlgorithm::kNvlsTree;
+    const double inter = bw_inter * (tree && s.nodes <= 2 ? 2.0 : 1.0);
+    double per_channel = std::min(intra, inter);
+    if (tree) per_channel = std::min(per_channel, t::kPerChannelMaxNvlsTreeBw[row][col]);
+    double bus = per_channel * n;
+    f.set("{} ch x min(NVSwitch {:.4g} x {} x {}/{}{}, heads {:.4g}{})", s.nvls_channels, bw_intra, efficiency,
+          s.nvls_channels - 1, s.nvls_channels,
+          op == CollectiveOp::kAllReduce ? std::string(" x 2")
+                                         : fmt::format(" x {}/{}", s.ranks_per_node - 1, s.ranks_per_node),
+          inter, tree ? fmt::format(", NVLS-Tree max {}", t::kPerChannelMaxNvlsTreeBw[row][col]) : std::string());
+    if (op == CollectiveOp::kAllReduce) {
+      const int nsteps = ring_steps(op, s.ranks);
+      bus *= as_double(s.ranks) / as_double(nsteps);
+      f.add(" x {:.4g} (bus to algorithm: nRanks/nsteps = {}/{})", as_double(s.ranks) / as_double(nsteps), s.ranks,
+            nsteps);
+    }
+    return {bus, f.take()};
+  }
+  const int channels = s.channels;
+  const double speed = s.channel_bw.value() / unit::kGiga;
+  double bus = channels * speed;
   f.set("{} ch x {:.4g}", channels, speed);
   const auto cap = [&](double limit, std::string_view why) {
     if (limit < bus) {
@@ -186,16 +268,16 @@ Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
     f.add(" x {:.4g} ({})", k, why);
   };
   if (a == NcclAlgorithm::kRing && p == NcclProtocol::kLL) {
-    const bool quarter = s.nodes > 1 || op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduce;
-    scale(quarter ? t::kRingLlFactorReduceOrMultiNode : t::kRingLlFactorOther, "LL");
+    scale(t::kRingLlFactor, "LL");
     cap(ll_max, "llMaxBw");
   }
   if (a == NcclAlgorithm::kRing && p == NcclProtocol::kLL128) {
-    const bool one_per_node = as_double(s.ranks) / as_double(s.nodes) < 2.0;
-    scale(one_per_node ? t::kRingLl128FactorOneRankPerNode : t::kRingLl128Factor, "LL128");
+    scale(t::kRingLl128Factor, "LL128");
     cap(channels * t::kPerChannelMaxRingLl128Bw[row][col], "per-channel LL128 max");
   }
   if (a == NcclAlgorithm::kTree) {
+    // tree.cc; stepcast assumes the search found a balanced or split tree, not the plain
+    // NCCL_TOPO_PATTERN_TREE that tree.cc slows by 0.85.
     scale(t::kTreeFactor, "tree");
     cap(channels * t::kPerChannelMaxTreeBw[row][col], "per-channel tree max");
     if (p == NcclProtocol::kLL) {
@@ -218,26 +300,32 @@ Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
     case NcclAlgorithm::kTree:
       scale(t::kTreeAlgbwRatio, "bus to algorithm");
       break;
-    case NcclAlgorithm::kNvls:
-      scale(t::kNvlsAlgbwRatio, "bus to algorithm");
+    case NcclAlgorithm::kPat:
+      scale(t::kPatFactor, "PAT");
       break;
+    case NcclAlgorithm::kNvls:
+    case NcclAlgorithm::kNvlsTree:
+      STEPCAST_UNREACHABLE("NVLS is priced above");
   }
   return {bus, f.take()};
 }
 
-// Why NCCL leaves the candidate out on this system, or empty (the enable rules of
-// ncclTopoTuneModel). LL128 is on by default only over NVLink (or one GPU per node) on exactly
-// Volta, Ampere or Hopper; stepcast assumes each GPU's NIC sits on its PCIe switch, as the
-// cluster form wires it, so the NIC path never disables it.
+// Why NCCL leaves the candidate out on this system, or empty (the enable rules of the models'
+// init functions and of cost_model.cc isLL128Enabled). LL128 is on by default only over NVLink
+// (or one GPU per node) from Volta on; stepcast assumes each GPU's NIC sits on its PCIe switch, as
+// the cluster form wires it, so the NIC path never disables it.
 std::string_view disabled_on_system(NcclAlgorithm a, NcclProtocol p, const NcclSystem& s, const NcclFilter& filter) {
-  if (a == NcclAlgorithm::kNvls) {
+  if (is_nvls(a)) {
     if (s.compute_capability < 90 || !s.nvswitch) return "NVLS needs Hopper or later GPUs on an NVSwitch";
-    if (s.nodes > 1) return "NVLS across nodes needs CollNet (SHARP), which stepcast does not model";
-    if (s.nvls_channels == 0) return "no NVLS channel fits the GPU's links";
+    if (a == NcclAlgorithm::kNvls && s.nodes > 1)
+      return "NVLS across nodes needs CollNet (SHARP), which stepcast does not model";
+    if (a == NcclAlgorithm::kNvlsTree && s.nodes == 1) return "NVLS-Tree runs across nodes only";
+    if (s.nvls_channels < 2) return "NVLS needs at least 2 channels";
   }
+  if (a == NcclAlgorithm::kPat && s.ranks_per_node > 1)
+    return "PAT runs with one GPU per node (NCCL prices the multi-GPU-per-node PAT out: opt-in only)";
   if (p == NcclProtocol::kLL128 && filter.protocol != NcclProtocol::kLL128) {
-    const int cc = s.compute_capability;
-    if (cc != 70 && cc != 80 && cc != 90) return "LL128 is off by default outside compute capability 7.0, 8.0 and 9.0";
+    if (s.compute_capability < 70) return "LL128 is off by default before compute capability 7.0";
     if (!s.nvlink && s.ranks_per_node > 1) return "LL128 is off by default without NVLink";
   }
   return {};
@@ -255,6 +343,29 @@ std::string not_requested(NcclAlgorithm a, NcclProtocol p, const NcclFilter& fil
   return {};
 }
 
+// ring.cc ncclTuningRingModelSim: the plateau factor on ring/Simple latency, 1 where it does not
+// apply. NCCL divides in integers: the bytes per channel (the communicator's) and rank, rounded down.
+double ring_plateau(CollectiveOp op, std::uint64_t bytes, const NcclSystem& s) {
+  const bool blackwell_nvlink = s.compute_capability >= 100 && s.nvlink && s.ranks_per_node > 1;
+  const bool applies =
+      (s.nodes > 1 && op == CollectiveOp::kAllReduce) ||
+      (s.nodes == 1 && blackwell_nvlink && (op == CollectiveOp::kAllReduce || is_reduce_scatter_or_all_gather(op)));
+  const std::uint64_t per_channel_rank = bytes / static_cast<std::uint64_t>(std::max(1, s.comm_channels) * s.ranks);
+  if (!applies || static_cast<double>(per_channel_rank) < t::kRingPlateauMinBytesPerChannelRank) return 1.0;
+  const double factor = s.compute_capability < 80 ? t::kRingPlateauFactorPreAmpere : t::kRingPlateauFactor;
+  if (!(s.nodes == 1 && blackwell_nvlink)) return factor;
+  // One Blackwell NVLink domain: a one-step ring has no plateau; each further step keeps
+  // plateauDelta / maxPlateauDelta of the distance to the full factor.
+  const double max_delta = factor - 1.0;
+  const int nsteps = ring_steps(op, s.ranks);
+  const double step_scale = 1.0 - std::pow(t::kRingPlateauDelta / max_delta, std::max(0, nsteps - 1));
+  double delta = max_delta;
+  const auto bprc = static_cast<double>(per_channel_rank);
+  if (bprc > t::kRingPlateauShrinkFrom)
+    delta -= t::kRingPlateauDelta * std::min(1.0, (bprc - t::kRingPlateauShrinkFrom) / t::kRingPlateauShrinkFrom);
+  return 1.0 + step_scale * delta;
+}
+
 NcclCandidate price(CollectiveOp op, Bytes size, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s,
                     const NcclTuning& tuning, bool explain) {
   NcclCandidate c;
@@ -262,21 +373,24 @@ NcclCandidate price(CollectiveOp op, Bytes size, NcclAlgorithm a, NcclProtocol p
   c.protocol = p;
   Term lat = latency_us(op, a, p, s, explain);
   Term bw = algbw_GBps(op, a, p, s, explain);
-  // ncclTopoGetAlgoTime: the tree correction per size, the ring plateau across nodes.
+  // The per-size corrections of the models' Sim functions: the tree correction (tree.cc; nvls.cc
+  // for NVLS-Tree on Blackwell, x86 hosts assumed), the ring plateau (ring.cc).
   const auto bytes = static_cast<std::uint64_t>(size.value());
   const int log_size = log2i(bytes >> 6);
-  if (a == NcclAlgorithm::kTree && log_size < t::kTreeCorrectionSizes) {
+  const bool tree_corrected = (a == NcclAlgorithm::kTree && log_size < t::kTreeCorrectionSizes) ||
+                              (a == NcclAlgorithm::kNvlsTree && op == CollectiveOp::kAllReduce &&
+                               s.compute_capability >= 100 && log_size < t::kNvlsTreeCorrectionSizes);
+  if (tree_corrected) {
     const double k = t::kTreeCorrection[at(p)][static_cast<std::size_t>(log_size)];
     bw.value *= k;
     if (explain) bw.formula += fmt::format(" x {:.4g} (tree correction at 2^{} x 64 B)", k, log_size);
   }
-  // NCCL divides in integers: the bytes per channel and rank, rounded down.
-  const auto per_channel_rank = [&] { return bytes / static_cast<std::uint64_t>(s.channels * s.ranks); };
-  if (a == NcclAlgorithm::kRing && p == NcclProtocol::kSimple && s.nodes > 1 && op == CollectiveOp::kAllReduce &&
-      static_cast<double>(per_channel_rank()) >= t::kRingPlateauMinBytesPerChannelRank) {
-    const double k = s.compute_capability < 80 ? t::kRingPlateauFactorPreAmpere : t::kRingPlateauFactor;
-    lat.value *= k;
-    if (explain) lat.formula = fmt::format("({}) x {} (ring plateau)", lat.formula, k);
+  if (a == NcclAlgorithm::kRing && p == NcclProtocol::kSimple) {
+    const double k = ring_plateau(op, bytes, s);
+    if (k != 1.0) {
+      lat.value *= k;
+      if (explain) lat.formula = fmt::format("({}) x {:.4g} (ring plateau)", lat.formula, k);
+    }
   }
   const NcclProtocolTuning& cal = tuning[at(p)];
   if (cal.latency_factor != 1.0) {
@@ -337,9 +451,12 @@ bool nccl_runs(CollectiveOp op, NcclAlgorithm algorithm) {
     case NcclAlgorithm::kRing:
       return has_nccl_tuning(op);
     case NcclAlgorithm::kTree:
+    case NcclAlgorithm::kNvlsTree:
       return op == CollectiveOp::kAllReduce;
     case NcclAlgorithm::kNvls:
       return op == CollectiveOp::kAllReduce || is_reduce_scatter_or_all_gather(op);
+    case NcclAlgorithm::kPat:
+      return is_reduce_scatter_or_all_gather(op);
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
 }
@@ -353,7 +470,7 @@ NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, co
   std::optional<std::size_t> best;
   for (const NcclAlgorithm a : kNcclAlgorithmList) {
     for (const NcclProtocol p : kNcclProtocolList) {
-      if (a == NcclAlgorithm::kNvls && p != NcclProtocol::kSimple) continue;  // NVLS runs Simple only
+      if (simple_only(a) && p != NcclProtocol::kSimple) continue;  // NVLS, NVLS-Tree and PAT run Simple only
       std::string reason = missing_for_op(op, a);
       if (reason.empty()) reason = std::string(disabled_on_system(a, p, system, filter));
       if (reason.empty()) reason = not_requested(a, p, filter);
@@ -373,7 +490,7 @@ NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, co
   if (!best) {
     std::string reasons;
     for (const NcclCandidate& c : choice.candidates) {
-      if (c.disabled_because.starts_with("not requested")) continue;
+      if (!requested(c.algorithm, c.protocol, filter)) continue;
       reasons += fmt::format("; {}: {}", name_of(c), c.disabled_because);
     }
     throw InputError(
@@ -392,7 +509,7 @@ NcclCandidate nccl_pick(CollectiveOp op, Bytes size, const NcclSystem& system, c
   std::optional<NcclCandidate> best;
   for (const NcclAlgorithm a : kNcclAlgorithmList) {
     for (const NcclProtocol p : kNcclProtocolList) {
-      if (a == NcclAlgorithm::kNvls && p != NcclProtocol::kSimple) continue;
+      if (simple_only(a) && p != NcclProtocol::kSimple) continue;
       if (!nccl_runs(op, a) || !disabled_on_system(a, p, system, filter).empty() || !requested(a, p, filter)) continue;
       NcclCandidate c = price(op, size, a, p, system, tuning, false);
       if (!best || c.time < best->time) best = std::move(c);

@@ -28,6 +28,10 @@ std::string_view to_string(NcclAlgorithm algorithm) {
       return "ring";
     case NcclAlgorithm::kNvls:
       return "nvls";
+    case NcclAlgorithm::kNvlsTree:
+      return "nvlstree";
+    case NcclAlgorithm::kPat:
+      return "pat";
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is named");
 }

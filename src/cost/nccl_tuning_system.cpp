@@ -1,8 +1,10 @@
 // What NCCL learns of the hardware before it tunes, derived from a stepcast topology: the GPU
 // generation (from the GPU's name: topologies do not state it), NVLink or PCIe inside a node, and
 // the channels of NCCL's ring/tree and NVLS graphs. The channel search is a sketch of NVIDIA/nccl
-// 2.20.3 src/graph/search.cc (ncclTopoCompute): the same speeds, duplication and stopping rules,
-// with links reduced to three budgets: a GPU's NVLink (or PCIe) total, each NIC, and NVLS's heads.
+// src/graph/search.cc (ncclTopoCompute, as the 2026 tree of NCCL 2.29 has it): the same speeds,
+// duplication and stopping rules, with links reduced to three
+// budgets: a GPU's NVLink (or PCIe) total, each NIC, and NVLS's heads; the communicator's channels
+// follow src/graph/connect.cc (ncclTopoPostset).
 #include <fmt/format.h>
 #include <algorithm>
 #include <array>
@@ -19,7 +21,7 @@
 namespace stepcast::cost {
 namespace {
 
-namespace t = nccl220;
+namespace t = nccl_tables;
 
 // NVLink 2, 3 and 4 carry 25 GB/s each way per link (NVIDIA's NVLink pages: V100 6 links,
 // A100 12, H100 18 = 150, 300 and 450 GB/s each way); NVLink 5 carries 50 (Blackwell: 18 links,
@@ -237,22 +239,44 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
            fmt::format("{} x {:.4g} GB/s", g.channels, g.speed));
   }
 
-  // NVLS: one channel per GPU, each loading every GPU's NVSwitch link once and its head's twice
-  // (ncclTopoSearchTryNvls), so a speed fits when (GPUs + 1) x speed fits a GPU's links; NVLS
-  // graphs are neither duplicated nor sped up later. NCCL 2.20 runs NVLS within one node only
-  // unless CollNet is present, which stepcast does not model.
-  if (s.compute_capability >= 90 && s.nvswitch && s.nodes == 1) {
-    const int heads = s.ranks_per_node;
-    const auto speed = std::find_if(t::kSpeedsIntraSm90.begin(), t::kSpeedsIntraSm90.end(),
-                                    [&](double v) { return fit(gpu_total, v * (heads + 1)) >= 1; });
-    if (speed != t::kSpeedsIntraSm90.end()) {
+  // connect.cc ncclTopoPostset: twice the graph's channels, and twice again on Hopper+ across
+  // nodes while the ring's speed exceeds 45 GB/s and fewer than 16 run.
+  s.comm_channels = std::min(t::kMaxChannels, 2 * s.channels);
+  if (s.compute_capability >= 90 && s.nodes > 1 && s.channel_bw.value() / unit::kGiga > t::kMoreChannelsMinSpeedSm90 &&
+      s.comm_channels < t::kMoreChannelsBelow)
+    s.comm_channels *= 2;
+  if (derivation)
+    note(derivation, "communicator channels", "the graph's twice over (connect.cc), x2 on Hopper+ above 45 GB/s",
+         fmt::format("{}", s.comm_channels));
+
+  // NVLS: one channel per head GPU (across nodes, a GPU with its own NIC), each loading every GPU's
+  // NVSwitch link once and its head's twice (ncclTopoSearchTryNvls), so a speed fits when
+  // (heads + 1) x speed fits a GPU's links: bwIntra. NVLS graphs are not duplicated; pass 2 raises
+  // bwInter, the heads' own traffic (to their NIC across nodes), while it stays below twice bwIntra.
+  if (s.compute_capability >= 90 && s.nvswitch) {
+    const bool across = s.nodes > 1;
+    const int heads = across ? std::min(s.ranks_per_node, std::max(1, tiers.nics)) : s.ranks_per_node;
+    const std::span<const double> speeds =
+        across ? std::span<const double>(t::kSpeedsInterSm90) : std::span<const double>(t::kSpeedsIntraSm90);
+    const double nic = across ? tiers.group_nic_bw.value() / unit::kGiga / std::max(1, tiers.nics) : 0.0;
+    const auto fits_intra = [&](double v) { return fit(gpu_total, v * (heads + 1)) >= 1 && (!across || v <= nic); };
+    const auto intra = std::find_if(speeds.begin(), speeds.end(), fits_intra);
+    if (intra != speeds.end()) {
       s.nvls_channels = heads;
-      s.nvls_channel_bw = gbyte_per_s(*speed);
+      s.nvls_channel_bw = gbyte_per_s(*intra);
+      const auto fits_inter = [&](double v) {
+        return v < t::kNvlsInterMaxRatio * *intra + 1e-9 && (!across || v <= nic);
+      };
+      s.nvls_inter_bw = gbyte_per_s(*std::find_if(speeds.begin(), intra + 1, fits_inter));
     }
     if (derivation)
       note(derivation, "NVLS graph",
-           fmt::format("one channel per GPU, the fastest speed with ({} + 1) x speed <= {:.4g} GB/s", heads, gpu_total),
-           fmt::format("{} x {:.4g} GB/s", s.nvls_channels, s.nvls_channel_bw.value() / unit::kGiga));
+           fmt::format("one channel per head GPU, bwIntra the fastest speed with ({} + 1) x speed <= {:.4g} GB/s{}; "
+                       "bwInter raised up to twice bwIntra{}",
+                       heads, gpu_total, across ? fmt::format(" and <= the NIC's {:.4g}", nic) : std::string(),
+                       across ? " within the NIC" : ""),
+           fmt::format("{} x {:.4g} GB/s (bwInter {:.4g})", s.nvls_channels, s.nvls_channel_bw.value() / unit::kGiga,
+                       s.nvls_inter_bw.value() / unit::kGiga));
   }
   return s;
 }

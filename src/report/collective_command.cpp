@@ -96,8 +96,10 @@ std::optional<cost::NcclFilter> parse_nccl_request(CollectiveOp op, const std::s
                                                    const std::string& protocol) {
   const std::optional<cost::NcclAlgorithm> nccl_algorithm = cost::parse_nccl_algorithm(algorithm);
   const bool by_default = algorithm.empty() && protocol.empty() && cost::has_nccl_tuning(op);
-  const bool wanted =
-      by_default || algorithm == kAuto || nccl_algorithm == cost::NcclAlgorithm::kNvls || !protocol.empty();
+  // ring and tree are also stepcast's closed forms; NCCL's other algorithms exist only in its model.
+  const bool nccl_only =
+      nccl_algorithm && *nccl_algorithm != cost::NcclAlgorithm::kRing && *nccl_algorithm != cost::NcclAlgorithm::kTree;
+  const bool wanted = by_default || algorithm == kAuto || nccl_only || !protocol.empty();
   if (!wanted) return std::nullopt;
   if (!cost::has_nccl_tuning(op)) {
     throw InputError(
@@ -126,10 +128,13 @@ std::optional<cost::NcclFilter> parse_nccl_request(CollectiveOp op, const std::s
       throw InputError(fmt::format("--protocol: unknown protocol \"{}\"; accepted: {}, auto", protocol,
                                    cost::accepted_nccl_protocols()));
     }
-    if (f.algorithm == cost::NcclAlgorithm::kNvls && f.protocol != cost::NcclProtocol::kSimple) {
+    if (f.algorithm && *f.algorithm != cost::NcclAlgorithm::kRing && *f.algorithm != cost::NcclAlgorithm::kTree &&
+        f.protocol != cost::NcclProtocol::kSimple) {
+      const std::string_view name = cost::to_string(*f.algorithm);
       throw InputError(
-          fmt::format("--protocol: NCCL runs nvls in Simple only, not {}; with nvls, --protocol accepts: Simple, auto",
-                      cost::to_string(*f.protocol)));
+          fmt::format("--protocol: NCCL runs {} in Simple only, not {}; with {}, --protocol accepts: "
+                      "Simple, auto",
+                      name, cost::to_string(*f.protocol), name));
     }
   }
   return f;

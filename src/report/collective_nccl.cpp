@@ -15,7 +15,7 @@ using cost::NcclCandidate;
 using cost::NcclChoice;
 
 // The NCCL release whose tuning.cc the model restates (src/cost/nccl_tuning_tables.hpp).
-constexpr std::string_view kModel = "NCCL 2.20.3 tuning model";
+constexpr std::string_view kModel = "NCCL 2.29 tuning model";
 
 std::string name_of(const NcclCandidate& c) {
   return fmt::format("{}/{}", cost::to_string(c.algorithm), cost::to_string(c.protocol));
@@ -45,16 +45,16 @@ std::string lost_because(const NcclCandidate& c, const NcclCandidate& w) {
 }
 
 std::string candidates_text(const NcclChoice& choice) {
-  std::string out = fmt::format("  {:<13} {:>12}  {:>12}  {:>14}  {:>12}\n", "candidate", "time (us)", "latency (us)",
+  std::string out = fmt::format("  {:<15} {:>12}  {:>12}  {:>14}  {:>12}\n", "candidate", "time (us)", "latency (us)",
                                 "bandwidth (us)", "algbw (GB/s)");
   for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
     const NcclCandidate& c = choice.candidates[i];
     const std::string mark = i == choice.winner ? " <- chosen" : c.enabled() ? lost_because(c, choice.chosen()) : "";
     if (!c.enabled()) {
-      out += fmt::format("  {:<13} left out: {}\n", name_of(c), c.disabled_because);
+      out += fmt::format("  {:<15} left out: {}\n", name_of(c), c.disabled_because);
       continue;
     }
-    out += fmt::format("  {:<13} {:>12.2f}  {:>12.2f}  {:>14.2f}  {:>12.2f}{}\n", name_of(c),
+    out += fmt::format("  {:<15} {:>12.2f}  {:>12.2f}  {:>14.2f}  {:>12.2f}{}\n", name_of(c),
                        c.time.value() * unit::kMega, c.latency.value() * unit::kMega,
                        c.bandwidth_time.value() * unit::kMega, c.algbw.value() / unit::kGiga, mark);
   }
@@ -71,6 +71,12 @@ std::string bound_text(const NcclRun& run, const NcclCandidate& w) {
   if (w.algorithm == cost::NcclAlgorithm::kNvls) {
     return fmt::format("NVLink SHARP: {} NVLS channels x {} through the NVSwitch", s.nvls_channels,
                        format_bandwidth(s.nvls_channel_bw));
+  }
+  if (w.algorithm == cost::NcclAlgorithm::kNvlsTree) {
+    return fmt::format(
+        "NVLink SHARP inside each node ({} channels x {}) and a tree of nodes through each head GPU's NIC ({} a "
+        "channel)",
+        s.nvls_channels, format_bandwidth(s.nvls_channel_bw), format_bandwidth(s.nvls_inter_bw));
   }
   if (s.nodes == 1) {
     return fmt::format("{}: {} channels x {} over each GPU's links", s.nvlink ? "NVLink" : "PCIe", s.channels,
@@ -210,7 +216,9 @@ nlohmann::json nccl_json(const NcclRun& run, bool explain) {
                            {"channels", s.channels},
                            {"channel_bw_GBps", gbps(s.channel_bw)},
                            {"nvls_channels", s.nvls_channels},
-                           {"nvls_channel_bw_GBps", gbps(s.nvls_channel_bw)}};
+                           {"nvls_channel_bw_GBps", gbps(s.nvls_channel_bw)},
+                           {"nvls_inter_bw_GBps", gbps(s.nvls_inter_bw)},
+                           {"comm_channels", s.comm_channels}};
   if (explain) system["derivation"] = explanation_json(s.derivation);
   nlohmann::json j = {
       {"op", std::string(cost::to_string(run.op))},

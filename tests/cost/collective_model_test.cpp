@@ -1,6 +1,7 @@
 // The one collective model: NCCL's pick for the group, the NICs shared with the groups beside it,
-// the step priced by it. Figures are hand-derived from NVIDIA/nccl 2.20.3 src/graph/search.cc and
-// tuning.cc (latencies in us, bandwidths in GB/s = 1e9 B/s), as in nccl_tuning_test.cpp.
+// the step priced by it. Figures are hand-derived from NVIDIA/nccl src/graph/search.cc, paths.cc
+// and NCCL 2.29's src/tuning/ (latencies in us, bandwidths in GB/s = 1e9 B/s), as in
+// nccl_tuning_test.cpp.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -101,24 +102,26 @@ TEST_SUITE("cost.collective_model") {
   }
 
   TEST_CASE("send/recv on NCCL's p2p channels: 8 x H100 over NVLink, and one GPU per node over its NIC") {
-    // One node (src/graph/paths.cc by hand): the ring graph's 12 channels round up to 16 p2p
-    // channels; an NVLink peer may use 2 x 18 NVLinks = 36, so each peer gets 16 channels of 30
-    // GB/s = 480 GB/s, capped at the GPU's 18 x 20.6 = 370.8 GB/s. 1 GiB: 2.8957 ms, plus one
+    // One node (src/graph/paths.cc by hand): the communicator's 2 x 12 = 24 channels round up to 32
+    // p2p channels; an NVLink peer may use 2 x 18 NVLinks = 36 (64 as a power of two), so each peer
+    // gets 32 channels of 30 GB/s = 960 GB/s, capped at the GPU's 18 x 20.6 = 370.8 GB/s. 1 GiB:
+    // 2.8957 ms, plus one
     // ring/Simple step (8.4 + 3.4 us). nccl-tests measured 2974.5 us on such a node (xxrjun log).
     const topology::Topology one = shipped("dgx-h100.json", 1);
     const CollectivePrice p = price(one, CollectiveOp::kSendRecv, Bytes(1073741824.0), 8);
     CHECK(model_name(p) == "p2p/Simple");
     REQUIRE(p.p2p.has_value());
-    CHECK(p.p2p->channels_per_peer == 16);
+    CHECK(p.p2p->channels_per_peer == 32);
     CHECK(us(p.latency) == doctest::Approx(11.8));
     CHECK(p.bandwidth_time.value() == doctest::Approx(1073741824.0 / 370.8e9));
-    // 10 nodes, GPU 0 of each: one NIC of 50 GB/s, ring graph 2 x 24 GB/s (48 duplicated), so 2
-    // p2p channels; a network peer starts from 2 and halves while 2 x 10 ranks > 4 x 2: 1 channel
-    // of 24 GB/s. 1 GiB: 44.74 ms (measured 43.15 ms on 10 H100 nodes, one GPU each).
+    // 10 nodes, GPU 0 of each: one NIC of 50 GB/s, ring graph 2 x 24 GB/s (48 duplicated), the
+    // communicator 4 channels, so 4 p2p channels; a network peer gets max(1 NIC, ceil(50 / 14 GB/s
+    // per channel) = 4), halved while 4 x ceil(10 peers / 8 per batch) = 8 > 4: 2 channels of
+    // 14 GB/s = 28 GB/s. 1 GiB: 38.35 ms (measured 43.15 ms on 10 H100 nodes, one GPU each).
     const topology::Topology ten = shipped("dgx-h100.json", 10);
     const CollectivePrice q = price(ten, CollectiveOp::kSendRecv, Bytes(1073741824.0), 10, 8);
-    CHECK(q.p2p->channels_per_peer == 1);
-    CHECK(q.bandwidth_time.value() == doctest::Approx(1073741824.0 / 24e9));
+    CHECK(q.p2p->channels_per_peer == 2);
+    CHECK(q.bandwidth_time.value() == doctest::Approx(1073741824.0 / 28e9));
     CHECK(us(q.latency) == doctest::Approx(8.4 + 14.0));
   }
 
@@ -232,8 +235,10 @@ TEST_SUITE("cost.collective_model") {
 
   TEST_CASE("property: never faster than the bandwidth bound of the tier it crosses") {
     // One node: a rank puts its bytes on its own links (intra_bw each way). Across nodes, a node's
-    // ranks together send at least nccl-tests' busbw factor x S through the NICs they share
-    // (node_bw): a ring channel leaves each node once, a double binary tree moves 2S per node.
+    // ranks together send at least nccl-tests' busbw factor for the node count x S through the NICs
+    // they share (node_bw): the lower bound of Patarasuk and Yuan (2009), 2(N-1)/N S per node for
+    // an all-reduce over N nodes, which NCCL's NVLS-Tree between two nodes reaches (each node sends
+    // its reduced S once, up or down the tree).
     std::mt19937_64 rng(20261130);
     const topology::Topology topos[] = {shipped("dgx-h100.json", 4), shipped("p4d-24xlarge.json", 4),
                                         shipped("alcf-polaris.json", 8), shipped("p5-48xlarge.json", 2)};
@@ -249,7 +254,7 @@ TEST_SUITE("cost.collective_model") {
       const Bytes size(std::ldexp(1.0, 10 + static_cast<int>(rng() % 24)));
       const topology::CommTiers t = topo.tiers(ranks, stride, topology::Concurrency{groups, 1});
       const CollectivePrice p = price_collective(collective_group(topo, t), op, size, {});
-      const double factor = busbw_factor(op, ranks);
+      const double factor = busbw_factor(op, t.nodes == 1 ? ranks : t.nodes);
       const double bound = t.nodes == 1 ? p.flows.bytes_per_rank.value() / t.intra_bw.value()
                                         : factor * size.value() / t.node_bw.value();
       const bool p2p = op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv;

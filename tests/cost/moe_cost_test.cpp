@@ -80,11 +80,11 @@ TEST_SUITE("cost.moe") {
     CHECK(fwd->ranks == 2);
     CHECK(fwd->name.find("2 ranks over 2 nodes, 1 per node") != std::string::npos);
     // Each rank keeps its own half and sends S/2 = 2,097,152 B to the other node. NCCL gives a
-    // network peer 2 p2p channels at the ring graph's 24 GB/s each (paths.cc; the channel speed
-    // its search finds under a 50 GB/s NIC, as collective_model_test shows for DGX nodes):
-    // 48 GB/s, below the NIC's 50. 2,097,152 / 48e9 = 43.69 us of bandwidth per call, plus NCCL's
-    // per-call latency.
-    const double per_call = size / 2.0 / 48e9;
+    // network peer max(1 NIC, ceil(50 GB/s / 14 GB/s per channel)) = 4 p2p channels (paths.cc,
+    // NCCL_P2P_PER_CHANNEL_NET_BW; the communicator's 4 channels hold them, one batch of peers):
+    // 56 GB/s, capped at the NIC's 50. 2,097,152 / 50e9 = 41.94 us of bandwidth per call, plus
+    // NCCL's per-call latency.
+    const double per_call = size / 2.0 / 50e9;
     const cost::CollectiveGroup group = cost::collective_group(topo, topo.tiers(2, 1));
     const cost::CollectivePrice price =
         cost::price_collective(group, cost::CollectiveOp::kAllToAll, Bytes(size), cost::CollectiveModel{});

@@ -48,7 +48,7 @@ TEST_SUITE("cost.nvl72_collectives") {
     CHECK(b.bottleneck == cost::Bottleneck::kNodeNics);
   }
 
-  TEST_CASE("NCCL's model sees NVLink SHARP inside an NVL72 domain and not across racks") {
+  TEST_CASE("NCCL's model sees NVLink SHARP inside an NVL72 domain, and NVLS-Tree across racks") {
     const Topology t = nvl72_racks(36);
     // Inside: 72 GPUs, each with round(900 / 50) = 18 NVLink 5 links of 40.1 GB/s as NCCL counts
     // them (topo.h SM100_NVLINK_BW) = 721.8 GB/s. NVLS: one channel per GPU, (72 + 1) x speed must
@@ -60,9 +60,13 @@ TEST_SUITE("cost.nvl72_collectives") {
     CHECK(rack.nccl->gpu_bw.value() == doctest::Approx(18 * 40.1 * kGBps));
     CHECK(rack.nccl->nvls_channels == 72);
     CHECK(rack.nccl->nvls_channel_bw.value() == doctest::Approx(6 * kGBps));
-    // Across two racks NCCL 2.20 runs NVLS only with CollNet, which stepcast does not model.
+    // Across two racks NCCL runs NVLS only with CollNet, which stepcast does not model, but has
+    // NVLS-Tree: one head per GPU with its own NIC (72), the fastest sm90 inter speed with
+    // (72 + 1) x speed <= 721.8 is again 6 GB/s, and pass 2 raises bwInter to 12 (< 2 x 6 + 12).
     const cost::CollectiveGroup two = cost::collective_group(t, t.tiers(144));
     REQUIRE(two.nccl.has_value());
-    CHECK(two.nccl->nvls_channels == 0);
+    CHECK(two.nccl->nvls_channels == 72);
+    CHECK(two.nccl->nvls_channel_bw.value() == doctest::Approx(6 * kGBps));
+    CHECK(two.nccl->nvls_inter_bw.value() == doctest::Approx(12 * kGBps));
   }
 }

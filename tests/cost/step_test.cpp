@@ -83,13 +83,14 @@ TEST_SUITE("cost.step") {
 
   TEST_CASE("ZeRO-1 reduce-scatters in DeepSpeed's 5e8-element buckets: only the last one outlasts the backward") {
     // 16 A100s, one per node, each on its own 400 Gbps (50e9 B/s) NIC: the seed's flat machine.
-    // A bf16 gradient bucket is 5e8 x 2 B = 1e9 B. NCCL 2.20's model (src/graph/search.cc and
-    // tuning.cc, by hand): through one 50 GB/s NIC the search settles on one 48 GB/s channel,
+    // A bf16 gradient bucket is 5e8 x 2 B = 1e9 B. NCCL 2.29's model (src/graph/search.cc and
+    // src/tuning/, by hand): through one 50 GB/s NIC the search settles on one 48 GB/s channel,
     // duplicated into 2 x 24 GB/s (speed >= 25 on Ampere), bus 48 GB/s; reduce-scatter runs a ring
     // only. Ring/Simple: algbw 48 x 16/15 = 51.2 GB/s, 1e9 B / 51.2e9 B/s = 19.53125 ms; latency
     // baseLat 8.4 us + 15 inter-node steps x 14 us = 218.4 us; 19.74965 ms in all. Ring/LL128
-    // (bus 48 x 0.7 for one rank per node) and ring/LL (bus 48 / 4) are slower. The other buckets
-    // hide behind a backward of about a second; the last one is exposed.
+    // (bus 48 x 0.92 capped at 2 channels x 20 = 40), ring/LL (48 x 0.5 capped at llMaxBw 20.4)
+    // and PAT (one GPU per node: 48 x 0.75 = 36) are slower. The other buckets hide behind a
+    // backward of about a second; the last one is exposed.
     const auto topo = topology::load_topology(kSource / "topologies/flat-400gbps.json", 16);
     const auto p = predict("llama2-7b.json", "dp=16,zero=1,flash=on", topo);
     bool found = false;

@@ -50,14 +50,14 @@ sim::StepSpec hand_spec(bool overlap) {
 }
 
 // One all-to-all call: each rank keeps its half and sends S/2 = 2,097,152 B to the other node.
-// NCCL gives a network peer 2 p2p channels at the ring graph's 24 GB/s each (paths.cc; the
-// figure tests/cost/moe_cost_test.cpp derives): 48 GB/s, below the NIC's 50, so
-// 2,097,152 / 48e9 = 43.69 us, plus NCCL's per-call latency from the collective model.
+// NCCL gives a network peer 4 p2p channels of 14 GB/s (paths.cc, NCCL_P2P_PER_CHANNEL_NET_BW;
+// the figure tests/cost/moe_cost_test.cpp derives): 56 GB/s, capped at the NIC's 50, so
+// 2,097,152 / 50e9 = 41.94 us, plus NCCL's per-call latency from the collective model.
 double a2a_seconds(const topology::Topology& topo) {
   const cost::CollectiveGroup group = cost::collective_group(topo, topo.tiers(2, 1));
   const cost::CollectivePrice price =
       cost::price_collective(group, cost::CollectiveOp::kAllToAll, Bytes(kS), cost::CollectiveModel{});
-  const double bandwidth = kS / 2.0 / 48e9;
+  const double bandwidth = kS / 2.0 / 50e9;
   CHECK(price.bandwidth_time.value() == doctest::Approx(bandwidth).epsilon(1e-9));
   return price.latency.value() + bandwidth;
 }
@@ -79,7 +79,7 @@ TEST_SUITE("sim.moe") {
     const double a2a = a2a_seconds(topo);
     const sim::StepResult r = sim::simulate_step(topo, hand_spec(false));
     // Forward: 2 blocks x 2 calls; backward the same. They sit between dependent kernels, so the
-    // step is the compute plus all 8 calls: 3 ms + 8 x (latency + 43.69 us).
+    // step is the compute plus all 8 calls: 3 ms + 8 x (latency + 41.94 us).
     CHECK(r.breakdown.moe_comm.value() == doctest::Approx(8.0 * a2a).epsilon(1e-6));
     CHECK(r.step_time.value() == doctest::Approx(3e-3 + 8.0 * a2a).epsilon(1e-6));
     CHECK(r.breakdown.compute.value() == doctest::Approx(3e-3).epsilon(1e-9));

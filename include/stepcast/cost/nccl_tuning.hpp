@@ -1,6 +1,7 @@
-// NCCL's own tuning model (NVIDIA/nccl 2.20.3, src/graph/tuning.cc): the time of every algorithm
-// and protocol NCCL has for a collective, and the one its tuner picks. The figures are NCCL's, in
-// src/cost/nccl_tuning_tables.hpp; what NCCL learns from the hardware is derived from a topology.
+// NCCL's own tuning model (NCCL 2.29's, as the newest NVIDIA/nccl tree states it in src/tuning/):
+// the time of every algorithm and protocol NCCL has for a collective, and the one its tuner picks.
+// The figures are NCCL's, in src/cost/nccl_tuning_tables.hpp; what NCCL learns from the hardware is
+// derived from a topology.
 #pragma once
 
 #include <array>
@@ -16,8 +17,11 @@
 
 namespace stepcast::cost {
 
-/// NCCL's algorithms as its tuner weighs them (CollNet and NVLS-tree are not modelled).
-enum class NcclAlgorithm { kTree, kRing, kNvls };
+/// NCCL's algorithms as its tuner weighs them, in NCCL's order. NVLS-Tree: NVLink SHARP inside each
+/// node and a tree of nodes across them (all-reduce); PAT: Parallel Aggregated Trees for all-gather
+/// and reduce-scatter with one GPU per node. CollNet (network SHARP) is not modelled: no shipped
+/// topology has it.
+enum class NcclAlgorithm { kTree, kRing, kNvls, kNvlsTree, kPat };
 /// NCCL's protocols: LL (8-byte lines carrying 4 data bytes and a flag), LL128 (128-byte lines
 /// carrying 120 data bytes), Simple (bulk copies with a fence per step).
 enum class NcclProtocol { kLL, kLL128, kSimple };
@@ -25,8 +29,8 @@ enum class NcclProtocol { kLL, kLL128, kSimple };
 inline constexpr int kNcclProtocols = 3;
 
 /// Every algorithm and protocol the tuner weighs, in NCCL's order.
-inline constexpr std::array<NcclAlgorithm, 3> kNcclAlgorithmList = {NcclAlgorithm::kTree, NcclAlgorithm::kRing,
-                                                                    NcclAlgorithm::kNvls};
+inline constexpr std::array<NcclAlgorithm, 5> kNcclAlgorithmList = {
+    NcclAlgorithm::kTree, NcclAlgorithm::kRing, NcclAlgorithm::kNvls, NcclAlgorithm::kNvlsTree, NcclAlgorithm::kPat};
 inline constexpr std::array<NcclProtocol, 3> kNcclProtocolList = {NcclProtocol::kLL, NcclProtocol::kLL128,
                                                                   NcclProtocol::kSimple};
 
@@ -39,15 +43,17 @@ struct NcclSystem {
   int ranks = 1;
   int nodes = 1;
   int ranks_per_node = 1;
-  int channels = 0;           ///< ring and tree graph: channels
-  BytesPerSecond channel_bw;  ///< ... and each channel's bandwidth
-  int nvls_channels = 0;      ///< NVLS graph; 0 where NVLink SHARP is not available
-  BytesPerSecond nvls_channel_bw;
-  int gpu_links = 0;          ///< NVLinks of a GPU as NCCL counts them; 0 over PCIe
-  BytesPerSecond gpu_bw;      ///< a GPU's intra-node links as NCCL counts them (NVLinks x per-link figure)
-  int nics_per_gpu = 1;       ///< NICs each GPU reaches (p5: 4), for the point-to-point channels
-  BytesPerSecond gpu_nic_bw;  ///< what one GPU sends out of its node alone
-  Explanation derivation;     ///< how each figure above came from the topology
+  int channels = 0;                ///< ring and tree graph: channels
+  BytesPerSecond channel_bw;       ///< ... and each channel's bandwidth
+  int comm_channels = 0;           ///< channels the communicator runs (connect.cc: the graph's, duplicated)
+  int nvls_channels = 0;           ///< NVLS graph (one per head GPU); 0 where NVLink SHARP is not available
+  BytesPerSecond nvls_channel_bw;  ///< ... its bwIntra
+  BytesPerSecond nvls_inter_bw;    ///< ... its bwInter (the heads' own traffic, raised in pass 2)
+  int gpu_links = 0;               ///< NVLinks of a GPU as NCCL counts them; 0 over PCIe
+  BytesPerSecond gpu_bw;           ///< a GPU's intra-node links as NCCL counts them (NVLinks x per-link figure)
+  int nics_per_gpu = 1;            ///< NICs each GPU reaches (p5: 4), for the point-to-point channels
+  BytesPerSecond gpu_nic_bw;       ///< what one GPU sends out of its node alone
+  Explanation derivation;          ///< how each figure above came from the topology
 };
 
 /// The compute capability NCCL would read from a GPU called `gpu_name` ("H100-SXM5-80GB" -> 90),
@@ -104,8 +110,8 @@ struct NcclCandidate {
   [[nodiscard]] bool enabled() const { return disabled_because.empty(); }
 };
 
-/// Every candidate NCCL has for a collective, in NCCL's order (tree, ring, NVLS; LL, LL128,
-/// Simple), and the fastest enabled one, first on ties, as NCCL's tuner picks it.
+/// Every candidate NCCL has for a collective, in NCCL's order (tree, ring, NVLS, NVLS-Tree, PAT;
+/// LL, LL128, Simple), and the fastest enabled one, first on ties, as NCCL's tuner picks it.
 struct NcclChoice {
   std::vector<NcclCandidate> candidates;
   std::size_t winner = 0;  ///< index into candidates
@@ -118,8 +124,8 @@ struct NcclChoice {
 /// which NCCL runs as point-to-point transfers).
 bool has_nccl_tuning(CollectiveOp op);
 
-/// Whether NCCL 2.20 has `algorithm` for `op`: ring for all five, tree for all-reduce only, NVLS
-/// for all-reduce, all-gather and reduce-scatter.
+/// Whether NCCL has `algorithm` for `op`: ring for all five, tree and NVLS-Tree for all-reduce
+/// only, NVLS for all-reduce, all-gather and reduce-scatter, PAT for all-gather and reduce-scatter.
 bool nccl_runs(CollectiveOp op, NcclAlgorithm algorithm);
 
 /// The candidates for `op` and `size` (nccl-tests' S) on `system`, and NCCL's choice.
@@ -134,7 +140,7 @@ NcclCandidate nccl_pick(CollectiveOp op, Bytes size, const NcclSystem& system, c
                         const NcclTuning& tuning = {});
 
 /// Send/recv and all-to-all as NCCL runs them: point-to-point transfers on the p2p channels
-/// (NVIDIA/nccl 2.20.3 src/graph/paths.cc, ncclTopoComputeP2pChannels), which NCCL's tuner does not
+/// (NVIDIA/nccl src/graph/paths.cc, ncclTopoComputeP2pChannels), which NCCL's tuner does not
 /// price. nccl-tests' sendrecv (each rank to the next) and alltoall (S/N to every rank).
 struct NcclP2p {
   int channels_per_peer = 1;
@@ -156,7 +162,7 @@ std::string_view to_string(NcclProtocol protocol);
 /// Case-insensitive, as NCCL reads NCCL_ALGO and NCCL_PROTO.
 std::optional<NcclAlgorithm> parse_nccl_algorithm(std::string_view name);
 std::optional<NcclProtocol> parse_nccl_protocol(std::string_view name);
-/// "LL, LL128, Simple" and "tree, ring, nvls", for messages and help.
+/// "LL, LL128, Simple" and "tree, ring, nvls, nvlstree, pat", for messages and help.
 std::string accepted_nccl_protocols();
 std::string accepted_nccl_algorithms(CollectiveOp op);
 
