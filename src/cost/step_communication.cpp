@@ -14,6 +14,7 @@
 #include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/context_parallel.hpp"
 #include "stepcast/cost/moe_memory.hpp"
+#include "stepcast/cost/pipeline.hpp"
 
 namespace stepcast::cost {
 
@@ -450,7 +451,18 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // the other stages, its stream keeps running through their forwards too, so the whole
       // micro-batch slot is the window.
       const Seconds window = stages_share ? forward_window + backward_window : backward_window;
-      rs.exposed = grad_reduce_overlapped ? std::max(max0(rs.time - window * reductions), last) : rs.time;
+      Seconds backlog = max0(rs.time - window * reductions);
+      if (stages_share) {
+        // But in the pipeline's cooldown the first stage, which ends the step, runs backward passes
+        // only: each one's reduce-scatters have that backward alone to hide behind, and what they
+        // take beyond it piles up to the step's end (as does any backlog from before).
+        const double cooldown =
+            std::min(cooldown_microbatches(plan.schedule, plan.pp, m, plan.vp), static_cast<double>(m));
+        const Seconds per_micro_batch = rs.time / reductions;
+        backlog = std::max(max0(per_micro_batch - backward_window) * cooldown,
+                           max0(rs.time - window * (m - cooldown) - backward_window * cooldown));
+      }
+      rs.exposed = grad_reduce_overlapped ? std::max(backlog, last) : rs.time;
       out.terms.push_back(rs);
       if (plan.overlap_param_gather.value_or(false)) {
         out.terms.push_back(overlapped_parameter_gather(plan, topology, hardware, model, cache, weights,
