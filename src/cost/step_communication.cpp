@@ -219,6 +219,8 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
       terms.push_back(uniform_term(fmt::format("MoE dispatch+combine all-to-all (backward; {})", where),
                                    CollectiveOp::kAllToAll, ep, size, 2.0 * backward_calls));
       terms.back().moe_backward_calls = 2.0;
+      for (std::size_t i = terms.size() - 2; i < terms.size(); ++i)
+        terms[i].moe_inside_node = ep.view->tiers.nodes <= 1;
     } else {
       const Bytes size = Bytes(routed * plan.ep * shape.hidden * act_bytes * load);
       for (const bool backward : {false, true}) {
@@ -231,6 +233,8 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
                                      CollectiveOp::kReduceScatter, ep, size, calls));
         (backward ? terms.back().moe_backward_calls : terms.back().moe_forward_calls) = 1.0;
       }
+      for (std::size_t i = terms.size() - 4; i < terms.size(); ++i)
+        terms[i].moe_inside_node = ep.view->tiers.nodes <= 1;
     }
   }
   if (etp > 1 && plan.sequence_parallel) {
@@ -246,6 +250,7 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
       terms[i].moe_forward_calls = 1.0;
       terms[i].moe_backward_calls = 1.0;
       terms[i].moe_expert_tp = true;
+      terms[i].moe_inside_node = etp_group.view->tiers.nodes <= 1;
     }
   }
   for (CommTerm& t : terms) {
@@ -551,11 +556,12 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       }
       // The forward's gathers hide behind the forward, but for each pass's first unit.
       // The prefetched gathers keep running while the compute stream waits on an MoE block's
-      // dispatch and combine (on the expert-parallel group's links), so those waits widen the windows.
+      // dispatch and combine, so those waits widen the windows, when the expert group stays
+      // inside a node; across nodes its all-to-alls take the NICs the gathers need.
       Seconds moe_forward_wait(0.0);
       Seconds moe_backward_wait(0.0);
       for (const CommTerm& t : out.terms) {
-        if (t.group != CommGroup::kExpert) continue;
+        if (t.group != CommGroup::kExpert || !t.moe_inside_node) continue;
         // Under full recompute the forward's calls run again inside the backward; the expert-TP
         // terms hold both passes' calls.
         const bool full = plan.recompute == plan::Recompute::kFull;

@@ -65,6 +65,8 @@ struct CommTerm {
   double moe_forward_calls = 0.0;
   double moe_backward_calls = 0.0;
   bool moe_expert_tp = false;
+  /// MoE terms only: the group stays inside one node, so its calls leave the NICs free.
+  bool moe_inside_node = false;
 };
 
 /// What the communication can hide behind, from the compute side of the step (one GPU).
