@@ -294,7 +294,10 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   const int stage = plan.zero_stage();
   if (stage == 3 || plan.sharding == plan::Sharding::kFsdpGradOp) {
     if (workload.shape) {
-      const double unit = layer_parameter_count_per_rank(*workload.shape, plan);
+      // An MoE block gathers its dense part over dp and its routed experts over edp: the unit is
+      // the largest block one GPU holds whole (moe_memory.cpp).
+      const double unit = workload.shape->moe ? moe_shard_units(*workload.shape, plan).largest_block
+                                              : layer_parameter_count_per_rank(*workload.shape, plan);
       if (stage == 3) {
         // FSDP/ZeRO-3 gather one unit (a transformer block) to compute it, plus the prefetched
         // ones, and hold its full gradient until the reduce-scatter (PyTorch FSDP notes).

@@ -45,6 +45,23 @@ ModelState moe_model_state(const workload::Workload& workload, const plan::Plan&
                     s.dense.optimizer_state + s.experts.optimizer_state};
 }
 
+MoeShardUnits moe_shard_units(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  STEPCAST_ASSERT(shape.moe.has_value(), "moe_shard_units needs an MoE shape");
+  const double experts = shape.moe->experts * workload::expert_parameter_count(shape);
+  // An MoE block's attention, router, shared experts and norms: the block without its routed experts.
+  const double moe_common = workload::moe_layer_parameter_count(shape) - experts;
+  const double dense_block = workload::layer_parameter_count(shape);
+  const int moe_layers = shape.moe_layer_count();
+  const int dense_layers = shape.layers - moe_layers;
+  MoeShardUnits out;
+  out.dense_block = (dense_layers * dense_block + moe_layers * moe_common) / shape.layers / plan.tp;
+  out.expert_block = experts / (static_cast<double>(plan.expert_tp()) * plan.ep);
+  out.moe_share = static_cast<double>(moe_layers) / shape.layers;
+  out.largest_block = moe_common / plan.tp + out.expert_block;
+  if (dense_layers > 0) out.largest_block = std::max(out.largest_block, dense_block / plan.tp);
+  return out;
+}
+
 Bytes moe_dispatch_buffers(const workload::TransformerShape& shape, const plan::Plan& plan) {
   OperatorContext ctx = operator_context(plan);
   ctx.kind.moe = true;

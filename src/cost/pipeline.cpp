@@ -39,4 +39,22 @@ double held_microbatches(plan::Schedule schedule, int p, int m, int v) {
   STEPCAST_UNREACHABLE("unknown schedule");
 }
 
+double cooldown_microbatches(plan::Schedule schedule, int p, int m, int v) {
+  STEPCAST_ASSERT(p >= 1 && m >= 1 && v >= 1, "pipeline degrees are at least 1");
+  if (p == 1) return 0.0;  // gradient accumulation: every backward follows its own forward
+  switch (schedule) {
+    case plan::Schedule::kGpipe:
+      return m;
+    case plan::Schedule::k1F1B:
+    case plan::Schedule::kZbH1:
+      return std::min(p - 1, m);
+    case plan::Schedule::kInterleaved: {
+      if (v == 1) return std::min(p - 1, m);
+      const int passes = std::min((p - 1) * 2 + (v - 1) * p, m * v);
+      return static_cast<double>(passes) / v;
+    }
+  }
+  STEPCAST_UNREACHABLE("unknown schedule");
+}
+
 }  // namespace stepcast::cost

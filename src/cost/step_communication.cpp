@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/context_parallel.hpp"
 #include "stepcast/cost/moe_memory.hpp"
+#include "stepcast/cost/pipeline.hpp"
 
 namespace stepcast::cost {
 
@@ -158,6 +160,18 @@ std::string tier_text(const Group& g) {
   return fmt::format("{} ranks over {} nodes, {} per node, NICs", g.ranks, t.nodes, t.ranks_per_node);
 }
 
+/// The expert data-parallel group (Megatron-core's expert_data_parallel_group): the edp ranks of
+/// one expert-TP and expert-parallel position, etp x ep dense positions apart, which is etp x ep x
+/// pp GPUs once a group reaches past a stage's tensor ranks; the tensor ranks' groups beside it.
+Group expert_data_group(const topology::Topology& topology, const std::optional<NcclHardware>& hardware,
+                        const CollectiveModel& model, StepCommunicationCache& cache, const plan::Plan& plan,
+                        CommGroup kind) {
+  const int fold = plan.expert_tp() * plan.ep;
+  const int stride = fold >= plan.tp ? fold * plan.pp : fold;
+  return make_group(topology, hardware, model, cache, kind, plan.expert_dp(), stride,
+                    topology::Concurrency{fold >= plan.tp ? plan.tp : 1, 1});
+}
+
 /// The collectives an MoE plan adds (Megatron-core's token dispatchers; Megatron-LM's MoE guide):
 /// per MoE block and micro-batch, a dispatch and a combine in the forward and their two
 /// gradients in the backward (a forward's worth more under full recompute). With the all-to-all
@@ -205,6 +219,8 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
       terms.push_back(uniform_term(fmt::format("MoE dispatch+combine all-to-all (backward; {})", where),
                                    CollectiveOp::kAllToAll, ep, size, 2.0 * backward_calls));
       terms.back().moe_backward_calls = 2.0;
+      for (std::size_t i = terms.size() - 2; i < terms.size(); ++i)
+        terms[i].moe_inside_node = ep.view->tiers.nodes <= 1;
     } else {
       const Bytes size = Bytes(routed * plan.ep * shape.hidden * act_bytes * load);
       for (const bool backward : {false, true}) {
@@ -217,6 +233,8 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
                                      CollectiveOp::kReduceScatter, ep, size, calls));
         (backward ? terms.back().moe_backward_calls : terms.back().moe_forward_calls) = 1.0;
       }
+      for (std::size_t i = terms.size() - 4; i < terms.size(); ++i)
+        terms[i].moe_inside_node = ep.view->tiers.nodes <= 1;
     }
   }
   if (etp > 1 && plan.sequence_parallel) {
@@ -232,6 +250,7 @@ void add_expert_parallel_terms(StepCommunication& out, const workload::Transform
       terms[i].moe_forward_calls = 1.0;
       terms[i].moe_backward_calls = 1.0;
       terms[i].moe_expert_tp = true;
+      terms[i].moe_inside_node = etp_group.view->tiers.nodes <= 1;
     }
   }
   for (CommTerm& t : terms) {
@@ -313,6 +332,8 @@ std::string_view to_string(CommGroup group) {
       return "expert parallel";
     case CommGroup::kExpertData:
       return "expert data parallel";
+    case CommGroup::kExpertShardGroup:
+      return "expert shard group";
   }
   STEPCAST_UNREACHABLE("unknown group");
 }
@@ -404,8 +425,17 @@ StepCommunication step_communication(const workload::Workload& workload, const p
   // context parallel the group holds the cp ranks too (dp x cp, all holding the same weights).
   const int dp_stride = plan.tp * plan.pp;
   const int dp_ranks = plan.gradient_ranks();
-  // An MoE plan reduces its routed experts' gradients over the expert data-parallel group instead (below).
-  const double params = shape.moe ? expert_split(workload, plan).dense_per_gpu : workload.parameters / dp_stride;
+  // FSDP / ZeRO-3 (and SHARD_GRAD_OP) gather and reduce-scatter per block: an MoE plan's routed
+  // experts ride in the block's unit when they shard over dp (ep = 1), and are units of their own
+  // over the expert data-parallel group with expert parallel (moe_memory.hpp, MoeShardUnits).
+  const bool per_block_units = plan.zero_stage() == 3 || plan.sharding == Sharding::kFsdpGradOp;
+  const bool experts_in_blocks = shape.moe && per_block_units && plan.ep == 1;
+  // Otherwise an MoE plan reduces its routed experts' gradients over the expert data-parallel group (below).
+  double params = workload.parameters / dp_stride;
+  if (shape.moe) {
+    const ExpertSplit split = expert_split(workload, plan);
+    params = split.dense_per_gpu + (experts_in_blocks ? split.expert_per_gpu : 0.0);
+  }
   // Gradients travel in the type they are reduced in (grad-reduce=), else their own.
   const double reduce_bytes =
       plan.grad_reduce ? (*plan.grad_reduce == plan::Precision::kFp32 ? 4.0 : 2.0) : per.gradients;
@@ -450,7 +480,18 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // the other stages, its stream keeps running through their forwards too, so the whole
       // micro-batch slot is the window.
       const Seconds window = stages_share ? forward_window + backward_window : backward_window;
-      rs.exposed = grad_reduce_overlapped ? std::max(max0(rs.time - window * reductions), last) : rs.time;
+      Seconds backlog = max0(rs.time - window * reductions);
+      if (stages_share) {
+        // But in the pipeline's cooldown the first stage, which ends the step, runs backward passes
+        // only: each one's reduce-scatters have that backward alone to hide behind, and what they
+        // take beyond it piles up to the step's end (as does any backlog from before).
+        const double cooldown =
+            std::min(cooldown_microbatches(plan.schedule, plan.pp, m, plan.vp), static_cast<double>(m));
+        const Seconds per_micro_batch = rs.time / reductions;
+        backlog = std::max(max0(per_micro_batch - backward_window) * cooldown,
+                           max0(rs.time - window * (m - cooldown) - backward_window * cooldown));
+      }
+      rs.exposed = grad_reduce_overlapped ? std::max(backlog, last) : rs.time;
       out.terms.push_back(rs);
       if (plan.overlap_param_gather.value_or(false)) {
         out.terms.push_back(overlapped_parameter_gather(plan, topology, hardware, model, cache, weights,
@@ -469,19 +510,73 @@ StepCommunication step_communication(const workload::Workload& workload, const p
       // gathers take beyond the compute when the group's share of the NICs is too slow.
       const Group shard = make_group(topology, hardware, model, cache, CommGroup::kShardGroup, shard_ranks, dp_stride,
                                      beside_tensor_ranks);
-      const Bytes unit = Bytes(layer_parameter_count_per_rank(shape, plan) * per.parameters);
-      const Bytes unit_grads = Bytes(layer_parameter_count_per_rank(shape, plan) * reduce_bytes);
+      double unit_parameters = layer_parameter_count_per_rank(shape, plan);
+      std::optional<MoeShardUnits> moe_units;
+      if (shape.moe) {
+        moe_units = moe_shard_units(shape, plan);
+        // A block's mean on one GPU, its routed experts in it when they shard over dp.
+        unit_parameters =
+            moe_units->dense_block + (experts_in_blocks ? moe_units->expert_block * moe_units->moe_share : 0.0);
+      }
+      const Bytes unit = Bytes(unit_parameters * per.parameters);
+      const Bytes unit_grads = Bytes(unit_parameters * reduce_bytes);
       const double mb = m;
       CommTerm fwd = pieces_term("FSDP all-gather (forward)", CollectiveOp::kAllGather, shard, weights, unit, mb);
-      const Seconds first_unit = time_of(CollectiveOp::kAllGather, unit, shard);
+      Seconds first_unit = time_of(CollectiveOp::kAllGather, unit, shard);
       // An interleaved stage runs its micro-batch as vp model chunks, each pass starting cold.
       const double chunks = plan.schedule == plan::Schedule::kInterleaved ? plan.vp : 1.0;
-      fwd.exposed = std::min(fwd.time, (max0(fwd.time / mb - forward_window) + first_unit * chunks) * mb);
       const bool regather = stage == 3;
       CommTerm bwd;
       if (regather) bwd = pieces_term("FSDP all-gather (backward)", CollectiveOp::kAllGather, shard, weights, unit, mb);
       CommTerm rs =
           pieces_term("FSDP gradient reduce-scatter", CollectiveOp::kReduceScatter, shard, grads, unit_grads, mb);
+      // With expert parallel each MoE block's routed experts are a unit of their own over the expert
+      // data-parallel group, gathered and reduce-scattered beside the block's dense unit on the same
+      // stream (TorchTitan's FSDP2 over the expert-data-parallel mesh).
+      CommTerm expert_fwd;
+      CommTerm expert_bwd;
+      CommTerm expert_rs;
+      if (moe_units && !experts_in_blocks && plan.expert_dp() > 1) {
+        const Group eg = expert_data_group(topology, hardware, model, cache, plan, CommGroup::kExpertShardGroup);
+        const double expert_per_gpu = expert_split(workload, plan).expert_per_gpu;
+        const Bytes expert_unit = Bytes(moe_units->expert_block * per.parameters);
+        const Bytes expert_weights = Bytes(expert_per_gpu * per.parameters);
+        const std::string where = tier_text(eg);
+        expert_fwd = pieces_term(fmt::format("FSDP expert all-gather (forward; edp; {})", where),
+                                 CollectiveOp::kAllGather, eg, expert_weights, expert_unit, mb);
+        if (regather) {
+          expert_bwd = pieces_term(fmt::format("FSDP expert all-gather (backward; edp; {})", where),
+                                   CollectiveOp::kAllGather, eg, expert_weights, expert_unit, mb);
+        }
+        expert_rs = pieces_term(fmt::format("FSDP expert gradient reduce-scatter (edp; {})", where),
+                                CollectiveOp::kReduceScatter, eg, Bytes(expert_per_gpu * reduce_bytes),
+                                Bytes(moe_units->expert_block * reduce_bytes), mb);
+        // The first block of a pass waits for its experts too.
+        first_unit += time_of(CollectiveOp::kAllGather, expert_unit, eg);
+      }
+      // The forward's gathers hide behind the forward, but for each pass's first unit.
+      // The prefetched gathers keep running while the compute stream waits on an MoE block's
+      // dispatch and combine, so those waits widen the windows, when the expert group stays
+      // inside a node; across nodes its all-to-alls take the NICs the gathers need.
+      Seconds moe_forward_wait(0.0);
+      Seconds moe_backward_wait(0.0);
+      for (const CommTerm& t : out.terms) {
+        if (t.group != CommGroup::kExpert || !t.moe_inside_node) continue;
+        // Under full recompute the forward's calls run again inside the backward; the expert-TP
+        // terms hold both passes' calls.
+        const bool full = plan.recompute == plan::Recompute::kFull;
+        double in_backward = 1.0;
+        if (t.moe_forward_calls > 0.0)
+          in_backward = t.moe_backward_calls > 0.0 ? (full ? 2.0 / 3.0 : 0.5) : (full ? 0.5 : 0.0);
+        moe_forward_wait += t.exposed * (1.0 - in_backward) / mb;
+        moe_backward_wait += t.exposed * in_backward / mb;
+      }
+      const Seconds forward_total = fwd.time + expert_fwd.time;
+      const Seconds forward_exposed = std::min(
+          forward_total, (max0(forward_total / mb - forward_window - moe_forward_wait) + first_unit * chunks) * mb);
+      fwd.exposed = forward_total.value() > 0.0 ? forward_exposed * (fwd.time / forward_total) : Seconds(0.0);
+      expert_fwd.exposed =
+          forward_total.value() > 0.0 ? forward_exposed * (expert_fwd.time / forward_total) : Seconds(0.0);
       CommTerm replicas;
       if (hybrid && plan.dp / plan.shard_group > 1) {
         // HYBRID_SHARD all-reduces each shard's gradients across the replicas; every position in
@@ -494,37 +589,45 @@ StepCommunication step_communication(const workload::Workload& workload, const p
         replicas = pieces_term("HSDP gradient all-reduce (replicas)", CollectiveOp::kAllReduce, rep,
                                grads / plan.shard_group, unit_grads / plan.shard_group, mb);
       }
-      const Seconds backward_comm = (bwd.time + rs.time + replicas.time) / mb;
-      const Seconds backward_exposed = max0(backward_comm - backward_window) * mb;
       // Share the backward's exposed time among its collectives in proportion to their time.
-      const Seconds backward_total = bwd.time + rs.time + replicas.time;
+      const Seconds backward_total = bwd.time + rs.time + replicas.time + expert_bwd.time + expert_rs.time;
+      const Seconds backward_exposed = max0(backward_total / mb - backward_window - moe_backward_wait) * mb;
       const auto share = [&](CommTerm& t) {
         t.exposed = backward_total.value() > 0.0 ? backward_exposed * (t.time / backward_total) : Seconds(0.0);
       };
       out.terms.push_back(fwd);
+      if (expert_fwd.calls > 0) out.terms.push_back(expert_fwd);
       if (regather) {
         share(bwd);
-        // Each backward pass's first gather is exposed, as the forward's.
-        bwd.exposed = std::min(bwd.time, bwd.exposed + first_unit * chunks * mb);
+        share(expert_bwd);
+        // Each backward pass's first gather is exposed, as the forward's, shared between the dense
+        // and the expert unit as their time.
+        const Seconds gathers = bwd.time + expert_bwd.time;
+        const Seconds first = gathers.value() > 0.0 ? first_unit * chunks * mb : Seconds(0.0);
+        if (gathers.value() > 0.0) bwd.exposed = std::min(bwd.time, bwd.exposed + first * (bwd.time / gathers));
         out.terms.push_back(bwd);
+        if (expert_bwd.calls > 0) {
+          expert_bwd.exposed = std::min(expert_bwd.time, expert_bwd.exposed + first * (expert_bwd.time / gathers));
+          out.terms.push_back(expert_bwd);
+        }
       }
       share(rs);
       out.terms.push_back(rs);
+      if (expert_rs.calls > 0) {
+        share(expert_rs);
+        out.terms.push_back(expert_rs);
+      }
       if (replicas.calls > 0) {
         share(replicas);
         out.terms.push_back(replicas);
       }
     }
   }
-  if (shape.moe && plan.expert_dp() > 1) {
+  if (shape.moe && plan.expert_dp() > 1 && !per_block_units) {
     // The routed experts' gradients are reduced over the expert data-parallel group (Megatron-core:
     // expert_data_parallel_group), as the dense ones over dp; behind the backward that the dense
     // reduction leaves free, the last bucket exposed at least.
-    const int etp = plan.expert_tp();
-    const int edp = plan.expert_dp();
-    const int stride = etp * plan.ep >= plan.tp ? etp * plan.ep * plan.pp : etp * plan.ep;
-    const Group g = make_group(topology, hardware, model, cache, CommGroup::kExpertData, edp, stride,
-                               topology::Concurrency{etp * plan.ep >= plan.tp ? plan.tp : 1, 1});
+    const Group g = expert_data_group(topology, hardware, model, cache, plan, CommGroup::kExpertData);
     const Bytes expert_grads = Bytes(expert_split(workload, plan).expert_per_gpu * reduce_bytes);
     const bool sharded = plan.zero_stage() >= 1;
     const CollectiveOp op = sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;

@@ -99,11 +99,20 @@ void add_expert_problems(const Plan& p, const workload::Workload& workload, std:
   }
   const workload::MoeShape& m = *workload.shape->moe;
   const int etp = p.expert_tp();
-  if (p.is_fsdp() || p.zero_stage() == 3) {
+  if (p.sharding == Sharding::kFsdpHybrid) {
+    // Dense state would shard over the shard group and the experts' over a share of edp that the
+    // frameworks lay out their own ways (TorchTitan's dp_shard_mod_ep mesh); stepcast prices
+    // experts sharded over the whole expert data-parallel group only.
     out.push_back(fmt::format(
-        "{} with routed experts is not modelled: stepcast prices MoE plans with zero=0, 1 or 2 (Megatron-core's "
-        "distributed optimizer shards them as zero=1)",
+        "{} with routed experts is not modelled: shard an MoE model over all of dp (fsdp=full, fsdp=grad-op or "
+        "zero=3), whose experts shard over the expert data-parallel group",
         to_string(p.sharding)));
+  }
+  if ((p.zero_stage() == 3 || p.sharding == Sharding::kFsdpGradOp) && p.dp == 1) {
+    // With one data-parallel rank the dense layers have nothing to shard over, yet the experts
+    // would shard over edp = tp / (etp x ep): no framework runs that layout.
+    out.push_back(fmt::format("{} with routed experts needs dp > 1: the dense layers shard over dp (got dp=1)",
+                              to_string(p.sharding)));
   }
   if (m.experts % p.ep != 0) {
     out.push_back(fmt::format("routed experts ({}) must be divisible by ep ({})", m.experts, p.ep));

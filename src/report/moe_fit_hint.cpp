@@ -39,6 +39,12 @@ std::string moe_fit_hint(const plan::Plan& plan, const workload::Workload& workl
   if (!(experts > dense)) {
     out += "  try a larger tp= or pp= to split the dense layers further";
     out += plan.zero_stage() == 0 ? ", or zero=1 to shard their optimizer state over dp\n" : "\n";
+    if (plan.zero_stage() < 3 && plan.dp > 1) {
+      out += fmt::format(
+          "  try fsdp=full (or zero=3): the dense layers' parameters and gradients sharded over dp={} "
+          "too, each block gathered as it runs\n",
+          plan.dp);
+    }
     return out;
   }
   const int per_block = workload.shape->moe->experts;
@@ -54,6 +60,13 @@ std::string moe_fit_hint(const plan::Plan& plan, const workload::Workload& workl
     out += fmt::format(
         "  try zero=1 (Megatron's distributed optimizer): the experts' optimizer state sharded over their {} expert "
         "data-parallel ranks\n",
+        plan.expert_dp());
+  }
+  if (plan.zero_stage() < 3 && plan.dp > 1 && plan.expert_dp() > 1) {
+    // TorchTitan's FSDP2 and DeepSpeed-MoE's ZeRO shard the experts over the expert data-parallel ranks.
+    out += fmt::format(
+        "  try fsdp=full (or zero=3): the experts' parameters and gradients sharded over their {} expert data-parallel "
+        "ranks too, each block's experts gathered as it runs\n",
         plan.expert_dp());
   }
   out += fmt::format("  try a larger pp= (now {}): each pipeline stage holds only its own layers' experts\n", plan.pp);

@@ -54,7 +54,8 @@ std::vector<std::vector<int>> StepRun::expert_data_groups(int s) const {
 }
 
 // The MoE blocks of a stage spread over the layers of each task (one model chunk's pass) as
-// evenly as whole blocks allow; the experts' updated-parameter gather under ZeRO-1/2.
+// evenly as whole blocks allow; the experts' updated-parameter gather under ZeRO-1/2, or their
+// per-block gathers and reduce-scatters under FSDP / ZeRO-3.
 void StepRun::build_expert_stage(int s) {
   const ExpertParallelComm& e = *spec_->expert_parallel;
   Stage& st = stages_[static_cast<std::size_t>(s)];
@@ -69,6 +70,12 @@ void StepRun::build_expert_stage(int s) {
   const int edp = spec_->tp * spec_->dp / (e.etp * e.ep);
   if (edp > 1 && e.parameter_gather.value() > 0.0) {
     st.expert_updated_gather = add_schedule(cost::CollectiveOp::kAllGather, e.parameter_gather, expert_data_groups(s));
+  }
+  if (edp > 1 && spec_->sharded && e.shard_gather.value() > 0.0) {
+    // FSDP / ZeRO-3: each MoE block's experts gathered and reduce-scattered over their edp groups.
+    st.shard.expert_gather = add_schedule(cost::CollectiveOp::kAllGather, e.shard_gather, expert_data_groups(s));
+    st.shard.expert_reduce_scatter =
+        add_schedule(cost::CollectiveOp::kReduceScatter, e.shard_reduce_scatter, expert_data_groups(s));
   }
 }
 

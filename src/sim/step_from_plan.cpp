@@ -125,6 +125,12 @@ PlannedStep plan_step(const plan::Plan& plan, const cost::StepPrediction& p, con
         break;
       case cost::CommGroup::kExpert:
         break;  // one MoE block's calls, taken above
+      case cost::CommGroup::kExpertShardGroup:
+        // FSDP / ZeRO-3 with expert parallel: one MoE block's experts, beside its layer's dense unit.
+        STEPCAST_ASSERT(s.expert_parallel.has_value(), "an expert shard group comes with expert parallel");
+        (t.op == cost::CollectiveOp::kAllGather ? s.expert_parallel->shard_gather
+                                                : s.expert_parallel->shard_reduce_scatter) = t.size;
+        break;
       case cost::CommGroup::kData:
         if (t.op == cost::CollectiveOp::kAllGather) {
           // ZeRO-1/2: updated parameters gathered after the optimizer, or in buckets beside the

@@ -158,6 +158,21 @@ std::size_t StepRun::variant(const PipelineOp& op, int pos) const {
   return op.chunk == 0 && pos == first ? 1 : 0;
 }
 
+int StepRun::expert_blocks_at(int stage, const PipelineOp& op, int pos) const {
+  const ShardSchedules& sh = stages_[static_cast<std::size_t>(stage)].shard;
+  if (sh.expert_gather < 0) return 0;
+  const int layer = op.kind == PipelineOp::Kind::kForward ? pos : layers_of(op) - 1 - pos;
+  return stages_[static_cast<std::size_t>(stage)].expert_blocks[static_cast<std::size_t>(layer)];
+}
+
+std::int64_t StepRun::issue_layer_gathers(int k, const PipelineOp& op, int pos) {
+  const ShardSchedules& sh = stage_of(rank(k)).shard;
+  std::int64_t last = issue(k, RequestKind::kGather, sh.gather[variant(op, pos)]);
+  for (int b = 0; b < expert_blocks_at(rank(k).stage, op, pos); ++b)
+    last = issue(k, RequestKind::kGather, static_cast<std::uint32_t>(sh.expert_gather));
+  return last;
+}
+
 void StepRun::try_start(int k, std::int64_t trigger) {
   Rank& rk = rank(k);
   const Stage& st = stage_of(rk);
@@ -192,7 +207,7 @@ void StepRun::layer_begin(int k) {
   Rank& rk = rank(k);
   const PipelineOp& op = op_of(rk);
   if (gathers_before(op)) {
-    if (rk.gather < 0) rk.gather = issue(k, RequestKind::kGather, stage_of(rk).shard.gather[variant(op, rk.layer)]);
+    if (rk.gather < 0) rk.gather = issue_layer_gathers(k, op, rk.layer);
     if (!stage_of(rk).requests[static_cast<std::size_t>(rk.gather)].done) {
       rk.waiting = true;
       rk.wait_start = engine_.now();
@@ -206,7 +221,7 @@ void StepRun::layer_compute(int k) {
   Rank& rk = rank(k);
   const PipelineOp& op = op_of(rk);
   if (gathers_before(op) && rk.layer + 1 < layers_of(op)) {
-    rk.prefetch = issue(k, RequestKind::kGather, stage_of(rk).shard.gather[variant(op, rk.layer + 1)]);
+    rk.prefetch = issue_layer_gathers(k, op, rk.layer + 1);
   }
   start_slice(k);
 }
@@ -330,6 +345,8 @@ void StepRun::slice_end(int k) {
     const ShardSchedules& sh = stage_of(rk).shard;
     const std::size_t v = variant(op, rk.layer);
     issue(k, RequestKind::kReduceScatter, sh.reduce_scatter[v]);
+    for (int b = 0; b < expert_blocks_at(rk.stage, op, rk.layer); ++b)
+      issue(k, RequestKind::kReduceScatter, static_cast<std::uint32_t>(sh.expert_reduce_scatter));
     if (spec_->sharded->replica_all_reduce.value() > 0.0)
       issue(k, RequestKind::kReplicaAllReduce, sh.replica_all_reduce[v]);
   }

@@ -69,6 +69,9 @@ struct ShardSchedules {
   std::array<std::uint32_t, 2> gather{};
   std::array<std::uint32_t, 2> reduce_scatter{};
   std::array<std::uint32_t, 2> replica_all_reduce{};
+  // MoE with expert parallel: one block's routed experts over the expert data-parallel group (-1: none).
+  std::int64_t expert_gather = -1;
+  std::int64_t expert_reduce_scatter = -1;
 };
 
 // A stage's task order and its data-parallel comm stream, shared by its simulated replicas: the
@@ -223,6 +226,11 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   // Schedule variant of the layer at position `pos` of the task: the model chunk's first layer
   // carries the root parameters (first in the forward, last in the backward).
   std::size_t variant(const PipelineOp& op, int pos) const;
+  // Issues the gathers of layer `pos` of the task: its dense unit, then the routed experts of each
+  // MoE block it holds; returns the last request (the stream runs them in order).
+  std::int64_t issue_layer_gathers(int k, const PipelineOp& op, int pos);
+  // The MoE blocks of layer `pos` of the task (a backward meets the layers in reverse order).
+  int expert_blocks_at(int stage, const PipelineOp& op, int pos) const;
 
   // Starts the rank's next task if its input is there; `trigger` is the node whose end called.
   void try_start(int k, std::int64_t trigger);

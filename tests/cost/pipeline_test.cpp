@@ -5,6 +5,7 @@
 #include "stepcast/cost/pipeline.hpp"
 
 using stepcast::cost::bubble_fraction;
+using stepcast::cost::cooldown_microbatches;
 using stepcast::cost::held_microbatches;
 using stepcast::plan::Schedule;
 
@@ -27,5 +28,18 @@ TEST_SUITE("cost.pipeline") {
     CHECK(held_microbatches(Schedule::k1F1B, 4, 8, 1) == 4.0);
     CHECK(held_microbatches(Schedule::k1F1B, 4, 2, 1) == 2.0);
     CHECK(held_microbatches(Schedule::kGpipe, 4, 8, 1) == 8.0);
+  }
+  TEST_CASE("the first stage's cooldown mirrors its warm-up: backward passes after its last forward") {
+    // GPipe runs every backward after every forward: all m. 1F1B: p-1 warm-up forwards, so p-1
+    // backwards at the end (fewer when m is smaller).
+    CHECK(cooldown_microbatches(Schedule::kGpipe, 4, 8, 1) == 8.0);
+    CHECK(cooldown_microbatches(Schedule::k1F1B, 8, 24, 1) == 7.0);
+    CHECK(cooldown_microbatches(Schedule::k1F1B, 8, 3, 1) == 3.0);
+    // Interleaved, Megatron-LM's rank 0: (p-1) x 2 + (v-1) x p model-chunk passes; GPT-3's
+    // p = 8, v = 12: 14 + 88 = 102 passes of 1/12 micro-batch each = 8.5 micro-batches.
+    CHECK(cooldown_microbatches(Schedule::kInterleaved, 8, 24, 12) == doctest::Approx(8.5));
+    // ... at most every pass: p = 4, v = 4, m = 4 -> min(6 + 12, 16) / 4 = 4.
+    CHECK(cooldown_microbatches(Schedule::kInterleaved, 4, 4, 4) == doctest::Approx(4.0));
+    CHECK(cooldown_microbatches(Schedule::k1F1B, 1, 8, 1) == 0.0);
   }
 }

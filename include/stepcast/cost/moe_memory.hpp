@@ -38,6 +38,21 @@ MoeModelState moe_state_split(const workload::Workload& workload, const plan::Pl
 /// The two parts together.
 ModelState moe_model_state(const workload::Workload& workload, const plan::Plan& plan);
 
+/// FSDP / ZeRO-3 units of an MoE plan, in parameters per GPU: every block is one unit whose dense
+/// part (attention, router, shared experts, norms, or a dense block's MLP) shards over dp and
+/// whose routed experts shard over the expert data-parallel group (TorchTitan wraps the experts
+/// apart from the block, over the expert-data-parallel mesh; DeepSpeed-MoE partitions expert
+/// parameters over the expert data-parallel group).
+struct MoeShardUnits {
+  double dense_block = 0.0;    ///< dense parameters of the blocks / layers / tp: a block's mean
+  double expert_block = 0.0;   ///< routed experts of one MoE block / (etp x ep)
+  double moe_share = 0.0;      ///< MoE blocks over all blocks
+  double largest_block = 0.0;  ///< the block with the most parameters on one GPU, gathered whole
+};
+
+/// Precondition: the workload has an MoE shape; the plan is resolved and valid.
+MoeShardUnits moe_shard_units(const workload::TransformerShape& shape, const plan::Plan& plan);
+
 /// Per GPU and micro-batch, the token copies an MoE block sends in its dispatch (tokens x
 /// top-k x hidden, in the activation type) and the rows it receives for its experts (with the
 /// load factor): the all-to-all send and receive buffers, live while the block runs.

@@ -17,4 +17,10 @@ double bubble_fraction(plan::Schedule schedule, int p, int m, int v);
 /// min(p, m) x (1 + (p-1)/(p*v)) (Korthikanti et al. 2022, section 4.2.3). 1 when p = 1.
 double held_microbatches(plan::Schedule schedule, int p, int m, int v);
 
+/// Micro-batches' worth of backward passes the first stage runs after its last forward (the
+/// pipeline's cooldown, which mirrors its warm-up): m for GPipe, min(p-1, m) for 1F1B and ZB-H1,
+/// and for interleaved 1F1B min((p-1) x 2 + (v-1) x p, m x v) model-chunk passes over v
+/// (Megatron-LM schedules.py, num_warmup_microbatches of rank 0). 0 when p = 1.
+double cooldown_microbatches(plan::Schedule schedule, int p, int m, int v);
+
 }  // namespace stepcast::cost

@@ -26,8 +26,20 @@ namespace stepcast::cost {
 /// (consecutive GPUs), then pipeline (stride tp), then data parallel (stride tp*pp).
 /// Context-parallel ranks sit between pipeline and data parallel (stride tp*pp). MoE plans add the
 /// expert-parallel group (dispatch and combine) and the expert data-parallel group (the routed
-/// experts' gradients).
-enum class CommGroup { kTensor, kPipeline, kData, kShardGroup, kReplicaGroup, kContext, kExpert, kExpertData };
+/// experts' gradients), and under FSDP / ZeRO-3 with expert parallel the expert shard group (the
+/// expert data-parallel ranks, over which each block's routed experts are gathered and their
+/// gradients reduce-scattered).
+enum class CommGroup {
+  kTensor,
+  kPipeline,
+  kData,
+  kShardGroup,
+  kReplicaGroup,
+  kContext,
+  kExpert,
+  kExpertData,
+  kExpertShardGroup
+};
 
 /// One kind of collective of the step, with how often it runs and how much of it is exposed.
 struct CommTerm {
@@ -53,6 +65,8 @@ struct CommTerm {
   double moe_forward_calls = 0.0;
   double moe_backward_calls = 0.0;
   bool moe_expert_tp = false;
+  /// MoE terms only: the group stays inside one node, so its calls leave the NICs free.
+  bool moe_inside_node = false;
 };
 
 /// What the communication can hide behind, from the compute side of the step (one GPU).

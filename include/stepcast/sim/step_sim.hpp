@@ -85,6 +85,11 @@ struct ExpertParallelComm {
   /// ZeRO-1/2: S of the experts' updated-parameter all-gather over the expert data-parallel
   /// group after the optimizer (0 without).
   Bytes parameter_gather;
+  /// FSDP / ZeRO-3 (ShardedLayers): S of one MoE block's routed-expert all-gather and gradient
+  /// reduce-scatter over the expert data-parallel group, issued on the stage's data-parallel
+  /// stream right after its layer's dense unit's (0 without: the experts ride in the dense unit).
+  Bytes shard_gather;
+  Bytes shard_reduce_scatter;
 };
 
 /// FSDP / ZeRO-3 (Zhao et al. 2023, PyTorch FSDP, section 3.3): before a layer's forward (and,
