@@ -11,21 +11,13 @@
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
+#include "support/predict_plan.hpp"
 
 using namespace stepcast;
 
 namespace {
 
 const std::string kRoot = STEPCAST_SOURCE_DIR;
-
-cost::StepPrediction predict_moe_fsdp(const workload::Workload& w, const std::string& plan_text,
-                                      const topology::Topology& topo, plan::Plan& p) {
-  p = plan::resolve(plan::parse_plan(plan_text), w, topo.gpu_count());
-  plan::validate(p, w, topo.gpu_count());
-  cost::StepOptions options;
-  options.explain = false;
-  return cost::predict_step(w, p, topo, options);
-}
 
 }  // namespace
 
@@ -36,7 +28,8 @@ TEST_SUITE("sim.moe_fsdp") {
     const topology::Topology topo = topology::load_topology(kRoot + "/topologies/dgx-h100.json", 1);
     const auto w = workload::load_workload(kRoot + "/workloads/mixtral-8x7b.json");
     plan::Plan p;
-    const cost::StepPrediction predicted = predict_moe_fsdp(w, "dp=8,ep=2,fsdp=full,seq=4096,flash=on,gbs=16", topo, p);
+    const cost::StepPrediction predicted =
+        test::predict_plan(w, "dp=8,ep=2,fsdp=full,seq=4096,flash=on,gbs=16", topo, p);
     const sim::StepSpec s = sim::plan_step(p, predicted).spec;
     REQUIRE(s.sharded.has_value());
     REQUIRE(s.expert_parallel.has_value());
@@ -65,7 +58,7 @@ TEST_SUITE("sim.moe_fsdp") {
     for (const auto& c : cases) {
       CAPTURE(c.plan);
       plan::Plan p;
-      const cost::StepPrediction predicted = predict_moe_fsdp(*c.w, c.plan, topo, p);
+      const cost::StepPrediction predicted = test::predict_plan(*c.w, c.plan, topo, p);
       const sim::StepResult simulated = sim::simulate_step(topo, sim::plan_step(p, predicted).spec);
       CHECK(simulated.step_time.value() == doctest::Approx(predicted.step_time.value()).epsilon(0.10));
     }

@@ -13,6 +13,7 @@
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
+#include "support/predict_plan.hpp"
 
 using namespace stepcast;
 
@@ -62,15 +63,6 @@ double a2a_seconds(const topology::Topology& topo) {
   return price.latency.value() + bandwidth;
 }
 
-cost::StepPrediction predict(const workload::Workload& w, const std::string& plan_text, const topology::Topology& topo,
-                             plan::Plan& p) {
-  p = plan::resolve(plan::parse_plan(plan_text), w, topo.gpu_count());
-  plan::validate(p, w, topo.gpu_count());
-  cost::StepOptions options;
-  options.explain = false;
-  return cost::predict_step(w, p, topo, options);
-}
-
 }  // namespace
 
 TEST_SUITE("sim.moe") {
@@ -114,7 +106,7 @@ TEST_SUITE("sim.moe") {
     const topology::Topology topo = two_gpus();
     const auto w = workload::load_workload(kRoot + "/tests/cost/data/moe-2gpu.json");
     plan::Plan p;
-    const cost::StepPrediction balanced = predict(w, "dp=2,ep=2,mbs=1,gbs=2", topo, p);
+    const cost::StepPrediction balanced = test::predict_plan(w, "dp=2,ep=2,mbs=1,gbs=2", topo, p);
     const sim::StepSpec s = sim::plan_step(p, balanced).spec;
     REQUIRE(s.expert_parallel.has_value());
     REQUIRE(s.expert_parallel->forward.size() == 2);
@@ -122,7 +114,8 @@ TEST_SUITE("sim.moe") {
     CHECK(s.expert_parallel->forward[0].size.value() == doctest::Approx(kS));
     CHECK(s.expert_parallel->backward.size() == 2);
     CHECK(s.expert_parallel->stage_blocks == std::vector<double>{2.0});
-    const cost::StepPrediction skewed = predict(w, "dp=2,ep=2,mbs=1,gbs=2,moe-imbalance=1.5,recompute=full", topo, p);
+    const cost::StepPrediction skewed =
+        test::predict_plan(w, "dp=2,ep=2,mbs=1,gbs=2,moe-imbalance=1.5,recompute=full", topo, p);
     const sim::StepSpec t = sim::plan_step(p, skewed).spec;
     REQUIRE(t.expert_parallel.has_value());
     CHECK(t.expert_parallel->forward[1].size.value() == doctest::Approx(1.5 * kS));
@@ -135,7 +128,7 @@ TEST_SUITE("sim.moe") {
     for (const std::string text : {"dp=2,ep=2,mbs=1,gbs=8", "dp=2,ep=2,mbs=1,gbs=8,moe-overlap=on"}) {
       CAPTURE(text);
       plan::Plan p;
-      const cost::StepPrediction predicted = predict(w, text, topo, p);
+      const cost::StepPrediction predicted = test::predict_plan(w, text, topo, p);
       const sim::StepResult simulated = sim::simulate_step(topo, sim::plan_step(p, predicted).spec);
       CHECK(simulated.step_time.value() == doctest::Approx(predicted.step_time.value()).epsilon(0.10));
     }
@@ -148,7 +141,7 @@ TEST_SUITE("sim.moe") {
     const auto w = workload::load_workload(kRoot + "/workloads/qwen3-30b-a3b.json");
     plan::Plan p;
     const cost::StepPrediction predicted =
-        predict(w, "dp=8,pp=2,ep=8,moe-overlap=on,recompute=full,flash=on,gbs=64", topo, p);
+        test::predict_plan(w, "dp=8,pp=2,ep=8,moe-overlap=on,recompute=full,flash=on,gbs=64", topo, p);
     const sim::StepResult simulated = sim::simulate_step(topo, sim::plan_step(p, predicted).spec);
     CHECK(simulated.step_time.value() == doctest::Approx(predicted.step_time.value()).epsilon(0.10));
   }
