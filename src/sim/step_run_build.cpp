@@ -219,13 +219,24 @@ void StepRun::build_buckets(int s) {
     }
   };
   const double tasks = static_cast<double>(st.grad_ops.size());
+  // Megatron-LM wraps each model chunk in its own DDP (megatron/training/training.py, get_model)
+  // and enables a chunk's gradient sync for its last micro-batch (pipeline_parallel/schedules.py,
+  // interleaved schedule), so a once-per-step sync's buckets of chunk c fill during chunk c's last
+  // backward, which the cooldown runs before the lower chunks': that task holds 1/v of them. Not
+  // overlapped (finalize_model_grads), all wait for the step's last gradient task.
+  std::vector<std::size_t> chunk_last(static_cast<std::size_t>(spec_->vp), st.grad_ops.back());
+  for (const std::size_t op : st.grad_ops) chunk_last[static_cast<std::size_t>(st.ops[op].chunk)] = op;
+  const double chunks = static_cast<double>(spec_->vp);
   for (const std::size_t op : st.grad_ops) {
     const bool last = op == st.grad_ops.back();
+    const bool chunk_ends = op == chunk_last[static_cast<std::size_t>(st.ops[op].chunk)];
     std::vector<std::pair<const GradientSync*, double>> here;
     for (const GradientSync& sync : spec_->syncs) {
       if (sync.every_micro_batch) {
         here.emplace_back(&sync, sync.buckets / tasks);
-      } else if (last) {
+      } else if (sync.overlapped && chunk_ends) {
+        here.emplace_back(&sync, sync.buckets / chunks);
+      } else if (!sync.overlapped && last) {
         here.emplace_back(&sync, sync.buckets);
       }
     }

@@ -148,6 +148,31 @@ TEST_SUITE("sim.step") {
     CHECK(r.step_time.value() == doctest::Approx(18 * kMs));
   }
 
+  TEST_CASE("interleaved DDP: each model chunk reduces its buckets from its own last backward") {
+    // pp = 2, v = 2, m = 2, dp = 2 on 50 GB/s, no latency, no sends: chunks of F 0.5 and B 1 ms.
+    // Stage 0 runs F0c0 F1c0 F0c1 F1c1 B0c1 B1c1 B0c0 B1c0; stage 1 F0c0 F1c0 F0c1 B0c1 F1c1
+    // B1c1 B0c0 B1c0. Timeline: s0 F0c0 0-0.5, F1c0 0.5-1; s1 F0c0 0.5-1, F1c0 1-1.5; s0 F0c1
+    // 1-1.5, F1c1 1.5-2; s1 F0c1 1.5-2, B0c1 2-3, F1c1 3-3.5, B1c1 3.5-4.5; s0 B0c1 3-4, B1c1
+    // 4.5-5.5; s1 B0c0 4.5-5.5, B1c0 5.5-6.5; s0 B0c0 5.5-6.5, B1c0 6.5-7.5: 7.5 ms of compute.
+    // Two DDP buckets of 50e6 B per stage, one per chunk (Megatron-LM wraps each model chunk in
+    // its own DDP): a ring all-reduce over 2 ranks takes 2 x 1/2 x 50e6 / 50e9 = 1 ms. Stage 0's
+    // chunk 1 bucket is ready when B1c1 ends (5.5) and runs 5.5-6.5, hidden; chunk 0's at 7.5
+    // runs 7.5-8.5: step 8.5 ms, 1 ms exposed (the analytical max(2 - B, last) = 1 ms too).
+    // Were both tied to the last backward, they would be ready at 7.0 and 7.5 and end at 9.0.
+    const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50));
+    StepSpec s = pipeline(2, 2, plan::Schedule::kInterleaved, 2);
+    s.dp = 2;
+    s.stride_dp = 2;  // replicas tp x pp = 2 GPUs apart: each stage's group on its own links
+    s.syncs.push_back(GradientSync{"DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(50e6), 2.0, false});
+    StepResult r = simulate_step(t, s);
+    CHECK(r.step_time.value() == doctest::Approx(8.5 * kMs));
+    CHECK(r.breakdown.dp_exposed.value() == doctest::Approx(1 * kMs));
+    // overlap-grad-reduce=off: both wait for the last backward (finalize_model_grads): 7.5 + 2.
+    s.syncs.front().overlapped = false;
+    r = simulate_step(t, s);
+    CHECK(r.step_time.value() == doctest::Approx(9.5 * kMs));
+  }
+
   TEST_CASE("overlap-param-gather=on: the gather runs in buckets beside the first forward, which waits for the first") {
     // dp = 4 on 50 GB/s links of 5 us (alpha 10 us per route). S = 100e6 B in buckets of 40e6:
     // 40e6, 40e6, 20e6 B. A ring all-gather takes 3/4 x S / 50e9 + 3 x 10 us: 0.63, 0.63 and
