@@ -1,9 +1,11 @@
 // Progressive filling over the connected components touched since the last solve. All rates grow
 // together; the resource whose fair share (remaining capacity / unfrozen weight) is smallest
-// saturates first and freezes its flows at that share (Bertsekas and Gallager 6.5.2).
+// saturates first and freezes its flows at that share (Bertsekas and Gallager 6.5.2). Resources a
+// flow crosses alone enter as that flow's limit, kept up to date as flows start and end.
 #include "stepcast/sim/max_min.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "stepcast/core/errors.hpp"
@@ -35,6 +37,8 @@ SharedFlowId MaxMinSharing::add_flow(std::span<const Usage> usages, BytesPerSeco
   }
   Flow& f = flows_[id];
   f.usages.assign(usages.begin(), usages.end());
+  f.shared.clear();
+  f.private_share = std::numeric_limits<double>::infinity();
   f.cap = cap.value();
   f.rate = 0.0;
   f.live = true;
@@ -43,7 +47,15 @@ SharedFlowId MaxMinSharing::add_flow(std::span<const Usage> usages, BytesPerSeco
     STEPCAST_ASSERT(u.resource < resources_.size(), "a flow uses an unknown resource");
     STEPCAST_ASSERT(u.weight > 0.0, "a flow crosses a resource with a positive weight");
     Resource& r = resources_[u.resource];
-    r.flows.push_back(id);
+    if (r.flows.empty()) {
+      make_private(id, u.resource, u.weight);
+    } else {
+      // Shared now: it joins the other flow's shared resources (its private share may keep the
+      // resource's capacity / weight, which the shared resource itself enforces anyway).
+      if (r.flows.size() == 1) flows_[r.flows.front().flow].shared.push_back({u.resource, r.flows.front().weight});
+      f.shared.push_back(u);
+    }
+    r.flows.push_back({id, u.weight});
     if (!r.dirty) {
       r.dirty = true;
       dirty_.push_back(u.resource);
@@ -59,7 +71,15 @@ void MaxMinSharing::remove_flow(SharedFlowId flow) {
   for (const Usage& u : f.usages) {
     Resource& r = resources_[u.resource];
     // Erase keeping order, so that later solves see flows in insertion order (determinism).
-    r.flows.erase(std::find(r.flows.begin(), r.flows.end(), flow));
+    r.flows.erase(std::find_if(r.flows.begin(), r.flows.end(), [&](const Crossing& c) { return c.flow == flow; }));
+    if (r.flows.size() == 1) {
+      // The one flow left has the resource to itself again.
+      const Crossing left = r.flows.front();
+      std::vector<Usage>& shared = flows_[left.flow].shared;
+      shared.erase(
+          std::find_if(shared.begin(), shared.end(), [&](const Usage& s) { return s.resource == u.resource; }));
+      make_private(left.flow, u.resource, left.weight);
+    }
     if (!r.dirty) {
       r.dirty = true;
       dirty_.push_back(u.resource);
@@ -67,39 +87,49 @@ void MaxMinSharing::remove_flow(SharedFlowId flow) {
   }
   f.live = false;
   f.usages.clear();
+  f.shared.clear();
   free_flows_.push_back(flow);
   --live_flows_;
 }
 
+void MaxMinSharing::make_private(std::uint32_t flow, ResourceId resource, double weight) {
+  Flow& f = flows_[flow];
+  f.private_share = std::min(f.private_share, resources_[resource].capacity / weight);
+}
+
 void MaxMinSharing::solve(std::vector<SharedFlowId>& changed) {
   changed_scratch_.clear();
+  const std::uint64_t seen = epoch_ + 1;
   for (const std::uint32_t start : dirty_) {
     resources_[start].dirty = false;
-    if (resources_[start].mark == epoch_ + 1) continue;  // already in a component found this solve
-    // Depth-first search over the resource-flow graph from this dirty resource.
-    comp_resources_.clear();
-    comp_flows_.clear();
-    stack_.clear();
-    stack_.push_back(start);
-    resources_[start].mark = epoch_ + 1;
-    while (!stack_.empty()) {
-      const std::uint32_t r = stack_.back();
-      stack_.pop_back();
-      comp_resources_.push_back(r);
-      for (const std::uint32_t f : resources_[r].flows) {
-        if (flows_[f].mark == epoch_ + 1) continue;
-        flows_[f].mark = epoch_ + 1;
+    for (const Crossing& first : resources_[start].flows) {
+      if (flows_[first.flow].mark == seen) continue;  // already in a component found this solve
+      // Depth-first search over flows joined by the resources they share.
+      comp_resources_.clear();
+      comp_flows_.clear();
+      stack_.clear();
+      stack_.push_back(first.flow);
+      flows_[first.flow].mark = seen;
+      while (!stack_.empty()) {
+        const std::uint32_t f = stack_.back();
+        stack_.pop_back();
         comp_flows_.push_back(f);
-        for (const Usage& u : flows_[f].usages) {
-          if (resources_[u.resource].mark == epoch_ + 1) continue;
-          resources_[u.resource].mark = epoch_ + 1;
-          stack_.push_back(u.resource);
+        for (const Usage& u : flows_[f].shared) {
+          Resource& r = resources_[u.resource];
+          if (r.mark == seen) continue;
+          r.mark = seen;
+          comp_resources_.push_back(u.resource);
+          for (const Crossing& c : r.flows) {
+            if (flows_[c.flow].mark == seen) continue;
+            flows_[c.flow].mark = seen;
+            stack_.push_back(c.flow);
+          }
         }
       }
+      // No sort: the search visits the same component in the same order on every run, and the
+      // filling breaks every tie by id (fill_component).
+      fill_component(comp_resources_, comp_flows_);
     }
-    // No sort: the search visits the same component in the same order on every run, and the
-    // filling breaks every tie by id (fill_component).
-    fill_component(comp_resources_, comp_flows_);
   }
   dirty_.clear();
   ++epoch_;
@@ -114,12 +144,15 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
     resources_[r].unfrozen_weight = 0.0;
   }
   for (const std::uint32_t f : flows) {
-    flows_[f].frozen = false;
-    for (const Usage& u : flows_[f].usages) resources_[u.resource].unfrozen_weight += u.weight;
+    Flow& flow = flows_[f];
+    flow.frozen = false;
+    // The resources it has alone saturate exactly when its own cap would: one limit.
+    flow.limit = std::min(flow.cap, flow.private_share);
+    for (const Usage& u : flow.shared) resources_[u.resource].unfrozen_weight += u.weight;
   }
-  // The resource that saturates next is the top of a heap of shares, ties to the lowest id, and
-  // the lowest cap the top of a heap of the unfrozen flows' caps, ties in id order: the picks of
-  // scanning every resource and flow each round, in O(log n) instead of O(n) a round.
+  // The shared resource that saturates next is the top of a heap of shares, ties to the lowest
+  // id, and the lowest limit the top of a heap of the unfrozen flows' limits, ties in id order:
+  // the picks of scanning every resource and flow each round, in O(log n) instead of O(n) a round.
   const auto later = [](const ShareEntry& a, const ShareEntry& b) {
     return a.share > b.share || (a.share == b.share && a.resource > b.resource);
   };
@@ -135,15 +168,15 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
   shares_.clear();
   for (const std::uint32_t r : resources) add_share(r);
   std::make_heap(shares_.begin(), shares_.end(), later);
-  // The unfrozen flows' caps, a min-heap by (cap, id).
-  const auto higher_cap = [&](std::uint32_t a, std::uint32_t b) {
-    return flows_[a].cap > flows_[b].cap || (flows_[a].cap == flows_[b].cap && a > b);
+  // The unfrozen flows' limits, a min-heap by (limit, id).
+  const auto higher_limit = [&](std::uint32_t a, std::uint32_t b) {
+    return flows_[a].limit > flows_[b].limit || (flows_[a].limit == flows_[b].limit && a > b);
   };
   by_cap_.assign(flows.begin(), flows.end());
-  std::make_heap(by_cap_.begin(), by_cap_.end(), higher_cap);
-  const auto drop_frozen_caps = [&] {
+  std::make_heap(by_cap_.begin(), by_cap_.end(), higher_limit);
+  const auto drop_frozen_limits = [&] {
     while (!by_cap_.empty() && flows_[by_cap_.front()].frozen) {
-      std::pop_heap(by_cap_.begin(), by_cap_.end(), higher_cap);
+      std::pop_heap(by_cap_.begin(), by_cap_.end(), higher_limit);
       by_cap_.pop_back();
     }
   };
@@ -154,7 +187,7 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
     if (flow.fresh || flow.rate != rate) changed_scratch_.push_back(f);
     flow.fresh = false;
     flow.rate = rate;
-    for (const Usage& u : flow.usages) {
+    for (const Usage& u : flow.shared) {
       Resource& res = resources_[u.resource];
       res.remaining -= u.weight * rate;
       res.unfrozen_weight -= u.weight;
@@ -182,26 +215,26 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
       std::pop_heap(shares_.begin(), shares_.end(), later);
       shares_.pop_back();
     }
-    STEPCAST_ASSERT(!shares_.empty(), "an unfrozen flow crosses no resource");
-    const double best_share = shares_.front().share;
-    const std::uint32_t best = shares_.front().resource;
-    // Flows whose own cap is below the level at which the next resource saturates stop at their
-    // cap first, every flow with the lowest cap at once (a collective's members share one cap).
-    drop_frozen_caps();
-    const double lowest_cap = by_cap_.empty() ? best_share : std::min(best_share, flows_[by_cap_.front()].cap);
-    if (lowest_cap < best_share) {
-      while (!by_cap_.empty() && flows_[by_cap_.front()].cap == lowest_cap) {
+    // No shared resource left: the flows still unfrozen stop at their own limits.
+    const double best_share = shares_.empty() ? std::numeric_limits<double>::infinity() : shares_.front().share;
+    // Flows whose own limit is below the level at which the next resource saturates stop at it
+    // first, every flow with the lowest limit at once (a collective's members share one cap).
+    drop_frozen_limits();
+    const double lowest = by_cap_.empty() ? best_share : std::min(best_share, flows_[by_cap_.front()].limit);
+    STEPCAST_ASSERT(std::isfinite(lowest), "an unfrozen flow has neither a shared resource nor a limit");
+    if (lowest < best_share) {
+      while (!by_cap_.empty() && flows_[by_cap_.front()].limit == lowest) {
         const std::uint32_t f = by_cap_.front();
-        std::pop_heap(by_cap_.begin(), by_cap_.end(), higher_cap);
+        std::pop_heap(by_cap_.begin(), by_cap_.end(), higher_limit);
         by_cap_.pop_back();
         if (flows_[f].frozen) continue;
-        freeze(f, lowest_cap);
+        freeze(f, lowest);
         --unfrozen;
       }
     } else {
-      for (const std::uint32_t f : resources_[best].flows) {
-        if (flows_[f].frozen) continue;
-        freeze(f, best_share);
+      for (const Crossing& c : resources_[shares_.front().resource].flows) {
+        if (flows_[c.flow].frozen) continue;
+        freeze(c.flow, best_share);
         --unfrozen;
       }
     }
@@ -215,11 +248,7 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
 
 BytesPerSecond MaxMinSharing::load(ResourceId resource) const {
   double sum = 0.0;
-  for (const std::uint32_t f : resources_[resource].flows) {
-    for (const Usage& u : flows_[f].usages) {
-      if (u.resource == resource) sum += u.weight * flows_[f].rate;
-    }
-  }
+  for (const Crossing& c : resources_[resource].flows) sum += c.weight * flows_[c.flow].rate;
   return BytesPerSecond(sum);
 }
 

@@ -28,6 +28,9 @@ struct Usage {
 /// The max-min fair rates of a changing set of flows. Solving re-rates only the flows connected
 /// (through shared resources) to a flow that started or ended since the last solve: rates of
 /// other components cannot change, since max-min allocations of disjoint components are independent.
+/// A resource that only one flow crosses acts as a cap on that flow (it saturates when that flow
+/// alone reaches capacity / weight), so a solve works on the shared resources only: a 2048-member
+/// collective crossing thousands of links it has to itself costs its few shared ones.
 class MaxMinSharing {
  public:
   /// Adds a resource with `capacity` (> 0) and returns its id (dense, in call order).
@@ -56,10 +59,14 @@ class MaxMinSharing {
 
  private:
   // Raw doubles in B/s from here on: this solver is the one place units are unwrapped (STYLE.md B5).
+  struct Crossing {
+    std::uint32_t flow = 0;
+    double weight = 1.0;
+  };
   struct Resource {
     double capacity = 0.0;
-    std::vector<std::uint32_t> flows;  // live flows crossing it, in insertion order
-    std::uint64_t mark = 0;            // epoch of the last component search that reached it
+    std::vector<Crossing> flows;  // live flows crossing it, in insertion order
+    std::uint64_t mark = 0;       // epoch of the last component search that reached it
     bool dirty = false;
     // Progressive-filling scratch.
     double remaining = 0.0;
@@ -75,13 +82,20 @@ class MaxMinSharing {
   };
   struct Flow {
     std::vector<Usage> usages;
+    std::vector<Usage> shared;  // the usages on resources another live flow crosses too
+    // The least capacity / weight of the resources it crossed alone at some point since it
+    // started. One it shares now bounds it at least as tightly (its rate there is at most
+    // capacity / weight), so the term never changes the allocation and never needs raising.
+    double private_share = 0.0;
     double cap = 0.0;  // +inf when only the links limit it
     double rate = 0.0;
     std::uint64_t mark = 0;
     bool live = false;
     bool fresh = false;   // added since the last solve
     bool frozen = false;  // progressive-filling scratch
+    double limit = 0.0;   // ... min(cap, private_share)
   };
+  void make_private(std::uint32_t flow, ResourceId resource, double weight);
   void fill_component(const std::vector<std::uint32_t>& resources, const std::vector<std::uint32_t>& flows);
 
   std::vector<Resource> resources_;
