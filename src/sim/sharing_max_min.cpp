@@ -38,6 +38,7 @@ SharedFlowId MaxMinSharing::add_flow(std::span<const Usage> usages, BytesPerSeco
   Flow& f = flows_[id];
   f.usages.assign(usages.begin(), usages.end());
   f.shared.clear();
+  f.stale = 0;
   f.private_share = std::numeric_limits<double>::infinity();
   f.cap = cap.value();
   f.rate = 0.0;
@@ -49,13 +50,24 @@ SharedFlowId MaxMinSharing::add_flow(std::span<const Usage> usages, BytesPerSeco
     Resource& r = resources_[u.resource];
     if (r.flows.empty()) {
       make_private(id, u.resource, u.weight);
+      r.flows.push_back({id, u.weight, false});
     } else {
-      // Shared now: it joins the other flow's shared resources (its private share may keep the
-      // resource's capacity / weight, which the shared resource itself enforces anyway).
-      if (r.flows.size() == 1) flows_[r.flows.front().flow].shared.push_back({u.resource, r.flows.front().weight});
+      if (r.flows.size() == 1) {
+        // Shared now: it joins the other flow's shared resources, or its entry there is live
+        // again (its private share may keep the resource's capacity / weight, which the shared
+        // resource itself enforces anyway).
+        Crossing& other = r.flows.front();
+        Flow& g = flows_[other.flow];
+        if (other.listed) {
+          --g.stale;
+        } else {
+          g.shared.push_back({u.resource, other.weight});
+          other.listed = true;
+        }
+      }
       f.shared.push_back(u);
+      r.flows.push_back({id, u.weight, true});
     }
-    r.flows.push_back({id, u.weight});
     if (!r.dirty) {
       r.dirty = true;
       dirty_.push_back(u.resource);
@@ -73,11 +85,10 @@ void MaxMinSharing::remove_flow(SharedFlowId flow) {
     // Erase keeping order, so that later solves see flows in insertion order (determinism).
     r.flows.erase(std::find_if(r.flows.begin(), r.flows.end(), [&](const Crossing& c) { return c.flow == flow; }));
     if (r.flows.size() == 1) {
-      // The one flow left has the resource to itself again.
-      const Crossing left = r.flows.front();
-      std::vector<Usage>& shared = flows_[left.flow].shared;
-      shared.erase(
-          std::find_if(shared.begin(), shared.end(), [&](const Usage& s) { return s.resource == u.resource; }));
+      // The one flow left has the resource to itself again: its entry in that flow's shared
+      // resources goes stale (skipped, and dropped when stale ones are the majority).
+      const Crossing& left = r.flows.front();
+      ++flows_[left.flow].stale;
       make_private(left.flow, u.resource, left.weight);
     }
     if (!r.dirty) {
@@ -97,6 +108,22 @@ void MaxMinSharing::make_private(std::uint32_t flow, ResourceId resource, double
   f.private_share = std::min(f.private_share, resources_[resource].capacity / weight);
 }
 
+bool MaxMinSharing::is_shared(ResourceId resource) const { return resources_[resource].flows.size() > 1; }
+
+void MaxMinSharing::compact_shared(std::uint32_t flow) {
+  Flow& f = flows_[flow];
+  std::size_t kept = 0;
+  for (const Usage& u : f.shared) {
+    if (is_shared(u.resource)) {
+      f.shared[kept++] = u;
+    } else {
+      resources_[u.resource].flows.front().listed = false;  // the flow is the one left on it
+    }
+  }
+  f.shared.resize(kept);
+  f.stale = 0;
+}
+
 void MaxMinSharing::solve(std::vector<SharedFlowId>& changed) {
   changed_scratch_.clear();
   const std::uint64_t seen = epoch_ + 1;
@@ -114,9 +141,10 @@ void MaxMinSharing::solve(std::vector<SharedFlowId>& changed) {
         const std::uint32_t f = stack_.back();
         stack_.pop_back();
         comp_flows_.push_back(f);
+        if (2 * flows_[f].stale > flows_[f].shared.size()) compact_shared(f);
         for (const Usage& u : flows_[f].shared) {
           Resource& r = resources_[u.resource];
-          if (r.mark == seen) continue;
+          if (r.mark == seen || !is_shared(u.resource)) continue;
           r.mark = seen;
           comp_resources_.push_back(u.resource);
           for (const Crossing& c : r.flows) {
@@ -148,7 +176,9 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
     flow.frozen = false;
     // The resources it has alone saturate exactly when its own cap would: one limit.
     flow.limit = std::min(flow.cap, flow.private_share);
-    for (const Usage& u : flow.shared) resources_[u.resource].unfrozen_weight += u.weight;
+    for (const Usage& u : flow.shared) {
+      if (is_shared(u.resource)) resources_[u.resource].unfrozen_weight += u.weight;
+    }
   }
   // The shared resource that saturates next is the top of a heap of shares, ties to the lowest
   // id, and the lowest limit the top of a heap of the unfrozen flows' limits, ties in id order:
@@ -188,6 +218,7 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
     flow.fresh = false;
     flow.rate = rate;
     for (const Usage& u : flow.shared) {
+      if (!is_shared(u.resource)) continue;
       Resource& res = resources_[u.resource];
       res.remaining -= u.weight * rate;
       res.unfrozen_weight -= u.weight;

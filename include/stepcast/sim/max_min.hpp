@@ -62,6 +62,7 @@ class MaxMinSharing {
   struct Crossing {
     std::uint32_t flow = 0;
     double weight = 1.0;
+    bool listed = false;  // the flow's shared resources hold an entry for it (live or stale)
   };
   struct Resource {
     double capacity = 0.0;
@@ -82,7 +83,10 @@ class MaxMinSharing {
   };
   struct Flow {
     std::vector<Usage> usages;
-    std::vector<Usage> shared;  // the usages on resources another live flow crosses too
+    // Its usages on resources another live flow crosses too, and stale entries of resources it has
+    // to itself again (is_shared tells them apart; `stale` counts them).
+    std::vector<Usage> shared;
+    std::size_t stale = 0;
     // The least capacity / weight of the resources it crossed alone at some point since it
     // started. One it shares now bounds it at least as tightly (its rate there is at most
     // capacity / weight), so the term never changes the allocation and never needs raising.
@@ -96,6 +100,8 @@ class MaxMinSharing {
     double limit = 0.0;   // ... min(cap, private_share)
   };
   void make_private(std::uint32_t flow, ResourceId resource, double weight);
+  [[nodiscard]] bool is_shared(ResourceId resource) const;
+  void compact_shared(std::uint32_t flow);
   void fill_component(const std::vector<std::uint32_t>& resources, const std::vector<std::uint32_t>& flows);
 
   std::vector<Resource> resources_;
