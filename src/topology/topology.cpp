@@ -3,6 +3,7 @@
 #include "stepcast/topology/topology.hpp"
 
 #include <algorithm>
+#include <array>
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <deque>
@@ -10,8 +11,8 @@
 #include <map>
 #include <mutex>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "stepcast/core/errors.hpp"
 
@@ -51,6 +52,15 @@ constexpr LinkId kNoLink = std::numeric_limits<LinkId>::max();
 struct Visit {
   LinkId parent = kNoLink;  // the link the search reached this vertex by
   int depth = 0;
+};
+
+// The two sides' visits of one route search, by vertex id: a vertex is visited by a side when its
+// stamp is the search's. One per thread, grown to the largest topology searched, and never
+// cleared: each search takes a new stamp (a simulated all-to-all asks for a route per GPU pair).
+struct RouteScratch {
+  std::uint64_t search = 0;
+  std::array<std::vector<std::uint64_t>, 2> stamp;
+  std::array<std::vector<Visit>, 2> visit;
 };
 
 VertexId other_end(const Link& l, VertexId v) { return l.a == v ? l.b : l.a; }
@@ -254,11 +264,23 @@ std::vector<Hop> Topology::route_between(VertexId from, VertexId to) const {
   // whose frontier has fewer links first (the source side on ties), so a hub switch with
   // thousands of links is reached from both sides but rarely expanded. Among the meetings of the level that first
   // meets, the shortest wins, then the first found: the result depends only on vertex and link order.
-  std::unordered_map<VertexId, Visit> visited[2];
+  thread_local RouteScratch scratch;
+  const std::uint64_t stamp = ++scratch.search;
+  for (int side = 0; side < 2; ++side) {
+    if (scratch.stamp[side].size() < vertices_.size()) {
+      scratch.stamp[side].resize(vertices_.size(), 0);
+      scratch.visit[side].resize(vertices_.size());
+    }
+  }
+  const auto visited = [&](int side, VertexId v) { return scratch.stamp[side][v] == stamp; };
+  const auto visit = [&](int side, VertexId v, Visit at) {
+    scratch.stamp[side][v] = stamp;
+    scratch.visit[side][v] = at;
+  };
   std::vector<VertexId> frontier[2] = {{ends[0]}, {ends[1]}};
   int depth[2] = {0, 0};
-  visited[0].emplace(ends[0], Visit{});
-  visited[1].emplace(ends[1], Visit{});
+  visit(0, ends[0], Visit{});
+  visit(1, ends[1], Visit{});
   const auto out_edges_of = [&](const std::vector<VertexId>& vs) {
     std::size_t n = 0;
     for (const VertexId v : vs) n += boost::out_degree(v, adj);
@@ -269,8 +291,6 @@ std::vector<Hop> Topology::route_between(VertexId from, VertexId to) const {
   while (best == std::numeric_limits<int>::max()) {
     STEPCAST_ASSERT(!frontier[0].empty() && !frontier[1].empty(), "the loader checks that every GPU pair has a route");
     const int side = out_edges_of(frontier[1]) < out_edges_of(frontier[0]) ? 1 : 0;
-    auto& mine = visited[side];
-    const auto& theirs = visited[1 - side];
     std::vector<VertexId> next;
     ++depth[side];
     for (const VertexId v : frontier[side]) {
@@ -279,11 +299,12 @@ std::vector<Hop> Topology::route_between(VertexId from, VertexId to) const {
         const VertexId w = other_end(links_[id], v);
         // GPUs do not forward: the only GPU a side may step onto is the other side's end.
         if (vertices_[w].kind == VertexKind::kGpu && w != ends[1 - side]) continue;
-        if (mine.contains(w)) continue;
-        mine.emplace(w, Visit{id, depth[side]});
-        if (const auto it = theirs.find(w); it != theirs.end()) {
-          if (depth[side] + it->second.depth < best) {
-            best = depth[side] + it->second.depth;
+        if (visited(side, w)) continue;
+        visit(side, w, Visit{id, depth[side]});
+        if (visited(1 - side, w)) {
+          const int length = depth[side] + scratch.visit[1 - side][w].depth;
+          if (length < best) {
+            best = length;
             meet = w;
           }
           continue;
@@ -296,14 +317,14 @@ std::vector<Hop> Topology::route_between(VertexId from, VertexId to) const {
   // Walk from the meeting vertex back to each end.
   std::vector<Hop> hops;
   for (VertexId v = meet; v != ends[0];) {
-    const LinkId id = visited[0].at(v).parent;
+    const LinkId id = scratch.visit[0][v].parent;
     const VertexId prev = other_end(links_[id], v);
     hops.push_back(Hop{id, links_[id].a == prev});
     v = prev;
   }
   std::reverse(hops.begin(), hops.end());
   for (VertexId v = meet; v != ends[1];) {
-    const LinkId id = visited[1].at(v).parent;
+    const LinkId id = scratch.visit[1][v].parent;
     const VertexId next = other_end(links_[id], v);
     hops.push_back(Hop{id, links_[id].a == v});
     v = next;
