@@ -1,11 +1,13 @@
 // Least-squares fit of NCCL's tuning model per protocol. Time is linear in the two unknowns once
 // each point's algorithm and protocol are fixed: t = a x L + b x S / B with a = latency_factor and
 // b = 1 / bandwidth_efficiency, so each round attributes the points with the current factors
-// and solves one small weighted least-squares problem per protocol, as fit.cpp does for tiers.
+// and solves one small weighted least-squares problem per protocol, as fit.cpp does for tiers;
+// the round whose factors price all points best is kept.
 #include "stepcast/calibrate/fit_nccl.hpp"
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "stepcast/calibrate/validation.hpp"
@@ -79,18 +81,62 @@ std::vector<NcclSample> nccl_samples(const std::vector<Sample>& samples, const t
   return out;
 }
 
+namespace {
+
+// Sum of squared relative errors of the times NCCL's choice under `tuning` gives.
+double objective(const std::vector<NcclSample>& samples, const cost::NcclTuning& tuning) {
+  double sum = 0.0;
+  for (const NcclSample& s : samples) {
+    const double e = (cost::nccl_pick(s.op, s.size, s.system, {}, tuning).time - s.measured) / s.measured;
+    sum += e * e;
+  }
+  return sum;
+}
+
+// Per protocol, the points NCCL picks it for under `tuning` and their errors: the fit residual
+// that validate with the calibration shows.
+std::vector<NcclProtocolFit> residuals(const std::vector<NcclSample>& samples, const cost::NcclTuning& tuning,
+                                       const std::vector<bool>& fitted) {
+  std::vector<NcclProtocolFit> out;
+  for (std::size_t p = 0; p < cost::kNcclProtocols; ++p) {
+    if (!fitted[p]) continue;
+    const auto protocol = static_cast<NcclProtocol>(p);
+    std::vector<double> abs_err;
+    for (const NcclSample& s : samples) {
+      const ProtocolRow r = attribute(s, tuning);
+      if (r.protocol == protocol) abs_err.push_back(std::fabs(residual_pct(r, tuning[p])));
+    }
+    // None when NCCL picks the protocol for no point under the fitted factors: its factors still
+    // price the sizes where it would win.
+    std::optional<cost::FitSummary> summary;
+    if (!abs_err.empty()) {
+      summary =
+          cost::FitSummary{static_cast<int>(abs_err.size()), percentile(abs_err, 50.0), percentile(abs_err, 100.0)};
+    }
+    out.push_back({protocol, tuning[p], summary});
+  }
+  return out;
+}
+
+}  // namespace
+
 NcclFit fit_nccl(const std::vector<NcclSample>& samples) {
   NcclFit result;
   std::vector<ProtocolRow> rows;
   std::vector<std::pair<NcclProtocol, cost::NcclAlgorithm>> picks;
+  // Re-attributing with new factors can move points between protocols and back without settling,
+  // so every round's tuning is scored over all points and the best one is kept.
+  cost::NcclTuning tuning;
+  double best = std::numeric_limits<double>::infinity();
+  std::vector<bool> best_fitted(cost::kNcclProtocols, false);
   for (result.rounds = 1; result.rounds <= kMaxRounds; ++result.rounds) {
     rows.clear();
-    for (const NcclSample& s : samples) rows.push_back(attribute(s, result.tuning));
+    for (const NcclSample& s : samples) rows.push_back(attribute(s, tuning));
     std::vector<std::pair<NcclProtocol, cost::NcclAlgorithm>> now;
     for (const ProtocolRow& r : rows) now.emplace_back(r.protocol, r.algorithm);
     if (result.rounds > 1 && now == picks) break;
     picks = std::move(now);
-    result.protocols.clear();
+    std::vector<bool> fitted(cost::kNcclProtocols, false);
     for (std::size_t p = 0; p < cost::kNcclProtocols; ++p) {
       const auto protocol = static_cast<NcclProtocol>(p);
       std::vector<const ProtocolRow*> mine;
@@ -98,16 +144,18 @@ NcclFit fit_nccl(const std::vector<NcclSample>& samples) {
         if (r.protocol == protocol) mine.push_back(&r);
       }
       const std::optional<cost::NcclProtocolTuning> t = solve(mine);
-      result.tuning[p] = t.value_or(cost::NcclProtocolTuning{});
-      if (!t) continue;
-      std::vector<double> abs_err;
-      for (const ProtocolRow* r : mine) abs_err.push_back(std::fabs(residual_pct(*r, *t)));
-      result.protocols.push_back(
-          {protocol, *t,
-           cost::FitSummary{static_cast<int>(mine.size()), percentile(abs_err, 50.0), percentile(abs_err, 100.0)}});
+      tuning[p] = t.value_or(cost::NcclProtocolTuning{});
+      fitted[p] = t.has_value();
+    }
+    const double score = objective(samples, tuning);
+    if (score < best) {
+      best = score;
+      result.tuning = tuning;
+      best_fitted = fitted;
     }
   }
   result.rounds = std::min(result.rounds, kMaxRounds);
+  result.protocols = residuals(samples, result.tuning, best_fitted);
   return result;
 }
 

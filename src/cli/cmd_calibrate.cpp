@@ -75,14 +75,21 @@ std::string calibrate_nccl(const std::vector<calibrate::Sample>& fitted, const t
   }
   calibrate::store_nccl_fit(
       fit, fmt::format("NCCL 2.29 tuning model fitted per protocol to {} points of {}", samples.size(), origin), cal);
-  std::string out = fmt::format("NCCL tuning model: {} points, each in the protocol NCCL picks ({} rounds)\n",
-                                samples.size(), fit.rounds);
+  std::string out = fmt::format(
+      "NCCL tuning model: {} points; the best of {} rounds of fitting each protocol to the points NCCL picks it for; "
+      "points and errors (fit residuals) as NCCL picks under the fitted factors\n",
+      samples.size(), fit.rounds);
   out += fmt::format("{:<9} {:>6} {:>15} {:>21} {:>9} {:>9}\n", "protocol", "points", "latency factor",
                      "bandwidth efficiency", "med |e|%", "max |e|%");
   for (const calibrate::NcclProtocolFit& p : fit.protocols) {
-    out += fmt::format("{:<9} {:>6} {:>15.4f} {:>21.4f} {:>9.2f} {:>9.2f}\n", cost::to_string(p.protocol), p.fit.points,
-                       p.tuning.latency_factor, p.tuning.bandwidth_efficiency, p.fit.median_abs_error_pct,
-                       p.fit.max_abs_error_pct);
+    if (p.fit) {
+      out += fmt::format("{:<9} {:>6} {:>15.4f} {:>21.4f} {:>9.2f} {:>9.2f}\n", cost::to_string(p.protocol),
+                         p.fit->points, p.tuning.latency_factor, p.tuning.bandwidth_efficiency,
+                         p.fit->median_abs_error_pct, p.fit->max_abs_error_pct);
+    } else {
+      out += fmt::format("{:<9} {:>6} {:>15.4f} {:>21.4f} {:>9} {:>9}\n", cost::to_string(p.protocol), 0,
+                         p.tuning.latency_factor, p.tuning.bandwidth_efficiency, "-", "-");
+    }
   }
   return out;
 }

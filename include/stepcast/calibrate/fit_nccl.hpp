@@ -3,6 +3,7 @@
 // each point attributed to the algorithm and protocol NCCL's tuner picks for it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,8 @@ std::vector<NcclSample> nccl_samples(const std::vector<Sample>& samples, const t
 struct NcclProtocolFit {
   cost::NcclProtocol protocol = cost::NcclProtocol::kSimple;
   cost::NcclProtocolTuning tuning;
-  cost::FitSummary fit;  ///< over the points attributed to the protocol
+  /// Over the points NCCL picks the protocol for under the fitted factors; none when it picks it for none.
+  std::optional<cost::FitSummary> fit;
 };
 
 /// The fitted protocols (those with at least two points of different sizes), and the tuning to
@@ -39,14 +41,15 @@ struct NcclProtocolFit {
 struct NcclFit {
   std::vector<NcclProtocolFit> protocols;
   cost::NcclTuning tuning;
-  int rounds = 0;  ///< attribute-then-fit rounds until NCCL's choices stopped changing
+  int rounds = 0;  ///< attribute-then-fit rounds run: until NCCL's choices stopped changing, at most 20
 };
 
 /// Fits time = latency_factor x L + S / (bandwidth_efficiency x B), where L and B are the
 /// latency and algorithm bandwidth of the candidate NCCL picks, per protocol; picks are redone
-/// with the fitted factors until they stop changing (at most 20 rounds). A factor that comes out
-/// non-positive is held at 1 and the other fitted alone. `protocols` is empty when no protocol
-/// has two points of different sizes.
+/// with the fitted factors until they stop changing (at most 20 rounds), and the round whose
+/// factors give the least sum of squared relative errors over all points, each priced as NCCL
+/// would pick it under them, is the result. A factor that comes out non-positive is held at 1 and
+/// the other fitted alone. `protocols` is empty when no protocol has two points of different sizes.
 NcclFit fit_nccl(const std::vector<NcclSample>& samples);
 
 /// The fitted protocols as calibration entries, each with `source`.
