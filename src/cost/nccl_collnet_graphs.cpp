@@ -69,7 +69,8 @@ NcclGraph direct_graph(const Budgets& b, int* heads) {
                    !(b.cc > 80 && inter < t::kDupChannelsMinSpeedSm90 && channels > t::kDupChannelsMaxChannelsSm90);
   if (dup) {
     const int doubled = std::min(2 * channels, max_channels);
-    inter /= static_cast<double>((doubled + channels - 1) / channels);  // NCCL's integer DIVUP
+    const int ways = (doubled + channels - 1) / channels;  // NCCL's integer DIVUP
+    inter /= static_cast<double>(ways);
     channels = doubled;
   }
   return {channels, gbyte_per_s(raise_intra(speeds, inter, fits_intra)), gbyte_per_s(inter)};
