@@ -54,6 +54,9 @@ std::string_view collnet_disabled(NcclAlgorithm a, const NcclSystem& s) {
   if (s.ranks_per_node > s.collnet_heads)
     return "CollNet needs a NIC of its own for every GPU of a node (more local ranks than collNetHeadsNum)";
   if (graph_of(a, s).channels == 0) return "the CollNet Direct graph found no channel";
+  // collnet.cc drops all-gather and reduce-scatter across nodes where the plugin lacks iallgather
+  // or ireducescatter; the NCCL-SHARP plugin has both (Mellanox/nccl-rdma-sharp-plugins
+  // src/sharp_plugin.c, ncclCollNetPlugin_v8), the plugin stepcast takes a collnet block to mean.
   return {};
 }
 
