@@ -26,12 +26,13 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option(
       "--algorithm", options->request.algorithm,
       "Algorithm: " + cost::accepted_algorithms() +
-          ", or auto (NCCL's choice), nvls, nvlstree or pat. Default: ring where the collective has one, else "
+          ", or auto (NCCL's choice), collnetdirect, collnetchain, nvls, nvlstree or pat. Default: ring where the "
+          "collective has one, else "
           "direct. "
           "all-reduce: ring, tree, hierarchical; reduce-scatter, all-gather: ring, hierarchical; broadcast, "
           "reduce: ring, tree; all-to-all, send-recv: direct. auto prices every algorithm and protocol with "
-          "NCCL's own tuning model (2.29: tree, ring x LL, LL128, Simple; nvls, nvlstree, pat x Simple) and picks "
-          "NCCL's choice");
+          "NCCL's own tuning model (2.29: tree, ring x LL, LL128, Simple; collnetdirect, collnetchain, nvls, "
+          "nvlstree, pat x Simple; CollNet where the topology's collnet block turns it on) and picks NCCL's choice");
   cmd->add_option("--protocol", options->request.protocol,
                   "NCCL protocol: " + cost::accepted_nccl_protocols() +
                       ", or auto (default with --algorithm auto). Prices the algorithm with NCCL's tuning model, as "

@@ -31,6 +31,16 @@ double traffic_factor(CollectiveOp op, NcclAlgorithm a, int ranks, int nodes) {
   return busbw_factor(op, ranks);
 }
 
+// The heads of an algorithm that reduces in the network's switches: CollNet's (collNetHeadsNum,
+// every GPU of a node where CollNet runs) and NVLS across nodes' (one per NVLS channel), each
+// sending the node's data into the switches once, S / heads, and taking the result back (NVIDIA
+// SHARP through NCCL's CollNet), where a ring sends 2(n-1)/n S through each NIC. 0 otherwise.
+int in_network_heads(NcclAlgorithm a, const NcclSystem& s) {
+  if (a == NcclAlgorithm::kCollNetDirect || a == NcclAlgorithm::kCollNetChain) return s.collnet_heads;
+  if (a == NcclAlgorithm::kNvls && s.nodes > 1) return s.nvls_channels;
+  return 0;
+}
+
 // Whether a size and group fall outside what the calibration's NCCL protocol fit saw.
 bool outside_nccl_fit(const CollectiveModel& model, Bytes size, const topology::CommTiers& t) {
   return model.calibration && !model.calibration->nccl_protocols.empty() &&
@@ -117,7 +127,9 @@ CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, 
   p.bandwidth_time = pick.bandwidth_time / p.nic_share;
   p.time = p.latency + p.bandwidth_time;
   p.bottleneck = t.nodes > 1 ? Bottleneck::kNodeNics : Bottleneck::kIntraNode;
-  p.flows.bytes_per_rank = size * traffic_factor(op, pick.algorithm, t.ranks, t.nodes);
+  p.flows.heads = in_network_heads(pick.algorithm, *group.nccl);
+  p.flows.bytes_per_rank =
+      p.flows.heads > 0 ? size / as_double(p.flows.heads) : size * traffic_factor(op, pick.algorithm, t.ranks, t.nodes);
   p.flows.rate_per_rank = p.flows.bytes_per_rank / pick.bandwidth_time;
   p.flows.latency = pick.latency;
   p.nccl = pick;

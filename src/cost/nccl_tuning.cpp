@@ -1,8 +1,9 @@
 // The latency and bandwidth of each NCCL algorithm and protocol as NCCL's cost model computes them,
 // the time of one collective as ncclTuningGetTime does, and the fastest enabled candidate as NCCL's
 // tuner picks it: NCCL 2.29's model as NVIDIA/nccl states it in src/tuning/ (ring.cc and nvls.cc
-// at commit 12df1a11, tree.cc at 1fc949c5, pat.cc at 12df1a11, tuning_general.cc at 147bc25a; the
-// figures are in nccl_tuning_tables.hpp). Each rule below names the file it restates.
+// at commit 12df1a11, tree.cc at 1fc949c5, pat.cc at 12df1a11, tuning_general.cc at 147bc25a,
+// collnet.cc at 1fc949c5 in nccl_collnet.cpp; the figures are in nccl_tuning_tables.hpp). Each
+// rule below names the file it restates.
 #include "stepcast/cost/nccl_tuning.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "nccl_collnet.hpp"
+#include "nccl_formula.hpp"
 #include "nccl_tuning_tables.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/numeric.hpp"
@@ -19,6 +22,8 @@ namespace stepcast::cost {
 namespace {
 
 namespace t = nccl_tables;
+using nccl_detail::Formula;
+using nccl_detail::Term;
 
 std::size_t at(NcclProtocol p) { return static_cast<std::size_t>(p); }
 // tuning_general.cc ncclTuningGetCompCapIndex: Volta, Ampere, Hopper, Blackwell.
@@ -37,7 +42,7 @@ bool is_reduce_scatter_or_all_gather(CollectiveOp op) {
 }
 
 bool is_nvls(NcclAlgorithm a) { return a == NcclAlgorithm::kNvls || a == NcclAlgorithm::kNvlsTree; }
-bool simple_only(NcclAlgorithm a) { return is_nvls(a) || a == NcclAlgorithm::kPat; }
+bool simple_only(NcclAlgorithm a) { return nccl_detail::is_collnet(a) || is_nvls(a) || a == NcclAlgorithm::kPat; }
 
 std::string_view display_name(NcclAlgorithm a) {
   switch (a) {
@@ -45,6 +50,10 @@ std::string_view display_name(NcclAlgorithm a) {
       return "tree";
     case NcclAlgorithm::kRing:
       return "ring";
+    case NcclAlgorithm::kCollNetDirect:
+      return "CollNet Direct";
+    case NcclAlgorithm::kCollNetChain:
+      return "CollNet Chain";
     case NcclAlgorithm::kNvls:
       return "NVLS";
     case NcclAlgorithm::kNvlsTree:
@@ -78,6 +87,10 @@ const t::PerProtocol& base_latency(NcclAlgorithm a) {
       return t::kTreeBaseLatency_us;
     case NcclAlgorithm::kRing:
       return t::kRingBaseLatency_us;
+    case NcclAlgorithm::kCollNetDirect:
+      return t::kCollNetDirectBaseLatency_us;
+    case NcclAlgorithm::kCollNetChain:
+      return t::kCollNetChainBaseLatency_us;
     case NcclAlgorithm::kNvls:
       return t::kNvlsBaseLatency_us;
     case NcclAlgorithm::kNvlsTree:
@@ -89,13 +102,17 @@ const t::PerProtocol& base_latency(NcclAlgorithm a) {
 }
 
 // hwLat of the links inside a node: NVLink when the graph's intra type is NVLink, else PCI
-// (NVLS and NVLS-Tree exist on NVLink only).
+// (tuning_general.cc ncclTuningGetHwIndexes; NVLS and NVLS-Tree exist on NVLink only).
 const t::PerProtocol& intra_latency(NcclAlgorithm a, bool nvlink) {
   switch (a) {
     case NcclAlgorithm::kTree:
       return nvlink ? t::kTreeNvlinkLatency_us : t::kTreePciLatency_us;
     case NcclAlgorithm::kRing:
       return nvlink ? t::kRingNvlinkLatency_us : t::kRingPciLatency_us;
+    case NcclAlgorithm::kCollNetDirect:
+      return nvlink ? t::kCollNetDirectNvlinkLatency_us : t::kCollNetDirectPciLatency_us;
+    case NcclAlgorithm::kCollNetChain:
+      return nvlink ? t::kCollNetChainNvlinkLatency_us : t::kCollNetChainPciLatency_us;
     case NcclAlgorithm::kNvls:
       return t::kNvlsNvlinkLatency_us;
     case NcclAlgorithm::kNvlsTree:
@@ -112,6 +129,10 @@ const t::PerProtocol& net_latency(NcclAlgorithm a) {
       return t::kTreeNetLatency_us;
     case NcclAlgorithm::kRing:
       return t::kRingNetLatency_us;
+    case NcclAlgorithm::kCollNetDirect:
+      return t::kCollNetDirectNetLatency_us;
+    case NcclAlgorithm::kCollNetChain:
+      return t::kCollNetChainNetLatency_us;
     case NcclAlgorithm::kNvls:
       return t::kNvlsNetLatency_us;
     case NcclAlgorithm::kNvlsTree:
@@ -121,32 +142,6 @@ const t::PerProtocol& net_latency(NcclAlgorithm a) {
   }
   STEPCAST_UNREACHABLE("every NcclAlgorithm is listed");
 }
-
-struct Term {
-  double value = 0.0;   // us or GB/s
-  std::string formula;  // empty unless explaining
-};
-
-// Formula text, built only when explaining: the planner prices millions of candidates, and
-// formatting costs far more than the arithmetic.
-class Formula {
- public:
-  explicit Formula(bool on) : on_(on) {}
-  template <typename... Args>
-  void add(fmt::format_string<Args...> format, Args&&... args) {
-    if (on_) text_ += fmt::format(format, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  void set(fmt::format_string<Args...> format, Args&&... args) {
-    if (on_) text_ = fmt::format(format, std::forward<Args>(args)...);
-  }
-  [[nodiscard]] bool on() const { return on_; }
-  std::string take() { return std::move(text_); }
-
- private:
-  bool on_;
-  std::string text_;
-};
 
 // generalLatencies[coll][a][p]. The network plugin's own latency (graph->latencyInter) is taken
 // as 0, as NCCL's InfiniBand transport reports it; a one-GPU node's intra type is LOC, priced as PCI.
@@ -180,6 +175,9 @@ Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
       f.set("baseLat {} + ({} - {}) x intra {} + {} x net {}", base, nsteps, ninter, intra, ninter, net);
       return {base + (nsteps - ninter) * intra + ninter * net, f.take()};
     }
+    case NcclAlgorithm::kCollNetDirect:
+    case NcclAlgorithm::kCollNetChain:
+      return nccl_detail::collnet_latency_us(a, s, base, intra, inter, explain);
     case NcclAlgorithm::kTree: {
       // tree.cc: with one node the "network" hop is the intra-node one.
       const double net = s.nodes == 1 ? intra : inter;
@@ -214,6 +212,7 @@ Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
 // converted to algorithm bandwidth. One channel's speed is the same inside and across nodes for
 // the ring/tree graph here (the ring search sets both), so bwIntra and bwInter pick the same figure.
 Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s, bool explain) {
+  if (nccl_detail::is_collnet(a)) return nccl_detail::collnet_algbw_GBps(op, a, s, explain);
   const std::size_t row = generation_row(s.compute_capability);
   const std::size_t col = nodes_column(s.nodes);
   // llMaxBws: the GPU's row on one node, the host CPU's row across nodes (Intel assumed: row 0).
@@ -303,22 +302,33 @@ Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
     case NcclAlgorithm::kPat:
       scale(t::kPatFactor, "PAT");
       break;
+    case NcclAlgorithm::kCollNetDirect:
+    case NcclAlgorithm::kCollNetChain:
     case NcclAlgorithm::kNvls:
     case NcclAlgorithm::kNvlsTree:
-      STEPCAST_UNREACHABLE("NVLS is priced above");
+      STEPCAST_UNREACHABLE("CollNet and NVLS are priced above");
   }
   return {bus, f.take()};
 }
 
 // Why NCCL leaves the candidate out on this system, or empty (the enable rules of the models'
-// init functions and of cost_model.cc isLL128Enabled). LL128 is on by default only over NVLink
-// (or one GPU per node) from Volta on; stepcast assumes each GPU's NIC sits on its PCIe switch, as
-// the cluster form wires it, so the NIC path never disables it.
-std::string_view disabled_on_system(NcclAlgorithm a, NcclProtocol p, const NcclSystem& s, const NcclFilter& filter) {
+// init and sim functions and of cost_model.cc isLL128Enabled). LL128 is on by default only over
+// NVLink (or one GPU per node) from Volta on; stepcast assumes each GPU's NIC sits on its PCIe
+// switch, as the cluster form wires it, so the NIC path never disables it.
+std::string_view disabled_on_system(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s,
+                                    const NcclFilter& filter) {
+  if (nccl_detail::is_collnet(a)) return nccl_detail::collnet_disabled(a, s);
   if (is_nvls(a)) {
     if (s.compute_capability < 90 || !s.nvswitch) return "NVLS needs Hopper or later GPUs on an NVSwitch";
-    if (a == NcclAlgorithm::kNvls && s.nodes > 1)
-      return "NVLS across nodes needs CollNet (SHARP), which stepcast does not model";
+    // nvls.cc: NVLS across nodes reduces in the switches through CollNet (collnetEnable and, at run
+    // time, collNetSupport); its all-gather and reduce-scatter there need a node's local ranks
+    // within collNetHeadsNum.
+    if (a == NcclAlgorithm::kNvls && s.nodes > 1) {
+      if (const std::string_view off = nccl_detail::collnet_off(s, true); !off.empty()) return off;
+      if (op != CollectiveOp::kAllReduce && s.ranks_per_node > s.collnet_heads)
+        return "NVLS all-gather and reduce-scatter across nodes need a NIC of its own for every GPU of a node (more "
+               "local ranks than collNetHeadsNum)";
+    }
     if (a == NcclAlgorithm::kNvlsTree && s.nodes == 1) return "NVLS-Tree runs across nodes only";
     if (s.nvls_channels < 2) return "NVLS needs at least 2 channels";
   }
@@ -424,7 +434,11 @@ std::string why(const NcclChoice& choice) {
   }
   if (!r) return fmt::format("{} is the only candidate left", name_of(w));
   std::string reason;
-  if (w.latency <= r->latency && w.bandwidth_time <= r->bandwidth_time) {
+  if (w.bandwidth_time == r->bandwidth_time) {
+    // CollNet Direct and Chain share a bandwidth where the NICs bound both.
+    reason = fmt::format("its lower latency ({} against {}) at the same bandwidth part ({})", format_seconds(w.latency),
+                         format_seconds(r->latency), format_seconds(w.bandwidth_time));
+  } else if (w.latency <= r->latency && w.bandwidth_time <= r->bandwidth_time) {
     reason = fmt::format("both its latency ({} against {}) and its bandwidth part ({} against {}) are smaller",
                          format_seconds(w.latency), format_seconds(r->latency), format_seconds(w.bandwidth_time),
                          format_seconds(r->bandwidth_time));
@@ -451,8 +465,10 @@ bool nccl_runs(CollectiveOp op, NcclAlgorithm algorithm) {
     case NcclAlgorithm::kRing:
       return has_nccl_tuning(op);
     case NcclAlgorithm::kTree:
+    case NcclAlgorithm::kCollNetChain:
     case NcclAlgorithm::kNvlsTree:
       return op == CollectiveOp::kAllReduce;
+    case NcclAlgorithm::kCollNetDirect:
     case NcclAlgorithm::kNvls:
       return op == CollectiveOp::kAllReduce || is_reduce_scatter_or_all_gather(op);
     case NcclAlgorithm::kPat:
@@ -472,7 +488,7 @@ NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, co
     for (const NcclProtocol p : kNcclProtocolList) {
       if (simple_only(a) && p != NcclProtocol::kSimple) continue;  // NVLS, NVLS-Tree and PAT run Simple only
       std::string reason = missing_for_op(op, a);
-      if (reason.empty()) reason = std::string(disabled_on_system(a, p, system, filter));
+      if (reason.empty()) reason = std::string(disabled_on_system(op, a, p, system, filter));
       if (reason.empty()) reason = not_requested(a, p, filter);
       NcclCandidate c;
       if (reason.empty()) {
@@ -510,7 +526,8 @@ NcclCandidate nccl_pick(CollectiveOp op, Bytes size, const NcclSystem& system, c
   for (const NcclAlgorithm a : kNcclAlgorithmList) {
     for (const NcclProtocol p : kNcclProtocolList) {
       if (simple_only(a) && p != NcclProtocol::kSimple) continue;
-      if (!nccl_runs(op, a) || !disabled_on_system(a, p, system, filter).empty() || !requested(a, p, filter)) continue;
+      if (!nccl_runs(op, a) || !disabled_on_system(op, a, p, system, filter).empty() || !requested(a, p, filter))
+        continue;
       NcclCandidate c = price(op, size, a, p, system, tuning, false);
       if (!best || c.time < best->time) best = std::move(c);
     }

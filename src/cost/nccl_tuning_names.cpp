@@ -26,6 +26,10 @@ std::string_view to_string(NcclAlgorithm algorithm) {
       return "tree";
     case NcclAlgorithm::kRing:
       return "ring";
+    case NcclAlgorithm::kCollNetDirect:
+      return "collnetdirect";
+    case NcclAlgorithm::kCollNetChain:
+      return "collnetchain";
     case NcclAlgorithm::kNvls:
       return "nvls";
     case NcclAlgorithm::kNvlsTree:

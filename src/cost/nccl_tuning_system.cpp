@@ -14,6 +14,8 @@
 #include <span>
 #include <string>
 
+#include "nccl_collnet.hpp"
+#include "nccl_search.hpp"
 #include "nccl_tuning_tables.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/nccl_tuning.hpp"
@@ -22,6 +24,7 @@ namespace stepcast::cost {
 namespace {
 
 namespace t = nccl_tables;
+using nccl_detail::fit;
 
 // NVLink 2, 3 and 4 carry 25 GB/s each way per link (NVIDIA's NVLink pages: V100 6 links,
 // A100 12, H100 18 = 150, 300 and 450 GB/s each way); NVLink 5 carries 50 (Blackwell: 18 links,
@@ -141,9 +144,6 @@ void note(Explanation* ex, std::string label, std::string formula, std::string v
   if (ex) ex->push_back({std::move(label), std::move(formula), std::move(value)});
 }
 
-// How many whole channels of `speed` fit in `budget`, with NCCL's 1e-3 rounding (SUB_ROUND).
-int fit(double budget, double speed) { return static_cast<int>(std::floor((budget + 1e-3) / speed)); }
-
 }  // namespace
 
 NcclHardware nccl_hardware(const topology::Topology& topology) {
@@ -156,7 +156,9 @@ NcclHardware nccl_hardware(const topology::Topology& topology) {
                     "that stepcast knows (a word starting with one of: {})",
                     topology.gpu().name, topology.name(), names));
   }
-  return NcclHardware{*cc, topology.gpu().name, intra_switch_name(topology)};
+  const std::optional<topology::CollNet>& collnet = topology.collnet();
+  return NcclHardware{*cc, topology.gpu().name, intra_switch_name(topology), collnet.has_value(),
+                      collnet && collnet->enabled};
 }
 
 NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers, bool explain) {
@@ -205,11 +207,8 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
   s.gpu_bw = gbyte_per_s(gpu_total);
   s.gpu_nic_bw = tiers.gpu_nic_bw;
   s.nics_per_gpu = std::max(1, tiers.nics / std::max(1, tiers.ranks_per_node));
-  const bool hopper_speeds = s.compute_capability >= 90;
   if (s.nodes == 1) {
-    const std::span<const double> speeds =
-        hopper_speeds ? std::span<const double>(t::kSpeedsIntraSm90) : std::span<const double>(t::kSpeedsIntra);
-    const Graph g = search(speeds, gpu_total, gpu_total, s.compute_capability,
+    const Graph g = search(nccl_detail::intra_speeds(s.compute_capability), gpu_total, gpu_total, s.compute_capability,
                            [&](double speed) { return std::min(t::kMaxChannelsPerGraph, fit(gpu_total, speed)); });
     s.channels = g.channels;
     s.channel_bw = gbyte_per_s(g.speed);
@@ -221,15 +220,14 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
     // sees one NIC), as NCCL's search only uses NICs close to the communicator's GPUs.
     const int nics = std::max(1, tiers.nics);
     const double nic = tiers.group_nic_bw.value() / unit::kGiga / nics;
-    const std::span<const double> speeds =
-        hopper_speeds ? std::span<const double>(t::kSpeedsInterSm90) : std::span<const double>(t::kSpeedsInter);
     const bool intra_limits = s.ranks_per_node > 1;
     const double enough = intra_limits ? std::min(gpu_total, nics * nic) : nics * nic;
-    const Graph g = search(speeds, nic, enough, s.compute_capability, [&](double speed) {
-      int c = std::min(t::kMaxChannelsPerGraph, nics * fit(nic, speed));
-      if (intra_limits) c = std::min(c, fit(gpu_total, speed));
-      return c;
-    });
+    const Graph g =
+        search(nccl_detail::inter_speeds(s.compute_capability), nic, enough, s.compute_capability, [&](double speed) {
+          int c = std::min(t::kMaxChannelsPerGraph, nics * fit(nic, speed));
+          if (intra_limits) c = std::min(c, fit(gpu_total, speed));
+          return c;
+        });
     s.channels = g.channels;
     s.channel_bw = gbyte_per_s(g.speed);
     if (derivation)
@@ -239,16 +237,6 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
            fmt::format("{} x {:.4g} GB/s", g.channels, g.speed));
   }
 
-  // connect.cc ncclTopoPostset: twice the graph's channels, and twice again on Hopper+ across
-  // nodes while the ring's speed exceeds 45 GB/s and fewer than 16 run.
-  s.comm_channels = std::min(t::kMaxChannels, 2 * s.channels);
-  if (s.compute_capability >= 90 && s.nodes > 1 && s.channel_bw.value() / unit::kGiga > t::kMoreChannelsMinSpeedSm90 &&
-      s.comm_channels < t::kMoreChannelsBelow)
-    s.comm_channels *= 2;
-  if (derivation)
-    note(derivation, "communicator channels", "the graph's twice over (connect.cc), x2 on Hopper+ above 45 GB/s",
-         fmt::format("{}", s.comm_channels));
-
   // NVLS: one channel per head GPU (across nodes, a GPU with its own NIC), each loading every GPU's
   // NVSwitch link once and its head's twice (ncclTopoSearchTryNvls), so a speed fits when
   // (heads + 1) x speed fits a GPU's links: bwIntra. NVLS graphs are not duplicated; pass 2 raises
@@ -257,7 +245,7 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
     const bool across = s.nodes > 1;
     const int heads = across ? std::min(s.ranks_per_node, std::max(1, tiers.nics)) : s.ranks_per_node;
     const std::span<const double> speeds =
-        across ? std::span<const double>(t::kSpeedsInterSm90) : std::span<const double>(t::kSpeedsIntraSm90);
+        across ? nccl_detail::inter_speeds(s.compute_capability) : nccl_detail::intra_speeds(s.compute_capability);
     const double nic = across ? tiers.group_nic_bw.value() / unit::kGiga / std::max(1, tiers.nics) : 0.0;
     const auto fits_intra = [&](double v) { return fit(gpu_total, v * (heads + 1)) >= 1 && (!across || v <= nic); };
     const auto intra = std::find_if(speeds.begin(), speeds.end(), fits_intra);
@@ -278,6 +266,24 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
            fmt::format("{} x {:.4g} GB/s (bwInter {:.4g})", s.nvls_channels, s.nvls_channel_bw.value() / unit::kGiga,
                        s.nvls_inter_bw.value() / unit::kGiga));
   }
+
+  nccl_detail::derive_collnet(s, hardware, tiers, gpu_total, derivation);
+
+  // connect.cc ncclTopoPostset (0f900e1b): twice the graph's channels; with CollNet on, half as
+  // many again where the CollNet Chain graph is faster inside a node than to the network (more
+  // than one GPU per node); twice again on Hopper+ across nodes while the ring's speed exceeds
+  // 45 GB/s and fewer than 16 run.
+  s.comm_channels = std::min(t::kMaxChannels, 2 * s.channels);
+  const bool collnet_more = s.collnet && s.collnet_chain.bw_intra > s.collnet_chain.bw_inter && s.ranks > s.nodes;
+  if (collnet_more) s.comm_channels = std::min(t::kMaxChannels, s.comm_channels + s.comm_channels / 2);
+  if (s.compute_capability >= 90 && s.nodes > 1 && s.channel_bw.value() / unit::kGiga > t::kMoreChannelsMinSpeedSm90 &&
+      s.comm_channels < t::kMoreChannelsBelow)
+    s.comm_channels *= 2;
+  if (derivation)
+    note(derivation, "communicator channels",
+         fmt::format("the graph's twice over (connect.cc){}, x2 on Hopper+ above 45 GB/s",
+                     collnet_more ? ", x1.5 for CollNet Chain" : ""),
+         fmt::format("{}", s.comm_channels));
   return s;
 }
 

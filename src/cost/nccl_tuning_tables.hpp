@@ -1,8 +1,9 @@
 // The figures of NCCL's tuning model as the newest NVIDIA/nccl tree stepcast could read states
 // them (the 2026 tree that carries NCCL 2.29's model, split into src/tuning/: cost_model.cc at
 // commit 1fc949c5 holds ncclTunerConstantsDefaults; ring.cc, nvls.cc and pat.cc at 12df1a11;
-// tree.cc at 1fc949c5), with the channel search of src/graph/search.cc and topo.h and the p2p
-// channels of src/graph/paths.cc (commit 04cdb808). Latencies in microseconds and bandwidths in
+// tree.cc and collnet.cc at 1fc949c5), with the channel search of src/graph/search.cc and topo.h,
+// the p2p channels of src/graph/paths.cc (commit 04cdb808) and the CollNet rules of src/init.cc
+// (1fc949c5) and src/graph/connect.cc (0f900e1b). Latencies in microseconds and bandwidths in
 // GB/s (1e9 B/s), NCCL's own units; nccl_tuning.cpp converts them once.
 #pragma once
 
@@ -19,22 +20,30 @@ using PerGeneration = std::array<std::array<double, 3>, 4>;
 // baseLatencies: fixed cost of one collective per algorithm and protocol (us).
 inline constexpr PerProtocol kTreeBaseLatency_us = {6.8, 14.0, 8.4};
 inline constexpr PerProtocol kRingBaseLatency_us = {6.6, 14.0, 8.4};
+inline constexpr PerProtocol kCollNetDirectBaseLatency_us = {0.0, 0.0, 0.0};
+inline constexpr PerProtocol kCollNetChainBaseLatency_us = {0.0, 0.0, 0.0};
 inline constexpr PerProtocol kNvlsBaseLatency_us = {0.0, 0.0, 0.0};
 inline constexpr PerProtocol kNvlsTreeBaseLatency_us = {0.0, 0.0, 0.0};
 inline constexpr PerProtocol kPatBaseLatency_us = {8.0, 8.0, 8.0};
 
-// hwLatencies: latency per step over NVLink, PCIe and the network (us). NVLS, NVLS-Tree and PAT
-// run Simple only.
+// hwLatencies: latency per step over NVLink, PCIe and the network (us). CollNet, NVLS, NVLS-Tree
+// and PAT run Simple only.
 inline constexpr PerProtocol kTreeNvlinkLatency_us = {0.6, 1.25, 4.0};
 inline constexpr PerProtocol kRingNvlinkLatency_us = {0.6, 1.9, 3.4};
+inline constexpr PerProtocol kCollNetDirectNvlinkLatency_us = {0.0, 0.0, 3.7};
+inline constexpr PerProtocol kCollNetChainNvlinkLatency_us = {0.0, 0.0, 2.8};
 inline constexpr PerProtocol kNvlsNvlinkLatency_us = {0.0, 0.0, 25.0};
 inline constexpr PerProtocol kNvlsTreeNvlinkLatency_us = {0.0, 0.0, 25.0};
 inline constexpr PerProtocol kPatNvlinkLatency_us = {0.0, 0.0, 4.0};
 inline constexpr PerProtocol kTreePciLatency_us = {1.0, 1.9, 4.0};
 inline constexpr PerProtocol kRingPciLatency_us = {1.0, 2.5, 5.7};
+inline constexpr PerProtocol kCollNetDirectPciLatency_us = {0.0, 0.0, 3.7};
+inline constexpr PerProtocol kCollNetChainPciLatency_us = {0.0, 0.0, 2.8};
 inline constexpr PerProtocol kPatPciLatency_us = {0.0, 0.0, 4.0};
 inline constexpr PerProtocol kTreeNetLatency_us = {5.0, 8.5, 14.0};
 inline constexpr PerProtocol kRingNetLatency_us = {2.7, 4.0, 14.0};
+inline constexpr PerProtocol kCollNetDirectNetLatency_us = {0.0, 0.0, 31.0};
+inline constexpr PerProtocol kCollNetChainNetLatency_us = {0.0, 0.0, 30.0};
 inline constexpr PerProtocol kNvlsNetLatency_us = {0.0, 0.0, 18.0};
 inline constexpr PerProtocol kNvlsTreeNetLatency_us = {0.0, 0.0, 20.9};
 inline constexpr PerProtocol kPatNetLatency_us = {0.0, 0.0, 14.0};
@@ -73,6 +82,16 @@ inline constexpr double kTreeAlgbwRatio = 0.5;
 // pat.cc latency: log2(nNodes) x the network hop / 3.5, and 2.8 us per rank ("still a linear part").
 inline constexpr double kPatNetLatencyDivisor = 3.5;
 inline constexpr double kPatPerRankLatency_us = 2.8;
+
+// collnet.cc (1fc949c5): the heads' bus bandwidth is ppn x min(bwIntra, bwInter x 0.9), NCCL's
+// bandwidth half of it; CollNet Direct's latency adds 0.4 us of "arity serialization" per local
+// rank beyond the first, twice. CollNet runs with at most NCCL_MAX_DIRECT_ARITY + 1 local ranks
+// (device.h: 7), and init.cc turns it off below NCCL_COLLNET_NODE_THRESHOLD nodes (2).
+inline constexpr double kCollNetInterFactor = 0.9;
+inline constexpr double kCollNetAlgbwRatio = 0.5;
+inline constexpr double kCollNetArityLatency_us = 0.4;
+inline constexpr int kMaxDirectArity = 7;
+inline constexpr int kCollNetNodeThreshold = 2;
 
 // ring.cc ncclTuningRingModelSim: the ring's "plateau effect", a factor on ring/Simple latency of a
 // multi-node all-reduce (and, on Blackwell NVLink, a one-node all-reduce, all-gather or

@@ -45,16 +45,16 @@ std::string lost_because(const NcclCandidate& c, const NcclCandidate& w) {
 }
 
 std::string candidates_text(const NcclChoice& choice) {
-  std::string out = fmt::format("  {:<15} {:>12}  {:>12}  {:>14}  {:>12}\n", "candidate", "time (us)", "latency (us)",
+  std::string out = fmt::format("  {:<20} {:>12}  {:>12}  {:>14}  {:>12}\n", "candidate", "time (us)", "latency (us)",
                                 "bandwidth (us)", "algbw (GB/s)");
   for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
     const NcclCandidate& c = choice.candidates[i];
     const std::string mark = i == choice.winner ? " <- chosen" : c.enabled() ? lost_because(c, choice.chosen()) : "";
     if (!c.enabled()) {
-      out += fmt::format("  {:<15} left out: {}\n", name_of(c), c.disabled_because);
+      out += fmt::format("  {:<20} left out: {}\n", name_of(c), c.disabled_because);
       continue;
     }
-    out += fmt::format("  {:<15} {:>12.2f}  {:>12.2f}  {:>14.2f}  {:>12.2f}{}\n", name_of(c),
+    out += fmt::format("  {:<20} {:>12.2f}  {:>12.2f}  {:>14.2f}  {:>12.2f}{}\n", name_of(c),
                        c.time.value() * unit::kMega, c.latency.value() * unit::kMega,
                        c.bandwidth_time.value() * unit::kMega, c.algbw.value() / unit::kGiga, mark);
   }
@@ -68,6 +68,26 @@ std::string candidates_text(const NcclChoice& choice) {
 // NVLink (or PCIe) on one node, through the NICs the group's GPUs use across nodes.
 std::string bound_text(const NcclRun& run, const NcclCandidate& w) {
   const cost::NcclSystem& s = run.system;
+  if (w.algorithm == cost::NcclAlgorithm::kCollNetDirect) {
+    return fmt::format(
+        "in-network reduction (SHARP): {} CollNet Direct channels, each head GPU's NIC {} a channel into the "
+        "switches, the node's GPUs exchanging with the heads at {}",
+        s.collnet_direct.channels, format_bandwidth(s.collnet_direct.bw_inter),
+        format_bandwidth(s.collnet_direct.bw_intra));
+  }
+  if (w.algorithm == cost::NcclAlgorithm::kCollNetChain) {
+    return fmt::format(
+        "in-network reduction (SHARP): {} CollNet Chain channels, each head GPU's NIC {} a channel into the "
+        "switches, a chain of the node's GPUs behind it at {}",
+        s.collnet_chain.channels, format_bandwidth(s.collnet_chain.bw_inter),
+        format_bandwidth(s.collnet_chain.bw_intra));
+  }
+  if (w.algorithm == cost::NcclAlgorithm::kNvls && s.nodes > 1) {
+    return fmt::format(
+        "NVLink SHARP inside each node ({} channels x {}) and in-network reduction (SHARP, through CollNet) through "
+        "each head GPU's NIC ({} a channel)",
+        s.nvls_channels, format_bandwidth(s.nvls_channel_bw), format_bandwidth(s.nvls_inter_bw));
+  }
   if (w.algorithm == cost::NcclAlgorithm::kNvls) {
     return fmt::format("NVLink SHARP: {} NVLS channels x {} through the NVSwitch", s.nvls_channels,
                        format_bandwidth(s.nvls_channel_bw));
@@ -218,7 +238,17 @@ nlohmann::json nccl_json(const NcclRun& run, bool explain) {
                            {"nvls_channels", s.nvls_channels},
                            {"nvls_channel_bw_GBps", gbps(s.nvls_channel_bw)},
                            {"nvls_inter_bw_GBps", gbps(s.nvls_inter_bw)},
+                           {"collnet", s.collnet},
                            {"comm_channels", s.comm_channels}};
+  if (s.collnet) {
+    const auto graph = [](const cost::NcclGraph& g) {
+      return nlohmann::json{
+          {"channels", g.channels}, {"bw_intra_GBps", gbps(g.bw_intra)}, {"bw_inter_GBps", gbps(g.bw_inter)}};
+    };
+    system["collnet_heads"] = s.collnet_heads;
+    system["collnet_direct"] = graph(s.collnet_direct);
+    system["collnet_chain"] = graph(s.collnet_chain);
+  }
   if (explain) system["derivation"] = explanation_json(s.derivation);
   nlohmann::json j = {
       {"op", std::string(cost::to_string(run.op))},

@@ -89,6 +89,11 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
     out += fmt::format("links {:<11} {}{}\n", topology::to_string(tier), l.count, bw_range(l));
   }
   if (t.price()) out += fmt::format("price         {} USD per GPU-hour ({})\n", t.price()->usd, t.price()->source);
+  if (t.collnet()) {
+    out += fmt::format("collnet       the switches reduce in the network; NCCL's CollNet {} ({})\n",
+                       t.collnet()->enabled ? "on" : "off, NCCL's default (--set collnet.enabled=true turns it on)",
+                       t.collnet()->source);
+  }
   out += fmt::format("\nwhat a collective over {}{} GPUs sees ({} nodes, {} per node), each way:\n",
                      c.ranks == t.gpu_count() ? "all " : "the first ", c.ranks, c.nodes, c.ranks_per_node);
   out += fmt::format("  intra-node    {} GPU to GPU, latency {}\n", format_bandwidth(c.intra_bw),
@@ -129,6 +134,8 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
       {"links", links},
       {"price", t.price() ? nlohmann::json{{"usd_per_gpu_hour", t.price()->usd}, {"source", t.price()->source}}
                           : nlohmann::json()},
+      {"collnet", t.collnet() ? nlohmann::json{{"enabled", t.collnet()->enabled}, {"source", t.collnet()->source}}
+                              : nlohmann::json()},
       {"tiers",
        {{"ranks", c.ranks},
         {"nodes", c.nodes},

@@ -81,7 +81,12 @@ class Builder {
  public:
   std::uint32_t pattern(const Pairs& pairs,
                         BytesPerSecond cap = BytesPerSecond(std::numeric_limits<double>::infinity())) {
+    return pattern(pairs, std::vector<double>(pairs.size(), 1.0), cap);
+  }
+  // Member i moves weights[i] times a phase's bytes.
+  std::uint32_t pattern(const Pairs& pairs, std::vector<double> member_weights, BytesPerSecond cap) {
     patterns.push_back(pairs);
+    weights.push_back(std::move(member_weights));
     caps.push_back(cap);
     return static_cast<std::uint32_t>(patterns.size() - 1);
   }
@@ -94,7 +99,8 @@ class Builder {
     steps.push_back(CollectivePhase{pattern, bytes * k, latency_steps * static_cast<int>(count), std::nullopt});
   }
   std::vector<Pairs> patterns;
-  std::vector<BytesPerSecond> caps;  // per pattern: each member's own rate limit
+  std::vector<std::vector<double>> weights;  // per pattern, one per pair
+  std::vector<BytesPerSecond> caps;          // per pattern: each member's own rate limit
   std::vector<CollectivePhase> steps;
 };
 
@@ -109,6 +115,67 @@ void build_priced(Builder& b, const topology::Topology& topo, const cost::Collec
   const double k = static_cast<double>(channels);
   b.steps.push_back(
       CollectivePhase{b.pattern(pairs, price.flows.rate_per_rank / k), price.flows.bytes_per_rank / k, 1, latency});
+}
+
+// In-network reduction (CollNet Direct and Chain; NVLS across nodes, which reduces through CollNet)
+// as the cost model priced it: every member moves S / heads (price.flows.bytes_per_rank) at the
+// priced rate, all at once, and the collective arrives the model's latency after the last byte.
+// Across nodes, head j of each node sends to head j of the next: each head's NIC carries S / heads
+// out and S / heads in, what it sends into the switches and takes back from them once they have
+// reduced (NVIDIA SHARP), where a ring puts 2(n-1)/n S through each NIC; on a rail-optimized
+// fabric those flows meet in the rail switch the reduction runs in. All-gather and reduce-scatter
+// count their lighter direction (the node's S / (heads x nodes)) as the heavier. Inside each node,
+// the exchange with the heads: CollNet Direct scatters a share to every head and gathers every
+// head's result (every ordered pair of the node's GPUs, twice for all-reduce: collnet.cc's
+// scatter and broadcast); CollNet Chain passes each head's share up and down a chain of the node's
+// GPUs from that head; NVLS reduces and multicasts through the NVSwitch, (g+1)/g S each way on
+// every GPU's link for all-reduce and (g-1)/g S for the others, as on one node (ring order).
+void build_in_network(Builder& b, const topology::Topology& topo, CollectiveOp op, const cost::CollectivePrice& price,
+                      std::span<const int> ranks) {
+  const auto nodes = by_node(topo, ranks);
+  const auto h = static_cast<std::size_t>(price.flows.heads);
+  STEPCAST_ASSERT(h >= 1 && nodes.size() >= 2, "heads exchange with the switches across nodes");
+  // Head j of a node of g GPUs: its local GPU j x g / h, the spread the NICs' wiring gives (a node
+  // with fewer GPUs than heads repeats some).
+  const auto head = [&](const std::vector<int>& node, std::size_t j) { return node[j * node.size() / h]; };
+  Pairs pairs;
+  std::vector<double> weights;
+  const auto add = [&](int from, int to, double weight) {
+    pairs.emplace_back(from, to);
+    weights.push_back(weight);
+  };
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    for (std::size_t j = 0; j < h; ++j) add(head(nodes[n], j), head(nodes[(n + 1) % nodes.size()], j), 1.0);
+  }
+  const bool all_reduce = op == CollectiveOp::kAllReduce;
+  const cost::NcclAlgorithm a = price.nccl->algorithm;
+  for (const std::vector<int>& node : nodes) {
+    const std::size_t g = node.size();
+    if (g < 2) continue;
+    if (a == cost::NcclAlgorithm::kCollNetDirect) {
+      for (const int from : node) {
+        for (const int to : node) {
+          if (from != to) add(from, to, all_reduce ? 2.0 : 1.0);
+        }
+      }
+    } else if (a == cost::NcclAlgorithm::kCollNetChain) {
+      for (std::size_t j = 0; j < h; ++j) {
+        const std::size_t start = j * g / h;
+        for (std::size_t i = 0; i + 1 < g; ++i) {
+          const int up = node[(start + i) % g];
+          const int down = node[(start + i + 1) % g];
+          add(down, up, 1.0);  // the reduction climbs toward the head
+          add(up, down, 1.0);  // the result comes back down
+        }
+      }
+    } else {
+      const double share = all_reduce ? (as_double(g) + 1.0) / as_double(g) : (as_double(g) - 1.0) / as_double(g);
+      for (std::size_t i = 0; i < g; ++i) add(node[i], node[(i + 1) % g], share * as_double(h));
+    }
+  }
+  const des::Tick latency = des::to_ticks(price.flows.latency);
+  b.steps.push_back(CollectivePhase{b.pattern(pairs, std::move(weights), price.flows.rate_per_rank),
+                                    price.flows.bytes_per_rank, 1, latency});
 }
 
 // Send/recv (each rank to the next, as nccl-tests runs it) and all-to-all (S/N from every rank
@@ -285,10 +352,11 @@ CollectiveSchedule merged_schedule(Network& network, std::span<const std::vector
                     "equal-sized groups build the same phases");
     for (std::size_t i = 0; i < b.patterns.size(); ++i) {
       merged.patterns[i].insert(merged.patterns[i].end(), b.patterns[i].begin(), b.patterns[i].end());
+      merged.weights[i].insert(merged.weights[i].end(), b.weights[i].begin(), b.weights[i].end());
     }
   }
   for (std::size_t i = 0; i < merged.patterns.size(); ++i) {
-    out.patterns.push_back(network.pattern(merged.patterns[i]));
+    out.patterns.push_back(network.pattern(merged.patterns[i], merged.weights[i]));
     out.patterns.back().rate_cap = merged.caps[i];
     out.top_tier = std::max(out.top_tier, out.patterns.back().top_tier);
   }
@@ -315,6 +383,11 @@ CollectiveSchedule build_collective(Network& network, const topology::Topology& 
   const bool ring_shaped = price.nccl || price.closed_form == Algorithm::kRing;
   if (!ring_shaped)
     return build_collective(network, topo, op, price.closed_form.value_or(Algorithm::kDirect), size, groups);
+  if (price.flows.heads > 0) {
+    return merged_schedule(network, groups, [&](Builder& b, const std::vector<int>& group) {
+      build_in_network(b, topo, op, price, group);
+    });
+  }
   return merged_schedule(network, groups,
                          [&](Builder& b, const std::vector<int>& group) { build_priced(b, topo, price, group); });
 }

@@ -40,14 +40,22 @@ const std::vector<std::vector<topology::Hop>>& Network::routes(int src, int dst)
 }
 
 TransferPattern Network::pattern(std::span<const std::pair<int, int>> pairs) {
+  const std::vector<double> ones(pairs.size(), 1.0);
+  return pattern(pairs, ones);
+}
+
+TransferPattern Network::pattern(std::span<const std::pair<int, int>> pairs, std::span<const double> weights) {
+  STEPCAST_ASSERT(weights.size() == pairs.size(), "one weight per pair");
   TransferPattern p;
   std::vector<std::pair<ResourceId, double>> crossed;
-  for (const auto& [src, dst] : pairs) {
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const auto [src, dst] = pairs[i];
     if (src == dst) continue;
+    STEPCAST_ASSERT(weights[i] > 0.0, "a member moves a positive share of the bytes");
     ++p.members;
     // A member spread over several routes (a GPU with several NICs) puts an even part on each.
     const auto& spread = routes(src, dst);
-    const double part = 1.0 / static_cast<double>(spread.size());
+    const double part = weights[i] / static_cast<double>(spread.size());
     for (const std::vector<topology::Hop>& route : spread) {
       des::Tick latency = 0;
       for (const topology::Hop& hop : route) {

@@ -132,7 +132,9 @@ Topology make_cluster(const ClusterSpec& spec) {
       break;
     }
   }
-  return Topology(spec.name, spec.source, spec.gpu, b.take_vertices(), b.take_links(), oversubscription, trays);
+  Topology topology(spec.name, spec.source, spec.gpu, b.take_vertices(), b.take_links(), oversubscription, trays);
+  if (spec.collnet) topology.set_collnet(*spec.collnet);
+  return topology;
 }
 
 std::string_view to_string(IntraKind kind) {

@@ -69,7 +69,13 @@ const Leaf& find_leaf(const std::vector<Leaf>& leaves, const std::string& wanted
         fmt::format("\"{}\" names {} fields of {} ({}): give the full path", wanted, found.size(), file, which));
   }
   const auto near = closest(wanted, path_endings(leaves));
-  const std::string hint = near ? fmt::format("; did you mean \"{}\"?", *near) : std::string();
+  std::string hint = near ? fmt::format("; did you mean \"{}\"?", *near) : std::string();
+  // A fabric states CollNet only where its switches reduce; --set cannot make them.
+  if (!near && wanted.find("collnet") != std::string::npos) {
+    hint =
+        "; its fabric states no in-network reduction (SHARP): a fabric whose switches reduce has a \"collnet\" "
+        "block with \"enabled\" and \"source\"";
+  }
   throw InputError("--set", {},
                    fmt::format("{} has no field \"{}\"{} (a path names an existing field with dots, e.g. "
                                "node.nics.bandwidth or gpu.memory; stepcast topology --json shows the figures)",

@@ -148,16 +148,28 @@ void read_node(const JsonReader& node, ClusterSpec& spec, bool in_scale_up_domai
   problems.throw_if_any();
 }
 
+// The fabric's in-network reduction (topology.hpp, CollNet): whether NCCL's CollNet is on, and
+// where the fact that the switches reduce comes from.
+CollNet read_collnet(const JsonReader& r) {
+  r.check_keys({"enabled", "source"});
+  CollNet c;
+  ProblemList problems;
+  problems.check([&] { c.enabled = r.at("enabled").boolean(); });
+  problems.check([&] { c.source = source_of(r); });
+  problems.throw_if_any();
+  return c;
+}
+
 void read_fabric(const JsonReader& fabric, ClusterSpec& spec) {
   const JsonReader fabric_kind = fabric.at("kind");
   const std::string fabric_name = fabric_kind.string();
   ProblemList problems;
   if (fabric_name == "single-switch") {
-    problems.check([&] { fabric.check_keys({"kind", "source"}); });
+    problems.check([&] { fabric.check_keys({"kind", "collnet", "source"}); });
     spec.fabric = FabricKind::kSingleSwitch;
   } else if (fabric_name == "fat-tree") {
     problems.check([&] {
-      fabric.check_keys({"kind", "nodes_per_leaf", "oversubscription", "switch_latency", "source"});
+      fabric.check_keys({"kind", "nodes_per_leaf", "oversubscription", "switch_latency", "collnet", "source"});
     });
     spec.fabric = FabricKind::kFatTree;
     problems.check([&] { spec.nodes_per_leaf = int_of(fabric.at("nodes_per_leaf"), kMaxNodes); });
@@ -172,13 +184,16 @@ void read_fabric(const JsonReader& fabric, ClusterSpec& spec) {
     });
     problems.check([&] { spec.switch_latency = latency_of(fabric.at("switch_latency")); });
   } else if (fabric_name == "rail-optimized") {
-    problems.check([&] { fabric.check_keys({"kind", "switch_latency", "source"}); });
+    problems.check([&] { fabric.check_keys({"kind", "switch_latency", "collnet", "source"}); });
     spec.fabric = FabricKind::kRailOptimized;
     problems.check([&] { spec.switch_latency = latency_of(fabric.at("switch_latency")); });
   } else {
     fabric_kind.fail(
         fmt::format("unknown fabric kind \"{}\" (expected single-switch, fat-tree or rail-optimized)", fabric_name));
   }
+  problems.check([&] {
+    if (const auto collnet = fabric.find("collnet")) spec.collnet = read_collnet(*collnet);
+  });
   problems.check([&] { (void)source_of(fabric); });
   problems.throw_if_any();
 }
@@ -295,7 +310,7 @@ LinkTier default_tier(const Vertex& a, const Vertex& b) {
 
 Topology read_graph(const JsonReader& root) {
   ProblemList problems;
-  problems.check([&] { root.check_keys({"form", "name", "source", "gpu", "vertices", "links", "price"}); });
+  problems.check([&] { root.check_keys({"form", "name", "source", "gpu", "vertices", "links", "collnet", "price"}); });
   std::string name;
   std::string source;
   GpuSpec gpu;
@@ -385,7 +400,10 @@ Topology read_graph(const JsonReader& root) {
   }
   problems.throw_if_any();
   if (auto problem = find_connectivity_problem(vertices, links)) root.at("links").fail(*problem);
-  return Topology(name, source, std::move(gpu), std::move(vertices), std::move(links), 1.0);
+  Topology topology(name, source, std::move(gpu), std::move(vertices), std::move(links), 1.0);
+  // A graph has no fabric block: its switches' in-network reduction is stated at the top level.
+  if (const auto collnet = root.find("collnet")) topology.set_collnet(read_collnet(*collnet));
+  return topology;
 }
 
 // The optional price of a GPU-hour: a plain number under a key that names its unit (money has no

@@ -12,6 +12,7 @@
 #include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/step.hpp"
 #include "stepcast/topology/cluster.hpp"
+#include "stepcast/topology/overrides.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
@@ -238,14 +239,21 @@ TEST_SUITE("cost.collective_model") {
     // ranks together send at least nccl-tests' busbw factor for the node count x S through the NICs
     // they share (node_bw): the lower bound of Patarasuk and Yuan (2009), 2(N-1)/N S per node for
     // an all-reduce over N nodes, which NCCL's NVLS-Tree between two nodes reaches (each node sends
-    // its reduced S once, up or down the tree).
+    // its reduced S once, up or down the tree). Switches that reduce (CollNet, and NVLS through it)
+    // lower the all-reduce's bound to S per node, sent once into them; all-gather and reduce-scatter
+    // keep (N-1)/N S, what a node must receive or send whoever reduces.
     std::mt19937_64 rng(20261130);
-    const topology::Topology topos[] = {shipped("dgx-h100.json", 4), shipped("p4d-24xlarge.json", 4),
-                                        shipped("alcf-polaris.json", 8), shipped("p5-48xlarge.json", 2)};
+    const topology::Topology topos[] = {
+        shipped("dgx-h100.json", 4),
+        shipped("p4d-24xlarge.json", 4),
+        shipped("alcf-polaris.json", 8),
+        shipped("p5-48xlarge.json", 2),
+        topology::load_topology_with_sets(kSource + "/topologies/dgx-a100.json", 4, {"collnet.enabled=true"}),
+        topology::load_topology_with_sets(kSource + "/topologies/dgx-h100.json", 4, {"collnet.enabled=true"})};
     const CollectiveOp ops[] = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
                                 CollectiveOp::kBroadcast, CollectiveOp::kAllToAll,  CollectiveOp::kSendRecv};
     for (int i = 0; i < 400; ++i) {
-      const topology::Topology& topo = topos[rng() % 4];
+      const topology::Topology& topo = topos[rng() % 6];
       const CollectiveOp op = ops[rng() % 6];
       const int stride = 1 << (rng() % 4);
       const int max_ranks = (topo.gpu_count() - 1) / stride + 1;
@@ -254,7 +262,8 @@ TEST_SUITE("cost.collective_model") {
       const Bytes size(std::ldexp(1.0, 10 + static_cast<int>(rng() % 24)));
       const topology::CommTiers t = topo.tiers(ranks, stride, topology::Concurrency{groups, 1});
       const CollectivePrice p = price_collective(collective_group(topo, t), op, size, {});
-      const double factor = busbw_factor(op, t.nodes == 1 ? ranks : t.nodes);
+      const bool in_network = p.flows.heads > 0 && op == CollectiveOp::kAllReduce;
+      const double factor = in_network ? 1.0 : busbw_factor(op, t.nodes == 1 ? ranks : t.nodes);
       const double bound = t.nodes == 1 ? p.flows.bytes_per_rank.value() / t.intra_bw.value()
                                         : factor * size.value() / t.node_bw.value();
       const bool p2p = op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv;

@@ -35,6 +35,11 @@ double us(Seconds s) { return s.value() * 1e6; }
 
 constexpr Bytes kGiB = Bytes(1073741824.0);
 
+// The DGX files state that their switches reduce (SHARP) with NCCL's CollNet off, NCCL's default.
+constexpr const char* kNvlsOffAcrossNodes =
+    "NVLS across nodes needs CollNet, which NCCL leaves off by default (the NCCL-SHARP plugin and "
+    "NCCL_COLLNET_ENABLE=1 turn it on: --set collnet.enabled=true)";
+
 }  // namespace
 
 TEST_SUITE("cost.nccl_tuning") {
@@ -187,8 +192,7 @@ TEST_SUITE("cost.nccl_tuning") {
     CHECK(us(ring.latency) == doctest::Approx(1030.96));
     CHECK(ring.algbw.value() == doctest::Approx(360e9 * 80.0 / 158.0));
     CHECK(c.chosen().algorithm == NcclAlgorithm::kNvlsTree);
-    CHECK(find(c, NcclAlgorithm::kNvls, NcclProtocol::kSimple).disabled_because ==
-          "NVLS across nodes needs CollNet (SHARP), which stepcast does not model");
+    CHECK(find(c, NcclAlgorithm::kNvls, NcclProtocol::kSimple).disabled_because == kNvlsOffAcrossNodes);
     // The xxrjun log (NCCL 2.29.2, 10 x 8 H100) measured 105854 us: the model is 12% faster, as
     // these nodes moved 40 GB/s per NIC with 8 GPUs where 1 to 4 GPUs per node moved 48.7.
     CHECK(us(c.chosen().time) == doctest::Approx(150.4 + 17179869184.0 / (364e9 * 80.0 / 158.0) * 1e6));
@@ -226,8 +230,7 @@ TEST_SUITE("cost.nccl_tuning") {
     CHECK(find(bcast, NcclAlgorithm::kNvls, NcclProtocol::kSimple).disabled_because == "NCCL has no NVLS broadcast");
     CHECK(bcast.chosen().algorithm == NcclAlgorithm::kRing);
     const NcclChoice two = nccl_choose(CollectiveOp::kAllReduce, kGiB, system_of("dgx-h100.json", 2));
-    CHECK(find(two, NcclAlgorithm::kNvls, NcclProtocol::kSimple).disabled_because ==
-          "NVLS across nodes needs CollNet (SHARP), which stepcast does not model");
+    CHECK(find(two, NcclAlgorithm::kNvls, NcclProtocol::kSimple).disabled_because == kNvlsOffAcrossNodes);
     NcclSystem pcie = system_of("p4d-24xlarge.json", 1);
     pcie.nvlink = pcie.nvswitch = false;
     const NcclChoice c = nccl_choose(CollectiveOp::kAllReduce, kGiB, pcie);
@@ -279,8 +282,9 @@ TEST_SUITE("cost.nccl_tuning") {
     CHECK(parse_nccl_protocol("simple") == NcclProtocol::kSimple);
     CHECK(!parse_nccl_protocol("bogus"));
     CHECK(parse_nccl_algorithm("NVLS") == NcclAlgorithm::kNvls);
-    CHECK(accepted_nccl_algorithms(CollectiveOp::kAllGather) == "ring, nvls, pat");
+    CHECK(accepted_nccl_algorithms(CollectiveOp::kAllGather) == "ring, collnetdirect, nvls, pat");
     CHECK(parse_nccl_algorithm("NVLSTree") == NcclAlgorithm::kNvlsTree);
-    CHECK(accepted_nccl_algorithms(CollectiveOp::kAllReduce) == "tree, ring, nvls, nvlstree");
+    CHECK(accepted_nccl_algorithms(CollectiveOp::kAllReduce) ==
+          "tree, ring, collnetdirect, collnetchain, nvls, nvlstree");
   }
 }

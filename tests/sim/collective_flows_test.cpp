@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/des/engine.hpp"
 #include "stepcast/sim/collective_flows.hpp"
+#include "stepcast/topology/overrides.hpp"
 #include "stepcast/topology/topology.hpp"
 
 using namespace stepcast;
@@ -116,6 +118,79 @@ TEST_SUITE("sim.collective_flows") {
         }
       }
     }
+  }
+
+  TEST_CASE("CollNet and NVLS through CollNet as flows alone equal the analytical model within 1%") {
+    // As above with the switches' reduction on (the DGX files' collnet block, and a test machine
+    // with half the NICs): NCCL's pick and each CollNet algorithm by name, whole machines and the
+    // groups of every other GPU (a NIC each on the half-NIC machine), on every collective CollNet has.
+    struct Case {
+      const char* file;
+      int nodes;
+      int stride;
+    };
+    const std::string root = STEPCAST_SOURCE_DIR;
+    for (const Case c : {Case{"topologies/dgx-h100.json", 4, 1}, Case{"topologies/dgx-a100.json", 4, 1},
+                         Case{"topologies/dgx-h100.json", 2, 2}, Case{"topologies/gb200-nvl72-4racks.json", 72, 1},
+                         Case{"tests/cost/data/collnet-4nics.json", 4, 2}}) {
+      const topology::Topology t =
+          topology::load_topology_with_sets(root + "/" + c.file, c.nodes, {"collnet.enabled=true"});
+      const int n = (t.gpu_count() - 1) / c.stride + 1;
+      std::vector<int> ranks;
+      for (int i = 0; i < n; ++i) ranks.push_back(i * c.stride);
+      const cost::CollectiveGroup group = cost::collective_group(t, t.tiers(n, c.stride));
+      for (const auto op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+        for (const auto a : {std::optional<cost::NcclAlgorithm>(), std::optional(cost::NcclAlgorithm::kCollNetDirect),
+                             std::optional(cost::NcclAlgorithm::kCollNetChain)}) {
+          if (a && (!cost::nccl_runs(op, *a) || std::string(c.file).find("gb200") != std::string::npos)) continue;
+          for (const double size : {65536.0, 16.0 * 1048576.0, 1073741824.0}) {
+            cost::CollectiveModel model;
+            model.nccl.algorithm = a;
+            const cost::CollectivePrice p = cost::price_collective(group, op, bytes(size), model);
+            CAPTURE(std::string(c.file));
+            CAPTURE(cost::to_string(op));
+            CAPTURE(cost::model_name(p));
+            CAPTURE(size);
+            const double des = sim::simulate_collective(t, op, bytes(size), p, ranks).value();
+            CHECK(des == doctest::Approx(p.time.value()).epsilon(0.01));
+          }
+        }
+      }
+    }
+  }
+
+  TEST_CASE("in-network reduction as flows: each node sends its 1 GiB once into the switches, a ring 2(n-1)/n x S") {
+    // 4 DGX H100 nodes, 32 ranks, CollNet on. CollNet Direct: each of a node's 8 heads sends S / 8
+    // to the switches through its NIC and takes S / 8 back, so the NICs' links to the rail
+    // switches carry S out and S in per node: 4 x 2 x S = 8 S in all. The ring sends 2(N-1)/N S
+    // per rank around 8 channels, each crossing 4 node boundaries: 8 x 4 x 2 links x (62/32 S) / 8
+    // = 15.5 S. NVLS through CollNet sends what CollNet Direct sends.
+    const topology::Topology t = topology::load_topology_with_sets(
+        std::string(STEPCAST_SOURCE_DIR) + "/topologies/dgx-h100.json", 4, {"collnet.enabled=true"});
+    const cost::CollectiveGroup group = cost::collective_group(t, t.tiers(32));
+    const double size = 1073741824.0;
+    const auto nic_bytes = [&](std::optional<cost::NcclAlgorithm> a) {
+      cost::CollectiveModel model;
+      model.nccl.algorithm = a;
+      const cost::CollectivePrice p = cost::price_collective(group, CollectiveOp::kAllReduce, bytes(size), model);
+      des::Engine engine;
+      struct Done final : sim::CollectiveObserver {
+        void on_collective_done(des::Tick, std::uint64_t) override {}
+      } done;
+      sim::CollectiveRunner runner(done);
+      sim::Network network(t, engine, runner);
+      runner.attach(network);
+      engine.add_model(network);
+      const std::vector<std::vector<int>> groups{first_ranks(32)};
+      const sim::CollectiveSchedule schedule =
+          sim::build_collective(network, t, CollectiveOp::kAllReduce, bytes(size), p, groups);
+      runner.start(schedule, 0);
+      engine.run();
+      return network.traffic().bytes[static_cast<std::size_t>(topology::LinkTier::kNic)];
+    };
+    CHECK(nic_bytes(cost::NcclAlgorithm::kCollNetDirect) == doctest::Approx(8.0 * size));
+    CHECK(nic_bytes(cost::NcclAlgorithm::kNvls) == doctest::Approx(8.0 * size));
+    CHECK(nic_bytes(cost::NcclAlgorithm::kRing) == doctest::Approx(15.5 * size));
   }
 
   TEST_CASE("groups side by side share their NICs in both engines: p4d, tp = 8, data-parallel all-reduce") {

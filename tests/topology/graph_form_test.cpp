@@ -100,4 +100,21 @@ TEST_SUITE("topology.graph_form") {
               ":/vertices/1/node: node 1 holds no GPU, yet this GPU sits in node 2 (nodes are numbered 0..N-1 "
               "by the GPUs in them, without gaps)");
   }
+
+  TEST_CASE("a graph states its switches' in-network reduction at the top level, checked as the cluster form's") {
+    const std::string vertices = R"({"name": "g0", "kind": "gpu", "node": 0}, {"name": "g1", "kind": "gpu", "node": 1},
+        {"name": "s", "kind": "switch"})";
+    const std::string links = R"({"a": "g0", "b": "s", "bandwidth": "100 Gbps", "latency": "1 us"},
+        {"a": "g1", "b": "s", "bandwidth": "100 Gbps", "latency": "1 us"})";
+    const std::string file = graph_file(vertices, links);
+    const std::string with = file.substr(0, file.size() - 1) + R"(, "collnet": {"enabled": true, "source": "test"}})";
+    const auto collnet = load_topology(scratch_file("graph_collnet.json", with)).collnet();
+    REQUIRE(collnet.has_value());
+    CHECK(collnet->enabled);
+    CHECK_FALSE(load_topology(scratch_file("graph_plain.json", file)).collnet().has_value());
+    const std::string bad = file.substr(0, file.size() - 1) + R"(, "collnet": {"enabled": 1, "source": "test"}})";
+    CHECK(error_of([&] {
+            (void)load_topology(scratch_file("graph_collnet_bad.json", bad));
+          }).ends_with("graph_collnet_bad.json:/collnet/enabled: expected true or false, got number"));
+  }
 }

@@ -136,4 +136,25 @@ TEST_SUITE("topology.what_if") {
               .price()
               ->usd == 2.5);
   }
+
+  TEST_CASE("InfiniBand DGX files state that their switches reduce, with NCCL's CollNet off; --set turns it on") {
+    // NVIDIA SHARP runs in Quantum InfiniBand switches; NCCL uses it only with the NCCL-SHARP
+    // plugin and NCCL_COLLNET_ENABLE=1, off by default (NVIDIA HPC-X, "NCCL-RDMA-SHARP Plugins").
+    for (const char* file : {"dgx-a100.json", "dgx-h100.json", "dgx-h200.json", "dgx-b200.json", "gb200-nvl72.json",
+                             "gb200-nvl72-4racks.json"}) {
+      CAPTURE(std::string(file));
+      const auto collnet = load_topology(shipped(file)).collnet();
+      REQUIRE(collnet.has_value());
+      CHECK_FALSE(collnet->enabled);
+      CHECK(collnet->source.find("SHARP") != std::string::npos);
+    }
+    // EFA, Slingshot and the seed's switch reduce nothing in the network.
+    for (const char* file : {"p4d-24xlarge.json", "p5-48xlarge.json", "alcf-polaris.json", "flat-400gbps.json"}) {
+      CAPTURE(std::string(file));
+      CHECK_FALSE(load_topology(shipped(file)).collnet().has_value());
+    }
+    const auto on = load_topology_with_sets(shipped("dgx-h100.json"), std::nullopt, {"collnet.enabled=true"}).collnet();
+    REQUIRE(on.has_value());
+    CHECK(on->enabled);
+  }
 }

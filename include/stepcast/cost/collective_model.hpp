@@ -43,11 +43,16 @@ CollectiveGroup collective_group(const std::optional<NcclHardware>& hardware, co
                                  bool explain = false);
 
 /// What the simulator needs to play a collective as flows: each rank moves `bytes_per_rank`
-/// around ring-ordered pairs at up to `rate_per_rank`, then waits `latency`.
+/// around ring-ordered pairs at up to `rate_per_rank`, then waits `latency`; for the algorithms
+/// that reduce in the network's switches, each of a node's `heads` sends `bytes_per_rank` into
+/// them and takes as much back (sim/collective_flows.hpp).
 struct FlowParameters {
-  Bytes bytes_per_rank;          ///< the bytes each rank puts on its busiest link
+  Bytes bytes_per_rank;          ///< the bytes each rank puts on its busiest link; a head's to the switches
   BytesPerSecond rate_per_rank;  ///< what the chosen algorithm and protocol reach alone
   Seconds latency;
+  /// CollNet Direct and Chain, and NVLS across nodes (which reduces through CollNet): the GPUs of
+  /// a node that exchange with the switches (NCCL's heads); 0 for the other algorithms.
+  int heads = 0;
 };
 
 /// One collective as the model prices it.

@@ -17,11 +17,13 @@
 
 namespace stepcast::cost {
 
-/// NCCL's algorithms as its tuner weighs them, in NCCL's order. NVLS-Tree: NVLink SHARP inside each
-/// node and a tree of nodes across them (all-reduce); PAT: Parallel Aggregated Trees for all-gather
-/// and reduce-scatter with one GPU per node. CollNet (network SHARP) is not modelled: no shipped
-/// topology has it.
-enum class NcclAlgorithm { kTree, kRing, kNvls, kNvlsTree, kPat };
+/// NCCL's algorithms as its tuner weighs them, in NCCL's order (ncclAlgoStr). CollNet Direct and
+/// CollNet Chain reduce in the network's switches (NVIDIA SHARP through the NCCL-SHARP plugin):
+/// every GPU of a node exchanges with the heads, or a chain of the node's GPUs with one head, and
+/// the heads with the switches; NVLS-Tree: NVLink SHARP inside each node and a tree of nodes across
+/// them (all-reduce); PAT: Parallel Aggregated Trees for all-gather and reduce-scatter with one GPU
+/// per node.
+enum class NcclAlgorithm { kTree, kRing, kCollNetDirect, kCollNetChain, kNvls, kNvlsTree, kPat };
 /// NCCL's protocols: LL (8-byte lines carrying 4 data bytes and a flag), LL128 (128-byte lines
 /// carrying 120 data bytes), Simple (bulk copies with a fence per step).
 enum class NcclProtocol { kLL, kLL128, kSimple };
@@ -29,10 +31,20 @@ enum class NcclProtocol { kLL, kLL128, kSimple };
 inline constexpr int kNcclProtocols = 3;
 
 /// Every algorithm and protocol the tuner weighs, in NCCL's order.
-inline constexpr std::array<NcclAlgorithm, 5> kNcclAlgorithmList = {
-    NcclAlgorithm::kTree, NcclAlgorithm::kRing, NcclAlgorithm::kNvls, NcclAlgorithm::kNvlsTree, NcclAlgorithm::kPat};
+inline constexpr std::array<NcclAlgorithm, 7> kNcclAlgorithmList = {
+    NcclAlgorithm::kTree,         NcclAlgorithm::kRing, NcclAlgorithm::kCollNetDirect,
+    NcclAlgorithm::kCollNetChain, NcclAlgorithm::kNvls, NcclAlgorithm::kNvlsTree,
+    NcclAlgorithm::kPat};
 inline constexpr std::array<NcclProtocol, 3> kNcclProtocolList = {NcclProtocol::kLL, NcclProtocol::kLL128,
                                                                   NcclProtocol::kSimple};
+
+/// One of NCCL's graphs (struct ncclTopoGraph): its channels and each channel's speed inside a node
+/// (bwIntra) and to the network (bwInter).
+struct NcclGraph {
+  int channels = 0;
+  BytesPerSecond bw_intra;
+  BytesPerSecond bw_inter;
+};
 
 /// What NCCL's tuner knows of the GPUs of one communicator: the GPU generation, the links, and
 /// the channels its topology search finds (NCCL's graphs, sketched in src/cost/nccl_tuning_system.cpp).
@@ -53,7 +65,15 @@ struct NcclSystem {
   BytesPerSecond gpu_bw;           ///< a GPU's intra-node links as NCCL counts them (NVLinks x per-link figure)
   int nics_per_gpu = 1;            ///< NICs each GPU reaches (p5: 4), for the point-to-point channels
   BytesPerSecond gpu_nic_bw;       ///< what one GPU sends out of its node alone
-  Explanation derivation;          ///< how each figure above came from the topology
+  bool collnet_fabric = false;     ///< the fabric's switches reduce in the network (the topology's collnet block)
+  bool collnet_enable = false;     ///< ... and NCCL's CollNet is on (NCCL_COLLNET_ENABLE=1 and the NCCL-SHARP plugin)
+  /// CollNet as this communicator runs it: collnet_enable, kept on by init.cc on 2 or more nodes
+  /// (NCCL_COLLNET_NODE_THRESHOLD) where the CollNet Chain graph has channels.
+  bool collnet = false;
+  int collnet_heads = 0;     ///< collNetHeadsNum: the GPUs of a node with a NIC of their own (the NVLS heads)
+  NcclGraph collnet_direct;  ///< CollNet Direct graph (src/cost/nccl_collnet_graphs.cpp): one channel per head
+  NcclGraph collnet_chain;   ///< CollNet Chain graph: the ring's channels, each a chain behind one NIC
+  Explanation derivation;    ///< how each figure above came from the topology
 };
 
 /// The compute capability NCCL would read from a GPU called `gpu_name` ("H100-SXM5-80GB" -> 90),
@@ -65,7 +85,9 @@ std::optional<int> nccl_compute_capability(std::string_view gpu_name);
 struct NcclHardware {
   int compute_capability = 80;
   std::string gpu_name;
-  std::string intra_switch;  ///< lower-case name of the switch GPU 0 links to in its node; empty if none
+  std::string intra_switch;     ///< lower-case name of the switch GPU 0 links to in its node; empty if none
+  bool collnet_fabric = false;  ///< the topology states that its switches reduce (a collnet block)
+  bool collnet_enable = false;  ///< ... with NCCL's CollNet on
 };
 
 /// InputError when the GPU's name matches no generation NCCL tunes for.
@@ -110,8 +132,9 @@ struct NcclCandidate {
   [[nodiscard]] bool enabled() const { return disabled_because.empty(); }
 };
 
-/// Every candidate NCCL has for a collective, in NCCL's order (tree, ring, NVLS, NVLS-Tree, PAT;
-/// LL, LL128, Simple), and the fastest enabled one, first on ties, as NCCL's tuner picks it.
+/// Every candidate NCCL has for a collective, in NCCL's order (tree, ring, CollNet Direct, CollNet
+/// Chain, NVLS, NVLS-Tree, PAT; LL, LL128, Simple), and the fastest enabled one, first on ties, as
+/// NCCL's tuner picks it.
 struct NcclChoice {
   std::vector<NcclCandidate> candidates;
   std::size_t winner = 0;  ///< index into candidates
@@ -124,8 +147,9 @@ struct NcclChoice {
 /// which NCCL runs as point-to-point transfers).
 bool has_nccl_tuning(CollectiveOp op);
 
-/// Whether NCCL has `algorithm` for `op`: ring for all five, tree and NVLS-Tree for all-reduce
-/// only, NVLS for all-reduce, all-gather and reduce-scatter, PAT for all-gather and reduce-scatter.
+/// Whether NCCL has `algorithm` for `op`: ring for all five, tree, CollNet Chain and NVLS-Tree for
+/// all-reduce only, CollNet Direct and NVLS for all-reduce, all-gather and reduce-scatter, PAT for
+/// all-gather and reduce-scatter.
 bool nccl_runs(CollectiveOp op, NcclAlgorithm algorithm);
 
 /// The candidates for `op` and `size` (nccl-tests' S) on `system`, and NCCL's choice.
@@ -156,13 +180,13 @@ struct NcclP2p {
 NcclP2p nccl_p2p(CollectiveOp op, Bytes size, const NcclSystem& system, BytesPerSecond node_bw, double oversubscription,
                  const NcclTuning& tuning = {});
 
-/// Names as NCCL_ALGO / NCCL_PROTO spell them, in lower case for algorithms: "ring", "LL128".
+/// Names as NCCL_ALGO / NCCL_PROTO spell them, in lower case for algorithms: "ring", "collnetdirect", "LL128".
 std::string_view to_string(NcclAlgorithm algorithm);
 std::string_view to_string(NcclProtocol protocol);
 /// Case-insensitive, as NCCL reads NCCL_ALGO and NCCL_PROTO.
 std::optional<NcclAlgorithm> parse_nccl_algorithm(std::string_view name);
 std::optional<NcclProtocol> parse_nccl_protocol(std::string_view name);
-/// "LL, LL128, Simple" and "tree, ring, nvls, nvlstree, pat", for messages and help.
+/// "LL, LL128, Simple" and "tree, ring, collnetdirect, collnetchain, nvls, nvlstree, pat", for messages and help.
 std::string accepted_nccl_protocols();
 std::string accepted_nccl_algorithms(CollectiveOp op);
 

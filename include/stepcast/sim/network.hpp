@@ -56,6 +56,9 @@ class Network final : public des::Model {
   /// The pattern of the transfers pairs[i].first -> pairs[i].second (GPU indices). A pair with
   /// equal ends moves nothing and costs nothing.
   TransferPattern pattern(std::span<const std::pair<int, int>> pairs);
+  /// As above, member i moving weights[i] times the bytes each start gives it (one weight per
+  /// pair, > 0): members of unequal traffic that start and end together.
+  TransferPattern pattern(std::span<const std::pair<int, int>> pairs, std::span<const double> weights);
   /// Starts `bytes` per member along `pattern` now; `tag` comes back to the observer on arrival,
   /// `latency_steps` times the pattern's latency after the last byte has drained.
   void start(const TransferPattern& pattern, Bytes bytes, std::uint64_t tag, int latency_steps = 1);

@@ -116,6 +116,15 @@ struct GpuHourPrice {
   std::string source;
 };
 
+/// The fabric's in-network reduction as NCCL's CollNet reaches it: NVIDIA SHARP in Quantum InfiniBand
+/// switches (from Quantum HDR and ConnectX-6 on), which NCCL uses through the NCCL-SHARP plugin. A
+/// file states it where its switches reduce; `enabled` says whether the plugin is loaded and
+/// NCCL_COLLNET_ENABLE=1, which NCCL leaves off by default (NVIDIA HPC-X, "NCCL-RDMA-SHARP Plugins").
+struct CollNet {
+  bool enabled = false;
+  std::string source;
+};
+
 /// A loaded, validated topology. Immutable; cheap to share by const reference.
 class Topology {
  public:
@@ -146,6 +155,10 @@ class Topology {
   [[nodiscard]] const std::optional<GpuHourPrice>& price() const { return price_; }
   /// Called by the loader when the file states a price.
   void set_price(GpuHourPrice price) { price_ = std::move(price); }
+  /// The fabric's "collnet" block (the graph form's top-level one), if the file has one.
+  [[nodiscard]] const std::optional<CollNet>& collnet() const { return collnet_; }
+  /// Called by the loader when the file states that the fabric reduces in the network.
+  void set_collnet(CollNet collnet) { collnet_ = std::move(collnet); }
 
   /// The links from GPU `src` to GPU `dst` (indices into gpus()), shortest by hop count, ties
   /// broken by vertex and link order so the result is deterministic. Routes never pass through a
@@ -185,6 +198,7 @@ class Topology {
   double oversubscription_ = 1.0;
   int trays_per_node_ = 1;
   std::optional<GpuHourPrice> price_;
+  std::optional<CollNet> collnet_;
   std::unique_ptr<Graph> graph_;
 };
 
