@@ -331,6 +331,8 @@ std::string_view disabled_on_system(CollectiveOp op, NcclAlgorithm a, NcclProtoc
     }
     if (a == NcclAlgorithm::kNvlsTree && s.nodes == 1) return "NVLS-Tree runs across nodes only";
     if (s.nvls_channels < 2) return "NVLS needs at least 2 channels";
+    if (op != CollectiveOp::kAllReduce && s.ranks_per_node > t::kMaxNvlsArity)
+      return "NVLS all-gather and reduce-scatter run with at most 32 GPUs per node (NCCL_MAX_NVLS_ARITY)";
   }
   if (a == NcclAlgorithm::kPat && s.ranks_per_node > 1)
     return "PAT runs with one GPU per node (NCCL prices the multi-GPU-per-node PAT out: opt-in only)";

@@ -237,13 +237,15 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
            fmt::format("{} x {:.4g} GB/s", g.channels, g.speed));
   }
 
-  // NVLS: one channel per head GPU (across nodes, a GPU with its own NIC), each loading every GPU's
-  // NVSwitch link once and its head's twice (ncclTopoSearchTryNvls), so a speed fits when
-  // (heads + 1) x speed fits a GPU's links: bwIntra. NVLS graphs are not duplicated; pass 2 raises
-  // bwInter, the heads' own traffic (to their NIC across nodes), while it stays below twice bwIntra.
+  // NVLS: one channel per head GPU (across nodes, a GPU with its own NIC), at most
+  // NCCL_MAX_NVLS_ARITY of them, each loading every GPU's NVSwitch link once and its head's twice
+  // (ncclTopoSearchTryNvls), so a speed fits when (heads + 1) x speed fits a GPU's links: bwIntra.
+  // NVLS graphs are not duplicated; pass 2 raises bwInter, the heads' own traffic (to their NIC
+  // across nodes), while it stays below twice bwIntra.
   if (s.compute_capability >= 90 && s.nvswitch) {
     const bool across = s.nodes > 1;
-    const int heads = across ? std::min(s.ranks_per_node, std::max(1, tiers.nics)) : s.ranks_per_node;
+    const int heads =
+        std::min(t::kMaxNvlsArity, across ? std::min(s.ranks_per_node, std::max(1, tiers.nics)) : s.ranks_per_node);
     const std::span<const double> speeds =
         across ? nccl_detail::inter_speeds(s.compute_capability) : nccl_detail::intra_speeds(s.compute_capability);
     const double nic = across ? tiers.group_nic_bw.value() / unit::kGiga / std::max(1, tiers.nics) : 0.0;
@@ -259,9 +261,11 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
     }
     if (derivation)
       note(derivation, "NVLS graph",
-           fmt::format("one channel per head GPU, bwIntra the fastest speed with ({} + 1) x speed <= {:.4g} GB/s{}; "
+           fmt::format("one channel per head GPU (at most {}), bwIntra the fastest speed with ({} + 1) x speed <= "
+                       "{:.4g} GB/s{}; "
                        "bwInter raised up to twice bwIntra{}",
-                       heads, gpu_total, across ? fmt::format(" and <= the NIC's {:.4g}", nic) : std::string(),
+                       t::kMaxNvlsArity, heads, gpu_total,
+                       across ? fmt::format(" and <= the NIC's {:.4g}", nic) : std::string(),
                        across ? " within the NIC" : ""),
            fmt::format("{} x {:.4g} GB/s (bwInter {:.4g})", s.nvls_channels, s.nvls_channel_bw.value() / unit::kGiga,
                        s.nvls_inter_bw.value() / unit::kGiga));

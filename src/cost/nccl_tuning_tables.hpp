@@ -136,6 +136,10 @@ inline constexpr double kDupChannelsMinSpeedSm90 = 50.0;
 inline constexpr int kDupChannelsMaxChannelsSm90 = 4;
 inline constexpr double kLowerSpeedMinRatio = 0.49;
 inline constexpr double kNvlsInterMaxRatio = 2.0;
+// NCCL_MAX_NVLS_ARITY (src/include/device.h): an NVLS graph has at most this many heads (search.cc
+// ncclTopoCompute, maxChannels = min(NCCL_MAX_NVLS_ARITY, GPUs)), and NVLS all-gather and
+// reduce-scatter run with at most this many GPUs per node (nvls.cc ncclTuningNvlsModelSim).
+inline constexpr int kMaxNvlsArity = 32;
 
 // connect.cc ncclTopoPostset: the communicator runs twice the graph's channels (at most
 // MAXCHANNELS), and twice again on Hopper+ across nodes while the ring's bwIntra exceeds 45 GB/s

@@ -7,6 +7,7 @@
 
 #include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/collectives.hpp"
+#include "stepcast/cost/nccl_tuning.hpp"
 #include "stepcast/topology/topology.hpp"
 
 using namespace stepcast;
@@ -51,22 +52,41 @@ TEST_SUITE("cost.nvl72_collectives") {
   TEST_CASE("NCCL's model sees NVLink SHARP inside an NVL72 domain, and NVLS-Tree across racks") {
     const Topology t = nvl72_racks(36);
     // Inside: 72 GPUs, each with round(900 / 50) = 18 NVLink 5 links of 40.1 GB/s as NCCL counts
-    // them (topo.h SM100_NVLINK_BW) = 721.8 GB/s. NVLS: one channel per GPU, (72 + 1) x speed must
-    // fit 721.8 GB/s: speed <= 9.89 GB/s, and the fastest such speed of NCCL's SM90 list
-    // (60, 50, 40, 30, 24, 20, 15, 12, 6, 3) is 6 GB/s.
+    // them (topo.h SM100_NVLINK_BW) = 721.8 GB/s. NVLS: one channel per head GPU, at most
+    // NCCL_MAX_NVLS_ARITY = 32 heads (search.cc), and (32 + 1) x speed must fit 721.8 GB/s:
+    // speed <= 21.87 GB/s, and the fastest such speed of NCCL's sm90 list (60, 50, 40, 30, 24,
+    // 20, 15, 12, 11, 6, 3) is 20 GB/s; pass 2 raises bwInter to the fastest up to 2 x 20: 40.
     const cost::CollectiveGroup rack = cost::collective_group(t, t.tiers(72));
     REQUIRE(rack.nccl.has_value());
     CHECK(rack.nccl->nvswitch);
     CHECK(rack.nccl->gpu_bw.value() == doctest::Approx(18 * 40.1 * kGBps));
-    CHECK(rack.nccl->nvls_channels == 72);
-    CHECK(rack.nccl->nvls_channel_bw.value() == doctest::Approx(6 * kGBps));
-    // Across two racks NCCL runs NVLS only with CollNet, which stepcast does not model, but has
-    // NVLS-Tree: one head per GPU with its own NIC (72), the fastest sm90 inter speed with
-    // (72 + 1) x speed <= 721.8 is again 6 GB/s, and pass 2 raises bwInter to 12 (< 2 x 6 + 12).
+    CHECK(rack.nccl->nvls_channels == 32);
+    CHECK(rack.nccl->nvls_channel_bw.value() == doctest::Approx(20 * kGBps));
+    CHECK(rack.nccl->nvls_inter_bw.value() == doctest::Approx(40 * kGBps));
+    // A 1 GiB NVLS all-reduce (nvls.cc): per channel min(20 x 0.74 (Blackwell's NVLS efficiency)
+    // x 31/32 x 2, 40) = 28.675 GB/s, 32 channels = 917.6 GB/s of bus bandwidth, times
+    // nRanks / nSteps = 72 / 142: algbw 465.26 GB/s, plus NVLink's 25 us.
+    const cost::NcclChoice ar = cost::nccl_choose(cost::CollectiveOp::kAllReduce, Bytes(kGiB), *rack.nccl);
+    CHECK(ar.chosen().algorithm == cost::NcclAlgorithm::kNvls);
+    CHECK(ar.chosen().algbw.value() == doctest::Approx(20 * 0.74 * 31.0 / 32.0 * 2 * 32 * 72.0 / 142.0 * kGBps));
+    CHECK(ar.chosen().time.value() == doctest::Approx(25e-6 + kGiB / (465.26 * kGBps)).epsilon(1e-4));
+    // NVLS all-gather and reduce-scatter run with at most 32 GPUs per node (nvls.cc): 72 is more.
+    for (const auto op : {cost::CollectiveOp::kAllGather, cost::CollectiveOp::kReduceScatter}) {
+      const cost::NcclChoice c = cost::nccl_choose(op, Bytes(kGiB), *rack.nccl);
+      CHECK(c.chosen().algorithm != cost::NcclAlgorithm::kNvls);
+      for (const cost::NcclCandidate& k : c.candidates) {
+        if (k.algorithm == cost::NcclAlgorithm::kNvls)
+          CHECK(k.disabled_because.find("at most 32 GPUs") != std::string::npos);
+      }
+    }
+    // Across two racks NCCL runs NVLS only with CollNet (off, its default), but has NVLS-Tree:
+    // one head per GPU with its own NIC, capped at 32; the fastest sm90 inter speed with
+    // (32 + 1) x speed <= 721.8 and within the 50 GB/s NIC is 20 GB/s, and pass 2 raises
+    // bwInter to the fastest up to 2 x 20 within the NIC: 40 (48, 45 and 42 are above it).
     const cost::CollectiveGroup two = cost::collective_group(t, t.tiers(144));
     REQUIRE(two.nccl.has_value());
-    CHECK(two.nccl->nvls_channels == 72);
-    CHECK(two.nccl->nvls_channel_bw.value() == doctest::Approx(6 * kGBps));
-    CHECK(two.nccl->nvls_inter_bw.value() == doctest::Approx(12 * kGBps));
+    CHECK(two.nccl->nvls_channels == 32);
+    CHECK(two.nccl->nvls_channel_bw.value() == doctest::Approx(20 * kGBps));
+    CHECK(two.nccl->nvls_inter_bw.value() == doctest::Approx(40 * kGBps));
   }
 }
