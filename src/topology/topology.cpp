@@ -266,14 +266,14 @@ std::vector<Hop> Topology::route_between(VertexId from, VertexId to) const {
   // meets, the shortest wins, then the first found: the result depends only on vertex and link order.
   thread_local RouteScratch scratch;
   const std::uint64_t stamp = ++scratch.search;
-  for (int side = 0; side < 2; ++side) {
+  for (std::size_t side = 0; side < 2; ++side) {
     if (scratch.stamp[side].size() < vertices_.size()) {
       scratch.stamp[side].resize(vertices_.size(), 0);
       scratch.visit[side].resize(vertices_.size());
     }
   }
-  const auto visited = [&](int side, VertexId v) { return scratch.stamp[side][v] == stamp; };
-  const auto visit = [&](int side, VertexId v, Visit at) {
+  const auto visited = [&](std::size_t side, VertexId v) { return scratch.stamp[side][v] == stamp; };
+  const auto visit = [&](std::size_t side, VertexId v, Visit at) {
     scratch.stamp[side][v] = stamp;
     scratch.visit[side][v] = at;
   };
@@ -290,7 +290,7 @@ std::vector<Hop> Topology::route_between(VertexId from, VertexId to) const {
   int best = std::numeric_limits<int>::max();
   while (best == std::numeric_limits<int>::max()) {
     STEPCAST_ASSERT(!frontier[0].empty() && !frontier[1].empty(), "the loader checks that every GPU pair has a route");
-    const int side = out_edges_of(frontier[1]) < out_edges_of(frontier[0]) ? 1 : 0;
+    const std::size_t side = out_edges_of(frontier[1]) < out_edges_of(frontier[0]) ? 1 : 0;
     std::vector<VertexId> next;
     ++depth[side];
     for (const VertexId v : frontier[side]) {
