@@ -68,19 +68,15 @@ std::string candidates_text(const NcclChoice& choice) {
 // NVLink (or PCIe) on one node, through the NICs the group's GPUs use across nodes.
 std::string bound_text(const NcclRun& run, const NcclCandidate& w) {
   const cost::NcclSystem& s = run.system;
-  if (w.algorithm == cost::NcclAlgorithm::kCollNetDirect) {
+  if (w.algorithm == cost::NcclAlgorithm::kCollNetDirect || w.algorithm == cost::NcclAlgorithm::kCollNetChain) {
+    const bool direct = w.algorithm == cost::NcclAlgorithm::kCollNetDirect;
+    const auto& graph = direct ? s.collnet_direct : s.collnet_chain;
     return fmt::format(
-        "in-network reduction (SHARP): {} CollNet Direct channels, each head GPU's NIC {} a channel into the "
-        "switches, the node's GPUs exchanging with the heads at {}",
-        s.collnet_direct.channels, format_bandwidth(s.collnet_direct.bw_inter),
-        format_bandwidth(s.collnet_direct.bw_intra));
-  }
-  if (w.algorithm == cost::NcclAlgorithm::kCollNetChain) {
-    return fmt::format(
-        "in-network reduction (SHARP): {} CollNet Chain channels, each head GPU's NIC {} a channel into the "
-        "switches, a chain of the node's GPUs behind it at {}",
-        s.collnet_chain.channels, format_bandwidth(s.collnet_chain.bw_inter),
-        format_bandwidth(s.collnet_chain.bw_intra));
+        "in-network reduction (SHARP): {} CollNet {} channels, each head GPU's NIC {} a channel into the switches, {} "
+        "at {}",
+        graph.channels, direct ? "Direct" : "Chain", format_bandwidth(graph.bw_inter),
+        direct ? "the node's GPUs exchanging with the heads" : "a chain of the node's GPUs behind it",
+        format_bandwidth(graph.bw_intra));
   }
   if (w.algorithm == cost::NcclAlgorithm::kNvls && s.nodes > 1) {
     return fmt::format(
