@@ -76,6 +76,7 @@ std::optional<StepInterval> step_interval(const ResidualSet& residuals, const pl
     // The run took p / exp(r): the largest errors bound it from below.
     out.low = predicted * std::exp(-quantile(it->second, 1.0 - tail));
     out.high = predicted * std::exp(-quantile(it->second, tail));
+    out.median = predicted * std::exp(-quantile(it->second, 0.5));
     out.coverage = coverage;
     out.run_class = name;
     out.runs = it->second.size();

@@ -53,8 +53,8 @@ IntervalResult interval_for(const PlanInputs& in, Seconds step_time, const Inter
 std::string interval_text(const IntervalResult& result) {
   if (!result.interval) return result.why_none;
   const calibrate::StepInterval& i = *result.interval;
-  return fmt::format("{:.0f}% interval {} - {}, from {}", i.coverage * 100.0, format_seconds(i.low),
-                     format_seconds(i.high), i.derived_from);
+  return fmt::format("{:.0f}% interval {} - {} (median {}), from {}", i.coverage * 100.0, format_seconds(i.low),
+                     format_seconds(i.high), format_seconds(i.median), i.derived_from);
 }
 
 void add_interval_json(nlohmann::json& j, const IntervalResult& result) {
@@ -64,9 +64,9 @@ void add_interval_json(nlohmann::json& j, const IntervalResult& result) {
     return;
   }
   const calibrate::StepInterval& i = *result.interval;
-  j["step_time_interval_s"] = {{"low_s", i.low.value()}, {"high_s", i.high.value()},
-                               {"coverage", i.coverage}, {"run_class", i.run_class},
-                               {"runs", i.runs},         {"derived_from", i.derived_from}};
+  j["step_time_interval_s"] = {
+      {"low_s", i.low.value()},   {"high_s", i.high.value()}, {"median_s", i.median.value()},  {"coverage", i.coverage},
+      {"run_class", i.run_class}, {"runs", i.runs},           {"derived_from", i.derived_from}};
 }
 
 }  // namespace stepcast::report

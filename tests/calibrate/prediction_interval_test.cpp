@@ -46,7 +46,8 @@ TEST_SUITE("calibrate.prediction_interval") {
       "the 90% interval: errors 0.00, 0.01, ..., 0.10 give quantiles 0.005 and 0.095, so 10 s -> 9.094 s .. 9.950 s") {
     // Eleven errors r = log(predicted / measured); the 5% and 95% quantiles interpolate between
     // order statistics at positions 0.5 and 9.5: 0.005 and 0.095. A run predicted at 10 s took
-    // 10 / exp(r): from 10 exp(-0.095) = 9.0937 s to 10 exp(-0.005) = 9.9501 s.
+    // 10 / exp(r): from 10 exp(-0.095) = 9.0937 s to 10 exp(-0.005) = 9.9501 s; the median error
+    // 0.05 (the 6th of 11) gives 10 exp(-0.05) = 9.5123 s.
     ResidualSet set;
     for (int i = 0; i <= 10; ++i) set.by_class["Ampere, sharded dp"].push_back(0.01 * i);
     set.source = "hand-made";
@@ -54,6 +55,7 @@ TEST_SUITE("calibrate.prediction_interval") {
     REQUIRE(interval);
     CHECK(interval->low.value() == doctest::Approx(9.0937).epsilon(1e-4));
     CHECK(interval->high.value() == doctest::Approx(9.9501).epsilon(1e-4));
+    CHECK(interval->median.value() == doctest::Approx(9.5123).epsilon(1e-4));
     CHECK(interval->runs == 11);
     CHECK(interval->run_class == "Ampere, sharded dp");
   }

@@ -34,6 +34,9 @@ ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidati
 struct StepInterval {
   Seconds low;
   Seconds high;
+  /// The step the comparable runs' median error gives (p / exp(median r)): where the point
+  /// prediction lies outside [low, high], the model errs one way on runs like this plan.
+  Seconds median;
   double coverage = 0.9;  ///< the share of comparable runs' errors it spans
   std::string run_class;  ///< the class whose errors were used
   std::size_t runs = 0;
