@@ -488,7 +488,7 @@ NcclChoice nccl_choose(CollectiveOp op, Bytes size, const NcclSystem& system, co
   std::optional<std::size_t> best;
   for (const NcclAlgorithm a : kNcclAlgorithmList) {
     for (const NcclProtocol p : kNcclProtocolList) {
-      if (simple_only(a) && p != NcclProtocol::kSimple) continue;  // NVLS, NVLS-Tree and PAT run Simple only
+      if (simple_only(a) && p != NcclProtocol::kSimple) continue;  // CollNet, NVLS, NVLS-Tree and PAT: Simple only
       std::string reason = missing_for_op(op, a);
       if (reason.empty()) reason = std::string(disabled_on_system(op, a, p, system, filter));
       if (reason.empty()) reason = not_requested(a, p, filter);

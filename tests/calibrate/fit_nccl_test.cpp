@@ -196,7 +196,10 @@ TEST_SUITE("calibrate.fit_nccl") {
       if (det <= 0.0) continue;
       const double a = (x1 * yy - y1 * xy) / det;
       const double b = (y1 * xx - x1 * xy) / det;
-      if (a > 0.0 && b > 0.0) first[p] = {a, 1.0 / b};
+      // Both positive on this log, so these are the fit's own first-round factors (no fallback).
+      REQUIRE(a > 0.0);
+      REQUIRE(b > 0.0);
+      first[p] = {a, 1.0 / b};
     }
     CHECK(sum_sq(fit.tuning) <= sum_sq(first));
     int points = 0;
