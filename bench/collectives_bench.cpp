@@ -1,6 +1,6 @@
 // Speed of the analytical collective models: one estimate_collective (closed form) or
 // price_collective (NCCL's pick) call per iteration. The target is over 1 million evaluations/s
-// per core; the planner also remembers prices across plans (cost::StepCommunicationCache).
+// per core; the planner also remembers prices across plans (graph::PriceCache).
 #include <benchmark/benchmark.h>
 
 #include "stepcast/core/units.hpp"

@@ -8,11 +8,10 @@
 #include <vector>
 
 #include "stepcast/cost/collectives.hpp"
-#include "stepcast/cost/step.hpp"
 #include "stepcast/des/event_queue.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/sim/collective_flows.hpp"
-#include "stepcast/sim/step_from_plan.hpp"
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
@@ -62,13 +61,12 @@ void BM_Des_Ring1024(benchmark::State& state) {
 }
 BENCHMARK(BM_Des_Ring1024)->Unit(benchmark::kMillisecond);
 
-// One GPT-3 175B step on DGX A100 nodes, tp=8, pp=8, dp from the GPU count, 2048-token sequences,
-// built by sim::plan_step from the analytical prediction as `stepcast simulate` builds it: the
-// compute model's per-layer times, 12 layers per stage, two TP all-reduces per layer and pass
-// as flows, PP sends, DDP buckets.
+// One GPT-3 175B step on DGX A100 nodes, tp=8, pp=8, dp from the GPU count, 2048-token sequences:
+// the plan's step graph as `stepcast simulate` builds it: the compute model's per-layer times, 12
+// layers per stage, two TP all-reduces per layer and pass as flows, PP sends, DDP buckets.
 struct Gpt3Step {
   topology::Topology topology;
-  sim::StepSpec spec;
+  graph::StepGraph graph;
   int micro_batches = 0;
 };
 
@@ -81,17 +79,19 @@ Gpt3Step gpt3_step(int gpus, int global_batch) {
   plan.seq_len = 2048;
   plan = plan::resolve(plan, w, gpus);
   plan::validate(plan, w, gpus);
-  cost::StepOptions options;
+  graph::StepOptions options;
   options.explain = false;
-  sim::PlannedStep planned = sim::plan_step(plan, cost::predict_step(w, plan, t, options));
-  return Gpt3Step{std::move(t), std::move(planned.spec), plan.micro_batches()};
+  graph::StepGraph g = graph::plan_step_graph(w, plan, t, options);
+  return Gpt3Step{std::move(t), std::move(g), plan.micro_batches()};
 }
 
 void run_gpt3_step(benchmark::State& state, const sim::Perturbation& perturbation) {
   const Gpt3Step g = gpt3_step(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   std::uint64_t events = 0;
   for (auto _ : state) {
-    const sim::StepResult r = sim::simulate_step(g.topology, g.spec, perturbation);
+    sim::SimOptions options;
+    options.perturbation = perturbation;
+    const sim::StepResult r = sim::simulate_step(g.topology, g.graph, options);
     events = r.events;
     benchmark::DoNotOptimize(r.step_time);
   }

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
@@ -20,12 +20,12 @@ void run_prediction(benchmark::State& state, const char* workload_file, const ch
   const auto w = workload::load_workload(kSource / "workloads" / workload_file);
   const auto p = plan::resolve(plan::parse_plan(plan_text), w, topo.gpu_count());
   plan::validate(p, w, topo.gpu_count());
-  cost::StepOptions options;
+  graph::StepOptions options;
   options.explain = false;
-  cost::StepCommunicationCache cache;
-  options.communication_cache = &cache;
+  graph::PriceCache cache;
+  options.price_cache = &cache;
   for (auto _ : state) {
-    auto prediction = cost::predict_step(w, p, topo, options);
+    auto prediction = graph::predict_step(w, p, topo, options);
     benchmark::DoNotOptimize(prediction);
   }
   state.SetItemsProcessed(state.iterations());

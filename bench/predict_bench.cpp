@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
@@ -20,14 +20,14 @@ void run_prediction(benchmark::State& state, bool explain, bool cached) {
   const auto p =
       plan::resolve(plan::parse_plan("tp=8,pp=4,sp=on,recompute=selective,flash=on,gbs=512"), w, topo.gpu_count());
   plan::validate(p, w, topo.gpu_count());
-  cost::StepOptions options;
+  graph::StepOptions options;
   options.explain = explain;
   // The planner's threads remember collective prices across plans; without, each prediction
   // prices its collectives afresh (predict, simulate).
-  cost::StepCommunicationCache cache;
-  if (cached) options.communication_cache = &cache;
+  graph::PriceCache cache;
+  if (cached) options.price_cache = &cache;
   for (auto _ : state) {
-    auto prediction = cost::predict_step(w, p, topo, options);
+    auto prediction = graph::predict_step(w, p, topo, options);
     benchmark::DoNotOptimize(prediction);
   }
   state.SetItemsProcessed(state.iterations());

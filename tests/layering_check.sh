@@ -4,8 +4,8 @@ set -u
 root=$1
 rank() {
   case $1 in
-    core) echo 0 ;; topology|workload) echo 1 ;; plan) echo 2 ;; cost|des) echo 3 ;;
-    sim|calibrate) echo 4 ;; planner) echo 5 ;; report) echo 6 ;; cli) echo 7 ;; *) echo -1 ;;
+    core) echo 0 ;; topology|workload) echo 1 ;; plan) echo 2 ;; cost|des) echo 3 ;; graph) echo 4 ;;
+    sim|calibrate) echo 5 ;; planner) echo 6 ;; report) echo 7 ;; cli) echo 8 ;; *) echo -1 ;;
   esac
 }
 status=0

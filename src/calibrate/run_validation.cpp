@@ -9,7 +9,7 @@
 
 #include "stepcast/calibrate/validation.hpp"
 #include "stepcast/core/errors.hpp"
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 
 namespace stepcast::calibrate {
 
@@ -118,10 +118,10 @@ std::string_view json_key(RunMetric metric) {
 
 EnginePrediction predict_analytically(const TrainingRun& run, const cost::Calibration* calibration) {
   STEPCAST_ASSERT(run.expressible(), "only expressible runs are predicted");
-  cost::StepOptions options;  // predict's: default memory options, the calibration if any
+  graph::StepOptions options;  // predict's: default memory options, the calibration if any
   options.calibration = calibration;
   options.explain = false;  // formatting only; the figures are the same
-  const cost::StepPrediction p = cost::predict_step(*run.workload, run.plan, *run.topology, options);
+  const graph::StepPrediction p = graph::predict_step(*run.workload, run.plan, *run.topology, options);
   return {p.step_time, p.memory.total, p.fit};
 }
 

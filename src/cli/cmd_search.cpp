@@ -79,7 +79,7 @@ std::string command_line(const SearchCommand& c) {
 /// refine_top with the plans to simulate dealt over the ranks by their analytical step times
 /// (the search itself runs on every rank); rank 0 gets the re-ranked result, the others false.
 bool shared_refine(planner::SearchResult& result, const workload::Workload& w, const topology::Topology& topo,
-                   std::size_t k, const cost::StepOptions& step) {
+                   std::size_t k, const graph::StepOptions& step) {
   const std::size_t n = std::min(k, result.ranked.size());
   std::vector<double> costs;
   for (std::size_t i = 0; i < n; ++i) costs.push_back(result.ranked[i].metrics.step_time.value());
@@ -137,11 +137,11 @@ void run(const SearchCommand& c) {
     simulated.finish();
   }
   if (calibration && !result.ranked.empty()) {
-    cost::StepOptions step = options.step;
+    graph::StepOptions step = options.step;
     step.explain = false;
     report::warn_outside_calibration(
         step.calibration, c.calibration,
-        report::outside_calibration(cost::predict_step(w, result.ranked.front().plan, topo, step)));
+        report::outside_calibration(graph::predict_step(w, result.ranked.front().plan, topo, step)));
   }
 
   report::SearchContext context;

@@ -33,6 +33,11 @@ void add_simulate_command(CLI::App& app) {
                   "compute varies), \"step-cv=0.05\" (each GPU draws one factor per step; every data-parallel "
                   "replica is simulated)");
   sub->add_option("--trace", command->request.trace, "Write a Chrome/Perfetto trace (JSON) to this file");
+  sub->add_flag("--no-contention", command->request.no_contention,
+                "Give every collective and send the analytical engine's price on links of its own: the two engines "
+                "then differ only in how they overlap calls with compute (scripts/compare-engines)");
+  sub->add_flag("--explain", command->request.explain,
+                "Compare, node by node of the step graph, the time each engine leaves exposed on the critical rank");
   sub->add_flag("--json", command->request.json, "One JSON object instead of the table");
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");
   sub->callback([command] {

@@ -194,10 +194,10 @@ void run(const TableCommand& c) {
         for (const auto& path : req.topologies) {
           const topology::Topology topo = topology::load_topology_with_sets(path, cell.nodes, req.sets);
           if (topo.name() != cell.topology) continue;
-          cost::StepOptions step = req.search.step;
+          graph::StepOptions step = req.search.step;
           step.explain = false;
           for (const std::string& o :
-               report::outside_calibration(cost::predict_step(req.workloads[i], *cell.plan, topo, step))) {
+               report::outside_calibration(graph::predict_step(req.workloads[i], *cell.plan, topo, step))) {
             outside.push_back(fmt::format("{} on {} GPUs: {}", cell.workload, cell.gpus, o));
           }
         }

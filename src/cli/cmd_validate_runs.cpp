@@ -11,30 +11,31 @@
 #include "stepcast/calibrate/training_runs.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/output_file.hpp"
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/report/data_path.hpp"
 #include "stepcast/report/progress.hpp"
 #include "stepcast/report/run_reports.hpp"
-#include "stepcast/sim/step_from_plan.hpp"
 #include "stepcast/sim/step_sim.hpp"
 
 namespace stepcast::cli {
 
 namespace {
 
-/// What `stepcast simulate` runs for a plan without --straggler: the analytical prediction turned
-/// into a step graph and simulated; memory comes from the analytical model, as simulate reports it.
-/// (simulate's own refusal, interleaved micro-batches not divisible by pp, is a plan rule that
-/// already made such a run inexpressible.)
+/// What `stepcast simulate` runs for a plan without --straggler: the plan's step graph on the
+/// event engine; memory comes from the analytical model, as simulate reports it. (simulate's own
+/// refusal, interleaved micro-batches not divisible by pp, is a plan rule that already made such a
+/// run inexpressible.)
 calibrate::EnginePrediction simulate_run(const calibrate::TrainingRun& run, const cost::Calibration* calibration) {
   const plan::Plan& p = run.plan;
-  cost::StepOptions options;
+  graph::StepOptions options;
   options.calibration = calibration;
   options.explain = false;
-  const cost::StepPrediction analytical = cost::predict_step(*run.workload, p, *run.topology, options);
-  const sim::PlannedStep planned = sim::plan_step(p, analytical);
+  const graph::StepGraph step = graph::plan_step_graph(*run.workload, p, *run.topology, options);
+  const graph::StepPrediction analytical = graph::evaluate_step(step, *run.workload, p, *run.topology, options);
   // simulate's default seed; nothing random is drawn without a straggler.
-  const sim::StepResult r = sim::simulate_step(*run.topology, planned.spec, sim::Perturbation{}, false);
+  sim::SimOptions sim_options;
+  sim_options.model.calibration = calibration;
+  const sim::StepResult r = sim::simulate_step(*run.topology, step, sim_options);
   return {r.step_time, analytical.memory.total, analytical.fit};
 }
 

@@ -13,13 +13,13 @@
 
 namespace stepcast::cost {
 
-namespace {
-
 double passes_of_transformer(plan::Recompute recompute) {
   // Forward 1 + backward 2 (Narayanan et al. 2021, Appendix: backward is twice the forward);
   // full recompute runs the forward once more.
   return recompute == plan::Recompute::kFull ? 4.0 : 3.0;
 }
+
+namespace {
 
 /// The forward and backward streams of one part of the model, and its weight-gradient GPU time.
 struct PartStreams {

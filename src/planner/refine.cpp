@@ -7,19 +7,18 @@
 #include <thread>
 
 #include "stepcast/core/errors.hpp"
-#include "stepcast/sim/step_from_plan.hpp"
 #include "stepcast/sim/step_sim.hpp"
 
 namespace stepcast::planner {
 
 Seconds simulated_step_time(const workload::Workload& workload, const topology::Topology& topology,
-                            const plan::Plan& plan, const cost::StepOptions& step_options) {
-  cost::StepOptions options = step_options;
+                            const plan::Plan& plan, const graph::StepOptions& step_options) {
+  graph::StepOptions options = step_options;
   options.explain = false;
   options.memory.explain = false;
-  const cost::StepPrediction prediction = cost::predict_step(workload, plan, topology, options);
-  const sim::PlannedStep planned = sim::plan_step(plan, prediction, options.calibration);
-  return sim::simulate_step(topology, planned.spec).step_time;
+  sim::SimOptions sim_options;
+  sim_options.model.calibration = options.calibration;
+  return sim::simulate_step(topology, graph::plan_step_graph(workload, plan, topology, options), sim_options).step_time;
 }
 
 void rank_by_simulation(SearchResult& result, std::size_t k) {
@@ -35,7 +34,7 @@ void rank_by_simulation(SearchResult& result, std::size_t k) {
 }
 
 void refine_top(SearchResult& result, const workload::Workload& workload, const topology::Topology& topology,
-                std::size_t k, const cost::StepOptions& step_options, int threads,
+                std::size_t k, const graph::StepOptions& step_options, int threads,
                 const std::function<void()>& on_plan) {
   const std::size_t n = std::min(k, result.ranked.size());
   if (n == 0) return;

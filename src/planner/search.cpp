@@ -22,7 +22,7 @@ namespace {
 // small enough that two threads finish together.
 constexpr std::size_t kChunk = 64;
 
-PlanMetrics metrics_of(const cost::StepPrediction& p) {
+PlanMetrics metrics_of(const graph::StepPrediction& p) {
   PlanMetrics m;
   m.step_time = p.step_time;
   m.compute = p.compute;
@@ -46,7 +46,7 @@ int thread_count(int requested, std::size_t work) {
 }  // namespace
 
 Evaluation evaluate_plan(const workload::Workload& workload, const topology::Topology& topology, const plan::Plan& plan,
-                         const SearchSpace& space, const cost::StepOptions& step_options) {
+                         const SearchSpace& space, const graph::StepOptions& step_options) {
   Evaluation e;
   if (space.max_tp_in_node && plan.tp > space.gpus_per_node) {
     e.problem = fmt::format("tp ({}) must not exceed the GPUs of one node ({})", plan.tp, space.gpus_per_node);
@@ -56,7 +56,7 @@ Evaluation evaluate_plan(const workload::Workload& workload, const topology::Top
     e.problem = std::move(found.front());
     return e;
   }
-  cost::StepOptions options = step_options;
+  graph::StepOptions options = step_options;
   options.explain = false;
   options.memory.explain = false;
   const cost::MemoryBreakdown memory = cost::estimate_memory(workload, plan, options.memory);
@@ -74,7 +74,7 @@ Evaluation evaluate_plan(const workload::Workload& workload, const topology::Top
     return e;
   }
   e.outcome = Evaluation::Outcome::kFits;
-  e.metrics = metrics_of(cost::predict_step(workload, plan, topology, options));
+  e.metrics = metrics_of(graph::predict_step(workload, plan, topology, options));
   STEPCAST_ASSERT(e.metrics.fits, "the predictor's memory agrees with the memory model");
   return e;
 }
@@ -97,9 +97,9 @@ SearchResult search(const workload::Workload& workload, const topology::Topology
   const auto worker = [&] {
     // Collective prices repeat across plans (the same groups, buckets and activations): each
     // thread remembers its own.
-    cost::StepCommunicationCache cache;
-    cost::StepOptions step = options.step;
-    step.communication_cache = &cache;
+    graph::PriceCache cache;
+    graph::StepOptions step = options.step;
+    step.price_cache = &cache;
     for (;;) {
       const std::size_t begin = next.fetch_add(kChunk, std::memory_order_relaxed);
       if (begin >= n) return;

@@ -17,9 +17,9 @@ void warn_outside_calibration(const cost::Calibration* calibration, const std::s
              cost::to_string(*calibration->range), list);
 }
 
-std::vector<std::string> outside_calibration(const cost::StepPrediction& prediction) {
+std::vector<std::string> outside_calibration(const graph::StepPrediction& prediction) {
   std::vector<std::string> out;
-  for (const cost::CommTerm& t : prediction.communication) {
+  for (const graph::CommTerm& t : prediction.communication) {
     if (t.outside_calibration)
       out.push_back(fmt::format("{} ({} over {} ranks)", t.name, format_bytes(t.size), t.ranks));
   }

@@ -11,8 +11,8 @@
 
 namespace stepcast::report {
 
-cost::StepOptions PlanInputs::step_options() const {
-  cost::StepOptions options;
+graph::StepOptions PlanInputs::step_options() const {
+  graph::StepOptions options;
   options.memory = memory;
   options.calibration = calibration ? &*calibration : nullptr;
   return options;

@@ -6,7 +6,7 @@
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/low_precision.hpp"
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/fit_hint.hpp"
 #include "stepcast/report/kernel_table.hpp"
@@ -16,7 +16,7 @@ namespace stepcast::report {
 
 namespace {
 
-std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, const IntervalResult& interval,
+std::string predict_text(const PlanInputs& in, const graph::StepPrediction& p, const IntervalResult& interval,
                          bool explain) {
   const auto& topo = *in.topology;
   std::string out = fmt::format("Prediction: {} on {} ({} GPUs, {})\nPlan: {}\n", in.workload.name, topo.name(),
@@ -61,7 +61,7 @@ std::string predict_text(const PlanInputs& in, const cost::StepPrediction& p, co
   return out;
 }
 
-nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p, const IntervalResult& interval,
+nlohmann::json predict_json(const PlanInputs& in, const graph::StepPrediction& p, const IntervalResult& interval,
                             bool explain) {
   nlohmann::json j;
   j["workload"] = in.workload.name;
@@ -84,7 +84,7 @@ nlohmann::json predict_json(const PlanInputs& in, const cost::StepPrediction& p,
     comm.push_back({{"name", t.name},
                     {"op", cost::to_string(t.op)},
                     {"algorithm", t.model},
-                    {"group", cost::to_string(t.group)},
+                    {"group", t.role},
                     {"ranks", t.ranks},
                     {"stride", t.stride},
                     {"size_bytes", t.size.value()},
@@ -125,9 +125,9 @@ CommandOutput predict_command(const PredictRequest& c) {
   }
   const auto& gpu = in.topology->gpu();
   cost::check_precision_supported(gpu, in.plan.precision, c.plan.topology);
-  cost::StepOptions options = in.step_options();
+  graph::StepOptions options = in.step_options();
   if (c.achieved_fraction > 0.0) options.achieved_fraction = c.achieved_fraction;
-  const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, *in.topology, options);
+  const graph::StepPrediction p = graph::predict_step(in.workload, in.plan, *in.topology, options);
   warn_outside_calibration(options.calibration, c.plan.calibration, outside_calibration(p));
   const IntervalResult interval = interval_for(in, p.step_time, c.interval, c.achieved_fraction > 0.0);
   out.text =

@@ -8,7 +8,7 @@
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/explain.hpp"
 #include "stepcast/core/text.hpp"
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/planner/resilience_study.hpp"
 #include "stepcast/report/calibration_warning.hpp"
 
@@ -74,9 +74,9 @@ planner::ResilienceInputs parse_inputs(const ResilienceRequest& c, const PlanInp
     r.step_time = positive_duration(c.step_time, "--step-time");
     r.step_time_origin = "--step-time";
   } else if (in.workload.has_shape()) {
-    cost::StepOptions step_options = in.step_options();
+    graph::StepOptions step_options = in.step_options();
     step_options.explain = false;
-    const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, *in.topology, step_options);
+    const graph::StepPrediction p = graph::predict_step(in.workload, in.plan, *in.topology, step_options);
     warn_outside_calibration(step_options.calibration, c.plan.calibration, outside_calibration(p));
     r.step_time = p.step_time;
     r.step_time_origin = "predicted";

@@ -5,17 +5,17 @@
 #include <fmt/format.h>
 #include <charconv>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string_view>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/output_file.hpp"
 #include "stepcast/cost/low_precision.hpp"
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/fit_hint.hpp"
 #include "stepcast/report/seed_summary.hpp"
-#include "stepcast/sim/step_from_plan.hpp"
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/sim/trace_json.hpp"
 
@@ -78,8 +78,13 @@ sim::Perturbation parse_straggler(const std::string& text, std::uint64_t seed, i
 }
 
 // What each simulated rank stands for: with step noise the replicas differ, so all of them run.
-std::vector<std::string> notes(const plan::Plan& plan, const sim::PlannedStep& planned, const sim::StepResult& r) {
-  std::vector<std::string> out = planned.notes;
+std::vector<std::string> notes(const plan::Plan& plan, const sim::StepResult& r, bool contention) {
+  std::vector<std::string> out;
+  if (!contention) {
+    out.push_back(
+        "--no-contention: every collective and send took the analytical engine's price for its group, on links of its "
+        "own");
+  }
   if (r.simulated_ranks == plan.pp) {
     out.push_back(
         fmt::format("one representative rank per pipeline stage ({} simulated) stands for its {} tensor-{} and "
@@ -94,8 +99,8 @@ std::vector<std::string> notes(const plan::Plan& plan, const sim::PlannedStep& p
   return out;
 }
 
-nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p, const sim::PlannedStep& planned,
-                             const sim::StepResult& r, std::uint64_t seed, const IntervalResult& interval) {
+nlohmann::json simulate_json(const PlanInputs& in, const graph::StepPrediction& p, const sim::StepResult& r,
+                             std::uint64_t seed, const IntervalResult& interval, bool contention) {
   nlohmann::json j;
   j["workload"] = in.workload.name;
   j["topology"] = in.topology->name();
@@ -106,28 +111,72 @@ nlohmann::json simulate_json(const PlanInputs& in, const cost::StepPrediction& p
   j["step_time_s"] = r.step_time.value();
   add_interval_json(j, interval);
   j["analytical_step_time_s"] = p.step_time.value();
-  // The terms add up to step_time_s for the critical stage.
+  // The terms add up to step_time_s for the critical stage: the waits on calls inside the layers
+  // and on parameter gathers are by the role of their group.
+  nlohmann::json waits = nlohmann::json::object();
+  for (const auto& [role, t] : r.breakdown.waits) waits[role] = t.value();
   j["breakdown"] = {{"compute_s", r.breakdown.compute.value()},
-                    {"tp_communication_s", r.breakdown.tp_comm.value()},
                     {"bubble_s", r.breakdown.bubble.value()},
+                    {"waits_s", waits},
                     {"dp_communication_exposed_s", r.breakdown.dp_exposed.value()},
-                    {"other_communication_exposed_s", r.breakdown.gather_wait.value()},
                     {"optimizer_s", r.breakdown.optimizer.value()}};
-  if (in.plan.cp > 1) j["breakdown"]["cp_communication_exposed_s"] = r.breakdown.cp_comm.value();
-  if (planned.spec.expert_parallel) j["breakdown"]["moe_communication_exposed_s"] = r.breakdown.moe_comm.value();
   j["straggler_wait_s"] = r.breakdown.straggler_wait.value();
   j["tier_utilization"] = {
       {"intra-node", r.tier_utilization[0]}, {"nic", r.tier_utilization[1]}, {"fabric", r.tier_utilization[2]}};
   j["critical_stage"] = r.critical_stage;
   j["critical_path"] = r.critical_path;
   j["simulated_ranks"] = r.simulated_ranks;
-  j["notes"] = notes(in.plan, planned, r);
+  j["notes"] = notes(in.plan, r, contention);
   j["memory_bytes_per_gpu"] = p.memory.total.value();
   j["gpu_memory_bytes"] = p.fit.capacity.value();
   j["fits"] = p.fit.fits;
   j["headroom_bytes"] = p.fit.headroom.value();
   j["memory_margin_bytes"] = p.fit.margin.value();
   return j;
+}
+
+// Node by node of the step graph: what the analytical engine leaves exposed and what the
+// simulated critical rank's compute stream waits on. The stream's calls after the last task and
+// the bubble are rows of their own: the simulation does not split them by node.
+struct EngineRow {
+  std::string label;
+  Seconds analytical;
+  Seconds simulated;
+};
+
+std::vector<EngineRow> engine_rows(const graph::StepPrediction& p, const sim::StepResult& r) {
+  std::vector<EngineRow> rows;
+  for (std::size_t n = 0; n < p.communication.size(); ++n) {
+    const Seconds waited = n < r.breakdown.node_waits.size() ? r.breakdown.node_waits[n] : Seconds(0.0);
+    rows.push_back({p.communication[n].name, p.communication[n].exposed, waited});
+  }
+  rows.push_back({"stage stream after the last task", Seconds(0.0), r.breakdown.dp_exposed});
+  rows.push_back({"pipeline bubble", p.bubble, r.breakdown.bubble});
+  rows.push_back({"compute", p.compute, r.breakdown.compute});
+  return rows;
+}
+
+std::string engines_text(const std::vector<EngineRow>& rows) {
+  std::string out =
+      fmt::format("\nThe two engines on the same step graph, exposed time by node\n  {:<60} {:>12} {:>12}\n", "",
+                  "analytical", "simulated");
+  for (const EngineRow& row : rows) {
+    out += fmt::format("  {:<60} {:>12} {:>12}\n", row.label, format_seconds(row.analytical),
+                       format_seconds(row.simulated));
+  }
+  out +=
+      "  (a stream's calls that run after the last task are exposed in their own row analytically, in the stream's "
+      "row simulated)\n";
+  return out;
+}
+
+nlohmann::json engines_json(const std::vector<EngineRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const EngineRow& row : rows) {
+    out.push_back(
+        {{"node", row.label}, {"analytical_s", row.analytical.value()}, {"simulated_s", row.simulated.value()}});
+  }
+  return out;
 }
 
 void add_seeds_json(nlohmann::json& j, const SeedSummary& s) {
@@ -158,8 +207,8 @@ Seconds step_time_of(const std::string& bytes) {
   return Seconds(v);
 }
 
-std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, const sim::PlannedStep& planned,
-                          const sim::StepResult& r, const IntervalResult& interval) {
+std::string simulate_text(const PlanInputs& in, const graph::StepPrediction& p, const sim::StepResult& r,
+                          const IntervalResult& interval, bool contention) {
   std::string out = fmt::format("Simulation: {} on {} ({} GPUs)\nPlan: {}\n", in.workload.name, in.topology->name(),
                                 in.plan.gpus(), plan::to_string(in.plan));
   out += plan_facts_text(in) + "\n";
@@ -168,12 +217,9 @@ std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, c
   };
   out += fmt::format("Step time (critical stage {})\n", r.critical_stage);
   row("compute", r.breakdown.compute);
-  row("TP communication (inside layers)", r.breakdown.tp_comm);
+  for (const auto& [role, t] : r.breakdown.waits) row(fmt::format("waiting on {} calls", role), t);
   row("pipeline bubble and waiting on sends", r.breakdown.bubble);
   row("data-parallel communication (exposed)", r.breakdown.dp_exposed);
-  row("FSDP/ZeRO-3 parameter gathers (exposed)", r.breakdown.gather_wait);
-  if (in.plan.cp > 1) row("context-parallel exchange (exposed)", r.breakdown.cp_comm);
-  if (planned.spec.expert_parallel) row("MoE dispatch/combine (exposed)", r.breakdown.moe_comm);
   row("optimizer step", r.breakdown.optimizer);
   row("step time (simulated)", r.step_time);
   out += fmt::format("  {}\n", interval_text(interval));
@@ -199,7 +245,7 @@ std::string simulate_text(const PlanInputs& in, const cost::StepPrediction& p, c
     out += (i ? " -> " : "") + path[i];
   }
   out += "\n\nNotes:\n";
-  for (const auto& n : notes(in.plan, planned, r)) out += "  - " + n + "\n";
+  for (const auto& n : notes(in.plan, r, contention)) out += "  - " + n + "\n";
   return out;
 }
 
@@ -214,33 +260,34 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
   }
   const auto& topo = *in.topology;
   cost::check_precision_supported(topo.gpu(), in.plan.precision, c.plan.topology);
-  if (in.plan.schedule == plan::Schedule::kInterleaved && in.plan.micro_batches() % in.plan.pp != 0) {
-    throw InputError(in.plan_origin, {},
-                     fmt::format("interleaved 1F1B needs micro-batches ({}) divisible by pp ({})",
-                                 in.plan.micro_batches(), in.plan.pp));
-  }
   const sim::Perturbation pert = parse_straggler(c.straggler, c.seed, in.plan.gpus(), topo.node_count());
-  cost::StepOptions options = in.step_options();
+  graph::StepOptions options = in.step_options();
   options.explain = false;
-  const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, topo, options);
+  // One step graph, evaluated by both engines: the analytical figure is shown beside the simulated one.
+  const graph::StepGraph step = graph::plan_step_graph(in.workload, in.plan, topo, options);
+  const graph::StepPrediction p = graph::evaluate_step(step, in.workload, in.plan, topo, options);
   warn_outside_calibration(options.calibration, c.plan.calibration, outside_calibration(p));
-  const sim::PlannedStep planned = sim::plan_step(in.plan, p, options.calibration);
+  sim::SimOptions sim_options;
+  sim_options.model.calibration = options.calibration;
+  sim_options.perturbation = pert;
+  sim_options.contention = !c.no_contention;
   // With --seeds, the seeds after the first are the units dealt out; the first is the full
   // simulation below, whose step time heads the summary.
   std::vector<std::string> later_seeds;
   if (c.seeds > 1) {
     // Every seed costs the same simulation, so the units are dealt evenly.
     later_seeds = run_units(std::vector<double>(static_cast<std::size_t>(c.seeds - 1), 1.0), [&](std::size_t i) {
-      sim::Perturbation seeded = pert;
-      seeded.seed = c.seed + 1 + i;
-      return step_time_bytes(sim::simulate_step(topo, planned.spec, seeded, false).step_time);
+      sim::SimOptions seeded = sim_options;
+      seeded.perturbation.seed = c.seed + 1 + i;
+      return step_time_bytes(sim::simulate_step(topo, step, seeded).step_time);
     });
     if (later_seeds.empty()) {  // another process writes the output; every one exits alike
       out.refusal = refusal(p.memory, p.fit, topo.gpu().name);
       return out;
     }
   }
-  const sim::StepResult r = sim::simulate_step(topo, planned.spec, pert, !c.trace.empty());
+  sim_options.record_trace = !c.trace.empty();
+  const sim::StepResult r = sim::simulate_step(topo, step, sim_options);
   std::optional<SeedSummary> seeds;
   if (c.seeds > 1) {
     std::vector<Seconds> step_times{r.step_time};
@@ -252,11 +299,13 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
   // simulated step time (the two agree closely on those runs: reports/accuracy.md).
   const IntervalResult interval = interval_for(in, r.step_time, c.interval, false);
   if (c.json) {
-    nlohmann::json j = simulate_json(in, p, planned, r, c.seed, interval);
+    nlohmann::json j = simulate_json(in, p, r, c.seed, interval, !c.no_contention);
     if (seeds) add_seeds_json(j, *seeds);
+    if (c.explain) j["engines"] = engines_json(engine_rows(p, r));
     out.text = j.dump(2) + "\n";
   } else {
-    out.text = simulate_text(in, p, planned, r, interval) + (seeds ? seeds_text(*seeds) : std::string());
+    out.text = simulate_text(in, p, r, interval, !c.no_contention) + (seeds ? seeds_text(*seeds) : std::string());
+    if (c.explain) out.text += engines_text(engine_rows(p, r));
   }
   // Simulated like predict's plans: the step is shown, then a plan that cannot run exits 3.
   out.refusal = refusal(p.memory, p.fit, topo.gpu().name);

@@ -1,16 +1,43 @@
-// Building a step's graph: each simulated rank and its slowdown, the send patterns between
-// stages, and the collective schedules of gradient buckets, FSDP layers and tensor parallelism.
-#include "step_run.hpp"
-
-#include "stepcast/core/errors.hpp"
-
+// Building a step's simulation from its graph: each simulated rank and its slowdown, each stage's
+// task order and layer programs (its calls by lane, as their anchors place them), its buckets, the
+// groups each call runs on and the send patterns between stages.
 #include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <numeric>
 #include <utility>
 
+#include "step_run.hpp"
+#include "stepcast/core/errors.hpp"
+
 namespace stepcast::sim::detail {
+
+namespace {
+
+using graph::Anchor;
+using graph::Pass;
+
+bool inside_layers(Anchor a) {
+  return a == Anchor::kAfterSlice || a == Anchor::kBesideSlice || a == Anchor::kLayerStart ||
+         a == Anchor::kLayerPrefetch || a == Anchor::kLayerEnd;
+}
+
+// Whether a layer-start or prefetch node runs in the forward (pass 0) or the backward (pass 1);
+// in the backward the recomputed forward's calls come first.
+bool runs_in(const graph::CommNode& node, int pass, bool recompute_round) {
+  if (pass == 0) return node.pass != Pass::kBackward;
+  return recompute_round ? node.pass == Pass::kForwardAndRecompute : node.pass == Pass::kBackward;
+}
+
+std::size_t find_root(std::vector<int>& parent, std::size_t i) {
+  while (parent[i] != static_cast<int>(i))
+    i = static_cast<std::size_t>(parent[i] = parent[static_cast<std::size_t>(parent[i])]);
+  return i;
+}
+
+}  // namespace
 
 double standard_normal(std::mt19937_64& rng) {
   constexpr double kTwoToMinus53 = 1.0 / 9007199254740992.0;
@@ -19,45 +46,40 @@ double standard_normal(std::mt19937_64& rng) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
-StepRun::StepRun(const topology::Topology& topo, const StepSpec& spec, const Perturbation& pert, bool trace)
+StepRun::StepRun(const topology::Topology& topo, const graph::StepGraph& graph, const SimOptions& options,
+                 const Perturbation& pert, bool trace)
     : topo_(&topo),
-      spec_(&spec),
+      graph_(&graph),
+      options_(&options),
       rng_(pert.seed),
       timers_(engine_, *this),
       runner_(*this),
       network_(topo, engine_, *this),
       trace_(trace),
       noise_cv_(pert.noise_cv),
-      replicas_(pert.step_cv > 0.0 ? spec.dp : 1) {
-  if (spec.context_parallel && pert.step_cv > 0.0) {
-    throw InputError("--straggler", {},
-                     "step-cv=: per-GPU step noise is not simulated with context parallel (cp > 1): each simulated "
-                     "rank stands for its cp peers");
-  }
-  if (spec.expert_parallel && pert.step_cv > 0.0) {
-    throw InputError("--straggler", {},
-                     "step-cv=: per-GPU step noise is not simulated with expert parallel (MoE plans): each simulated "
-                     "rank stands for its expert-parallel peers");
-  }
+      replicas_(pert.step_cv > 0.0 ? graph.layout.replicas : 1) {
   runner_.attach(network_);
   engine_.add_model(timers_);
   engine_.add_model(network_);
+  for (const graph::CommNode& node : graph.comm) has_layer_calls_ = has_layer_calls_ || inside_layers(node.anchor);
   place_ranks(pert);
   build();
 }
 
 void StepRun::place_ranks(const Perturbation& pert) {
+  const graph::Layout& layout = graph_->layout;
   ranks_.resize(static_cast<std::size_t>(rank_count()));
   for (int k = 0; k < rank_count(); ++k) {
-    rank(k).stage = k % spec_->pp;
-    rank(k).replica = k / spec_->pp;
+    rank(k).stage = k % pp();
+    rank(k).replica = k / pp();
     rank(k).factor = 0.0;
+    rank(k).waits.assign(graph_->comm.size(), 0);
   }
-  for (int r = 0; r < spec_->dp; ++r) {
-    for (int s = 0; s < spec_->pp; ++s) {
+  for (int r = 0; r < layout.replicas; ++r) {
+    for (int s = 0; s < pp(); ++s) {
       Rank& rk = rank(rank_index(r % replicas_, s));
-      for (int i = 0; i < spec_->tp; ++i) {
-        const int g = gpu(r, s, i);
+      for (int i = 0; i < layout.tp; ++i) {
+        const int g = layout.gpu(r, s, i);
         const bool slow = g < topo_->gpu_count() && ((pert.slow_gpu && *pert.slow_gpu == g) ||
                                                      (pert.slow_node && *pert.slow_node == topo_->node_of_gpu(g)));
         double f = slow ? pert.slowdown : 1.0;
@@ -68,225 +90,322 @@ void StepRun::place_ranks(const Perturbation& pert) {
   }
 }
 
+// A group kind at a stage, in components: with one rank standing for every replica, the groups its
+// own replica forms (or every group, when their traffic shares the NICs); with every replica
+// simulated, each set of groups whose ranks are joined by a group is one rendezvous.
+const GroupRun& StepRun::group_run(int s, std::size_t group) {
+  Stage& st = stages_[static_cast<std::size_t>(s)];
+  GroupRun& run = st.groups[group];
+  if (!run.component_of_replica.empty()) return run;
+  const graph::GroupSpec& spec = graph_->groups[group];
+  const graph::Layout& layout = graph_->layout;
+  const GroupSets groups = spec.members(s);
+  std::vector<int> parent(static_cast<std::size_t>(layout.replicas));
+  std::iota(parent.begin(), parent.end(), 0);
+  for (const std::vector<int>& g : groups) {
+    const std::size_t a = find_root(parent, static_cast<std::size_t>(layout.replica_of(g.front())));
+    for (const int gpu : g)
+      parent[find_root(parent, static_cast<std::size_t>(layout.replica_of(gpu)))] = static_cast<int>(a);
+  }
+  run.component_of_replica.assign(static_cast<std::size_t>(replicas_), -1);
+  std::map<std::size_t, int> index;  // root replica -> component
+  const bool one_for_all = replicas_ == 1 && spec.representation == graph::Representation::kEveryGroup;
+  for (const std::vector<int>& g : groups) {
+    const std::size_t root =
+        one_for_all ? 0 : find_root(parent, static_cast<std::size_t>(layout.replica_of(g.front())));
+    if (replicas_ == 1 && !one_for_all && root != find_root(parent, 0)) continue;
+    auto [it, fresh] = index.emplace(root, static_cast<int>(run.components.size()));
+    if (fresh) run.components.emplace_back();
+    run.components[static_cast<std::size_t>(it->second)].push_back(g);
+  }
+  run.ranks_of_component.assign(run.components.size(), 0);
+  for (int r = 0; r < replicas_; ++r) {
+    const std::size_t root = one_for_all ? 0 : find_root(parent, static_cast<std::size_t>(r));
+    const auto it = index.find(root);
+    if (it == index.end()) continue;
+    run.component_of_replica[static_cast<std::size_t>(r)] = it->second;
+    ++run.ranks_of_component[static_cast<std::size_t>(it->second)];
+  }
+  return run;
+}
+
+std::uint32_t StepRun::add_slot(int s, std::size_t node, Bytes size) {
+  Stage& st = stages_[static_cast<std::size_t>(s)];
+  for (std::uint32_t i = 0; i < st.slots.size(); ++i) {
+    if (st.slots[i].node == node && st.slots[i].size == size) return i;
+  }
+  st.slots.push_back(Slot{static_cast<std::uint32_t>(node), size});
+  return static_cast<std::uint32_t>(st.slots.size() - 1);
+}
+
 // Each collective is priced by the cost model for one group alone (NCCL's pick, calibration
 // applied); the groups beside it and everything else on the links are the simulation's to share.
-std::uint32_t StepRun::add_schedule(cost::CollectiveOp op, Bytes size, std::span<const std::vector<int>> groups) {
+cost::CollectivePrice StepRun::isolated_price(const Stage& st, std::uint32_t slot) const {
+  const graph::CommNode& node = node_of(st, slot);
+  const graph::GroupSpec& g = graph_->groups[node.group];
+  const cost::CollectiveGroup group = cost::collective_group(*topo_, topo_->tiers(g.ranks, g.stride, g.concurrency));
+  return cost::price_collective(group, node.op, st.slots[slot].size, options_->model);
+}
+
+std::uint32_t StepRun::schedule_for(int s, std::uint32_t slot, int component) {
+  const auto key = std::tuple{s, slot, component};
+  if (const auto it = schedule_ids_.find(key); it != schedule_ids_.end()) return it->second;
+  const Stage& st = stages_[static_cast<std::size_t>(s)];
+  if (!options_->contention) {
+    // A delay of the call's price, on no link.
+    CollectiveSchedule delay;
+    delay.patterns.push_back(network_.pattern(std::span<const std::pair<int, int>>{}));
+    delay.phases.push_back(CollectivePhase{0, Bytes(0.0), 1, des::to_ticks(isolated_price(st, slot).time)});
+    schedules_.push_back(std::move(delay));
+    const auto id = static_cast<std::uint32_t>(schedules_.size() - 1);
+    schedule_ids_.emplace(key, id);
+    return id;
+  }
+  const graph::CommNode& node = node_of(st, slot);
+  const GroupRun& run = group_run(s, node.group);
+  GroupSets all;
+  if (component < 0) {
+    for (const GroupSets& c : run.components) all.insert(all.end(), c.begin(), c.end());
+  }
+  const GroupSets& groups = component < 0 ? all : run.components[static_cast<std::size_t>(component)];
   const std::vector<int>& first = groups.front();
   const int ranks = static_cast<int>(first.size());
   const int stride = ranks > 1 ? first[1] - first[0] : 1;
-  const cost::CollectiveGroup group = cost::collective_group(*topo_, topo_->tiers(ranks, stride));
-  const cost::CollectivePrice price = cost::price_collective(group, op, size, spec_->model);
-  schedules_.push_back(build_collective(network_, *topo_, op, size, price, groups));
-  return static_cast<std::uint32_t>(schedules_.size() - 1);
+  const cost::CollectiveGroup group = cost::collective_group(*topo_, topo_->tiers(ranks, std::max(1, stride)));
+  const Bytes size = st.slots[slot].size;
+  const cost::CollectivePrice price = cost::price_collective(group, node.op, size, options_->model);
+  schedules_.push_back(build_collective(network_, *topo_, node.op, size, price, groups));
+  const auto id = static_cast<std::uint32_t>(schedules_.size() - 1);
+  schedule_ids_.emplace(key, id);
+  return id;
 }
 
 void StepRun::build() {
-  const int pp = spec_->pp;
   const std::size_t cells = static_cast<std::size_t>(replicas_) * static_cast<std::size_t>(virtual_stages()) *
-                            static_cast<std::size_t>(spec_->micro_batches);
+                            static_cast<std::size_t>(graph_->micro_batches);
   fwd_ready_.assign(cells, 0);
   bwd_ready_.assign(cells, 0);
   fwd_send_.assign(cells, -1);
   bwd_send_.assign(cells, -1);
   for (int r = 0; r < replicas_; ++r) {
     // Virtual stage 0 reads its input.
-    for (int mb = 0; mb < spec_->micro_batches; ++mb) fwd_ready_[ready_index(r, 0, mb)] = 1;
+    for (int mb = 0; mb < graph_->micro_batches; ++mb) fwd_ready_[ready_index(r, 0, mb)] = 1;
   }
-  stages_.resize(static_cast<std::size_t>(pp));
-  for (int s = 0; s < pp; ++s) {
-    Stage& st = stages_[static_cast<std::size_t>(s)];
-    st.ops = pipeline_order(spec_->schedule, pp, s, spec_->micro_batches, spec_->vp);
-    // Weight gradients come from the backward, or from its weight-gradient half under ZB-H1.
-    const bool split = std::any_of(st.ops.begin(), st.ops.end(),
-                                   [](const PipelineOp& op) { return op.kind == PipelineOp::Kind::kWeightGrad; });
-    const PipelineOp::Kind grad_kind = split ? PipelineOp::Kind::kWeightGrad : PipelineOp::Kind::kBackward;
-    for (std::size_t i = 0; i < st.ops.size(); ++i) {
-      if (st.ops[i].kind == grad_kind) st.grad_ops.push_back(i);
-    }
-    build_buckets(s);
-    if (spec_->sharded) build_shards(s);
-    if (spec_->dp > 1 && spec_->parameter_gather.value() > 0.0) {
-      if (spec_->parameter_gather_before_forward) {
-        build_forward_gathers(s);
-      } else {
-        st.updated_gather =
-            add_schedule(cost::CollectiveOp::kAllGather, spec_->parameter_gather, data_parallel_groups(s));
-      }
-    }
-    if (spec_->expert_parallel) build_expert_stage(s);
-  }
-  for (int k = 0; k < rank_count(); ++k) {
-    // Sends of each rank's tensor-parallel group to the next and previous stage, together.
-    Rank& rk = rank(k);
-    std::vector<std::pair<int, int>> next;
-    std::vector<std::pair<int, int>> prev;
-    std::vector<std::vector<int>> group(1);
-    for (int i = 0; i < spec_->tp; ++i) {
-      const int me = gpu(rk.replica, rk.stage, i);
-      next.emplace_back(me, gpu(rk.replica, (rk.stage + 1) % pp, i));
-      prev.emplace_back(me, gpu(rk.replica, (rk.stage + pp - 1) % pp, i));
-      group.front().push_back(me);
-    }
-    to_next_.push_back(network_.pattern(next));
-    to_prev_.push_back(network_.pattern(prev));
-    if (spec_->tensor_parallel) {
-      for (const cost::CollectiveOp op : spec_->tensor_parallel->ops) {
-        rk.tensor_schedules.push_back(add_schedule(op, spec_->tensor_parallel->size, group));
-      }
-    }
-    if (spec_->context_parallel) build_context(k);
-    if (spec_->expert_parallel) build_expert(k);
-  }
-  tracks_.clear();
-  std::vector<std::string> tensor_tracks;
-  for (int k = 0; k < rank_count(); ++k) {
-    const Rank& rk = rank(k);
-    const int g = gpu(rk.replica, rk.stage, 0);
-    const std::string who = replicas_ == 1 ? fmt::format("GPU {} (stage {})", g, rk.stage)
-                                           : fmt::format("GPU {} (stage {}, replica {})", g, rk.stage, rk.replica);
-    tracks_.push_back(who + " compute");
-    if (comm_tracks()) {
-      std::string kinds = spec_->tensor_parallel ? "tensor" : "";
-      if (spec_->context_parallel) kinds += kinds.empty() ? "context" : "/context";
-      if (spec_->expert_parallel) kinds += kinds.empty() ? "expert" : "/expert";
-      tensor_tracks.push_back(fmt::format("{} {}-parallel comm", who, kinds));
-    }
-  }
-  tracks_.insert(tracks_.end(), tensor_tracks.begin(), tensor_tracks.end());
-  for (int s = 0; s < pp; ++s) tracks_.push_back(fmt::format("GPU {} (stage {}) data-parallel comm", gpu(0, s, 0), s));
-  for (const auto tier : {topology::LinkTier::kIntraNode, topology::LinkTier::kNic, topology::LinkTier::kFabric}) {
-    tracks_.push_back(fmt::format("links: {}", topology::to_string(tier)));
-  }
-  for (int k = 0; k < rank_count(); ++k) {
-    const Rank& rk = rank(k);
-    tracks_.push_back(fmt::format("GPU {} (stage {}) pipeline sends", gpu(rk.replica, rk.stage, 0), rk.stage));
-  }
+  stages_.resize(static_cast<std::size_t>(pp()));
+  for (int s = 0; s < pp(); ++s) build_stage(s);
+  for (int k = 0; k < rank_count(); ++k) resolve_schedules(k);
+  build_tracks();
 }
 
-// The cp ranks of each tensor rank are consecutive data-parallel replicas (plan.hpp); the one
-// simulated rank starts the exchange of every group of its stage.
-void StepRun::build_context(int k) {
-  const ContextParallelComm& c = *spec_->context_parallel;
-  Rank& rk = rank(k);
-  std::vector<std::vector<int>> groups;
-  const int block = rk.replica - rk.replica % c.cp;
-  for (int i = 0; i < spec_->tp; ++i) {
-    std::vector<int> g;
-    for (int r = 0; r < c.cp; ++r) g.push_back(gpu(block + r, rk.stage, i));
-    groups.push_back(std::move(g));
-  }
-  for (const auto& [op, size] : c.forward) rk.context_forward.push_back(add_schedule(op, size, groups));
-  for (const auto& [op, size] : c.backward) rk.context_backward.push_back(add_schedule(op, size, groups));
-}
-
-std::vector<std::vector<int>> StepRun::data_parallel_groups(int s) const {
-  std::vector<std::vector<int>> groups;
-  for (int i = 0; i < spec_->tp; ++i) {
-    std::vector<int> g;
-    for (int r = 0; r < spec_->dp; ++r) g.push_back(gpu(r, s, i));
-    groups.push_back(std::move(g));
-  }
-  return groups;
-}
-
-void StepRun::build_buckets(int s) {
+void StepRun::build_stage(int s) {
   Stage& st = stages_[static_cast<std::size_t>(s)];
-  if (spec_->dp <= 1) return;
-  const std::vector<std::vector<int>> groups = data_parallel_groups(s);
-  // An MoE plan's expert gradients reduce over the expert data-parallel groups instead.
-  const std::vector<std::vector<int>> expert_groups = spec_->expert_parallel ? expert_data_groups(s) : groups;
-  // Each task's buckets become ready as their bytes are, in proportion to the task's progress:
-  // per task, the bytes of every sync that reduces there, in sync order.
-  const auto add = [&](const std::vector<std::pair<const GradientSync*, double>>& syncs, std::size_t op) {
-    double total = 0.0;
-    for (const auto& [sync, count] : syncs) total += sync->bucket.value() * count;
-    double cumulative = 0.0;
-    // Not overlapped (overlap-grad-reduce=off): every bucket is ready when the task ends.
-    const auto push = [&](std::uint32_t schedule, Bytes size, bool overlapped) {
-      cumulative += size.value();
-      st.buckets.push_back(Bucket{schedule, op, total > 0.0 && overlapped ? std::min(1.0, cumulative / total) : 1.0});
-    };
-    for (const auto& [sync, count] : syncs) {
-      const double whole = std::floor(count);
-      const double rest = count - whole;
-      const auto& over = sync->expert_data ? expert_groups : groups;
-      if (whole > 0.0) {
-        // Full buckets share one schedule.
-        const std::uint32_t full = add_schedule(sync->op, sync->bucket, over);
-        for (double j = 0; j < whole; j += 1.0) push(full, sync->bucket, sync->overlapped);
+  st.groups.resize(graph_->groups.size());
+  st.ops = pipeline_order(graph_->schedule, pp(), s, graph_->micro_batches, graph_->vp);
+  // Weight gradients come from the backward, or from its weight-gradient half under ZB-H1.
+  const bool split = std::any_of(st.ops.begin(), st.ops.end(),
+                                 [](const PipelineOp& op) { return op.kind == PipelineOp::Kind::kWeightGrad; });
+  const PipelineOp::Kind grad_kind = split ? PipelineOp::Kind::kWeightGrad : PipelineOp::Kind::kBackward;
+  for (std::size_t i = 0; i < st.ops.size(); ++i) {
+    if (st.ops[i].kind == grad_kind) st.grad_ops.push_back(i);
+  }
+  build_layers(s);
+  build_buckets(s);
+  const bool replicated = graph_->layout.replicas > 1;
+  for (std::size_t n = 0; n < graph_->comm.size(); ++n) {
+    const graph::CommNode& node = graph_->comm[n];
+    if (node.anchor == Anchor::kAfterOptimizer && replicated) {
+      st.after_optimizer.push_back(add_slot(s, n, node.size));
+    } else if (node.anchor == Anchor::kStepStart && replicated) {
+      // In buckets of `size`, a smaller last one.
+      const double whole = std::floor(node.pieces);
+      for (double j = 0; j < whole; j += 1.0) st.step_start.push_back(add_slot(s, n, node.size));
+      if (node.pieces - whole > 1e-9) st.step_start.push_back(add_slot(s, n, node.size * (node.pieces - whole)));
+    } else if (node.anchor == Anchor::kStageSend) {
+      st.send_slot = add_slot(s, n, node.size);
+      st.has_send = true;
+      st.blocking_send = node.blocking;
+    }
+  }
+}
+
+// Each layer pass's program: the layer-start calls by lane, the gathers issued for it and the
+// reductions after its backward. A layer's calls run round by round (an MoE block's dispatch,
+// expert-TP calls and combine, once per block), each round its nodes in order, each node its
+// consecutive calls (a ring's steps).
+void StepRun::build_layers(int s) {
+  Stage& st = stages_[static_cast<std::size_t>(s)];
+  const int layers = graph_->stages[static_cast<std::size_t>(s)].chunk_layers;
+  const auto rounds = [&](std::vector<std::uint32_t>& out, Anchor anchor, int pass, int layer, bool root,
+                          std::optional<graph::Join> join) {
+    for (const bool recompute_round : {true, false}) {
+      if (pass == 0 && recompute_round) continue;
+      int most = 0;
+      for (const graph::CommNode& n : graph_->comm) {
+        if (n.anchor == anchor && (anchor == Anchor::kLayerEnd || runs_in(n, pass, recompute_round)) &&
+            (!join || n.join == *join))
+          most = std::max(most, graph_->rounds_at(n, s, layer));
       }
-      if (rest > 1e-9) push(add_schedule(sync->op, sync->bucket * rest, over), sync->bucket * rest, sync->overlapped);
+      for (int round = 0; round < most; ++round) {
+        for (std::size_t i = 0; i < graph_->comm.size(); ++i) {
+          const graph::CommNode& n = graph_->comm[i];
+          if (n.anchor != anchor || (join && n.join != *join) || round >= graph_->rounds_at(n, s, layer)) continue;
+          if (anchor != Anchor::kLayerEnd && !runs_in(n, pass, recompute_round)) continue;
+          const Bytes size = root && round == 0 ? n.size + n.root : n.size;
+          for (int c = 0; c < n.layer_calls; ++c) out.push_back(add_slot(s, i, size));
+        }
+      }
+      if (anchor == Anchor::kLayerEnd) break;
     }
   };
-  const double tasks = static_cast<double>(st.grad_ops.size());
+  const auto program = [&](int pass, int layer, bool root) {
+    LayerProgram p;
+    const graph::Join joins[] = {graph::Join::kBeforeCompute, graph::Join::kFirstSlice, graph::Join::kLayerEnd};
+    for (std::size_t lane = 0; lane < 3; ++lane)
+      rounds(p.lanes[lane], Anchor::kLayerStart, pass, layer, root, joins[lane]);
+    rounds(p.gathers, Anchor::kLayerPrefetch, pass, layer, root, std::nullopt);
+    if (pass == 1) rounds(p.reductions, Anchor::kLayerEnd, pass, layer, root, std::nullopt);
+    return p;
+  };
+  for (const graph::CommNode& n : graph_->comm) st.has_root = st.has_root || n.root.value() > 0.0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int l = 0; l < layers; ++l) st.layers[static_cast<std::size_t>(pass)].push_back(program(pass, l, false));
+    if (st.has_root) st.root_layer[static_cast<std::size_t>(pass)] = program(pass, 0, true);
+  }
+  for (std::size_t i = 0; i < graph_->comm.size(); ++i) {
+    const graph::CommNode& n = graph_->comm[i];
+    if (n.anchor == Anchor::kAfterSlice) st.after_slice.push_back(add_slot(s, i, n.size));
+    if (n.anchor == Anchor::kBesideSlice) {
+      st.beside_slice.push_back(add_slot(s, i, n.size));
+      st.tail = n.tail;
+    }
+  }
+}
+
+// Buckets of every gradient sync, in order; bucket j of all syncs becomes ready when the
+// cumulative bytes up to it have been produced by its task (evenly over its compute).
+void StepRun::build_buckets(int s) {
+  Stage& st = stages_[static_cast<std::size_t>(s)];
+  if (graph_->layout.replicas <= 1) return;
+  std::vector<std::size_t> syncs;
+  for (std::size_t n = 0; n < graph_->comm.size(); ++n) {
+    if (graph_->comm[n].anchor == Anchor::kGradientReady) syncs.push_back(n);
+  }
+  if (syncs.empty()) return;
+  // Per task, the buckets of every sync that reduces there, in sync order; not overlapped
+  // (overlap-grad-reduce=off) every bucket is ready when the task ends.
+  const auto add = [&](const std::vector<std::pair<std::size_t, double>>& here, std::size_t op) {
+    double total = 0.0;
+    for (const auto& [n, count] : here) total += graph_->comm[n].size.value() * count;
+    double cumulative = 0.0;
+    const auto push = [&](std::uint32_t slot, Bytes size, bool overlapped) {
+      cumulative += size.value();
+      st.buckets.push_back(Bucket{slot, op, total > 0.0 && overlapped ? std::min(1.0, cumulative / total) : 1.0});
+    };
+    for (const auto& [n, count] : here) {
+      const graph::CommNode& node = graph_->comm[n];
+      const double whole = std::floor(count);
+      const double rest = count - whole;
+      for (double j = 0; j < whole; j += 1.0) push(add_slot(s, n, node.size), node.size, node.overlapped);
+      if (rest > 1e-9) push(add_slot(s, n, node.size * rest), node.size * rest, node.overlapped);
+    }
+  };
+  const double chunks = graph_->vp;
   // Megatron-LM wraps each model chunk in its own DDP (megatron/training/training.py, get_model)
   // and enables a chunk's gradient sync for its last micro-batch (pipeline_parallel/schedules.py,
   // interleaved schedule), so a once-per-step sync's buckets of chunk c fill during chunk c's last
   // backward, which the cooldown runs before the lower chunks': that task holds 1/v of them. Not
   // overlapped (finalize_model_grads), all wait for the step's last gradient task.
-  std::vector<std::size_t> chunk_last(static_cast<std::size_t>(spec_->vp), st.grad_ops.back());
+  std::vector<std::size_t> chunk_last(static_cast<std::size_t>(graph_->vp), st.grad_ops.back());
   for (const std::size_t op : st.grad_ops) chunk_last[static_cast<std::size_t>(st.ops[op].chunk)] = op;
-  const double chunks = static_cast<double>(spec_->vp);
   for (const std::size_t op : st.grad_ops) {
     const bool last = op == st.grad_ops.back();
     const bool chunk_ends = op == chunk_last[static_cast<std::size_t>(st.ops[op].chunk)];
-    std::vector<std::pair<const GradientSync*, double>> here;
-    for (const GradientSync& sync : spec_->syncs) {
-      if (sync.every_micro_batch) {
-        here.emplace_back(&sync, sync.buckets / tasks);
-      } else if (sync.overlapped && chunk_ends) {
-        here.emplace_back(&sync, sync.buckets / chunks);
-      } else if (!sync.overlapped && last) {
-        here.emplace_back(&sync, sync.buckets);
+    std::vector<std::pair<std::size_t, double>> here;
+    for (const std::size_t n : syncs) {
+      const graph::CommNode& node = graph_->comm[n];
+      if (node.every_micro_batch) {
+        here.emplace_back(n, node.pieces / chunks);  // a micro-batch's buckets over its chunks' tasks
+      } else if (node.overlapped && chunk_ends) {
+        here.emplace_back(n, node.pieces / chunks);
+      } else if (!node.overlapped && last) {
+        here.emplace_back(n, node.pieces);
       }
     }
     add(here, op);
   }
 }
 
-void StepRun::build_forward_gathers(int s) {
-  Stage& st = stages_[static_cast<std::size_t>(s)];
-  const std::vector<std::vector<int>> groups = data_parallel_groups(s);
-  const Bytes total = spec_->parameter_gather;
-  const Bytes bucket =
-      spec_->parameter_gather_bucket.value() > 0.0 ? std::min(spec_->parameter_gather_bucket, total) : total;
-  const double pieces = total / bucket;
-  const double whole = std::floor(pieces);
-  // Full buckets share one schedule; a partial last one has its own.
-  const std::uint32_t full = add_schedule(cost::CollectiveOp::kAllGather, bucket, groups);
-  for (double j = 0; j < whole; j += 1.0) st.forward_gathers.push_back(full);
-  if (pieces - whole > 1e-9)
-    st.forward_gathers.push_back(add_schedule(cost::CollectiveOp::kAllGather, bucket * (pieces - whole), groups));
+// Each rank's schedules: the calls inside its layers on its own component's groups, the stream's
+// on every group of the stage; its sends to its peers of the next and the previous stage.
+void StepRun::resolve_schedules(int k) {
+  Rank& rk = rank(k);
+  const int s = rk.stage;
+  Stage& st = stage_of(rk);
+  rk.schedule_of.assign(st.slots.size(), 0);
+  rk.occurrences.assign(st.slots.size(), 0);
+  rk.expected.assign(st.slots.size(), replicas_);
+  for (std::uint32_t slot = 0; slot < st.slots.size(); ++slot) {
+    const graph::CommNode& node = node_of(st, slot);
+    if (node.anchor == Anchor::kStageSend) continue;
+    const bool lane =
+        node.anchor == Anchor::kAfterSlice || node.anchor == Anchor::kBesideSlice || node.anchor == Anchor::kLayerStart;
+    int component = -1;
+    if (lane) {
+      const GroupRun& run = group_run(s, node.group);
+      component = run.component_of_replica[static_cast<std::size_t>(rk.replica)];
+      rk.expected[slot] = run.ranks_of_component[static_cast<std::size_t>(component)];
+    }
+    rk.schedule_of[slot] = schedule_for(s, slot, component);
+  }
+  if (!st.has_send || !options_->contention) {
+    // No send node (a pipeline handing over for free), or a send of the analytical price: no link.
+    if (st.has_send) st.send_delay = des::to_ticks(isolated_price(st, st.send_slot).time);
+    to_next_.push_back(network_.pattern(std::span<const std::pair<int, int>>{}));
+    to_prev_.push_back(to_next_.back());
+    return;
+  }
+  const std::size_t group = node_of(st, st.send_slot).group;
+  const auto pairs_of = [&](int stage) {
+    const GroupRun& run = group_run(stage, group);
+    const int c = run.component_of_replica[static_cast<std::size_t>(rk.replica)];
+    std::vector<std::pair<int, int>> pairs;
+    for (const std::vector<int>& p : run.components[static_cast<std::size_t>(c)]) pairs.emplace_back(p[0], p[1]);
+    return pairs;
+  };
+  to_next_.push_back(network_.pattern(pairs_of(s)));
+  std::vector<std::pair<int, int>> back = pairs_of((s + pp() - 1) % pp());
+  for (auto& [a, b] : back) std::swap(a, b);
+  to_prev_.push_back(network_.pattern(back));
 }
 
-void StepRun::build_shards(int s) {
-  const ShardedLayers& sh = *spec_->sharded;
-  Stage& st = stages_[static_cast<std::size_t>(s)];
-  const int shard = std::clamp(sh.shard_ranks, 1, spec_->dp);
-  const int replica_groups = spec_->dp / shard;
-  std::vector<std::vector<int>> shards;
-  std::vector<std::vector<int>> replicas;
-  for (int i = 0; i < spec_->tp; ++i) {
-    for (int h = 0; h < replica_groups; ++h) {
-      std::vector<int> g;
-      for (int q = 0; q < shard; ++q) g.push_back(gpu(h * shard + q, s, i));
-      shards.push_back(std::move(g));
-    }
-    for (int q = 0; q < shard; ++q) {
-      std::vector<int> g;
-      for (int h = 0; h < replica_groups; ++h) g.push_back(gpu(h * shard + q, s, i));
-      replicas.push_back(std::move(g));
-    }
+void StepRun::build_tracks() {
+  tracks_.clear();
+  std::string roles;
+  for (const graph::CommNode& node : graph_->comm) {
+    if (node.anchor != Anchor::kAfterSlice && node.anchor != Anchor::kBesideSlice && node.anchor != Anchor::kLayerStart)
+      continue;
+    const std::string& role = graph_->groups[node.group].role;
+    if (roles.find(role) == std::string::npos) roles += roles.empty() ? role : "/" + role;
   }
-  const auto both = [&](cost::CollectiveOp op, Bytes layer, Bytes root, std::span<const std::vector<int>> groups) {
-    const std::uint32_t one = add_schedule(op, layer, groups);
-    return std::array<std::uint32_t, 2>{one, root.value() > 0.0 ? add_schedule(op, layer + root, groups) : one};
-  };
-  st.shard.gather = both(cost::CollectiveOp::kAllGather, sh.gather, sh.root_gather, shards);
-  st.shard.reduce_scatter = both(cost::CollectiveOp::kReduceScatter, sh.reduce_scatter, sh.root_reduce_scatter, shards);
-  if (sh.replica_all_reduce.value() > 0.0) {
-    st.shard.replica_all_reduce =
-        both(cost::CollectiveOp::kAllReduce, sh.replica_all_reduce, sh.root_replica_all_reduce, replicas);
+  const graph::Layout& layout = graph_->layout;
+  std::vector<std::string> lanes;
+  for (int k = 0; k < rank_count(); ++k) {
+    const Rank& rk = rank(k);
+    const int g = layout.gpu(rk.replica, rk.stage, 0);
+    const std::string who = replicas_ == 1 ? fmt::format("GPU {} (stage {})", g, rk.stage)
+                                           : fmt::format("GPU {} (stage {}, replica {})", g, rk.stage, rk.replica);
+    tracks_.push_back(who + " compute");
+    if (has_layer_calls_) lanes.push_back(fmt::format("{} {} comm", who, roles.empty() ? "layer" : roles));
+  }
+  tracks_.insert(tracks_.end(), lanes.begin(), lanes.end());
+  for (int s = 0; s < pp(); ++s)
+    tracks_.push_back(fmt::format("GPU {} (stage {}) data-parallel comm", layout.gpu(0, s, 0), s));
+  for (const auto tier : {topology::LinkTier::kIntraNode, topology::LinkTier::kNic, topology::LinkTier::kFabric}) {
+    tracks_.push_back(fmt::format("links: {}", topology::to_string(tier)));
+  }
+  for (int k = 0; k < rank_count(); ++k) {
+    const Rank& rk = rank(k);
+    tracks_.push_back(fmt::format("GPU {} (stage {}) pipeline sends", layout.gpu(rk.replica, rk.stage, 0), rk.stage));
   }
 }
 

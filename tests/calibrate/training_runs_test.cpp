@@ -13,7 +13,7 @@
 #include "stepcast/calibrate/run_validation.hpp"
 #include "stepcast/calibrate/training_runs.hpp"
 #include "stepcast/cost/memory.hpp"
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "support/input_error_text.hpp"
 
 using namespace stepcast;
@@ -97,9 +97,9 @@ TEST_SUITE("calibrate.training_runs") {
     const plan::Plan p = plan::resolve(
         plan::parse_plan("tp=1,pp=2,dp=1,mbs=8,recompute=full,schedule=1f1b,flash=off,gbs=16,seq=1024,precision=fp16"),
         w, 2);
-    cost::StepOptions options;
+    graph::StepOptions options;
     options.explain = false;
-    const cost::StepPrediction expected = cost::predict_step(w, p, topo, options);
+    const graph::StepPrediction expected = graph::predict_step(w, p, topo, options);
 
     CHECK(runs[0].gpus == 2);
     CHECK(runs[0].topology->gpu_count() == 8);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hand_graph.hpp"
 #include "star_topology.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/sim/step_sim.hpp"
@@ -19,20 +20,41 @@ namespace {
 constexpr double kMs = 1e-3;
 constexpr double kUs = 1e-6;
 
+using graph::Anchor;
+using test::hand_node;
+
 // FSDP over 4 GPUs on 50 GB/s links, no latency, one micro-batch of 4 layers. A ring all-gather
-// or reduce-scatter of S = 40e6 B takes (N-1)/N x S / B = 3/4 x 40e6 / 50e9 = 0.6 ms.
-StepSpec fsdp(double forward_ms, double backward_ms, bool regather) {
-  StepSpec s;
-  s.dp = 4;
-  s.layers = 4;
-  s.forward = seconds(forward_ms * kMs);
-  s.backward = seconds(backward_ms * kMs);
-  ShardedLayers sh;
-  sh.gather = bytes(40e6);
-  sh.reduce_scatter = bytes(40e6);
-  sh.regather = regather;
-  sh.shard_ranks = 4;
-  s.sharded = sh;
+// or reduce-scatter of S = 40e6 B takes (N-1)/N x S / B = 3/4 x 40e6 / 50e9 = 0.6 ms. Each layer's
+// unit is gathered a layer ahead before its forward (and its backward, unless kept) and its
+// gradients reduce-scattered after its backward.
+graph::StepGraph fsdp(double forward_ms, double backward_ms, bool regather) {
+  graph::StepGraph s =
+      test::hand_step(1, 1, plan::Schedule::k1F1B, 1, seconds(forward_ms * kMs), seconds(backward_ms * kMs), 4, 1, 4);
+  const std::size_t shard = test::replica_group(s, "shard group", 4);
+  graph::CommNode gather = hand_node("FSDP all-gather (forward)", shard, cost::CollectiveOp::kAllGather, bytes(40e6),
+                                     Anchor::kLayerPrefetch);
+  s.comm.push_back(gather);
+  if (regather) {
+    gather.name = "FSDP all-gather (backward)";
+    gather.pass = graph::Pass::kBackward;
+    s.comm.push_back(gather);
+  }
+  graph::CommNode reduce = hand_node("FSDP gradient reduce-scatter", shard, cost::CollectiveOp::kReduceScatter,
+                                     bytes(40e6), Anchor::kLayerEnd);
+  reduce.pass = graph::Pass::kBackward;
+  s.comm.push_back(reduce);
+  return s;
+}
+
+// Tensor parallel over 8 ranks, `layers` layers of two slices per pass, `ops` after each slice.
+graph::StepGraph tensor(int layers, const std::vector<cost::CollectiveOp>& ops) {
+  graph::StepGraph s =
+      test::hand_step(1, 1, plan::Schedule::k1F1B, 1, seconds(1 * kMs), seconds(2 * kMs), 1, 8, layers);
+  s.forward_slices = 2;
+  s.backward_slices = 2;
+  const std::size_t group = test::tensor_group(s);
+  for (const cost::CollectiveOp op : ops)
+    s.comm.push_back(hand_node("TP", group, op, bytes(48e6), Anchor::kAfterSlice));
   return s;
 }
 
@@ -50,7 +72,7 @@ TEST_SUITE("sim.layers") {
     const StepResult r = simulate_step(t, fsdp(4.0, 8.0, true));
     CHECK(r.step_time.value() == doctest::Approx(13.8 * kMs));
     CHECK(r.breakdown.compute.value() == doctest::Approx(12.0 * kMs));
-    CHECK(r.breakdown.gather_wait.value() == doctest::Approx(1.2 * kMs));
+    CHECK(r.breakdown.wait("shard group").value() == doctest::Approx(1.2 * kMs));
     CHECK(r.breakdown.dp_exposed.value() == doctest::Approx(0.6 * kMs));
   }
 
@@ -63,7 +85,7 @@ TEST_SUITE("sim.layers") {
     const topology::Topology t = sim::test::star_topology(4, BytesPerSecond(50e9), seconds(0.0), false);
     const StepResult r = simulate_step(t, fsdp(1.2, 2.4, false));
     CHECK(r.step_time.value() == doctest::Approx(5.7 * kMs));
-    CHECK(r.breakdown.gather_wait.value() == doctest::Approx(1.5 * kMs));
+    CHECK(r.breakdown.wait("shard group").value() == doctest::Approx(1.5 * kMs));
     CHECK(r.breakdown.dp_exposed.value() == doctest::Approx(0.6 * kMs));
   }
 
@@ -73,18 +95,10 @@ TEST_SUITE("sim.layers") {
     // 0.308 ms per all-reduce (Patarasuk and Yuan 2009; Thakur et al. 2005). One layer, two
     // all-reduces in the forward and two in the backward: step = 1 + 2 ms + 4 x 0.308 ms.
     const topology::Topology t = sim::test::star_topology(8, BytesPerSecond(300e9), seconds(1 * kUs), true);
-    StepSpec s;
-    s.tp = 8;
-    s.forward = seconds(1 * kMs);
-    s.backward = seconds(2 * kMs);
-    TensorParallelComm tp;
-    tp.ops = {cost::CollectiveOp::kAllReduce};
-    tp.size = bytes(48e6);
-    s.tensor_parallel = tp;
-    const StepResult r = simulate_step(t, s);
+    const StepResult r = simulate_step(t, tensor(1, {cost::CollectiveOp::kAllReduce}));
     const double all_reduce = 2.0 * 7.0 / 8.0 * 48e6 / 300e9 + 14 * 2 * kUs;
     CHECK(all_reduce == doctest::Approx(0.308 * kMs));
-    CHECK(r.breakdown.tp_comm.value() == doctest::Approx(4 * all_reduce));
+    CHECK(r.breakdown.wait("tensor").value() == doctest::Approx(4 * all_reduce));
     CHECK(r.step_time.value() == doctest::Approx(3 * kMs + 4 * all_reduce));
   }
 
@@ -92,16 +106,8 @@ TEST_SUITE("sim.layers") {
     // Each of S over 8 ranks moves (N-1)/N x S in N-1 steps: 7/8 x 48e6 / 300e9 + 7 x 2 us
     // = 0.154 ms, so the pair costs the same 0.308 ms as the all-reduce above.
     const topology::Topology t = sim::test::star_topology(8, BytesPerSecond(300e9), seconds(1 * kUs), true);
-    StepSpec s;
-    s.tp = 8;
-    s.layers = 2;
-    s.forward = seconds(1 * kMs);
-    s.backward = seconds(2 * kMs);
-    TensorParallelComm tp;
-    tp.ops = {cost::CollectiveOp::kAllGather, cost::CollectiveOp::kReduceScatter};
-    tp.size = bytes(48e6);
-    s.tensor_parallel = tp;
-    const StepResult r = simulate_step(t, s);
+    const StepResult r =
+        simulate_step(t, tensor(2, {cost::CollectiveOp::kAllGather, cost::CollectiveOp::kReduceScatter}));
     // Two layers, four slices per layer (two forward, two backward): 8 pairs.
     CHECK(r.step_time.value() == doctest::Approx(3 * kMs + 8 * 0.308 * kMs));
   }

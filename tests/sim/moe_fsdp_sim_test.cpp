@@ -5,9 +5,8 @@
 
 #include <string>
 
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/plan/plan.hpp"
-#include "stepcast/sim/step_from_plan.hpp"
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
@@ -28,17 +27,28 @@ TEST_SUITE("sim.moe_fsdp") {
     const topology::Topology topo = topology::load_topology(kRoot + "/topologies/dgx-h100.json", 1);
     const auto w = workload::load_workload(kRoot + "/workloads/mixtral-8x7b.json");
     plan::Plan p;
-    const cost::StepPrediction predicted =
-        test::predict_plan(w, "dp=8,ep=2,fsdp=full,seq=4096,flash=on,gbs=16", topo, p);
-    const sim::StepSpec s = sim::plan_step(p, predicted).spec;
-    REQUIRE(s.sharded.has_value());
-    REQUIRE(s.expert_parallel.has_value());
-    CHECK(s.sharded->regather);
+    test::predict_plan(w, "dp=8,ep=2,fsdp=full,seq=4096,flash=on,gbs=16", topo, p);
+    const graph::StepGraph g = test::plan_graph(w, p, topo);
+    std::vector<const graph::CommNode*> dense;
+    std::vector<const graph::CommNode*> experts;
+    for (const graph::CommNode& n : g.comm) {
+      if (n.anchor != graph::Anchor::kLayerPrefetch && n.anchor != graph::Anchor::kLayerEnd) continue;
+      (g.groups[n.group].role == "expert shard group" ? experts : dense).push_back(&n);
+    }
+    // Gathered before the forward and again before the backward, reduce-scattered after it.
+    REQUIRE(dense.size() == 3);
+    REQUIRE(experts.size() == 3);
+    CHECK(dense[1]->pass == graph::Pass::kBackward);
     // The dense unit: 41,984,000 params of attention, router and norms, 83,968,000 B.
-    CHECK(s.sharded->gather.value() == doctest::Approx(83'968'000.0));
-    CHECK(s.expert_parallel->shard_gather.value() == doctest::Approx(1'409'286'144.0));
-    CHECK(s.expert_parallel->shard_reduce_scatter.value() == doctest::Approx(1'409'286'144.0));
-    CHECK(s.syncs.empty());  // nothing reduced after the backward beside FSDP's per-layer reduce-scatters
+    CHECK(dense[0]->size.value() == doctest::Approx(83'968'000.0));
+    CHECK(experts[0]->size.value() == doctest::Approx(1'409'286'144.0));
+    CHECK(experts[2]->size.value() == doctest::Approx(1'409'286'144.0));
+    CHECK(g.groups[experts[0]->group].ranks == 4);
+    // Every layer holds one MoE block: one expert unit per layer.
+    CHECK(g.rounds_at(*experts[0], 0, 0) == 1);
+    for (const graph::CommNode& n : g.comm) {
+      CHECK(n.anchor != graph::Anchor::kGradientReady);  // nothing reduced after the backward beside them
+    }
   }
 
   TEST_CASE("predict and simulate agree within 10% on MoE plans under FSDP and ZeRO-3") {
@@ -58,8 +68,8 @@ TEST_SUITE("sim.moe_fsdp") {
     for (const auto& c : cases) {
       CAPTURE(c.plan);
       plan::Plan p;
-      const cost::StepPrediction predicted = test::predict_plan(*c.w, c.plan, topo, p);
-      const sim::StepResult simulated = sim::simulate_step(topo, sim::plan_step(p, predicted).spec);
+      const graph::StepPrediction predicted = test::predict_plan(*c.w, c.plan, topo, p);
+      const sim::StepResult simulated = sim::simulate_step(topo, test::plan_graph(*c.w, p, topo));
       CHECK(simulated.step_time.value() == doctest::Approx(predicted.step_time.value()).epsilon(0.10));
     }
   }

@@ -6,10 +6,10 @@
 
 #include <string>
 
+#include "hand_graph.hpp"
 #include "stepcast/cost/collective_model.hpp"
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/plan/plan.hpp"
-#include "stepcast/sim/step_from_plan.hpp"
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
@@ -30,24 +30,34 @@ constexpr double kS = 1024.0 * 2.0 * 1024.0 * 2.0;
 
 // Two layers, both MoE blocks, one micro-batch: 1 ms forward and 2 ms backward of compute, and
 // per block and pass a dispatch and a combine of S on the 2-GPU expert-parallel group.
-sim::StepSpec hand_spec(bool overlap) {
-  sim::StepSpec s;
-  s.dp = 2;
-  s.layers = 2;
-  s.micro_batches = 1;
-  s.forward = Seconds(1e-3);
-  s.backward = Seconds(2e-3);
-  s.stride_pp = 1;
-  s.stride_dp = 1;
-  sim::ExpertParallelComm e;
-  e.ep = 2;
-  e.etp = 1;
-  e.forward = {{cost::CollectiveOp::kAllToAll, Bytes(kS), false}, {cost::CollectiveOp::kAllToAll, Bytes(kS), false}};
-  e.backward = e.forward;
-  e.stage_blocks = {2.0};
-  e.beside_compute = overlap;
-  s.expert_parallel = e;
-  return s;
+graph::StepGraph hand_graph(bool overlap, Seconds forward = Seconds(1e-3), Seconds backward = Seconds(2e-3)) {
+  graph::StepGraph g = sim::test::hand_step(1, 1, plan::Schedule::k1F1B, 1, forward, backward, 2, 1, 2);
+  const std::size_t ep = sim::test::replica_group(g, "expert parallel", 2);
+  for (const graph::Pass pass : {graph::Pass::kForward, graph::Pass::kBackward}) {
+    for (const char* name : {"MoE dispatch all-to-all", "MoE combine all-to-all"}) {
+      graph::CommNode n =
+          sim::test::hand_node(name, ep, cost::CollectiveOp::kAllToAll, Bytes(kS), graph::Anchor::kLayerStart);
+      n.pass = pass;
+      n.join = overlap ? graph::Join::kLayerEnd : graph::Join::kBeforeCompute;
+      g.comm.push_back(n);
+    }
+  }
+  return g;
+}
+
+graph::StepGraph plan_graph(const workload::Workload& w, const std::string& text, const topology::Topology& topo,
+                            plan::Plan& p) {
+  test::predict_plan(w, text, topo, p);
+  return test::plan_graph(w, p, topo);
+}
+
+// A plan's layer-start nodes on the expert groups, in order.
+std::vector<const graph::CommNode*> expert_nodes(const graph::StepGraph& g) {
+  std::vector<const graph::CommNode*> out;
+  for (const graph::CommNode& n : g.comm) {
+    if (n.anchor == graph::Anchor::kLayerStart && g.groups[n.group].role == "expert parallel") out.push_back(&n);
+  }
+  return out;
 }
 
 // One all-to-all call: each rank keeps its half and sends S/2 = 2,097,152 B to the other node.
@@ -69,10 +79,10 @@ TEST_SUITE("sim.moe") {
   TEST_CASE("two GPUs, ep=2: 2 blocks x (dispatch + combine) per pass, 8 all-to-alls of 4 MiB on the compute stream") {
     const topology::Topology topo = two_gpus();
     const double a2a = a2a_seconds(topo);
-    const sim::StepResult r = sim::simulate_step(topo, hand_spec(false));
+    const sim::StepResult r = sim::simulate_step(topo, hand_graph(false));
     // Forward: 2 blocks x 2 calls; backward the same. They sit between dependent kernels, so the
     // step is the compute plus all 8 calls: 3 ms + 8 x (latency + 41.94 us).
-    CHECK(r.breakdown.moe_comm.value() == doctest::Approx(8.0 * a2a).epsilon(1e-6));
+    CHECK(r.breakdown.wait("expert parallel").value() == doctest::Approx(8.0 * a2a).epsilon(1e-6));
     CHECK(r.step_time.value() == doctest::Approx(3e-3 + 8.0 * a2a).epsilon(1e-6));
     CHECK(r.breakdown.compute.value() == doctest::Approx(3e-3).epsilon(1e-9));
     CHECK(r.breakdown.bubble.value() == doctest::Approx(0.0).epsilon(1e-9));
@@ -83,20 +93,18 @@ TEST_SUITE("sim.moe") {
     const double a2a = a2a_seconds(topo);
     // Per layer: 0.5 ms forward and 1 ms backward of compute against 2 calls (about 0.1 ms).
     REQUIRE(2.0 * a2a < 0.5e-3);
-    const sim::StepResult r = sim::simulate_step(topo, hand_spec(true));
-    CHECK(r.breakdown.moe_comm.value() == doctest::Approx(0.0));
+    const sim::StepResult r = sim::simulate_step(topo, hand_graph(true));
+    CHECK(r.breakdown.wait("expert parallel").value() == doctest::Approx(0.0));
     CHECK(r.step_time.value() == doctest::Approx(3e-3).epsilon(1e-9));
   }
 
   TEST_CASE("moe-overlap: what outlasts a layer's compute shows, as in predict") {
     const topology::Topology topo = two_gpus();
     const double a2a = a2a_seconds(topo);
-    sim::StepSpec s = hand_spec(true);
-    s.forward = Seconds(2.0 * a2a);  // per layer a2a: half the forward's two calls
-    s.backward = Seconds(2.0 * a2a);
-    const sim::StepResult r = sim::simulate_step(topo, s);
+    // Per layer a2a of compute: half the forward's two calls.
+    const sim::StepResult r = sim::simulate_step(topo, hand_graph(true, Seconds(2.0 * a2a), Seconds(2.0 * a2a)));
     // Each of the 4 layer passes: 2 calls (2 a2a) beside a2a of compute: a2a exposed each.
-    CHECK(r.breakdown.moe_comm.value() == doctest::Approx(4.0 * a2a).epsilon(1e-6));
+    CHECK(r.breakdown.wait("expert parallel").value() == doctest::Approx(4.0 * a2a).epsilon(1e-6));
     CHECK(r.step_time.value() == doctest::Approx(8.0 * a2a).epsilon(1e-6));
   }
 
@@ -106,20 +114,21 @@ TEST_SUITE("sim.moe") {
     const topology::Topology topo = two_gpus();
     const auto w = workload::load_workload(kRoot + "/tests/cost/data/moe-2gpu.json");
     plan::Plan p;
-    const cost::StepPrediction balanced = test::predict_plan(w, "dp=2,ep=2,mbs=1,gbs=2", topo, p);
-    const sim::StepSpec s = sim::plan_step(p, balanced).spec;
-    REQUIRE(s.expert_parallel.has_value());
-    REQUIRE(s.expert_parallel->forward.size() == 2);
-    CHECK(s.expert_parallel->forward[0].op == cost::CollectiveOp::kAllToAll);
-    CHECK(s.expert_parallel->forward[0].size.value() == doctest::Approx(kS));
-    CHECK(s.expert_parallel->backward.size() == 2);
-    CHECK(s.expert_parallel->stage_blocks == std::vector<double>{2.0});
-    const cost::StepPrediction skewed =
-        test::predict_plan(w, "dp=2,ep=2,mbs=1,gbs=2,moe-imbalance=1.5,recompute=full", topo, p);
-    const sim::StepSpec t = sim::plan_step(p, skewed).spec;
-    REQUIRE(t.expert_parallel.has_value());
-    CHECK(t.expert_parallel->forward[1].size.value() == doctest::Approx(1.5 * kS));
-    CHECK(t.expert_parallel->backward.size() == 4);  // the forward's dispatch and combine again, then their gradients
+    const graph::StepGraph balanced = plan_graph(w, "dp=2,ep=2,mbs=1,gbs=2", topo, p);
+    const auto calls = expert_nodes(balanced);
+    REQUIRE(calls.size() == 4);  // dispatch and combine, forward and backward
+    CHECK(calls[0]->op == cost::CollectiveOp::kAllToAll);
+    CHECK(calls[0]->size.value() == doctest::Approx(kS));
+    CHECK(calls[0]->pass == graph::Pass::kForward);
+    CHECK(calls[2]->pass == graph::Pass::kBackward);
+    // Both layers of the one stage hold an MoE block: one round each.
+    CHECK(calls[0]->per_layer == std::vector<std::vector<int>>{{1, 1}});
+    const graph::StepGraph skewed = plan_graph(w, "dp=2,ep=2,mbs=1,gbs=2,moe-imbalance=1.5,recompute=full", topo, p);
+    const auto stretched = expert_nodes(skewed);
+    REQUIRE(stretched.size() == 4);
+    CHECK(stretched[1]->size.value() == doctest::Approx(1.5 * kS));
+    // The forward's dispatch and combine run again in the backward, before their gradients.
+    CHECK(stretched[0]->pass == graph::Pass::kForwardAndRecompute);
   }
 
   TEST_CASE("predict and simulate agree on the two-GPU ep=2 plan, with and without overlap") {
@@ -128,8 +137,8 @@ TEST_SUITE("sim.moe") {
     for (const std::string text : {"dp=2,ep=2,mbs=1,gbs=8", "dp=2,ep=2,mbs=1,gbs=8,moe-overlap=on"}) {
       CAPTURE(text);
       plan::Plan p;
-      const cost::StepPrediction predicted = test::predict_plan(w, text, topo, p);
-      const sim::StepResult simulated = sim::simulate_step(topo, sim::plan_step(p, predicted).spec);
+      const graph::StepPrediction predicted = test::predict_plan(w, text, topo, p);
+      const sim::StepResult simulated = sim::simulate_step(topo, plan_graph(w, text, topo, p));
       CHECK(simulated.step_time.value() == doctest::Approx(predicted.step_time.value()).epsilon(0.10));
     }
   }
@@ -140,41 +149,46 @@ TEST_SUITE("sim.moe") {
     const topology::Topology topo = topology::load_topology(kRoot + "/topologies/dgx-h100.json", 2);
     const auto w = workload::load_workload(kRoot + "/workloads/qwen3-30b-a3b.json");
     plan::Plan p;
-    const cost::StepPrediction predicted =
-        test::predict_plan(w, "dp=8,pp=2,ep=8,moe-overlap=on,recompute=full,flash=on,gbs=64", topo, p);
-    const sim::StepResult simulated = sim::simulate_step(topo, sim::plan_step(p, predicted).spec);
+    const std::string text = "dp=8,pp=2,ep=8,moe-overlap=on,recompute=full,flash=on,gbs=64";
+    const graph::StepPrediction predicted = test::predict_plan(w, text, topo, p);
+    const sim::StepResult simulated = sim::simulate_step(topo, plan_graph(w, text, topo, p));
     CHECK(simulated.step_time.value() == doctest::Approx(predicted.step_time.value()).epsilon(0.10));
   }
 
   TEST_CASE("expert groups fold the stage's GPUs etp first, then ep (Megatron-core's parallel folding)") {
-    // Two DGX H100 nodes as dp=16 dense; experts etp=1 x ep=8 x edp=2: expert-parallel groups
+    // Mixtral 8x7B on two DGX H100 nodes as dp=16 dense; experts etp=1 x ep=8 x edp=2: expert-parallel groups
     // {0..7} and {8..15}, each inside a node (NVLink only), their expert data-parallel groups
     // {0,8}, {1,9}, ... across the nodes (NICs).
     const topology::Topology topo = topology::load_topology(kRoot + "/topologies/dgx-h100.json", 2);
-    sim::StepSpec s;
-    s.dp = 16;
-    s.layers = 1;
-    s.forward = Seconds(1e-3);
-    s.backward = Seconds(2e-3);
-    s.stride_pp = 1;
-    s.stride_dp = 1;
-    sim::ExpertParallelComm e;
-    e.ep = 8;
-    e.etp = 1;
-    e.forward = {{cost::CollectiveOp::kAllToAll, Bytes(kS), false}};
-    e.stage_blocks = {1.0};
-    s.expert_parallel = e;
-    const sim::StepResult alone = sim::simulate_step(topo, s, {}, true);
-    CHECK(alone.breakdown.moe_comm.value() > 0.0);
-    CHECK(alone.tier_utilization[0] > 0.0);   // intra-node
-    CHECK(alone.tier_utilization[1] == 0.0);  // no byte through a NIC
-    bool traced = false;
-    for (const auto& span : alone.spans) traced = traced || span.name == "MoE dispatch/combine";
-    CHECK(traced);
-    s.syncs.push_back(
-        sim::GradientSync{"expert gradients", cost::CollectiveOp::kAllReduce, Bytes(1 << 20), 1.0, false, true, true});
-    const sim::StepResult reduced = sim::simulate_step(topo, s);
+    const auto w = workload::load_workload(kRoot + "/workloads/mixtral-8x7b.json");
+    plan::Plan p;
+    graph::StepGraph g = plan_graph(w, "dp=16,ep=8,mbs=1,gbs=16,seq=4096,flash=on", topo, p);
+    const auto calls = expert_nodes(g);
+    REQUIRE_FALSE(calls.empty());
+    const graph::GroupSets ep = g.groups[calls[0]->group].members(0);
+    REQUIRE(ep.size() == 2);
+    CHECK(ep[0] == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+    CHECK(ep[1] == std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15});
+    std::size_t expert_data = g.groups.size();
+    for (std::size_t i = 0; i < g.groups.size(); ++i) {
+      if (g.groups[i].role == "expert data parallel") expert_data = i;
+    }
+    REQUIRE(expert_data < g.groups.size());
+    CHECK(g.groups[expert_data].members(0).front() == std::vector<int>{0, 8});
+    // The step without its gradient reductions: the all-to-alls alone stay on NVLink.
+    graph::StepGraph alone = g;
+    std::erase_if(alone.comm, [](const graph::CommNode& n) { return n.anchor == graph::Anchor::kGradientReady; });
+    sim::SimOptions traced;
+    traced.record_trace = true;
+    const sim::StepResult r = sim::simulate_step(topo, alone, traced);
+    CHECK(r.breakdown.wait("expert parallel").value() > 0.0);
+    CHECK(r.tier_utilization[0] > 0.0);   // intra-node
+    CHECK(r.tier_utilization[1] == 0.0);  // no byte through a NIC
+    bool named = false;
+    for (const auto& span : r.spans) named = named || span.name.starts_with("MoE dispatch all-to-all");
+    CHECK(named);
+    // The experts' gradients reduce across the nodes, through the NICs.
+    const sim::StepResult reduced = sim::simulate_step(topo, g);
     CHECK(reduced.tier_utilization[1] > 0.0);
-    CHECK(reduced.breakdown.dp_exposed.value() > 0.0);
   }
 }

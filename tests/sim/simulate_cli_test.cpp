@@ -88,7 +88,7 @@ TEST_SUITE("sim.simulate_cli") {
       if (e.at("name") == "thread_name") {
         const std::string name = e.at("args").at("name").get<std::string>();
         named_tracks.insert(e.at("tid").get<int>());
-        if (name.find("tensor-parallel comm") != std::string::npos) tensor_tracks.insert(e.at("tid").get<int>());
+        if (name.find(" tensor comm") != std::string::npos) tensor_tracks.insert(e.at("tid").get<int>());
         if (name.size() > 8 && name.substr(name.size() - 8) == " compute")
           compute_tracks.insert(e.at("tid").get<int>());
       }
@@ -142,5 +142,22 @@ TEST_SUITE("sim.simulate_cli") {
     // With flash attention the same plan fits, and simulate exits 0.
     CHECK(stepcast::test::run_stepcast_with_status("simulate " + shape + "tp=8,pp=8,dp=16,mbs=1,flash=on").exit_code ==
           0);
+  }
+
+  TEST_CASE("per-step noise with context and expert parallel: every replica runs, their groups' calls meet") {
+    const std::string root = STEPCAST_SOURCE_DIR;
+    for (const std::string& args : {"--workload " + root + "/workloads/llama3-8b.json --topology " + root +
+                                        "/topologies/dgx-h100.json --nodes 1 --plan cp=8,zero=3,flash=on,seq=32768 "
+                                        "--straggler step-cv=0.05 --json",
+                                    "--workload " + root + "/workloads/mixtral-8x7b.json --topology " + root +
+                                        "/topologies/dgx-h100.json --nodes 2 --plan "
+                                        "dp=16,ep=8,zero=1,recompute=full,flash=on --global-batch 64 --seq 4096 "
+                                        "--straggler step-cv=0.05 --json"}) {
+      CAPTURE(args);
+      const auto j = nlohmann::json::parse(run("simulate " + args));
+      // One rank per replica (cp = 8 replicas on one node; dp = 16), none of them refused.
+      CHECK(j.at("simulated_ranks").get<int>() == (args.find("cp=8") != std::string::npos ? 8 : 16));
+      CHECK(j.at("straggler_wait_s").get<double>() > 0.0);
+    }
   }
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hand_graph.hpp"
 #include "star_topology.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/sim/pipeline_order.hpp"
@@ -18,16 +19,57 @@ namespace {
 
 constexpr double kMs = 1e-3;
 
+using graph::Anchor;
+using test::hand_node;
+using test::hand_step;
+
 // p uniform stages, m micro-batches, forward 1 ms and backward 2 ms per micro-batch, nothing else.
-StepSpec pipeline(int p, int m, plan::Schedule schedule, int v = 1) {
-  StepSpec s;
-  s.pp = p;
-  s.vp = v;
-  s.micro_batches = m;
-  s.schedule = schedule;
-  s.forward = seconds(1 * kMs);
-  s.backward = seconds(2 * kMs);
-  return s;
+graph::StepGraph pipeline(int p, int m, plan::Schedule schedule, int v = 1, int replicas = 1) {
+  return hand_step(p, m, schedule, v, seconds(1 * kMs), seconds(2 * kMs), replicas);
+}
+
+// One stage of `replicas` data-parallel replicas, one micro-batch unless given.
+graph::StepGraph replicated(int replicas, double forward_ms, double backward_ms, int m = 1) {
+  return hand_step(1, m, plan::Schedule::k1F1B, 1, seconds(forward_ms * kMs), seconds(backward_ms * kMs), replicas);
+}
+
+// Gradient buckets over the data-parallel groups: `pieces` per step (per micro-batch when
+// `every_micro_batch`), ready as the backward produces them.
+void buckets(graph::StepGraph& g, const std::string& name, cost::CollectiveOp op, Bytes bucket, double pieces,
+             bool every_micro_batch = false, bool overlapped = true) {
+  graph::CommNode n =
+      hand_node(name, test::replica_group(g, "data", g.layout.replicas), op, bucket, Anchor::kGradientReady);
+  n.pieces = pieces;
+  n.every_micro_batch = every_micro_batch;
+  n.overlapped = overlapped;
+  g.comm.push_back(n);
+}
+
+// The updated parameters' all-gather: after the optimizer, or at the step's start in buckets.
+void parameter_gather(graph::StepGraph& g, Bytes total, Bytes bucket = Bytes(0.0)) {
+  graph::CommNode n = hand_node("ZeRO parameter all-gather", test::replica_group(g, "data", g.layout.replicas),
+                                cost::CollectiveOp::kAllGather, total, Anchor::kAfterOptimizer);
+  if (bucket.value() > 0.0) {
+    n.anchor = Anchor::kStepStart;
+    n.size = bucket;
+    n.pieces = total / bucket;
+  }
+  g.comm.push_back(n);
+}
+
+// Sends between stages of `size` each, blocking the sender or not.
+void sends(graph::StepGraph& g, Bytes size, bool blocking) {
+  graph::CommNode n =
+      hand_node("PP send/recv", test::stage_pairs(g), cost::CollectiveOp::kSendRecv, size, Anchor::kStageSend);
+  n.blocking = blocking;
+  g.comm.push_back(n);
+}
+
+SimOptions with(Perturbation p, bool trace = false) {
+  SimOptions o;
+  o.perturbation = p;
+  o.record_trace = trace;
+  return o;
 }
 
 }  // namespace
@@ -72,11 +114,8 @@ TEST_SUITE("sim.step") {
     // 12.5 and 15 ms after forward 5 ms); each bucket ends before the next is ready, so only the
     // last is exposed: 0.75 ms, and the step is 5 + 10 + 0.75 = 15.75 ms.
     const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50));
-    StepSpec s;
-    s.dp = 4;
-    s.forward = seconds(5 * kMs);
-    s.backward = seconds(10 * kMs);
-    s.syncs.push_back(GradientSync{"DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(25e6), 4.0, false});
+    graph::StepGraph s = replicated(4, 5, 10);
+    buckets(s, "DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(25e6), 4.0);
     const StepResult r = simulate_step(t, s);
     CHECK(r.breakdown.dp_exposed.value() == doctest::Approx(0.75 * kMs));
     CHECK(r.step_time.value() == doctest::Approx(15.75 * kMs));
@@ -90,16 +129,13 @@ TEST_SUITE("sim.step") {
     // through the last backward (ZeRO-1, DDP), bucket 0 would be ready halfway through B1, at 5,
     // run 5-7, and bucket 1 7-9: a step of 9 ms.
     const topology::Topology t = sim::test::star_topology(2, gbyte_per_s(50));
-    StepSpec s;
-    s.dp = 2;
-    s.micro_batches = 2;
-    s.forward = seconds(1 * kMs);
-    s.backward = seconds(2 * kMs);
-    GradientSync sync{"ZeRO gradient reduce-scatter", cost::CollectiveOp::kReduceScatter, bytes(200e6), 2.0, true};
-    s.syncs.push_back(sync);
+    graph::StepGraph s = replicated(2, 1, 2, 2);
+    buckets(s, "ZeRO gradient reduce-scatter", cost::CollectiveOp::kReduceScatter, bytes(200e6), 1.0, true);
     CHECK(simulate_step(t, s).step_time.value() == doctest::Approx(8 * kMs));
     CHECK(simulate_step(t, s).breakdown.dp_exposed.value() == doctest::Approx(2 * kMs));
-    s.syncs.front().every_micro_batch = false;
+    // Once per step, the same two buckets: pieces 2 through the last backward.
+    s.comm.front().every_micro_batch = false;
+    s.comm.front().pieces = 2.0;
     CHECK(simulate_step(t, s).step_time.value() == doctest::Approx(9 * kMs));
   }
 
@@ -108,13 +144,10 @@ TEST_SUITE("sim.step") {
     // all-gather of S = 100e6 B: (N-1)/N x S / B + (N-1) alpha = 3/4 x 100e6 / 50e9 + 3 x 10 us
     // = 1.5 + 0.03 = 1.53 ms. Step = F 1 + B 2 + optimizer 0.5 + 1.53 = 5.03 ms.
     const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50), seconds(5e-6));
-    StepSpec s;
-    s.dp = 4;
-    s.forward = seconds(1 * kMs);
-    s.backward = seconds(2 * kMs);
+    graph::StepGraph s = replicated(4, 1, 2);
     s.optimizer = seconds(0.5 * kMs);
-    s.parameter_gather = bytes(100e6);
-    const StepResult r = simulate_step(t, s, {}, true);
+    parameter_gather(s, bytes(100e6));
+    const StepResult r = simulate_step(t, s, with({}, true));
     CHECK(r.step_time.value() == doctest::Approx(5.03 * kMs));
     CHECK(r.breakdown.optimizer.value() == doctest::Approx(2.03 * kMs));
     const std::vector<std::string> path = {"F0.0 (stage 0)", "B0.0 (stage 0)", "optimizer (stage 0)",
@@ -136,13 +169,8 @@ TEST_SUITE("sim.step") {
     // The DDP case above with the buckets reduced after the backward (Megatron-LM without
     // --overlap-grad-reduce): all four 0.75 ms all-reduces run after 15 ms, 3 ms exposed, 18 ms.
     const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50));
-    StepSpec s;
-    s.dp = 4;
-    s.forward = seconds(5 * kMs);
-    s.backward = seconds(10 * kMs);
-    GradientSync sync{"DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(25e6), 4.0, false};
-    sync.overlapped = false;
-    s.syncs.push_back(sync);
+    graph::StepGraph s = replicated(4, 5, 10);
+    buckets(s, "DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(25e6), 4.0, false, false);
     const StepResult r = simulate_step(t, s);
     CHECK(r.breakdown.dp_exposed.value() == doctest::Approx(3 * kMs));
     CHECK(r.step_time.value() == doctest::Approx(18 * kMs));
@@ -160,15 +188,14 @@ TEST_SUITE("sim.step") {
     // runs 7.5-8.5: step 8.5 ms, 1 ms exposed (the analytical max(2 - B, last) = 1 ms too).
     // Were both tied to the last backward, they would be ready at 7.0 and 7.5 and end at 9.0.
     const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50));
-    StepSpec s = pipeline(2, 2, plan::Schedule::kInterleaved, 2);
-    s.dp = 2;
-    s.stride_dp = 2;  // replicas tp x pp = 2 GPUs apart: each stage's group on its own links
-    s.syncs.push_back(GradientSync{"DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(50e6), 2.0, false});
+    // Replicas tp x pp = 2 GPUs apart: each stage's group on its own links.
+    graph::StepGraph s = pipeline(2, 2, plan::Schedule::kInterleaved, 2, 2);
+    buckets(s, "DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(50e6), 2.0);
     StepResult r = simulate_step(t, s);
     CHECK(r.step_time.value() == doctest::Approx(8.5 * kMs));
     CHECK(r.breakdown.dp_exposed.value() == doctest::Approx(1 * kMs));
     // overlap-grad-reduce=off: both wait for the last backward (finalize_model_grads): 7.5 + 2.
-    s.syncs.front().overlapped = false;
+    s.comm.front().overlapped = false;
     r = simulate_step(t, s);
     CHECK(r.step_time.value() == doctest::Approx(9.5 * kMs));
   }
@@ -182,19 +209,15 @@ TEST_SUITE("sim.step") {
     // With F = 0.5 ms, B0 waits for the last bucket: 1.59 + 2 + 0.5 + 2 + 0.5 = 6.59 ms. Both are
     // F + B + ... + max(first bucket, all buckets - F): 0.63 = max(0.63, 0.59); 1.09 = max(0.63, 1.09).
     const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50), seconds(5e-6));
-    StepSpec s;
-    s.dp = 4;
-    s.micro_batches = 2;
-    s.forward = seconds(1 * kMs);
-    s.backward = seconds(2 * kMs);
-    s.optimizer = seconds(0.5 * kMs);
-    s.parameter_gather = bytes(100e6);
-    CHECK(simulate_step(t, s).step_time.value() == doctest::Approx(8.03 * kMs));
-    s.parameter_gather_bucket = bytes(40e6);
-    s.parameter_gather_before_forward = true;
-    CHECK(simulate_step(t, s).step_time.value() == doctest::Approx(7.13 * kMs));
-    s.forward = seconds(0.5 * kMs);
-    CHECK(simulate_step(t, s).step_time.value() == doctest::Approx(6.59 * kMs));
+    graph::StepGraph after = replicated(4, 1, 2, 2);
+    after.optimizer = seconds(0.5 * kMs);
+    graph::StepGraph before = after;
+    parameter_gather(after, bytes(100e6));
+    CHECK(simulate_step(t, after).step_time.value() == doctest::Approx(8.03 * kMs));
+    parameter_gather(before, bytes(100e6), bytes(40e6));
+    CHECK(simulate_step(t, before).step_time.value() == doctest::Approx(7.13 * kMs));
+    for (graph::StageWork& st : before.stages) st.forward = seconds(0.5 * kMs);
+    CHECK(simulate_step(t, before).step_time.value() == doctest::Approx(6.59 * kMs));
   }
 
   TEST_CASE("pipeline sends: 1F1B waits for each, the interleaved schedule computes beside them") {
@@ -206,8 +229,8 @@ TEST_SUITE("sim.step") {
     //   (send to 12); s1 F2 8.5-9.5, B2 9.5-11.5 (send to 12), F3 12-13, B3 13-15 (send to 15.5);
     //   s0 B2 12-14, B3 15.5-17.5. Step 17.5 ms, against (m+p-1)(F+B) = 15 without sends.
     const topology::Topology t = sim::test::star_topology(2, gbyte_per_s(50));
-    StepSpec one = pipeline(2, 4, plan::Schedule::k1F1B);
-    one.p2p_bytes = bytes(25e6);
+    graph::StepGraph one = pipeline(2, 4, plan::Schedule::k1F1B);
+    sends(one, bytes(25e6), true);
     CHECK(simulate_step(t, one).step_time.value() == doctest::Approx(17.5 * kMs));
     // Interleaved, v = 2, m = 2: chunks of F 0.5 and B 1 ms, 12.5e6 B per send (0.25 ms), none
     // waited for by its sender. Virtual stages s0c0, s1c0, s0c1, s1c1. Stage 0 runs
@@ -217,8 +240,8 @@ TEST_SUITE("sim.step") {
     //   5.5-6.5; s1 B0c0 5.25-6.25, B1c0 6.75-7.75; s0 B0c0 6.5-7.5, B1c0 8-9. Step 9 ms: the
     //   7.5 ms without sends (6 + (p-1)(F+B)/v) and the 2(pv-1) = 6 hops of the first
     //   micro-batch's chain, 1.5 ms, the formula's fill and drain.
-    StepSpec inter = pipeline(2, 2, plan::Schedule::kInterleaved, 2);
-    inter.p2p_bytes = bytes(12.5e6);
+    graph::StepGraph inter = pipeline(2, 2, plan::Schedule::kInterleaved, 2);
+    sends(inter, bytes(12.5e6), false);
     CHECK(simulate_step(t, inter).step_time.value() == doctest::Approx(9.0 * kMs));
   }
 
@@ -231,7 +254,7 @@ TEST_SUITE("sim.step") {
     Perturbation slow;
     slow.slow_gpu = 1;
     slow.slowdown = 1.5;
-    const StepResult r = simulate_step(t, pipeline(2, 4, plan::Schedule::k1F1B), slow);
+    const StepResult r = simulate_step(t, pipeline(2, 4, plan::Schedule::k1F1B), with(slow));
     CHECK(r.step_time.value() == doctest::Approx(21 * kMs));
     CHECK(r.breakdown.straggler_wait.value() == doctest::Approx(6 * kMs));
   }
@@ -241,13 +264,13 @@ TEST_SUITE("sim.step") {
     Perturbation noisy;
     noisy.noise_cv = 0.1;
     noisy.seed = 42;
-    const StepResult a = simulate_step(t, pipeline(4, 8, plan::Schedule::k1F1B), noisy, true);
-    const StepResult b = simulate_step(t, pipeline(4, 8, plan::Schedule::k1F1B), noisy, true);
+    const StepResult a = simulate_step(t, pipeline(4, 8, plan::Schedule::k1F1B), with(noisy, true));
+    const StepResult b = simulate_step(t, pipeline(4, 8, plan::Schedule::k1F1B), with(noisy, true));
     CHECK(a.step_time.value() == b.step_time.value());
     REQUIRE(a.spans.size() == b.spans.size());
     for (std::size_t i = 0; i < a.spans.size(); ++i) CHECK(a.spans[i].end_s == b.spans[i].end_s);
     noisy.seed = 43;
-    const StepResult c = simulate_step(t, pipeline(4, 8, plan::Schedule::k1F1B), noisy);
+    const StepResult c = simulate_step(t, pipeline(4, 8, plan::Schedule::k1F1B), with(noisy));
     CHECK(c.step_time.value() != a.step_time.value());
   }
 }
@@ -265,7 +288,7 @@ TEST_SUITE("sim.critical_path") {
     Perturbation slow;
     slow.slow_gpu = 1;
     slow.slowdown = 1.5;
-    const StepResult r = simulate_step(t, pipeline(2, 4, plan::Schedule::k1F1B), slow);
+    const StepResult r = simulate_step(t, pipeline(2, 4, plan::Schedule::k1F1B), with(slow));
     const std::vector<std::string> expected = {
         "F0.0 (stage 0)",           "send F0.0 (stage 0 -> 1)", "F0.0 (stage 1)",           "B0.0 (stage 1)",
         "send B0.0 (stage 1 -> 0)", "F1.0 (stage 1)",           "B1.0 (stage 1)",           "send B1.0 (stage 1 -> 0)",
@@ -278,13 +301,10 @@ TEST_SUITE("sim.critical_path") {
     // The DDP case above: the last bucket is ready when the backward ends and runs 0.75 ms after
     // it, so the optimizer starts from the fourth bucket, which the backward issued.
     const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50));
-    StepSpec s;
-    s.dp = 4;
-    s.forward = seconds(5 * kMs);
-    s.backward = seconds(10 * kMs);
-    s.syncs.push_back(GradientSync{"DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(25e6), 4.0, false});
+    graph::StepGraph s = replicated(4, 5, 10);
+    buckets(s, "DDP gradient all-reduce", cost::CollectiveOp::kAllReduce, bytes(25e6), 4.0);
     const StepResult r = simulate_step(t, s);
-    const std::vector<std::string> expected = {"F0.0 (stage 0)", "B0.0 (stage 0)", "gradient bucket (stage 0)",
+    const std::vector<std::string> expected = {"F0.0 (stage 0)", "B0.0 (stage 0)", "DDP gradient all-reduce (stage 0)",
                                                "optimizer (stage 0)"};
     CHECK(r.critical_path == expected);
   }

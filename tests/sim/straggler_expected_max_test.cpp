@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hand_graph.hpp"
 #include "star_topology.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/straggler.hpp"
@@ -27,13 +28,18 @@ constexpr double kBucket = 1e3;      // B: a gradient sync that costs tens of na
 
 // A compute-only step of n replicas: forward 1 ms and backward 2 ms (mu = 3 ms), one gradient
 // bucket of 1 kB all-reduced once the backward ends, no optimizer time.
-StepSpec replicas(int n) {
-  StepSpec s;
-  s.dp = n;
-  s.forward = seconds(1 * kMs);
-  s.backward = seconds(2 * kMs);
-  s.syncs.push_back(GradientSync{"gradients", cost::CollectiveOp::kAllReduce, bytes(kBucket), 1.0, false});
+graph::StepGraph replicas(int n, int pp = 1, int m = 1) {
+  graph::StepGraph s = test::hand_step(pp, m, plan::Schedule::k1F1B, 1, seconds(1 * kMs), seconds(2 * kMs), n);
+  graph::CommNode sync = test::hand_node("gradients", test::replica_group(s, "data", n), cost::CollectiveOp::kAllReduce,
+                                         bytes(kBucket), graph::Anchor::kGradientReady);
+  s.comm.push_back(sync);
   return s;
+}
+
+SimOptions noisy(const Perturbation& p) {
+  SimOptions o;
+  o.perturbation = p;
+  return o;
 }
 
 // The bucket's ring all-reduce on the flat switch: every link direction carries one flow, so
@@ -50,7 +56,7 @@ TEST_SUITE("sim.straggler") {
     Perturbation p;
     p.step_cv = 0.05;
     p.seed = 11;
-    const StepResult r = simulate_step(t, replicas(2), p);
+    const StepResult r = simulate_step(t, replicas(2), noisy(p));
     REQUIRE(r.rank_compute.size() == 2);
     CHECK(r.simulated_ranks == 2);
     CHECK(r.rank_compute[0] != r.rank_compute[1]);
@@ -90,14 +96,14 @@ TEST_SUITE("sim.straggler") {
          {Case{2, 1.0 / std::sqrt(std::numbers::pi), 5000}, Case{8, 1.4236, 2500}, Case{64, 2.3437, 1500}}) {
       CAPTURE(c.n);
       const topology::Topology t = sim::test::star_topology(c.n, BytesPerSecond(kBandwidth));
-      const StepSpec spec = replicas(c.n);
+      const graph::StepGraph spec = replicas(c.n);
       double sum = 0.0;
       double sum_sq = 0.0;
       for (int seed = 1; seed <= c.seeds; ++seed) {
         Perturbation p;
         p.step_cv = cv;
         p.seed = static_cast<std::uint64_t>(seed);
-        const double step = simulate_step(t, spec, p).step_time.value() - sync_s(c.n);
+        const double step = simulate_step(t, spec, noisy(p)).step_time.value() - sync_s(c.n);
         sum += step;
         sum_sq += step * step;
       }
@@ -114,15 +120,11 @@ TEST_SUITE("sim.straggler") {
     // pp = 2, dp = 4: eight simulated ranks; each stage's bucket waits for all four replicas, so
     // no replica's optimizer starts before the slowest replica has produced its gradients.
     const topology::Topology t = sim::test::star_topology(8, BytesPerSecond(kBandwidth));
-    StepSpec s = replicas(4);
-    s.pp = 2;
-    s.micro_batches = 4;
-    s.stride_pp = 1;
-    s.stride_dp = 2;
+    const graph::StepGraph s = replicas(4, 2, 4);
     Perturbation p;
     p.step_cv = 0.1;
     p.seed = 3;
-    const StepResult r = simulate_step(t, s, p);
+    const StepResult r = simulate_step(t, s, noisy(p));
     CHECK(r.simulated_ranks == 8);
     REQUIRE(r.rank_compute.size() == 8);
     // The slowest rank's own compute (4 micro-batches of 3 ms at its factor) bounds the step.
@@ -131,5 +133,33 @@ TEST_SUITE("sim.straggler") {
                            })->value();
     CHECK(r.step_time.value() > slowest);
     CHECK(r.breakdown.straggler_wait.value() > 0.0);
+  }
+
+  TEST_CASE("step noise with a group across replicas: each layer's call waits for the slowest rank of its group") {
+    // Two replicas in one context-parallel group (cp = 2), 2 layers, F = 1 ms and B = 2 ms per
+    // micro-batch; every layer pass starts with a blocking all-gather of 1 kB (20 ns on the
+    // flat switch). GPU 1 runs 1.5x slower; the step noise is negligible but makes both replicas
+    // run. Per layer: rank 0 computes 0.5 ms forward and 1 ms backward, rank 1 0.75 and 1.5.
+    // Forward: both start layer 0 at 0; rank 1 ends it at 0.75, when layer 1's all-gather meets,
+    // so rank 0 waits 0.25; layer 1 runs to 1.5 on rank 1. Backward (layer 1 first): rank 1
+    // 1.5-3.0, rank 0 1.5-2.5 and waits 0.5 for layer 0's call; rank 1 then ends at 4.5 ms, rank
+    // 0 at 4.0. The calm step is 3 ms, so 1.5 ms are waiting on the straggler.
+    const topology::Topology t = sim::test::star_topology(2, BytesPerSecond(kBandwidth));
+    graph::StepGraph g = test::hand_step(1, 1, plan::Schedule::k1F1B, 1, seconds(1 * kMs), seconds(2 * kMs), 2, 1, 2);
+    const std::size_t cp = test::replica_group(g, "context", 2, graph::Representation::kOwnReplicas);
+    for (const graph::Pass pass : {graph::Pass::kForward, graph::Pass::kBackward}) {
+      graph::CommNode n = test::hand_node("CP all-gather", cp, cost::CollectiveOp::kAllGather, bytes(kBucket),
+                                          graph::Anchor::kLayerStart);
+      n.pass = pass;
+      g.comm.push_back(n);
+    }
+    Perturbation p;
+    p.slow_gpu = 1;
+    p.slowdown = 1.5;
+    p.step_cv = 1e-9;
+    const StepResult r = simulate_step(t, g, noisy(p));
+    CHECK(r.simulated_ranks == 2);
+    CHECK(r.step_time.value() == doctest::Approx(4.5 * kMs).epsilon(1e-4));
+    CHECK(r.breakdown.straggler_wait.value() == doctest::Approx(1.5 * kMs).epsilon(1e-3));
   }
 }

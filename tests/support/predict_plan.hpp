@@ -1,23 +1,30 @@
 // A plan string resolved and validated for a workload and topology, then priced without --explain:
-// the start of every test that compares the simulator with the analytical step.
+// the start of every test that compares the simulator with the analytical step; and its step graph.
 #pragma once
 
 #include <string>
 
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
 namespace stepcast::test {
 
-inline cost::StepPrediction predict_plan(const workload::Workload& w, const std::string& plan_text,
-                                         const topology::Topology& topo, plan::Plan& p) {
+inline graph::StepPrediction predict_plan(const workload::Workload& w, const std::string& plan_text,
+                                          const topology::Topology& topo, plan::Plan& p) {
   p = plan::resolve(plan::parse_plan(plan_text), w, topo.gpu_count());
   plan::validate(p, w, topo.gpu_count());
-  cost::StepOptions options;
+  graph::StepOptions options;
   options.explain = false;
-  return cost::predict_step(w, p, topo, options);
+  return graph::predict_step(w, p, topo, options);
+}
+
+/// The same plan's step graph, as both engines evaluate it (p is the resolved plan predict_plan set).
+inline graph::StepGraph plan_graph(const workload::Workload& w, const plan::Plan& p, const topology::Topology& topo) {
+  graph::StepOptions options;
+  options.explain = false;
+  return graph::plan_step_graph(w, p, topo, options);
 }
 
 }  // namespace stepcast::test

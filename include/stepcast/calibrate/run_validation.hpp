@@ -52,7 +52,7 @@ struct EnginePrediction {
 using RunEngine = std::function<EnginePrediction(const TrainingRun&)>;
 
 /// The analytical engine: exactly what `stepcast predict` computes for the run's workload, plan
-/// and topology (cost::predict_step with its default memory options and `calibration`, which
+/// and topology (graph::predict_step with its default memory options and `calibration`, which
 /// may be null).
 EnginePrediction predict_analytically(const TrainingRun& run, const cost::Calibration* calibration);
 

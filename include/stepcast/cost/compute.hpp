@@ -23,6 +23,10 @@ namespace stepcast::cost {
 Flops narayanan_step_flops(const workload::TransformerShape& shape, double batch_sequences, int seq_len,
                            bool full_recompute);
 
+/// Forward-pass equivalents of one micro-batch through the transformer layers: forward 1 and
+/// backward 2, and with full recompute the forward once more (4).
+double passes_of_transformer(plan::Recompute recompute);
+
 /// FLOPs of one training step of the whole model.
 struct StepFlops {
   Flops model;     ///< forward + backward (3 passes), as MFU counts them (Chowdhery et al. 2022)

@@ -9,17 +9,17 @@
 
 namespace stepcast::planner {
 
-/// Simulates one step of the first `k` ranked plans (sim::plan_step + sim::simulate_step) and
+/// Simulates one step of the first `k` ranked plans (graph::plan_step_graph + sim::simulate_step) and
 /// re-orders those k by simulated step time (ties by candidate id); the rest keep their order.
 /// Each refined plan gets `simulated_step_time`. `threads` as in SearchOptions.
 /// `on_plan`, if set, is called from the worker threads after each simulated plan (a progress line).
 void refine_top(SearchResult& result, const workload::Workload& workload, const topology::Topology& topology,
-                std::size_t k, const cost::StepOptions& step_options, int threads = 0,
+                std::size_t k, const graph::StepOptions& step_options, int threads = 0,
                 const std::function<void()>& on_plan = {});
 
 /// The event engine's step time of one plan, as refine_top computes it for each of its k.
 Seconds simulated_step_time(const workload::Workload& workload, const topology::Topology& topology,
-                            const plan::Plan& plan, const cost::StepOptions& step_options);
+                            const plan::Plan& plan, const graph::StepOptions& step_options);
 
 /// Re-orders the first min(k, ranked) plans by simulated_step_time (which each must have), ties
 /// by candidate id: refine_top's last step, for step times computed elsewhere.

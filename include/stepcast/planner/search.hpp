@@ -11,7 +11,7 @@
 
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/memory.hpp"
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/planner/candidates.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
@@ -46,7 +46,7 @@ struct Evaluation {
 struct SearchOptions {
   /// Memory options and achieved compute fraction for the predictor; `explain` is ignored
   /// (the search never formats explanations).
-  cost::StepOptions step;
+  graph::StepOptions step;
   /// Worker threads; 0 = std::thread::hardware_concurrency(). The result does not depend on it.
   int threads = 0;
   /// Called from worker threads with the number of candidates just finished (for a progress line).
@@ -56,7 +56,7 @@ struct SearchOptions {
 /// Checks one plan, in this order: tp inside a node (when the space asks), plan::problems,
 /// memory against the topology's GPU, then predicts its step. `plan` must be resolved.
 Evaluation evaluate_plan(const workload::Workload& workload, const topology::Topology& topology, const plan::Plan& plan,
-                         const SearchSpace& space, const cost::StepOptions& step_options);
+                         const SearchSpace& space, const graph::StepOptions& step_options);
 
 /// A fitting plan with its candidate id.
 struct RankedPlan {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "stepcast/cost/calibration.hpp"
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 
 namespace stepcast::report {
 
@@ -16,6 +16,6 @@ void warn_outside_calibration(const cost::Calibration* calibration, const std::s
                               const std::vector<std::string>& what);
 
 /// The collectives of a predicted step that lie outside the calibration's range, by name.
-std::vector<std::string> outside_calibration(const cost::StepPrediction& prediction);
+std::vector<std::string> outside_calibration(const graph::StepPrediction& prediction);
 
 }  // namespace stepcast::report

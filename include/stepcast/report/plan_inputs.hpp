@@ -11,7 +11,7 @@
 #include "stepcast/core/explain.hpp"
 #include "stepcast/cost/calibration.hpp"
 #include "stepcast/cost/memory.hpp"
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/topology/overrides.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -48,7 +48,7 @@ struct PlanInputs {
 
   /// Step-model options for these inputs: the memory settings and the calibration, if any.
   /// The result points into this object, which must outlive it.
-  [[nodiscard]] cost::StepOptions step_options() const;
+  [[nodiscard]] graph::StepOptions step_options() const;
 };
 
 /// Loads the workload (and topology), parses the plan, applies the option overrides, resolves

@@ -19,6 +19,10 @@ struct SimulateRequest {
   std::string straggler;
   std::string trace;
   bool json = false;
+  /// Every call takes the analytical engine's price on links of its own (no contention).
+  bool no_contention = false;
+  /// Compare, by group, what each engine exposes.
+  bool explain = false;
 };
 
 /// The simulated step beside the analytical one (and the trace file when asked); a refusal when

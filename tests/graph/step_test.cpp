@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
@@ -15,19 +15,19 @@ namespace {
 
 const std::filesystem::path kSource = STEPCAST_SOURCE_DIR;
 
-cost::StepPrediction predict(const std::string& workload_file, const std::string& plan_text,
-                             const topology::Topology& topo, std::optional<double> fraction = std::nullopt) {
+graph::StepPrediction predict(const std::string& workload_file, const std::string& plan_text,
+                              const topology::Topology& topo, std::optional<double> fraction = std::nullopt) {
   const auto w = workload::load_workload(kSource / "workloads" / workload_file);
   const auto p = plan::resolve(plan::parse_plan(plan_text), w, topo.gpu_count());
   plan::validate(p, w, topo.gpu_count());
-  cost::StepOptions options;
+  graph::StepOptions options;
   options.achieved_fraction = fraction;
-  return cost::predict_step(w, p, topo, options);
+  return graph::predict_step(w, p, topo, options);
 }
 
 }  // namespace
 
-TEST_SUITE("cost.step") {
+TEST_SUITE("graph.step") {
   TEST_CASE("step time is compute + bubble + exposed communication + optimizer, and tokens/s and MFU follow from it") {
     const auto topo = topology::load_topology(kSource / "topologies/p4d-24xlarge.json", 2);
     const auto p = predict("llama2-7b.json", "fsdp=16,gbs=256,flash=on", topo);
@@ -58,9 +58,9 @@ TEST_SUITE("cost.step") {
     const auto single = [&] {
       const auto w = workload::load_workload(kSource / "workloads/megatron2021-1.7b.json");
       auto plan1 = plan::resolve(plan::parse_plan("dp=1,gbs=8"), w, 0);
-      cost::StepOptions options;
+      graph::StepOptions options;
       options.achieved_fraction = 0.5;
-      return cost::predict_step(w, plan1, topo, options);
+      return graph::predict_step(w, plan1, topo, options);
     }();
     CHECK(single.communication.empty());
     CHECK(single.compute.value() == doctest::Approx(flops / 156e12));
@@ -74,8 +74,8 @@ TEST_SUITE("cost.step") {
     bool has_tp = false;
     bool has_pp = false;
     for (const auto& t : p.communication) {
-      has_tp = has_tp || t.group == cost::CommGroup::kTensor;
-      has_pp = has_pp || t.group == cost::CommGroup::kPipeline;
+      has_tp = has_tp || t.role == "tensor";
+      has_pp = has_pp || t.role == "pipeline";
     }
     CHECK(has_tp);
     CHECK(has_pp);

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "stepcast/cost/collective_model.hpp"
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/topology/cluster.hpp"
 #include "stepcast/topology/overrides.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -18,6 +18,8 @@
 
 using namespace stepcast;
 using namespace stepcast::cost;
+using graph::CommTerm;
+using graph::StepPrediction;
 
 namespace {
 
@@ -36,14 +38,14 @@ StepPrediction predict(const char* workload_file, const std::string& plan_text, 
   const auto w = workload::load_workload(kSource + "/workloads/" + workload_file);
   const auto p = plan::resolve(plan::parse_plan(plan_text), w, topo.gpu_count());
   plan::validate(p, w, topo.gpu_count());
-  cost::StepOptions options;
+  graph::StepOptions options;
   options.explain = false;
   return predict_step(w, p, topo, options);
 }
 
-const CommTerm& term(const StepPrediction& p, CommGroup group) {
+const CommTerm& term(const StepPrediction& p, std::string_view role) {
   for (const CommTerm& t : p.communication) {
-    if (t.group == group) return t;
+    if (t.role == role) return t;
   }
   FAIL("no term for the group");
   return p.communication.front();
@@ -53,7 +55,7 @@ double us(Seconds s) { return s.value() * 1e6; }
 
 }  // namespace
 
-TEST_SUITE("cost.collective_model") {
+TEST_SUITE("graph.collective_model") {
   TEST_CASE(
       "25 MiB all-reduce over 128 DGX H100 nodes: NCCL's tree/LL128 in 401.6 us, intra-node hops at NVLink latency") {
     // NCCL's search (by hand): 8 NICs of 50 GB/s per node, a GPU's 18 NVLinks x 20.6 = 370.8
@@ -79,7 +81,7 @@ TEST_SUITE("cost.collective_model") {
     // (above) and a partial one, so the term lies between 514 and 515 bucket times.
     const topology::Topology topo = shipped("dgx-h100.json", 128);
     const StepPrediction p = predict("llama2-7b.json", "dp=1024,gbs=1024,flash=on", topo);
-    const CommTerm& ddp = term(p, CommGroup::kData);
+    const CommTerm& ddp = term(p, "data");
     CHECK(ddp.model == "tree/LL128");
     CHECK(ddp.calls == doctest::Approx(514.1).epsilon(1e-3));
     CHECK(ddp.time.value() >= 514 * 401.5e-6);
@@ -136,9 +138,8 @@ TEST_SUITE("cost.collective_model") {
 
   TEST_CASE("grad-reduce=fp32 reduces twice the bytes of bf16 gradients: twice the 25 MiB DDP buckets") {
     const topology::Topology topo = shipped("dgx-h100.json", 2);
-    const CommTerm own = term(predict("llama2-7b.json", "dp=16,gbs=64,flash=on", topo), CommGroup::kData);
-    const CommTerm fp32 =
-        term(predict("llama2-7b.json", "dp=16,gbs=64,flash=on,grad-reduce=fp32", topo), CommGroup::kData);
+    const CommTerm own = term(predict("llama2-7b.json", "dp=16,gbs=64,flash=on", topo), "data");
+    const CommTerm fp32 = term(predict("llama2-7b.json", "dp=16,gbs=64,flash=on,grad-reduce=fp32", topo), "data");
     CHECK(fp32.size.value() == own.size.value());  // bucket_cap_mb is bytes, whatever the type
     CHECK(fp32.calls == doctest::Approx(2.0 * own.calls));
     CHECK(fp32.time.value() > 1.9 * own.time.value());
@@ -152,8 +153,8 @@ TEST_SUITE("cost.collective_model") {
     const StepPrediction plain = predict("llama2-70b.json", "tp=8,sp=on,gbs=8,recompute=full,flash=on", topo);
     const StepPrediction over =
         predict("llama2-70b.json", "tp=8,sp=on,gbs=8,recompute=full,flash=on,tp-overlap=on", topo);
-    const CommTerm& a = term(plain, CommGroup::kTensor);
-    const CommTerm& b = term(over, CommGroup::kTensor);
+    const CommTerm& a = term(plain, "tensor");
+    const CommTerm& b = term(over, "tensor");
     CHECK(a.exposed.value() == doctest::Approx(a.time.value()));
     CHECK(b.exposed.value() == doctest::Approx(b.time.value() / 8.0));
     CHECK(over.step_time < plain.step_time);
@@ -173,7 +174,7 @@ TEST_SUITE("cost.collective_model") {
     const StepPrediction beside = predict("llama2-7b.json", std::string(base) + ",overlap-param-gather=on", topo);
     const auto find = [](const StepPrediction& p, CollectiveOp op) {
       for (const CommTerm& t : p.communication) {
-        if (t.group == CommGroup::kData && t.op == op) return t;
+        if (t.role == "data" && t.op == op) return t;
       }
       FAIL("no data-parallel term");
       return CommTerm{};
@@ -202,9 +203,9 @@ TEST_SUITE("cost.collective_model") {
     // chunk's compute (a quarter of 7B's layers), so only the first micro-batch's 2(pv - 1) = 6
     // hops through the chunks and back stay exposed: 6/32 of the sends' time.
     const topology::Topology topo = shipped("dgx-h100.json", 2);
-    const CommTerm one = term(predict("llama2-7b.json", "tp=8,pp=2,gbs=8,flash=on", topo), CommGroup::kPipeline);
-    const CommTerm inter = term(predict("llama2-7b.json", "tp=8,pp=2,vp=2,schedule=interleaved,gbs=8,flash=on", topo),
-                                CommGroup::kPipeline);
+    const CommTerm one = term(predict("llama2-7b.json", "tp=8,pp=2,gbs=8,flash=on", topo), "pipeline");
+    const CommTerm inter =
+        term(predict("llama2-7b.json", "tp=8,pp=2,vp=2,schedule=interleaved,gbs=8,flash=on", topo), "pipeline");
     CHECK(one.size.value() == doctest::Approx(4.0 * 1024 * 1024));
     CHECK(one.calls == doctest::Approx(16.0));
     CHECK(one.exposed.value() == doctest::Approx(one.time.value()));

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "stepcast/cost/moe_memory.hpp"
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
@@ -39,7 +39,7 @@ plan::Plan resolved(const workload::Workload& w, const std::string& text, int gp
 
 }  // namespace
 
-TEST_SUITE("cost.moe_fsdp") {
+TEST_SUITE("graph.moe_fsdp") {
   TEST_CASE("Mixtral 8x7B, dp=8, ep=2, fsdp=full: dense state / 8, expert state / edp = 4, one block gathered") {
     const auto w = workload::load_workload(kRoot + "/workloads/mixtral-8x7b.json");
     REQUIRE(w.parameters == doctest::Approx(kDense + kRouted).epsilon(1e-12));
@@ -83,12 +83,12 @@ TEST_SUITE("cost.moe_fsdp") {
     const topology::Topology topo = topology::load_topology(kRoot + "/topologies/dgx-h100.json", 1);
     const plan::Plan p = resolved(w, "dp=8,ep=2,fsdp=full,seq=4096,flash=on,gbs=16", 8);
     REQUIRE(p.micro_batches() == 2);
-    cost::StepOptions options;
+    graph::StepOptions options;
     options.explain = false;
-    const cost::StepPrediction pr = cost::predict_step(w, p, topo, options);
+    const graph::StepPrediction pr = graph::predict_step(w, p, topo, options);
     int found = 0;
-    for (const cost::CommTerm& t : pr.communication) {
-      if (t.group == cost::CommGroup::kShardGroup && t.op == cost::CollectiveOp::kAllGather) {
+    for (const graph::CommTerm& t : pr.communication) {
+      if (t.role == "shard group" && t.op == cost::CollectiveOp::kAllGather) {
         // One block's dense part in bf16: 41,984,000 x 2 = 83,968,000 B over the 8 data-parallel
         // ranks; per micro-batch 1,605,636,096 / 41,984,000 = 38.2437 units (the embeddings as a
         // partial one), forward and backward (FULL_SHARD gathers again).
@@ -97,7 +97,7 @@ TEST_SUITE("cost.moe_fsdp") {
         CHECK(t.calls == doctest::Approx(2.0 * kDense / kDenseBlock));
         ++found;
       }
-      if (t.group == cost::CommGroup::kExpertShardGroup) {
+      if (t.role == "expert shard group") {
         // The 4 experts of one block on this GPU: 704,643,072 x 2 B = 1,409,286,144 B over edp = 4
         // ranks; dense positions fold as ep (inner) x edp, so the group's GPUs are etp x ep = 2
         // apart ({0, 2, 4, 6}). 32 blocks per micro-batch.
@@ -108,7 +108,7 @@ TEST_SUITE("cost.moe_fsdp") {
         ++found;
       }
       // No ZeRO-1/2-style expert reduction beside FSDP's per-block one.
-      CHECK(t.group != cost::CommGroup::kExpertData);
+      CHECK(t.role != "expert data parallel");
     }
     // Dense gathers forward and backward, expert gathers forward, backward, and the reduce-scatter.
     CHECK(found == 2 + 3);

@@ -9,7 +9,7 @@
 #include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/compute.hpp"
 #include "stepcast/cost/memory.hpp"
-#include "stepcast/cost/step.hpp"
+#include "stepcast/graph/predict.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
@@ -21,14 +21,14 @@ const std::filesystem::path kSource = STEPCAST_SOURCE_DIR;
 
 workload::Workload tiny() { return workload::load_workload(kSource / "tests/cost/data/moe-2gpu.json"); }
 
-cost::StepPrediction predict(const workload::Workload& w, const std::string& plan_text,
-                             const topology::Topology& topo) {
+graph::StepPrediction predict(const workload::Workload& w, const std::string& plan_text,
+                              const topology::Topology& topo) {
   const auto p = plan::resolve(plan::parse_plan(plan_text), w, topo.gpu_count());
   plan::validate(p, w, topo.gpu_count());
-  return cost::predict_step(w, p, topo);
+  return graph::predict_step(w, p, topo);
 }
 
-const cost::CommTerm* find_term(const cost::StepPrediction& p, const std::string& prefix) {
+const graph::CommTerm* find_term(const graph::StepPrediction& p, const std::string& prefix) {
   for (const auto& t : p.communication) {
     if (t.name.starts_with(prefix)) return &t;
   }
@@ -37,7 +37,7 @@ const cost::CommTerm* find_term(const cost::StepPrediction& p, const std::string
 
 }  // namespace
 
-TEST_SUITE("cost.moe") {
+TEST_SUITE("graph.moe") {
   TEST_CASE("DeepSeek-V3 model FLOPs per token derived by hand: 291.85 GFLOP at 4K tokens") {
     // Per token and block, 2 FLOPs per matmul parameter plus the attention scores.
     // MLA matmul parameters (no norms): q_a 11,010,048 + q_b 37,748,736 + kv_a 4,128,768 +
@@ -69,14 +69,18 @@ TEST_SUITE("cost.moe") {
     const auto p = predict(w, "dp=2,ep=2,mbs=1,gbs=2", topo);
     // S = b s x top-k x h x 2 B = 1024 x 2 x 1024 x 2 = 4,194,304 B (4 MiB) per rank and call.
     const double size = 1024.0 * 2.0 * 1024.0 * 2.0;
-    // Calls: 2 MoE blocks x 1 micro-batch x (dispatch + combine), in each pass.
-    const cost::CommTerm* fwd = find_term(p, "MoE dispatch+combine all-to-all (forward");
-    const cost::CommTerm* bwd = find_term(p, "MoE dispatch+combine all-to-all (backward");
+    // Calls: 2 MoE blocks x 1 micro-batch, a dispatch and a combine in each pass.
+    const graph::CommTerm* fwd = find_term(p, "MoE dispatch all-to-all (forward");
+    const graph::CommTerm* combine = find_term(p, "MoE combine all-to-all (forward");
+    const graph::CommTerm* bwd = find_term(p, "MoE dispatch all-to-all (backward");
     REQUIRE(fwd != nullptr);
+    REQUIRE(combine != nullptr);
     REQUIRE(bwd != nullptr);
     CHECK(fwd->size.value() == doctest::Approx(size));
-    CHECK(fwd->calls == doctest::Approx(4.0));
-    CHECK(bwd->calls == doctest::Approx(4.0));
+    CHECK(combine->size.value() == doctest::Approx(size));
+    CHECK(fwd->calls == doctest::Approx(2.0));
+    CHECK(combine->calls == doctest::Approx(2.0));
+    CHECK(bwd->calls == doctest::Approx(2.0));
     CHECK(fwd->ranks == 2);
     CHECK(fwd->name.find("2 ranks over 2 nodes, 1 per node") != std::string::npos);
     // Each rank keeps its own half and sends S/2 = 2,097,152 B to the other node. NCCL gives a
@@ -89,7 +93,7 @@ TEST_SUITE("cost.moe") {
     const cost::CollectivePrice price =
         cost::price_collective(group, cost::CollectiveOp::kAllToAll, Bytes(size), cost::CollectiveModel{});
     CHECK(price.bandwidth_time.value() == doctest::Approx(per_call).epsilon(1e-9));
-    CHECK(fwd->time.value() == doctest::Approx(4.0 * (price.latency.value() + per_call)).epsilon(1e-9));
+    CHECK(fwd->time.value() == doctest::Approx(2.0 * (price.latency.value() + per_call)).epsilon(1e-9));
     CHECK(bwd->time.value() == doctest::Approx(fwd->time.value()));
     // Without moe-overlap they sit between the router and the experts: all exposed.
     CHECK(fwd->exposed.value() == doctest::Approx(fwd->time.value()));
@@ -115,8 +119,8 @@ TEST_SUITE("cost.moe") {
     const auto balanced = predict(w, "dp=2,ep=2,gbs=2", topo);
     const auto skewed = predict(w, "dp=2,ep=2,gbs=2,moe-imbalance=1.5", topo);
     const auto capped = predict(w, "dp=2,ep=2,gbs=2,moe-imbalance=1.5,capacity-factor=1.25", topo);
-    const auto size = [](const cost::StepPrediction& p) {
-      return find_term(p, "MoE dispatch+combine all-to-all (forward")->size.value();
+    const auto size = [](const graph::StepPrediction& p) {
+      return find_term(p, "MoE dispatch all-to-all (forward")->size.value();
     };
     CHECK(size(skewed) == doctest::Approx(1.5 * size(balanced)));
     CHECK(size(capped) == doctest::Approx(1.25 * size(balanced)));
@@ -129,8 +133,8 @@ TEST_SUITE("cost.moe") {
     const auto w = tiny();
     const auto plain = predict(w, "dp=2,ep=2,gbs=8", topo);
     const auto overlapped = predict(w, "dp=2,ep=2,gbs=8,moe-overlap=on", topo);
-    const auto* a = find_term(plain, "MoE dispatch+combine all-to-all (forward");
-    const auto* b = find_term(overlapped, "MoE dispatch+combine all-to-all (forward");
+    const auto* a = find_term(plain, "MoE dispatch all-to-all (forward");
+    const auto* b = find_term(overlapped, "MoE dispatch all-to-all (forward");
     CHECK(b->time.value() == doctest::Approx(a->time.value()));
     CHECK(b->exposed.value() < a->exposed.value());
     CHECK(overlapped.step_time.value() <= plain.step_time.value());

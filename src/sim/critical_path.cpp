@@ -1,5 +1,5 @@
 // Walking the recorded dependencies back from the step's last node.
-#include "step_graph.hpp"
+#include "critical_path.hpp"
 
 #include <fmt/format.h>
 #include <algorithm>
@@ -14,7 +14,7 @@ std::string where(const PathNode& n, bool with_replica) {
   return with_replica ? fmt::format("stage {}, replica {}", n.stage, n.replica) : fmt::format("stage {}", n.stage);
 }
 
-std::string describe(const PathNode& n, bool with_replica) {
+std::string describe(const PathNode& n, bool with_replica, const graph::StepGraph& graph) {
   switch (n.kind) {
     case PathNode::Kind::kTask:
       return fmt::format("{} ({})", task_name(n.op), where(n, with_replica));
@@ -23,7 +23,7 @@ std::string describe(const PathNode& n, bool with_replica) {
                  ? fmt::format("send {} (stage {} -> {}, replica {})", task_name(n.op), n.stage, n.to_stage, n.replica)
                  : fmt::format("send {} (stage {} -> {})", task_name(n.op), n.stage, n.to_stage);
     case PathNode::Kind::kRequest:
-      return fmt::format("{} (stage {})", to_string(n.request), n.stage);
+      return fmt::format("{} (stage {})", graph.comm[n.comm].name, n.stage);
     case PathNode::Kind::kOptimizer:
       return fmt::format("optimizer ({})", where(n, with_replica));
   }
@@ -37,28 +37,13 @@ std::string task_name(const PipelineOp& op) {
   return fmt::format("{}{}.{}", k, op.micro_batch, op.chunk);
 }
 
-std::string_view to_string(RequestKind kind) {
-  switch (kind) {
-    case RequestKind::kBucket:
-      return "gradient bucket";
-    case RequestKind::kGather:
-      return "parameter all-gather";
-    case RequestKind::kReduceScatter:
-      return "gradient reduce-scatter";
-    case RequestKind::kReplicaAllReduce:
-      return "replica all-reduce";
-    case RequestKind::kUpdatedGather:
-      return "ZeRO parameter all-gather";
-  }
-  STEPCAST_UNREACHABLE("unknown request kind");
-}
-
-std::vector<std::string> critical_path(const std::vector<PathNode>& nodes, std::int64_t last, bool with_replica) {
+std::vector<std::string> critical_path(const std::vector<PathNode>& nodes, std::int64_t last, bool with_replica,
+                                       const graph::StepGraph& graph) {
   std::vector<std::string> chain;
   for (std::int64_t i = last; i >= 0; i = nodes[static_cast<std::size_t>(i)].pred) {
     const PathNode& n = nodes[static_cast<std::size_t>(i)];
     STEPCAST_ASSERT(n.pred < i, "a node's predecessor was recorded before it");
-    chain.push_back(describe(n, with_replica));
+    chain.push_back(describe(n, with_replica, graph));
   }
   std::reverse(chain.begin(), chain.end());
   // A run of the same step (buckets back to back on a busy stream) is written once, counted.

@@ -1,0 +1,74 @@
+// The analytical engine's view of a step graph's communication: every node priced by the one
+// collective model on its group (NICs shared with the groups beside it), its calls counted from
+// its placement, and the part the compute leaves exposed in closed form, one rule per anchor.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "stepcast/core/explain.hpp"
+#include "stepcast/core/units.hpp"
+#include "stepcast/cost/collective_model.hpp"
+#include "stepcast/graph/step_graph.hpp"
+#include "stepcast/topology/topology.hpp"
+
+namespace stepcast::graph {
+
+/// One communication node as the analytical engine evaluates it.
+struct CommTerm {
+  std::string name;
+  std::string role;  ///< its group's kind (GroupSpec::role)
+  cost::CollectiveOp op = cost::CollectiveOp::kAllReduce;
+  std::string model;  ///< what priced a full-size call: NCCL's pick ("ring/Simple") or a closed form
+  int ranks = 1;
+  int stride = 1;    ///< GPU index distance between consecutive ranks of the group
+  Bytes size;        ///< nccl-tests' S of one call
+  double calls = 0;  ///< per step (fractional for a partial last bucket)
+  Seconds time;      ///< all calls, as if nothing overlapped
+  Seconds exposed;   ///< the part that adds to the step time
+  /// Its full-size calls lie outside the range the calibration was fitted on (an extrapolation).
+  bool outside_calibration = false;
+};
+
+/// Collectives priced for one topology and calibration, remembered by group shape, collective
+/// and size: the planner prices the same collectives for thousands of plans. The answers are the
+/// same with or without it. Not thread-safe: one per thread.
+class PriceCache {
+ public:
+  struct Priced {
+    Seconds time;
+    std::string model;
+    bool outside_calibration = false;
+  };
+  using GroupKey = std::tuple<int, int, int, int>;  // ranks, stride, concurrent groups, their offset
+  /// Read once; the inner none: a GPU NCCL's model does not know.
+  std::optional<std::optional<cost::NcclHardware>> hardware;
+  std::map<GroupKey, cost::CollectiveGroup> groups;
+  std::map<std::tuple<GroupKey, int, double>, Priced> prices;  // group, collective, size in bytes
+};
+
+/// How the analytical engine prices the graph's collectives.
+struct Pricing {
+  const topology::Topology* topology = nullptr;
+  cost::CollectiveModel model;
+  PriceCache* cache = nullptr;  ///< not owned; may be null (then one for this evaluation)
+  bool explain = true;
+};
+
+/// The graph's communication, evaluated.
+struct AnalyticalComm {
+  std::vector<CommTerm> terms;  ///< one per node, in node order
+  Seconds exposed;              ///< sum of the terms' exposed time
+  /// The exposed time of calls inside the layers (slice and layer-start anchors): it lengthens
+  /// every micro-batch's slot, which the pipeline bubble scales with.
+  Seconds in_layers;
+  /// Ring exchanges beside the attention, step by step, for --explain (empty without).
+  Explanation ring_steps;
+};
+
+AnalyticalComm evaluate_communication(const StepGraph& graph, const Pricing& pricing);
+
+}  // namespace stepcast::graph

@@ -1,0 +1,51 @@
+// Evaluating a step graph's communication in closed form: price every node, count its calls from
+// its placement, then apply each anchor's exposure rule (analytical_layers.cpp,
+// analytical_streams.cpp). The layer-start rule runs before the sharded units', whose windows the
+// layer-start waits widen.
+#include "stepcast/graph/analytical.hpp"
+
+#include "analytical_rules.hpp"
+
+namespace stepcast::graph {
+
+AnalyticalComm evaluate_communication(const StepGraph& graph, const Pricing& pricing) {
+  detail::Pricer pricer(graph, pricing);
+  const detail::Windows w = detail::windows_of(graph);
+  std::vector<detail::NodeLoad> loads;
+  AnalyticalComm out;
+  for (const CommNode& node : graph.comm) {
+    const GroupSpec& group = graph.groups[node.group];
+    loads.push_back(detail::load_of(graph, node, w, pricer));
+    const PriceCache::Priced price = pricer.price(node, node.size);
+    CommTerm t;
+    t.name = node.name;
+    t.role = group.role;
+    t.op = node.op;
+    t.model = price.model;
+    t.ranks = group.ranks;
+    t.stride = group.stride;
+    t.size = node.size;
+    t.calls = loads.back().calls();
+    t.time = loads.back().time();
+    t.outside_calibration = price.outside_calibration;
+    out.terms.push_back(std::move(t));
+  }
+  detail::Evaluation e{graph, w, pricer, loads, out.terms, pricing.explain, {}};
+  detail::expose_slices(e);
+  detail::expose_layer_starts(e);
+  detail::expose_sends(e);
+  detail::expose_sharded_units(e);
+  detail::expose_gradient_buckets(e);
+  detail::expose_step_ends(e);
+  for (std::size_t i = 0; i < graph.comm.size(); ++i) {
+    out.exposed += out.terms[i].exposed;
+    const Anchor a = graph.comm[i].anchor;
+    if (a == Anchor::kAfterSlice || a == Anchor::kBesideSlice || a == Anchor::kLayerStart) {
+      out.in_layers += out.terms[i].exposed;
+    }
+  }
+  out.ring_steps = std::move(e.ring_steps);
+  return out;
+}
+
+}  // namespace stepcast::graph

@@ -1,0 +1,128 @@
+// Exposure of the calls on a stage's data-parallel stream: FSDP / ZeRO-3 units gathered a layer
+// ahead and reduce-scattered behind, gradient buckets behind the backward, and the updated
+// parameters' gathers at the step's ends.
+#include <algorithm>
+#include <cmath>
+
+#include "analytical_rules.hpp"
+#include "stepcast/cost/pipeline.hpp"
+
+namespace stepcast::graph::detail {
+
+namespace {
+
+/// Shares `exposed` among the terms `ids` in proportion to their time.
+void share(Evaluation& e, const std::vector<std::size_t>& ids, Seconds exposed) {
+  Seconds total;
+  for (const std::size_t i : ids) total += e.terms[i].time;
+  for (const std::size_t i : ids) {
+    e.terms[i].exposed = total.value() > 0.0 ? exposed * (e.terms[i].time / total) : Seconds(0.0);
+  }
+}
+
+/// The compute stream's waits on layer-start calls that leave the NICs free (their group stays in
+/// a node): the stream's prefetched gathers keep running through them, so they widen its windows.
+std::pair<Seconds, Seconds> waits_inside_nodes(Evaluation& e) {
+  Seconds forward;
+  Seconds backward;
+  for_anchor(e, Anchor::kLayerStart, [&](std::size_t i, const CommNode& node) {
+    const NodeLoad& load = e.loads[i];
+    if (!e.pricer.inside_node(node) || !(load.time().value() > 0.0)) return;
+    forward += e.terms[i].exposed * (load.forward / load.time());
+    backward += e.terms[i].exposed * (load.backward / load.time());
+  });
+  const double m = e.w.micro_batches;
+  return {forward / m, backward / m};
+}
+
+}  // namespace
+
+// Prefetching the next unit while one computes hides the gathers behind the compute, but for the
+// first unit of each pass over a model chunk, and but for what they take beyond the compute when
+// the group's share of the NICs is too slow (Zhao et al. 2023, section 3.3). In the backward the
+// regathers and the reduce-scatters share the stream and the backward's compute.
+void expose_sharded_units(Evaluation& e) {
+  std::vector<std::size_t> forward;
+  std::vector<std::size_t> backward;
+  std::vector<std::size_t> regathers;
+  Seconds first_unit;  // one call of each forward gather in a pass's first layer
+  for_anchor(e, Anchor::kLayerPrefetch, [&](std::size_t i, const CommNode& node) {
+    if (node.pass == Pass::kBackward) {
+      backward.push_back(i);
+      regathers.push_back(i);
+      return;
+    }
+    forward.push_back(i);
+    int first = 0;
+    for (int s = 0; s < static_cast<int>(e.graph.stages.size()); ++s) first = std::max(first, e.graph.calls_at(node, s, 0));
+    first_unit += e.pricer.time(node, node.size) * first;
+  });
+  for_anchor(e, Anchor::kLayerEnd, [&](std::size_t i, const CommNode&) { backward.push_back(i); });
+  if (forward.empty() && backward.empty()) return;
+  const double m = e.w.micro_batches;
+  const auto [forward_wait, backward_wait] = waits_inside_nodes(e);
+  Seconds forward_total;
+  for (const std::size_t i : forward) forward_total += e.terms[i].time;
+  share(e, forward,
+        std::min(forward_total, (max0(forward_total / m - e.w.forward - forward_wait) + first_unit * e.w.vp) * m));
+  Seconds backward_total;
+  for (const std::size_t i : backward) backward_total += e.terms[i].time;
+  share(e, backward, max0(backward_total / m - e.w.backward - backward_wait) * m);
+  // Each backward pass's first regather is exposed, as the forward's.
+  Seconds gathers;
+  for (const std::size_t i : regathers) gathers += e.terms[i].time;
+  if (!(gathers.value() > 0.0)) return;
+  const Seconds first = first_unit * e.w.vp * m;
+  for (const std::size_t i : regathers) {
+    CommTerm& t = e.terms[i];
+    t.exposed = std::min(t.time, t.exposed + first * (t.time / gathers));
+  }
+}
+
+// Buckets hide behind the backward that produces them but for the last, ready only when the
+// backward ends (Li et al. 2020, section 3.2); the stream's later syncs have what the earlier ones
+// leave of the window. ZeRO-2 reduces every micro-batch on every stage at once, so a stage's
+// stream runs through the other stages' forwards too, but in the pipeline's cooldown the first
+// stage, which ends the step, runs backward passes only, and what each one's reduce-scatters take
+// beyond it piles up to the step's end.
+void expose_gradient_buckets(Evaluation& e) {
+  const double m = e.w.micro_batches;
+  Seconds used;
+  for_anchor(e, Anchor::kGradientReady, [&](std::size_t i, const CommNode& node) {
+    CommTerm& t = e.terms[i];
+    if (!node.overlapped) {
+      t.exposed = t.time;
+      used += t.time;
+      return;
+    }
+    const double reductions = node.every_micro_batch ? m : 1.0;
+    const Seconds last = e.pricer.time(node, node.size * std::min(1.0, node.pieces));
+    Seconds backlog = max0(t.time - max0(e.w.backward * reductions - used));
+    if (used.value() == 0.0 && node.every_micro_batch && e.graph.layout.pp > 1) {
+      const Seconds window = e.w.forward + e.w.backward;
+      const double cooldown = std::min(
+          cost::cooldown_microbatches(e.graph.schedule, e.graph.layout.pp, e.graph.micro_batches, e.graph.vp), m);
+      backlog = std::max(max0(t.time / reductions - e.w.backward) * cooldown,
+                         max0(t.time - window * (m - cooldown) - e.w.backward * cooldown));
+    }
+    t.exposed = std::max(backlog, last);
+    used += t.time;
+  });
+}
+
+// After the optimizer nothing overlaps the updated parameters' gather. At the step's start it
+// runs beside the first forward (its first model chunk's, interleaved): the first bucket is
+// exposed, and what the gathers take beyond that forward, which the stream's earlier gathers use.
+void expose_step_ends(Evaluation& e) {
+  for_anchor(e, Anchor::kAfterOptimizer, [&](std::size_t i, const CommNode&) { e.terms[i].exposed = e.terms[i].time; });
+  const Seconds first_forward = e.w.forward / e.w.vp;
+  Seconds used;
+  for_anchor(e, Anchor::kStepStart, [&](std::size_t i, const CommNode& node) {
+    CommTerm& t = e.terms[i];
+    const Seconds first = e.pricer.time(node, node.size * std::min(1.0, node.pieces));
+    t.exposed = std::min(t.time, std::max(max0(t.time - max0(first_forward - used)), first));
+    used += t.time;
+  });
+}
+
+}  // namespace stepcast::graph::detail

@@ -1,0 +1,49 @@
+// Context parallel (Megatron-Core): every layer pass exchanges keys and values (or heads) over the
+// cp ranks of each tensor rank (context_parallel.hpp). The ring's transfers run beside the
+// attention steps they feed; the all-gather and all-to-all variants come before the attention.
+// Recompute repeats the forward's exchange with the attention.
+#include <cmath>
+
+#include "graph_support.hpp"
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/context_parallel.hpp"
+
+namespace stepcast::graph {
+
+void add_context_parallel(const GraphContext& context, StepGraph& graph) {
+  const plan::Plan& p = context.plan;
+  if (p.cp < 2) return;
+  const Layout layout = graph.layout;
+  const int cp = p.cp;
+  const int stride = p.tp * p.pp;
+  // The cp ranks of a tensor rank are consecutive replicas (plan.hpp); each tensor rank has its group.
+  const auto members = [layout, cp](int stage) { return detail::replica_blocks(layout, stage, cp); };
+  GroupSpec all{"context", cp, stride, topology::Concurrency{p.tp, 1}, Representation::kOwnReplicas, members};
+  // A ring step is as slow as its slowest hop: the wrap-around from the last cp rank to the
+  // first, which crosses nodes whenever the group does.
+  GroupSpec hop = all;
+  hop.ranks = 2;
+  hop.stride = stride * (cp - 1);
+  const std::size_t all_group = graph.add_group(std::move(all));
+  const std::size_t hop_group = graph.add_group(std::move(hop));
+  for (const cost::ContextMessage& msg : cost::context_exchange(*context.workload.shape, p)) {
+    CommNode node;
+    node.name = std::string(msg.name);
+    node.op = msg.op;
+    node.group = msg.op == cost::CollectiveOp::kSendRecv ? hop_group : all_group;
+    node.size = msg.size;
+    node.anchor = Anchor::kLayerStart;
+    node.layer_calls = static_cast<int>(std::lround(msg.calls));
+    STEPCAST_ASSERT(std::abs(msg.calls - node.layer_calls) < 1e-9, "whole calls per layer");
+    const bool recomputed = p.recompute != plan::Recompute::kNone;
+    node.pass = msg.forward ? (recomputed ? Pass::kForwardAndRecompute : Pass::kForward) : Pass::kBackward;
+    // The ring's messages run in order beside the attention; its last hop (dK/dV home) ends the
+    // exchange and hides behind nothing. The other exchanges come before the attention.
+    node.join = p.cp_comm == plan::ContextComm::kP2p ? Join::kFirstSlice : Join::kBeforeCompute;
+    node.window = msg.overlapped ? Window::kAttentionSteps : Window::kNothing;
+    node.window_steps = cp;
+    graph.comm.push_back(std::move(node));
+  }
+}
+
+}  // namespace stepcast::graph

@@ -1,0 +1,103 @@
+// Bucketed data parallel: DDP all-reduces all gradients once per step in 25 MiB buckets, as the
+// last micro-batch's backward produces them (gradient accumulation under no_sync; Li et al. 2020,
+// section 3.2). ZeRO-1/2 reduce-scatter them to their owners in reduce_bucket_size buckets (ZeRO-2
+// every micro-batch, ZeRO-1 once per step), and after the optimizer each owner's updated
+// parameters are all-gathered (ZeRO section 7), or under overlap-param-gather=on bucket by bucket
+// beside the next step's first forward, each before the layers it holds (Megatron-LM's distributed
+// optimizer: megatron/core/distributed/param_and_grad_buffer.py).
+#include <algorithm>
+
+#include "data_parallel.hpp"
+#include "graph_support.hpp"
+#include "stepcast/cost/moe_memory.hpp"
+
+namespace stepcast::graph::detail {
+
+namespace {
+
+/// The updated parameters' all-gather over `group`: after the optimizer, or at the step's start.
+CommNode parameter_gather(const plan::Plan& p, std::string name, std::size_t group, Bytes weights,
+                          double bucket_elements, double parameter_bytes) {
+  CommNode node;
+  node.name = std::move(name);
+  node.group = group;
+  node.op = cost::CollectiveOp::kAllGather;
+  node.size = weights;
+  node.anchor = Anchor::kAfterOptimizer;
+  if (p.overlap_param_gather.value_or(false)) {
+    node.anchor = Anchor::kStepStart;
+    node.size = std::min(weights, Bytes(bucket_elements * parameter_bytes));
+    node.pieces = weights / node.size;
+  }
+  return node;
+}
+
+}  // namespace
+
+void add_bucketed(const GraphContext& context, StepGraph& graph, const DataState& state) {
+  const plan::Plan& p = context.plan;
+  const std::string note = grad_reduce_note(p);
+  CommNode reduce;
+  reduce.group = state.data_group;
+  reduce.anchor = Anchor::kGradientReady;
+  reduce.overlapped = p.overlap_grad_reduce.value_or(true);
+  if (p.zero_stage() == 0) {
+    reduce.name = "DDP gradient all-reduce" + note;
+    reduce.op = cost::CollectiveOp::kAllReduce;
+    reduce.size = context.ddp_bucket;
+  } else {
+    reduce.name = "ZeRO gradient reduce-scatter" + note;
+    reduce.op = cost::CollectiveOp::kReduceScatter;
+    reduce.size = std::min(state.grads, Bytes(context.zero_bucket_elements * state.reduce_bytes));
+    reduce.every_micro_batch = p.zero_stage() == 2;
+    if (reduce.every_micro_batch && p.pp > 1) {
+      // ZeRO-2's reduce-scatters, issued every micro-batch, run on every stage at once in the
+      // steady state, so each stage's groups share the NICs with the other stages' too.
+      GroupSpec shared = graph.groups[state.data_group];
+      shared.concurrency = topology::Concurrency{p.tp * p.pp, 1};
+      reduce.group = graph.add_group(std::move(shared));
+    }
+  }
+  reduce.pieces = state.grads / reduce.size;
+  graph.comm.push_back(reduce);
+  if (p.zero_stage() == 0) return;
+  // After the optimizer, the gather runs on the group (and NIC share) the reductions had.
+  std::size_t gather_group = reduce.group;
+  std::string name = "ZeRO parameter all-gather";
+  if (p.overlap_param_gather.value_or(false)) {
+    // Every stage gathers at the step's start: the stages' groups share the NICs.
+    GroupSpec every_stage = graph.groups[state.data_group];
+    every_stage.concurrency = topology::Concurrency{p.tp * p.pp, 1};
+    gather_group = graph.add_group(std::move(every_stage));
+    name += " (beside the first forward: overlap-param-gather=on)";
+  }
+  graph.comm.push_back(parameter_gather(p, std::move(name), gather_group, state.weights, context.zero_bucket_elements,
+                                        state.parameter_bytes));
+}
+
+void add_expert_buckets(const GraphContext& context, StepGraph& graph, const DataState& state) {
+  const plan::Plan& p = context.plan;
+  const GroupSpec& group = graph.groups[state.expert_data_group];
+  const double experts = cost::expert_split(context.workload, p).expert_per_gpu;
+  const Bytes grads = Bytes(experts * state.reduce_bytes);
+  const bool sharded = p.zero_stage() >= 1;
+  CommNode reduce;
+  reduce.name = with_placement(context, group,
+                               sharded ? "expert gradient reduce-scatter" : "expert gradient all-reduce", "edp") +
+                grad_reduce_note(p);
+  reduce.group = state.expert_data_group;
+  reduce.op = sharded ? cost::CollectiveOp::kReduceScatter : cost::CollectiveOp::kAllReduce;
+  reduce.size =
+      std::min(grads, sharded ? Bytes(context.zero_bucket_elements * state.reduce_bytes) : context.ddp_bucket);
+  reduce.pieces = grads / reduce.size;
+  reduce.anchor = Anchor::kGradientReady;
+  reduce.every_micro_batch = p.zero_stage() == 2;
+  reduce.overlapped = p.overlap_grad_reduce.value_or(true);
+  graph.comm.push_back(reduce);
+  if (!sharded) return;
+  graph.comm.push_back(parameter_gather(p, with_placement(context, group, "expert parameter all-gather", "edp"),
+                                        state.expert_data_group, Bytes(experts * state.parameter_bytes),
+                                        context.zero_bucket_elements, state.parameter_bytes));
+}
+
+}  // namespace stepcast::graph::detail

@@ -1,0 +1,112 @@
+// Step time = compute + pipeline bubble + exposed communication + optimizer update, from the
+// plan's step graph: the compute of its stages, the communication evaluated in closed form
+// (analytical.cpp).
+#include "stepcast/graph/predict.hpp"
+
+#include <fmt/format.h>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/pipeline.hpp"
+#include "stepcast/graph/contributors.hpp"
+
+namespace stepcast::graph {
+
+namespace {
+
+void explain_step(StepPrediction& out, const AnalyticalComm& comm, const workload::Workload& workload,
+                  const plan::Plan& plan) {
+  auto& ex = out.explanation;
+  ex.push_back({"compute",
+                out.compute_detail.operator_model ? "micro-batches x (forward + backward) of the slowest stage (kernel table)"
+                                                  : "hardware FLOPs / GPUs / achieved rate",
+                format_seconds(out.compute)});
+  ex.push_back(
+      {"pipeline bubble",
+       fmt::format("{:.4f} x (m x mean micro-batch of the other stages + exposed calls inside the layers); {} with "
+                   "p={}, m={}, v={}",
+                   out.bubble_fraction, plan::to_string(plan.schedule), plan.pp, plan.micro_batches(), plan.vp),
+       format_seconds(out.bubble)});
+  for (const auto& t : out.communication) {
+    ex.push_back({fmt::format("{} (exposed)", t.name),
+                  fmt::format("{:.4g} calls x {} over {} ranks (stride {}, {} {}): {} total", t.calls,
+                              format_bytes(t.size), t.ranks, t.stride, cost::to_string(t.op), t.model,
+                              format_seconds(t.time)),
+                  format_seconds(t.exposed)});
+  }
+  for (const auto& row : comm.ring_steps) ex.push_back({fmt::format("CP exchange: {}", row.label), row.formula, row.value});
+  ex.push_back({"optimizer step",
+                fmt::format("gradient norm, update and zeroing over {:.4g} parameters per GPU (memory-bound)",
+                            cost::optimizer_parameters_per_gpu(workload, plan)),
+                format_seconds(out.optimizer)});
+  ex.push_back({"step time", "compute + bubble + exposed communication + optimizer", format_seconds(out.step_time)});
+  ex.push_back({"tokens/s", fmt::format("{} sequences x {} tokens / step time", plan.global_batch, plan.seq_len),
+                fmt::format("{:.6g}", out.tokens_per_s)});
+  ex.push_back({"MFU",
+                fmt::format("{} / step time / ({} GPUs x {})", format_flops(out.compute_detail.flops.model),
+                            plan.gpus(), format_flops_rate(out.compute_detail.peak)),
+                fmt::format("{:.4f}", out.mfu)});
+}
+
+}  // namespace
+
+StepGraph plan_step_graph(const workload::Workload& workload, const plan::Plan& plan,
+                          const topology::Topology& topology, const StepOptions& options) {
+  STEPCAST_ASSERT(workload.shape.has_value(), "a step graph needs a workload with a shape");
+  STEPCAST_ASSERT(plan.gpus() <= topology.gpu_count(), "the plan must fit the topology's GPUs");
+  cost::ComputeOptions compute_options;
+  compute_options.achieved_fraction = options.achieved_fraction;
+  if (options.calibration) compute_options.kernel_params = cost::kernel_params(*options.calibration, topology.gpu(), plan);
+  compute_options.explain = options.explain;
+  const cost::ComputeEstimate compute = cost::estimate_compute(workload, plan, topology.gpu(), compute_options);
+  const GraphContext context{workload, plan, topology, options.memory.ddp_bucket,
+                             options.memory.zero_bucket_elements, options.explain};
+  return build_step_graph(context, compute);
+}
+
+StepPrediction evaluate_step(const StepGraph& graph, const workload::Workload& workload, const plan::Plan& plan,
+                             const topology::Topology& topology, const StepOptions& options) {
+  StepPrediction out;
+  cost::MemoryOptions memory_options = options.memory;
+  memory_options.explain = options.explain;
+  out.memory = cost::estimate_memory(workload, plan, memory_options);
+  out.fit = cost::check_fit(out.memory, topology.gpu().memory, options.memory.margin);
+  out.compute_detail = graph.compute;
+  out.compute = graph.compute.time;
+  Pricing pricing;
+  pricing.topology = &topology;
+  pricing.model.calibration = options.calibration;
+  pricing.cache = options.price_cache;
+  pricing.explain = options.explain;
+  AnalyticalComm comm = evaluate_communication(graph, pricing);
+  out.communication = std::move(comm.terms);
+  out.exposed_communication = comm.exposed;
+  // The bubble is a fraction of the ideal pipeline time, which includes the calls inside the
+  // layers each stage runs (Narayanan et al. 2021, section 2.2). With stages of unequal time (the
+  // first holds the embedding, the last the output layer and loss), the fill and drain run every
+  // stage but the slowest once per micro-batch slot: 1F1B takes m x slowest + (sum of the
+  // others), so the bubble's unit is the others' mean.
+  const int m = plan.micro_batches();
+  const auto& stages = graph.compute.stages;
+  const cost::StageCompute& critical = stages[static_cast<std::size_t>(graph.compute.critical_stage)];
+  out.bubble_fraction = cost::bubble_fraction(plan.schedule, plan.pp, m, plan.vp);
+  Seconds others(0.0);
+  for (const cost::StageCompute& st : stages) others += st.forward + st.backward;
+  others -= critical.forward + critical.backward;
+  const Seconds bubble_unit = plan.pp > 1 ? others / (plan.pp - 1) : critical.forward + critical.backward;
+  out.bubble = (bubble_unit * m + comm.in_layers) * out.bubble_fraction;
+  out.optimizer = graph.optimizer;
+  out.step_time = out.compute + out.bubble + out.exposed_communication + out.optimizer;
+  const double tokens = static_cast<double>(plan.global_batch) * plan.seq_len;
+  out.tokens_per_s = tokens / out.step_time.value();
+  // MFU (Chowdhery et al. 2022, Appendix B): model FLOPs per second over the peak of all GPUs.
+  out.mfu = (out.compute_detail.flops.model / out.step_time) / (out.compute_detail.peak * plan.gpus());
+  if (options.explain) explain_step(out, comm, workload, plan);
+  return out;
+}
+
+StepPrediction predict_step(const workload::Workload& workload, const plan::Plan& plan,
+                            const topology::Topology& topology, const StepOptions& options) {
+  return evaluate_step(plan_step_graph(workload, plan, topology, options), workload, plan, topology, options);
+}
+
+}  // namespace stepcast::graph

@@ -1,0 +1,49 @@
+// Tensor parallel (Shoeybi et al. 2019): two all-reduces of s x b x h per layer in the forward,
+// after the attention and after the MLP (Figure 4), and their conjugates in the backward; with
+// sequence parallel each becomes a reduce-scatter plus an all-gather of the same S (Korthikanti et
+// al. 2022, section 4.2.2). They sit between dependent GEMMs: each ends a slice of the layer's
+// compute. With tp-overlap they run in tp chunks beside the slice's GEMMs, one chunk always
+// exposed (Wang et al. 2022, "Overlap Communication with Dependent Computation via
+// Decomposition", ASPLOS'23).
+#include "graph_support.hpp"
+
+namespace stepcast::graph {
+
+void add_tensor_parallel(const GraphContext& context, StepGraph& graph) {
+  const plan::Plan& p = context.plan;
+  if (p.tp < 2) return;
+  const Layout layout = graph.layout;
+  GroupSpec spec;
+  spec.role = "tensor";
+  spec.ranks = p.tp;
+  spec.members = [layout](int stage) {
+    GroupSets groups;
+    for (int r = 0; r < layout.replicas; ++r) {
+      std::vector<int> g;
+      for (int t = 0; t < layout.tp; ++t) g.push_back(layout.gpu(r, stage, t));
+      groups.push_back(std::move(g));
+    }
+    return groups;
+  };
+  const std::size_t group = graph.add_group(std::move(spec));
+  graph.forward_slices = 2;
+  graph.backward_slices = backward_slices(p, 2);
+  CommNode node;
+  node.group = group;
+  node.size = detail::activation(context);
+  node.anchor = p.tp_overlap ? Anchor::kBesideSlice : Anchor::kAfterSlice;
+  node.tail = p.tp_overlap ? 1.0 / p.tp : 0.0;
+  if (p.sequence_parallel) {
+    node.name = "TP all-gather (sequence parallel)";
+    node.op = cost::CollectiveOp::kAllGather;
+    graph.comm.push_back(node);
+    node.name = "TP reduce-scatter (sequence parallel)";
+    node.op = cost::CollectiveOp::kReduceScatter;
+  } else {
+    node.name = "TP all-reduce";
+    node.op = cost::CollectiveOp::kAllReduce;
+  }
+  graph.comm.push_back(std::move(node));
+}
+
+}  // namespace stepcast::graph
