@@ -40,8 +40,11 @@ std::vector<PipelineOp> pipeline_order(plan::Schedule schedule, int pp, int stag
       int weights = 0;  // next weight-gradient task to emit under ZB-H1
       const auto backward = [&](int i) {
         ops.push_back({Kind::kBackward, i, 0});
-        // ZB-H1 defers W by the warm-up depth so that W fills the slots 1F1B leaves idle.
-        if (zb && i - weights >= warm) ops.push_back({Kind::kWeightGrad, weights++, 0});
+        // ZB-H1 (Qi et al. 2023, section 3.1) runs stage s's W s micro-batches after its B: a
+        // later stage holds fewer micro-batches under 1F1B (p - s), so s pending W's keep it
+        // within the first stage's p, 1F1B's peak; the B's, shorter without their W, bring the
+        // gradients down the pipeline sooner, and the deferred W's fill the cool-down.
+        if (zb && i - weights >= stage) ops.push_back({Kind::kWeightGrad, weights++, 0});
       };
       for (int i = 0; i < warm; ++i) ops.push_back({Kind::kForward, i, 0});
       for (int i = 0; i < m - warm; ++i) {
