@@ -5,6 +5,8 @@
 // GPT-3 175B step on 1,024 GPUs written in under 10 s.
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -96,7 +98,9 @@ void BM_Chakra_Build_1024Ranks_2000Nodes(benchmark::State& state) {
 }
 
 void BM_Chakra_Write_1024Ranks_2000Nodes(benchmark::State& state) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "stepcast-chakra-bench";
+  // Named by process: benchmark runs side by side do not meet.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("stepcast-chakra-bench-" + std::to_string(getpid()));
   std::vector<TraceNode> nodes;
   const auto source = [&nodes](int r) -> const std::vector<TraceNode>& {
     build_rank(r, nodes);

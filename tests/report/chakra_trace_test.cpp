@@ -5,10 +5,13 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/util/delimited_message_util.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "et_def.pb.h"
@@ -25,12 +28,21 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// A fresh, empty folder per test under the system's temporary folder.
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("stepcast-chakra-test-" + name);
-  fs::remove_all(dir);
-  return dir;
-}
+// A fresh, empty folder per test under the system's temporary folder (named by process, so that
+// test runs side by side do not meet), removed when the test ends.
+struct Scratch {
+  explicit Scratch(const std::string& name)
+      : dir(fs::temp_directory_path() / ("stepcast-chakra-test-" + std::to_string(getpid()) + "-" + name)) {
+    fs::remove_all(dir);
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  fs::path dir;
+};
 
 TraceNode compute(std::uint64_t id, std::string name, double micros, std::vector<std::uint64_t> deps = {}) {
   TraceNode n;
@@ -133,7 +145,8 @@ bool nothing_left(const fs::path& dir) { return !fs::exists(dir) || fs::is_empty
 
 TEST_SUITE("report.chakra") {
   TEST_CASE("two ranks: compute, a 64 MiB all-reduce, a send/recv pair, written and parsed back field by field") {
-    const fs::path dir = scratch("roundtrip");
+    const Scratch dir_scratch("roundtrip");
+    const fs::path& dir = dir_scratch.dir;
     const report::chakra::Traces t = two_ranks();
     const report::chakra::ChakraFiles files = report::chakra::write_chakra(dir, t);
     REQUIRE(files.traces.size() == 2);
@@ -166,7 +179,8 @@ TEST_SUITE("report.chakra") {
   }
 
   TEST_CASE("the attributes ASTRA-sim's workload layer reads, by name and protobuf type") {
-    const fs::path dir = scratch("attributes");
+    const Scratch dir_scratch("attributes");
+    const fs::path& dir = dir_scratch.dir;
     report::chakra::write_chakra(dir, two_ranks());
     const auto n0 = raw_nodes(dir / "stepcast.0.et");
     const auto n1 = raw_nodes(dir / "stepcast.1.et");
@@ -201,8 +215,10 @@ TEST_SUITE("report.chakra") {
   }
 
   TEST_CASE("the same input writes the same bytes") {
-    const fs::path a = scratch("same-a");
-    const fs::path b = scratch("same-b");
+    const Scratch a_scratch("same-a");
+    const fs::path& a = a_scratch.dir;
+    const Scratch b_scratch("same-b");
+    const fs::path& b = b_scratch.dir;
     report::chakra::write_chakra(a, two_ranks());
     report::chakra::write_chakra(b, two_ranks());
     for (const char* f : {"stepcast.0.et", "stepcast.1.et", "stepcast.comm_groups.json"}) {
@@ -211,7 +227,8 @@ TEST_SUITE("report.chakra") {
   }
 
   TEST_CASE("a dependency on a node the rank does not hold is refused and nothing is written") {
-    const fs::path dir = scratch("missing-dependency");
+    const Scratch dir_scratch("missing-dependency");
+    const fs::path& dir = dir_scratch.dir;
     report::chakra::Traces t = two_ranks();
     t[1][3].data_deps = {9};
     CHECK(error_of(t, dir) == (dir / "stepcast.1.et").string() +
@@ -220,7 +237,8 @@ TEST_SUITE("report.chakra") {
   }
 
   TEST_CASE("a folder that cannot be made is refused, naming it") {
-    const fs::path base = scratch("unwritable");
+    const Scratch base_scratch("unwritable");
+    const fs::path& base = base_scratch.dir;
     fs::create_directories(base);
     std::ofstream(base / "file") << "a file, not a folder";
     const fs::path dir = base / "file" / "traces";
@@ -230,7 +248,8 @@ TEST_SUITE("report.chakra") {
 
   TEST_CASE("a send without its receive, a cycle, a group without the rank: refused with their numbers") {
     {
-      const fs::path dir = scratch("unmatched");
+      const Scratch dir_scratch("unmatched");
+      const fs::path& dir = dir_scratch.dir;
       report::chakra::Traces t = two_ranks();
       t[1].erase(t[1].begin() + 2);  // rank 1's receive
       t[1].back().data_deps = {};
@@ -240,7 +259,8 @@ TEST_SUITE("report.chakra") {
       CHECK(nothing_left(dir));
     }
     {
-      const fs::path dir = scratch("cycle");
+      const Scratch dir_scratch("cycle");
+      const fs::path& dir = dir_scratch.dir;
       report::chakra::Traces t = two_ranks();
       t[0][0].ctrl_deps = {2};  // the forward waits for the send that waits for it
       CHECK(error_of(t, dir) ==
@@ -248,14 +268,16 @@ TEST_SUITE("report.chakra") {
       CHECK(nothing_left(dir));
     }
     {
-      const fs::path dir = scratch("group");
+      const Scratch dir_scratch("group");
+      const fs::path& dir = dir_scratch.dir;
       report::chakra::Traces t = two_ranks();
       t[1][1].group_ranks = {0};
       CHECK(error_of(t, dir) ==
             (dir / "stepcast.1.et").string() + ": node 1 (dp all-reduce): group \"dp\" does not hold rank 1");
     }
     {
-      const fs::path dir = scratch("peer");
+      const Scratch dir_scratch("peer");
+      const fs::path& dir = dir_scratch.dir;
       report::chakra::Traces t = two_ranks();
       t[0][2].peer = 2;
       CHECK(error_of(t, dir) == (dir / "stepcast.0.et").string() +
@@ -266,7 +288,8 @@ TEST_SUITE("report.chakra") {
 
   TEST_CASE("a failure after some ranks are written leaves none of them") {
     // Rank 1's name is taken by a folder, so putting its file in place fails after rank 0's is.
-    const fs::path dir = scratch("rename");
+    const Scratch dir_scratch("rename");
+    const fs::path& dir = dir_scratch.dir;
     fs::create_directories(dir / "stepcast.1.et" / "occupied");
     CHECK_THROWS_AS(report::chakra::write_chakra(dir, two_ranks()), InputError);
     CHECK_FALSE(fs::exists(dir / "stepcast.0.et"));
@@ -276,7 +299,8 @@ TEST_SUITE("report.chakra") {
   }
 
   TEST_CASE("a truncated file is refused when read") {
-    const fs::path dir = scratch("truncated");
+    const Scratch dir_scratch("truncated");
+    const fs::path& dir = dir_scratch.dir;
     report::chakra::write_chakra(dir, two_ranks());
     const std::string bytes = read_bytes(dir / "stepcast.0.et");
     std::ofstream(dir / "stepcast.0.et", std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 3);
