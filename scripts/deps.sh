@@ -2,6 +2,7 @@
 # only those missing, then configures and builds into build/ (or $STEPCAST_BUILD_DIR).
 STEPCAST_PACKAGES=(cmake ninja-build g++ libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev
                    doctest-dev libbenchmark-dev libfmt-dev python3
+                   libprotobuf-dev protobuf-compiler  # Chakra trace export (src/report/chakra/et_def.proto)
                    libopenmpi-dev openmpi-bin)  # optional for the build: MPI sharing of table/search/validate
 
 # The sanitizer build: clang with ASan+UBSan and libFuzzer coverage, tests and fuzz targets in one

@@ -501,7 +501,7 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
   const auto problems = plan::problems(run.plan, *run.workload, run.gpus);
   if (!problems.empty()) {
     std::string text;
-    for (const auto& p : problems) text += (text.empty() ? "" : "; ") + p;
+    for (const auto& p : problems) text += (text.empty() ? "" : "; ") + plan::describe(p);
     run.inexpressible = "the model refuses the plan: " + text;
     return run;
   }

@@ -48,6 +48,7 @@ CheckpointSize checkpoint_size(double parameters, const plan::Plan& plan, const 
   for (const CheckpointPart& part : checkpoint_parts(bytes, options)) {
     const int shards = data_parallel_shards(part, plan);
     CheckpointItem item;
+    item.content = part.content;
     item.name = std::string(part.name);
     item.sharded_over = shards;
     item.replicas = plan.dp / shards;
@@ -64,10 +65,12 @@ CheckpointSize checkpoint_size(double parameters, const plan::Plan& plan, const 
     writer_dp_limit.push_back(shards);
   }
   const CheckpointExtras& ex = options.extras;
-  out.items.push_back({"scheduler", ex.scheduler, ex.scheduler, ex.scheduler, 1, out.gpus});
-  out.items.push_back({"rng states", ex.rng_per_rank, ex.rng_per_rank, ex.rng_per_rank * out.gpus, 1, 1});
-  out.items.push_back({"data position", ex.data_position_per_rank, ex.data_position_per_rank,
-                       ex.data_position_per_rank * out.gpus, 1, 1});
+  out.items.push_back(
+      {CheckpointContent::kScheduler, "scheduler", ex.scheduler, ex.scheduler, ex.scheduler, 1, out.gpus});
+  out.items.push_back({CheckpointContent::kRngStates, "rng states", ex.rng_per_rank, ex.rng_per_rank,
+                       ex.rng_per_rank * out.gpus, 1, 1});
+  out.items.push_back({CheckpointContent::kDataPosition, "data position", ex.data_position_per_rank,
+                       ex.data_position_per_rank, ex.data_position_per_rank * out.gpus, 1, 1});
 
   for (const CheckpointItem& item : out.items) {
     out.held_per_rank += item.held_per_rank;
@@ -105,7 +108,7 @@ CheckpointSize checkpoint_size(double parameters, const plan::Plan& plan, const 
 
 std::string checkpoint_contents_note(const CheckpointSize& size) {
   const bool gradients = std::any_of(size.items.begin(), size.items.end(), [](const CheckpointItem& i) {
-    return i.name == "gradients" && i.total.value() > 0.0;
+    return i.content == CheckpointContent::kGradients && i.total.value() > 0.0;
   });
   return gradients
              ? std::string(

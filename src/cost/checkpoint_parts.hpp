@@ -11,6 +11,7 @@
 namespace stepcast::cost {
 
 struct CheckpointPart {
+  CheckpointContent content;
   std::string_view name;
   double bytes_per_parameter;
   int sharded_from_stage;
@@ -18,9 +19,10 @@ struct CheckpointPart {
 
 inline std::array<CheckpointPart, 3> checkpoint_parts(const StateBytesPerParameter& bytes,
                                                       const CheckpointOptions& options) {
-  return {CheckpointPart{"parameters", bytes.parameters, 3},
-          CheckpointPart{"gradients", options.include_gradients ? bytes.gradients : 0.0, 2},
-          CheckpointPart{"optimizer state", bytes.optimizer, 1}};
+  return {
+      CheckpointPart{CheckpointContent::kParameters, "parameters", bytes.parameters, 3},
+      CheckpointPart{CheckpointContent::kGradients, "gradients", options.include_gradients ? bytes.gradients : 0.0, 2},
+      CheckpointPart{CheckpointContent::kOptimizerState, "optimizer state", bytes.optimizer, 1}};
 }
 
 // How many ways the plan splits the part's bytes over data-parallel ranks.

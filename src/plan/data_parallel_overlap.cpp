@@ -7,6 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "rule_text.hpp"
+#include "stepcast/core/errors.hpp"
+
 namespace stepcast::plan {
 
 namespace {
@@ -32,42 +35,58 @@ bool set_overlap_key(Plan& plan, std::string_view key, std::string_view value, c
   return true;
 }
 
-void add_overlap_problems(const Plan& p, std::vector<std::string>& out) {
+void add_overlap_problems(const Plan& p, std::vector<Verdict>& out) {
   const int stage = p.zero_stage();
   if (p.overlap_grad_reduce) {
-    const std::string given = fmt::format("overlap-grad-reduce={}", on_off(*p.overlap_grad_reduce));
+    const std::string given(on_off(*p.overlap_grad_reduce));
     if (p.dp > 0 && p.gradient_ranks() < 2) {
-      out.push_back(fmt::format("{} needs data parallel: dp x cp > 1 ranks reducing gradients (got dp={}, cp={})",
-                                given, p.dp, p.cp));
+      out.push_back({Rule::kGradReduceNeedsDp, {{"setting", given}, {"dp", p.dp}, {"cp", p.cp}}});
     }
     if (stage == 3) {
       // FSDP and ZeRO-3 reduce-scatter each layer's gradients as its backward ends, as part of
       // their prefetching; there is no reduction after the backward to choose.
-      out.push_back(
-          fmt::format("{} chooses when DDP's or ZeRO-1/2's gradient buckets are reduced; {} reduces each layer's "
-                      "gradients as its backward ends",
-                      given, p.is_fsdp() ? "FSDP" : "ZeRO-3"));
+      out.push_back({Rule::kGradReduceWithLayerwise,
+                     {{"setting", given}, {"sharding", std::string(p.is_fsdp() ? "FSDP" : "ZeRO-3")}}});
     }
-    if (stage == 2 && !*p.overlap_grad_reduce && !p.is_fsdp()) {
-      out.push_back(
-          "overlap-grad-reduce=off with zero=2: ZeRO-2 frees each micro-batch's gradients by reducing them as the "
-          "backward produces them; use zero=1 (Megatron's distributed optimizer) to reduce once after the backward");
-    }
+    if (stage == 2 && !*p.overlap_grad_reduce && !p.is_fsdp()) out.push_back({Rule::kGradReduceOffWithZero2, {}});
   }
   if (p.overlap_param_gather) {
-    const std::string given = fmt::format("overlap-param-gather={}", on_off(*p.overlap_param_gather));
+    const std::string given(on_off(*p.overlap_param_gather));
     const bool sharded_optimizer = (stage == 1 || stage == 2) && !p.is_fsdp();
     if (!sharded_optimizer) {
-      out.push_back(
-          fmt::format("{} needs a sharded optimizer whose updated parameters are gathered after the step: zero=1 or "
-                      "zero=2 (Megatron's distributed optimizer); {} has none to gather",
-                      given, stage == 0 ? "a replicated optimizer" : "FSDP/ZeRO-3, which gathers every layer anyway,"));
+      out.push_back({Rule::kParamGatherNeedsShardedOptimizer, {{"setting", given}, {"stage", stage}}});
     } else if (*p.overlap_param_gather && p.overlap_grad_reduce && !*p.overlap_grad_reduce) {
       // Megatron asserts it: 'Must use --overlap-param-gather with --overlap-grad-reduce'.
-      out.push_back(
-          "overlap-param-gather=on needs the gradient reduction overlapped too (overlap-grad-reduce=on), as "
-          "Megatron-LM requires");
+      out.push_back({Rule::kParamGatherNeedsGradOverlap, {}});
     }
+  }
+}
+
+std::string describe_overlap(const Verdict& v) {
+  switch (v.rule) {
+    case Rule::kGradReduceNeedsDp:
+      return fmt::format(
+          "overlap-grad-reduce={} needs data parallel: dp x cp > 1 ranks reducing gradients (got dp={}, cp={})",
+          v.text("setting"), v.number("dp"), v.number("cp"));
+    case Rule::kGradReduceWithLayerwise:
+      return fmt::format(
+          "overlap-grad-reduce={} chooses when DDP's or ZeRO-1/2's gradient buckets are reduced; {} reduces each "
+          "layer's gradients as its backward ends",
+          v.text("setting"), v.text("sharding"));
+    case Rule::kGradReduceOffWithZero2:
+      return "overlap-grad-reduce=off with zero=2: ZeRO-2 frees each micro-batch's gradients by reducing them as the "
+             "backward produces them; use zero=1 (Megatron's distributed optimizer) to reduce once after the backward";
+    case Rule::kParamGatherNeedsShardedOptimizer:
+      return fmt::format(
+          "overlap-param-gather={} needs a sharded optimizer whose updated parameters are gathered after the step: "
+          "zero=1 or zero=2 (Megatron's distributed optimizer); {} has none to gather",
+          v.text("setting"),
+          v.number("stage") == 0 ? "a replicated optimizer" : "FSDP/ZeRO-3, which gathers every layer anyway,");
+    case Rule::kParamGatherNeedsGradOverlap:
+      return "overlap-param-gather=on needs the gradient reduction overlapped too (overlap-grad-reduce=on), as "
+             "Megatron-LM requires";
+    default:
+      STEPCAST_UNREACHABLE("a rule of the data-parallel overlap settings");
   }
 }
 

@@ -16,7 +16,7 @@ namespace stepcast::plan {
 bool set_overlap_key(Plan& plan, std::string_view key, std::string_view value, const KeyFailure& fail);
 
 /// Appends every rule the resolved plan's overlap settings break, with its numbers.
-void add_overlap_problems(const Plan& plan, std::vector<std::string>& out);
+void add_overlap_problems(const Plan& plan, std::vector<Verdict>& out);
 
 /// ",overlap-grad-reduce=off,overlap-param-gather=on" for the settings given; "" otherwise.
 std::string overlap_settings_text(const Plan& plan);

@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "rule_text.hpp"
+#include "stepcast/core/errors.hpp"
+
 #include <charconv>
 #include <cmath>
 
@@ -88,68 +91,95 @@ bool set_expert_key(Plan& plan, std::string_view key, std::string_view value, co
   return true;
 }
 
-void add_expert_problems(const Plan& p, const workload::Workload& workload, std::vector<std::string>& out) {
+void add_expert_problems(const Plan& p, const workload::Workload& workload, std::vector<Verdict>& out) {
   const bool moe = workload.shape && workload.shape->moe;
   if (!moe) {
     if (p.has_expert_settings()) {
-      out.push_back(fmt::format("expert settings (ep={}{}) need a workload with routed experts; {} has none", p.ep,
-                                p.etp > 0 ? fmt::format(", etp={}", p.etp) : std::string(), workload.name));
+      out.push_back({Rule::kExpertSettingsNeedMoe, {{"ep", p.ep}, {"etp", p.etp}, {"workload", workload.name}}});
     }
     return;
   }
   const workload::MoeShape& m = *workload.shape->moe;
   const int etp = p.expert_tp();
+  const std::string sharding(to_string(p.sharding));
   if (p.sharding == Sharding::kFsdpHybrid) {
     // Dense state would shard over the shard group and the experts' over a share of edp that the
     // frameworks lay out their own ways (TorchTitan's dp_shard_mod_ep mesh); stepcast prices
     // experts sharded over the whole expert data-parallel group only.
-    out.push_back(fmt::format(
-        "{} with routed experts is not modelled: shard an MoE model over all of dp (fsdp=full, fsdp=grad-op or "
-        "zero=3), whose experts shard over the expert data-parallel group",
-        to_string(p.sharding)));
+    out.push_back({Rule::kMoeWithHybridShard, {{"sharding", sharding}}});
   }
   if ((p.zero_stage() == 3 || p.sharding == Sharding::kFsdpGradOp) && p.dp == 1) {
     // With one data-parallel rank the dense layers have nothing to shard over, yet the experts
     // would shard over edp = tp / (etp x ep): no framework runs that layout.
-    out.push_back(fmt::format("{} with routed experts needs dp > 1: the dense layers shard over dp (got dp=1)",
-                              to_string(p.sharding)));
+    out.push_back({Rule::kMoeShardingNeedsDp, {{"sharding", sharding}}});
   }
-  if (m.experts % p.ep != 0) {
-    out.push_back(fmt::format("routed experts ({}) must be divisible by ep ({})", m.experts, p.ep));
-  }
-  if (p.etp > 0 && p.etp != p.tp && p.ep == 1) {
-    out.push_back(fmt::format(
-        "etp={} without expert parallel (ep=1): etp splits the experts of an expert-parallel group; give ep > 1, "
-        "or leave etp out to split experts as tp={} does",
-        p.etp, p.tp));
-  }
+  if (m.experts % p.ep != 0) out.push_back({Rule::kEpDividesExperts, {{"experts", m.experts}, {"ep", p.ep}}});
+  if (p.etp > 0 && p.etp != p.tp && p.ep == 1) out.push_back({Rule::kEtpNeedsEp, {{"etp", p.etp}, {"tp", p.tp}}});
   if (m.expert_ffn % etp != 0) {
-    out.push_back(fmt::format("expert ffn size ({}) must be divisible by etp ({})", m.expert_ffn, etp));
+    out.push_back({Rule::kEtpDividesExpertFfn, {{"expert_ffn", m.expert_ffn}, {"etp", etp}}});
   }
   if (p.dp > 0) {
     // Megatron-core's parallel folding: per stage, tp x cp x dp (dense) = etp x ep x edp (experts).
-    const long dense = static_cast<long>(p.tp) * p.dp;
-    const long expert = static_cast<long>(etp) * p.ep;
+    const std::int64_t dense = std::int64_t{p.tp} * p.dp;
+    const std::int64_t expert = std::int64_t{etp} * p.ep;
     if (dense % expert != 0) {
-      out.push_back(fmt::format(
-          "expert and dense layers must fold the same GPUs of a stage: dense tp x cp x dp = {} x 1 x {} = {} must be "
-          "divisible by etp x ep = {} x {} = {} (Megatron-core's parallel folding)",
-          p.tp, p.dp, dense, etp, p.ep, expert));
+      out.push_back({Rule::kExpertFolding,
+                     {{"tp", p.tp}, {"dp", p.dp}, {"dense", dense}, {"etp", etp}, {"ep", p.ep}, {"expert", expert}}});
     }
   }
   if (p.tp > 1 && p.ep > 1 && !p.sequence_parallel) {
     // Megatron-LM (arguments.py) asserts sequence parallel when tensor and expert parallel meet.
-    out.push_back(fmt::format("tp={} with ep={} needs sequence parallel (sp=on), as Megatron-LM requires", p.tp, p.ep));
+    out.push_back({Rule::kTpWithEpNeedsSp, {{"tp", p.tp}, {"ep", p.ep}}});
   }
   if (p.moe_imbalance > p.ep) {
-    out.push_back(fmt::format("moe-imbalance ({}) cannot exceed ep ({}): the busiest rank gets at most every token",
-                              p.moe_imbalance, p.ep));
+    out.push_back({Rule::kImbalanceWithinEp, {{"imbalance", p.moe_imbalance}, {"ep", p.ep}}});
   }
   if (p.moe_overlap && (p.ep < 2 || p.moe_dispatcher != MoeDispatcher::kAllToAll)) {
-    out.push_back(fmt::format(
-        "moe-overlap=on overlaps the dispatch and combine all-to-alls: it needs ep > 1 and moe-dispatcher=alltoall "
-        "(got ep={}, moe-dispatcher={})",
-        p.ep, to_string(p.moe_dispatcher)));
+    out.push_back(
+        {Rule::kMoeOverlapNeedsAllToAll, {{"ep", p.ep}, {"dispatcher", std::string(to_string(p.moe_dispatcher))}}});
+  }
+}
+
+std::string describe_expert(const Verdict& v) {
+  const auto n = [&v](std::string_view name) { return v.number(name); };
+  switch (v.rule) {
+    case Rule::kExpertSettingsNeedMoe:
+      return fmt::format("expert settings (ep={}{}) need a workload with routed experts; {} has none", n("ep"),
+                         n("etp") > 0 ? fmt::format(", etp={}", n("etp")) : std::string(), v.text("workload"));
+    case Rule::kMoeWithHybridShard:
+      return fmt::format(
+          "{} with routed experts is not modelled: shard an MoE model over all of dp (fsdp=full, fsdp=grad-op or "
+          "zero=3), whose experts shard over the expert data-parallel group",
+          v.text("sharding"));
+    case Rule::kMoeShardingNeedsDp:
+      return fmt::format("{} with routed experts needs dp > 1: the dense layers shard over dp (got dp=1)",
+                         v.text("sharding"));
+    case Rule::kEpDividesExperts:
+      return fmt::format("routed experts ({}) must be divisible by ep ({})", n("experts"), n("ep"));
+    case Rule::kEtpNeedsEp:
+      return fmt::format(
+          "etp={} without expert parallel (ep=1): etp splits the experts of an expert-parallel group; give ep > 1, "
+          "or leave etp out to split experts as tp={} does",
+          n("etp"), n("tp"));
+    case Rule::kEtpDividesExpertFfn:
+      return fmt::format("expert ffn size ({}) must be divisible by etp ({})", n("expert_ffn"), n("etp"));
+    case Rule::kExpertFolding:
+      return fmt::format(
+          "expert and dense layers must fold the same GPUs of a stage: dense tp x cp x dp = {} x 1 x {} = {} must be "
+          "divisible by etp x ep = {} x {} = {} (Megatron-core's parallel folding)",
+          n("tp"), n("dp"), n("dense"), n("etp"), n("ep"), n("expert"));
+    case Rule::kTpWithEpNeedsSp:
+      return fmt::format("tp={} with ep={} needs sequence parallel (sp=on), as Megatron-LM requires", n("tp"), n("ep"));
+    case Rule::kImbalanceWithinEp:
+      return fmt::format("moe-imbalance ({}) cannot exceed ep ({}): the busiest rank gets at most every token",
+                         v.ratio("imbalance"), n("ep"));
+    case Rule::kMoeOverlapNeedsAllToAll:
+      return fmt::format(
+          "moe-overlap=on overlaps the dispatch and combine all-to-alls: it needs ep > 1 and moe-dispatcher=alltoall "
+          "(got ep={}, moe-dispatcher={})",
+          n("ep"), v.text("dispatcher"));
+    default:
+      STEPCAST_UNREACHABLE("a rule of expert parallel");
   }
 }
 

@@ -15,7 +15,7 @@ namespace stepcast::plan {
 bool set_expert_key(Plan& plan, std::string_view key, std::string_view value, const KeyFailure& fail);
 
 /// Appends every expert-parallel rule the resolved plan breaks, with its numbers.
-void add_expert_problems(const Plan& plan, const workload::Workload& workload, std::vector<std::string>& out);
+void add_expert_problems(const Plan& plan, const workload::Workload& workload, std::vector<Verdict>& out);
 
 /// ",ep=8,etp=1,moe-dispatcher=alltoall,..." for a plan with expert settings; "" otherwise.
 std::string expert_settings_text(const Plan& plan);

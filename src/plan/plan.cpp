@@ -79,91 +79,81 @@ Plan resolve(Plan plan, const workload::Workload& workload, int gpu_count) {
   return plan;
 }
 
-std::vector<std::string> problems(const Plan& p, const workload::Workload& workload, int gpu_count) {
-  std::vector<std::string> out;
+std::vector<Verdict> problems(const Plan& p, const workload::Workload& workload, int gpu_count) {
+  std::vector<Verdict> out;
   const int model_parallel = p.tp * p.cp * p.pp;
-  if (p.dp == 0 && p.cp > 1) {
-    out.push_back(fmt::format("the GPU count ({}) must be divisible by tp*cp*pp = {}*{}*{} = {} to derive dp",
-                              gpu_count, p.tp, p.cp, p.pp, model_parallel));
-  } else if (p.dp == 0) {
-    out.push_back(fmt::format("the GPU count ({}) must be divisible by tp*pp = {}*{} = {} to derive dp", gpu_count,
-                              p.tp, p.pp, model_parallel));
-  } else if (gpu_count > 0 && p.cp > 1 && p.gpus() != gpu_count) {
-    out.push_back(fmt::format("dp*tp*cp*pp = {}*{}*{}*{} = {} must equal the number of GPUs ({})", p.dp, p.tp, p.cp,
-                              p.pp, p.gpus(), gpu_count));
+  if (p.dp == 0) {
+    out.push_back(
+        {Rule::kDpDerivable,
+         {{"gpus", gpu_count}, {"tp", p.tp}, {"cp", p.cp}, {"pp", p.pp}, {"model_parallel", model_parallel}}});
   } else if (gpu_count > 0 && p.gpus() != gpu_count) {
-    out.push_back(fmt::format("dp*tp*pp = {}*{}*{} = {} must equal the number of GPUs ({})", p.dp, p.tp, p.pp, p.gpus(),
-                              gpu_count));
+    out.push_back(
+        {Rule::kDegreesMatchGpus,
+         {{"dp", p.dp}, {"tp", p.tp}, {"cp", p.cp}, {"pp", p.pp}, {"product", p.gpus()}, {"gpus", gpu_count}}});
   }
   if (const auto& s = workload.shape) {
-    if (s->heads % p.tp != 0) {
-      out.push_back(fmt::format("attention heads ({}) must be divisible by tp ({})", s->heads, p.tp));
-    }
-    if (s->kv_heads % p.tp != 0) {
-      out.push_back(fmt::format("key/value heads ({}) must be divisible by tp ({})", s->kv_heads, p.tp));
-    }
-    if (s->ffn_hidden % p.tp != 0) {
-      out.push_back(fmt::format("ffn hidden size ({}) must be divisible by tp ({})", s->ffn_hidden, p.tp));
-    }
+    if (s->heads % p.tp != 0) out.push_back({Rule::kTpDividesHeads, {{"heads", s->heads}, {"tp", p.tp}}});
+    if (s->kv_heads % p.tp != 0) out.push_back({Rule::kTpDividesKvHeads, {{"kv_heads", s->kv_heads}, {"tp", p.tp}}});
+    if (s->ffn_hidden % p.tp != 0) out.push_back({Rule::kTpDividesFfn, {{"ffn_hidden", s->ffn_hidden}, {"tp", p.tp}}});
     if (p.uneven_pipeline()) {
       pipeline_split_problems(p, s->layers, out);
     } else if (s->layers % (p.pp * p.vp) != 0) {
       out.push_back(
-          fmt::format("layers ({}) must be divisible by pp*vp = {}*{} = {}", s->layers, p.pp, p.vp, p.pp * p.vp));
+          {Rule::kPpVpDivideLayers, {{"layers", s->layers}, {"pp", p.pp}, {"vp", p.vp}, {"stages", p.pp * p.vp}}});
     }
   }
   context_parallel_problems(p, workload, out);
   if (p.dp > 0 && p.global_batch % (p.dp * p.micro_batch_size) != 0) {
-    out.push_back(fmt::format("global batch ({}) must be divisible by dp*mbs = {}*{} = {}", p.global_batch, p.dp,
-                              p.micro_batch_size, p.dp * p.micro_batch_size));
+    out.push_back({Rule::kDpMbsDivideBatch,
+                   {{"global_batch", p.global_batch},
+                    {"dp", p.dp},
+                    {"mbs", p.micro_batch_size},
+                    {"product", p.dp * p.micro_batch_size}}});
   }
   if (p.vp > 1 && p.schedule != Schedule::kInterleaved) {
-    out.push_back(fmt::format("vp={} needs schedule=interleaved (got schedule={})", p.vp, to_string(p.schedule)));
+    out.push_back({Rule::kVpNeedsInterleaved, {{"vp", p.vp}, {"schedule", std::string(to_string(p.schedule))}}});
   }
   if (p.schedule == Schedule::kInterleaved) {
-    if (p.pp < 2) out.push_back(fmt::format("schedule=interleaved needs pp > 1 (got pp={})", p.pp));
+    if (p.pp < 2) out.push_back({Rule::kInterleavedNeedsPp, {{"pp", p.pp}}});
     // Megatron-LM asserts this for its interleaved schedule (schedules.py).
     if (p.dp > 0 && p.global_batch % (p.dp * p.micro_batch_size) == 0 && p.micro_batches() % p.pp != 0) {
-      out.push_back(
-          fmt::format("schedule=interleaved needs micro-batches ({}) divisible by pp ({})", p.micro_batches(), p.pp));
+      out.push_back({Rule::kInterleavedMicroBatches, {{"micro_batches", p.micro_batches()}, {"pp", p.pp}}});
     }
   }
-  if (p.sequence_parallel && p.tp < 2) {
-    out.push_back(fmt::format("sequence parallel needs tp > 1 (got tp={})", p.tp));
-  }
+  if (p.sequence_parallel && p.tp < 2) out.push_back({Rule::kSpNeedsTp, {{"tp", p.tp}}});
   if (p.sequence_parallel && p.seq_len > 0 && p.seq_len % p.tp != 0) {
-    out.push_back(
-        fmt::format("sequence length ({}) must be divisible by tp ({}) with sequence parallel", p.seq_len, p.tp));
+    out.push_back({Rule::kTpDividesSeqWithSp, {{"seq", p.seq_len}, {"tp", p.tp}}});
   }
   if (p.tp_overlap && !p.sequence_parallel) {
     // Megatron-LM overlaps the all-gather and reduce-scatter of sequence parallelism with the
     // GEMMs beside them (--tp-comm-overlap requires --sequence-parallel).
-    out.push_back(fmt::format("tp-overlap=on needs sequence parallel (sp=on) and tp > 1 (got tp={}, sp=off)", p.tp));
+    out.push_back({Rule::kTpOverlapNeedsSp, {{"tp", p.tp}}});
   }
   if (p.sharding == Sharding::kFsdpHybrid && p.dp > 0 && p.dp % p.shard_group != 0) {
-    out.push_back(fmt::format("dp ({}) must be divisible by the hybrid shard group ({})", p.dp, p.shard_group));
+    out.push_back({Rule::kHybridGroupDividesDp, {{"dp", p.dp}, {"shard_group", p.shard_group}}});
   }
   // The recipe names Transformer Engine's per-tensor scalings; mxfp8 and nvfp4 scale per block.
   if (p.fp8_recipe_given && p.precision != Precision::kFp8) {
-    out.push_back(fmt::format(
-        "fp8-recipe= chooses the per-tensor scaling of precision=fp8 and applies to nothing else (got precision={})",
-        to_string(p.precision)));
+    out.push_back({Rule::kFp8RecipeNeedsFp8, {{"precision", std::string(to_string(p.precision))}}});
   }
   add_expert_problems(p, workload, out);
   add_overlap_problems(p, out);
   return out;
 }
 
+InvalidPlan::InvalidPlan(const std::string& origin, std::vector<Verdict> verdicts)
+    : InputError(origin, {}, invalid_plan_message(verdicts)), verdicts_(std::move(verdicts)) {}
+
+std::string invalid_plan_message(const std::vector<Verdict>& verdicts) {
+  if (verdicts.size() == 1) return "invalid plan: " + describe(verdicts.front());
+  std::string message = "invalid plan:";
+  for (const auto& verdict : verdicts) message += "\n  - " + describe(verdict);
+  return message;
+}
+
 void validate(const Plan& plan, const workload::Workload& workload, int gpu_count, const std::string& origin) {
-  const auto found = problems(plan, workload, gpu_count);
-  if (found.empty()) return;
-  std::string message = found.size() == 1 ? "invalid plan: " : "invalid plan:";
-  if (found.size() == 1) {
-    message += found.front();
-  } else {
-    for (const auto& problem : found) message += "\n  - " + problem;
-  }
-  throw InputError(origin, {}, message);
+  auto found = problems(plan, workload, gpu_count);
+  if (!found.empty()) throw InvalidPlan(origin, std::move(found));
 }
 
 std::string_view to_string(Precision p) {

@@ -48,7 +48,7 @@ CapacityCell searched_cell(const workload::Workload& w, const topology::Topology
     cell.note = fmt::format("no plan fits; the smallest needs {} per GPU", format_bytes(cell.metrics.memory.total));
   } else {
     cell.note = result.rejections.empty() ? std::string("no candidate plan")
-                                          : "no valid plan: " + result.rejections.front().example;
+                                          : "no valid plan: " + plan::describe(result.rejections.front().example);
   }
   return cell;
 }
@@ -70,13 +70,13 @@ CapacityCell family_cell(const workload::Workload& w, const topology::Topology& 
   space.max_tp_in_node = false;  // the user chose tp
   const Evaluation e = evaluate_plan(w, topo, p, space, req.search.step);
   if (e.outcome == Evaluation::Outcome::kInvalid) {
-    cell.note = "invalid: " + e.problem;
+    cell.note = "invalid: " + plan::describe(e.verdict);
     return cell;
   }
   cell.plan = p;
   cell.metrics = e.metrics;
   cell.fits = e.outcome == Evaluation::Outcome::kFits;
-  if (!cell.fits) cell.note = "does not fit: " + e.problem;
+  if (!cell.fits) cell.note = "does not fit: " + plan::describe(e.verdict);
   return cell;
 }
 

@@ -2,10 +2,6 @@
 // candidate id, then reduce in id order so the output never depends on the thread count.
 #include "stepcast/planner/search.hpp"
 
-#include "stepcast/planner/plan_dedup.hpp"
-
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -14,6 +10,7 @@
 #include <thread>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/planner/plan_dedup.hpp"
 
 namespace stepcast::planner {
 namespace {
@@ -49,11 +46,11 @@ Evaluation evaluate_plan(const workload::Workload& workload, const topology::Top
                          const SearchSpace& space, const graph::StepOptions& step_options) {
   Evaluation e;
   if (space.max_tp_in_node && plan.tp > space.gpus_per_node) {
-    e.problem = fmt::format("tp ({}) must not exceed the GPUs of one node ({})", plan.tp, space.gpus_per_node);
+    e.verdict = {plan::Rule::kTpWithinNode, {{"tp", plan.tp}, {"gpus_per_node", space.gpus_per_node}}};
     return e;
   }
   if (auto found = plan::problems(plan, workload, space.gpus); !found.empty()) {
-    e.problem = std::move(found.front());
+    e.verdict = std::move(found.front());
     return e;
   }
   graph::StepOptions options = step_options;
@@ -63,12 +60,11 @@ Evaluation evaluate_plan(const workload::Workload& workload, const topology::Top
   const cost::MemoryFit fit = cost::check_fit(memory, topology.gpu().memory, options.memory.margin);
   if (!fit.fits) {
     e.outcome = Evaluation::Outcome::kDoesNotFit;
-    e.problem = fit.within_margin()
-                    ? fmt::format("needs {} per GPU, leaving {} of the {} of the GPU: inside the margin of {}",
-                                  format_bytes(memory.total), format_bytes(fit.headroom), format_bytes(fit.capacity),
-                                  format_bytes(fit.margin))
-                    : fmt::format("needs {} per GPU, {} more than the {} of the GPU", format_bytes(memory.total),
-                                  format_bytes(-fit.headroom), format_bytes(fit.capacity));
+    e.verdict = {plan::Rule::kFitsGpuMemory,
+                 {{"needed_bytes", memory.total.value()},
+                  {"headroom_bytes", fit.headroom.value()},
+                  {"capacity_bytes", fit.capacity.value()},
+                  {"margin_bytes", fit.margin.value()}}};
     e.metrics.memory = memory;
     e.metrics.gpu_memory = fit.capacity;
     return e;
@@ -130,16 +126,15 @@ SearchResult search(const workload::Workload& workload, const topology::Topology
   // The reduction, in candidate-id order.
   SearchResult out;
   out.candidates = n;
-  std::map<std::string, Rejection> by_reason;
+  std::map<plan::Rule, Rejection> by_rule;
   for (std::size_t i = 0; i < n; ++i) {
     const Evaluation& e = results[i];
     if (e.outcome == Evaluation::Outcome::kFits) {
       out.ranked.push_back(RankedPlan{i, candidates[i], e.metrics, std::nullopt, {}});
       continue;
     }
-    const std::string reason =
-        e.outcome == Evaluation::Outcome::kInvalid ? rejection_reason(e.problem) : std::string(kDoesNotFitReason);
-    auto [it, inserted] = by_reason.try_emplace(reason, Rejection{reason, 0, e.problem});
+    auto it = by_rule.find(e.verdict.rule);
+    if (it == by_rule.end()) it = by_rule.emplace(e.verdict.rule, Rejection{e.verdict.rule, 0, e.verdict}).first;
     ++it->second.count;
     if (e.outcome == Evaluation::Outcome::kInvalid) {
       ++out.invalid;
@@ -157,9 +152,11 @@ SearchResult search(const workload::Workload& workload, const topology::Topology
     return a.id < b.id;
   });
   merge_equivalent_plans(out);
-  for (auto& [reason, rejection] : by_reason) out.rejections.push_back(std::move(rejection));
-  std::stable_sort(out.rejections.begin(), out.rejections.end(),
-                   [](const Rejection& a, const Rejection& b) { return a.count > b.count; });
+  for (auto& [rule, rejection] : by_rule) out.rejections.push_back(std::move(rejection));
+  std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) {
+    if (a.count != b.count) return a.count > b.count;
+    return plan::rule_summary(a.rule) < plan::rule_summary(b.rule);
+  });
   return out;
 }
 

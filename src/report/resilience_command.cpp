@@ -102,7 +102,7 @@ std::string report_text(const PlanInputs& in, const planner::ResilienceStudy& r,
   };
   out += "Checkpoint (replicated state written once by its first replica; sharded state by every shard)\n";
   for (const auto& item : r.size.items) {
-    if (item.name == "gradients" && item.total.value() == 0.0) continue;
+    if (item.content == cost::CheckpointContent::kGradients && item.total.value() == 0.0) continue;
     row(fmt::format("{} per rank", item.name), fmt::format("{:>12}", format_bytes(item.held_per_rank)));
   }
   out += cost::checkpoint_contents_note(r.size) + "\n";

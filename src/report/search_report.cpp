@@ -70,11 +70,17 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
   }
   r.tables.push_back(std::move(plans));
 
+  // The code is what programs filter on (plan/verdict.hpp); the reason and example are for people.
   Table rejections("rejections", "Rejected candidates by reason (each counted under the first rule it breaks)",
-                   {{"reason", "reason", "", -1}, {"count", "count", "", -1}, {"example", "first example", "", -1}});
+                   {{"reason", "reason", "", -1},
+                    {"count", "count", "", -1},
+                    {"example", "first example", "", -1},
+                    {"code", "code", "", -1}});
   for (const auto& rej : result.rejections) {
-    rejections.add_row({Cell::of_text(rej.reason), Cell::of_integer(static_cast<std::int64_t>(rej.count)),
-                        Cell::of_text(rej.example)});
+    rejections.add_row({Cell::of_text(std::string(plan::rule_summary(rej.rule))),
+                        Cell::of_integer(static_cast<std::int64_t>(rej.count)),
+                        Cell::of_text(plan::describe(rej.example)),
+                        Cell::of_text(std::string(plan::rule_code(rej.rule)))});
   }
   r.tables.push_back(std::move(rejections));
   return r;

@@ -32,7 +32,11 @@ workload::Workload llama3_405b_shape() {
 
 std::vector<std::string> rules(const std::string& text, int gpus) {
   const auto w = llama3_405b_shape();
-  return plan::problems(plan::resolve(plan::parse_plan(text), w, gpus), w, gpus);
+  std::vector<std::string> out;
+  for (const auto& v : plan::problems(plan::resolve(plan::parse_plan(text), w, gpus), w, gpus)) {
+    out.push_back(plan::describe(v));
+  }
+  return out;
 }
 
 bool has(const std::vector<std::string>& found, const std::string& text) {

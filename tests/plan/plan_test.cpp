@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/plan/plan.hpp"
@@ -76,19 +77,43 @@ TEST_SUITE("plan.plan") {
     plan::Plan p = plan::parse_plan("dp=3,tp=3,pp=3,vp=2,sp=off,gbs=100");
     p = plan::resolve(p, w, 64);
     const auto found = plan::problems(p, w, 64);
-    const auto has = [&](const std::string& text) {
-      for (const auto& f : found) {
-        if (f == text) return true;
-      }
-      return false;
-    };
-    CHECK(has("dp*tp*pp = 3*3*3 = 27 must equal the number of GPUs (64)"));
-    CHECK(has("attention heads (32) must be divisible by tp (3)"));
-    CHECK(has("key/value heads (32) must be divisible by tp (3)"));
-    CHECK(has("layers (32) must be divisible by pp*vp = 3*2 = 6"));
-    CHECK(has("global batch (100) must be divisible by dp*mbs = 3*1 = 3"));
-    CHECK(has("vp=2 needs schedule=interleaved (got schedule=1f1b)"));
+    // Each verdict in words, and its code in the same order: the rules are checked in plan.cpp's order.
+    std::vector<std::string> texts;
+    std::vector<plan::Rule> codes;
+    for (const auto& f : found) {
+      texts.push_back(plan::describe(f));
+      codes.push_back(f.rule);
+    }
+    CHECK(texts == std::vector<std::string>{"dp*tp*pp = 3*3*3 = 27 must equal the number of GPUs (64)",
+                                            "attention heads (32) must be divisible by tp (3)",
+                                            "key/value heads (32) must be divisible by tp (3)",
+                                            "ffn hidden size (11008) must be divisible by tp (3)",
+                                            "layers (32) must be divisible by pp*vp = 3*2 = 6",
+                                            "global batch (100) must be divisible by dp*mbs = 3*1 = 3",
+                                            "vp=2 needs schedule=interleaved (got schedule=1f1b)"});
+    CHECK(codes == std::vector<plan::Rule>{plan::Rule::kDegreesMatchGpus, plan::Rule::kTpDividesHeads,
+                                           plan::Rule::kTpDividesKvHeads, plan::Rule::kTpDividesFfn,
+                                           plan::Rule::kPpVpDivideLayers, plan::Rule::kDpMbsDivideBatch,
+                                           plan::Rule::kVpNeedsInterleaved});
+    // The values are the plan's own numbers: 32 heads of Llama-2 7B, tp = 3.
+    CHECK(found[1].number("heads") == 32);
+    CHECK(found[1].number("tp") == 3);
+    CHECK(found[6].text("schedule") == "1f1b");
     CHECK_THROWS_AS(plan::validate(p, w, 64), InputError);
+    // validate() keeps the verdicts: a caller reads the codes, not the message.
+    bool caught = false;
+    try {
+      plan::validate(p, w, 64);
+    } catch (const plan::InvalidPlan& e) {
+      caught = true;
+      CHECK(e.verdicts().size() == 7);
+      CHECK(e.verdicts().front().rule == plan::Rule::kDegreesMatchGpus);
+      CHECK(
+          std::string(e.message())
+              .starts_with(
+                  "invalid plan:\n  - dp*tp*pp = 3*3*3 = 27 must equal the number of GPUs (64)\n  - attention heads"));
+    }
+    CHECK(caught);
   }
 
   TEST_CASE("syntax errors name the key and the accepted values") {
@@ -146,7 +171,9 @@ TEST_SUITE("plan.plan") {
     const auto bad = plan::resolve(plan::parse_plan("tp=2,tp-overlap=on"), w, 8);
     const auto found = plan::problems(bad, w, 8);
     REQUIRE(found.size() == 1);
-    CHECK(found.front() == "tp-overlap=on needs sequence parallel (sp=on) and tp > 1 (got tp=2, sp=off)");
+    CHECK(found.front().rule == plan::Rule::kTpOverlapNeedsSp);
+    CHECK(plan::describe(found.front()) ==
+          "tp-overlap=on needs sequence parallel (sp=on) and tp > 1 (got tp=2, sp=off)");
     CHECK(parse_error("grad-reduce=fp8") == "--plan: grad-reduce= expects fp32, bf16 or fp16, got \"fp8\"");
   }
 }

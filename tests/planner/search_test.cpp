@@ -3,6 +3,7 @@
 // plan the search missed; the result is the same for any thread count.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -57,14 +58,27 @@ planner::SearchSpace space_16() {
 }  // namespace
 
 TEST_SUITE("planner.search") {
-  TEST_CASE("rejection reasons drop the numbers and keep the rule") {
-    CHECK(planner::rejection_reason("attention heads (32) must be divisible by tp (3)") ==
-          "attention heads must be divisible by tp");
-    CHECK(planner::rejection_reason("layers (24) must be divisible by pp*vp = 16*1 = 16") ==
-          "layers must be divisible by pp*vp");
-    CHECK(planner::rejection_reason("schedule=interleaved needs micro-batches (2) divisible by pp (4)") ==
-          "schedule=interleaved needs micro-batches divisible by pp");
-    CHECK(planner::rejection_reason("vp=2 needs schedule=interleaved") == "vp=N needs schedule=interleaved");
+  TEST_CASE("rejections are grouped by rule code, whatever their numbers, and the first example keeps them") {
+    // The interleaving rule is broken with micro-batch counts 1, 2 and 4 and pp 2, 4 and 8 (hand
+    // count below): one group. Each group's example is its lowest candidate's verdict, of its rule.
+    const auto result = planner::search(gpt_1_3b(), two_p4d_nodes(), space_16());
+    std::set<plan::Rule> rules;
+    for (const auto& r : result.rejections) {
+      CHECK(rules.insert(r.rule).second);  // one group per rule
+      CHECK(r.example.rule == r.rule);
+    }
+    const auto interleave = std::find_if(result.rejections.begin(), result.rejections.end(),
+                                         [](const auto& r) { return r.rule == plan::Rule::kInterleavedMicroBatches; });
+    REQUIRE(interleave != result.rejections.end());
+    // The lowest such candidate: tp=1, pp=2, dp=8 at mbs 8, one micro-batch (64 / (8 x 8)).
+    CHECK(plan::describe(interleave->example) == "schedule=interleaved needs micro-batches (1) divisible by pp (2)");
+    CHECK(interleave->example.number("micro_batches") == 1);
+    // Largest group first, ties by the rule's summary.
+    for (std::size_t i = 1; i < result.rejections.size(); ++i) {
+      const auto& a = result.rejections[i - 1];
+      const auto& b = result.rejections[i];
+      CHECK((a.count > b.count || (a.count == b.count && plan::rule_summary(a.rule) < plan::rule_summary(b.rule))));
+    }
   }
 
   TEST_CASE("1.3B on 16 GPUs: 9096 candidates, 840 break a rule, counted per rule") {
@@ -95,10 +109,10 @@ TEST_SUITE("planner.search") {
     CHECK(result.ranked.size() + result.merged + result.not_fitting == 8256);
     std::size_t tp_rule = 0, layer_rule = 0, interleave_rule = 0, memory = 0;
     for (const auto& r : result.rejections) {
-      if (r.reason == planner::kTpBeyondNodeReason) tp_rule = r.count;
-      if (r.reason == "layers must be divisible by pp*vp") layer_rule = r.count;
-      if (r.reason == "schedule=interleaved needs micro-batches divisible by pp") interleave_rule = r.count;
-      if (r.reason == planner::kDoesNotFitReason) memory = r.count;
+      if (r.rule == plan::Rule::kTpWithinNode) tp_rule = r.count;
+      if (r.rule == plan::Rule::kPpVpDivideLayers) layer_rule = r.count;
+      if (r.rule == plan::Rule::kInterleavedMicroBatches) interleave_rule = r.count;
+      if (r.rule == plan::Rule::kFitsGpuMemory) memory = r.count;
     }
     CHECK(tp_rule == 30);
     CHECK(layer_rule == 45);
@@ -224,9 +238,9 @@ TEST_SUITE("planner.search") {
       }
       REQUIRE(a.rejections.size() == b.rejections.size());
       for (std::size_t i = 0; i < a.rejections.size(); ++i) {
-        CHECK(a.rejections[i].reason == b.rejections[i].reason);
+        CHECK(a.rejections[i].rule == b.rejections[i].rule);
         CHECK(a.rejections[i].count == b.rejections[i].count);
-        CHECK(a.rejections[i].example == b.rejections[i].example);
+        CHECK(plan::describe(a.rejections[i].example) == plan::describe(b.rejections[i].example));
       }
     }
   }

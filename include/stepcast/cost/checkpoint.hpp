@@ -35,8 +35,12 @@ struct CheckpointOptions {
   CheckpointExtras extras = default_checkpoint_extras();
 };
 
+/// What a checkpoint item holds (programs read this; the item's name is for people).
+enum class CheckpointContent { kParameters, kGradients, kOptimizerState, kScheduler, kRngStates, kDataPosition };
+
 /// One item of a checkpoint.
 struct CheckpointItem {
+  CheckpointContent content = CheckpointContent::kParameters;
   std::string name;        ///< "parameters", "gradients", "optimizer state", "rng states", ...
   Bytes held_per_rank;     ///< what each rank holds of it (and reads back on restore)
   Bytes written_per_rank;  ///< what the busiest writer writes of it

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "stepcast/core/errors.hpp"
+#include "stepcast/plan/verdict.hpp"
 #include "stepcast/workload/workload.hpp"
 
 namespace stepcast::plan {
@@ -169,9 +171,9 @@ Plan load_plan(const std::filesystem::path& file);
 /// global_batch = dp * mbs * pp. Does not check the rules; see problems().
 Plan resolve(Plan plan, const workload::Workload& workload, int gpu_count);
 
-/// Every rule the (resolved) plan breaks, each naming the rule and its numbers; empty if valid.
+/// Every rule the (resolved) plan breaks, each with its numbers; empty if valid.
 /// gpu_count = 0 skips the "degrees multiply to the GPU count" rule.
-std::vector<std::string> problems(const Plan& plan, const workload::Workload& workload, int gpu_count);
+std::vector<Verdict> problems(const Plan& plan, const workload::Workload& workload, int gpu_count);
 
 /// Transformer layers of each pipeline stage (all its model chunks): layers / pp each, or the
 /// uneven split the plan asks for. Precondition: pipeline_split_problems() found nothing.
@@ -179,14 +181,28 @@ std::vector<int> stage_layers(const Plan& plan, int layers);
 
 /// The rules of an uneven split (pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=),
 /// appended to `out` with their numbers.
-void pipeline_split_problems(const Plan& plan, int layers, std::vector<std::string>& out);
+void pipeline_split_problems(const Plan& plan, int layers, std::vector<Verdict>& out);
 
 /// The rules of context parallel (cp=, cp-comm=), appended to `out` with their numbers.
-void context_parallel_problems(const Plan& plan, const workload::Workload& workload, std::vector<std::string>& out);
+void context_parallel_problems(const Plan& plan, const workload::Workload& workload, std::vector<Verdict>& out);
 
 std::string_view to_string(ContextComm c);
 
-/// Throws InputError(origin, "", all problems) when problems() is not empty.
+/// A plan that breaks rules: an InputError (exit code 2) whose message lists every verdict in
+/// words, and which keeps the verdicts for callers that read their codes.
+class InvalidPlan : public InputError {
+ public:
+  InvalidPlan(const std::string& origin, std::vector<Verdict> verdicts);
+  [[nodiscard]] const std::vector<Verdict>& verdicts() const { return verdicts_; }
+
+ private:
+  std::vector<Verdict> verdicts_;
+};
+
+/// "invalid plan: <verdict>" for one verdict; one "  - <verdict>" line each for several.
+std::string invalid_plan_message(const std::vector<Verdict>& verdicts);
+
+/// Throws InvalidPlan(origin, all problems) when problems() is not empty.
 void validate(const Plan& plan, const workload::Workload& workload, int gpu_count,
               const std::string& origin = "--plan");
 

@@ -36,8 +36,9 @@ struct PlanMetrics {
 struct Evaluation {
   enum class Outcome { kInvalid, kDoesNotFit, kFits };
   Outcome outcome = Outcome::kInvalid;
-  /// For kInvalid: the first rule broken, with its numbers; for kDoesNotFit: the memory shortfall.
-  std::string problem;
+  /// For kInvalid: the first rule broken, with its numbers; for kDoesNotFit: the memory shortfall
+  /// (plan::Rule::kFitsGpuMemory).
+  plan::Verdict verdict;
   /// Filled for kDoesNotFit (memory only) and kFits (everything).
   PlanMetrics metrics;
 };
@@ -70,13 +71,12 @@ struct RankedPlan {
   std::vector<plan::Plan> equivalents;
 };
 
-/// Candidates rejected for one reason. The reason is the rule with its numbers taken out, so
-/// that every candidate breaking it is counted together; `example` is the full text for the
-/// lowest candidate id.
+/// Candidates rejected for one rule, counted together whatever their numbers; `example` is the
+/// verdict of the lowest candidate id.
 struct Rejection {
-  std::string reason;
+  plan::Rule rule = plan::Rule::kDpDerivable;
   std::size_t count = 0;
-  std::string example;
+  plan::Verdict example;
 };
 
 struct SearchResult {
@@ -87,7 +87,7 @@ struct SearchResult {
   /// of one plan are merged into its first (plan_dedup.hpp).
   std::vector<RankedPlan> ranked;
   std::size_t merged = 0;  ///< fitting candidates merged into another's row as a spelling of it
-  /// Reasons by count (largest first), then by reason text; "does not fit in GPU memory" included.
+  /// Rules by count (largest first), then by their summary text; plan::Rule::kFitsGpuMemory included.
   std::vector<Rejection> rejections;
   /// When nothing fits: the valid plan that needs the least memory (ties by id), for reports.
   std::optional<RankedPlan> least_memory;
@@ -97,15 +97,5 @@ struct SearchResult {
 /// no shape (a bare parameter count has no layers to split).
 SearchResult search(const workload::Workload& workload, const topology::Topology& topology, const SearchSpace& space,
                     const SearchOptions& options = {});
-
-/// The reason key of a problem text: parenthesised numbers and "= a*b = c" products removed,
-/// other digits replaced by N: "attention heads (32) must be divisible by tp (3)" becomes
-/// "attention heads must be divisible by tp".
-std::string rejection_reason(std::string_view problem);
-
-/// The reason key used for plans whose memory exceeds the GPU's.
-inline constexpr std::string_view kDoesNotFitReason = "does not fit in GPU memory";
-/// The reason key for tensor parallel wider than a node.
-inline constexpr std::string_view kTpBeyondNodeReason = "tp must not exceed the GPUs of one node";
 
 }  // namespace stepcast::planner

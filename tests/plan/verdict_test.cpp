@@ -1,0 +1,213 @@
+// Typed verdicts: every plan rule has a stable code and a summary, and each verdict reads as the
+// sentence stepcast printed before rules had codes. Expected texts are the rules' format strings
+// with the plan's numbers filled in by hand (Llama-2 7B: 32 layers, 32 heads and key/value heads,
+// ffn 11008, 4096 tokens; Mixtral 8x7B: 8 experts of ffn 14336).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "stepcast/plan/plan.hpp"
+#include "stepcast/workload/workload.hpp"
+
+using namespace stepcast;
+
+namespace {
+
+const workload::Workload& llama2_7b() {
+  static const workload::Workload w = workload::load_workload(STEPCAST_SOURCE_DIR "/workloads/llama2-7b.json");
+  return w;
+}
+
+const workload::Workload& mixtral() {
+  static const workload::Workload w = workload::load_workload(STEPCAST_SOURCE_DIR "/workloads/mixtral-8x7b.json");
+  return w;
+}
+
+struct Case {
+  const workload::Workload& (*workload)();
+  const char* plan;
+  int gpus;
+  plan::Rule rule;
+  const char* text;
+};
+
+// One plan per rule (two where the sentence has two forms), each breaking it with known numbers.
+const std::vector<Case>& cases() {
+  using R = plan::Rule;
+  static const std::vector<Case> all = {
+      {llama2_7b, "tp=3", 64, R::kDpDerivable, "the GPU count (64) must be divisible by tp*pp = 3*1 = 3 to derive dp"},
+      {llama2_7b, "tp=2,cp=3,flash=on", 64, R::kDpDerivable,
+       "the GPU count (64) must be divisible by tp*cp*pp = 2*3*1 = 6 to derive dp"},
+      {llama2_7b, "dp=2,tp=2", 8, R::kDegreesMatchGpus, "dp*tp*pp = 2*2*1 = 4 must equal the number of GPUs (8)"},
+      {llama2_7b, "dp=2,tp=2,cp=2,flash=on", 16, R::kDegreesMatchGpus,
+       "dp*tp*cp*pp = 2*2*2*1 = 8 must equal the number of GPUs (16)"},
+      {llama2_7b, "tp=3", 3, R::kTpDividesHeads, "attention heads (32) must be divisible by tp (3)"},
+      {llama2_7b, "tp=3", 3, R::kTpDividesKvHeads, "key/value heads (32) must be divisible by tp (3)"},
+      {llama2_7b, "tp=3", 3, R::kTpDividesFfn, "ffn hidden size (11008) must be divisible by tp (3)"},
+      {llama2_7b, "pp=3", 3, R::kPpVpDivideLayers, "layers (32) must be divisible by pp*vp = 3*1 = 3"},
+      {llama2_7b, "dp=3,gbs=10", 3, R::kDpMbsDivideBatch, "global batch (10) must be divisible by dp*mbs = 3*1 = 3"},
+      {llama2_7b, "pp=2,vp=2", 2, R::kVpNeedsInterleaved, "vp=2 needs schedule=interleaved (got schedule=1f1b)"},
+      {llama2_7b, "schedule=interleaved", 1, R::kInterleavedNeedsPp, "schedule=interleaved needs pp > 1 (got pp=1)"},
+      {llama2_7b, "pp=4,vp=2,schedule=interleaved,gbs=2", 4, R::kInterleavedMicroBatches,
+       "schedule=interleaved needs micro-batches (2) divisible by pp (4)"},
+      {llama2_7b, "sp=on", 1, R::kSpNeedsTp, "sequence parallel needs tp > 1 (got tp=1)"},
+      {llama2_7b, "tp=4,sp=on,seq=4094", 4, R::kTpDividesSeqWithSp,
+       "sequence length (4094) must be divisible by tp (4) with sequence parallel"},
+      {llama2_7b, "tp=2,tp-overlap=on", 2, R::kTpOverlapNeedsSp,
+       "tp-overlap=on needs sequence parallel (sp=on) and tp > 1 (got tp=2, sp=off)"},
+      {llama2_7b, "dp=4,fsdp=hybrid:3", 4, R::kHybridGroupDividesDp,
+       "dp (4) must be divisible by the hybrid shard group (3)"},
+      {llama2_7b, "fp8-recipe=current", 1, R::kFp8RecipeNeedsFp8,
+       "fp8-recipe= chooses the per-tensor scaling of precision=fp8 and applies to nothing else (got precision=bf16)"},
+      {llama2_7b, "pp=2,pp-first-layers=8,pp-embedding-loss-layers=on", 2, R::kUnevenSplitExclusive,
+       "give pp-first-layers=/pp-last-layers= or pp-embedding-loss-layers=on, not both (Megatron-LM refuses the "
+       "combination)"},
+      {llama2_7b, "pp-first-layers=8", 1, R::kUnevenSplitNeedsPp,
+       "an uneven pipeline split (pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=) needs pp > 1 (got "
+       "pp=1)"},
+      {llama2_7b, "pp=2,vp=2,schedule=interleaved,pp-first-layers=8,gbs=2", 2, R::kUnevenSplitNeedsVp1,
+       "an uneven pipeline split needs vp=1 (got vp=2): stepcast splits interleaved chunks evenly only"},
+      {llama2_7b, "pp=5,pp-embedding-loss-layers=on", 5, R::kEmbeddingLossSplit,
+       "with pp-embedding-loss-layers=on, layers + 2 (embedding and loss) = 32 + 2 = 34 must be divisible by pp (5) "
+       "with at least 2 per stage"},
+      {llama2_7b, "pp=2,pp-first-layers=10,pp-last-layers=10", 2, R::kUnevenSplitNoOtherStage,
+       "layers (32) - pp-first-layers (10) - pp-last-layers (10) = 12 must be 0: pp=2 leaves no other stage to hold "
+       "them"},
+      {llama2_7b, "pp=4,pp-first-layers=7", 4, R::kUnevenSplitRestDivides,
+       "layers (32) - pp-first-layers (7) - pp-last-layers (0) = 25 must be divisible by the other 3 stages, at least "
+       "1 layer each"},
+      {llama2_7b, "cp-comm=a2a", 1, R::kCpCommNeedsCp, "cp-comm= needs context parallel (cp > 1, got cp=1)"},
+      {llama2_7b, "cp=2", 2, R::kCpNeedsFlash,
+       "cp=2 needs fused attention (flash=on): Megatron-Core's context parallel runs in Transformer Engine's fused "
+       "attention"},
+      {llama2_7b, "cp=2,flash=on,fsdp=hybrid:2", 4, R::kCpWithHybridShard,
+       "cp=2 with fsdp=hybrid is not modelled: shard over the data-parallel-with-cp group with zero= or fsdp=full"},
+      {llama2_7b, "cp=3,cp-comm=a2a,flash=on", 3, R::kCpDividesSeq,
+       "sequence length (4096) must be divisible by cp (3)"},
+      {llama2_7b, "cp=3,flash=on", 3, R::kTwoCpDividesSeq,
+       "sequence length (4096) must be divisible by 2*cp = 6 (cp-comm=p2p splits it into 2 x cp load-balanced "
+       "chunks)"},
+      {llama2_7b, "tp=4,sp=on,cp=2,flash=on,seq=4100", 8, R::kCpTokensDivideTp,
+       "with sequence parallel, each context-parallel rank's tokens seq/cp = 4100/2 = 2050 must be divisible by tp "
+       "(4)"},
+      {llama2_7b, "cp=3,cp-comm=a2a,flash=on", 3, R::kA2aHeadsDivideTpCp,
+       "cp-comm=a2a needs attention heads (32) divisible by tp*cp = 1*3 = 3"},
+      {llama2_7b, "cp=3,cp-comm=a2a,flash=on", 3, R::kA2aKvHeadsDivideTpCp,
+       "cp-comm=a2a needs key/value heads (32) divisible by tp*cp = 1*3 = 3"},
+      {llama2_7b, "ep=2", 1, R::kExpertSettingsNeedMoe,
+       "expert settings (ep=2) need a workload with routed experts; llama2-7b has none"},
+      {llama2_7b, "ep=2,etp=1", 1, R::kExpertSettingsNeedMoe,
+       "expert settings (ep=2, etp=1) need a workload with routed experts; llama2-7b has none"},
+      {mixtral, "fsdp=hybrid:2", 4, R::kMoeWithHybridShard,
+       "fsdp-hybrid with routed experts is not modelled: shard an MoE model over all of dp (fsdp=full, fsdp=grad-op or "
+       "zero=3), whose experts shard over the expert data-parallel group"},
+      {mixtral, "tp=2,fsdp=full", 2, R::kMoeShardingNeedsDp,
+       "fsdp-full with routed experts needs dp > 1: the dense layers shard over dp (got dp=1)"},
+      {mixtral, "dp=3,ep=3", 3, R::kEpDividesExperts, "routed experts (8) must be divisible by ep (3)"},
+      {mixtral, "tp=2,etp=1,sp=on", 2, R::kEtpNeedsEp,
+       "etp=1 without expert parallel (ep=1): etp splits the experts of an expert-parallel group; give ep > 1, or "
+       "leave etp out to split experts as tp=2 does"},
+      {mixtral, "dp=6,ep=2,etp=3", 6, R::kEtpDividesExpertFfn, "expert ffn size (14336) must be divisible by etp (3)"},
+      {mixtral, "dp=2,ep=4", 2, R::kExpertFolding,
+       "expert and dense layers must fold the same GPUs of a stage: dense tp x cp x dp = 1 x 1 x 2 = 2 must be "
+       "divisible by etp x ep = 1 x 4 = 4 (Megatron-core's parallel folding)"},
+      {mixtral, "tp=2,ep=2", 4, R::kTpWithEpNeedsSp,
+       "tp=2 with ep=2 needs sequence parallel (sp=on), as Megatron-LM requires"},
+      {mixtral, "dp=2,ep=2,moe-imbalance=2.5", 2, R::kImbalanceWithinEp,
+       "moe-imbalance (2.5) cannot exceed ep (2): the busiest rank gets at most every token"},
+      {mixtral, "moe-overlap=on", 1, R::kMoeOverlapNeedsAllToAll,
+       "moe-overlap=on overlaps the dispatch and combine all-to-alls: it needs ep > 1 and moe-dispatcher=alltoall "
+       "(got ep=1, moe-dispatcher=alltoall)"},
+      {llama2_7b, "overlap-grad-reduce=on", 1, R::kGradReduceNeedsDp,
+       "overlap-grad-reduce=on needs data parallel: dp x cp > 1 ranks reducing gradients (got dp=1, cp=1)"},
+      {llama2_7b, "zero=3,overlap-grad-reduce=on", 2, R::kGradReduceWithLayerwise,
+       "overlap-grad-reduce=on chooses when DDP's or ZeRO-1/2's gradient buckets are reduced; ZeRO-3 reduces each "
+       "layer's gradients as its backward ends"},
+      {llama2_7b, "fsdp=full,overlap-grad-reduce=off", 2, R::kGradReduceWithLayerwise,
+       "overlap-grad-reduce=off chooses when DDP's or ZeRO-1/2's gradient buckets are reduced; FSDP reduces each "
+       "layer's gradients as its backward ends"},
+      {llama2_7b, "zero=2,overlap-grad-reduce=off", 2, R::kGradReduceOffWithZero2,
+       "overlap-grad-reduce=off with zero=2: ZeRO-2 frees each micro-batch's gradients by reducing them as the "
+       "backward produces them; use zero=1 (Megatron's distributed optimizer) to reduce once after the backward"},
+      {llama2_7b, "overlap-param-gather=on", 2, R::kParamGatherNeedsShardedOptimizer,
+       "overlap-param-gather=on needs a sharded optimizer whose updated parameters are gathered after the step: zero=1 "
+       "or zero=2 (Megatron's distributed optimizer); a replicated optimizer has none to gather"},
+      {llama2_7b, "fsdp=full,overlap-param-gather=off", 2, R::kParamGatherNeedsShardedOptimizer,
+       "overlap-param-gather=off needs a sharded optimizer whose updated parameters are gathered after the step: "
+       "zero=1 "
+       "or zero=2 (Megatron's distributed optimizer); FSDP/ZeRO-3, which gathers every layer anyway, has none to "
+       "gather"},
+      {llama2_7b, "zero=1,overlap-grad-reduce=off,overlap-param-gather=on", 2, R::kParamGatherNeedsGradOverlap,
+       "overlap-param-gather=on needs the gradient reduction overlapped too (overlap-grad-reduce=on), as Megatron-LM "
+       "requires"},
+  };
+  return all;
+}
+
+}  // namespace
+
+TEST_SUITE("plan.verdict") {
+  TEST_CASE("each rule's verdict reads as its sentence with the plan's numbers") {
+    for (const Case& c : cases()) {
+      CAPTURE(c.plan);
+      const workload::Workload& w = c.workload();
+      const auto found = plan::problems(plan::resolve(plan::parse_plan(c.plan), w, c.gpus), w, c.gpus);
+      const auto it =
+          std::find_if(found.begin(), found.end(), [&](const plan::Verdict& v) { return v.rule == c.rule; });
+      REQUIRE_MESSAGE(it != found.end(), "no verdict ", plan::rule_code(c.rule));
+      CHECK(plan::describe(*it) == c.text);
+    }
+  }
+
+  TEST_CASE("every rule of plan::problems() has a case above, and the planner's two are tested in planner.search") {
+    std::set<plan::Rule> covered = {plan::Rule::kTpWithinNode, plan::Rule::kFitsGpuMemory};
+    for (const Case& c : cases()) covered.insert(c.rule);
+    for (const plan::Rule rule : plan::all_rules()) {
+      CAPTURE(plan::rule_code(rule));
+      CHECK(covered.count(rule) == 1);
+    }
+  }
+
+  TEST_CASE("codes and summaries are unique, codes are lower-case words joined by hyphens") {
+    std::set<std::string_view> codes;
+    std::set<std::string_view> summaries;
+    for (const plan::Rule rule : plan::all_rules()) {
+      const std::string_view code = plan::rule_code(rule);
+      CHECK(codes.insert(code).second);
+      CHECK(summaries.insert(plan::rule_summary(rule)).second);
+      CHECK(std::all_of(code.begin(), code.end(),
+                        [](char ch) { return (ch >= 'a' && ch <= 'z') || ch == '-' || (ch >= '0' && ch <= '9'); }));
+    }
+    CHECK(plan::rule_code(plan::Rule::kTpDividesHeads) == "tp-divides-heads");
+    CHECK(plan::rule_summary(plan::Rule::kTpDividesHeads) == "attention heads must be divisible by tp");
+  }
+
+  TEST_CASE("a verdict's values are read by name and type") {
+    const plan::Verdict v{plan::Rule::kImbalanceWithinEp, {{"imbalance", 2.5}, {"ep", 2}}};
+    CHECK(v.ratio("imbalance") == 2.5);
+    CHECK(v.number("ep") == 2);
+    CHECK_THROWS_AS((void)v.number("imbalance"), InternalError);  // a ratio is not a whole number
+    CHECK_THROWS_AS((void)v.text("workload"), InternalError);
+  }
+
+  TEST_CASE("the memory verdict reads as the planner printed it: over the GPU, or inside the margin") {
+    // 48 GiB on a 40 GiB GPU: 8 GiB more. 38 GiB: 2 GiB left, inside a 4 GiB margin.
+    constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+    const plan::Verdict over{plan::Rule::kFitsGpuMemory,
+                             {{"needed_bytes", 48 * gib},
+                              {"headroom_bytes", -8 * gib},
+                              {"capacity_bytes", 40 * gib},
+                              {"margin_bytes", 4 * gib}}};
+    CHECK(plan::describe(over) == "needs 48.00 GiB per GPU, 8.00 GiB more than the 40.00 GiB of the GPU");
+    const plan::Verdict margin{plan::Rule::kFitsGpuMemory,
+                               {{"needed_bytes", 38 * gib},
+                                {"headroom_bytes", 2 * gib},
+                                {"capacity_bytes", 40 * gib},
+                                {"margin_bytes", 4 * gib}}};
+    CHECK(plan::describe(margin) ==
+          "needs 38.00 GiB per GPU, leaving 2.00 GiB of the 40.00 GiB of the GPU: inside the margin of 4.00 GiB");
+  }
+}
