@@ -10,6 +10,10 @@ import os
 from ._errors import InputError
 
 
+# The options' C++ type is int (32 bits).
+_INT_LIMIT = 2**31
+
+
 def option(name):
     """The executable's option for keyword `name`: global_batch -> --global-batch."""
     return "--" + name.replace("_", "-")
@@ -28,6 +32,8 @@ def whole(name, value, minimum=None):
         raise refused(name, f"must be a whole number, got {value!r}")
     if minimum is not None and value < minimum:
         raise refused(name, f"must be a number {'> 0' if minimum > 0 else '>= 0'}, got {value}")
+    if not -_INT_LIMIT <= value < _INT_LIMIT:
+        raise refused(name, f"must be between {-_INT_LIMIT} and {_INT_LIMIT - 1}, got {value}")
     return int(value)
 
 
