@@ -5,6 +5,12 @@ STEPCAST_PACKAGES=(cmake ninja-build g++ libboost-graph-dev libeigen3-dev nlohma
                    libprotobuf-dev protobuf-compiler  # Chakra trace export (src/report/chakra/et_def.proto)
                    libopenmpi-dev openmpi-bin)  # optional for the build: MPI sharing of table/search/validate
 
+# Optional: the Python module `stepcast` (python/), its pytest suite and the notebook in examples/,
+# all for Debian's interpreter /usr/bin/python3, whose dist-packages hold these. scripts/test
+# installs them; without pybind11 or the Python headers the module is not built and its tests skip.
+STEPCAST_PYTHON_PACKAGES=(python3-dev pybind11-dev python3-pybind11 python3-pytest python3-pandas python3-matplotlib
+                          jupyter-nbconvert python3-ipykernel python3-nbformat)
+
 # The sanitizer build: clang with ASan+UBSan and libFuzzer coverage, tests and fuzz targets in one
 # tree, so CI compiles it once for `scripts/test --sanitize` and `scripts/fuzz`.
 STEPCAST_FUZZ_PACKAGES=(clang libclang-rt-dev)

@@ -5,16 +5,12 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
-#include <vector>
+
+#include "stepcast/report/calibrate_command.hpp"
 
 namespace stepcast::cli {
 
-struct CalibrateRunsOptions {
-  std::vector<std::string> files;
-  std::vector<std::string> fit = {"host-overhead", "kernel-overhead"};
-  std::string fit_on = "every-other";
-  std::string base;  ///< a calibration to start from (its other sections are kept)
-};
+using CalibrateRunsOptions = report::CalibrateRunsRequest;
 
 /// Adds --runs, --fit, --fit-on and --base to `calibrate`; --runs excludes the nccl-tests options.
 /// Returns the --runs option, so the caller can tell which mode was asked for.

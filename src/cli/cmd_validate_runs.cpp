@@ -1,51 +1,28 @@
-// `stepcast validate --runs`: reads measured training runs, predicts each as `stepcast predict`
-// (or, with --engine des, as `stepcast simulate`) would, and prints the comparison.
+// `stepcast validate --runs`: its options, and under MPI the runs' predictions dealt over the
+// ranks; report::validate_runs_command reads, predicts and compares.
 #include "cmd_validate_runs.hpp"
 
-#include <fmt/format.h>
-#include <filesystem>
+#include <optional>
+#include <vector>
 
 #include "output.hpp"
 #include "ranks.hpp"
 #include "stepcast/calibrate/run_validation.hpp"
 #include "stepcast/calibrate/training_runs.hpp"
-#include "stepcast/core/errors.hpp"
-#include "stepcast/core/output_file.hpp"
-#include "stepcast/graph/predict.hpp"
-#include "stepcast/report/data_path.hpp"
 #include "stepcast/report/progress.hpp"
-#include "stepcast/report/run_reports.hpp"
-#include "stepcast/sim/step_sim.hpp"
+#include "stepcast/report/validate_runs_command.hpp"
 
 namespace stepcast::cli {
 
 namespace {
 
-/// What `stepcast simulate` runs for a plan without --straggler: the plan's step graph on the
-/// event engine; memory comes from the analytical model, as simulate reports it. (simulate's own
-/// refusal, interleaved micro-batches not divisible by pp, is a plan rule that already made such a
-/// run inexpressible.)
-calibrate::EnginePrediction simulate_run(const calibrate::TrainingRun& run, const cost::Calibration* calibration) {
-  const plan::Plan& p = run.plan;
-  graph::StepOptions options;
-  options.calibration = calibration;
-  options.explain = false;
-  const graph::StepGraph step = graph::plan_step_graph(*run.workload, p, *run.topology, options);
-  const graph::StepPrediction analytical = graph::evaluate_step(step, *run.workload, p, *run.topology, options);
-  // simulate's default seed; nothing random is drawn without a straggler.
-  sim::SimOptions sim_options;
-  sim_options.model.calibration = calibration;
-  const sim::StepResult r = sim::simulate_step(*run.topology, step, sim_options);
-  return {r.step_time, analytical.memory.total, analytical.fit};
-}
-
 /// Every compared run's prediction, the runs dealt over the ranks (by the analytical step time
 /// with --engine des, where simulation is the work; evenly with --engine analytical, where the
-/// unit is that prediction itself). Rank 0 gets one per run (inexpressible ones left default).
-std::vector<calibrate::EnginePrediction> shared_predictions(const std::vector<calibrate::TrainingRun>& runs,
-                                                            const calibrate::RunEngine& engine, bool des,
-                                                            const cost::Calibration* calibration,
-                                                            report::Progress& progress) {
+/// unit is that prediction itself). Rank 0 gets one per run (inexpressible ones left default), the
+/// other ranks nothing.
+std::optional<std::vector<calibrate::EnginePrediction>> shared_predictions(
+    const std::vector<calibrate::TrainingRun>& runs, const calibrate::RunEngine& engine, bool des,
+    const cost::Calibration* calibration, report::Progress& progress) {
   std::vector<double> costs;
   for (const auto& run : runs) {
     if (!run.inexpressible.empty())
@@ -65,6 +42,7 @@ std::vector<calibrate::EnginePrediction> shared_predictions(const std::vector<ca
     return w.take();
   };
   const std::vector<std::string> bytes = ranks::share(costs, work, [&progress] { progress.advance(); });
+  if (!ranks::is_root()) return std::nullopt;
   std::vector<calibrate::EnginePrediction> predictions(bytes.size());
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     if (!runs[i].inexpressible.empty()) continue;
@@ -100,40 +78,12 @@ CLI::Option* add_runs_options(CLI::App& validate, RunsOptions& o) {
 
 bool run_validate_runs(const RunsOptions& o, const RunsOutput& out) {
   ranks::will_share();
-  std::vector<std::filesystem::path> files;
-  for (const auto& f : o.files) files.emplace_back(f);
-  const std::vector<calibrate::TrainingRun> runs = calibrate::read_training_runs(files, STEPCAST_SOURCE_DIR);
-  std::optional<cost::Calibration> calibration;
-  if (!out.calibration.empty()) calibration = cost::load_calibration(out.calibration);
-  const cost::Calibration* cal = calibration ? &*calibration : nullptr;
-  const bool des = o.engine == "des";
-  const calibrate::RunEngine engine = [cal, des](const calibrate::TrainingRun& run) {
-    return des ? simulate_run(run, cal) : calibrate::predict_analytically(run, cal);
-  };
-  report::Progress progress("runs", runs.size());
-  calibrate::RunValidation result;
-  if (ranks::count() > 1) {
-    const std::vector<calibrate::EnginePrediction> predictions = shared_predictions(runs, engine, des, cal, progress);
-    progress.finish();
-    if (!ranks::is_root()) return true;
-    const calibrate::RunEngine gathered = [&runs, &predictions](const calibrate::TrainingRun& run) {
-      return predictions[static_cast<std::size_t>(&run - runs.data())];
-    };
-    result = calibrate::validate_runs(runs, gathered);
-  } else {
-    result = calibrate::validate_runs(runs, engine, [&progress] { progress.advance(); });
-    progress.finish();
-  }
-
-  const report::RunReportContext context{o.files, o.engine, out.calibration};
-  if (!out.plot.empty()) write_file_atomically(out.plot, report::run_validation_svg(runs, result, context));
-  std::string text = out.json ? report::run_validation_json(runs, result, context)
-                              : report::run_validation_text(runs, result, context);
-  if (!out.json && !out.plot.empty()) text += fmt::format("wrote {}\n", out.plot);
-  emit(text, out.output);
-  bool passed = true;
-  for (const auto& s : result.metrics) passed = passed && s.median_abs_error_pct <= out.max_median_error;
-  return !out.gate || passed;
+  const report::ValidateRunsRequest request{o.files,  o.engine, out.calibration,
+                                            out.json, out.plot, out.max_median_error};
+  const report::SharedPredictions shared = ranks::count() > 1 ? report::SharedPredictions(shared_predictions) : nullptr;
+  const report::ValidateOutput result = report::validate_runs_command(request, shared);
+  emit(result.text, out.output);
+  return !out.gate || result.within_gate;
 }
 
 }  // namespace stepcast::cli

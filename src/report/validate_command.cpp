@@ -250,6 +250,10 @@ std::string plot_svg(const calibrate::Comparison& c, const std::string& topology
 }  // namespace
 
 ValidateOutput validate_command(const ValidateRequest& o) {
+  if (o.in.measured.empty())
+    throw InputError("validate", {}, "give --measured FILE (nccl-tests, kernel bench) or --runs FILE (training runs)");
+  if (o.in.topology.empty())
+    throw InputError("--topology", {}, "--measured needs the topology the measurements ran on");
   ValidateOutput out;
   const MeasuredInputs in = load_measured_inputs(o.in);
   const topology::Topology& topo = in.topology;

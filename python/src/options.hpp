@@ -1,0 +1,40 @@
+// Reading the option dict the Python package hands to each command (keys named as the request
+// fields, values already checked and normalized by stepcast/_options.py) into report/ requests.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <vector>
+
+#include "stepcast/report/measured_inputs.hpp"
+#include "stepcast/report/plan_inputs.hpp"
+
+namespace stepcast::python {
+
+/// One command's options: a key that is absent or None reads as the fallback.
+class Options {
+ public:
+  explicit Options(pybind11::dict values) : values_(std::move(values)) {}
+
+  [[nodiscard]] bool has(const char* key) const;
+  [[nodiscard]] std::string text(const char* key, const std::string& fallback = {}) const;
+  [[nodiscard]] int integer(const char* key, int fallback = 0) const;
+  [[nodiscard]] double number(const char* key, double fallback = 0.0) const;
+  [[nodiscard]] bool flag(const char* key) const;
+  [[nodiscard]] std::vector<std::string> texts(const char* key) const;
+  [[nodiscard]] std::vector<int> integers(const char* key) const;
+  [[nodiscard]] std::vector<double> numbers(const char* key) const;
+
+ private:
+  pybind11::dict values_;
+};
+
+/// The options every plan command shares (workload, topology, nodes, plan, global_batch, seq,
+/// precision, optimizer, overhead, calibration, gpus, set, memory_margin).
+report::PlanOptions plan_options(const Options& options);
+
+/// The options calibrate and validate share on measured collectives and kernels.
+report::MeasuredOptions measured_options(const Options& options);
+
+}  // namespace stepcast::python

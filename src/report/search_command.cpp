@@ -1,0 +1,110 @@
+// `stepcast search`: loads the workload and topology, enumerates and ranks every plan, refines the
+// best few on the event engine and renders the report.
+#include "stepcast/report/search_command.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/compute.hpp"
+#include "stepcast/cost/flash_default.hpp"
+#include "stepcast/cost/low_precision.hpp"
+#include "stepcast/cost/memory_margin.hpp"
+#include "stepcast/planner/refine.hpp"
+#include "stepcast/report/calibration_warning.hpp"
+#include "stepcast/report/data_path.hpp"
+#include "stepcast/report/plan_inputs.hpp"
+#include "stepcast/report/plan_reports.hpp"
+#include "stepcast/report/progress.hpp"
+#include "stepcast/report/writers.hpp"
+#include "stepcast/topology/overrides.hpp"
+
+namespace stepcast::report {
+namespace {
+
+/// The command line that reproduces the output (the thread count is left out: it changes nothing).
+std::string command_line(const SearchRequest& c) {
+  std::string s = fmt::format("stepcast search --workload {} --topology {}", c.workload, c.topology);
+  if (c.nodes > 0) s += fmt::format(" --nodes {}", c.nodes);
+  if (c.gpus > 0) s += fmt::format(" --gpus {}", c.gpus);
+  for (const std::string& set : c.sets) s += fmt::format(" --set \"{}\"", set);
+  if (!c.memory_margin.empty()) s += fmt::format(" --memory-margin {}", c.memory_margin);
+  s += fmt::format(" --global-batch {}", c.global_batch);
+  if (c.seq > 0) s += fmt::format(" --seq {}", c.seq);
+  if (c.top != 10) s += fmt::format(" --top {}", c.top);
+  if (c.refine != kDefaultSearchRefine) s += fmt::format(" --refine {}", c.refine);
+  if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
+  if (c.max_cp != 1) s += fmt::format(" --max-cp {}", c.max_cp);
+  if (!c.precision.empty()) s += " --precision " + c.precision;
+  if (c.flash) s += " --flash";
+  if (c.no_flash) s += " --no-flash";
+  if (!c.calibration.empty()) s += " --calibration " + c.calibration;
+  return s;
+}
+
+}  // namespace
+
+CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_refine) {
+  const Format format = c.json ? Format::kJson : parse_format(c.format, "--format");
+  const workload::Workload w = workload::load_workload(data_path(c.workload));
+  if (!w.has_shape()) {
+    throw InputError(
+        c.workload, {},
+        "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
+  }
+  const topology::SelectedTopology selected =
+      topology::load_selected_topology(data_path(c.topology), topology_request(c.nodes, c.gpus, c.sets));
+  const topology::Topology& topo = selected.topology;
+  planner::SearchSpace space;
+  space.gpus = selected.gpus;
+  space.gpus_per_node = topo.gpus_per_node();
+  space.global_batch = c.global_batch;
+  space.seq_len = c.seq;
+  space.max_micro_batch = c.max_mbs;
+  space.max_cp = c.max_cp;
+  if (!c.precision.empty()) space.base.precision = plan::parse_precision(c.precision, "--precision");
+  if (c.flash && c.no_flash)
+    throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
+  space.base.flash_attention = c.flash || (!c.no_flash && cost::runs_flash_attention(topo.gpu()));
+  cost::check_precision_supported(topo.gpu(), space.base.precision, c.topology);
+  const std::size_t total = planner::enumerate_candidates(space, w).size();
+  Progress progress("plans", total);
+  planner::SearchOptions options;
+  options.threads = c.threads;
+  std::optional<cost::Calibration> calibration;
+  if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
+  options.step.calibration = calibration ? &*calibration : nullptr;
+  if (!c.memory_margin.empty())
+    options.step.memory.margin = cost::parse_memory_margin(c.memory_margin, "--memory-margin");
+  options.on_progress = [&progress](std::size_t n) { progress.advance(n); };
+  planner::SearchResult result = planner::search(w, topo, space, options);
+  progress.finish();
+  const auto refine = static_cast<std::size_t>(c.refine);
+  if (shared_refine) {
+    if (!shared_refine(result, w, topo, refine, options.step)) return {};
+  } else if (refine > 0) {
+    Progress simulated("simulated plans", std::min(refine, result.ranked.size()));
+    planner::refine_top(result, w, topo, refine, options.step, c.threads, [&simulated] { simulated.advance(); });
+    simulated.finish();
+  }
+  if (calibration && !result.ranked.empty()) {
+    graph::StepOptions step = options.step;
+    step.explain = false;
+    warn_outside_calibration(step.calibration, c.calibration,
+                             outside_calibration(graph::predict_step(w, result.ranked.front().plan, topo, step)));
+  }
+
+  SearchContext context;
+  context.command = command_line(c);
+  context.workload = w.name;
+  context.topology = topo.name();
+  context.gpu = topo.gpu().name;
+  context.gpus = selected.gpus;
+  context.global_batch = c.global_batch;
+  context.seq_len = c.seq > 0 ? c.seq : w.shape->seq_len;
+  return {render(search_report(result, context, static_cast<std::size_t>(c.top)), format), std::nullopt};
+}
+
+}  // namespace stepcast::report

@@ -1,0 +1,148 @@
+// `stepcast table`: reads the workloads and clusters, runs the capacity sweep (a search per cell,
+// or a plan family) and renders the capacity report.
+#include "stepcast/report/table_command.hpp"
+
+#include <fmt/format.h>
+
+#include "stepcast/core/errors.hpp"
+#include "stepcast/cost/flash_default.hpp"
+#include "stepcast/cost/low_precision.hpp"
+#include "stepcast/cost/memory_margin.hpp"
+#include "stepcast/report/calibration_warning.hpp"
+#include "stepcast/report/data_path.hpp"
+#include "stepcast/report/plan_reports.hpp"
+#include "stepcast/report/writers.hpp"
+#include "stepcast/topology/overrides.hpp"
+#include "stepcast/topology/topology.hpp"
+
+namespace stepcast::report {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& item : items) s += (s.empty() ? "" : ",") + item;
+  return s;
+}
+
+std::string command_line(const TableRequest& c) {
+  std::string gpus;
+  for (const int g : c.gpus) gpus += fmt::format("{}{}", gpus.empty() ? "" : ",", g);
+  std::string s = fmt::format("stepcast table --workloads {} --topologies {} --gpus {} --global-batch {}",
+                              join(c.workloads), join(c.topologies), gpus, c.global_batch);
+  if (c.seq > 0) s += fmt::format(" --seq {}", c.seq);
+  if (!c.plan.empty()) s += fmt::format(" --plan {}", c.plan);
+  if (c.tokens > 0.0) s += " --tokens " + format_number(c.tokens);
+  for (std::size_t i = 0; i < c.prices.size(); ++i) s += (i == 0 ? " --price " : ",") + format_number(c.prices[i]);
+  for (const std::string& set : c.sets) s += fmt::format(" --set \"{}\"", set);
+  if (!c.memory_margin.empty()) s += " --memory-margin " + c.memory_margin;
+  if (c.refine > 0) s += fmt::format(" --refine {}", c.refine);
+  if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
+  if (c.max_cp != 1) s += fmt::format(" --max-cp {}", c.max_cp);
+  if (!c.precision.empty()) s += " --precision " + c.precision;
+  if (c.flash) s += " --flash";
+  if (c.no_flash) s += " --no-flash";
+  if (!c.calibration.empty()) s += " --calibration " + c.calibration;
+  s += " --format " + std::string(to_string(parse_format(c.format, "--format")));
+  return s;
+}
+
+}  // namespace
+
+CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_sweep) {
+  const Format format = parse_format(c.format, "--format");
+  if (!c.prices.empty() && !(c.tokens > 0.0)) throw InputError("--price", {}, "needs --tokens (the tokens to train)");
+  if (c.prices.size() > 1 && c.prices.size() != c.topologies.size()) {
+    throw InputError("--price", {},
+                     fmt::format("give one price for every cluster or one per cluster, in the order of --topologies: "
+                                 "{} prices for {} topologies",
+                                 c.prices.size(), c.topologies.size()));
+  }
+  if (c.refine > 0 && !c.plan.empty()) {
+    throw InputError("--refine", {}, "re-times the best plans of a search; a --plan family has one plan per cell");
+  }
+  planner::CapacityRequest req;
+  for (const auto& w : c.workloads) {
+    req.workloads.push_back(workload::load_workload(data_path(w)));
+    if (!req.workloads.back().has_shape()) {
+      throw InputError(w, {},
+                       "capacity tables need a workload with a transformer shape (layers, hidden, heads), not a bare "
+                       "parameter count");
+    }
+  }
+  for (const auto& t : c.topologies) req.topologies.push_back(data_path(t));
+  req.gpus = c.gpus;
+  req.sets = c.sets;
+  req.prices = c.prices.size() == 1 ? std::vector<double>(c.topologies.size(), c.prices.front()) : c.prices;
+  if (!c.memory_margin.empty())
+    req.search.step.memory.margin = cost::parse_memory_margin(c.memory_margin, "--memory-margin");
+  req.global_batch = c.global_batch;
+  req.seq_len = c.seq;
+  req.max_micro_batch = c.max_mbs;
+  req.max_cp = c.max_cp;
+  if (!c.precision.empty()) req.base.precision = plan::parse_precision(c.precision, "--precision");
+  if (c.flash && c.no_flash)
+    throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
+  // Fused attention unless asked not to, where every cluster's GPU runs it.
+  bool every_gpu_runs_flash = true;
+  for (const auto& path : req.topologies) {
+    every_gpu_runs_flash =
+        every_gpu_runs_flash &&
+        cost::runs_flash_attention(topology::load_topology_with_sets(path, std::nullopt, c.sets).gpu());
+  }
+  req.base.flash_attention = c.flash || (!c.no_flash && every_gpu_runs_flash);
+  if (!c.plan.empty()) {
+    plan::Plan family = plan::parse_plan(c.plan, "--plan");
+    if (!c.precision.empty()) family.precision = req.base.precision;
+    if (!family.flash_given) family.flash_attention = req.base.flash_attention;
+    if (c.flash) family.flash_attention = true;
+    req.plan = family;
+  }
+  // Every table's GPU must run the precision, or its cells could not be priced.
+  const plan::Precision precision = req.plan ? req.plan->precision : req.base.precision;
+  for (std::size_t i = 0; i < c.topologies.size(); ++i) {
+    cost::check_precision_supported(topology::load_topology_with_sets(req.topologies[i], std::nullopt, req.sets).gpu(),
+                                    precision, c.topologies[i]);
+  }
+  req.search.threads = c.threads;
+  req.refine = static_cast<std::size_t>(c.refine);
+  std::optional<cost::Calibration> calibration;
+  if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
+  req.search.step.calibration = calibration ? &*calibration : nullptr;
+  Progress progress("cells", req.workloads.size() * req.topologies.size() * req.gpus.size());
+  req.on_cell = [&progress](std::size_t) { progress.advance(); };
+  std::vector<planner::CapacityCell> cells;
+  if (shared_sweep) {
+    std::optional<std::vector<planner::CapacityCell>> shared = shared_sweep(req, progress);
+    progress.finish();
+    if (!shared) return {};
+    cells = std::move(*shared);
+  } else {
+    cells = planner::capacity_sweep(req);
+    progress.finish();
+  }
+  if (calibration) {
+    // Each shown plan, priced again to name its collectives outside the fitted range.
+    std::vector<std::string> outside;
+    for (const planner::CapacityCell& cell : cells) {
+      if (!cell.fits || !cell.plan) continue;
+      for (std::size_t i = 0; i < req.workloads.size(); ++i) {
+        if (req.workloads[i].name != cell.workload) continue;
+        for (const auto& path : req.topologies) {
+          const topology::Topology topo = topology::load_topology_with_sets(path, cell.nodes, req.sets);
+          if (topo.name() != cell.topology) continue;
+          graph::StepOptions step = req.search.step;
+          step.explain = false;
+          for (const std::string& o :
+               outside_calibration(graph::predict_step(req.workloads[i], *cell.plan, topo, step))) {
+            outside.push_back(fmt::format("{} on {} GPUs: {}", cell.workload, cell.gpus, o));
+          }
+        }
+      }
+    }
+    warn_outside_calibration(&*calibration, c.calibration, outside);
+  }
+  CostSettings cost{c.tokens};
+  return {render(capacity_report(cells, command_line(c), c.global_batch, c.seq, cost), format), std::nullopt};
+}
+
+}  // namespace stepcast::report
