@@ -7,11 +7,17 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "stepcast/graph/predict.hpp"
+#include "stepcast/plan/plan.hpp"
+#include "stepcast/report/chakra_step.hpp"
 #include "stepcast/report/chakra_trace.hpp"
+#include "stepcast/topology/topology.hpp"
+#include "stepcast/workload/workload.hpp"
 
 namespace {
 
@@ -117,7 +123,41 @@ void BM_Chakra_Write_1024Ranks_2000Nodes(benchmark::State& state) {
   std::filesystem::remove_all(dir);
 }
 
+// The step graph of GPT-3 175B on 128 DGX A100 nodes (tp=8, pp=8, sp=on, dp=16, sequences of 2048
+// tokens) written as `simulate --chakra` writes it: one trace per GPU, every layer's slices, its
+// tensor-parallel calls, the pipeline's sends and receives and the gradient buckets. Argument: the
+// global batch (128: 8 micro-batches; 1536: 96, Narayanan et al. 2021's batch for it).
+void BM_Chakra_Gpt3StepGraph_1024Gpus(benchmark::State& state) {
+  const std::filesystem::path root = STEPCAST_SOURCE_DIR;
+  const workload::Workload w = workload::load_workload(root / "workloads/gpt3-175b.json");
+  const topology::Topology t = topology::load_topology(root / "topologies/dgx-a100.json", 128);
+  plan::Plan plan = plan::parse_plan("tp=8,pp=8,mbs=1,sp=on");
+  plan.global_batch = static_cast<int>(state.range(0));
+  plan.seq_len = 2048;
+  plan = plan::resolve(plan, w, 1024);
+  plan::validate(plan, w, 1024);
+  graph::StepOptions options;
+  options.explain = false;
+  const graph::StepGraph g = graph::plan_step_graph(w, plan, t, options);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("stepcast-chakra-gpt3-" + std::to_string(getpid()));
+  for (auto _ : state) benchmark::DoNotOptimize(report::write_step_chakra(dir, g, t, {}).traces.size());
+  std::uintmax_t bytes = 0;
+  for (int r = 0; r < 1024; ++r) bytes += std::filesystem::file_size(dir / ("stepcast." + std::to_string(r) + ".et"));
+  state.counters["file_MB"] = static_cast<double>(bytes) / 1e6;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 
 BENCHMARK(BM_Chakra_Build_1024Ranks_2000Nodes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Chakra_Write_1024Ranks_2000Nodes)->Unit(benchmark::kMillisecond);
+// The full batch writes 1.7 GB: only when asked (STEPCAST_BENCH_FULL set), so CI's smoke pass
+// stays light.
+BENCHMARK(BM_Chakra_Gpt3StepGraph_1024Gpus)->Arg(128)->Unit(benchmark::kMillisecond)->Iterations(1);
+const bool kFullBatch = std::getenv("STEPCAST_BENCH_FULL") != nullptr &&
+                        benchmark::RegisterBenchmark("BM_Chakra_Gpt3StepGraph_1024Gpus",
+                                                     [](benchmark::State& s) { BM_Chakra_Gpt3StepGraph_1024Gpus(s); })
+                            ->Arg(1536)
+                            ->Unit(benchmark::kMillisecond)
+                            ->Iterations(1);

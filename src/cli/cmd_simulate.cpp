@@ -38,6 +38,9 @@ void add_simulate_command(CLI::App& app) {
                 "then differ only in how they overlap calls with compute (scripts/compare-engines)");
   sub->add_flag("--explain", command->request.explain,
                 "Compare, node by node of the step graph, the time each engine leaves exposed on the critical rank");
+  sub->add_option("--chakra", command->request.chakra,
+                  "Write the step as Chakra execution traces into this folder: <folder>/stepcast.<gpu>.et per GPU "
+                  "and stepcast.comm_groups.json, as ASTRA-sim reads them");
   sub->add_flag("--json", command->request.json, "One JSON object instead of the table");
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");
   sub->callback([command] {

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 
 #include "chakra_files.hpp"
@@ -51,9 +52,18 @@ pb::NodeType node_type(NodeKind kind) {
 // the --comm-group-configuration file (Workload::extract_comm_group).
 class Communicators {
  public:
+  // Looked up by name first, without copying the node's name and ranks: a trace asks this for
+  // every collective node.
   int id(const TraceNode& n) {
+    auto named = by_name_.find(n.group);
+    if (named == by_name_.end())
+      named = by_name_.emplace(n.group, std::vector<std::pair<std::vector<int>, int>>{}).first;
+    for (const auto& [ranks, id] : named->second) {
+      if (ranks == n.group_ranks) return id;
+    }
     auto [it, added] = ids_.try_emplace({n.group, n.group_ranks}, static_cast<int>(ids_.size()) + 1);
     if (added) ranks_by_id_.push_back(&it->first.second);
+    named->second.emplace_back(n.group_ranks, it->second);
     return it->second;
   }
 
@@ -65,6 +75,7 @@ class Communicators {
 
  private:
   std::map<std::pair<std::string, std::vector<int>>, int> ids_;
+  std::unordered_map<std::string, std::vector<std::pair<std::vector<int>, int>>> by_name_;
   std::vector<const std::vector<int>*> ranks_by_id_;
 };
 

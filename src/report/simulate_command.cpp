@@ -14,6 +14,7 @@
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/graph/predict.hpp"
 #include "stepcast/report/calibration_warning.hpp"
+#include "stepcast/report/chakra_step.hpp"
 #include "stepcast/report/fit_hint.hpp"
 #include "stepcast/report/seed_summary.hpp"
 #include "stepcast/sim/step_sim.hpp"
@@ -295,6 +296,7 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
     seeds = summarize_seeds(c.seed, std::move(step_times));
   }
   if (!c.trace.empty()) write_file_atomically(c.trace, sim::chrome_trace_json(r));
+  if (!c.chakra.empty()) write_step_chakra(c.chakra, step, topo, sim_options.model);
   // The interval comes from the analytical model's errors on measured runs, placed around the
   // simulated step time (the two agree closely on those runs: reports/accuracy.md).
   const IntervalResult interval = interval_for(in, r.step_time, c.interval, false);

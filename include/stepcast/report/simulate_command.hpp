@@ -21,8 +21,10 @@ struct SimulateRequest {
   bool json = false;
   /// Every call takes the analytical engine's price on links of its own (no contention).
   bool no_contention = false;
-  /// Compare, by group, what each engine exposes.
+  /// Compare, node by node, what each engine exposes.
   bool explain = false;
+  /// Write the step graph as Chakra execution traces, one per GPU, into this folder.
+  std::string chakra;
 };
 
 /// The simulated step beside the analytical one (and the trace file when asked); a refusal when
