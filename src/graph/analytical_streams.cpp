@@ -35,44 +35,70 @@ std::pair<Seconds, Seconds> waits_inside_nodes(Evaluation& e) {
   return {forward / m, backward / m};
 }
 
+// The calls one pass over a model chunk makes, one after another, at its layer 0 or at its last
+// layer: what the pass's start or end waits for. Layer 0 of the first chunk carries the root
+// parameters; summed over the v chunks of a micro-batch.
+Seconds edge_calls(Evaluation& e, const CommNode& node, bool layer_zero) {
+  const auto at = [&](bool root) {
+    Seconds most;
+    for (int s = 0; s < static_cast<int>(e.graph.stages.size()); ++s) {
+      const int layer = layer_zero ? 0 : e.graph.stages[static_cast<std::size_t>(s)].chunk_layers - 1;
+      const int calls = e.graph.calls_at(node, s, layer);
+      if (calls == 0) continue;
+      const Bytes first = root ? node.size + node.root : node.size;
+      most = std::max(most, e.pricer.time(node, first) + e.pricer.time(node, node.size) * (calls - 1));
+    }
+    return most;
+  };
+  return at(layer_zero) + at(false) * (e.w.vp - 1);
+}
+
 }  // namespace
 
-// Prefetching the next unit while one computes hides the gathers behind the compute, but for the
-// first unit of each pass over a model chunk, and but for what they take beyond the compute when
-// the group's share of the NICs is too slow (Zhao et al. 2023, section 3.3). In the backward the
-// regathers and the reduce-scatters share the stream and the backward's compute.
+// Prefetching the next unit while one computes hides the gathers behind the compute (Zhao et al.
+// 2023, section 3.3), but for the first unit of each pass over a model chunk, and but for what
+// they take beyond the compute when the group's share of the NICs is too slow. In the backward
+// the regathers and the reduce-scatters share the stream and the backward's compute; the pass's
+// last reduce-scatters, issued as it ends, hide behind nothing of it, and the next pass's first
+// gather waits behind them on the stream.
 void expose_sharded_units(Evaluation& e) {
   std::vector<std::size_t> forward;
   std::vector<std::size_t> backward;
   std::vector<std::size_t> regathers;
-  Seconds first_unit;  // one call of each forward gather in a pass's first layer
+  Seconds first_forward;   // per micro-batch: the forward's gathers of each pass's first layer
+  Seconds first_backward;  // ... the backward's regathers of each pass's first (the chunk's last) layer
+  Seconds last_reduction;  // ... the reduce-scatters after each backward pass's last layer
   for_anchor(e, Anchor::kLayerPrefetch, [&](std::size_t i, const CommNode& node) {
     if (node.pass == Pass::kBackward) {
       backward.push_back(i);
       regathers.push_back(i);
+      first_backward += edge_calls(e, node, false);
       return;
     }
     forward.push_back(i);
-    int first = 0;
-    for (int s = 0; s < static_cast<int>(e.graph.stages.size()); ++s) first = std::max(first, e.graph.calls_at(node, s, 0));
-    first_unit += e.pricer.time(node, node.size) * first;
+    first_forward += edge_calls(e, node, true);
   });
-  for_anchor(e, Anchor::kLayerEnd, [&](std::size_t i, const CommNode&) { backward.push_back(i); });
+  for_anchor(e, Anchor::kLayerEnd, [&](std::size_t i, const CommNode& node) {
+    backward.push_back(i);
+    last_reduction += edge_calls(e, node, true);
+  });
   if (forward.empty() && backward.empty()) return;
   const double m = e.w.micro_batches;
   const auto [forward_wait, backward_wait] = waits_inside_nodes(e);
   Seconds forward_total;
   for (const std::size_t i : forward) forward_total += e.terms[i].time;
   share(e, forward,
-        std::min(forward_total, (max0(forward_total / m - e.w.forward - forward_wait) + first_unit * e.w.vp) * m));
+        std::min(forward_total, (max0(forward_total / m - e.w.forward - forward_wait) + first_forward) * m));
   Seconds backward_total;
   for (const std::size_t i : backward) backward_total += e.terms[i].time;
-  share(e, backward, max0(backward_total / m - e.w.backward - backward_wait) * m);
+  share(
+      e, backward,
+      std::min(backward_total, std::max(max0(backward_total / m - e.w.backward - backward_wait), last_reduction) * m));
   // Each backward pass's first regather is exposed, as the forward's.
   Seconds gathers;
   for (const std::size_t i : regathers) gathers += e.terms[i].time;
   if (!(gathers.value() > 0.0)) return;
-  const Seconds first = first_unit * e.w.vp * m;
+  const Seconds first = first_backward * m;
   for (const std::size_t i : regathers) {
     CommTerm& t = e.terms[i];
     t.exposed = std::min(t.time, t.exposed + first * (t.time / gathers));
