@@ -54,7 +54,7 @@ void add_validate_command(CLI::App& app) {
       if (options->request.in.topology.empty())
         throw InputError("--topology", {}, "--measured needs the topology the measurements ran on");
       const report::ValidateOutput out = report::validate_command(options->request);
-      emit(out.text, options->output);
+      emit(out.text, options->output, out.files);
       passed = gate->count() == 0 || out.within_gate;
     }
     if (!passed) {

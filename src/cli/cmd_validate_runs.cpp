@@ -10,7 +10,6 @@
 #include "stepcast/calibrate/run_validation.hpp"
 #include "stepcast/calibrate/training_runs.hpp"
 #include "stepcast/core/errors.hpp"
-#include "stepcast/core/output_file.hpp"
 #include "stepcast/cost/step.hpp"
 #include "stepcast/report/data_path.hpp"
 #include "stepcast/report/progress.hpp"
@@ -125,11 +124,12 @@ bool run_validate_runs(const RunsOptions& o, const RunsOutput& out) {
   }
 
   const report::RunReportContext context{o.files, o.engine, out.calibration};
-  if (!out.plot.empty()) write_file_atomically(out.plot, report::run_validation_svg(runs, result, context));
+  std::vector<OutputContent> plot;
+  if (!out.plot.empty()) plot.push_back({out.plot, report::run_validation_svg(runs, result, context)});
   std::string text = out.json ? report::run_validation_json(runs, result, context)
                               : report::run_validation_text(runs, result, context);
   if (!out.json && !out.plot.empty()) text += fmt::format("wrote {}\n", out.plot);
-  emit(text, out.output);
+  emit(text, out.output, plot);
   bool passed = true;
   for (const auto& s : result.metrics) passed = passed && s.median_abs_error_pct <= out.max_median_error;
   return !out.gate || passed;

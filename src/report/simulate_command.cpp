@@ -9,7 +9,6 @@
 #include <string_view>
 
 #include "stepcast/core/errors.hpp"
-#include "stepcast/core/output_file.hpp"
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/step.hpp"
 #include "stepcast/report/calibration_warning.hpp"
@@ -247,7 +246,7 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
     for (const std::string& t : later_seeds) step_times.push_back(step_time_of(t));
     seeds = summarize_seeds(c.seed, std::move(step_times));
   }
-  if (!c.trace.empty()) write_file_atomically(c.trace, sim::chrome_trace_json(r));
+  if (!c.trace.empty()) out.files.push_back({c.trace, sim::chrome_trace_json(r)});
   // The interval comes from the analytical model's errors on measured runs, placed around the
   // simulated step time (the two agree closely on those runs: reports/accuracy.md).
   const IntervalResult interval = interval_for(in, r.step_time, c.interval, false);

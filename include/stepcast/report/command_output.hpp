@@ -1,5 +1,6 @@
-// What a command makes: its text (table or JSON) and, when the plan does not fit in GPU memory,
-// the refusal the command raises after the text is written (exit 3, STYLE.md A3).
+// What a command makes: its text (table or JSON), the files it writes beside it (a trace), and,
+// when the plan does not fit in GPU memory, the refusal the command raises after the text is
+// written (exit 3, STYLE.md A3).
 #pragma once
 
 #include <cstddef>
@@ -9,11 +10,13 @@
 #include <vector>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/core/output_file.hpp"
 
 namespace stepcast::report {
 
 struct CommandOutput {
   std::string text;
+  std::vector<OutputContent> files;  ///< written with the text, all or none (cli/output.hpp)
   std::optional<InfeasibleError> refusal;
 };
 
