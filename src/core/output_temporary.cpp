@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <array>
@@ -93,8 +92,8 @@ void remove_stale_temporaries(const std::filesystem::path& target) {
   for (std::filesystem::directory_iterator it(folder_of(target), ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     const auto pid = maker_on_this_host(name, prefix, host);
-    // kill(pid, 0) fails with ESRCH only when no such process exists.
-    if (pid && *pid != ::getpid() && ::kill(*pid, 0) != 0 && errno == ESRCH) stale.push_back(it->path());
+    // getpgid fails with ESRCH only when no such process exists.
+    if (pid && *pid != ::getpid() && ::getpgid(*pid) < 0 && errno == ESRCH) stale.push_back(it->path());
   }
   for (const auto& path : stale) ::unlink(path.c_str());
 }
