@@ -13,6 +13,9 @@ namespace {
 // are thousands of times beyond them.
 constexpr std::int64_t kMaxTokensPerStep = std::int64_t{1} << 36;
 constexpr std::int64_t kMaxSequence = std::int64_t{1} << 27;
+// Published pipelines run tens to thousands of micro-batches per step; 2^16 times a stage's layers
+// (at most 2^14) stays an int, as the per-kernel counts of a step are kept.
+constexpr std::int64_t kMaxMicroBatches = std::int64_t{1} << 16;
 
 }  // namespace
 
@@ -27,6 +30,16 @@ void limit_problems(const Plan& p, std::vector<std::string>& out) {
         "global batch x sequence = {} x {} = {} tokens per step is above stepcast's limit of {} (2^36), thousands "
         "of times the largest published batch",
         p.global_batch, p.seq_len, tokens, kMaxTokensPerStep));
+  }
+  if (p.dp > 0 && p.micro_batch_size > 0) {
+    const std::int64_t per_replica = std::int64_t{p.dp} * p.micro_batch_size;
+    const std::int64_t micro_batches = p.global_batch / per_replica;
+    if (micro_batches > kMaxMicroBatches) {
+      out.push_back(fmt::format(
+          "global batch / (dp x mbs) = {} / ({} x {}) = {} micro-batches per step is above stepcast's limit of {}: "
+          "raise mbs= or dp=, or lower the global batch",
+          p.global_batch, p.dp, p.micro_batch_size, micro_batches, kMaxMicroBatches));
+    }
   }
 }
 

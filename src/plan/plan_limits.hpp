@@ -1,4 +1,4 @@
-// The largest batch and sequence a plan takes: far beyond every published training run, and small
+// The largest batch, sequence and micro-batch count a plan takes: far beyond every published training run, and small
 // enough that tokens, activations and FLOPs computed from them stay finite and every count an int.
 #pragma once
 

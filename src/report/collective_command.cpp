@@ -158,6 +158,11 @@ Bytes parse_size(const std::string& option, std::string_view text) {
         "{}: the size must be between 0 B and 1 PiB (more than the memory of the largest GPU clusters), got \"{}\"",
         option, text));
   }
+  // nccl-tests' S counts whole bytes: "0.5 B" or "1.3 KB" names no buffer a collective can move.
+  if (size.value() != std::floor(size.value())) {
+    throw InputError(fmt::format("{}: a size is a whole number of bytes, got \"{}\" = {} B", option, text,
+                                 size.value()));
+  }
   return size;
 }
 

@@ -194,10 +194,14 @@ TEST_SUITE("plan.extreme_inputs") {
     p.global_batch = 2147483632;
     p.seq_len = 2147483647;
     const auto found = stepcast::plan::problems(stepcast::plan::resolve(p, w, 8), w, 8);
-    REQUIRE(found.size() == 2);
+    REQUIRE(found.size() == 3);
     CHECK(found[0] == "the sequence length 2147483647 is above stepcast's limit of 134217728 tokens");
     CHECK(found[1] ==
           "global batch x sequence = 2147483632 x 2147483647 = 4611685981920165904 tokens per step is above "
           "stepcast's limit of 68719476736 (2^36), thousands of times the largest published batch");
+    // 2147483632 / 8 = 268435454 micro-batches: times a stage's 32 layers, past an int (compute.cpp's kernel counts).
+    CHECK(found[2] ==
+          "global batch / (dp x mbs) = 2147483632 / (8 x 1) = 268435454 micro-batches per step is above stepcast's "
+          "limit of 65536: raise mbs= or dp=, or lower the global batch");
   }
 }
