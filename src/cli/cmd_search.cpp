@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "budget.hpp"
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "output.hpp"
@@ -18,6 +19,7 @@
 #include "stepcast/cost/memory_margin.hpp"
 #include "stepcast/planner/refine.hpp"
 #include "stepcast/planner/search.hpp"
+#include "stepcast/planner/work_estimate.hpp"
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/data_path.hpp"
 #include "stepcast/report/plan_inputs.hpp"
@@ -54,6 +56,7 @@ struct SearchCommand {
   int gpus = 0;
   std::vector<std::string> sets;
   std::string memory_margin;
+  Budget budget;
 };
 
 /// The command line that reproduces the output (the thread count is left out: it changes nothing).
@@ -92,6 +95,16 @@ bool shared_refine(planner::SearchResult& result, const workload::Workload& w, c
   return true;
 }
 
+/// The refinement's simulations, estimated from the plans it will simulate, checked before any runs.
+void check_refine_budget(const planner::SearchResult& result, const workload::Workload& w, std::size_t k,
+                         const Budget& budget) {
+  planner::WorkEstimate work;
+  const std::size_t n = std::min(k, result.ranked.size());
+  for (std::size_t i = 0; i < n; ++i) work += planner::simulation_work(w, result.ranked[i].plan, false, false);
+  check_budget(work, budget, fmt::format("simulating the best {} plans (--refine {})", n, k),
+               "lower --refine (0: the analytical ranking alone) or --global-batch");
+}
+
 void run(const SearchCommand& c) {
   ranks::will_share();
   const report::Format format = c.json ? report::Format::kJson : report::parse_format(c.format, "--format");
@@ -117,6 +130,8 @@ void run(const SearchCommand& c) {
   space.base.flash_attention = c.flash || (!c.no_flash && cost::runs_flash_attention(topo.gpu()));
   cost::check_precision_supported(topo.gpu(), space.base.precision, c.topology);
   const std::size_t total = planner::enumerate_candidates(space, w).size();
+  check_budget(planner::search_work(total), c.budget, fmt::format("searching {} candidate plans", total),
+               "lower --max-mbs or --max-cp, or search fewer GPUs");
   report::Progress progress("plans", total);
   planner::SearchOptions options;
   options.threads = c.threads;
@@ -129,6 +144,7 @@ void run(const SearchCommand& c) {
   planner::SearchResult result = planner::search(w, topo, space, options);
   progress.finish();
   const auto refine = static_cast<std::size_t>(c.refine);
+  check_refine_budget(result, w, refine, c.budget);
   if (ranks::count() > 1) {
     if (!shared_refine(result, w, topo, refine, options.step)) return;
   } else if (refine > 0) {
@@ -193,6 +209,7 @@ void add_search_command(CLI::App& app) {
   sub->add_option("--calibration", c->calibration,
                   "Calibration file from `stepcast calibrate`: every plan's collectives and compute priced with it");
   add_what_if_options(*sub, c->gpus, c->sets, c->memory_margin);
+  add_budget_options(*sub, c->budget);
   sub->callback([c] { run(*c); });
 }
 

@@ -1,11 +1,13 @@
 // `stepcast simulate`: one training step of a plan run on the discrete-event engine (flows that
 // share links, the pipeline schedule's task order, stragglers), beside the analytical figure.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "budget.hpp"
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "output.hpp"
@@ -18,6 +20,7 @@ namespace stepcast::cli {
 
 void add_simulate_command(CLI::App& app) {
   auto command = std::make_shared<CommandOptions<report::SimulateRequest>>();
+  auto budget = std::make_shared<Budget>();
   CLI::App* sub = app.add_subcommand("simulate",
                                      "Run one training step of a plan on the discrete-event engine (contention, "
                                      "pipeline schedule, stragglers; exit 3 when it does not fit in GPU memory)");
@@ -35,7 +38,14 @@ void add_simulate_command(CLI::App& app) {
   sub->add_option("--trace", command->request.trace, "Write a Chrome/Perfetto trace (JSON) to this file");
   sub->add_flag("--json", command->request.json, "One JSON object instead of the table");
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");
-  sub->callback([command] {
+  add_budget_options(*sub, *budget);
+  sub->callback([command, budget] {
+    command->request.approve_work = [budget, seeds = command->request.seeds](const planner::WorkEstimate& work) {
+      check_budget(
+          work, *budget, seeds > 1 ? fmt::format("simulating {} seeds of this plan", seeds) : "simulating this plan",
+          seeds > 1 ? "lower --seeds, --global-batch or the layers per stage (more pp)"
+                    : "lower --global-batch, or simulate fewer micro-batches per stage (a larger mbs= or dp=)");
+    };
     if (command->request.seeds > 1) ranks::will_share();
     const auto deal = [](const std::vector<double>& costs, const std::function<std::string(std::size_t)>& work) {
       return ranks::share(costs, work);

@@ -1,12 +1,14 @@
 // `stepcast table`: capacity tables over workloads x clusters x GPU counts (the best plan found by
 // search, or a plan family), with training days, GPU-hours and cost, in five formats.
 #include <fmt/format.h>
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "budget.hpp"
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "output.hpp"
@@ -16,6 +18,7 @@
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/memory_margin.hpp"
 #include "stepcast/planner/capacity.hpp"
+#include "stepcast/planner/work_estimate.hpp"
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/data_path.hpp"
 #include "stepcast/report/plan_reports.hpp"
@@ -48,6 +51,7 @@ struct TableCommand {
   std::string calibration;
   std::vector<std::string> sets;
   std::string memory_margin;
+  Budget budget;
 };
 
 std::string join(const std::vector<std::string>& items) {
@@ -118,6 +122,30 @@ std::vector<planner::CapacityCell> shared_sweep(const planner::CapacityRequest& 
   return cells;
 }
 
+/// The cells' searches, estimated from their candidate counts before any runs, the largest cells
+/// first so that a request far over the budget is refused after counting a few. The cells run one
+/// after another: their times add up, their memory does not. (The plans a --refine simulates are
+/// known only once each cell is searched.)
+void check_table_budget(const planner::CapacityRequest& req, const Budget& budget) {
+  std::vector<planner::CellSpec> specs = planner::capacity_cells(req);
+  std::stable_sort(specs.begin(), specs.end(),
+                   [](const planner::CellSpec& a, const planner::CellSpec& b) { return a.gpus > b.gpus; });
+  planner::WorkEstimate work;
+  std::size_t candidates = 0;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const std::size_t n = planner::cell_candidates(req, specs[i]);
+    const planner::WorkEstimate cell = planner::search_work(n);
+    candidates += n;
+    work.time = work.time + cell.time;
+    work.memory = std::max(work.memory, cell.memory);
+    const bool last = i + 1 == specs.size();
+    const std::string what = last ? fmt::format("searching {} candidate plans in {} cells", candidates, specs.size())
+                                  : fmt::format("searching at least {} candidate plans (in the {} largest of {} cells)",
+                                                candidates, i + 1, specs.size());
+    check_budget(work, budget, what, "give fewer workloads, topologies or GPU counts, or lower --max-mbs or --max-cp");
+  }
+}
+
 void run(const TableCommand& c) {
   ranks::will_share();
   const report::Format format = report::parse_format(c.format, "--format");
@@ -179,6 +207,7 @@ void run(const TableCommand& c) {
   std::optional<cost::Calibration> calibration;
   if (!c.calibration.empty()) calibration = cost::load_calibration(report::data_path(c.calibration));
   req.search.step.calibration = calibration ? &*calibration : nullptr;
+  check_table_budget(req, c.budget);
   report::Progress progress("cells", req.workloads.size() * req.topologies.size() * req.gpus.size());
   req.on_cell = [&progress](std::size_t) { progress.advance(); };
   const auto cells = ranks::count() > 1 ? shared_sweep(req, progress) : planner::capacity_sweep(req);
@@ -263,6 +292,7 @@ void add_table_command(CLI::App& app) {
   sub->add_option("-o,--output", c->output, "Write to this file (atomically) instead of stdout");
   sub->add_option("--calibration", c->calibration,
                   "Calibration file from `stepcast calibrate`: every plan's collectives and compute priced with it");
+  add_budget_options(*sub, c->budget);
   sub->callback([c] { run(*c); });
 }
 

@@ -11,6 +11,7 @@
 #include "stepcast/calibrate/training_runs.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/step.hpp"
+#include "stepcast/planner/work_estimate.hpp"
 #include "stepcast/report/data_path.hpp"
 #include "stepcast/report/progress.hpp"
 #include "stepcast/report/run_reports.hpp"
@@ -89,6 +90,7 @@ CLI::Option* add_runs_options(CLI::App& validate, RunsOptions& o) {
       validate.add_option("--engine", o.engine, "With --runs: analytical (as predict; default) or des (as simulate)");
   engine->check(CLI::IsMember({"analytical", "des"}));
   engine->needs(runs);
+  add_budget_options(validate, o.budget);
   for (const char* name :
        {"--measured", "--topology", "--nodes", "--algorithm", "--min-size", "--max-size", "--holdout"}) {
     if (CLI::Option* other = validate.get_option_no_throw(name)) runs->excludes(other);
@@ -105,6 +107,14 @@ bool run_validate_runs(const RunsOptions& o, const RunsOutput& out) {
   if (!out.calibration.empty()) calibration = cost::load_calibration(out.calibration);
   const cost::Calibration* cal = calibration ? &*calibration : nullptr;
   const bool des = o.engine == "des";
+  if (des) {
+    planner::WorkEstimate work;
+    for (const calibrate::TrainingRun& run : runs) {
+      if (run.expressible()) work += planner::simulation_work(*run.workload, run.plan, false, false);
+    }
+    check_budget(work, o.budget, fmt::format("simulating the {} runs", runs.size()),
+                 "validate fewer runs, or use --engine analytical");
+  }
   const calibrate::RunEngine engine = [cal, des](const calibrate::TrainingRun& run) {
     return des ? simulate_run(run, cal) : calibrate::predict_analytically(run, cal);
   };

@@ -224,6 +224,12 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
   const cost::StepPrediction p = cost::predict_step(in.workload, in.plan, topo, options);
   warn_outside_calibration(options.calibration, c.plan.calibration, outside_calibration(p));
   const sim::PlannedStep planned = sim::plan_step(in.plan, p, options.calibration);
+  if (c.approve_work) {
+    // The seeds run one after another: their times add up, their memory does not.
+    planner::WorkEstimate work = planner::simulation_work(in.workload, in.plan, pert.step_cv > 0.0, !c.trace.empty());
+    work.time = work.time * static_cast<double>(c.seeds);
+    c.approve_work(work);
+  }
   // With --seeds, the seeds after the first are the units dealt out; the first is the full
   // simulation below, whose step time heads the summary.
   std::vector<std::string> later_seeds;

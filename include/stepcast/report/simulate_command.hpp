@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
+#include "stepcast/planner/work_estimate.hpp"
 #include "stepcast/report/command_output.hpp"
 #include "stepcast/report/plan_inputs.hpp"
 #include "stepcast/report/step_interval.hpp"
@@ -19,6 +21,9 @@ struct SimulateRequest {
   std::string straggler;
   std::string trace;
   bool json = false;
+  /// Called with the estimated cost of every simulation the request asks for, before the first
+  /// runs (a budget that may refuse it); none: run whatever it costs.
+  std::function<void(const planner::WorkEstimate&)> approve_work;
 };
 
 /// The simulated step beside the analytical one (and the trace file when asked); a refusal when
