@@ -65,20 +65,23 @@ void check_outputs(const CLI::App& command) {
   struct Named {
     std::string option;
     std::string path;
+    bool required = false;  ///< a file the command exists to write (calibrate's -o), never stdout
   };
   std::vector<Named> outputs;
   std::vector<Named> inputs;
   for (const CLI::Option* option : command.get_options()) {
     const bool output = is_output_option(*option);
     for (const std::string& value : option->results()) {
-      (output ? outputs : inputs).push_back({option_name(*option), value});
+      (output ? outputs : inputs).push_back({option_name(*option), value, option->get_required()});
     }
   }
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const Named& out = outputs[i];
     if (out.path == kStdout) {
-      if (out.option != "-o") {
-        throw InputError(out.option, {}, "\"-\" (standard output) is for -o only, which carries the report");
+      if (out.option != "-o" || out.required) {
+        throw InputError(out.option, {},
+                         out.required ? "names the file this command writes; \"-\" (standard output) carries its report"
+                                      : "\"-\" (standard output) is for -o only, which carries the report");
       }
       continue;
     }

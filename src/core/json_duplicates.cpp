@@ -1,4 +1,5 @@
-// A scan of valid JSON text for keys given twice in one object, with the line of each.
+// Scans of JSON text: nesting depth before parsing, and keys given twice in one object (with the
+// line of each) after.
 #include "json_duplicates.hpp"
 
 #include <fmt/format.h>
@@ -36,6 +37,31 @@ std::string pointer_to(const std::vector<Level>& levels, const std::string& key)
 }
 
 }  // namespace
+
+void refuse_deep_nesting(std::string_view text, const std::string& origin) {
+  int depth = 0;
+  int line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      if (i < text.size() && text[i] == '\n') ++line;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxJsonDepth) {
+        throw InputError(origin, {},
+                         fmt::format("objects and arrays nested more than {} deep at line {}: no stepcast input "
+                                     "nests so deep",
+                                     kMaxJsonDepth, line));
+      }
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+}
 
 void refuse_duplicate_keys(std::string_view text, const std::string& origin) {
   std::vector<Level> levels;

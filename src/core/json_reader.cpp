@@ -17,6 +17,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
                                  "right file?",
                                  describe_size(text.size()), describe_size(kMaxJsonInputBytes)));
   }
+  detail::refuse_deep_nesting(text, origin);
   try {
     nlohmann::json parsed = nlohmann::json::parse(text.begin(), text.end());
     detail::refuse_duplicate_keys(text, origin);

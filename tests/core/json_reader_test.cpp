@@ -70,6 +70,15 @@ TEST_SUITE("core.json_duplicate_keys") {
           "differ on which one counts)");
   }
 
+  TEST_CASE("nesting deeper than 256 levels is refused before it is parsed, brackets in strings not counted") {
+    const std::string deep = "\n" + std::string(257, '[') + std::string(257, ']');
+    CHECK(error_of([&] { (void)parse_json_text(deep, "deep.json"); }) ==
+          "deep.json: objects and arrays nested more than 256 deep at line 2: no stepcast input nests so deep");
+    const std::string ok =
+        "{\"a\": \"" + std::string(300, '[') + "\", \"b\": " + std::string(255, '[') + std::string(255, ']') + "}";
+    CHECK(error_of([&] { (void)parse_json_text(ok, "ok.json"); }) == "no error");
+  }
+
   TEST_CASE("the same key in different objects, and keys inside strings, are no repeat") {
     const std::string text = R"({"a": {"x": 1}, "b": {"x": 2}, "c": ["x", "x"], "d": "\"x\": 1, \"x\": 2", "x": 3})";
     CHECK(error_of([&] { (void)parse_json_text(text, "ok.json"); }) == "no error");
