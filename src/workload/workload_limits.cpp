@@ -39,7 +39,7 @@ std::optional<JsonReader> locate(const JsonReader& where, std::initializer_list<
     const std::optional<JsonReader> in = block.empty() ? std::optional<JsonReader>(where) : where.find(block);
     if (!in || !in->json().is_object()) continue;
     for (const std::string_view key : keys) {
-      if (const auto found = in->find(key)) return found;
+      if (auto found = in->find(key)) return found;
     }
   }
   return std::nullopt;
