@@ -34,7 +34,12 @@ std::filesystem::path ten_thousand_runs(const std::string& dataset) {
       rows.push_back(line);
     }
   }
-  for (std::size_t i = 0; i < kRuns; ++i) out += rows[i % rows.size()] + "\n";
+  // Each copy under its own run id (the first column): a runs file names each run once.
+  for (std::size_t i = 0; i < kRuns; ++i) {
+    const std::string& row = rows[i % rows.size()];
+    const std::size_t comma = row.find(',');
+    out += row.substr(0, comma) + "/" + std::to_string(i / rows.size()) + row.substr(comma) + "\n";
+  }
   const auto path =
       std::filesystem::temp_directory_path() / ("stepcast_runs_bench_" + std::to_string(::getpid()) + "_" + dataset);
   std::ofstream(path) << out;

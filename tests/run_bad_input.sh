@@ -4,6 +4,8 @@
 #   args: <command line after "stepcast">   ({dir} is replaced by the case's folder)
 #   exit: <expected exit code>
 #   message: <a substring the error must contain>
+# A refused command writes nothing: the files of the case's folder must be the same after it, and
+# no file may be added there.
 set -u
 exe=$1 case=$2
 dir=$(dirname "$case")
@@ -17,9 +19,17 @@ fi
 args=${args//\{dir\}/$dir}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+folder_state() { find "$dir" -maxdepth 1 \( -type f -o -type l \) -printf '%f %s %T@ %l\n' | sort; }
+before=$(folder_state)
 eval "\"$exe\" $args" >"$out" 2>&1
 got_exit=$?
 status=0
+after=$(folder_state)
+if [ "$before" != "$after" ]; then
+  echo "the command changed the files of $dir:"
+  diff <(echo "$before") <(echo "$after")
+  status=1
+fi
 if [ "$got_exit" != "$want_exit" ]; then
   echo "expected exit $want_exit, got $got_exit"
   status=1

@@ -19,6 +19,7 @@
 #include "stepcast/report/search_command.hpp"
 #include "stepcast/report/simulate_command.hpp"
 #include "stepcast/report/table_command.hpp"
+#include "stepcast/core/output_file.hpp"
 #include "stepcast/report/validate_command.hpp"
 #include "stepcast/report/validate_runs_command.hpp"
 
@@ -36,8 +37,11 @@ auto without_gil(Work&& work) {
   return std::forward<Work>(work)();
 }
 
-/// The JSON text, and the refusal's message when the plan does not fit (None otherwise).
+/// The JSON text, and the refusal's message when the plan does not fit (None otherwise). The
+/// files a command makes beside its text (a trace) are written, as the executable writes them,
+/// only for a plan that fits.
 py::tuple with_refusal(const report::CommandOutput& out) {
+  if (!out.refusal) write_files_atomically(out.files);
   return py::make_tuple(out.text, out.refusal ? py::object(py::str(out.refusal->what())) : py::object(py::none()));
 }
 
@@ -164,6 +168,7 @@ std::string validate(const py::dict& values) {
     r.json = true;
     out = without_gil([&r] { return report::validate_command(r); });
   }
+  write_files_atomically(out.files);  // the plot, when asked
   return out.text;
 }
 

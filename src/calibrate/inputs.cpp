@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "stepcast/calibrate/nccl_tests_plausible.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/input_file.hpp"
 
@@ -21,8 +22,10 @@ MeasurementFiles read_measurement_files(const std::vector<std::filesystem::path>
   return out;
 }
 
-topology::Topology topology_for(const std::filesystem::path& file, std::optional<int> nodes,
-                                const std::vector<Measurements>& measurements) {
+namespace {
+
+topology::Topology sized_topology(const std::filesystem::path& file, std::optional<int> nodes,
+                                  const std::vector<Measurements>& measurements) {
   if (nodes && *nodes < 1) throw InputError("--nodes", {}, "must be at least 1");
   topology::Topology topo = topology::load_topology(file, nodes);
   if (nodes) return topo;
@@ -33,6 +36,15 @@ topology::Topology topology_for(const std::filesystem::path& file, std::optional
   if (ranks <= topo.gpu_count()) return topo;
   const int per_node = std::max(1, topo.gpus_per_node());
   return topology::load_topology(file, (ranks + per_node - 1) / per_node);
+}
+
+}  // namespace
+
+topology::Topology topology_for(const std::filesystem::path& file, std::optional<int> nodes,
+                                const std::vector<Measurements>& measurements) {
+  topology::Topology topo = sized_topology(file, nodes, measurements);
+  for (const Measurements& m : measurements) check_physically_possible(m, topo);
+  return topo;
 }
 
 }  // namespace stepcast::calibrate

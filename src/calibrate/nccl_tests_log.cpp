@@ -98,6 +98,7 @@ class LogParser {
     }
     if (open_) finish_run("the file ends after its last row");
     if (result_.runs.empty()) refuse_empty_result();
+    refuse_all_zero_times();
     result_.file = origin_;
     return std::move(result_);
   }
@@ -112,7 +113,9 @@ class LogParser {
   void note(int line, std::string text) { result_.notes.push_back({line, std::move(text)}); }
 
   void read_line(std::string_view raw) {
-    const std::string_view line = detail::strip_launcher_tags(raw);
+    // OpenMPI tags every piece of a line it forwards, so with many ranks a tag can sit anywhere.
+    const std::optional<std::string> untagged = detail::without_inner_mpi_tags(raw);
+    const std::string_view line = detail::strip_launcher_tags(untagged ? std::string_view(*untagged) : raw);
     if (line.empty()) return;
     if (line.front() == '#') {
       read_comment(line.substr(1));
@@ -340,6 +343,22 @@ class LogParser {
     if (facts_.nodes) return *facts_.nodes;
     if (facts_.gpus_per_node) return (ranks + *facts_.gpus_per_node - 1) / *facts_.gpus_per_node;
     return 0;
+  }
+
+  // A log whose every row took no time measured nothing (a dry run, or a log edited by hand);
+  // said as such, rather than left to a later "no measured points".
+  void refuse_all_zero_times() const {
+    int rows = 0;
+    for (const MeasuredCollective& run : result_.runs) {
+      for (const MeasuredPoint& p : run.points) {
+        if (p.out_of_place.time.value() > 0.0) return;
+        ++rows;
+      }
+    }
+    const MeasuredCollective& first = result_.runs.front();
+    fail(first.points.front().line,
+         fmt::format("every result row ({} of them, lines {} to {}) has a time of 0: the log holds no measured time",
+                     rows, first.points.front().line, result_.runs.back().points.back().line));
   }
 
   [[noreturn]] void refuse_empty_result() const {

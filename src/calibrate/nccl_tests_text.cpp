@@ -48,7 +48,39 @@ std::size_t task_label_length(std::string_view s) {
   return after == s.size() || s[after] == ' ' || s[after] == '\t' ? after : 0;
 }
 
+// "[1,0]<stdout>:" exactly: a bracketed pair of whole numbers, a stream name, a colon. Returns its
+// length at the start of `s`, or 0.
+std::size_t mpi_tag_length(std::string_view s) {
+  if (s.empty() || s.front() != '[') return 0;
+  std::size_t at = 1;
+  for (int number = 0; number < 2; ++number) {
+    const std::size_t start = at;
+    while (at < s.size() && is_digit(s[at])) ++at;
+    if (at == start || at >= s.size() || s[at] != (number == 0 ? ',' : ']')) return 0;
+    ++at;
+  }
+  for (std::string_view stream : {"<stdout>:", "<stderr>:", "<stddiag>:"}) {
+    if (s.substr(at, stream.size()) == stream) return at + stream.size();
+  }
+  return 0;
+}
+
 }  // namespace
+
+std::optional<std::string> without_inner_mpi_tags(std::string_view line) {
+  std::optional<std::string> out;
+  std::size_t copied = 0;
+  for (std::size_t at = line.find('['); at != std::string_view::npos; at = line.find('[', at + 1)) {
+    const std::size_t tag = mpi_tag_length(line.substr(at));
+    if (tag == 0) continue;
+    if (!out) out.emplace();
+    out->append(line.substr(copied, at - copied));
+    copied = at + tag;
+    at = copied - 1;
+  }
+  if (out) out->append(line.substr(copied));
+  return out;
+}
 
 std::string_view strip_launcher_tags(std::string_view line) {
   line = trim(line);

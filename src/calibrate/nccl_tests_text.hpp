@@ -16,6 +16,11 @@ namespace stepcast::calibrate::detail {
 /// io label is "%*d: ").
 std::string_view strip_launcher_tags(std::string_view line);
 
+/// The line without OpenMPI `--tag-output` tags ("[1,0]<stdout>:") found inside it, where OpenMPI
+/// forwarded one line of a rank's output in pieces and tagged each ("node-[1,0]<stdout>:00000C"
+/// for the host node-00000C). Empty when the line has none (read the line as it is).
+std::optional<std::string> without_inner_mpi_tags(std::string_view line);
+
 /// Whether the line is NCCL's own debug output ("host:pid:tid [0] NCCL INFO ...", NCCL_DEBUG).
 bool is_nccl_debug_line(std::string_view line);
 

@@ -32,6 +32,9 @@ using detail::RawTable;
 /// while a slipped unit (ms for s, per GPU for total, GiB for GB) is off by 7% or far more.
 constexpr double kThroughputAgreement = 0.05;
 
+/// The longest step a measured run may report: a week. Real steps take milliseconds to minutes.
+constexpr Seconds kLongestStep = Seconds(7.0 * 24 * 3600);
+
 /// Composer's FSDP mixed_precision modes (composer/distributed/mosaic_fsdp.py names them).
 constexpr std::string_view kMixedPrecisionModes[] = {"DEFAULT", "PURE", "FULL"};
 
@@ -141,7 +144,14 @@ bool boolean(const RawRow& row, std::string_view column, std::string_view text) 
 
 RunMeasurement read_measurement(const RawRow& row) {
   RunMeasurement m;
-  if (const auto v = row.find("step_time")) m.step_time = positive_quantity<Seconds>(row, "step_time", *v);
+  if (const auto v = row.find("step_time")) {
+    m.step_time = positive_quantity<Seconds>(row, "step_time", *v);
+    if (m.step_time->value() > kLongestStep.value()) {
+      row.fail("step_time", fmt::format("a step of {} is impossible: no training step takes more than a week (a unit "
+                                        "slip, or a total time for the whole run?)",
+                                        *v));
+    }
+  }
   if (const auto v = row.find("tokens_per_s")) m.tokens_per_s = rate_number(row, "tokens_per_s", *v);
   if (const auto v = row.find("tokens_per_s_per_gpu"))
     m.tokens_per_s_per_gpu = rate_number(row, "tokens_per_s_per_gpu", *v);
@@ -349,6 +359,31 @@ void check_agreement(const RawRow& row, std::string_view a_column, double a, std
   }
 }
 
+/// The column a row's throughput is read from, for errors about it.
+std::string_view throughput_column(const RunMeasurement& m) {
+  if (m.tokens_per_s) return "tokens_per_s";
+  if (m.tokens_per_s_per_gpu) return "tokens_per_s_per_gpu";
+  return "step_time";
+}
+
+/// A measured throughput whose model FLOPs (step_flops: 3 passes of the layers and the output
+/// layer, the convention MFU is reported in) exceed what the GPUs can compute at the run's
+/// precision is impossible: a unit slip, a total taken for a per-GPU figure, or another model.
+void refuse_beyond_peak(const RawRow& row, const TrainingRun& run) {
+  const std::optional<double> tokens_per_s = run.measured_tokens_per_s();
+  if (!tokens_per_s) return;
+  const double step_s = run.tokens_per_step() / *tokens_per_s;
+  const double flops_per_gpu = cost::step_flops(*run.workload->shape, run.plan).model.value() / step_s / run.gpus;
+  const double peak = cost::peak_rate(run.topology->gpu(), run.plan.precision).value();
+  if (flops_per_gpu <= peak) return;
+  row.fail(
+      throughput_column(run.measured),
+      fmt::format("is impossible: a step of {} would compute {:.4g} TFLOP/s of model FLOPs on each GPU, {:.0f}% of "
+                  "the {}'s {} peak ({:.4g} TFLOP/s); a unit may have slipped",
+                  format_seconds(Seconds(step_s)), flops_per_gpu / 1e12, 100.0 * flops_per_gpu / peak,
+                  run.topology->gpu().name, plan::to_string(run.plan.precision), peak / 1e12));
+}
+
 TrainingRun interpret(const RawRow& row, Loader& loader) {
   TrainingRun run;
   run.where = row.where();
@@ -508,7 +543,9 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
   if (!(cost::peak_rate(run.topology->gpu(), run.plan.precision).value() > 0.0)) {
     run.inexpressible =
         fmt::format("the {} has no {} peak rate", run.topology->gpu().name, plan::to_string(run.plan.precision));
+    return run;
   }
+  refuse_beyond_peak(row, run);
   return run;
 }
 
@@ -526,6 +563,7 @@ std::optional<double> TrainingRun::measured_tokens_per_s() const {
 std::vector<TrainingRun> read_training_runs(const std::vector<std::filesystem::path>& files,
                                             const std::filesystem::path& data_root) {
   std::vector<TrainingRun> runs;
+  std::map<std::string, std::string> ids;  ///< explicit run ids, with where each was first given
   Loader loader(data_root);
   for (const auto& file : files) {
     std::string text = read_text_file(file);
@@ -537,7 +575,17 @@ std::vector<TrainingRun> read_training_runs(const std::vector<std::filesystem::p
         json ? detail::read_runs_json(text, file.string()) : detail::read_runs_csv(text, file.string());
     check_columns(table, file.string());
     loader.set_file(file);
-    for (const RawRow& row : table.rows) runs.push_back(interpret(row, loader));
+    for (const RawRow& row : table.rows) {
+      runs.push_back(interpret(row, loader));
+      // A run id names one run: two rows under one id would be told apart by nothing but order.
+      if (const auto id = row.find("run")) {
+        const auto [earlier, added] = ids.emplace(std::string(*id), runs.back().where);
+        if (!added) {
+          row.fail("run", fmt::format("the run id \"{}\" is already the id of the run at {}: each run needs its own",
+                                      *id, earlier->second));
+        }
+      }
+    }
   }
   return runs;
 }

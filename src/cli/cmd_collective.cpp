@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "budget.hpp"
 #include "commands.hpp"
 #include "output.hpp"
 #include "stepcast/cost/collectives.hpp"
@@ -15,6 +16,7 @@ namespace stepcast::cli {
 
 void add_collective_command(CLI::App& app) {
   auto options = std::make_shared<CommandOptions<report::CollectiveRequest>>();
+  auto budget = std::make_shared<Budget>();
   CLI::App* cmd = app.add_subcommand(
       "collective",
       "Predict the time of one collective (or a sweep of sizes) on a topology, in nccl-tests' terms:\n"
@@ -57,7 +59,12 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--engine", options->request.engine,
                   "Cost engine: analytical, des (default analytical; des runs the collective as flows in the "
                   "discrete-event engine)");
-  cmd->callback([options, ranks, nodes] {
+  add_budget_options(*cmd, *budget);
+  cmd->callback([options, ranks, nodes, budget] {
+    options->request.approve_work = [budget](const planner::WorkEstimate& work) {
+      check_budget(work, *budget, "simulating this collective on the event engine",
+                   "use fewer --ranks or --nodes, fewer sizes, or --engine analytical");
+    };
     options->request.ranks_given = ranks->count() > 0;
     options->request.nodes_given = nodes->count() > 0;
     emit(report::collective_command(options->request), options->output);

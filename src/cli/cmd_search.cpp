@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "budget.hpp"
 #include "option_checks.hpp"
 #include "output.hpp"
 #include "ranks.hpp"
@@ -72,7 +73,11 @@ void add_search_command(CLI::App& app) {
   sub->add_option("--calibration", c->calibration,
                   "Calibration file from `stepcast calibrate`: every plan's collectives and compute priced with it");
   add_what_if_options(*sub, c->gpus, c->sets, c->memory_margin);
-  sub->callback([command] {
+  auto budget = std::make_shared<Budget>();
+  add_budget_options(*sub, *budget);
+  sub->callback([command, budget] {
+    command->request.approve_work = [budget](const planner::WorkEstimate& work, std::string_view what,
+                                             std::string_view lower) { check_budget(work, *budget, what, lower); };
     ranks::will_share();
     const report::SharedRefine shared = ranks::count() > 1 ? report::SharedRefine(shared_refine) : nullptr;
     emit(report::search_command(command->request, shared).text, command->output);

@@ -1,11 +1,13 @@
 // `stepcast simulate`: one training step of a plan run on the discrete-event engine (flows that
 // share links, the pipeline schedule's task order, stragglers), beside the analytical figure.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "budget.hpp"
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "output.hpp"
@@ -18,6 +20,7 @@ namespace stepcast::cli {
 
 void add_simulate_command(CLI::App& app) {
   auto command = std::make_shared<CommandOptions<report::SimulateRequest>>();
+  auto budget = std::make_shared<Budget>();
   CLI::App* sub = app.add_subcommand("simulate",
                                      "Run one training step of a plan on the discrete-event engine (contention, "
                                      "pipeline schedule, stragglers; exit 3 when it does not fit in GPU memory)");
@@ -43,7 +46,10 @@ void add_simulate_command(CLI::App& app) {
                   "and stepcast.comm_groups.json, as ASTRA-sim reads them");
   sub->add_flag("--json", command->request.json, "One JSON object instead of the table");
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");
-  sub->callback([command] {
+  add_budget_options(*sub, *budget);
+  sub->callback([command, budget] {
+    command->request.approve_work = [budget](const planner::WorkEstimate& work, std::string_view what,
+                                             std::string_view lower) { check_budget(work, *budget, what, lower); };
     if (command->request.seeds > 1) ranks::will_share();
     const auto deal = [](const std::vector<double>& costs, const std::function<std::string(std::size_t)>& work) {
       return ranks::share(costs, work);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "budget.hpp"
 #include "option_checks.hpp"
 #include "output.hpp"
 #include "ranks.hpp"
@@ -114,7 +115,11 @@ void add_table_command(CLI::App& app) {
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");
   sub->add_option("--calibration", c->calibration,
                   "Calibration file from `stepcast calibrate`: every plan's collectives and compute priced with it");
-  sub->callback([command] {
+  auto budget = std::make_shared<Budget>();
+  add_budget_options(*sub, *budget);
+  sub->callback([command, budget] {
+    command->request.approve_work = [budget](const planner::WorkEstimate& work, std::string_view what,
+                                             std::string_view lower) { check_budget(work, *budget, what, lower); };
     ranks::will_share();
     const report::SharedSweep shared = ranks::count() > 1 ? report::SharedSweep(shared_sweep) : nullptr;
     emit(report::table_command(command->request, shared).text, command->output);

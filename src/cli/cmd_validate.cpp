@@ -48,7 +48,7 @@ void add_validate_command(CLI::App& app) {
                                          options->request.plot, options->request.max_median_error, gate->count() > 0});
     } else {
       const report::ValidateOutput out = report::validate_command(options->request);
-      emit(out.text, options->output);
+      emit(out.text, options->output, out.files);
       passed = gate->count() == 0 || out.within_gate;
     }
     if (!passed) {

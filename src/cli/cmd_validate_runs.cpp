@@ -65,6 +65,7 @@ CLI::Option* add_runs_options(CLI::App& validate, RunsOptions& o) {
       "Measured training runs, CSV or JSON (repeatable): step time, tokens/s, FLOP/s, MFU, HFU or peak memory of a "
       "workload, topology and plan per row; see the README's \"Measured training runs\"");
   runs->expected(1, -1);
+  add_budget_options(validate, o.budget);
   CLI::Option* engine =
       validate.add_option("--engine", o.engine, "With --runs: analytical (as predict; default) or des (as simulate)");
   engine->check(CLI::IsMember({"analytical", "des"}));
@@ -78,11 +79,13 @@ CLI::Option* add_runs_options(CLI::App& validate, RunsOptions& o) {
 
 bool run_validate_runs(const RunsOptions& o, const RunsOutput& out) {
   ranks::will_share();
-  const report::ValidateRunsRequest request{o.files,  o.engine, out.calibration,
-                                            out.json, out.plot, out.max_median_error};
+  report::ValidateRunsRequest request{o.files, o.engine, out.calibration, out.json, out.plot, out.max_median_error};
+  request.approve_work = [&o](const planner::WorkEstimate& work, std::string_view what, std::string_view lower) {
+    check_budget(work, o.budget, what, lower);
+  };
   const report::SharedPredictions shared = ranks::count() > 1 ? report::SharedPredictions(shared_predictions) : nullptr;
   const report::ValidateOutput result = report::validate_runs_command(request, shared);
-  emit(result.text, out.output);
+  emit(result.text, out.output, result.files);
   return !out.gate || result.within_gate;
 }
 

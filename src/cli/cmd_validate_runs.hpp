@@ -6,11 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "budget.hpp"
+
 namespace stepcast::cli {
 
 struct RunsOptions {
   std::vector<std::string> files;
   std::string engine = "analytical";
+  Budget budget;  ///< --engine des: the simulations of every run
 };
 
 /// What validate's shared options say for the runs: calibration, output, plot and the gate.
@@ -23,7 +26,7 @@ struct RunsOutput {
   bool gate = false;
 };
 
-/// Adds --runs and --engine to `validate`; --runs excludes the nccl-tests options.
+/// Adds --runs, --engine and the budget options to `validate`; --runs excludes the nccl-tests options.
 /// Returns the --runs option, so the caller can tell which mode was asked for.
 CLI::Option* add_runs_options(CLI::App& validate, RunsOptions& options);
 

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "failure.hpp"
+#include "output.hpp"
 #include "ranks.hpp"
 #include "stepcast/core/errors.hpp"
 #include "suggest.hpp"
@@ -39,6 +40,10 @@ int main(int argc, char** argv) {
   stepcast::cli::add_validate_command(app);
   stepcast::cli::add_search_command(app);
   stepcast::cli::add_table_command(app);
+  // Before any command's work: its output paths can be written, and none names one of its inputs.
+  app.parse_complete_callback([&app] {
+    for (const CLI::App* command : app.get_subcommands()) stepcast::cli::check_outputs(*command);
+  });
   stepcast::cli::ranks::start(argc, argv);
   int code = to_int(ExitCode::kOk);
   try {

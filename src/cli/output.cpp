@@ -1,26 +1,110 @@
-// Command output to stdout or to an atomically written file.
+// Command output to stdout or to atomically written files, and the output paths' checks.
 #include "output.hpp"
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <utility>
+
 #include "ranks.hpp"
-#include "stepcast/core/output_file.hpp"
+#include "stepcast/core/errors.hpp"
+#include "stepcast/report/data_path.hpp"
 
 namespace stepcast::cli {
+namespace {
 
-void emit(std::string_view text, const std::string& path) {
+/// The options that name a file the command writes, by their long names.
+constexpr std::string_view kOutputOptions[] = {"--output", "--trace", "--plot"};
+
+/// "-" as a path: standard output.
+constexpr std::string_view kStdout = "-";
+
+bool is_output_option(const CLI::Option& option) {
+  for (const std::string_view name : kOutputOptions) {
+    if (option.check_lname(std::string(name.substr(2)))) return true;
+  }
+  return false;
+}
+
+/// An option's name as a user types it: its short name ("-o"), else its long one.
+std::string option_name(const CLI::Option& option) {
+  const auto& shorts = option.get_snames();
+  if (!shorts.empty()) return "-" + shorts.front();
+  const auto& longs = option.get_lnames();
+  return longs.empty() ? option.get_name() : "--" + longs.front();
+}
+
+}  // namespace
+
+void emit(std::string_view text, const std::string& path, const std::vector<OutputContent>& files) {
   if (!ranks::is_root()) return;  // under MPI, rank 0 alone writes what the command made
-  if (path.empty()) {
+  if (path.empty() || path == kStdout) {
+    if (!files.empty()) write_files_atomically(files);
     fmt::print("{}", text);
     std::fflush(stdout);
-  } else {
-    write_file_atomically(path, text);
+    return;
   }
+  std::vector<OutputContent> all = files;
+  all.push_back({path, std::string(text)});
+  write_files_atomically(all);
 }
 
 void finish(const report::CommandOutput& output, const std::string& path) {
-  emit(output.text, path);
-  if (output.refusal) throw *output.refusal;
+  if (!output.refusal) {
+    emit(output.text, path, output.files);
+    return;
+  }
+  // A refused plan's report still says why, on stdout; files exist only for runs that exit 0.
+  emit(output.text, {});
+  const bool to_files = !output.files.empty() || (!path.empty() && path != kStdout);
+  if (!to_files) throw *output.refusal;
+  throw InfeasibleError(fmt::format("{} (no output file was written)", output.refusal->what()));
+}
+
+void check_outputs(const CLI::App& command) {
+  struct Named {
+    std::string option;
+    std::string path;
+    bool required = false;  ///< a file the command exists to write (calibrate's -o), never stdout
+  };
+  std::vector<Named> outputs;
+  std::vector<Named> inputs;
+  for (const CLI::Option* option : command.get_options()) {
+    const bool output = is_output_option(*option);
+    for (const std::string& value : option->results()) {
+      (output ? outputs : inputs).push_back({option_name(*option), value, option->get_required()});
+    }
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const Named& out = outputs[i];
+    if (out.path == kStdout) {
+      if (out.option != "-o" || out.required) {
+        throw InputError(out.option, {},
+                         out.required ? "names the file this command writes; \"-\" (standard output) carries its report"
+                                      : "\"-\" (standard output) is for -o only, which carries the report");
+      }
+      continue;
+    }
+    check_output_path(out.path, out.option);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (outputs[j].path != kStdout && same_file(out.path, outputs[j].path)) {
+        throw InputError(
+            out.path, {},
+            fmt::format("{} and {} name the same file: each output needs its own", outputs[j].option, out.option));
+      }
+    }
+    for (const Named& in : inputs) {
+      std::error_code ec;
+      const std::filesystem::path candidate = report::data_path(in.path);
+      if (!std::filesystem::is_regular_file(candidate, ec)) continue;
+      if (same_file(out.path, candidate)) {
+        throw InputError(out.path, {},
+                         fmt::format("{} names the input file of {}: writing it would replace the input; give "
+                                     "another output file",
+                                     out.option, in.option));
+      }
+    }
+  }
 }
 
 }  // namespace stepcast::cli

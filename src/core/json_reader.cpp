@@ -5,13 +5,23 @@
 #include <algorithm>
 #include <cmath>
 
+#include "json_duplicates.hpp"
 #include "stepcast/core/input_file.hpp"
 
 namespace stepcast {
 
 nlohmann::json parse_json_text(std::string_view text, const std::string& origin) {
+  if (text.size() > kMaxJsonInputBytes) {
+    throw InputError(origin, {},
+                     fmt::format("the JSON is {}, larger than any JSON input stepcast reads (at most {}): is it the "
+                                 "right file?",
+                                 describe_size(text.size()), describe_size(kMaxJsonInputBytes)));
+  }
+  detail::refuse_deep_nesting(text, origin);
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
+    nlohmann::json parsed = nlohmann::json::parse(text.begin(), text.end());
+    detail::refuse_duplicate_keys(text, origin);
+    return parsed;
   } catch (const nlohmann::json::parse_error& e) {
     // Turn nlohmann's byte offset into line and column, which editors understand.
     const std::size_t offset = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
@@ -34,7 +44,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
-  const std::string text = read_text_file(path);
+  const std::string text = read_text_file(path, kMaxJsonInputBytes);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     throw InputError(path.string(), {}, "the file is empty, expected a JSON object");
   }

@@ -8,6 +8,7 @@
 
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
+#include "plan_limits.hpp"
 #include "stepcast/core/errors.hpp"
 
 namespace stepcast::plan {
@@ -81,6 +82,7 @@ Plan resolve(Plan plan, const workload::Workload& workload, int gpu_count) {
 
 std::vector<Verdict> problems(const Plan& p, const workload::Workload& workload, int gpu_count) {
   std::vector<Verdict> out;
+  detail::limit_problems(p, out);
   const int model_parallel = p.tp * p.cp * p.pp;
   if (p.dp == 0) {
     out.push_back(

@@ -83,6 +83,9 @@ constexpr std::array kRules = {
              "overlap-param-gather= needs zero=1 or zero=2"},
     RuleInfo{Rule::kParamGatherNeedsGradOverlap, "param-gather-needs-grad-overlap",
              "overlap-param-gather=on needs overlap-grad-reduce=on"},
+    RuleInfo{Rule::kSequenceLimit, "sequence-limit", "the sequence length is above stepcast's limit"},
+    RuleInfo{Rule::kTokensPerStepLimit, "tokens-per-step-limit", "the tokens per step are above stepcast's limit"},
+    RuleInfo{Rule::kMicroBatchLimit, "micro-batch-limit", "the micro-batches per step are above stepcast's limit"},
     RuleInfo{Rule::kFitsGpuMemory, "fits-gpu-memory", "does not fit in GPU memory"},
 };
 
@@ -203,6 +206,18 @@ std::string describe(const Verdict& v) {
     case Rule::kParamGatherNeedsShardedOptimizer:
     case Rule::kParamGatherNeedsGradOverlap:
       return describe_overlap(v);
+    case Rule::kSequenceLimit:
+      return fmt::format("the sequence length {} is above stepcast's limit of {} tokens", n("seq"), n("limit"));
+    case Rule::kTokensPerStepLimit:
+      return fmt::format(
+          "global batch x sequence = {} x {} = {} tokens per step is above stepcast's limit of {} (2^36), thousands "
+          "of times the largest published batch",
+          n("global_batch"), n("seq"), n("tokens"), n("limit"));
+    case Rule::kMicroBatchLimit:
+      return fmt::format(
+          "global batch / (dp x mbs) = {} / ({} x {}) = {} micro-batches per step is above stepcast's limit of {}: "
+          "raise mbs= or dp=, or lower the global batch",
+          n("global_batch"), n("dp"), n("mbs"), n("micro_batches"), n("limit"));
     case Rule::kFitsGpuMemory: {
       const Bytes needed(v.ratio("needed_bytes"));
       const Bytes headroom(v.ratio("headroom_bytes"));

@@ -158,6 +158,11 @@ Bytes parse_size(const std::string& option, std::string_view text) {
         "{}: the size must be between 0 B and 1 PiB (more than the memory of the largest GPU clusters), got \"{}\"",
         option, text));
   }
+  // nccl-tests' S counts whole bytes: "0.5 B" or "1.3 KB" names no buffer a collective can move.
+  if (size.value() != std::floor(size.value())) {
+    throw InputError(
+        fmt::format("{}: a size is a whole number of bytes, got \"{}\" = {} B", option, text, size.value()));
+  }
   return size;
 }
 
@@ -457,6 +462,9 @@ std::string collective_command(const CollectiveRequest& o) {
   const topology::Topology& topo = selected.topology;
   // Without --ranks, the GPUs --gpus chose (every GPU without it).
   const topology::CommTiers tiers = topo.tiers(ranks ? resolve_ranks(topo, ranks) : selected.gpus);
+  if (request.engine == Engine::kDes && o.approve_work) {
+    o.approve_work(planner::collective_simulation_work(tiers.ranks, request.sizes.size()));
+  }
   // One rank moves nothing: NCCL's model has nothing to tune, unless asked for by name.
   const bool nccl_by_default = o.algorithm.empty() && o.protocol.empty();
   if (request.nccl && !(tiers.ranks < 2 && nccl_by_default)) return run_nccl(o, request, topo, tiers);

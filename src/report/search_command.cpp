@@ -70,6 +70,10 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
   space.base.flash_attention = c.flash || (!c.no_flash && cost::runs_flash_attention(topo.gpu()));
   cost::check_precision_supported(topo.gpu(), space.base.precision, c.topology);
   const std::size_t total = planner::enumerate_candidates(space, w).size();
+  if (c.approve_work) {
+    c.approve_work(planner::search_work(total), fmt::format("searching {} candidate plans", total),
+                   "lower --max-mbs or --max-cp, or search fewer GPUs");
+  }
   Progress progress("plans", total);
   planner::SearchOptions options;
   options.threads = c.threads;
@@ -82,6 +86,13 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
   planner::SearchResult result = planner::search(w, topo, space, options);
   progress.finish();
   const auto refine = static_cast<std::size_t>(c.refine);
+  if (c.approve_work && refine > 0) {
+    planner::WorkEstimate work;
+    const std::size_t n = std::min(refine, result.ranked.size());
+    for (std::size_t i = 0; i < n; ++i) work += planner::simulation_work(w, result.ranked[i].plan, false, false);
+    c.approve_work(work, fmt::format("simulating the best {} plans (--refine {})", n, refine),
+                   "lower --refine (0: the analytical ranking alone) or --global-batch");
+  }
   if (shared_refine) {
     if (!shared_refine(result, w, topo, refine, options.step)) return {};
   } else if (refine > 0) {

@@ -10,7 +10,6 @@
 #include <string_view>
 
 #include "stepcast/core/errors.hpp"
-#include "stepcast/core/output_file.hpp"
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/graph/predict.hpp"
 #include "stepcast/report/calibration_warning.hpp"
@@ -272,6 +271,15 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
   sim_options.model.calibration = options.calibration;
   sim_options.perturbation = pert;
   sim_options.contention = !c.no_contention;
+  if (c.approve_work) {
+    // The seeds run one after another: their times add up, their memory does not.
+    planner::WorkEstimate work = planner::simulation_work(in.workload, in.plan, pert.step_cv > 0.0, !c.trace.empty());
+    work.time = work.time * static_cast<double>(c.seeds);
+    c.approve_work(work,
+                   c.seeds > 1 ? fmt::format("simulating {} seeds of this plan", c.seeds) : "simulating this plan",
+                   c.seeds > 1 ? "lower --seeds, --global-batch or the layers per stage (more pp)"
+                               : "lower --global-batch, or simulate fewer micro-batches per stage (a larger mbs= or dp=)");
+  }
   // With --seeds, the seeds after the first are the units dealt out; the first is the full
   // simulation below, whose step time heads the summary.
   std::vector<std::string> later_seeds;
@@ -295,8 +303,7 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
     for (const std::string& t : later_seeds) step_times.push_back(step_time_of(t));
     seeds = summarize_seeds(c.seed, std::move(step_times));
   }
-  if (!c.trace.empty()) write_file_atomically(c.trace, sim::chrome_trace_json(r));
-  if (!c.chakra.empty()) write_step_chakra(c.chakra, step, topo, sim_options.model);
+  if (!c.trace.empty()) out.files.push_back({c.trace, sim::chrome_trace_json(r)});
   // The interval comes from the analytical model's errors on measured runs, placed around the
   // simulated step time (the two agree closely on those runs: reports/accuracy.md).
   const IntervalResult interval = interval_for(in, r.step_time, c.interval, false);
@@ -309,8 +316,10 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
     out.text = simulate_text(in, p, r, interval, !c.no_contention) + (seeds ? seeds_text(*seeds) : std::string());
     if (c.explain) out.text += engines_text(engine_rows(p, r));
   }
-  // Simulated like predict's plans: the step is shown, then a plan that cannot run exits 3.
+  // Simulated like predict's plans: the step is shown, then a plan that cannot run exits 3 and
+  // writes no file.
   out.refusal = refusal(p.memory, p.fit, topo.gpu().name);
+  if (!c.chakra.empty() && !out.refusal) write_step_chakra(c.chakra, step, topo, sim_options.model);
   return out;
 }
 

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/flash_default.hpp"
 #include "stepcast/cost/low_precision.hpp"
@@ -17,6 +19,30 @@
 
 namespace stepcast::report {
 namespace {
+
+// The cells' searches, estimated from their candidate counts before any runs, the largest cells
+// first so that a request far over the budget is refused after counting a few. The cells run one
+// after another: their times add up, their memory does not. (The plans a --refine simulates are
+// known only once each cell is searched.)
+void approve_cells(const planner::CapacityRequest& req, const WorkApproval& approve) {
+  std::vector<planner::CellSpec> specs = planner::capacity_cells(req);
+  std::stable_sort(specs.begin(), specs.end(),
+                   [](const planner::CellSpec& a, const planner::CellSpec& b) { return a.gpus > b.gpus; });
+  planner::WorkEstimate work;
+  std::size_t candidates = 0;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const std::size_t n = planner::cell_candidates(req, specs[i]);
+    const planner::WorkEstimate cell = planner::search_work(n);
+    candidates += n;
+    work.time = work.time + cell.time;
+    work.memory = std::max(work.memory, cell.memory);
+    const bool last = i + 1 == specs.size();
+    const std::string what = last ? fmt::format("searching {} candidate plans in {} cells", candidates, specs.size())
+                                  : fmt::format("searching at least {} candidate plans (in the {} largest of {} cells)",
+                                                candidates, i + 1, specs.size());
+    approve(work, what, "give fewer workloads, topologies or GPU counts, or lower --max-mbs or --max-cp");
+  }
+}
 
 std::string join(const std::vector<std::string>& items) {
   std::string s;
@@ -108,6 +134,7 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
   std::optional<cost::Calibration> calibration;
   if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
   req.search.step.calibration = calibration ? &*calibration : nullptr;
+  if (c.approve_work) approve_cells(req, c.approve_work);
   Progress progress("cells", req.workloads.size() * req.topologies.size() * req.gpus.size());
   req.on_cell = [&progress](std::size_t) { progress.advance(); };
   std::vector<planner::CapacityCell> cells;

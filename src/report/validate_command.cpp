@@ -23,7 +23,6 @@
 #include "stepcast/calibrate/kernel_bench.hpp"
 #include "stepcast/calibrate/validation.hpp"
 #include "stepcast/core/errors.hpp"
-#include "stepcast/core/output_file.hpp"
 #include "stepcast/cost/calibration.hpp"
 #include "stepcast/report/chart.hpp"
 #include "stepcast/report/collective_format.hpp"
@@ -273,7 +272,7 @@ ValidateOutput validate_command(const ValidateRequest& o) {
   }
   for (const auto& bench : in.kernels) r.operators.push_back(calibrate::compare_operators(bench, topo.gpu(), cal));
 
-  if (!o.plot.empty()) write_file_atomically(o.plot, plot_svg(r.collectives, topo.name(), o.calibration, in.nccl_auto));
+  if (!o.plot.empty()) out.files.push_back({o.plot, plot_svg(r.collectives, topo.name(), o.calibration, in.nccl_auto)});
   if (o.json) {
     out.text = json_text(r, in, o.calibration, o.in.verbose);
   } else {

@@ -43,6 +43,14 @@ ValidateOutput validate_runs_command(const ValidateRunsRequest& o, const SharedP
   if (!o.calibration.empty()) calibration = cost::load_calibration(o.calibration);
   const cost::Calibration* cal = calibration ? &*calibration : nullptr;
   const bool des = o.engine == "des";
+  if (des && o.approve_work) {
+    planner::WorkEstimate work;
+    for (const calibrate::TrainingRun& run : runs) {
+      if (run.expressible()) work += planner::simulation_work(*run.workload, run.plan, false, false);
+    }
+    o.approve_work(work, fmt::format("simulating the {} runs", runs.size()),
+                   "validate fewer runs, or use --engine analytical");
+  }
   const calibrate::RunEngine engine = [cal, des](const calibrate::TrainingRun& run) {
     return des ? simulate_run(run, cal) : calibrate::predict_analytically(run, cal);
   };
@@ -63,8 +71,8 @@ ValidateOutput validate_runs_command(const ValidateRunsRequest& o, const SharedP
   }
 
   const RunReportContext context{o.files, o.engine, o.calibration};
-  if (!o.plot.empty()) write_file_atomically(o.plot, run_validation_svg(runs, result, context));
   ValidateOutput out;
+  if (!o.plot.empty()) out.files.push_back({o.plot, run_validation_svg(runs, result, context)});
   out.text = o.json ? run_validation_json(runs, result, context) : run_validation_text(runs, result, context);
   if (!o.json && !o.plot.empty()) out.text += fmt::format("wrote {}\n", o.plot);
   for (const auto& s : result.metrics)

@@ -2,12 +2,14 @@
 // config.json files (Llama-style and GPT-2/GPT-NeoX-style keys), told apart by their keys.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "hf_extensions.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/json_reader.hpp"
 #include "stepcast/workload/workload.hpp"
+#include "workload_limits.hpp"
 
 namespace stepcast::workload {
 
@@ -17,6 +19,20 @@ int read_int(const JsonReader& r) {
   const std::int64_t v = r.count();
   if (v > std::numeric_limits<int>::max()) r.fail(fmt::format("too large, got {}", v));
   return static_cast<int>(v);
+}
+
+/// A count that may be 0.
+int read_non_negative(const JsonReader& r) {
+  const std::int64_t v = r.integer();
+  if (v < 0) r.fail(fmt::format("must be >= 0, got {}", v));
+  if (v > std::numeric_limits<int>::max()) r.fail(fmt::format("too large, got {}", v));
+  return static_cast<int>(v);
+}
+
+/// GPT's MLP width, 4h (Radford et al. 2019; Brown et al. 2020), the default where a file gives
+/// none; held to an int where h is beyond its limit, which check_shape then reports.
+int gpt_mlp_width(int hidden) {
+  return static_cast<int>(std::min<std::int64_t>(4 * std::int64_t{hidden}, std::numeric_limits<int>::max()));
 }
 
 int read_int_or(const JsonReader& r, std::string_view key, int fallback) {
@@ -43,6 +59,7 @@ bool any_dropout(const JsonReader& r, std::initializer_list<std::string_view> ke
 
 /// Rules every shape must keep, whatever the file format; reported at the shape's pointer.
 void check_shape(const TransformerShape& s, const JsonReader& where) {
+  detail::check_shape_limits(s, where);
   // A head dim given outright (or latent attention's own dims) need not divide the hidden size.
   if (s.explicit_head_dim == 0 && !s.mla && s.hidden % s.heads != 0) {
     where.fail(fmt::format("hidden size {} is not divisible by the {} attention heads", s.hidden, s.heads));
@@ -68,11 +85,9 @@ MoeShape read_moe_shape(const JsonReader& r) {
   m.experts = read_int(r.at("experts"));
   m.top_k = read_int(r.at("top_k"));
   m.expert_ffn = read_int(r.at("expert_ffn"));
-  if (const auto shared = r.find("shared_experts")) m.shared_experts = static_cast<int>(shared->integer());
-  if (m.shared_experts < 0) r.at("shared_experts").fail("must be >= 0");
+  if (const auto shared = r.find("shared_experts")) m.shared_experts = read_non_negative(*shared);
   m.shared_ffn = m.shared_experts > 0 ? read_int(r.at("shared_ffn")) : 0;
-  if (const auto first = r.find("first_dense_layers")) m.first_dense_layers = static_cast<int>(first->integer());
-  if (m.first_dense_layers < 0) r.at("first_dense_layers").fail("must be >= 0");
+  if (const auto first = r.find("first_dense_layers")) m.first_dense_layers = read_non_negative(*first);
   m.layer_step = read_int_or(r, "layer_step", 1);
   m.step_from_one = false;  // stepcast's own form counts layers from 0, as DeepSeek does
   m.router_bias = read_bool_or(r, "router_bias", false);
@@ -85,8 +100,7 @@ MoeShape read_moe_shape(const JsonReader& r) {
 MlaShape read_mla_shape(const JsonReader& r) {
   r.check_keys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
   MlaShape m;
-  if (const auto q = r.find("q_lora_rank")) m.q_lora_rank = static_cast<int>(q->integer());
-  if (m.q_lora_rank < 0) r.at("q_lora_rank").fail("must be >= 0 (0: a full query projection)");
+  if (const auto q = r.find("q_lora_rank")) m.q_lora_rank = read_non_negative(*q);  // 0: a full query projection
   m.kv_lora_rank = read_int(r.at("kv_lora_rank"));
   m.qk_nope_head_dim = read_int(r.at("qk_nope_head_dim"));
   m.qk_rope_head_dim = read_int(r.at("qk_rope_head_dim"));
@@ -106,8 +120,7 @@ TransformerShape read_shape(const JsonReader& r) {
   s.heads = read_int(r.at("heads"));
   s.kv_heads = read_int_or(r, "kv_heads", s.heads);
   s.gated_mlp = read_bool_or(r, "gated_mlp", false);
-  // GPT's MLP is 4h wide (Radford et al. 2019; Brown et al. 2020).
-  s.ffn_hidden = read_int_or(r, "ffn_hidden", 4 * s.hidden);
+  s.ffn_hidden = read_int_or(r, "ffn_hidden", gpt_mlp_width(s.hidden));
   s.vocab = read_int(r.at("vocab"));
   s.seq_len = read_int(r.at("seq_len"));
   s.tied_embeddings = read_bool_or(r, "tied_embeddings", false);
@@ -134,10 +147,7 @@ TransformerShape read_shape(const JsonReader& r) {
   } else if (r.has("sliding_layers")) {
     r.at("sliding_layers").fail("needs \"sliding_window\" (the window's length in tokens)");
   }
-  if (const auto mtp = r.find("mtp_layers")) {
-    s.mtp_layers = static_cast<int>(mtp->integer());
-    if (s.mtp_layers < 0) mtp->fail("must be >= 0");
-  }
+  if (const auto mtp = r.find("mtp_layers")) s.mtp_layers = read_non_negative(*mtp);
   if (const auto moe = r.find("moe")) s.moe = read_moe_shape(*moe);
   if (const auto mla = r.find("mla")) {
     s.mla = read_mla_shape(*mla);
@@ -165,6 +175,10 @@ Workload read_stepcast_workload(const JsonReader& r) {
     w.active_parameters = active_parameter_count(*w.shape);
   } else {
     w.parameters = parameters->positive_number();
+    if (w.parameters > detail::kMaxParameters) {
+      parameters->fail(fmt::format("{:g} parameters is above stepcast's limit of {:g}, far beyond any model: a typo?",
+                                   w.parameters, detail::kMaxParameters));
+    }
     w.active_parameters = w.parameters;
   }
   if (const auto published = r.find("published_parameters")) w.published_parameters = published->positive_number();
@@ -185,7 +199,7 @@ Workload read_hf_config(const JsonReader& r, const std::filesystem::path& file) 
     s.hidden = read_int(r.at("n_embd"));
     s.heads = read_int(r.at("n_head"));
     s.kv_heads = s.heads;
-    s.ffn_hidden = read_int_or(r, "n_inner", 4 * s.hidden);
+    s.ffn_hidden = read_int_or(r, "n_inner", gpt_mlp_width(s.hidden));
     s.vocab = read_int(r.at("vocab_size"));
     s.seq_len = read_int(r.at("n_positions"));
     s.tied_embeddings = read_bool_or(r, "tie_word_embeddings", true);
@@ -200,7 +214,7 @@ Workload read_hf_config(const JsonReader& r, const std::filesystem::path& file) 
     s.hidden = read_int(r.at("hidden_size"));
     s.heads = read_int(r.at("num_attention_heads"));
     s.kv_heads = read_int_or(r, "num_key_value_heads", s.heads);
-    s.ffn_hidden = read_int_or(r, "intermediate_size", 4 * s.hidden);
+    s.ffn_hidden = read_int_or(r, "intermediate_size", gpt_mlp_width(s.hidden));
     s.gated_mlp = !neox;
     s.vocab = read_int(r.at("vocab_size"));
     s.seq_len = read_int(r.at("max_position_embeddings"));

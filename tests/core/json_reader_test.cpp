@@ -54,3 +54,33 @@ TEST_SUITE("core.json_reader") {
     CHECK(r.at("c").count() == 8);
   }
 }
+
+TEST_SUITE("core.json_duplicate_keys") {
+  TEST_CASE("a key given twice in one object is refused at its pointer, with the lines of both") {
+    const std::string text = "{\n  \"plan\": {\"tp\": 2,\n    \"tp\": 4}\n}";
+    CHECK(error_of([&] { (void)parse_json_text(text, "p.json"); }) ==
+          "p.json:/plan/tp: the key \"tp\" appears twice in one object, at lines 2 and 3: give it once (JSON readers "
+          "differ on which one counts)");
+  }
+
+  TEST_CASE("inside arrays the pointer counts elements, and an escaped spelling is the same key") {
+    const std::string text = R"({"links": [{"a": 1}, {"b": 1, "\u0062": 2}]})";
+    CHECK(error_of([&] { (void)parse_json_text(text, "t.json"); }) ==
+          "t.json:/links/1/b: the key \"b\" appears twice in one object, at lines 1 and 1: give it once (JSON readers "
+          "differ on which one counts)");
+  }
+
+  TEST_CASE("nesting deeper than 256 levels is refused before it is parsed, brackets in strings not counted") {
+    const std::string deep = "\n" + std::string(257, '[') + std::string(257, ']');
+    CHECK(error_of([&] { (void)parse_json_text(deep, "deep.json"); }) ==
+          "deep.json: objects and arrays nested more than 256 deep at line 2: no stepcast input nests so deep");
+    const std::string ok =
+        "{\"a\": \"" + std::string(300, '[') + "\", \"b\": " + std::string(255, '[') + std::string(255, ']') + "}";
+    CHECK(error_of([&] { (void)parse_json_text(ok, "ok.json"); }) == "no error");
+  }
+
+  TEST_CASE("the same key in different objects, and keys inside strings, are no repeat") {
+    const std::string text = R"({"a": {"x": 1}, "b": {"x": 2}, "c": ["x", "x"], "d": "\"x\": 1, \"x\": 2", "x": 3})";
+    CHECK(error_of([&] { (void)parse_json_text(text, "ok.json"); }) == "no error");
+  }
+}

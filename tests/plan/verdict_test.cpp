@@ -143,6 +143,15 @@ const std::vector<Case>& cases() {
       {llama2_7b, "zero=1,overlap-grad-reduce=off,overlap-param-gather=on", 2, R::kParamGatherNeedsGradOverlap,
        "overlap-param-gather=on needs the gradient reduction overlapped too (overlap-grad-reduce=on), as Megatron-LM "
        "requires"},
+      // Range limits: 2^27-token sequences, 2^36 tokens per step, 2^16 micro-batches per step.
+      {llama2_7b, "dp=1,gbs=1,seq=134217729", 1, R::kSequenceLimit,
+       "the sequence length 134217729 is above stepcast's limit of 134217728 tokens"},
+      {llama2_7b, "dp=1,gbs=1048577,seq=65536", 1, R::kTokensPerStepLimit,
+       "global batch x sequence = 1048577 x 65536 = 68719542272 tokens per step is above stepcast's limit of "
+       "68719476736 (2^36), thousands of times the largest published batch"},
+      {llama2_7b, "dp=1,mbs=1,gbs=65537,seq=4096", 1, R::kMicroBatchLimit,
+       "global batch / (dp x mbs) = 65537 / (1 x 1) = 65537 micro-batches per step is above stepcast's limit of "
+       "65536: raise mbs= or dp=, or lower the global batch"},
   };
   return all;
 }

@@ -22,7 +22,8 @@ struct MeasurementFiles {
 MeasurementFiles read_measurement_files(const std::vector<std::filesystem::path>& files, const RunFacts& facts = {});
 
 /// Loads the topology; without `nodes`, a cluster-form topology gets as many nodes as the largest
-/// run needs (ceil(ranks / GPUs per node)), so a log of 80 ranks needs no --nodes.
+/// run needs (ceil(ranks / GPUs per node)), so a log of 80 ranks needs no --nodes. A measured row
+/// no machine like it could produce is refused (check_physically_possible).
 topology::Topology topology_for(const std::filesystem::path& file, std::optional<int> nodes,
                                 const std::vector<Measurements>& measurements);
 

@@ -16,8 +16,10 @@
 
 namespace stepcast {
 
-/// Parses a JSON file; a missing file or malformed JSON throws InputError naming the file and,
-/// for syntax errors, the line and column.
+/// Parses a JSON file; a file read_text_file refuses (missing, a folder, a device, over
+/// kMaxJsonInputBytes), malformed JSON or a key given twice in one object throws InputError naming
+/// the file and, for syntax errors, the line and column, for a repeated key its pointer and the
+/// lines of both.
 nlohmann::json read_json_file(const std::filesystem::path& path);
 
 /// Parses JSON text that came from `origin` (a file name or "--plan"), same errors as above.

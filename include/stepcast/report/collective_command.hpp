@@ -2,8 +2,11 @@
 // topology, in nccl-tests' terms (time, algbw, busbw), with the formula terms on request.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "stepcast/planner/work_estimate.hpp"
 
 namespace stepcast::report {
 
@@ -24,6 +27,9 @@ struct CollectiveRequest {
   std::string engine = "analytical";
   std::string calibration;
   std::string protocol;
+  /// With the event engine: called with the estimated cost of simulating every size, once the
+  /// ranks are known and before the first runs (a budget that may refuse it).
+  std::function<void(const planner::WorkEstimate&)> approve_work;
 };
 
 /// The collective's cost as a table (a sweep: one row per size) or JSON.

@@ -40,6 +40,8 @@ struct SearchRequest {
   int gpus = 0;
   std::vector<std::string> sets;
   std::string memory_margin;
+  /// Approves the search's candidates, then the refinement's simulations; none: whatever they cost.
+  WorkApproval approve_work;
 };
 
 /// Re-times the best `k` plans of `result` on the event engine somewhere other than this process

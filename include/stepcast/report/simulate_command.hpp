@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
+#include "stepcast/planner/work_estimate.hpp"
 #include "stepcast/report/command_output.hpp"
 #include "stepcast/report/plan_inputs.hpp"
 #include "stepcast/report/step_interval.hpp"
@@ -25,6 +27,8 @@ struct SimulateRequest {
   bool explain = false;
   /// Write the step graph as Chakra execution traces, one per GPU, into this folder.
   std::string chakra;
+  /// Approves the simulations the request asks for before the first runs; none: whatever they cost.
+  WorkApproval approve_work;
 };
 
 /// The simulated step beside the analytical one (and the trace file when asked); a refusal when

@@ -34,6 +34,8 @@ struct TableRequest {
   std::string calibration;
   std::vector<std::string> sets;
   std::string memory_margin;
+  /// Approves the cells' searches, counted largest cells first; none: whatever they cost.
+  WorkApproval approve_work;
 };
 
 /// Runs the sweep's cells somewhere other than this process alone (the cli deals them over MPI

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "stepcast/core/output_file.hpp"
 #include "stepcast/report/measured_inputs.hpp"
 
 namespace stepcast::report {
@@ -18,10 +20,11 @@ struct ValidateRequest {
 
 struct ValidateOutput {
   std::string text;
-  bool within_gate = true;  ///< every median |error| at or under max_median_error
+  std::vector<OutputContent> files;  ///< the plot, written with the text
+  bool within_gate = true;           ///< every median |error| at or under max_median_error
 };
 
-/// The comparison table (or JSON), and the plot file when asked.
+/// The comparison table (or JSON), and the plot file's content when asked.
 ValidateOutput validate_command(const ValidateRequest& request);
 
 }  // namespace stepcast::report

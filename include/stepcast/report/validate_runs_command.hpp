@@ -23,6 +23,8 @@ struct ValidateRunsRequest {
   bool json = false;
   std::string plot;  ///< also write the step-time scatter plot (SVG) here
   double max_median_error = 0.0;
+  /// Approves the simulations of --engine des before any runs; none: whatever they cost.
+  WorkApproval approve_work;
 };
 
 /// Every compared run's prediction by `engine`, computed somewhere other than this process alone
