@@ -115,7 +115,9 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
   context.gpus = selected.gpus;
   context.global_batch = c.global_batch;
   context.seq_len = c.seq > 0 ? c.seq : w.shape->seq_len;
-  return {render(search_report(result, context, static_cast<std::size_t>(c.top)), format), std::nullopt};
+  CommandOutput out;
+  out.text = render(search_report(result, context, static_cast<std::size_t>(c.top)), format);
+  return out;
 }
 
 }  // namespace stepcast::report

@@ -169,7 +169,9 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
     warn_outside_calibration(&*calibration, c.calibration, outside);
   }
   CostSettings cost{c.tokens};
-  return {render(capacity_report(cells, command_line(c), c.global_batch, c.seq, cost), format), std::nullopt};
+  CommandOutput out;
+  out.text = render(capacity_report(cells, command_line(c), c.global_batch, c.seq, cost), format);
+  return out;
 }
 
 }  // namespace stepcast::report
