@@ -20,9 +20,12 @@
 #include "stepcast/planner/search.hpp"
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/data_path.hpp"
+#include "stepcast/report/fit_hint.hpp"
 #include "stepcast/report/plan_inputs.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/progress.hpp"
+#include "stepcast/report/set_echo.hpp"
+#include "stepcast/report/step_interval.hpp"
 #include "stepcast/report/writers.hpp"
 #include "what_if_options.hpp"
 
@@ -48,6 +51,7 @@ struct SearchCommand {
   bool flash = false;
   bool no_flash = false;
   bool json = false;
+  bool wide = false;
   std::string format = "text";
   std::string output;
   std::string calibration;
@@ -69,6 +73,7 @@ std::string command_line(const SearchCommand& c) {
   if (c.refine != kDefaultRefine) s += fmt::format(" --refine {}", c.refine);
   if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
   if (c.max_cp != 1) s += fmt::format(" --max-cp {}", c.max_cp);
+  if (c.wide) s += " --wide";
   if (!c.precision.empty()) s += " --precision " + c.precision;
   if (c.flash) s += " --flash";
   if (c.no_flash) s += " --no-flash";
@@ -95,20 +100,20 @@ bool shared_refine(planner::SearchResult& result, const workload::Workload& w, c
 void run(const SearchCommand& c) {
   ranks::will_share();
   const report::Format format = c.json ? report::Format::kJson : report::parse_format(c.format, "--format");
-  const workload::Workload w = workload::load_workload(report::data_path(c.workload));
+  const workload::Workload w = workload::load_workload(report::workload_path(c.workload));
   if (!w.has_shape()) {
     throw InputError(
         c.workload, {},
         "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
   }
   const topology::SelectedTopology selected = topology::load_selected_topology(
-      report::data_path(c.topology), report::topology_request(c.nodes, c.gpus, c.sets));
+      report::topology_path(c.topology), report::topology_request(c.nodes, c.gpus, c.sets));
   const topology::Topology& topo = selected.topology;
   planner::SearchSpace space;
   space.gpus = selected.gpus;
   space.gpus_per_node = topo.gpus_per_node();
   space.global_batch = c.global_batch;
-  space.seq_len = c.seq;
+  space.seq_len = report::sequence_length(w, c.seq);
   space.max_micro_batch = c.max_mbs;
   space.max_cp = c.max_cp;
   if (!c.precision.empty()) space.base.precision = plan::parse_precision(c.precision, "--precision");
@@ -123,8 +128,8 @@ void run(const SearchCommand& c) {
   std::optional<cost::Calibration> calibration;
   if (!c.calibration.empty()) calibration = cost::load_calibration(report::data_path(c.calibration));
   options.step.calibration = calibration ? &*calibration : nullptr;
-  if (!c.memory_margin.empty())
-    options.step.memory.margin = cost::parse_memory_margin(c.memory_margin, "--memory-margin");
+  options.step.memory.margin = c.memory_margin.empty() ? cost::default_memory_margin()
+                                                       : cost::parse_memory_margin(c.memory_margin, "--memory-margin");
   options.on_progress = [&progress](std::size_t n) { progress.advance(n); };
   planner::SearchResult result = planner::search(w, topo, space, options);
   progress.finish();
@@ -151,7 +156,13 @@ void run(const SearchCommand& c) {
   context.gpu = topo.gpu().name;
   context.gpus = selected.gpus;
   context.global_batch = c.global_batch;
-  context.seq_len = c.seq > 0 ? c.seq : w.shape->seq_len;
+  context.seq_len = space.seq_len;
+  context.wide = c.wide || format != report::Format::kText;
+  if (!result.ranked.empty()) {
+    context.scatter = report::error_scatter_for(result.ranked.front().plan, topo.gpu(), options.step.calibration);
+  }
+  context.margin = report::margin_note(options.step.memory.margin, topo.gpu());
+  context.set_echo = report::set_echo_text(report::topology_path(c.topology), c.sets);
   emit(report::render(report::search_report(result, context, static_cast<std::size_t>(c.top)), format), c.output);
 }
 
@@ -189,6 +200,9 @@ void add_search_command(CLI::App& app) {
   sub->add_flag("--no-flash", c->no_flash, "Plans store the s x s attention scores (Korthikanti et al.'s accounting)");
   sub->add_option("--format", c->format, "text (default), markdown, csv (the ranked plans), json or html");
   sub->add_flag("--json", c->json, "Same as --format json");
+  sub->add_flag("--wide", c->wide,
+                "Text with every column (the analytical and simulated steps, compute, bubble, exposed communication, "
+                "equivalent spellings, rejection examples); without it the text fits 120 columns");
   sub->add_option("-o,--output", c->output, "Write to this file (atomically) instead of stdout");
   sub->add_option("--calibration", c->calibration,
                   "Calibration file from `stepcast calibrate`: every plan's collectives and compute priced with it");

@@ -133,19 +133,21 @@ void run(const TableCommand& c) {
   }
   planner::CapacityRequest req;
   for (const auto& w : c.workloads) {
-    req.workloads.push_back(workload::load_workload(report::data_path(w)));
+    req.workloads.push_back(workload::load_workload(report::workload_path(w)));
     if (!req.workloads.back().has_shape()) {
       throw InputError(w, {},
                        "capacity tables need a workload with a transformer shape (layers, hidden, heads), not a bare "
                        "parameter count");
     }
+    (void)report::sequence_length(req.workloads.back(), c.seq);  // a config states no training length
   }
-  for (const auto& t : c.topologies) req.topologies.push_back(report::data_path(t));
+  for (const auto& t : c.topologies) req.topologies.push_back(report::topology_path(t));
   req.gpus = c.gpus;
   req.sets = c.sets;
   req.prices = c.prices.size() == 1 ? std::vector<double>(c.topologies.size(), c.prices.front()) : c.prices;
-  if (!c.memory_margin.empty())
-    req.search.step.memory.margin = cost::parse_memory_margin(c.memory_margin, "--memory-margin");
+  req.search.step.memory.margin = c.memory_margin.empty()
+                                      ? cost::default_memory_margin()
+                                      : cost::parse_memory_margin(c.memory_margin, "--memory-margin");
   req.global_batch = c.global_batch;
   req.seq_len = c.seq;
   req.max_micro_batch = c.max_mbs;
