@@ -18,8 +18,10 @@
 #include "stepcast/planner/capacity.hpp"
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/data_path.hpp"
+#include "stepcast/report/fit_hint.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/progress.hpp"
+#include "stepcast/report/set_echo.hpp"
 #include "stepcast/report/writers.hpp"
 #include "stepcast/topology/overrides.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -208,7 +210,19 @@ void run(const TableCommand& c) {
     report::warn_outside_calibration(&*calibration, c.calibration, outside);
   }
   report::CostSettings cost{c.tokens};
-  emit(report::render(report::capacity_report(cells, command_line(c), c.global_batch, c.seq, cost), format), c.output);
+  report::Report r = report::capacity_report(cells, command_line(c), c.global_batch, c.seq, cost);
+  // What the margin and each --set made of every cluster, under the command line.
+  std::vector<std::string> said = {report::margin_note(req.search.step.memory.margin)};
+  for (const auto& path : req.topologies) {
+    const std::string echo = report::set_echo_text(path, c.sets);
+    for (std::size_t at = 0; at < echo.size();) {
+      const std::size_t end = echo.find('\n', at);
+      said.push_back(path.filename().string() + ": " + echo.substr(at, end - at));
+      at = end == std::string::npos ? echo.size() : end + 1;
+    }
+  }
+  r.notes.insert(r.notes.begin() + std::min<std::ptrdiff_t>(1, std::ssize(r.notes)), said.begin(), said.end());
+  emit(report::render(r, format), c.output);
 }
 
 }  // namespace

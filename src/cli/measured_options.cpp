@@ -40,7 +40,8 @@ void add_measured_options(CLI::App& command, MeasuredOptions& o, const std::stri
   command.add_option("--algorithm", o.algorithm,
                      verb == "Fit" ? "Algorithm to fit with (default: each collective's default)"
                                    : "Algorithm to predict with: auto (NCCL's tuning model picks, as NCCL does and as "
-                                     "predict prices collectives; the default) or one of stepcast's");
+                                     "predict prices collectives; the default), default (each collective's closed-form "
+                                     "default, as calibrate fits) or one of stepcast's");
   command.add_option("--min-size", o.min_size, verb + " only sizes >= this, e.g. 1MiB");
   command.add_option("--max-size", o.max_size, verb + " only sizes <= this");
   command.add_option("--holdout", o.holdout, holdout_help);

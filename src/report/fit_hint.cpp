@@ -194,6 +194,17 @@ std::string margin_note(const cost::MemoryMargin& margin, const topology::GpuSpe
   return fmt::format("memory margin: of each {} GPU, {}", format_bytes(fit.capacity), margin_words(fit));
 }
 
+std::string margin_note(const cost::MemoryMargin& margin) {
+  if (!margin.is_set()) return "memory margin: none, plans may fill the GPU to its last byte";
+  if (margin.is_default) {
+    return fmt::format(
+        "memory margin: {:.3g}% of each GPU's memory kept free for allocator fragmentation (the default; "
+        "--memory-margin sets another)",
+        100.0 * margin.fraction);
+  }
+  return fmt::format("memory margin: {} of each GPU's memory kept free by --memory-margin", margin.to_string());
+}
+
 std::optional<InfeasibleError> refusal(const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit,
                                        const std::string& gpu_name) {
   if (fit.fits) return std::nullopt;

@@ -21,11 +21,13 @@ Bytes size_option(const std::string& option, const std::string& text) {
 }
 
 std::optional<cost::Algorithm> algorithm_option(const std::string& text) {
-  if (text.empty() || text == "auto") return std::nullopt;
+  // "default": each collective's own closed-form default (ring all-reduce, ...), calibrate's.
+  if (text.empty() || text == "auto" || text == "default") return std::nullopt;
   const auto a = cost::parse_algorithm(text);
   if (!a) {
     throw InputError("--algorithm", {},
-                     fmt::format("unknown algorithm \"{}\"; accepted: auto, {}", text, cost::accepted_algorithms()));
+                     fmt::format("unknown algorithm \"{}\"; accepted: auto, default, {}", text,
+                                 cost::accepted_algorithms()));
   }
   return a;
 }

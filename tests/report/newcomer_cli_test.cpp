@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -164,6 +165,48 @@ TEST_SUITE("report.newcomer") {
     CHECK(run_stepcast_with_status(base + ",recompute=selective").exit_code == 3);
     CHECK_FALSE(contains(r.output.substr(at), "zero=1 "));
     CHECK(run_stepcast_with_status(base + ",zero=1").exit_code == 3);
+  }
+
+  TEST_CASE("search: 120 columns of text, --wide for the rest, ties within the model's error marked, --set said") {
+    const std::string args =
+        "search --workload llama2-70b --topology p4d-24xlarge --nodes 8 --global-batch 512 --seq 4096 --refine 0 "
+        "--set nics.bandwidth=\"50 Gbps\"";
+    const std::string narrow = run_stepcast(args);
+    std::istringstream lines(narrow);
+    std::size_t widest = 0;
+    for (std::string line; std::getline(lines, line);) widest = std::max(widest, line.size());
+    CHECK(widest <= 120);
+    CHECK(contains(narrow, "Set: node.nics.bandwidth \"100 Gbps\" -> \"50 Gbps\""));
+    const std::string wide = run_stepcast(args + " --wide");
+    CHECK(contains(wide, "exposed comm [s]"));
+    CHECK(contains(wide, "first example"));
+    // The tie rule: a row is marked when its step is within the note's scatter of the first row's.
+    const auto note = narrow.find("tie: a step within ");
+    REQUIRE(note != std::string::npos);
+    const double scatter = std::stod(narrow.substr(note + 19)) / 100.0;
+    std::istringstream rows(narrow.substr(narrow.find("\n--  ")));
+    std::string line;
+    std::getline(rows, line);
+    std::getline(rows, line);
+    double best = 0.0;
+    int marked = 0;
+    while (std::getline(rows, line) && !line.empty()) {
+      std::istringstream words(line);
+      std::string rank, plan, tie;
+      double step = 0.0, mfu = 0.0, memory = 0.0;
+      words >> rank >> plan >> step >> mfu >> memory >> tie;
+      CAPTURE(line);
+      if (best == 0.0) {  // the fastest itself: the one the others tie with
+        best = step;
+        CHECK(tie.empty());
+        continue;
+      }
+      // Three printed decimals: within rounding of the rule.
+      if (step / best - 1.0 < scatter - 1e-3) CHECK(tie == "tie");
+      if (step / best - 1.0 > scatter + 1e-3) CHECK(tie.empty());
+      marked += tie == "tie" ? 1 : 0;
+    }
+    CHECK(marked >= 1);
   }
 
   TEST_CASE("MFU counts the causal half of attention FlashAttention computes: Llama 3 8B by hand") {

@@ -22,8 +22,10 @@ std::string fit_hint(const PlanInputs& in, const cost::MemoryFit& fit);
 /// by fit_hint's lines.
 std::string fit_text(const PlanInputs& in, const cost::MemoryFit& fit);
 
-/// "memory margin: 9.20 GiB of each 80.00 GiB GPU kept free (...)", for reports over many plans.
+/// "memory margin: of each 80.00 GiB GPU, 9.20 GiB kept free (...)", for reports over many plans.
 std::string margin_note(const cost::MemoryMargin& margin, const topology::GpuSpec& gpu);
+/// The same for reports over several GPUs: "memory margin: 11.5% of each GPU's memory kept free (...)".
+std::string margin_note(const cost::MemoryMargin& margin);
 
 /// The InfeasibleError (exit 3) a command raises after its output when the plan does not fit.
 std::optional<InfeasibleError> refusal(const cost::MemoryBreakdown& memory, const cost::MemoryFit& fit,
