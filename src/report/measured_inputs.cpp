@@ -25,9 +25,9 @@ std::optional<cost::Algorithm> algorithm_option(const std::string& text) {
   if (text.empty() || text == "auto" || text == "default") return std::nullopt;
   const auto a = cost::parse_algorithm(text);
   if (!a) {
-    throw InputError("--algorithm", {},
-                     fmt::format("unknown algorithm \"{}\"; accepted: auto, default, {}", text,
-                                 cost::accepted_algorithms()));
+    throw InputError(
+        "--algorithm", {},
+        fmt::format("unknown algorithm \"{}\"; accepted: auto, default, {}", text, cost::accepted_algorithms()));
   }
   return a;
 }
