@@ -146,10 +146,12 @@ CommandOutput memory_table(const MemoryRequest& c) {
     out.text = j.dump(2) + "\n";
     return out;
   }
-  std::string text =
-      fmt::format("Memory per GPU: {} on {} GPUs, {}, mbs=1, {}\n", w.name, gpus,
-                  plan::to_string(first->plan.optimizer), first->plan.flash_attention ? "flash=on" : "flash=off") +
-      plan_facts_text(*first, false);
+  // A bare parameter count has no attention to fuse or sequence to hold.
+  const std::string kernels =
+      w.shape ? fmt::format(", mbs=1, {}", first->plan.flash_attention ? "flash=on" : "flash=off") : std::string();
+  std::string text = fmt::format("Memory per GPU: {} on {} GPUs, {}{}\n", w.name, gpus,
+                                 plan::to_string(first->plan.optimizer), kernels) +
+                     plan_facts_text(*first, false);
   if (!length_note.empty()) text += "Note: " + length_note + "\n";
   if (o.seq == 0 && w.shape && w.shape->seq_len > 0)
     text += fmt::format("Note: seq={} is taken from the {}; give --seq for the length you train with\n",

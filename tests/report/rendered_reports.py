@@ -21,13 +21,16 @@ CHECK = r"""
 (function () {
   var bad = [];
   var root = document.documentElement;
+  var drawn = 0, texts = 0;
   if (root.scrollWidth > window.innerWidth + 1)
     bad.push('the page is ' + root.scrollWidth + ' px wide in a ' + window.innerWidth + ' px window');
   Array.prototype.forEach.call(document.querySelectorAll('svg'), function (svg, i) {
     var box = svg.getBoundingClientRect();
     Array.prototype.forEach.call(svg.querySelectorAll('text'), function (t) {
       var r = t.getBoundingClientRect();
+      texts += 1;
       if (r.width === 0) return;
+      drawn += 1;
       if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
         bad.push('chart ' + (i + 1) + ': "' + t.textContent + '" spans x ' + (r.left - box.left).toFixed(1) + '..' +
                  (r.right - box.left).toFixed(1) + ', y ' + (r.top - box.top).toFixed(1) + '..' +
@@ -35,6 +38,8 @@ CHECK = r"""
                  ' chart');
     });
   });
+  // A browser without fonts draws no text, and nothing would look cut off.
+  if (texts > 0 && drawn === 0) bad.push('none of the ' + texts + ' chart texts was drawn (fonts missing?)');
   var out = document.createElement('pre');
   out.id = 'clip-check';
   out.textContent = JSON.stringify(bad);
