@@ -14,6 +14,9 @@ STEPCAST_PYTHON_PACKAGES=(python3-dev pybind11-dev python3-pybind11 python3-pyte
 # The sanitizer build: clang with ASan+UBSan and libFuzzer coverage, tests and fuzz targets in one
 # tree, so CI compiles it once for `scripts/test --sanitize` and `scripts/fuzz`.
 STEPCAST_FUZZ_PACKAGES=(clang libclang-rt-dev)
+# scripts/test: Debian's Chromium (and the DejaVu fonts its text is measured in), to render the committed
+# reports headless and look for cut-off text.
+STEPCAST_BROWSER_PACKAGES=(chromium fonts-dejavu-core)
 # scripts/lint: the formatter and the static checks (the same LLVM release as clang).
 STEPCAST_LINT_PACKAGES=(clang-format clang-tidy)
 STEPCAST_SANITIZE_CONFIG=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g"

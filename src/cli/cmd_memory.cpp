@@ -13,7 +13,9 @@ namespace stepcast::cli {
 void add_memory_command(CLI::App& app) {
   auto command = std::make_shared<CommandOptions<report::MemoryRequest>>();
   CLI::App* sub = app.add_subcommand(
-      "memory", "Memory per GPU of a plan, every term separate (exit 3 if --topology is given and it does not fit)");
+      "memory",
+      "Memory per GPU of a plan, every term separate (exit 3 if --topology is given and it does not fit); without "
+      "--plan, a table of DDP, FSDP and FSDP with recompute in bf16 and fp32, as `accelerate estimate-memory` answers");
   add_plan_options(*sub, command->request.plan, false);
   sub->add_flag("--json", command->request.json, "One JSON object instead of the table");
   sub->add_flag("--explain", command->request.explain, "Show each term's formula and inputs");

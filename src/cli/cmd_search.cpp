@@ -67,6 +67,9 @@ void add_search_command(CLI::App& app) {
       "--flash", c->flash,
       "Plans use fused (flash) attention, which never stores the s x s scores (the default where the GPU runs it)");
   sub->add_flag("--no-flash", c->no_flash, "Plans store the s x s attention scores (Korthikanti et al.'s accounting)");
+  sub->add_flag("--wide", c->wide,
+                "Text with every column (the analytical and simulated steps, compute, bubble, exposed communication, "
+                "equivalent spellings, rejection examples); without it the text fits 120 columns");
   sub->add_option("--format", c->format, "text (default), markdown, csv (the ranked plans), json or html");
   sub->add_flag("--json", c->json, "Same as --format json");
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");

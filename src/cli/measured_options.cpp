@@ -39,8 +39,9 @@ void add_measured_options(CLI::App& command, MeasuredOptions& o, const std::stri
   command.add_flag("--verbose", o.verbose, "List every line of the measured files that was skipped, and why");
   command.add_option("--algorithm", o.algorithm,
                      verb == "Fit" ? "Algorithm to fit with (default: each collective's default)"
-                                   : "Algorithm to predict with: auto (NCCL's tuning model picks, as NCCL does) or one "
-                                     "of stepcast's (default: each collective's default)");
+                                   : "Algorithm to predict with: auto (NCCL's tuning model picks, as NCCL does and as "
+                                     "predict prices collectives; the default), default (each collective's closed-form "
+                                     "default, as calibrate fits) or one of stepcast's");
   command.add_option("--min-size", o.min_size, verb + " only sizes >= this, e.g. 1MiB");
   command.add_option("--max-size", o.max_size, verb + " only sizes <= this");
   command.add_option("--holdout", o.holdout, holdout_help);

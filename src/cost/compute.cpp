@@ -170,10 +170,14 @@ double mlp_matmul_parameters(const workload::TransformerShape& shape, bool moe) 
              (static_cast<double>(m.top_k) * m.expert_ffn + static_cast<double>(m.shared_experts) * m.shared_ffn);
 }
 
-/// QK^T and (scores)V per token, counted over every key as Narayanan et al. do (2 x keys x
-/// heads x (qk dim + v dim); 4sh for multi-head attention); a sliding window sees its w keys.
-double attention_score_flops(const workload::TransformerShape& shape, double s, bool sliding) {
-  const double keys = sliding ? std::min<double>(shape.sliding_window, s) : s;
+/// QK^T and (scores)V per token, 2 x keys x heads x (qk dim + v dim), over the keys the kernels
+/// compute: fused attention skips the blocks above the causal diagonal and outside a window, s w
+/// - w^2/2 query-key pairs (as fused_attention in operators.cpp times them); the unfused kernels
+/// compute the whole s x s square and mask it (Narayanan et al.'s count, 4sh for multi-head
+/// attention). MFU counted over the square would credit fused attention with work it never does.
+double attention_score_flops(const workload::TransformerShape& shape, double s, bool sliding, bool fused) {
+  const double w = sliding ? std::min<double>(shape.sliding_window, s) : s;
+  const double keys = fused ? (s * w - 0.5 * w * w) / s : s;
   return 2.0 * keys * shape.heads * (static_cast<double>(shape.qk_head_dim()) + shape.v_head_dim());
 }
 
@@ -188,7 +192,7 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
   double layer_forward = 0.0;
   double scores = 0.0;
   for (const auto& [kind, count] : stage_layer_kinds(shape, {shape.layers}, 0)) {
-    const double score = attention_score_flops(shape, s, kind.sliding);
+    const double score = attention_score_flops(shape, s, kind.sliding, plan.flash_attention);
     layer_forward +=
         count * tokens * (2.0 * (attention_matmul_parameters(shape) + mlp_matmul_parameters(shape, kind.moe)) + score);
     scores += count * tokens * score;
@@ -199,9 +203,9 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
     // attention) and the shared output head again.
     const double block =
         2.0 * (attention_matmul_parameters(shape) + mlp_matmul_parameters(shape, shape.moe.has_value()) + 2.0 * h * h) +
-        attention_score_flops(shape, s, false);
+        attention_score_flops(shape, s, false, plan.flash_attention);
     layer_forward += shape.mtp_layers * tokens * block;
-    scores += shape.mtp_layers * tokens * attention_score_flops(shape, s, false);
+    scores += shape.mtp_layers * tokens * attention_score_flops(shape, s, false, plan.flash_attention);
     logits_forward *= 1.0 + shape.mtp_layers;
   }
   StepFlops out;

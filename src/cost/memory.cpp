@@ -387,6 +387,7 @@ MemoryFit check_fit(const MemoryBreakdown& memory, Bytes gpu_memory, const Memor
   fit.capacity = gpu_memory;
   fit.headroom = gpu_memory - memory.total;
   fit.margin = margin.of(gpu_memory);
+  fit.default_margin = margin.is_default;
   fit.fits = fit.headroom.value() >= fit.margin.value();
   return fit;
 }

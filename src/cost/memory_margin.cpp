@@ -10,6 +10,13 @@
 
 namespace stepcast::cost {
 
+MemoryMargin default_memory_margin() {
+  MemoryMargin margin;
+  margin.fraction = 9.2 / 80.0;  // GMLake's average fragmentation loss over the A100's 80 GB
+  margin.is_default = true;
+  return margin;
+}
+
 std::string MemoryMargin::to_string() const {
   if (fraction > 0.0) return fmt::format("{:g}%", fraction * 100.0);
   return format_bytes(bytes);

@@ -314,12 +314,13 @@ std::string to_string(const Plan& p) {
       sharding = "fsdp=none";
       break;
   }
-  std::string text = fmt::format(
-      "dp={},tp={},pp={},vp={},{},mbs={},gbs={},seq={},recompute={},schedule={},sp={},flash={},precision={},optimizer={"
-      "}",
-      p.dp, p.tp, p.pp, p.vp, sharding, p.micro_batch_size, p.global_batch, p.seq_len, to_string(p.recompute),
-      to_string(p.schedule), p.sequence_parallel ? "on" : "off", flash_name(p), to_string(p.precision),
-      to_string(p.optimizer));
+  std::string text = fmt::format("dp={},tp={},pp={},vp={},{},mbs={},gbs={}", p.dp, p.tp, p.pp, p.vp, sharding,
+                                 p.micro_batch_size, p.global_batch);
+  // A bare parameter count has no sequence: no "seq=0" to read as a setting of the plan.
+  if (p.seq_len > 0) text += fmt::format(",seq={}", p.seq_len);
+  text += fmt::format(",recompute={},schedule={},sp={},flash={},precision={},optimizer={}", to_string(p.recompute),
+                      to_string(p.schedule), p.sequence_parallel ? "on" : "off", flash_name(p), to_string(p.precision),
+                      to_string(p.optimizer));
   // Communication settings only where given, so plans without them print as before.
   if (p.grad_reduce) text += fmt::format(",grad-reduce={}", to_string(*p.grad_reduce));
   if (p.tp_overlap) text += ",tp-overlap=on";

@@ -25,6 +25,7 @@
 #include "stepcast/report/collective_nccl.hpp"
 #include "stepcast/report/data_path.hpp"
 #include "stepcast/report/plan_inputs.hpp"
+#include "stepcast/report/set_echo.hpp"
 #include "stepcast/sim/collective_flows.hpp"
 #include "stepcast/topology/topology.hpp"
 
@@ -458,8 +459,9 @@ std::string collective_command(const CollectiveRequest& o) {
   const std::optional<int> nodes = o.nodes_given ? std::optional<int>(o.nodes) : std::nullopt;
   if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
   const topology::SelectedTopology selected =
-      topology::load_selected_topology(data_path(o.topology), topology_request(nodes.value_or(0), o.gpus, o.sets));
+      topology::load_selected_topology(topology_path(o.topology), topology_request(nodes.value_or(0), o.gpus, o.sets));
   const topology::Topology& topo = selected.topology;
+  const std::string echo = o.json ? std::string() : set_echo_text(topology_path(o.topology), o.sets);
   // Without --ranks, the GPUs --gpus chose (every GPU without it).
   const topology::CommTiers tiers = topo.tiers(ranks ? resolve_ranks(topo, ranks) : selected.gpus);
   if (request.engine == Engine::kDes && o.approve_work) {
@@ -467,7 +469,7 @@ std::string collective_command(const CollectiveRequest& o) {
   }
   // One rank moves nothing: NCCL's model has nothing to tune, unless asked for by name.
   const bool nccl_by_default = o.algorithm.empty() && o.protocol.empty();
-  if (request.nccl && !(tiers.ranks < 2 && nccl_by_default)) return run_nccl(o, request, topo, tiers);
+  if (request.nccl && !(tiers.ranks < 2 && nccl_by_default)) return echo + run_nccl(o, request, topo, tiers);
   std::vector<CollectiveCost> rows;
   rows.reserve(request.sizes.size());
   std::optional<cost::Calibration> calibration;
@@ -490,7 +492,7 @@ std::string collective_command(const CollectiveRequest& o) {
   } else {
     text = request.sweep ? sweep_text(x, rows, o.explain) : single_text(x, rows.front(), o.explain);
   }
-  return text;
+  return echo + text;
 }
 
 }  // namespace stepcast::report

@@ -9,16 +9,18 @@ namespace {
 
 constexpr const char* kStyle =
     "body{font-family:sans-serif;margin:24px;color:#222}"
-    "table{border-collapse:collapse;margin:8px 0 24px 0;font-size:13px}"
+    // A table wider than the window scrolls inside its box instead of widening the page.
+    ".scroll{max-width:100%;overflow-x:auto;margin:8px 0 24px 0}"
+    "table{border-collapse:collapse;font-size:13px}"
     "th,td{border:1px solid #ccc;padding:3px 8px}"
     "th{background:#f0f0f0}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums}"
-    "figure{margin:16px 0}"
+    "figure{margin:16px 0;max-width:100%;overflow-x:auto}"
     ".notes{font-family:monospace;font-size:12px;white-space:pre-wrap;background:#f7f7f7;padding:8px}";
 
 void append_table(std::string& out, const Table& table) {
   if (!table.caption().empty()) out += "<h2>" + xml_escape(table.caption()) + "</h2>\n";
-  out += "<table>\n<thead><tr>";
+  out += "<div class=\"scroll\"><table>\n<thead><tr>";
   for (const auto& c : table.columns()) out += "<th>" + xml_escape(heading(c)) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
   for (const auto& row : table.rows()) {
@@ -30,7 +32,7 @@ void append_table(std::string& out, const Table& table) {
     }
     out += "</tr>\n";
   }
-  out += "</tbody>\n</table>\n";
+  out += "</tbody>\n</table></div>\n";
 }
 
 }  // namespace

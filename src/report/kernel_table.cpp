@@ -18,6 +18,10 @@ std::string shape_text(const cost::Operator& op) {
 
 }  // namespace
 
+std::string pass_name(const cost::Operator& op) {
+  return op.part == cost::OpPart::kOptimizer ? std::string("optimizer step") : std::string(cost::to_string(op.pass));
+}
+
 Table kernel_table(const cost::ComputeEstimate& compute, Seconds step_time) {
   Table t("kernels", "Kernels of the slowest pipeline stage's GPU (one micro-batch; runs per step in \"x\")",
           {{"part", "part", "", -1, 1.0},
@@ -32,11 +36,11 @@ Table kernel_table(const cost::ComputeEstimate& compute, Seconds step_time) {
            {"runs_per_step", "x", "", 0, 1.0},
            {"step_time_share", "share of step", "%", 2, 0.01}});
   for (const cost::KernelRow& k : compute.kernels) {
-    t.add_row({Cell::of_text(std::string(cost::to_string(k.op.part))),
-               Cell::of_text(std::string(cost::to_string(k.op.pass))), Cell::of_text(std::string(k.op.name)),
-               Cell::of_text(shape_text(k.op)), Cell::of_number(k.op.flops.value()),
-               Cell::of_number(k.op.bytes.value()), Cell::of_text(std::string(cost::to_string(k.time.bound))),
-               Cell::of_number(k.time.efficiency), Cell::of_number(k.time.gpu.value()), Cell::of_number(k.per_step),
+    t.add_row({Cell::of_text(std::string(cost::to_string(k.op.part))), Cell::of_text(pass_name(k.op)),
+               Cell::of_text(std::string(k.op.name)), Cell::of_text(shape_text(k.op)),
+               Cell::of_number(k.op.flops.value()), Cell::of_number(k.op.bytes.value()),
+               Cell::of_text(std::string(cost::to_string(k.time.bound))), Cell::of_number(k.time.efficiency),
+               Cell::of_number(k.time.gpu.value()), Cell::of_number(k.per_step),
                Cell::of_number(k.time.gpu * k.per_step / step_time)});
   }
   return t;

@@ -2,6 +2,7 @@
 #include "stepcast/report/measured_inputs.hpp"
 
 #include <fmt/format.h>
+#include <cctype>
 #include <filesystem>
 
 #include "stepcast/calibrate/inputs.hpp"
@@ -20,11 +21,13 @@ Bytes size_option(const std::string& option, const std::string& text) {
 }
 
 std::optional<cost::Algorithm> algorithm_option(const std::string& text) {
-  if (text.empty() || text == "auto") return std::nullopt;
+  // "default": each collective's own closed-form default (ring all-reduce, ...), calibrate's.
+  if (text.empty() || text == "auto" || text == "default") return std::nullopt;
   const auto a = cost::parse_algorithm(text);
   if (!a) {
-    throw InputError("--algorithm", {},
-                     fmt::format("unknown algorithm \"{}\"; accepted: auto, {}", text, cost::accepted_algorithms()));
+    throw InputError(
+        "--algorithm", {},
+        fmt::format("unknown algorithm \"{}\"; accepted: auto, default, {}", text, cost::accepted_algorithms()));
   }
   return a;
 }
@@ -50,13 +53,54 @@ calibrate::RunFacts run_facts(const MeasuredOptions& o) {
   return f;
 }
 
+/// The GPU model a device or catalogue name states ("NVIDIA H100 80GB HBM3" and "H100-SXM5-80GB":
+/// H100; "Tesla V100-SXM2-16GB": V100; "GB200-186GB": GB200), upper-cased; empty when none does.
+std::string gpu_model(std::string_view name) {
+  std::string word;
+  const auto is_model = [](const std::string& w) {
+    std::size_t letters = 0;
+    while (letters < w.size() && std::isalpha(static_cast<unsigned char>(w[letters]))) ++letters;
+    std::size_t digits = letters;
+    while (digits < w.size() && std::isdigit(static_cast<unsigned char>(w[digits]))) ++digits;
+    return letters >= 1 && letters <= 2 && digits - letters >= 2 && digits - letters <= 4 && w.size() - digits <= 1;
+  };
+  for (std::size_t i = 0; i <= name.size(); ++i) {
+    if (i < name.size() && name[i] != ' ' && name[i] != '-') {
+      word += static_cast<char>(std::toupper(static_cast<unsigned char>(name[i])));
+      continue;
+    }
+    if (is_model(word)) return word;
+    word.clear();
+  }
+  return {};
+}
+
+/// Refuses a log whose "# Rank" lines name another GPU than the topology's: its times measure
+/// that GPU's links and would be priced, or fitted, as the topology's.
+void check_log_gpus(const std::vector<calibrate::Measurements>& files, const topology::Topology& topo) {
+  const std::string expected = gpu_model(topo.gpu().name);
+  if (expected.empty()) return;
+  for (const calibrate::Measurements& m : files) {
+    for (const calibrate::MeasuredCollective& run : m.runs) {
+      if (run.devices.empty()) continue;
+      const std::string seen = gpu_model(run.devices.front());
+      if (seen.empty() || seen == expected) continue;
+      throw InputError(m.file, std::to_string(run.first_line),
+                       fmt::format("the log ran on {} GPUs (its \"# Rank\" lines name \"{}\"), but {} has {} GPUs "
+                                   "({}): give the topology of the cluster the log ran on",
+                                   seen, run.devices.front(), topo.name(), expected, topo.gpu().name));
+    }
+  }
+}
+
 }  // namespace
 
 MeasuredInputs load_measured_inputs(const MeasuredOptions& o) {
   std::vector<std::filesystem::path> files(o.measured.begin(), o.measured.end());
   calibrate::MeasurementFiles read = calibrate::read_measurement_files(files, run_facts(o));
   const std::optional<int> nodes = o.nodes > 0 ? std::optional<int>(o.nodes) : std::nullopt;
-  topology::Topology topo = calibrate::topology_for(data_path(o.topology), nodes, read.collectives);
+  topology::Topology topo = calibrate::topology_for(topology_path(o.topology), nodes, read.collectives);
+  check_log_gpus(read.collectives, topo);
   calibrate::PointFilter filter;
   if (!o.min_size.empty()) filter.min_size = size_option("--min-size", o.min_size);
   if (!o.max_size.empty()) filter.max_size = size_option("--max-size", o.max_size);

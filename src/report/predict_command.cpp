@@ -10,6 +10,7 @@
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/fit_hint.hpp"
 #include "stepcast/report/kernel_table.hpp"
+#include "stepcast/report/mfu_basis.hpp"
 #include "stepcast/report/writers.hpp"
 
 namespace stepcast::report {
@@ -33,7 +34,8 @@ std::string predict_text(const PlanInputs& in, const graph::StepPrediction& p, c
   row("optimizer step", p.optimizer);
   row("step time", p.step_time);
   out += fmt::format("  {}\n", interval_text(interval));
-  out += fmt::format("  {:<40} {:>12.6g}\n  {:<40} {:>12.4f}\n\n", "tokens/s", p.tokens_per_s, "MFU", p.mfu);
+  out += fmt::format("  {:<40} {:>12.6g}\n  {:<40} {:>12.4f}  ({})\n\n", "tokens/s", p.tokens_per_s, "MFU", p.mfu,
+                     mfu_attention_basis(in.plan, in.workload));
   out += "Memory per GPU (first pipeline stage)\n";
   const auto mem = [&out](std::string_view label, Bytes b) {
     out += fmt::format("  {:<40} {:>12}\n", label, format_bytes(b));
@@ -47,7 +49,7 @@ std::string predict_text(const PlanInputs& in, const graph::StepPrediction& p, c
   if (p.memory.quantized_copies.value() > 0.0) mem("low-precision weight copies + scaling", p.memory.quantized_copies);
   mem("framework overhead", p.memory.framework_overhead);
   mem("total (peak)", p.memory.total);
-  out += fit_text(in.plan, p.memory, p.fit, in.workload);
+  out += fit_text(in, p.fit);
   if (explain) {
     out += "\nStep time terms\n" + render_explanation(p.explanation);
     out += "\nCompute terms\n" + render_explanation(p.compute_detail.explanation);

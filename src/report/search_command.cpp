@@ -15,6 +15,9 @@
 #include "stepcast/planner/refine.hpp"
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/data_path.hpp"
+#include "stepcast/report/fit_hint.hpp"
+#include "stepcast/report/set_echo.hpp"
+#include "stepcast/report/step_interval.hpp"
 #include "stepcast/report/plan_inputs.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/progress.hpp"
@@ -33,6 +36,7 @@ std::string command_line(const SearchRequest& c) {
   if (!c.memory_margin.empty()) s += fmt::format(" --memory-margin {}", c.memory_margin);
   s += fmt::format(" --global-batch {}", c.global_batch);
   if (c.seq > 0) s += fmt::format(" --seq {}", c.seq);
+  if (c.wide) s += " --wide";
   if (c.top != 10) s += fmt::format(" --top {}", c.top);
   if (c.refine != kDefaultSearchRefine) s += fmt::format(" --refine {}", c.refine);
   if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
@@ -48,20 +52,20 @@ std::string command_line(const SearchRequest& c) {
 
 CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_refine) {
   const Format format = c.json ? Format::kJson : parse_format(c.format, "--format");
-  const workload::Workload w = workload::load_workload(data_path(c.workload));
+  const workload::Workload w = workload::load_workload(workload_path(c.workload));
   if (!w.has_shape()) {
     throw InputError(
         c.workload, {},
         "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
   }
   const topology::SelectedTopology selected =
-      topology::load_selected_topology(data_path(c.topology), topology_request(c.nodes, c.gpus, c.sets));
+      topology::load_selected_topology(topology_path(c.topology), topology_request(c.nodes, c.gpus, c.sets));
   const topology::Topology& topo = selected.topology;
   planner::SearchSpace space;
   space.gpus = selected.gpus;
   space.gpus_per_node = topo.gpus_per_node();
   space.global_batch = c.global_batch;
-  space.seq_len = c.seq;
+  space.seq_len = sequence_length(w, c.seq);
   space.max_micro_batch = c.max_mbs;
   space.max_cp = c.max_cp;
   if (!c.precision.empty()) space.base.precision = plan::parse_precision(c.precision, "--precision");
@@ -80,8 +84,8 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
   std::optional<cost::Calibration> calibration;
   if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
   options.step.calibration = calibration ? &*calibration : nullptr;
-  if (!c.memory_margin.empty())
-    options.step.memory.margin = cost::parse_memory_margin(c.memory_margin, "--memory-margin");
+  options.step.memory.margin = c.memory_margin.empty() ? cost::default_memory_margin()
+                                                       : cost::parse_memory_margin(c.memory_margin, "--memory-margin");
   options.on_progress = [&progress](std::size_t n) { progress.advance(n); };
   planner::SearchResult result = planner::search(w, topo, space, options);
   progress.finish();
@@ -114,7 +118,13 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
   context.gpu = topo.gpu().name;
   context.gpus = selected.gpus;
   context.global_batch = c.global_batch;
-  context.seq_len = c.seq > 0 ? c.seq : w.shape->seq_len;
+  context.seq_len = space.seq_len;
+  context.wide = c.wide || format != Format::kText;
+  if (!result.ranked.empty()) {
+    context.scatter = error_scatter_for(result.ranked.front().plan, topo.gpu(), options.step.calibration);
+  }
+  context.margin = margin_note(options.step.memory.margin, topo.gpu());
+  context.set_echo = set_echo_text(topology_path(c.topology), c.sets);
   CommandOutput out;
   out.text = render(search_report(result, context, static_cast<std::size_t>(c.top)), format);
   return out;

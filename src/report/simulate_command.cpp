@@ -228,8 +228,7 @@ std::string simulate_text(const PlanInputs& in, const graph::StepPrediction& p, 
     out +=
         fmt::format("  {:<44} {:>12}\n", "of which waiting on stragglers", format_seconds(r.breakdown.straggler_wait));
   }
-  out += fmt::format("\nMemory per GPU: {}. ", format_bytes(p.memory.total)) +
-         fit_text(in.plan, p.memory, p.fit, in.workload);
+  out += fmt::format("\nMemory per GPU: {}. ", format_bytes(p.memory.total)) + fit_text(in, p.fit);
   out += fmt::format("\nLink utilization: intra-node {:.1f}%, NIC {:.1f}%, fabric {:.1f}%\n",
                      100.0 * r.tier_utilization[0], 100.0 * r.tier_utilization[1], 100.0 * r.tier_utilization[2]);
   // The JSON lists the whole path; the table shows its two ends.

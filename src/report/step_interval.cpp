@@ -2,6 +2,8 @@
 #include "stepcast/report/step_interval.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "stepcast/calibrate/run_validation.hpp"
@@ -15,23 +17,57 @@ namespace {
 const std::vector<std::string> kShippedRuns = {"tests/data/runs/vtrain_single_node_a100.csv",
                                                "tests/data/runs/llm_foundry_mpt.csv"};
 
-}  // namespace
-
-std::optional<calibrate::StepInterval> step_interval_for(const PlanInputs& in, Seconds step_time,
-                                                         const IntervalOptions& o) {
+/// The analytical model's errors on the runs files (the shipped ones when `runs` is empty).
+calibrate::ResidualSet residuals_on(const std::vector<std::string>& runs_files, const cost::Calibration* cal) {
   std::vector<std::filesystem::path> files;
   std::string names;
-  for (const std::string& f : o.runs.empty() ? kShippedRuns : o.runs) {
+  for (const std::string& f : runs_files.empty() ? kShippedRuns : runs_files) {
     files.push_back(data_path(f));
     names += (names.empty() ? "" : ", ") + f;
   }
   const auto runs = calibrate::read_training_runs(files, STEPCAST_SOURCE_DIR);
-  const cost::Calibration* cal = in.calibration ? &*in.calibration : nullptr;
   const calibrate::RunValidation validation = calibrate::validate_runs(
       runs, [cal](const calibrate::TrainingRun& r) { return calibrate::predict_analytically(r, cal); });
   calibrate::ResidualSet residuals = calibrate::residuals_of(runs, validation);
   residuals.source = names;
+  return residuals;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+std::optional<calibrate::StepInterval> step_interval_for(const PlanInputs& in, Seconds step_time,
+                                                         const IntervalOptions& o) {
+  const calibrate::ResidualSet residuals = residuals_on(o.runs, in.calibration ? &*in.calibration : nullptr);
   return calibrate::step_interval(residuals, in.plan, in.topology->gpu(), step_time);
+}
+
+std::optional<ErrorScatter> error_scatter_for(const plan::Plan& plan, const topology::GpuSpec& gpu,
+                                              const cost::Calibration* calibration) {
+  const calibrate::ResidualSet residuals = residuals_on({}, calibration);
+  ErrorScatter out;
+  out.run_class = calibrate::run_class(plan, gpu);
+  std::vector<double> errors;
+  if (const auto it = residuals.by_class.find(out.run_class); it != residuals.by_class.end()) errors = it->second;
+  if (errors.size() < calibrate::kMinIntervalRuns) {
+    // The GPU generation's runs: the classes named "<generation>, ...".
+    errors.clear();
+    out.run_class = out.run_class.substr(0, out.run_class.find(','));
+    for (const auto& [name, r] : residuals.by_class) {
+      if (name.starts_with(out.run_class + ",")) errors.insert(errors.end(), r.begin(), r.end());
+    }
+  }
+  if (errors.size() < calibrate::kMinIntervalRuns) return std::nullopt;
+  const double centre = median_of(errors);
+  for (double& e : errors) e = std::fabs(e - centre);
+  out.relative = std::exp(median_of(errors)) - 1.0;
+  out.runs = errors.size();
+  return out;
 }
 
 IntervalResult interval_for(const PlanInputs& in, Seconds step_time, const IntervalOptions& options,

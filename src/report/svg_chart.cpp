@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstddef>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/report/chart.hpp"
@@ -30,6 +32,24 @@ constexpr int kYTicks = 5;
 const char* colour(std::size_t i) { return kPalette[i % kPalette.size()]; }
 
 std::string num(double v) { return fmt::format("{:.2f}", v); }
+
+/// The width a label takes at `font_size` in a sans-serif face: DejaVu Sans, Debian's default,
+/// averages under 0.6 em per character of these labels; bold runs about 10% wider.
+double text_width(std::string_view text, double font_size, bool bold = false) {
+  return 0.6 * font_size * static_cast<double>(text.size()) * (bold ? 1.1 : 1.0);
+}
+
+/// The legend's width: kLegendWidth, or more when a name needs it (swatch, gap, name, margin).
+double legend_width(const std::vector<std::string>& names) {
+  double widest = 0.0;
+  for (const std::string& n : names) widest = std::max(widest, text_width(n, 12.0));
+  return std::max(kLegendWidth, 18.0 + widest + 8.0);
+}
+
+/// A chart's width, widened to hold its title (15 px bold, centred, 8 px from each edge).
+double with_title_room(double width, const std::string& title) {
+  return std::max(width, text_width(title, 15.0, true) + 16.0);
+}
 
 /// A round upper bound for an axis: the smallest of 1, 2, 2.5, 5, 10 x 10^k that is >= v.
 double nice_max(double v) {
@@ -170,7 +190,9 @@ std::string render_svg(const LineChart& chart) {
   const double plot_width = 520.0;
   const double legend_rows = static_cast<double>(chart.series.size());
   const double height = std::max(kMarginTop + kPlotHeight + 60.0, kMarginTop + legend_rows * kLegendRow + 20.0);
-  const double width = kMarginLeft + plot_width + 30.0 + kLegendWidth;
+  std::vector<std::string> names;
+  for (const auto& s : chart.series) names.push_back(s.name);
+  const double width = with_title_room(kMarginLeft + plot_width + 30.0 + legend_width(names), chart.title);
   const auto x_of = [&](double x) { return chart.log2_x ? std::log2(x) : x; };
 
   double x_lo = 0.0;
@@ -205,21 +227,31 @@ std::string render_svg(const LineChart& chart) {
   };
 
   std::string out = open_svg(width, height, chart.title);
-  title(out, kMarginLeft + plot_width, chart.title);
+  title(out, width, chart.title);
   if (log_y) {
     y_axis_lines(out, plot_width, chart.y_label + " (log scale)");
     for (const double t : y_log.ticks) y_tick(out, plot_width, py(t), t);
   } else {
     y_axis(out, plot_width, y_top, chart.y_label);
   }
-  // x ticks: every power of two on a log2 axis, five even steps on a linear one.
+  // x ticks: at the points themselves when they share a few x values (GPU counts such as 144, 288,
+  // 576), else every power of two on a log2 axis and five even steps on a linear one.
+  constexpr std::size_t kMaxDataTicks = 12;
   std::vector<double> ticks;
-  if (chart.log2_x) {
-    constexpr double kMaxSizeTicks = 12.0;
-    const double step = chart.x_bytes ? std::max(1.0, std::ceil((x_hi - x_lo + 1.0) / kMaxSizeTicks)) : 1.0;
-    for (double k = std::ceil(x_lo); k <= x_hi + 1e-9; k += step) ticks.push_back(std::exp2(k));
-  } else {
-    for (int i = 0; i <= kYTicks; ++i) ticks.push_back(x_lo + (x_hi - x_lo) * i / kYTicks);
+  for (const auto& s : chart.series) {
+    for (const auto& p : s.points) ticks.push_back(p.x);
+  }
+  std::sort(ticks.begin(), ticks.end());
+  ticks.erase(std::unique(ticks.begin(), ticks.end()), ticks.end());
+  if (ticks.empty() || ticks.size() > kMaxDataTicks) {
+    ticks.clear();
+    if (chart.log2_x) {
+      constexpr double kMaxSizeTicks = 12.0;
+      const double step = chart.x_bytes ? std::max(1.0, std::ceil((x_hi - x_lo + 1.0) / kMaxSizeTicks)) : 1.0;
+      for (double k = std::ceil(x_lo); k <= x_hi + 1e-9; k += step) ticks.push_back(std::exp2(k));
+    } else {
+      for (int i = 0; i <= kYTicks; ++i) ticks.push_back(x_lo + (x_hi - x_lo) * i / kYTicks);
+    }
   }
   for (const double t : ticks) {
     out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="11">{}</text>)", num(px(t)),
@@ -254,8 +286,21 @@ std::string render_svg(const BarChart& chart) {
   const bool any_reference = chart.reference > 0.0 || std::any_of(chart.bars.begin(), chart.bars.end(),
                                                                   [](const Bar& b) { return b.reference > 0.0; });
   const double legend_rows = static_cast<double>(chart.segments.size()) + (any_reference ? 1.0 : 0.0);
-  const double height = std::max(kMarginTop + kPlotHeight + label_room, kMarginTop + legend_rows * kLegendRow + 20.0);
-  const double width = kMarginLeft + plot_width + 30.0 + kLegendWidth;
+  // A bar's label runs down-left from under its bar at 45 degrees: room below the axis for the
+  // longest, and the whole chart shifted right by what the first bars' labels reach past x = 0.
+  constexpr double kCos45 = 0.7071;
+  double below = label_room;
+  double shift = 0.0;
+  for (std::size_t b = 0; b < chart.bars.size(); ++b) {
+    const double reach = kCos45 * text_width(chart.bars[b].label, 10.0);
+    below = std::max(below, 12.0 + reach + 12.0);
+    const double cx = kMarginLeft + 10.0 + slot * static_cast<double>(b) + slot / 2;
+    shift = std::max(shift, reach - cx + 4.0);
+  }
+  const double height = std::max(kMarginTop + kPlotHeight + below, kMarginTop + legend_rows * kLegendRow + 20.0);
+  std::vector<std::string> names = chart.segments;
+  if (any_reference) names.push_back(chart.reference_label);
+  const double width = with_title_room(shift + kMarginLeft + plot_width + 30.0 + legend_width(names), chart.title);
 
   double y_hi = chart.reference;
   for (const auto& bar : chart.bars) {
@@ -273,7 +318,8 @@ std::string render_svg(const BarChart& chart) {
   const auto height_of = [&](double v) { return kPlotHeight * v / y_top; };
 
   std::string out = open_svg(width, height, chart.title);
-  title(out, kMarginLeft + plot_width, chart.title);
+  title(out, width, chart.title);
+  if (shift > 0.0) out += fmt::format(R"~(<g transform="translate({} 0)">)~", num(shift));
   y_axis(out, plot_width, y_top, chart.y_label);
   for (std::size_t b = 0; b < chart.bars.size(); ++b) {
     const auto& bar = chart.bars[b];
@@ -314,6 +360,7 @@ std::string render_svg(const BarChart& chart) {
     out += fmt::format(R"(<text x="{}" y="{}" font-size="12">{}</text>)", num(legend_x + 18), num(ly + 10),
                        xml_escape(chart.reference_label));
   }
+  if (shift > 0.0) out += "</g>";
   out += "</svg>";
   return out;
 }
@@ -349,7 +396,9 @@ std::string render_svg(const ScatterChart& chart) {
   const std::size_t legend_rows = named + 2 + (more ? 1 : 0);  // + the y = x line and the band
   const double bottom = kMarginTop + kSide;
   const double height = std::max(bottom + 60.0, kMarginTop + static_cast<double>(legend_rows) * kLegendRow + 20.0);
-  const double width = kMarginLeft + kSide + 30.0 + kLegendWidth;
+  std::vector<std::string> names = {"y = x (no error)", "and 999 more groups (hover a point)"};
+  for (std::size_t i = 0; i < named; ++i) names.push_back(chart.groups[i].name);
+  const double width = with_title_room(kMarginLeft + kSide + 30.0 + legend_width(names), chart.title);
 
   // One decade-aligned range for both axes.
   double lo = 0.0;

@@ -12,6 +12,8 @@
 #include "stepcast/cost/memory_margin.hpp"
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/data_path.hpp"
+#include "stepcast/report/fit_hint.hpp"
+#include "stepcast/report/set_echo.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/writers.hpp"
 #include "stepcast/topology/overrides.hpp"
@@ -88,19 +90,21 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
   }
   planner::CapacityRequest req;
   for (const auto& w : c.workloads) {
-    req.workloads.push_back(workload::load_workload(data_path(w)));
+    req.workloads.push_back(workload::load_workload(workload_path(w)));
+    (void)sequence_length(req.workloads.back(), c.seq);  // a config states no training length
     if (!req.workloads.back().has_shape()) {
       throw InputError(w, {},
                        "capacity tables need a workload with a transformer shape (layers, hidden, heads), not a bare "
                        "parameter count");
     }
   }
-  for (const auto& t : c.topologies) req.topologies.push_back(data_path(t));
+  for (const auto& t : c.topologies) req.topologies.push_back(topology_path(t));
   req.gpus = c.gpus;
   req.sets = c.sets;
   req.prices = c.prices.size() == 1 ? std::vector<double>(c.topologies.size(), c.prices.front()) : c.prices;
-  if (!c.memory_margin.empty())
-    req.search.step.memory.margin = cost::parse_memory_margin(c.memory_margin, "--memory-margin");
+  req.search.step.memory.margin = c.memory_margin.empty()
+                                      ? cost::default_memory_margin()
+                                      : cost::parse_memory_margin(c.memory_margin, "--memory-margin");
   req.global_batch = c.global_batch;
   req.seq_len = c.seq;
   req.max_micro_batch = c.max_mbs;
@@ -169,8 +173,20 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
     warn_outside_calibration(&*calibration, c.calibration, outside);
   }
   CostSettings cost{c.tokens};
+  Report r = capacity_report(cells, command_line(c), c.global_batch, c.seq, cost);
+  // What the margin and each --set made of every cluster, under the command line.
+  std::vector<std::string> said = {margin_note(req.search.step.memory.margin)};
+  for (const auto& path : req.topologies) {
+    const std::string echo = set_echo_text(path, c.sets);
+    for (std::size_t at = 0; at < echo.size();) {
+      const std::size_t end = echo.find('\n', at);
+      said.push_back(path.filename().string() + ": " + echo.substr(at, end - at));
+      at = end == std::string::npos ? echo.size() : end + 1;
+    }
+  }
+  r.notes.insert(r.notes.begin() + std::min<std::ptrdiff_t>(1, std::ssize(r.notes)), said.begin(), said.end());
   CommandOutput out;
-  out.text = render(capacity_report(cells, command_line(c), c.global_batch, c.seq, cost), format);
+  out.text = render(r, format);
   return out;
 }
 

@@ -41,12 +41,39 @@ void append_table(std::string& out, const Table& table) {
   }
 }
 
+/// `note` broken at spaces into lines of at most `width` columns (a word longer than that stays
+/// whole); continuation lines start with two spaces, and a command's broken lines end in " \".
+std::string wrapped(const std::string& note, std::size_t width) {
+  if (width == 0 || note.size() <= width) return note + "\n";
+  const bool command = note.starts_with("command:");
+  const std::string indent = "  ";
+  const std::size_t room = command ? width - 2 : width;  // " \" at each broken line's end
+  std::string out;
+  std::string line;
+  std::size_t at = 0;
+  while (at < note.size()) {
+    std::size_t end = note.find(' ', at + 1);
+    if (end == std::string::npos) end = note.size();
+    const std::string word = note.substr(at, end - at);  // with its leading space, but the first
+    // Never inside a quoted value: the shell would keep the continuation's indent in it.
+    const bool in_quotes = std::count(line.begin(), line.end(), '"') % 2 == 1;
+    if (!line.empty() && line.size() + word.size() > room && !in_quotes) {
+      out += line + (command ? " \\\n" : "\n");
+      line = indent + word.substr(word.starts_with(' ') ? 1 : 0);
+    } else {
+      line += word;
+    }
+    at = end;
+  }
+  return out + line + "\n";
+}
+
 }  // namespace
 
 std::string render_text(const Report& report) {
   std::string out;
   if (!report.title.empty()) out += report.title + "\n";
-  for (const auto& note : report.notes) out += note + "\n";
+  for (const auto& note : report.notes) out += wrapped(note, report.text_width);
   for (const auto& table : report.tables) {
     if (!out.empty()) out += "\n";
     append_table(out, table);

@@ -16,6 +16,7 @@
 #include "stepcast/report/collective_format.hpp"
 #include "stepcast/report/data_path.hpp"
 #include "stepcast/report/plan_inputs.hpp"
+#include "stepcast/report/set_echo.hpp"
 #include "stepcast/topology/topology.hpp"
 
 namespace stepcast::report {
@@ -158,10 +159,11 @@ std::string topology_command(const TopologyRequest& o) {
   const std::optional<int> nodes = o.nodes_given ? std::optional<int>(o.nodes) : std::nullopt;
   if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
   const topology::SelectedTopology selected =
-      topology::load_selected_topology(data_path(o.topology), topology_request(nodes.value_or(0), o.gpus, o.sets));
+      topology::load_selected_topology(topology_path(o.topology), topology_request(nodes.value_or(0), o.gpus, o.sets));
   const Topology& t = selected.topology;
   const CommTiers c = t.tiers(selected.gpus);
-  return o.json ? summary_json(t, c).dump(2) + "\n" : summary_text(t, o.topology, c);
+  return o.json ? summary_json(t, c).dump(2) + "\n"
+                : set_echo_text(topology_path(o.topology), o.sets) + summary_text(t, o.topology, c);
 }
 
 }  // namespace stepcast::report

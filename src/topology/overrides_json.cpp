@@ -110,13 +110,9 @@ nlohmann::json typed_value(const nlohmann::json& current, const std::string& tex
   return text;
 }
 
-}  // namespace
-
-Topology load_topology_with_sets(const std::filesystem::path& file, std::optional<int> nodes,
-                                 const std::vector<std::string>& sets) {
-  if (sets.empty()) return load_topology(file, nodes);
-  nlohmann::json doc = read_json_file(file);
-  std::string label = file.string();
+/// Applies `sets` to `doc` in order, telling `applied` about each edit.
+void apply_sets(nlohmann::json& doc, const std::filesystem::path& file, const std::vector<std::string>& sets,
+                std::vector<AppliedSet>& applied) {
   for (const std::string& set : sets) {
     const std::size_t eq = set.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == set.size()) {
@@ -126,11 +122,36 @@ Topology load_topology_with_sets(const std::filesystem::path& file, std::optiona
     std::vector<Leaf> leaves;
     collect_leaves(doc, "", nlohmann::json::json_pointer(), leaves);
     const Leaf& leaf = find_leaf(leaves, set.substr(0, eq), file.string());
+    AppliedSet a{leaf.path, doc[leaf.pointer].dump(), "", set.substr(eq + 1), 0};
     doc[leaf.pointer] = typed_value(doc[leaf.pointer], set.substr(eq + 1), set);
-    label += fmt::format(" with --set {}={}", leaf.path, set.substr(eq + 1));
+    a.after = doc[leaf.pointer].dump();
+    const nlohmann::json& block = doc[leaf.pointer.parent_pointer()];
+    if (block.is_object() && block.contains("count") && block["count"].is_number_integer())
+      a.block_count = block["count"].get<int>();
+    applied.push_back(std::move(a));
   }
+}
+
+}  // namespace
+
+Topology load_topology_with_sets(const std::filesystem::path& file, std::optional<int> nodes,
+                                 const std::vector<std::string>& sets) {
+  if (sets.empty()) return load_topology(file, nodes);
+  nlohmann::json doc = read_json_file(file);
+  std::vector<AppliedSet> applied;
+  apply_sets(doc, file, sets, applied);
+  std::string label = file.string();
+  for (const AppliedSet& a : applied) label += fmt::format(" with --set {}={}", a.path, a.given);
   // Errors in the edited document name the edits, so a refused value is traced to its --set.
   return topology_from_document(doc, label, nodes);
+}
+
+std::vector<AppliedSet> applied_sets(const std::filesystem::path& file, const std::vector<std::string>& sets) {
+  std::vector<AppliedSet> applied;
+  if (sets.empty()) return applied;
+  nlohmann::json doc = read_json_file(file);
+  apply_sets(doc, file, sets, applied);
+  return applied;
 }
 
 bool is_cluster_form(const std::filesystem::path& file) {

@@ -21,8 +21,9 @@ constexpr std::array<std::string_view, 16> kMoeOrAttentionWords = {
     "head_dim", "nextn", "layer_types", "mlp_only", "n_group", "routed", "scoring", "aux_loss"};
 
 /// Keys this file reads.
-constexpr std::array<std::string_view, 23> kRead = {"head_dim",
+constexpr std::array<std::string_view, 25> kRead = {"head_dim",
                                                     "sliding_window",
+                                                    "sliding_window_pattern",
                                                     "use_sliding_window",
                                                     "max_window_layers",
                                                     "layer_types",
@@ -43,7 +44,8 @@ constexpr std::array<std::string_view, 23> kRead = {"head_dim",
                                                     "qk_rope_head_dim",
                                                     "qk_nope_head_dim",
                                                     "v_head_dim",
-                                                    "num_nextn_predict_layers"};
+                                                    "num_nextn_predict_layers",
+                                                    "sliding_window_size"};
 
 /// Keys that change training behaviour but not the work or memory of a step: load-balancing
 /// losses, how routing scores are normalised or grouped, inference-time expert placement.
@@ -96,10 +98,35 @@ void refuse_unknown_fields(const JsonReader& r) {
   }
 }
 
-void read_sliding_window(const JsonReader& r, std::string_view model_type, TransformerShape& s) {
+/// The layers a window applies to without a layer_types list, by the family's rule.
+int rule_sliding_layers(const JsonReader& r, WindowRule rule, int layers) {
+  switch (rule) {
+    case WindowRule::kNone:
+      return 0;  // the family's attention takes no window, whatever the config holds
+    case WindowRule::kEveryLayer:
+      return layers;
+    case WindowRule::kQwen: {
+      // Windows only with use_sliding_window, on the layers from max_window_layers on
+      // (Qwen2Config.layer_types); the cost model spreads them over the stages evenly.
+      const auto use = r.find("use_sliding_window");
+      if (!use || use->json().is_null() || !use->boolean()) return 0;
+      return std::max(0, layers - int_or_zero(r, "max_window_layers"));
+    }
+    case WindowRule::kEvenLayers:
+      return (layers + 1) / 2;  // layers 0, 2, 4, ...: (i + 1) % 2 != 0
+    case WindowRule::kGemma3Pattern: {
+      // Gemma3TextConfig: layer i attends fully when (i + 1) % sliding_window_pattern == 0.
+      const int pattern = required_count(r, "sliding_window_pattern");
+      return layers - layers / pattern;
+    }
+  }
+  return 0;
+}
+
+void read_sliding_window(const JsonReader& r, WindowRule rule, TransformerShape& s) {
   const int window = int_or_zero(r, "sliding_window");
   if (const auto types = r.find("layer_types"); types && !types->json().is_null()) {
-    // GPT-OSS (and newer Qwen configs) list each layer's attention: full or sliding.
+    // GPT-OSS, Gemma 3 and newer Qwen configs list each layer's attention: full or sliding.
     const auto layers = types->elements();
     if (static_cast<int>(layers.size()) != s.layers) {
       types->fail(fmt::format("lists {} layers, but num_hidden_layers is {}", layers.size(), s.layers));
@@ -118,37 +145,28 @@ void read_sliding_window(const JsonReader& r, std::string_view model_type, Trans
     s.sliding_window = s.sliding_layers > 0 ? window : 0;
     return;
   }
-  const bool qwen = model_type.starts_with("qwen");
-  if (qwen) {
-    // Qwen configs carry a sliding_window that applies only with use_sliding_window, to the
-    // layers from max_window_layers on: a split stepcast does not model.
-    const auto use = r.find("use_sliding_window");
-    if (use && use->boolean())
-      use->fail("use_sliding_window=true (windows on the layers from max_window_layers on) is not modelled");
-    return;
-  }
-  // Mistral and Mixtral: a non-null sliding_window applies to every layer.
-  if (window > 0) {
-    s.sliding_window = window;
-    s.sliding_layers = s.layers;
-  }
+  if (window == 0) return;  // null: no window
+  s.sliding_layers = rule_sliding_layers(r, rule, s.layers);
+  s.sliding_window = s.sliding_layers > 0 ? window : 0;
 }
 
-void read_moe(const JsonReader& r, std::string_view model_type, TransformerShape& s) {
+void read_moe(const JsonReader& r, const JsonReader& given, std::string_view model_type, TransformerShape& s) {
   const bool deepseek = model_type.starts_with("deepseek");
   const char* experts_key = r.has("n_routed_experts")    ? "n_routed_experts"
                             : r.has("num_local_experts") ? "num_local_experts"
                                                          : "num_experts";
   const int experts = int_or_zero(r, experts_key);
   if (experts == 0) {
-    if (r.has("moe_intermediate_size") || r.has("num_experts_per_tok") || r.has("experts_per_token")) {
-      r.fail(fmt::format("gives MoE fields but no expert count (num_local_experts, num_experts or n_routed_experts)"));
+    // The family's defaults may hold MoE fields (DeepSeek-V2's moe_intermediate_size); the config's own may not.
+    if (given.has("moe_intermediate_size") || given.has("num_experts_per_tok") || given.has("experts_per_token")) {
+      given.fail("gives MoE fields but no expert count (num_local_experts, num_experts or n_routed_experts)");
     }
     return;
   }
   MoeShape m;
   m.experts = experts;
-  const char* top_k_key = r.has("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token";
+  const char* top_k_key =
+      given.has("experts_per_token") && !given.has("num_experts_per_tok") ? "experts_per_token" : "num_experts_per_tok";
   m.top_k = required_count(r, top_k_key);
   if (m.top_k > m.experts)
     r.at(top_k_key).fail(fmt::format("top-k ({}) exceeds the {} routed experts", m.top_k, m.experts));
@@ -209,17 +227,15 @@ void read_mla(const JsonReader& r, TransformerShape& s) {
 
 }  // namespace
 
-void read_hf_extensions(const JsonReader& r, std::string_view model_type, TransformerShape& s) {
-  refuse_unknown_fields(r);
-  if (const int head_dim = int_or_zero(r, "head_dim"); head_dim > 0 && head_dim * s.heads != s.hidden)
+void read_hf_extensions(const JsonReader& merged, const JsonReader& given, const HfFamily& family,
+                        TransformerShape& s) {
+  refuse_unknown_fields(given);
+  if (const int head_dim = int_or_zero(merged, "head_dim"); head_dim > 0 && head_dim * s.heads != s.hidden)
     s.explicit_head_dim = head_dim;
-  read_sliding_window(r, model_type, s);
-  read_moe(r, model_type, s);
-  read_mla(r, s);
-  s.mtp_layers = int_or_zero(r, "num_nextn_predict_layers");
-  // Qwen3 normalises each head's query and key (modeling_qwen3.py q_norm, k_norm).
-  s.qk_norm = model_type.starts_with("qwen3");
-  s.attention_sinks = model_type == "gpt_oss";
+  read_sliding_window(merged, family.windows, s);
+  read_moe(merged, given, family.model_type, s);
+  read_mla(merged, s);
+  s.mtp_layers = int_or_zero(merged, "num_nextn_predict_layers");
 }
 
 }  // namespace stepcast::workload

@@ -5,13 +5,15 @@
 
 #include <string_view>
 
+#include "hf_families.hpp"
 #include "stepcast/core/json_reader.hpp"
 #include "stepcast/workload/workload.hpp"
 
 namespace stepcast::workload {
 
-/// Fills the shape's head dim, sliding-window layers, MoE, MLA and MTP fields from the config of
-/// `model_type`; InputError names any MoE or attention field it does not understand.
-void read_hf_extensions(const JsonReader& r, std::string_view model_type, TransformerShape& s);
+/// Fills the shape's head dim, sliding-window layers, MoE, MLA and MTP fields from `merged` (the
+/// config with its class's defaults) by `family`'s rules; `given` is the config as written, whose
+/// MoE or attention fields stepcast does not understand are refused by name.
+void read_hf_extensions(const JsonReader& merged, const JsonReader& given, const HfFamily& family, TransformerShape& s);
 
 }  // namespace stepcast::workload

@@ -37,9 +37,15 @@ double attention_parameter_count(const TransformerShape& s) {
   const double kv = static_cast<double>(s.kv_heads) * s.head_dim();  // width of K and of V
   // Q (h x q), K and V (h x kv each), output projection (q x h).
   double attention = 2.0 * h * q + 2.0 * h * kv;
-  if (s.biases) attention += q + 2.0 * kv + h;
-  if (s.qk_norm) attention += 2.0 * s.head_dim();  // Qwen3's q_norm and k_norm gains
-  if (s.attention_sinks) attention += heads;       // GPT-OSS: one sink logit per head
+  if (s.biases || s.attention_biases) {
+    attention += q + 2.0 * kv + h;
+  } else if (s.qkv_biases) {
+    attention += q + 2.0 * kv;
+  }
+  // q_norm and k_norm over each head's dims (Qwen3, Gemma 3: RMSNorm gains; Phi's qk_layernorm
+  // adds their biases).
+  if (s.qk_norm) attention += 2.0 * (s.norm == Norm::kLayerNorm ? 2.0 : 1.0) * s.head_dim();
+  if (s.attention_sinks) attention += heads;  // GPT-OSS: one sink logit per head
   return attention;
 }
 
@@ -48,9 +54,8 @@ double layer_parameter_count(const TransformerShape& s) {
   const double f = s.ffn_hidden;
   // MLP: up and down projections, plus the gate of a SwiGLU MLP (Shazeer 2020).
   double mlp = (s.gated_mlp ? 3.0 : 2.0) * h * f;
-  if (s.biases) mlp += (s.gated_mlp ? 2.0 : 1.0) * f + h;
-  // Two norms per block: before attention and before the MLP.
-  return attention_parameter_count(s) + mlp + 2.0 * norm_parameters(s);
+  if (s.biases || s.mlp_biases) mlp += (s.gated_mlp ? 2.0 : 1.0) * f + h;
+  return attention_parameter_count(s) + mlp + s.block_norms * norm_parameters(s);
 }
 
 double expert_parameter_count(const TransformerShape& s) {
@@ -76,7 +81,7 @@ double moe_layer_common_parameters(const TransformerShape& s) {
   double router = h * m.experts + (m.router_bias ? m.experts : 0.0);
   double shared = m.shared_experts * shared_expert_parameters(s);
   if (m.shared_expert_gate && m.shared_experts > 0) shared += h;
-  return attention_parameter_count(s) + router + shared + 2.0 * norm_parameters(s);
+  return attention_parameter_count(s) + router + shared + s.block_norms * norm_parameters(s);
 }
 
 /// An MTP module (DeepSeek-V3 section 2.2): two RMSNorms of h, the projection M (h x 2h), one
@@ -124,7 +129,9 @@ double embeddings_and_final_norm(const TransformerShape& s) {
   const double embedding = static_cast<double>(s.vocab) * h;
   double total = embedding;
   if (!s.tied_embeddings) total += embedding;  // separate output projection (LM head)
-  if (s.learned_positions) total += static_cast<double>(s.seq_len) * h;
+  if (s.lm_head_bias) total += s.vocab;
+  if (s.learned_positions) total += static_cast<double>(s.position_rows > 0 ? s.position_rows : s.seq_len) * h;
+  if (s.embedding_norm) total += norm_parameters(s);
   return total + norm_parameters(s);  // final norm
 }
 

@@ -1,11 +1,11 @@
 // Loading workloads: stepcast's own JSON (by shape or by bare parameter count) and Hugging Face
-// config.json files (Llama-style and GPT-2/GPT-NeoX-style keys), told apart by their keys.
+// config.json files (read in hf_config.cpp), told apart by their keys.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "hf_extensions.hpp"
+#include "hf_config.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/json_reader.hpp"
 #include "stepcast/workload/workload.hpp"
@@ -29,12 +29,6 @@ int read_non_negative(const JsonReader& r) {
   return static_cast<int>(v);
 }
 
-/// GPT's MLP width, 4h (Radford et al. 2019; Brown et al. 2020), the default where a file gives
-/// none; held to an int where h is beyond its limit, which check_shape then reports.
-int gpt_mlp_width(int hidden) {
-  return static_cast<int>(std::min<std::int64_t>(4 * std::int64_t{hidden}, std::numeric_limits<int>::max()));
-}
-
 int read_int_or(const JsonReader& r, std::string_view key, int fallback) {
   const auto found = r.find(key);
   // Hugging Face writes null for "use the default" (GPT-2's n_inner, for example).
@@ -47,14 +41,10 @@ bool read_bool_or(const JsonReader& r, std::string_view key, bool fallback) {
   return found ? found->boolean() : fallback;
 }
 
-/// Whether any of the config's dropout probabilities is above zero (absent keys count as zero:
-/// the Llama family writes "attention_dropout": 0.0 or leaves it out).
-bool any_dropout(const JsonReader& r, std::initializer_list<std::string_view> keys) {
-  for (const std::string_view key : keys) {
-    const auto found = r.find(key);
-    if (found && !found->json().is_null() && found->number() > 0.0) return true;
-  }
-  return false;
+}  // namespace
+
+int gpt_mlp_width(int hidden) {
+  return static_cast<int>(std::min<std::int64_t>(4 * std::int64_t{hidden}, std::numeric_limits<int>::max()));
 }
 
 /// Rules every shape must keep, whatever the file format; reported at the shape's pointer.
@@ -76,6 +66,8 @@ void check_shape(const TransformerShape& s, const JsonReader& where) {
     if (s.moe_layer_count() == 0) where.fail("the MoE settings leave no layer with experts");
   }
 }
+
+namespace {
 
 /// The MoE block of stepcast's own shape: {"experts", "top_k", "expert_ffn", ...}.
 MoeShape read_moe_shape(const JsonReader& r) {
@@ -184,65 +176,6 @@ Workload read_stepcast_workload(const JsonReader& r) {
   if (const auto published = r.find("published_parameters")) w.published_parameters = published->positive_number();
   if (const auto active = r.find("published_active_parameters"))
     w.published_active_parameters = active->positive_number();
-  return w;
-}
-
-/// A Hugging Face config.json. Its many other keys (dropout, rope settings, ...) are not ours
-/// to refuse, so unknown keys are allowed here, unlike in stepcast's own files.
-Workload read_hf_config(const JsonReader& r, const std::filesystem::path& file) {
-  Workload w;
-  const std::string model_type = r.has("model_type") ? r.at("model_type").string() : std::string("llama");
-  TransformerShape s;
-  if (model_type == "gpt2") {
-    // GPT-2 (Radford et al. 2019): biases, LayerNorm, learned positions, tied LM head, 4h MLP.
-    s.layers = read_int(r.at("n_layer"));
-    s.hidden = read_int(r.at("n_embd"));
-    s.heads = read_int(r.at("n_head"));
-    s.kv_heads = s.heads;
-    s.ffn_hidden = read_int_or(r, "n_inner", gpt_mlp_width(s.hidden));
-    s.vocab = read_int(r.at("vocab_size"));
-    s.seq_len = read_int(r.at("n_positions"));
-    s.tied_embeddings = read_bool_or(r, "tie_word_embeddings", true);
-    s.biases = true;
-    s.learned_positions = true;
-    s.dropout = any_dropout(r, {"resid_pdrop", "embd_pdrop", "attn_pdrop"});
-    s.norm = Norm::kLayerNorm;
-  } else {
-    // Llama-style keys, also used by GPT-NeoX (rotary, biases, LayerNorm, plain MLP).
-    const bool neox = model_type == "gpt_neox";
-    s.layers = read_int(r.at("num_hidden_layers"));
-    s.hidden = read_int(r.at("hidden_size"));
-    s.heads = read_int(r.at("num_attention_heads"));
-    s.kv_heads = read_int_or(r, "num_key_value_heads", s.heads);
-    s.ffn_hidden = read_int_or(r, "intermediate_size", gpt_mlp_width(s.hidden));
-    s.gated_mlp = !neox;
-    s.vocab = read_int(r.at("vocab_size"));
-    s.seq_len = read_int(r.at("max_position_embeddings"));
-    s.tied_embeddings = read_bool_or(r, "tie_word_embeddings", false);
-    s.biases = neox;
-    s.learned_positions = false;
-    s.rotary = true;  // Llama and GPT-NeoX rotate Q and K (rope_theta / rotary_pct)
-    s.dropout =
-        any_dropout(r, {"attention_dropout", "hidden_dropout", "attention_probs_dropout_prob", "hidden_dropout_prob"});
-    s.norm = neox ? Norm::kLayerNorm : Norm::kRmsNorm;
-    // GPT-OSS puts biases on Q, K, V and O (attention_bias); its experts' biases are MoE fields.
-    if (model_type == "gpt_oss") s.biases = read_bool_or(r, "attention_bias", true);
-  }
-  read_hf_extensions(r, model_type, s);
-  check_shape(s, r);
-  w.shape = s;
-  w.parameters = parameter_count(s);
-  w.active_parameters = active_parameter_count(s);
-  // Named as the model names itself: its hub id, else its architecture, else the file; never the
-  // folder the file happens to sit in.
-  const auto name = r.find("_name_or_path");
-  w.name = name ? name->string() : std::string();
-  if (w.name.empty() && r.has("model_type")) w.name = model_type;
-  if (w.name.empty()) w.name = file.stem().string();
-  w.seq_len_origin =
-      fmt::format("{} of {}: the longest context the model supports, not a training length",
-                  model_type == "gpt2" ? "n_positions" : "max_position_embeddings", file.filename().string());
-  w.source = fmt::format("Hugging Face config.json ({})", file.string());
   return w;
 }
 

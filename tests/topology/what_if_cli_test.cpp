@@ -57,7 +57,7 @@ TEST_SUITE("topology.what_if_cli") {
     CHECK(ok.at("memory_margin_bytes").get<double>() == doctest::Approx(headroom - (1 << 30)));
     const auto refused = stepcast::test::run_stepcast_with_status(predict + " --memory-margin '" + above + "'");
     CHECK(refused.exit_code == 3);
-    CHECK(refused.output.find("less than the --memory-margin of") != std::string::npos);
+    CHECK(refused.output.find("kept free by --memory-margin") != std::string::npos);
   }
 
   TEST_CASE("table cost: GPU-hours x each file's AWS on-demand price, or x --price per cluster") {

@@ -1,6 +1,6 @@
 // A Hugging Face config names its workload as the model names itself (_name_or_path, else
-// model_type, else the file), never by the folder it sits in; the sequence length it gives is
-// marked as the model's longest context. The configs are the models' own files from the Hub.
+// model_type), never by the folder it sits in; its max_position_embeddings is the model's longest
+// context, not a training length. The configs are the models' own files from the Hub.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -46,9 +46,14 @@ TEST_SUITE("workload.naming") {
     CHECK(load_workload(kSource / "tests/workload/data/pythia-160m/config.json").name == "gpt_neox");
   }
 
-  TEST_CASE("a config's sequence length is marked as its max_position_embeddings; a workload's as its seq_len") {
+  TEST_CASE("a config states no training length, only its longest context; a workload states its seq_len") {
+    // Llama-2-7b-hf's config: "max_position_embeddings": 4096, the context it supports.
     const auto hf = load_workload(kSource / "tests/workload/data/llama-2-7b/config.json");
-    CHECK(hf.seq_len_origin.starts_with("max_position_embeddings of config.json"));
-    CHECK(load_workload(kSource / "workloads/llama2-7b.json").seq_len_origin == "\"seq_len\" of workload llama2-7b");
+    CHECK(hf.shape->seq_len == 0);
+    CHECK(hf.max_positions == 4096);
+    CHECK(hf.seq_len_origin.empty());
+    const auto own = load_workload(kSource / "workloads/llama2-7b.json");
+    CHECK(own.shape->seq_len == 4096);
+    CHECK(own.seq_len_origin == "\"seq_len\" of workload llama2-7b");
   }
 }

@@ -72,7 +72,7 @@ TEST_SUITE("workload.workload") {
     CHECK(w.name == "meta-llama/Llama-2-7b-hf");
     CHECK(w.shape->gated_mlp);
     CHECK(w.shape->kv_heads == 32);
-    CHECK(w.shape->seq_len == 4096);
+    CHECK(w.max_positions == 4096);
     CHECK(w.parameters == 6738415616.0);
   }
 

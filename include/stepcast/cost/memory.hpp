@@ -109,8 +109,9 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
 struct MemoryFit {
   bool fits = false;
   Bytes capacity;
-  Bytes headroom;  ///< capacity - total; negative when the plan exceeds the GPU
-  Bytes margin;    ///< kept free by --memory-margin: fits needs headroom >= margin
+  Bytes headroom;               ///< capacity - total; negative when the plan exceeds the GPU
+  Bytes margin;                 ///< kept free by --memory-margin: fits needs headroom >= margin
+  bool default_margin = false;  ///< the margin is the commands' default, not --memory-margin
   /// The plan exceeds no byte of the GPU but eats into the margin.
   [[nodiscard]] bool within_margin() const { return !fits && headroom.value() >= 0.0; }
 };

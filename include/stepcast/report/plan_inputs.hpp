@@ -20,7 +20,7 @@
 namespace stepcast::report {
 
 struct PlanOptions {
-  std::string workload;  ///< stepcast workload JSON or a Hugging Face config.json
+  std::string workload;  ///< workload file or name, Hugging Face config.json, model folder or hub id (data_path.hpp)
   std::string topology;
   int nodes = 0;         ///< 0 = as the topology file says
   std::string plan;      ///< compact form, or a path to a plan JSON file
@@ -44,6 +44,12 @@ struct PlanInputs {
   std::string plan_origin;  ///< "--plan" or the plan file, for messages
   /// Where the sequence length came from when neither --seq nor seq= gave one; empty otherwise.
   std::string seq_len_origin;
+  /// Set when the plan gave no global batch and stepcast chose one: the note saying so.
+  std::string global_batch_note;
+  /// Set when fused attention was assumed without a GPU to ask (memory without --topology).
+  std::string flash_note;
+  /// What the --set edits changed (report/set_echo.hpp), printed above the plan facts.
+  std::string set_echo;
   std::optional<cost::Calibration> calibration;
 
   /// Step-model options for these inputs: the memory settings and the calibration, if any.
@@ -52,15 +58,25 @@ struct PlanInputs {
 };
 
 /// Loads the workload (and topology), parses the plan, applies the option overrides, resolves
-/// and validates it against the GPU count. Bad input throws InputError.
+/// and validates it against the GPU count. The defaults every command shares: the GPUs the plan's
+/// degrees span when neither --gpus nor --nodes says; the workload's training length when neither
+/// --seq nor seq= says (required when it states none); FlashAttention where the GPU runs it (on,
+/// and said, without a topology); default_memory_margin() with a topology and no --memory-margin.
+/// Bad input throws InputError.
 PlanInputs load_plan_inputs(const PlanOptions& options);
+
+/// The sequence length of a command: `given` (--seq), else the workload's training length; an
+/// InputError naming `option` when the workload states none (a Hugging Face config's
+/// max_position_embeddings is the longest context the model supports, not the length it trains at).
+int sequence_length(const workload::Workload& workload, int given, const std::string& option = "--seq");
 
 /// The topology request of --nodes, --gpus and --set (0 = not given).
 topology::TopologyRequest topology_request(int nodes, int gpus, const std::vector<std::string>& sets);
 
-/// The lines every plan command prints under its plan line: the model's parameter count, and
-/// where a sequence length nobody gave came from.
-std::string plan_facts_text(const PlanInputs& in);
+/// The lines every plan command prints under its plan line: the model's parameter count, what a
+/// Hugging Face config was read as, and notes on the defaults it took (sequence length, fused
+/// attention, and with `batch_note` the global batch).
+std::string plan_facts_text(const PlanInputs& in, bool batch_note = true);
 /// The same as JSON keys: "parameters" (and "active_parameters" for MoE), "seq_len_origin".
 void add_plan_facts_json(nlohmann::json& j, const PlanInputs& in);
 

@@ -8,6 +8,7 @@
 
 #include "stepcast/planner/capacity.hpp"
 #include "stepcast/planner/search.hpp"
+#include "stepcast/report/step_interval.hpp"
 #include "stepcast/report/table.hpp"
 
 namespace stepcast::report {
@@ -21,6 +22,13 @@ struct SearchContext {
   int gpus = 0;
   int global_batch = 0;
   int seq_len = 0;
+  /// Every column (markdown, HTML, CSV, JSON and `--wide` text); otherwise the columns that fit
+  /// 120 characters: rank, plan, step time, tokens/s, MFU, memory, tie.
+  bool wide = true;
+  /// The model's error scatter on runs like the best plan: plans within it of the best are ties.
+  std::optional<ErrorScatter> scatter;
+  std::string margin;    ///< the memory margin kept, in words
+  std::string set_echo;  ///< what --set changed (set_echo.hpp), one line per edit
 };
 
 /// Tables "plans" (the `top` fastest fitting plans, ranked) and "rejections" (count per reason).

@@ -36,6 +36,8 @@ struct SearchRequest {
   bool no_flash = false;
   bool json = false;
   std::string format = "text";
+  /// Text with every column; without it the text fits 120 columns.
+  bool wide = false;
   std::string calibration;
   int gpus = 0;
   std::vector<std::string> sets;

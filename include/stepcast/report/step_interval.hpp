@@ -23,6 +23,20 @@ struct IntervalOptions {
 std::optional<calibrate::StepInterval> step_interval_for(const PlanInputs& in, Seconds step_time,
                                                          const IntervalOptions& options);
 
+/// How far the model's errors on measured runs like a plan scatter around their median: two
+/// predictions closer than this cannot be told apart by the model (search marks them as ties).
+struct ErrorScatter {
+  double relative = 0.0;  ///< exp(median |r - median r|) - 1 of the log errors r
+  std::size_t runs = 0;
+  std::string run_class;  ///< the class (or GPU generation) whose runs were used
+};
+
+/// The scatter for `plan` on `gpu` from the shipped runs (with `calibration`, if any): its run
+/// class's errors, or its GPU generation's when the class has fewer than kMinIntervalRuns; none
+/// when the generation has fewer too.
+std::optional<ErrorScatter> error_scatter_for(const plan::Plan& plan, const topology::GpuSpec& gpu,
+                                              const cost::Calibration* calibration);
+
 /// A step time's interval, or why there is none.
 struct IntervalResult {
   std::optional<calibrate::StepInterval> interval;

@@ -69,6 +69,9 @@ struct Report {
   std::vector<Table> tables;
   std::vector<LineChart> line_charts;  ///< drawn only by the HTML writer
   std::vector<BarChart> bar_charts;    ///< drawn only by the HTML writer
+  /// Terminal text wraps its notes at this many columns (0: never); a "command:" note wraps as a
+  /// shell command, with " \" at the end of each broken line.
+  std::size_t text_width = 0;
 };
 
 /// "%.9g": the one rule for printing a double where machines read it (STYLE.md B6).

@@ -36,6 +36,21 @@ SelectedTopology load_selected_topology(const std::filesystem::path& file, const
 Topology load_topology_with_sets(const std::filesystem::path& file, std::optional<int> nodes,
                                  const std::vector<std::string>& sets);
 
+/// One --set as applied to a file: the field's full dotted path, its value in the file and the
+/// new one (JSON text), and the count of the block it sits in (a NIC block's "count": its figures
+/// are per NIC), 0 when the block has none.
+struct AppliedSet {
+  std::string path;
+  std::string before;
+  std::string after;
+  std::string given;  ///< the VALUE as the command line wrote it
+  int block_count = 0;
+};
+
+/// The edits `sets` make to `file`, in order (each on the document as the edits before it left
+/// it), for commands to say what changed; bad edits throw as load_topology_with_sets does.
+std::vector<AppliedSet> applied_sets(const std::filesystem::path& file, const std::vector<std::string>& sets);
+
 /// Whether `file` is in the compact cluster form, whose node count --nodes and --gpus may change.
 bool is_cluster_form(const std::filesystem::path& file);
 

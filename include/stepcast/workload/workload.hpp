@@ -47,16 +47,29 @@ struct MlaShape {
 /// The shape of a decoder-only transformer, in the vocabulary of Narayanan et al. 2021 (l, h, a,
 /// V, s) extended for grouped-query attention and gated MLPs (Llama).
 struct TransformerShape {
-  int layers = 0;                  ///< l: transformer blocks
-  int hidden = 0;                  ///< h: model width
-  int heads = 0;                   ///< a: attention (query) heads; head dim = hidden / heads
-  int kv_heads = 0;                ///< key/value heads (GQA); == heads for multi-head attention
-  int ffn_hidden = 0;              ///< MLP inner width (4h for GPT; intermediate_size for Llama)
-  bool gated_mlp = false;          ///< SwiGLU-style MLP with three matrices instead of two
-  int vocab = 0;                   ///< V: vocabulary size
-  int seq_len = 0;                 ///< s: default training sequence length (a plan may override it)
-  bool tied_embeddings = false;    ///< output projection shares the input embedding matrix
-  bool biases = false;             ///< linear layers carry biases (GPT-2/3) or not (Llama)
+  int layers = 0;                ///< l: transformer blocks
+  int hidden = 0;                ///< h: model width
+  int heads = 0;                 ///< a: attention (query) heads; head dim = hidden / heads
+  int kv_heads = 0;              ///< key/value heads (GQA); == heads for multi-head attention
+  int ffn_hidden = 0;            ///< MLP inner width (4h for GPT; intermediate_size for Llama)
+  bool gated_mlp = false;        ///< SwiGLU-style MLP with three matrices instead of two
+  int vocab = 0;                 ///< V: vocabulary size
+  int seq_len = 0;               ///< s: training sequence length (a plan may override it); 0 = none stated
+  bool tied_embeddings = false;  ///< output projection shares the input embedding matrix
+  bool biases = false;           ///< every linear layer of a block carries a bias (GPT-2/3) or none (Llama)
+  /// Families that bias only some layers: Q, K, V and O (Llama's attention_bias, Qwen3), Q, K and
+  /// V alone (Qwen2), the MLP alone (GPT-J); and a bias on the LM head (Phi-2, GPT-J).
+  bool attention_biases = false;
+  bool qkv_biases = false;
+  bool mlp_biases = false;
+  bool lm_head_bias = false;
+  /// Norms per block: 2 (before attention and before the MLP); 1 where attention and MLP run in
+  /// parallel behind one (GPT-J, Phi-2, Falcon-7B); 4 with Gemma 2/3's norms after each sublayer.
+  int block_norms = 2;
+  bool embedding_norm = false;  ///< a LayerNorm on the token embeddings (BLOOM)
+  /// Rows of the learned position table when it is not seq_len (a config's n_positions; OPT's
+  /// max_position_embeddings + 2); 0 = seq_len.
+  int position_rows = 0;
   bool learned_positions = false;  ///< learned absolute position embeddings (s x h parameters)
   bool rotary = false;             ///< rotary position embeddings applied to Q and K (Su et al. 2021)
   /// Dropout after attention scores and block outputs (GPT-3 and Megatron-LM's defaults, 0.1);
@@ -100,6 +113,13 @@ struct Workload {
   /// print: a stepcast workload's "seq_len", or a config's "max_position_embeddings" (the longest
   /// context the model supports, not a training length).
   std::string seq_len_origin;
+  /// The longest context a Hugging Face config supports (max_position_embeddings, n_positions),
+  /// which is not a training length: such a workload's shape has seq_len 0 and a command asks
+  /// for --seq. 0 for stepcast's own workloads.
+  int max_positions = 0;
+  /// What a Hugging Face config was read as (family, configuration class, layout), for the
+  /// "Architecture" line; empty for stepcast's own workloads.
+  std::string architecture;
 
   [[nodiscard]] bool has_shape() const { return shape.has_value(); }
 };
