@@ -9,10 +9,12 @@
 #include <filesystem>
 
 #include "output.hpp"
+#include "stepcast/calibrate/defaults_fit.hpp"
 #include "stepcast/calibrate/runs_fit.hpp"
 #include "stepcast/calibrate/training_runs.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/output_file.hpp"
+#include "stepcast/topology/model_parameters.hpp"
 
 namespace stepcast::cli {
 
@@ -38,8 +40,11 @@ CLI::Option* add_calibrate_runs_options(CLI::App& calibrate, CalibrateRunsOption
   calibrate
       .add_option(
           "--fit", o.fit,
-          fmt::format("With --runs: the parameters to fit, comma-separated ({}; default host-overhead,kernel-overhead)",
-                      calibrate::accepted_compute_parameters()))
+          fmt::format(
+              "With --runs: the parameters to fit, comma-separated ({}; default host-overhead,kernel-overhead); "
+              "or defaults: every free parameter of the model on every run, written as a defaults file "
+              "(topologies/model-defaults.json's form)",
+              calibrate::accepted_compute_parameters()))
       ->delimiter(',')
       ->needs(runs);
   calibrate
@@ -57,12 +62,47 @@ CLI::Option* add_calibrate_runs_options(CLI::App& calibrate, CalibrateRunsOption
   return runs;
 }
 
+namespace {
+
+// --fit defaults: every free parameter of the model on every run, written as a defaults file.
+void fit_defaults_to_runs(const std::vector<std::filesystem::path>& files, const CalibrateRunsOptions& o,
+                          const std::string& output) {
+  if (!o.fit_on.empty() && o.fit_on != "every-other") {
+    throw InputError("--fit-on", {},
+                     "--fit defaults fits on every run of the files given (leave a source out by not giving it)");
+  }
+  const std::vector<calibrate::TrainingRun> runs = calibrate::read_training_runs(files, STEPCAST_SOURCE_DIR);
+  const cost::Calibration base = o.base.empty() ? cost::Calibration{} : cost::load_calibration(o.base);
+  const calibrate::DefaultsFit fit = calibrate::fit_defaults(runs, base);
+  write_file_atomically(output, calibrate::defaults_json_text(fit));
+  std::string report = fmt::format(
+      "fitted the model's free parameters in {} iterations; weighted rms of log throughput "
+      "{:.4f} -> {:.4f}\n",
+      fit.iterations, fit.rms_before, fit.rms_after);
+  for (const calibrate::FittedParameter& p : fit.parameters) {
+    const topology::ParameterSpec& s = *topology::find_parameter(p.name);
+    report += fmt::format("  {:<28} {:>12} -> {:>12}  ({}){}\n", p.name, topology::format_parameter(s, p.start),
+                          topology::format_parameter(s, p.value),
+                          p.runs ? fmt::format("{} runs", p.runs) : std::string("not fitted: no run depends on it"),
+                          p.at_bound ? ", at a bound" : "");
+  }
+  for (const auto& [file, n] : fit.runs_per_file) report += fmt::format("  fitted on {}: {} runs\n", file, n);
+  report += fmt::format("wrote {}\n", output);
+  emit(report, "");
+}
+
+}  // namespace
+
 void run_calibrate_runs(const CalibrateRunsOptions& o, const std::string& output) {
   std::vector<std::filesystem::path> files;
   std::string origin;
   for (const auto& f : o.files) {
     files.emplace_back(f);
     origin += (origin.empty() ? "" : ", ") + f;
+  }
+  if (o.fit.size() == 1 && o.fit.front() == "defaults") {
+    fit_defaults_to_runs(files, o, output);
+    return;
   }
   std::vector<calibrate::ComputeParameter> parameters;
   for (const std::string& name : o.fit) {

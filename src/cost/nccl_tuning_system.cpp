@@ -1,5 +1,5 @@
 // What NCCL learns of the hardware before it tunes, derived from a stepcast topology: the GPU
-// generation (from the GPU's name: topologies do not state it), NVLink or PCIe inside a node, and
+// generation (the compute capability its GPU file states), NVLink or PCIe inside a node, and
 // the channels of NCCL's ring/tree and NVLS graphs. The channel search is a sketch of NVIDIA/nccl
 // src/graph/search.cc (ncclTopoCompute, as the 2026 tree of NCCL 2.29 has it): the same speeds,
 // duplication and stopping rules, with links reduced to three
@@ -41,7 +41,8 @@ struct GpuModel {
   std::string_view name;  // as it appears, lower case, as a word of the GPU's name
   int compute_capability;
 };
-// NVIDIA's CUDA GPUs table (developer.nvidia.com/cuda-gpus): compute capability per model.
+// NVIDIA's CUDA GPUs table (developer.nvidia.com/cuda-gpus): compute capability per model, for the
+// name-based lookup that only the step model's communication code still calls (nccl_tuning.hpp).
 // GB200 is a B200 beside a Grace CPU (10.0); B300 and GB300 (Blackwell Ultra) are 10.3.
 constexpr std::array<GpuModel, 22> kGpuModels = {{
     {"v100", 70},  {"t4", 75},     {"2080", 75},  {"a100", 80},   {"a800", 80}, {"a30", 80},
@@ -57,6 +58,11 @@ std::string lower(std::string_view s) {
 }
 
 }  // namespace
+
+std::optional<int> nccl_compute_capability(const topology::GpuSpec& gpu) {
+  if (gpu.compute_capability > 0) return gpu.compute_capability;
+  return std::nullopt;
+}
 
 // A model matches a word of the name that starts with it and does not continue with a digit,
 // so "a10" does not match "a100" and "h100nvl" matches "h100".
@@ -147,14 +153,13 @@ void note(Explanation* ex, std::string label, std::string formula, std::string v
 }  // namespace
 
 NcclHardware nccl_hardware(const topology::Topology& topology) {
-  const std::optional<int> cc = nccl_compute_capability(topology.gpu().name);
+  const std::optional<int> cc = nccl_compute_capability(topology.gpu());
   if (!cc) {
-    std::string names;
-    for (const GpuModel& m : kGpuModels) names += (names.empty() ? "" : ", ") + std::string(m.name);
-    throw InputError(
-        fmt::format("NCCL's tuning model needs the GPU generation, and the GPU name \"{}\" of {} names none "
-                    "that stepcast knows (a word starting with one of: {})",
-                    topology.gpu().name, topology.name(), names));
+    throw InputError(topology.gpu().file, topology.gpu().pointer + "/compute_capability",
+                     fmt::format("NCCL's tuning model needs the GPU's compute capability, and the {} block of {} "
+                                 "states none: name a GPU of the catalogue (topologies/gpus/) or add "
+                                 "\"compute_capability\": \"9.0\"",
+                                 topology.gpu().name, topology.name()));
   }
   const std::optional<topology::CollNet>& collnet = topology.collnet();
   return NcclHardware{*cc, topology.gpu().name, intra_switch_name(topology), collnet.has_value(),
