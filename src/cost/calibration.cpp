@@ -53,6 +53,7 @@ NcclTuning nccl_tuning(const Calibration& calibration) {
 KernelParams kernel_params(const Calibration& calibration, const topology::GpuSpec& gpu, const plan::Plan& plan) {
   const ParameterValues* parameters = calibration.parameters.values.empty() ? nullptr : &calibration.parameters.values;
   KernelParams p = default_kernel_params(gpu, plan, parameters);
+  if (parameters) p.source = fmt::format("free parameters calibrated: {}", calibration.source);
   if (!calibration.compute) return p;
   const ComputeCalibration& c = *calibration.compute;
   if (const auto it = c.gemm_efficiency.find(std::string(plan::to_string(plan.precision)));
@@ -65,7 +66,7 @@ KernelParams kernel_params(const Calibration& calibration, const topology::GpuSp
   p.attention_backward_efficiency = c.attention_backward_efficiency.value_or(p.attention_backward_efficiency);
   p.kernel_overhead = c.kernel_overhead.value_or(p.kernel_overhead);
   p.host_overhead = c.host_overhead.value_or(p.host_overhead);
-  p.source = fmt::format("calibrated: {} (defaults elsewhere: {})", c.source, p.source);
+  p.source = fmt::format("calibrated: {}{}", c.source, p.source.empty() ? "" : "; " + p.source);
   return p;
 }
 

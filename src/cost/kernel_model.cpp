@@ -116,16 +116,19 @@ const topology::GpuFigure& gemm_figure(const topology::GpuSpec& gpu, plan::Preci
   return it->second;
 }
 
-void add_source(std::string& out, std::string_view what, const topology::GpuFigure& f) {
-  out += fmt::format("{}{}: {}{}{}", out.empty() ? "" : "; ", what, f.source,
-                     f.parameter.empty() ? "" : fmt::format(" (free parameter {})", f.parameter),
-                     f.borrowed_from.empty() ? "" : fmt::format(" (borrowed from {})", f.borrowed_from));
+/// Appends where a figure comes from to `out`; nothing when no one asked (predictions that explain
+/// nothing, the planner's path, skip the formatting).
+void add_source(std::string* out, std::string_view what, const topology::GpuFigure& f) {
+  if (!out) return;
+  *out += fmt::format("{}{}: {}{}{}", out->empty() ? "" : "; ", what, f.source,
+                      f.parameter.empty() ? "" : fmt::format(" (free parameter {})", f.parameter),
+                      f.borrowed_from.empty() ? "" : fmt::format(" (borrowed from {})", f.borrowed_from));
 }
 
-}  // namespace
-
-KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Plan& plan,
-                                   const ParameterValues* parameters) {
+/// The parameters of the figures the plan uses (default_kernel_params), and where each comes from
+/// into `sources` when it is given.
+KernelParams kernel_params_of(const topology::GpuSpec& gpu, const plan::Plan& plan, const ParameterValues* parameters,
+                              std::string* sources) {
   const topology::GpuKernelFigures& k = gpu.kernels;
   // A figure's value: the file's, or its free parameter's (the calibration's, else the shipped one).
   const auto value = [parameters](const topology::GpuFigure& f) {
@@ -137,15 +140,15 @@ KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Pla
   KernelParams p;
   const topology::GpuFigure& gemm = gemm_figure(gpu, plan.precision);
   p.gemm_efficiency = value(gemm);
-  add_source(p.source, fmt::format("GEMM {}", plan::to_string(plan.precision)), gemm);
+  add_source(sources, fmt::format("GEMM {}", plan::to_string(plan.precision)), gemm);
   // A low-precision plan runs its other GEMMs (attention core, output layer) in bf16.
   const topology::GpuFigure& gemm16 =
       is_low_precision(plan.precision) ? gemm_figure(gpu, plan::Precision::kBf16) : gemm;
   p.gemm_efficiency_bf16 = value(gemm16);
-  if (&gemm16 != &gemm) add_source(p.source, "GEMM bf16", gemm16);
+  if (&gemm16 != &gemm) add_source(sources, "GEMM bf16", gemm16);
   if (!k.memory) missing_figure(gpu, "/memory", "the achieved fraction of its HBM bandwidth");
   p.memory_efficiency = value(*k.memory);
-  add_source(p.source, "HBM", *k.memory);
+  add_source(sources, "HBM", *k.memory);
   if (plan.flash_attention) {
     const std::string kernel = attention_kernel(gpu, plan);
     const auto it = k.attention.find(kernel);
@@ -159,16 +162,29 @@ KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Pla
     }
     p.attention_forward_efficiency = value(it->second.forward);
     p.attention_backward_efficiency = value(it->second.backward);
-    add_source(p.source, fmt::format("attention {} forward", kernel), it->second.forward);
-    add_source(p.source, fmt::format("attention {} backward", kernel), it->second.backward);
+    add_source(sources, fmt::format("attention {} forward", kernel), it->second.forward);
+    add_source(sources, fmt::format("attention {} backward", kernel), it->second.backward);
   }
   if (!k.kernel_overhead) missing_figure(gpu, "/kernel_overhead", "the GPU time per kernel beyond its roofline");
   if (!k.host_overhead) missing_figure(gpu, "/host_overhead", "the host time per kernel launch");
   p.kernel_overhead = Seconds(value(*k.kernel_overhead));
   p.host_overhead = Seconds(value(*k.host_overhead));
-  add_source(p.source, "kernel overhead", *k.kernel_overhead);
-  add_source(p.source, "host overhead", *k.host_overhead);
+  add_source(sources, "kernel overhead", *k.kernel_overhead);
+  add_source(sources, "host overhead", *k.host_overhead);
   return p;
+}
+
+}  // namespace
+
+KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Plan& plan,
+                                   const ParameterValues* parameters) {
+  return kernel_params_of(gpu, plan, parameters, nullptr);
+}
+
+std::string kernel_figure_sources(const topology::GpuSpec& gpu, const plan::Plan& plan) {
+  std::string out;
+  (void)kernel_params_of(gpu, plan, nullptr, &out);
+  return out;
 }
 
 KernelTime time_operator(const Operator& op, const topology::GpuSpec& gpu, plan::Precision precision,

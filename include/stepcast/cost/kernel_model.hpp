@@ -39,7 +39,7 @@ struct KernelParams {
   /// Host (CPU) time the framework spends issuing one kernel; a stream of small kernels runs at
   /// this pace when the GPU finishes them faster.
   Seconds host_overhead;
-  std::string source;  ///< where these figures come from
+  std::string source;  ///< a calibration that replaced figures, if any (kernel_figure_sources names the others)
 };
 
 /// Values of the model's free parameters (topology/model_parameters.hpp) that replace the shipped
@@ -55,6 +55,10 @@ FlopsPerSecond peak_rate(const topology::GpuSpec& gpu, plan::Precision precision
 /// `parameters`, when given, replaces the shipped value of every figure that names one of them.
 KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Plan& plan,
                                    const ParameterValues* parameters = nullptr);
+
+/// Where each figure default_kernel_params reads for the plan comes from (its GPU file's sources,
+/// the free parameters and borrowed figures named), for --explain.
+std::string kernel_figure_sources(const topology::GpuSpec& gpu, const plan::Plan& plan);
 
 /// Why an operator takes the time it does.
 enum class Bound { kCompute, kMemory, kOverhead };
