@@ -5,22 +5,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
-
-#include "stepcast/cost/nccl_tuning.hpp"
 
 namespace stepcast::calibrate {
 
 namespace {
 
+/// The GPU's generation as its file states it, capitalised ("Hopper"); its name where it states none.
 std::string generation(const topology::GpuSpec& gpu) {
-  const auto cc = cost::nccl_compute_capability(gpu.name);
-  if (!cc) return gpu.name;
-  if (*cc == 90) return "Hopper";
-  if (*cc >= 80 && *cc < 90) return "Ampere";
-  if (*cc == 70) return "Volta";
-  if (*cc >= 100) return "Blackwell";
-  return fmt::format("compute capability {}.{}", *cc / 10, *cc % 10);
+  if (gpu.generation.empty()) return gpu.name;
+  std::string out = gpu.generation;
+  out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
+  return out;
 }
 
 std::string shape_of(const plan::Plan& p) {

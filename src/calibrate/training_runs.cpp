@@ -261,8 +261,9 @@ class Loader {
     const std::filesystem::path path = resolve(value, "topologies");
     auto topo = topology_at(row, path, nodes);
     if (!nodes && gpus && *gpus > topo->gpu_count()) {
+      // Whole nodes of the graph; in an NVL72 file --nodes counts trays, a rack's worth each.
       const int per_node = std::max(1, topo->gpus_per_node());
-      topo = topology_at(row, path, (*gpus + per_node - 1) / per_node);
+      topo = topology_at(row, path, (*gpus + per_node - 1) / per_node * topo->trays_per_node());
     }
     return topo;
   }
@@ -391,6 +392,7 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
            : row.pointer.empty() ? fmt::format("line {}", row.line)
                                  : row.pointer.substr(1);
   if (const auto v = row.find("source")) run.source = *v;
+  if (const auto v = row.find("note")) run.note = *v;
   if (const auto v = row.find("fsdp_mixed_precision")) {
     if (std::find(std::begin(kMixedPrecisionModes), std::end(kMixedPrecisionModes), *v) ==
         std::end(kMixedPrecisionModes)) {
@@ -482,6 +484,15 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
   run.group = row.find("group") ? std::string(*row.find("group"))
                                 : fmt::format("{} on {}, {} GPUs", run.workload ? run.workload_name : "?",
                                               run.topology ? run.topology_name : "?", run.gpus);
+  // A plan runs on whole nodes of the graph or on part of one (as `predict --gpus` allows): a
+  // scale-up domain used in part across several (64 of each NVL72 rack's 72 GPUs) is not expressible.
+  if (run.topology && run.gpus > run.topology->gpus_per_node() && run.gpus % run.topology->gpus_per_node() != 0) {
+    run.inexpressible = fmt::format(
+        "{} GPUs are not whole nodes of {} GPUs on {}, nor part of one: a plan that uses part of each of several "
+        "scale-up domains is not expressible",
+        run.gpus, run.topology->gpus_per_node(), run.topology_name);
+    return run;
+  }
   if (!unknown_keys.empty()) {
     run.inexpressible =
         fmt::format("plan key{} {} not modelled by stepcast", unknown_keys.size() > 1 ? "s" : "", join(unknown_keys));
@@ -585,6 +596,7 @@ std::vector<TrainingRun> read_training_runs(const std::vector<std::filesystem::p
                                       *id, earlier->second));
         }
       }
+      runs.back().file = file.string();
     }
   }
   return runs;

@@ -71,7 +71,7 @@ std::vector<std::string> split_fields(std::string_view line, const std::string& 
 
 const std::vector<std::string_view>& known_columns() {
   static const std::vector<std::string_view> all = {
-      "run", "group", "source",
+      "run", "group", "source", "note",
       // the model: a shipped name or a path, or its shape
       "workload", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "gated_mlp", "tied_embeddings", "biases",
       "learned_positions", "rotary", "dropout", "norm",

@@ -20,8 +20,11 @@ CLI::Option* add_calibrate_runs_options(CLI::App& calibrate, CalibrateRunsOption
   calibrate
       .add_option(
           "--fit", o.fit,
-          fmt::format("With --runs: the parameters to fit, comma-separated ({}; default host-overhead,kernel-overhead)",
-                      calibrate::accepted_compute_parameters()))
+          fmt::format(
+              "With --runs: the parameters to fit, comma-separated ({}; default host-overhead,kernel-overhead); "
+              "or defaults: every free parameter of the model on every run, written as a defaults file "
+              "(topologies/model-defaults.json's form)",
+              calibrate::accepted_compute_parameters()))
       ->delimiter(',')
       ->needs(runs);
   calibrate

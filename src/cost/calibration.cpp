@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "stepcast/core/explain.hpp"
+#include "stepcast/cost/low_precision.hpp"
 
 namespace stepcast::cost {
 namespace {
@@ -50,19 +51,22 @@ NcclTuning nccl_tuning(const Calibration& calibration) {
 }
 
 KernelParams kernel_params(const Calibration& calibration, const topology::GpuSpec& gpu, const plan::Plan& plan) {
-  KernelParams p = default_kernel_params(gpu, plan);
+  const ParameterValues* parameters = calibration.parameters.values.empty() ? nullptr : &calibration.parameters.values;
+  KernelParams p = default_kernel_params(gpu, plan, parameters);
+  if (parameters) p.source = fmt::format("free parameters calibrated: {}", calibration.source);
   if (!calibration.compute) return p;
   const ComputeCalibration& c = *calibration.compute;
   if (const auto it = c.gemm_efficiency.find(std::string(plan::to_string(plan.precision)));
       it != c.gemm_efficiency.end()) {
     p.gemm_efficiency = it->second;
+    if (!is_low_precision(plan.precision)) p.gemm_efficiency_bf16 = it->second;
   }
   p.memory_efficiency = c.memory_efficiency.value_or(p.memory_efficiency);
   p.attention_forward_efficiency = c.attention_forward_efficiency.value_or(p.attention_forward_efficiency);
   p.attention_backward_efficiency = c.attention_backward_efficiency.value_or(p.attention_backward_efficiency);
   p.kernel_overhead = c.kernel_overhead.value_or(p.kernel_overhead);
   p.host_overhead = c.host_overhead.value_or(p.host_overhead);
-  p.source = fmt::format("calibrated: {} (defaults elsewhere: {})", c.source, p.source);
+  p.source = fmt::format("calibrated: {}{}", c.source, p.source.empty() ? "" : "; " + p.source);
   return p;
 }
 

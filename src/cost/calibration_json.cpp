@@ -8,6 +8,7 @@
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/json_reader.hpp"
+#include "stepcast/topology/model_parameters.hpp"
 
 namespace stepcast::cost {
 namespace {
@@ -137,8 +138,32 @@ FittedRange read_range(const JsonReader& r) {
   return f;
 }
 
+// {NAME: {"value": ..., "source": "..."}}: each a free parameter of this build, within its bounds.
+CalibratedParameters read_parameters(const JsonReader& r) {
+  CalibratedParameters out;
+  for (const auto& [name, entry] : r.members()) {
+    const topology::ParameterSpec* spec = topology::find_parameter(name);
+    if (!spec) {
+      entry.fail(fmt::format("\"{}\" is not a free parameter of this build ({})", name, topology::parameter_names()));
+    }
+    entry.check_keys({"value", "source"});
+    const JsonReader v = entry.at("value");
+    const double value = spec->unit == topology::ParameterUnit::kSeconds ? v.quantity<Seconds>().value() : v.number();
+    if (!(value >= spec->lower && value <= spec->upper)) {
+      v.fail(fmt::format("{} must lie in its bounds {} to {}, got {}", name,
+                         topology::format_parameter(*spec, spec->lower), topology::format_parameter(*spec, spec->upper),
+                         topology::format_parameter(*spec, value)));
+    }
+    out.values.emplace(name, value);
+    out.sources.emplace(name, entry.at("source").string());
+  }
+  return out;
+}
+
 Calibration read_calibration(const JsonReader& root) {
-  root.check_keys({"source", "tiers", "collectives", "compute", "nccl_protocols", "fitted_range"});
+  // "fitted_on" lists the runs files of a defaults file (topologies/model-defaults.json's form).
+  root.check_keys(
+      {"source", "tiers", "collectives", "compute", "nccl_protocols", "fitted_range", "parameters", "fitted_on"});
   Calibration c;
   c.source = root.at("source").string();
   if (auto v = root.find("tiers")) c.tiers = read_tiers(*v);
@@ -147,6 +172,10 @@ Calibration read_calibration(const JsonReader& root) {
   }
   if (auto v = root.find("compute")) c.compute = read_compute(*v);
   if (auto v = root.find("fitted_range")) c.range = read_range(*v);
+  if (auto v = root.find("parameters")) c.parameters = read_parameters(*v);
+  if (auto v = root.find("fitted_on")) {
+    for (const JsonReader& e : v->elements()) (void)e.string();
+  }
   if (auto v = root.find("nccl_protocols")) {
     for (const auto& [name, value] : v->members()) {
       const std::optional<NcclProtocol> protocol = parse_nccl_protocol(name);
@@ -241,6 +270,18 @@ std::string to_json_text(const Calibration& calibration) {
       protocols[std::string(to_string(protocol))] = std::move(e);
     }
     j["nccl_protocols"] = std::move(protocols);
+  }
+  if (!calibration.parameters.values.empty()) {
+    json params = json::object();
+    for (const auto& [name, value] : calibration.parameters.values) {
+      const topology::ParameterSpec* spec = topology::find_parameter(name);
+      STEPCAST_ASSERT(spec != nullptr, "a calibration holds only parameters of this build");
+      params[name] =
+          json{{"value", spec->unit == topology::ParameterUnit::kSeconds ? json(fmt::format("{:.9g} s", value))
+                                                                         : json(write_number(value))},
+               {"source", calibration.parameters.sources.at(name)}};
+    }
+    j["parameters"] = std::move(params);
   }
   if (calibration.range) {
     const FittedRange& r = *calibration.range;

@@ -91,7 +91,7 @@ CollectivePrice point_to_point(const CollectiveGroup& group, CollectiveOp op, By
 
 CollectiveGroup collective_group(const topology::Topology& topology, const topology::CommTiers& tiers, bool explain) {
   std::optional<NcclHardware> hardware;
-  if (tiers.ranks >= 2 && nccl_compute_capability(topology.gpu().name)) hardware = nccl_hardware(topology);
+  if (tiers.ranks >= 2 && nccl_compute_capability(topology.gpu())) hardware = nccl_hardware(topology);
   return collective_group(hardware, tiers, explain);
 }
 

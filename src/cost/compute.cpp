@@ -99,6 +99,8 @@ void explain_compute(ComputeEstimate& out, const workload::Workload& workload, c
     return;
   }
   const KernelParams& p = out.params;
+  const std::string figures = kernel_figure_sources(gpu, plan);
+  const std::string sources = p.source.empty() ? figures : fmt::format("{}; {}", p.source, figures);
   ex.push_back(
       {"kernel model",
        fmt::format("GEMM {:.3f} of peak x tile/wave quantization on {} SMs; HBM {:.2f} of {}; attention {:.2f}/{:.2f} "
@@ -106,7 +108,7 @@ void explain_compute(ComputeEstimate& out, const workload::Workload& workload, c
                    p.gemm_efficiency, gpu.sm_count, p.memory_efficiency, format_bandwidth(gpu.memory_bandwidth),
                    p.attention_forward_efficiency, p.attention_backward_efficiency, format_seconds(p.kernel_overhead),
                    format_seconds(p.host_overhead), options.kernel_params ? " (calibrated)" : ""),
-       p.source});
+       sources});
   for (std::size_t i = 0; i < out.stages.size(); ++i) {
     const StageCompute& st = out.stages[i];
     ex.push_back({fmt::format("stage {} micro-batch", i),

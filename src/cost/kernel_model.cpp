@@ -9,16 +9,12 @@
 #include <array>
 #include <cmath>
 
-#include "kernel_tables.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/low_precision.hpp"
-#include "stepcast/cost/nccl_tuning.hpp"
 
 namespace stepcast::cost {
 
 namespace {
-
-namespace kt = kernel_tables;
 
 /// Output tiles of one thread block that cuBLAS and CUTLASS choose between for tensor-core
 /// GEMMs (CUTLASS's default tile shapes for SM80/SM90: 256x128 down to 64x64).
@@ -87,52 +83,108 @@ double gemm_quantization(const GemmShape& g, int sm_count) {
   return best;
 }
 
-KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Plan& plan) {
-  const std::optional<int> cc = nccl_compute_capability(gpu.name);
-  const bool ampere = cc && (*cc == 80 || *cc == 86 || *cc == 89);
-  const bool hopper = cc && *cc == 90;
-  const bool blackwell = cc && (*cc == 100 || *cc == 103);
-  if (!ampere && !hopper && !blackwell) {
-    throw InputError(
-        fmt::format("the compute model holds kernel figures for Ampere (A100), Hopper (H100, H200) and Blackwell "
-                    "(B200, GB200) GPUs; \"{}\" is "
-                    "{}: give measured figures with `stepcast calibrate` or use --achieved-fraction",
-                    gpu.name,
-                    cc ? fmt::format("compute capability {}.{}", *cc / 10, *cc % 10)
-                       : std::string("not a GPU name stepcast knows")));
+namespace {
+
+/// The attention kernel a plan runs: the one it names, or the GPU file's default.
+std::string attention_kernel(const topology::GpuSpec& gpu, const plan::Plan& plan) {
+  switch (plan.flash_kernel) {
+    case plan::FlashKernel::kFa2:
+      return "fa2";
+    case plan::FlashKernel::kFa3:
+      return "fa3";
+    case plan::FlashKernel::kTriton:
+      return "triton";
+    case plan::FlashKernel::kNewest:
+      return gpu.kernels.default_attention;
   }
-  using plan::FlashKernel;
-  const FlashKernel flash =
-      plan.flash_kernel != FlashKernel::kNewest ? plan.flash_kernel : (hopper ? FlashKernel::kFa3 : FlashKernel::kFa2);
-  if (plan.flash_attention && flash == FlashKernel::kFa3 && !hopper) {
-    throw InputError(
-        "--plan", "",
-        fmt::format("flash=fa3: FlashAttention-3 runs on Hopper GPUs only, and {} is not one (use flash=fa2)",
-                    gpu.name));
-  }
+  STEPCAST_UNREACHABLE("unknown attention kernel");
+}
+
+/// A figure the prediction needs and the GPU file does not give: bad input, naming the file, the
+/// JSON pointer the figure belongs at and what asks for it.
+[[noreturn]] void missing_figure(const topology::GpuSpec& gpu, const std::string& pointer, const std::string& what) {
+  throw InputError(gpu.file.empty() ? gpu.name : gpu.file, gpu.pointer + "/kernels" + pointer,
+                   fmt::format("the {} gives no figure for {}, which the compute model needs: add it to the GPU file "
+                               "(a cited value or a free parameter of the model, topologies/gpus/README.md)",
+                               gpu.name, what));
+}
+
+const topology::GpuFigure& gemm_figure(const topology::GpuSpec& gpu, plan::Precision precision) {
+  const std::string name(plan::to_string(precision));
+  const auto it = gpu.kernels.gemm.find(name);
+  if (it == gpu.kernels.gemm.end()) missing_figure(gpu, "/gemm/" + name, fmt::format("GEMMs in {}", name));
+  return it->second;
+}
+
+/// Appends where a figure comes from to `out`; nothing when no one asked (predictions that explain
+/// nothing, the planner's path, skip the formatting).
+void add_source(std::string* out, std::string_view what, const topology::GpuFigure& f) {
+  if (!out) return;
+  *out += fmt::format("{}{}: {}{}{}", out->empty() ? "" : "; ", what, f.source,
+                      f.parameter.empty() ? "" : fmt::format(" (free parameter {})", f.parameter),
+                      f.borrowed_from.empty() ? "" : fmt::format(" (borrowed from {})", f.borrowed_from));
+}
+
+/// The parameters of the figures the plan uses (default_kernel_params), and where each comes from
+/// into `sources` when it is given.
+KernelParams kernel_params_of(const topology::GpuSpec& gpu, const plan::Plan& plan, const ParameterValues* parameters,
+                              std::string* sources) {
+  const topology::GpuKernelFigures& k = gpu.kernels;
+  // A figure's value: the file's, or its free parameter's (the calibration's, else the shipped one).
+  const auto value = [parameters](const topology::GpuFigure& f) {
+    if (parameters && !f.parameter.empty()) {
+      if (const auto it = parameters->find(f.parameter); it != parameters->end()) return it->second;
+    }
+    return f.value;
+  };
   KernelParams p;
-  p.gemm_efficiency = blackwell ? kt::kBlackwellGemmEfficiency
-                      : hopper  ? kt::kHopperGemmEfficiency
-                                : kt::kAmpereGemmEfficiency;
-  p.memory_efficiency = kt::kMemoryEfficiency;
-  if (flash == FlashKernel::kFa3) {
-    p.attention_forward_efficiency = kt::kFlash3HopperForward;
-    p.attention_backward_efficiency = kt::kFlash3HopperBackward;
-  } else {
-    // FlashAttention-2, and the Triton kernel at FA2's speed over Dao 2023's measured ratios.
-    const double forward = hopper ? kt::kFlash2Hopper : blackwell ? kt::kAttentionBlackwell : kt::kFlash2AmpereForward;
-    const double backward = hopper      ? kt::kFlash2Hopper
-                            : blackwell ? kt::kAttentionBlackwell
-                                        : kt::kFlash2AmpereBackward;
-    const bool triton = flash == FlashKernel::kTriton;
-    p.attention_forward_efficiency = triton ? forward / kt::kFlash2OverTritonForward : forward;
-    p.attention_backward_efficiency = triton ? backward / kt::kFlash2OverTritonBackward : backward;
+  const topology::GpuFigure& gemm = gemm_figure(gpu, plan.precision);
+  p.gemm_efficiency = value(gemm);
+  add_source(sources, fmt::format("GEMM {}", plan::to_string(plan.precision)), gemm);
+  // A low-precision plan runs its other GEMMs (attention core, output layer) in bf16.
+  const topology::GpuFigure& gemm16 =
+      is_low_precision(plan.precision) ? gemm_figure(gpu, plan::Precision::kBf16) : gemm;
+  p.gemm_efficiency_bf16 = value(gemm16);
+  if (&gemm16 != &gemm) add_source(sources, "GEMM bf16", gemm16);
+  if (!k.memory) missing_figure(gpu, "/memory", "the achieved fraction of its HBM bandwidth");
+  p.memory_efficiency = value(*k.memory);
+  add_source(sources, "HBM", *k.memory);
+  if (plan.flash_attention) {
+    const std::string kernel = attention_kernel(gpu, plan);
+    const auto it = k.attention.find(kernel);
+    if (it == k.attention.end()) {
+      std::string known;
+      for (const auto& [name, figures] : k.attention) known += fmt::format("{}{}", known.empty() ? "" : ", ", name);
+      throw InputError(gpu.file.empty() ? gpu.name : gpu.file, gpu.pointer + "/kernels/attention/" + kernel,
+                       fmt::format("flash={}: the {} runs no {} attention kernel stepcast holds figures for (its "
+                                   "kernels: {}; FlashAttention-3 runs on Hopper GPUs only); choose one of those",
+                                   kernel, gpu.name, kernel, known.empty() ? "none" : known));
+    }
+    p.attention_forward_efficiency = value(it->second.forward);
+    p.attention_backward_efficiency = value(it->second.backward);
+    add_source(sources, fmt::format("attention {} forward", kernel), it->second.forward);
+    add_source(sources, fmt::format("attention {} backward", kernel), it->second.backward);
   }
-  p.kernel_overhead = microseconds(kt::kKernelOverheadUs);
-  p.host_overhead = microseconds(kt::kHostOverheadUs);
-  p.source =
-      fmt::format("{}; {}; {}; {}", kt::kGemmSource, kt::kMemorySource, kt::kAttentionSource, kt::kOverheadSource);
+  if (!k.kernel_overhead) missing_figure(gpu, "/kernel_overhead", "the GPU time per kernel beyond its roofline");
+  if (!k.host_overhead) missing_figure(gpu, "/host_overhead", "the host time per kernel launch");
+  p.kernel_overhead = Seconds(value(*k.kernel_overhead));
+  p.host_overhead = Seconds(value(*k.host_overhead));
+  add_source(sources, "kernel overhead", *k.kernel_overhead);
+  add_source(sources, "host overhead", *k.host_overhead);
   return p;
+}
+
+}  // namespace
+
+KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Plan& plan,
+                                   const ParameterValues* parameters) {
+  return kernel_params_of(gpu, plan, parameters, nullptr);
+}
+
+std::string kernel_figure_sources(const topology::GpuSpec& gpu, const plan::Plan& plan) {
+  std::string out;
+  (void)kernel_params_of(gpu, plan, nullptr, &out);
+  return out;
 }
 
 KernelTime time_operator(const Operator& op, const topology::GpuSpec& gpu, plan::Precision precision,
@@ -142,7 +194,10 @@ KernelTime time_operator(const Operator& op, const topology::GpuSpec& gpu, plan:
   double compute_efficiency = 0.0;
   switch (op.kind) {
     case OpKind::kGemm: {
-      compute_efficiency = params.gemm_efficiency * gemm_quantization(op.gemm, gpu.sm_count);
+      // A low-precision plan's other GEMMs run in bf16 (gemm_peak), at bf16's efficiency.
+      const bool bf16 = is_low_precision(precision) && !op.low_precision;
+      compute_efficiency =
+          (bf16 ? params.gemm_efficiency_bf16 : params.gemm_efficiency) * gemm_quantization(op.gemm, gpu.sm_count);
       compute = op.flops / (gemm_peak(gpu, precision, op) * compute_efficiency);
       break;
     }

@@ -72,11 +72,19 @@ StateBytesPerParameter state_bytes_per_parameter(Precision precision, plan::Opti
   return out;
 }
 
+StateBytesPerParameter state_bytes_per_parameter(const plan::Plan& plan) {
+  StateBytesPerParameter out = state_bytes_per_parameter(plan.precision, plan.optimizer);
+  constexpr double kFp32Bytes = 4.0;
+  if (is_mixed(plan.precision) && plan.grad_reduce == Precision::kFp32 && plan.zero_stage() <= 2 && !plan.is_fsdp())
+    out.gradients = kFp32Bytes;
+  return out;
+}
+
 ModelState model_state(const workload::Workload& workload, const plan::Plan& plan) {
   STEPCAST_ASSERT(plan.dp >= 1, "model_state needs a resolved plan");
   // Routed experts split and shard their own way (moe_memory.cpp).
   if (workload.shape && workload.shape->moe) return moe_model_state(workload, plan);
-  const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
+  const StateBytesPerParameter per = state_bytes_per_parameter(plan);
   const double params = parameters_per_model_parallel_rank(workload, plan);
   const double shards = plan.state_shards();
   const int stage = plan.zero_stage();
@@ -161,7 +169,7 @@ std::string sharded_note(const plan::Plan& plan, int from_stage) {
 
 Explanation explain_memory(const workload::Workload& workload, const plan::Plan& plan, const MemoryOptions& options,
                            const MemoryBreakdown& m, BufferKind buffers) {
-  const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
+  const StateBytesPerParameter per = state_bytes_per_parameter(plan);
   const int mp = plan.tp * plan.pp;
   // An uneven split: the peak stage's state is its share of the layers (uneven_stage_memory).
   std::string share;

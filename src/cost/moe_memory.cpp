@@ -26,7 +26,7 @@ ExpertSplit expert_split(const workload::Workload& workload, const plan::Plan& p
 }
 
 MoeModelState moe_state_split(const workload::Workload& workload, const plan::Plan& plan) {
-  const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
+  const StateBytesPerParameter per = state_bytes_per_parameter(plan);
   const ExpertSplit split = expert_split(workload, plan);
   const int stage = plan.zero_stage();
   // ZeRO's stages (Rajbhandari et al. 2020, Figure 1) on each part, sharded over its own ranks.

@@ -1,5 +1,5 @@
 // What NCCL learns of the hardware before it tunes, derived from a stepcast topology: the GPU
-// generation (from the GPU's name: topologies do not state it), NVLink or PCIe inside a node, and
+// generation (the compute capability its GPU file states), NVLink or PCIe inside a node, and
 // the channels of NCCL's ring/tree and NVLS graphs. The channel search is a sketch of NVIDIA/nccl
 // src/graph/search.cc (ncclTopoCompute, as the 2026 tree of NCCL 2.29 has it): the same speeds,
 // duplication and stopping rules, with links reduced to three
@@ -37,19 +37,6 @@ constexpr double kPciGen3x16LineRate_GBps = 15.75;
 // NVLink, whatever the file calls it.
 constexpr double kFastestPcie_GBps = 64.0;
 
-struct GpuModel {
-  std::string_view name;  // as it appears, lower case, as a word of the GPU's name
-  int compute_capability;
-};
-// NVIDIA's CUDA GPUs table (developer.nvidia.com/cuda-gpus): compute capability per model.
-// GB200 is a B200 beside a Grace CPU (10.0); B300 and GB300 (Blackwell Ultra) are 10.3.
-constexpr std::array<GpuModel, 22> kGpuModels = {{
-    {"v100", 70},  {"t4", 75},     {"2080", 75},  {"a100", 80},   {"a800", 80}, {"a30", 80},
-    {"a10", 86},   {"a40", 86},    {"a6000", 86}, {"3090", 86},   {"l4", 89},   {"l40", 89},
-    {"4090", 89},  {"h100", 90},   {"h200", 90},  {"h800", 90},   {"h20", 90},  {"b100", 100},
-    {"b200", 100}, {"gb200", 100}, {"b300", 103}, {"gb300", 103},
-}};
-
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -58,27 +45,8 @@ std::string lower(std::string_view s) {
 
 }  // namespace
 
-// A model matches a word of the name that starts with it and does not continue with a digit,
-// so "a10" does not match "a100" and "h100nvl" matches "h100".
-std::optional<int> nccl_compute_capability(std::string_view gpu_name) {
-  const std::string name = lower(gpu_name);
-  std::size_t i = 0;
-  while (i < name.size()) {
-    if (!std::isalnum(static_cast<unsigned char>(name[i]))) {
-      ++i;
-      continue;
-    }
-    std::size_t end = i;
-    while (end < name.size() && std::isalnum(static_cast<unsigned char>(name[end]))) ++end;
-    const std::string_view word(name.data() + i, end - i);
-    for (const GpuModel& m : kGpuModels) {
-      if (word.starts_with(m.name) &&
-          (word.size() == m.name.size() || !std::isdigit(static_cast<unsigned char>(word[m.name.size()])))) {
-        return m.compute_capability;
-      }
-    }
-    i = end;
-  }
+std::optional<int> nccl_compute_capability(const topology::GpuSpec& gpu) {
+  if (gpu.compute_capability > 0) return gpu.compute_capability;
   return std::nullopt;
 }
 
@@ -147,14 +115,13 @@ void note(Explanation* ex, std::string label, std::string formula, std::string v
 }  // namespace
 
 NcclHardware nccl_hardware(const topology::Topology& topology) {
-  const std::optional<int> cc = nccl_compute_capability(topology.gpu().name);
+  const std::optional<int> cc = nccl_compute_capability(topology.gpu());
   if (!cc) {
-    std::string names;
-    for (const GpuModel& m : kGpuModels) names += (names.empty() ? "" : ", ") + std::string(m.name);
-    throw InputError(
-        fmt::format("NCCL's tuning model needs the GPU generation, and the GPU name \"{}\" of {} names none "
-                    "that stepcast knows (a word starting with one of: {})",
-                    topology.gpu().name, topology.name(), names));
+    throw InputError(topology.gpu().file, topology.gpu().pointer + "/compute_capability",
+                     fmt::format("NCCL's tuning model needs the GPU's compute capability, and the {} block of {} "
+                                 "states none: name a GPU of the catalogue (topologies/gpus/) or add "
+                                 "\"compute_capability\": \"9.0\"",
+                                 topology.gpu().name, topology.name()));
   }
   const std::optional<topology::CollNet>& collnet = topology.collnet();
   return NcclHardware{*cc, topology.gpu().name, intra_switch_name(topology), collnet.has_value(),

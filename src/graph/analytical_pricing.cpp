@@ -31,7 +31,7 @@ Pricer::Pricer(const StepGraph& graph, const Pricing& pricing)
   if (!cache_->hardware) {
     // What NCCL reads of the GPUs, once (none where NCCL's model does not know them).
     cache_->hardware.emplace();
-    if (cost::nccl_compute_capability(pricing.topology->gpu().name)) *cache_->hardware = cost::nccl_hardware(*pricing.topology);
+    if (cost::nccl_compute_capability(pricing.topology->gpu())) *cache_->hardware = cost::nccl_hardware(*pricing.topology);
   }
 }
 

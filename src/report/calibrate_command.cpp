@@ -54,9 +54,8 @@ std::string compute_report(const std::vector<calibrate::GemmEfficiencyFit>& fits
 // Fits NCCL's tuning model per protocol into `cal`; returns the report's lines.
 std::string calibrate_nccl(const std::vector<calibrate::Sample>& fitted, const topology::Topology& topo,
                            const std::string& origin, cost::Calibration& cal) {
-  if (!cost::nccl_compute_capability(topo.gpu().name)) {
-    return fmt::format("NCCL tuning model: not fitted, the GPU name \"{}\" names no generation stepcast knows\n",
-                       topo.gpu().name);
+  if (!cost::nccl_compute_capability(topo.gpu())) {
+    return fmt::format("NCCL tuning model: not fitted, the {} block states no compute capability\n", topo.gpu().name);
   }
   const auto samples = calibrate::nccl_samples(fitted, topo);
   const calibrate::NcclFit fit = calibrate::fit_nccl(samples);

@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "stepcast/calibrate/defaults_fit.hpp"
 #include "stepcast/calibrate/runs_fit.hpp"
+#include "stepcast/topology/model_parameters.hpp"
 #include "stepcast/calibrate/training_runs.hpp"
 #include "stepcast/core/errors.hpp"
 
@@ -26,6 +28,31 @@ std::string errors_line(const char* label, const calibrate::RunErrors& before, c
       after.mean_abs_error_pct, before.max_abs_error_pct, after.max_abs_error_pct);
 }
 
+// --fit defaults: every free parameter of the model on every run, as a defaults file.
+CalibrateOutput fit_defaults_to_runs(const std::vector<std::filesystem::path>& files, const CalibrateRunsRequest& o) {
+  if (!o.fit_on.empty() && o.fit_on != "every-other") {
+    throw InputError("--fit-on", {},
+                     "--fit defaults fits on every run of the files given (leave a source out by not giving it)");
+  }
+  const std::vector<calibrate::TrainingRun> runs = calibrate::read_training_runs(files, STEPCAST_SOURCE_DIR);
+  const cost::Calibration base = o.base.empty() ? cost::Calibration{} : cost::load_calibration(o.base);
+  const calibrate::DefaultsFit fit = calibrate::fit_defaults(runs, base);
+  CalibrateOutput out;
+  out.calibration_json = calibrate::defaults_json_text(fit);
+  out.text = fmt::format(
+      "fitted the model's free parameters in {} iterations; weighted rms of log throughput {:.4f} -> {:.4f}\n",
+      fit.iterations, fit.rms_before, fit.rms_after);
+  for (const calibrate::FittedParameter& p : fit.parameters) {
+    const topology::ParameterSpec& s = *topology::find_parameter(p.name);
+    out.text += fmt::format("  {:<28} {:>12} -> {:>12}  ({}){}\n", p.name, topology::format_parameter(s, p.start),
+                            topology::format_parameter(s, p.value),
+                            p.runs ? fmt::format("{} runs", p.runs) : std::string("not fitted: no run depends on it"),
+                            p.at_bound ? ", at a bound" : "");
+  }
+  for (const auto& [file, n] : fit.runs_per_file) out.text += fmt::format("  fitted on {}: {} runs\n", file, n);
+  return out;
+}
+
 }  // namespace
 
 CalibrateOutput calibrate_runs_command(const CalibrateRunsRequest& o) {
@@ -35,6 +62,7 @@ CalibrateOutput calibrate_runs_command(const CalibrateRunsRequest& o) {
     files.emplace_back(f);
     origin += (origin.empty() ? "" : ", ") + f;
   }
+  if (o.fit.size() == 1 && o.fit.front() == "defaults") return fit_defaults_to_runs(files, o);
   std::vector<calibrate::ComputeParameter> parameters;
   for (const std::string& name : o.fit) {
     const auto p = calibrate::parse_compute_parameter(name);

@@ -305,7 +305,7 @@ CollectiveCost point_to_point(const Request& r, Bytes size, const topology::Topo
 
 CollectiveCost price(const Request& r, Bytes size, const topology::Topology& topo, const topology::CommTiers& tiers,
                      const cost::Calibration* calibration, bool explain) {
-  if (r.p2p && tiers.ranks > 1 && cost::nccl_compute_capability(topo.gpu().name)) {
+  if (r.p2p && tiers.ranks > 1 && cost::nccl_compute_capability(topo.gpu())) {
     return point_to_point(r, size, topo, tiers, calibration, explain);
   }
   switch (r.engine) {

@@ -7,6 +7,7 @@
 #include <system_error>
 #include <vector>
 
+#include "gpu_json.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/json_reader.hpp"
 #include "stepcast/core/nearest_name.hpp"
@@ -138,6 +139,8 @@ Topology load_topology_with_sets(const std::filesystem::path& file, std::optiona
                                  const std::vector<std::string>& sets) {
   if (sets.empty()) return load_topology(file, nodes);
   nlohmann::json doc = read_json_file(file);
+  // A named GPU's figures are edited where the catalogue gives them.
+  expand_named_gpu(doc, file);
   std::vector<AppliedSet> applied;
   apply_sets(doc, file, sets, applied);
   std::string label = file.string();
@@ -150,6 +153,7 @@ std::vector<AppliedSet> applied_sets(const std::filesystem::path& file, const st
   std::vector<AppliedSet> applied;
   if (sets.empty()) return applied;
   nlohmann::json doc = read_json_file(file);
+  expand_named_gpu(doc, file);
   apply_sets(doc, file, sets, applied);
   return applied;
 }

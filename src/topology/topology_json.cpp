@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "connectivity.hpp"
+#include "gpu_json.hpp"
 #include "stepcast/core/json_reader.hpp"
 #include "stepcast/core/problems.hpp"
 #include "stepcast/topology/cluster.hpp"
@@ -76,10 +77,14 @@ void read_peaks(const JsonReader& peak, GpuSpec& gpu) {
   problems.throw_if_any();
 }
 
-GpuSpec read_gpu(const JsonReader& r) {
+// A GPU block: a catalogue file's whole document, or a topology's inline "gpu".
+GpuSpec read_gpu_block(const JsonReader& r, bool in_catalogue) {
   GpuSpec gpu;
   ProblemList problems;
-  problems.check([&] { r.check_keys({"name", "memory", "memory_bandwidth", "sm_count", "peak", "source"}); });
+  problems.check([&] {
+    r.check_keys({"name", "memory", "memory_bandwidth", "sm_count", "peak", "generation", "compute_capability",
+                  "kernels", "source"});
+  });
   problems.check([&] { gpu.name = r.at("name").string(); });
   problems.check([&] { (void)source_of(r); });
   problems.check(
@@ -87,8 +92,17 @@ GpuSpec read_gpu(const JsonReader& r) {
   problems.check([&] { gpu.memory_bandwidth = bandwidth_of(r.at("memory_bandwidth")); });
   problems.check([&] { gpu.sm_count = int_of(r.at("sm_count"), kMaxSms); });
   problems.check([&] { read_peaks(r.at("peak"), gpu); });
+  problems.check([&] { read_gpu_extras(r, in_catalogue, gpu); });
   problems.throw_if_any();
   return gpu;
+}
+
+// The topology's "gpu": a name of the GPU catalogue (topologies/gpus/NAME.json) or an inline block.
+GpuSpec read_gpu(const JsonReader& r) {
+  if (!r.json().is_string()) return read_gpu_block(r, false);
+  const std::filesystem::path file = catalogue_gpu_file(r);
+  const nlohmann::json doc = read_json_file(file);
+  return read_gpu_block(JsonReader(doc, file.string()), true);
 }
 
 void read_intra(const JsonReader& intra, ClusterSpec& spec) {
@@ -430,6 +444,11 @@ Topology with_price(const JsonReader& root, Topology topology) {
 }
 
 }  // namespace
+
+GpuSpec load_gpu_file(const std::filesystem::path& file) {
+  const nlohmann::json doc = read_json_file(file);
+  return read_gpu_block(JsonReader(doc, file.string()), true);
+}
 
 Topology load_topology(const std::filesystem::path& file, std::optional<int> nodes) {
   return topology_from_document(read_json_file(file), file, nodes);

@@ -17,6 +17,7 @@ namespace {
 topology::GpuSpec a100() {
   topology::GpuSpec g;
   g.name = "A100-SXM4-80GB";
+  g.generation = "ampere";  // as topologies/gpus/a100-sxm4-80gb.json states it
   return g;
 }
 
@@ -39,7 +40,11 @@ TEST_SUITE("calibrate.prediction_interval") {
     p.pp = 2;
     topology::GpuSpec h100;
     h100.name = "H100-SXM5-80GB";
+    h100.generation = "hopper";
     CHECK(run_class(p, h100) == "Hopper, tp+pp+dp");
+    // A GPU block that states no generation is classed by its name.
+    h100.generation.clear();
+    CHECK(run_class(p, h100) == "H100-SXM5-80GB, tp+pp+dp");
   }
 
   TEST_CASE(

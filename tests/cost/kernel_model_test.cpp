@@ -6,22 +6,19 @@
 #include "stepcast/cost/kernel_model.hpp"
 #include "stepcast/cost/launch_stream.hpp"
 #include "stepcast/topology/topology.hpp"
+
+#include <string>
 #include "support/input_error_text.hpp"
 
 using namespace stepcast;
 
 namespace {
 
-topology::GpuSpec a100() {
-  topology::GpuSpec g;
-  g.name = "A100-SXM4-80GB";
-  g.memory_bandwidth = gbyte_per_s(2039.0);
-  g.peak_bf16 = tflop_per_s(312.0);
-  g.peak_fp16 = tflop_per_s(312.0);
-  g.peak_fp32 = tflop_per_s(19.5);
-  g.sm_count = 108;
-  return g;
+topology::GpuSpec catalogue_gpu(const char* id) {
+  return topology::load_gpu_file(std::string(STEPCAST_SOURCE_DIR) + "/topologies/gpus/" + id + ".json");
 }
+
+topology::GpuSpec a100() { return catalogue_gpu("a100-sxm4-80gb"); }
 
 }  // namespace
 
@@ -83,19 +80,42 @@ TEST_SUITE("cost.kernel_model") {
     CHECK(t.host == params.host_overhead);
   }
 
-  TEST_CASE("FlashAttention-3 on an A100 is refused; a GPU the model holds no figures for is refused") {
+  TEST_CASE("FlashAttention-3 on an A100 is refused; a GPU block without a figure a plan needs is refused") {
     auto gpu = a100();
     plan::Plan p;
     p.flash_attention = true;
     p.flash_kernel = plan::FlashKernel::kFa3;
-    CHECK(
-        test::input_error_text([&] { (void)cost::default_kernel_params(gpu, p); }) ==
-        "--plan: flash=fa3: FlashAttention-3 runs on Hopper GPUs only, and A100-SXM4-80GB is not one (use flash=fa2)");
-    gpu.name = "MI300X";
+    const std::string file = std::string(STEPCAST_SOURCE_DIR) + "/topologies/gpus/a100-sxm4-80gb.json";
+    CHECK(test::input_error_text([&] { (void)cost::default_kernel_params(gpu, p); }) ==
+          file +
+              ":/kernels/attention/fa3: flash=fa3: the A100-SXM4-80GB runs no fa3 attention kernel stepcast holds "
+              "figures for (its kernels: fa2, triton; FlashAttention-3 runs on Hopper GPUs only); choose one of those");
+    // The A100 file gives no FP8 GEMM figure: an fp8 plan is refused naming the figure.
     p.flash_attention = false;
-    CHECK(test::input_error_text([&] {
-            (void)cost::default_kernel_params(gpu, p);
-          }).find("\"MI300X\" is not a GPU name stepcast knows") != std::string::npos);
+    p.precision = plan::Precision::kFp8;
+    CHECK(test::input_error_text([&] { (void)cost::default_kernel_params(gpu, p); }) ==
+          file +
+              ":/kernels/gemm/fp8: the A100-SXM4-80GB gives no figure for GEMMs in fp8, which the compute model "
+              "needs: add it to the GPU file (a cited value or a free parameter of the model, "
+              "topologies/gpus/README.md)");
+  }
+
+  TEST_CASE("a figure that names a free parameter takes a calibration's value; a cited figure keeps the file's") {
+    // The B200's GEMM fraction is the free parameter blackwell_gemm_efficiency; its HBM fraction is
+    // the A100's cited 0.88, borrowed, which no parameter value can move.
+    const auto b200 = catalogue_gpu("b200-sxm-180gb");
+    plan::Plan p;
+    const cost::ParameterValues values = {{"blackwell_gemm_efficiency", 0.7}, {"kernel_overhead", 5e-6}};
+    const auto params = cost::default_kernel_params(b200, p, &values);
+    CHECK(params.gemm_efficiency == doctest::Approx(0.7));
+    CHECK(params.kernel_overhead.value() == doctest::Approx(5e-6));
+    CHECK(params.memory_efficiency == doctest::Approx(0.88));
+    const std::string sources = cost::kernel_figure_sources(b200, p);
+    CHECK(sources.find("HBM: no Blackwell measurement") != std::string::npos);
+    CHECK(sources.find("(borrowed from a100-sxm4-80gb)") != std::string::npos);
+    CHECK(sources.find("(free parameter blackwell_gemm_efficiency)") != std::string::npos);
+    // Predictions that explain nothing format no sources (the planner's path).
+    CHECK(params.source.empty());
   }
 
   TEST_CASE(

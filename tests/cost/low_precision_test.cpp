@@ -96,6 +96,7 @@ TEST_SUITE("cost.low_precision") {
     h100.peak_fp8 = FlopsPerSecond(1978.9e12);
     cost::KernelParams params;
     params.gemm_efficiency = 0.8;
+    params.gemm_efficiency_bf16 = 0.8;
     params.memory_efficiency = 0.88;
     cost::Operator op;
     op.kind = cost::OpKind::kGemm;
@@ -110,6 +111,13 @@ TEST_SUITE("cost.low_precision") {
     const double sixteen = cost::time_operator(op, h100, plan::Precision::kFp8, params).gpu.value();
     CHECK(quantized == doctest::Approx(1.0995116e12 / (0.8 * 1978.9e12)).epsilon(1e-4));
     CHECK(sixteen == doctest::Approx(1.0995116e12 / (0.8 * 989.4e12)).epsilon(1e-4));
+    // Each precision at its own efficiency (the GPU file's gemm.fp8 and gemm.bf16): at 0.6 for
+    // bf16, the 16-bit GEMM takes 1.0995e12 / (0.6 x 989.4e12) = 1.85221 ms; the fp8 one is unmoved.
+    params.gemm_efficiency_bf16 = 0.6;
+    CHECK(cost::time_operator(op, h100, plan::Precision::kFp8, params).gpu.value() ==
+          doctest::Approx(1.0995116e12 / (0.6 * 989.4e12)).epsilon(1e-4));
+    op.low_precision = true;
+    CHECK(cost::time_operator(op, h100, plan::Precision::kFp8, params).gpu.value() == doctest::Approx(quantized));
   }
 
   TEST_CASE("the GPU must have the precision's peak: mxfp8 and nvfp4 are refused on Hopper") {

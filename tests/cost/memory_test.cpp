@@ -89,6 +89,24 @@ TEST_SUITE("cost.memory") {
     CHECK(cost::model_state(w, hybrid).total().value() == doctest::Approx(16.0 * 8e9 / 4));
   }
 
+  TEST_CASE("Megatron's fp32 main_grad: grad-reduce=fp32 under DDP or ZeRO-1/2 holds 4 B of gradient per parameter") {
+    // Megatron-Core (distributed_data_parallel.py) keeps one gradient buffer in fp32 when
+    // grad_reduce_in_fp32: 7e9 x 4 = 28e9 B under ZeRO-1 on 8 ranks (gradients unsharded), against
+    // 7e9 x 2 = 14e9 B when it reduces in bf16; ZeRO-2 shards it: 28e9 / 8 = 3.5e9 B. FSDP keeps
+    // its 16-bit gradients: 7e9 x 2 / 8.
+    const auto w = bare(7e9);
+    const auto grads = [&](const char* text) {
+      plan::Plan p = plan::parse_plan(text);
+      p.precision = plan::Precision::kBf16;
+      return cost::model_state(w, plan::resolve(p, w, 8)).gradients.value();
+    };
+    CHECK(grads("dp=8,zero=1,grad-reduce=fp32") == doctest::Approx(28e9));
+    CHECK(grads("dp=8,zero=1,grad-reduce=bf16") == doctest::Approx(14e9));
+    CHECK(grads("dp=8,zero=1") == doctest::Approx(14e9));
+    CHECK(grads("dp=8,zero=2,grad-reduce=fp32") == doctest::Approx(3.5e9));
+    CHECK(grads("fsdp=8,grad-reduce=fp32") == doctest::Approx(7e9 * 2 / 8));
+  }
+
   TEST_CASE("fp32 Adam holds 4 + 4 + 8 bytes per parameter; mixed-precision SGD 2 + 2 + 4") {
     const auto fp32 = cost::state_bytes_per_parameter(plan::Precision::kFp32, plan::Optimizer::kAdam);
     CHECK(fp32.parameters + fp32.gradients + fp32.optimizer == 16.0);

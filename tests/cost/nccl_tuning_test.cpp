@@ -264,17 +264,21 @@ TEST_SUITE("cost.nccl_tuning") {
           nccl_choose(CollectiveOp::kAllReduce, kGiB, s, ring_ll).chosen().time);
   }
 
-  TEST_CASE("a GPU name without a known generation is refused with the names accepted") {
+  TEST_CASE("a GPU block without a compute capability is refused, naming its file and the figure") {
     topology::Topology topo = topology::load_topology(STEPCAST_SOURCE_DIR "/topologies/p4d-24xlarge.json", 1);
     const std::string msg = test::input_error_text([&] {
       topology::GpuSpec gpu = topo.gpu();
       gpu.name = "MI300X";
+      gpu.compute_capability = 0;
       const topology::Topology other(topo.name(), topo.source(), gpu,
                                      std::vector<topology::Vertex>(topo.vertices().begin(), topo.vertices().end()),
                                      std::vector<topology::Link>(topo.links().begin(), topo.links().end()), 1.0);
       nccl_system(other, other.tiers(8));
     });
-    CHECK(msg.find("the GPU name \"MI300X\" of p4d.24xlarge names none that stepcast knows") != std::string::npos);
+    CHECK(msg == STEPCAST_SOURCE_DIR
+          "/topologies/gpus/a100-sxm4-40gb.json:/compute_capability: NCCL's tuning model needs the GPU's compute "
+          "capability, and the MI300X block of p4d.24xlarge states none: name a GPU of the catalogue "
+          "(topologies/gpus/) or add \"compute_capability\": \"9.0\"");
   }
 
   TEST_CASE("names: NCCL_PROTO spellings, case-insensitive") {

@@ -310,14 +310,7 @@ TEST_SUITE("graph.collective_model") {
       topology::ClusterSpec s;
       s.name = "test-cluster";
       s.source = "hand-made for tests";
-      s.gpu.name = "A100-SXM4-40GB";
-      s.gpu.memory = Bytes(40.0 * 1073741824.0);
-      s.gpu.memory_bandwidth = BytesPerSecond(1555e9);
-      s.gpu.peak_bf16 = FlopsPerSecond(312e12);
-      s.gpu.peak_fp16 = FlopsPerSecond(312e12);
-      s.gpu.peak_tf32 = FlopsPerSecond(156e12);
-      s.gpu.peak_fp32 = FlopsPerSecond(19.5e12);
-      s.gpu.sm_count = 108;
+      s.gpu = topology::load_gpu_file(STEPCAST_SOURCE_DIR "/topologies/gpus/a100-sxm4-40gb.json");
       s.gpus_per_node = 8;
       s.intra_bandwidth_per_gpu = BytesPerSecond(300e9);
       s.intra_latency = Seconds(1.7e-6);

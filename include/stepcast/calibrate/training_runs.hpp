@@ -35,8 +35,10 @@ struct RunMeasurement {
 struct TrainingRun {
   std::string id;                    ///< the `run` column, or "line N" (CSV) / "runs/N" (JSON)
   std::string where;                 ///< "file:line" or "file:/runs/N", for messages
+  std::string file;                  ///< the runs file the row comes from, as given
   std::string group;                 ///< the `group` column, or "<workload> on <topology>, <gpus> GPUs"
   std::string source;                ///< free text of the `source` column
+  std::string note;                  ///< free text of the `note` column: what its converter could not state
   std::string fsdp_mixed_precision;  ///< Composer's DEFAULT, PURE or FULL, recorded; the plan's grad-reduce= carries
                                      ///< what it changes
   std::string plan_text;             ///< the plan as the file wrote it

@@ -91,6 +91,13 @@ struct FittedRange {
   int max_nodes = 0;
 };
 
+/// Fitted values of some of the model's free parameters (topology/model_parameters.hpp), which
+/// replace the shipped defaults wherever a GPU file's figure names them.
+struct CalibratedParameters {
+  ParameterValues values;                      ///< by parameter name, in SI units
+  std::map<std::string, std::string> sources;  ///< what each was fitted on, by name
+};
+
 /// Everything a calibration file holds. Empty by default: applying it changes nothing.
 struct Calibration {
   std::string source;                                             ///< what the file as a whole was made from
@@ -99,6 +106,7 @@ struct Calibration {
   std::optional<ComputeCalibration> compute;                      ///< the compute model's kernel parameters
   std::map<NcclProtocol, CalibratedNcclProtocol> nccl_protocols;  ///< NCCL's tuning model, per protocol
   std::optional<FittedRange> range;  ///< of the collectives; none in files written before stepcast recorded it
+  CalibratedParameters parameters;   ///< free parameters of the model; empty: the shipped defaults
 };
 
 /// Whether a collective of `size` over `ranks` ranks on `nodes` nodes lies inside the range the

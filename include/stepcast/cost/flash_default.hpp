@@ -8,8 +8,8 @@
 
 namespace stepcast::cost {
 
-/// Whether `gpu` runs FlashAttention-2: compute capability 8.0 or later (Ampere, Hopper,
-/// Blackwell; Dao 2023, FlashAttention-2's stated requirement), read from the GPU's name.
+/// Whether `gpu` runs a fused attention kernel: its GPU file names the one frameworks run on it
+/// (kernels.attention.default; FlashAttention-2 needs compute capability 8.0 or later, Dao 2023).
 bool runs_flash_attention(const topology::GpuSpec& gpu);
 
 /// `plan` with flash attention on when the plan does not say flash= itself and `gpu` runs it.

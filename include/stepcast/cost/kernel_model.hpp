@@ -1,9 +1,12 @@
 // Time of one operator on one GPU: a roofline (FLOPs at the tensor-core peak times a GEMM
 // efficiency from tile and wave quantization, or bytes at the achieved HBM bandwidth) plus a
 // per-kernel overhead on the GPU, and the host time the framework spends launching it. The free
-// parameters are named in KernelParams; their defaults and sources are in kernel_tables.hpp.
+// parameters are named in KernelParams; their defaults come from the GPU's file of the catalogue
+// (topologies/gpus/), each with its source or the free parameter it is.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,12 +19,15 @@
 namespace stepcast::cost {
 
 /// The compute model's free parameters for one GPU and precision. Each default comes from a
-/// cited kernel-level measurement or was fitted on named data (kernel_tables.hpp says which);
+/// cited kernel-level measurement or is a free parameter fitted on named data (the GPU file says which);
 /// `stepcast calibrate` replaces them with fitted figures.
 struct KernelParams {
   /// Large, well-shaped GEMMs reach this fraction of the datasheet tensor peak (the maximum
   /// achievable matmul FLOP/s); tile and wave quantization lower it for other shapes.
   double gemm_efficiency = 0.0;
+  /// The same for the GEMMs a low-precision plan runs in bf16 (attention core, output layer);
+  /// equal to gemm_efficiency in a 16- or 32-bit plan.
+  double gemm_efficiency_bf16 = 0.0;
   /// Achieved fraction of the datasheet HBM bandwidth for memory-bound kernels.
   double memory_efficiency = 0.0;
   /// Fused attention: fraction of the 16-bit tensor peak its forward and backward reach on
@@ -33,17 +39,26 @@ struct KernelParams {
   /// Host (CPU) time the framework spends issuing one kernel; a stream of small kernels runs at
   /// this pace when the GPU finishes them faster.
   Seconds host_overhead;
-  std::string source;  ///< where these figures come from
+  std::string source;  ///< a calibration that replaced figures, if any (kernel_figure_sources names the others)
 };
+
+/// Values of the model's free parameters (topology/model_parameters.hpp) that replace the shipped
+/// defaults, by name, in SI units.
+using ParameterValues = std::map<std::string, double, std::less<>>;
 
 /// The datasheet peak of the GPU in a precision (tensor-core rates; fp32 without).
 FlopsPerSecond peak_rate(const topology::GpuSpec& gpu, plan::Precision precision);
 
-/// The default parameters for `gpu` (by its architecture, read from its name as NCCL's model
-/// does) in the plan's precision with its attention kernel. InputError when stepcast holds no
-/// kernel figures for the GPU's architecture, or the plan asks for FlashAttention-3 on a GPU
-/// before Hopper.
-KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Plan& plan);
+/// The default parameters for `gpu` in the plan's precision with its attention kernel, from the
+/// GPU file's kernel figures. InputError naming the file and the figure when it gives none that
+/// the plan needs (a precision, an attention kernel such as FlashAttention-3 before Hopper).
+/// `parameters`, when given, replaces the shipped value of every figure that names one of them.
+KernelParams default_kernel_params(const topology::GpuSpec& gpu, const plan::Plan& plan,
+                                   const ParameterValues* parameters = nullptr);
+
+/// Where each figure default_kernel_params reads for the plan comes from (its GPU file's sources,
+/// the free parameters and borrowed figures named), for --explain.
+std::string kernel_figure_sources(const topology::GpuSpec& gpu, const plan::Plan& plan);
 
 /// Why an operator takes the time it does.
 enum class Bound { kCompute, kMemory, kOverhead };

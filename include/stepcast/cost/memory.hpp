@@ -40,6 +40,13 @@ struct StateBytesPerParameter {
 /// 2+2+12 for mixed-precision Adam, 4+4+8 for fp32 Adam, and so on per precision and optimizer.
 StateBytesPerParameter state_bytes_per_parameter(plan::Precision precision, plan::Optimizer optimizer);
 
+/// The same for a plan: a mixed-precision plan that keeps data-parallel gradients in a buffer of
+/// its own (DDP, ZeRO-1/2) and reduces them in fp32 (grad-reduce=fp32, Megatron's default) holds
+/// that buffer in fp32, 4 bytes per parameter (Megatron-Core distributed_data_parallel.py:
+/// grad_dtype = torch.float if ddp_config.grad_reduce_in_fp32 else param dtype; the main_grad
+/// each parameter accumulates into). FSDP and ZeRO-3 plans keep their gradient dtype.
+StateBytesPerParameter state_bytes_per_parameter(const plan::Plan& plan);
+
 /// Model state held by one GPU, each part after tensor/pipeline split and ZeRO/FSDP sharding.
 struct ModelState {
   Bytes parameters;

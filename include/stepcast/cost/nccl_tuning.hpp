@@ -76,12 +76,13 @@ struct NcclSystem {
   Explanation derivation;    ///< how each figure above came from the topology
 };
 
-/// The compute capability NCCL would read from a GPU called `gpu_name` ("H100-SXM5-80GB" -> 90),
-/// by a word of the name that starts with a known model; none for names stepcast does not know.
-std::optional<int> nccl_compute_capability(std::string_view gpu_name);
+/// The compute capability NCCL reads of the GPU (90 for 9.0), as its GPU file states it; none
+/// where the file states none (an inline GPU block without "compute_capability").
+std::optional<int> nccl_compute_capability(const topology::GpuSpec& gpu);
+
 
 /// What NCCL reads of a topology's GPUs once, the same for every communicator on it: their
-/// generation (from the GPU's name) and the switch inside a node.
+/// generation (the compute capability its GPU file states) and the switch inside a node.
 struct NcclHardware {
   int compute_capability = 80;
   std::string gpu_name;

@@ -5,6 +5,7 @@
 #include <compare>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -51,6 +52,37 @@ struct Hop {
   bool operator==(const Hop&) const = default;
 };
 
+/// One kernel figure of a GPU file: a cited value, or one of the model's free parameters
+/// (model_parameters.hpp), whose value the shipped defaults give unless a calibration replaces it.
+struct GpuFigure {
+  double value = 0.0;     ///< the file's value, or the parameter's value in the shipped defaults
+  std::string parameter;  ///< the free parameter the figure is; empty for a cited value
+  std::string source;     ///< where the value comes from
+  /// The catalogue GPU the value was measured on, where that is another GPU (a figure of one
+  /// GPU standing for another, said so in the file rather than silently); empty otherwise.
+  std::string borrowed_from;
+};
+
+/// A fused-attention kernel on this GPU: the fraction of the 16-bit tensor peak its forward and
+/// backward reach on long sequences.
+struct AttentionFigures {
+  GpuFigure forward;
+  GpuFigure backward;
+};
+
+/// The compute model's figures of a GPU (cost/kernel_model.hpp says how each is used), from its
+/// file's "kernels" block. A figure the file leaves out is absent, and a prediction that needs
+/// it is refused, naming the file and the figure.
+struct GpuKernelFigures {
+  std::map<std::string, GpuFigure> gemm;              ///< large-GEMM fraction of the tensor peak, by precision name
+  std::optional<GpuFigure> memory;                    ///< achieved fraction of the HBM bandwidth
+  std::map<std::string, AttentionFigures> attention;  ///< by kernel name: "fa2", "fa3", "triton", "cudnn"
+  /// The kernel a plan gets when it names none (flash=on): the one the frameworks run on this GPU.
+  std::string default_attention;
+  std::optional<GpuFigure> kernel_overhead;  ///< seconds of GPU time per kernel beyond its roofline
+  std::optional<GpuFigure> host_overhead;    ///< seconds of host time per kernel launch
+};
+
 /// The GPU model of a cluster's nodes, with the figures the cost model needs, each from the file.
 struct GpuSpec {
   std::string name;                 ///< e.g. "A100-SXM4-40GB"
@@ -64,6 +96,16 @@ struct GpuSpec {
   FlopsPerSecond peak_mxfp8;  ///< MXFP8 block-scaled GEMMs (Blackwell); zero where the GPU has none
   FlopsPerSecond peak_nvfp4;  ///< NVFP4 block-scaled GEMMs (Blackwell); zero where the GPU has none
   int sm_count = 0;           ///< streaming multiprocessors: GEMM tiles run on them in waves
+  /// Architecture family ("ampere", "hopper", "blackwell"); empty where the file states none.
+  std::string generation;
+  /// CUDA compute capability x 10 (90 for 9.0); 0 where the file states none. NCCL's tuning
+  /// tables are chosen by it.
+  int compute_capability = 0;
+  GpuKernelFigures kernels;
+  /// Where the figures were read: a GPU file of the catalogue, or the topology file; and the JSON
+  /// pointer of the GPU block in it ("" for a catalogue file, "/gpu" inline), for messages.
+  std::string file;
+  std::string pointer;
 };
 
 /// What one collective over a group of GPUs sees of the machine: the per-tier figures of the
@@ -212,5 +254,9 @@ std::string_view to_string(LinkTier tier);
 /// `nodes` overrides the node count of a cluster-form file. Bad input throws InputError naming the
 /// file, the JSON pointer and the rule.
 Topology load_topology(const std::filesystem::path& file, std::optional<int> nodes = std::nullopt);
+
+/// Loads one GPU file of the catalogue (topologies/gpus/NAME.json), checked as a topology's named
+/// GPU is; bad input throws InputError naming the file, the JSON pointer and the rule.
+GpuSpec load_gpu_file(const std::filesystem::path& file);
 
 }  // namespace stepcast::topology

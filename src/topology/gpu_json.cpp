@@ -1,0 +1,213 @@
+// The GPU catalogue: named GPU files and the kernel figures of a GPU block (gpu_json.hpp).
+#include "gpu_json.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "stepcast/core/problems.hpp"
+#include "stepcast/topology/model_parameters.hpp"
+
+namespace stepcast::topology {
+namespace {
+
+constexpr std::array<std::string_view, 7> kGemmPrecisions = {"fp32", "tf32", "bf16", "fp16", "fp8", "mxfp8", "nvfp4"};
+constexpr std::array<std::string_view, 4> kAttentionKernels = {"fa2", "fa3", "triton", "cudnn"};
+constexpr std::array<std::string_view, 6> kGenerations = {"volta", "turing", "ampere", "ada", "hopper", "blackwell"};
+
+std::string listed(std::span<const std::string_view> names) {
+  std::string out;
+  for (const auto n : names) out += fmt::format("{}{}", out.empty() ? "" : ", ", n);
+  return out;
+}
+
+/// The shipped defaults, read the first time a figure names a parameter.
+class Defaults {
+ public:
+  const ModelParameters& get() {
+    if (!values_) values_ = load_model_parameters(shipped_defaults_file());
+    return *values_;
+  }
+
+ private:
+  std::optional<ModelParameters> values_;
+};
+
+/// A figure: {"value": V, "source": "..."} or {"parameter": NAME, "source": "..."}. Fractions are
+/// numbers in (0, 1]; times are strings with a unit, at least zero.
+GpuFigure read_figure(const JsonReader& r, ParameterUnit unit, Defaults& defaults) {
+  r.check_keys({"value", "parameter", "source", "borrowed_from"});
+  GpuFigure f;
+  f.source = r.at("source").string();
+  if (f.source.empty()) r.at("source").fail("must say where the figure comes from, got an empty string");
+  if (const auto b = r.find("borrowed_from")) {
+    f.borrowed_from = b->string();
+    std::error_code ec;
+    if (!std::filesystem::exists(
+            std::filesystem::path(STEPCAST_SOURCE_DIR) / "topologies" / "gpus" / (f.borrowed_from + ".json"), ec)) {
+      b->fail(fmt::format("names \"{}\", which is no GPU of the catalogue (topologies/gpus/)", f.borrowed_from));
+    }
+  }
+  const bool has_value = r.has("value");
+  if (has_value == r.has("parameter")) {
+    r.fail("give either \"value\" (a cited figure) or \"parameter\" (a free parameter of the model), not both");
+  }
+  if (has_value) {
+    const JsonReader v = r.at("value");
+    if (unit == ParameterUnit::kSeconds) {
+      f.value = v.quantity<Seconds>().value();
+      if (f.value < 0.0) v.fail("a time per kernel must not be negative");
+    } else {
+      f.value = v.number();
+      if (!(f.value > 0.0 && f.value <= 1.0)) {
+        v.fail(fmt::format("an efficiency is a fraction of the peak, in (0, 1], got {}", f.value));
+      }
+    }
+    return f;
+  }
+  const JsonReader p = r.at("parameter");
+  f.parameter = p.string();
+  const ParameterSpec* spec = find_parameter(f.parameter);
+  if (!spec) {
+    p.fail(
+        fmt::format("\"{}\" is not a free parameter of stepcast (its parameters: {})", f.parameter, parameter_names()));
+  }
+  if (spec->unit != unit) {
+    p.fail(fmt::format("\"{}\" is {}, and this figure is {}", f.parameter,
+                       spec->unit == ParameterUnit::kSeconds ? "a time" : "a fraction",
+                       unit == ParameterUnit::kSeconds ? "a time" : "a fraction"));
+  }
+  f.value = defaults.get().values.at(f.parameter).value;
+  return f;
+}
+
+GpuKernelFigures read_kernels(const JsonReader& r) {
+  r.check_keys({"gemm", "memory", "attention", "kernel_overhead", "host_overhead"});
+  GpuKernelFigures k;
+  Defaults defaults;
+  ProblemList problems;
+  problems.check([&] {
+    if (const auto gemm = r.find("gemm")) {
+      for (const auto& [precision, fig] : gemm->members()) {
+        problems.check([&] {
+          if (std::find(kGemmPrecisions.begin(), kGemmPrecisions.end(), precision) == kGemmPrecisions.end()) {
+            fig.fail(fmt::format("unknown precision \"{}\" (expected one of {})", precision, listed(kGemmPrecisions)));
+          }
+          k.gemm[precision] = read_figure(fig, ParameterUnit::kFraction, defaults);
+        });
+      }
+    }
+  });
+  problems.check([&] {
+    if (const auto m = r.find("memory")) k.memory = read_figure(*m, ParameterUnit::kFraction, defaults);
+  });
+  problems.check([&] {
+    const auto attention = r.find("attention");
+    if (!attention) return;
+    for (const auto& [kernel, fig] : attention->members()) {
+      if (kernel == "default") continue;
+      problems.check([&] {
+        if (std::find(kAttentionKernels.begin(), kAttentionKernels.end(), kernel) == kAttentionKernels.end()) {
+          fig.fail(fmt::format("unknown attention kernel \"{}\" (expected default or one of {})", kernel,
+                               listed(kAttentionKernels)));
+        }
+        fig.check_keys({"forward", "backward"});
+        AttentionFigures a;
+        a.forward = read_figure(fig.at("forward"), ParameterUnit::kFraction, defaults);
+        a.backward = read_figure(fig.at("backward"), ParameterUnit::kFraction, defaults);
+        k.attention[kernel] = a;
+      });
+    }
+    const JsonReader d = attention->at("default");
+    k.default_attention = d.string();
+    if (!k.attention.contains(k.default_attention)) {
+      d.fail(fmt::format("names \"{}\", which this block gives no figures for", k.default_attention));
+    }
+  });
+  problems.check([&] {
+    if (const auto t = r.find("kernel_overhead"))
+      k.kernel_overhead = read_figure(*t, ParameterUnit::kSeconds, defaults);
+  });
+  problems.check([&] {
+    if (const auto t = r.find("host_overhead")) k.host_overhead = read_figure(*t, ParameterUnit::kSeconds, defaults);
+  });
+  problems.throw_if_any();
+  return k;
+}
+
+/// "9.0" -> 90, "10.3" -> 103.
+int read_compute_capability(const JsonReader& r) {
+  const std::string text = r.string();
+  static const std::regex kForm(R"(([1-9][0-9]?)\.([0-9]))");
+  std::smatch m;
+  if (!std::regex_match(text, m, kForm)) {
+    r.fail(fmt::format("expected a CUDA compute capability such as \"9.0\" or \"10.3\", got \"{}\"", text));
+  }
+  return std::stoi(m[1].str()) * 10 + std::stoi(m[2].str());
+}
+
+}  // namespace
+
+std::filesystem::path catalogue_gpu_file(const JsonReader& name) {
+  const std::string id = name.string();
+  static const std::regex kName(R"([a-z0-9][a-z0-9.\-]*)");
+  if (!std::regex_match(id, kName)) {
+    name.fail(
+        fmt::format("a GPU of the catalogue is named by its file in topologies/gpus/ without .json "
+                    "(lower case letters, digits, '.' and '-'), got \"{}\"",
+                    id));
+  }
+  const std::filesystem::path beside = std::filesystem::path(name.file()).parent_path() / "gpus" / (id + ".json");
+  const std::filesystem::path shipped =
+      std::filesystem::path(STEPCAST_SOURCE_DIR) / "topologies" / "gpus" / (id + ".json");
+  std::error_code ec;
+  if (std::filesystem::exists(beside, ec)) return beside;
+  if (std::filesystem::exists(shipped, ec)) return shipped;
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(shipped.parent_path(), ec)) {
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());  // directory order is the file system's, not a fixed one
+  std::string known;
+  for (const std::string& n : names) known += fmt::format("{}{}", known.empty() ? "" : ", ", n);
+  name.fail(
+      fmt::format("no GPU file \"{}.json\" in gpus/ beside the topology nor in the shipped catalogue "
+                  "(topologies/gpus/: {})",
+                  id, known));
+}
+
+void read_gpu_extras(const JsonReader& r, bool in_catalogue, GpuSpec& gpu) {
+  ProblemList problems;
+  problems.check([&] {
+    const auto g = in_catalogue ? std::optional<JsonReader>(r.at("generation")) : r.find("generation");
+    if (!g) return;
+    gpu.generation = g->string();
+    if (std::find(kGenerations.begin(), kGenerations.end(), gpu.generation) == kGenerations.end()) {
+      g->fail(fmt::format("unknown generation \"{}\" (expected one of {})", gpu.generation, listed(kGenerations)));
+    }
+  });
+  problems.check([&] {
+    const auto cc = in_catalogue ? std::optional<JsonReader>(r.at("compute_capability")) : r.find("compute_capability");
+    if (cc) gpu.compute_capability = read_compute_capability(*cc);
+  });
+  problems.check([&] {
+    const auto k = in_catalogue ? std::optional<JsonReader>(r.at("kernels")) : r.find("kernels");
+    if (k) gpu.kernels = read_kernels(*k);
+  });
+  problems.throw_if_any();
+  gpu.file = r.file();
+  gpu.pointer = r.pointer();
+}
+
+void expand_named_gpu(nlohmann::json& doc, const std::filesystem::path& topology_file) {
+  if (!doc.is_object() || !doc.contains("gpu") || !doc["gpu"].is_string()) return;
+  const JsonReader root(doc, topology_file.string());
+  doc["gpu"] = read_json_file(catalogue_gpu_file(root.at("gpu")));
+}
+
+}  // namespace stepcast::topology

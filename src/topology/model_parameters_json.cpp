@@ -1,0 +1,117 @@
+// The model's free parameters and the defaults file that gives their values (model_parameters.hpp).
+#include <fmt/format.h>
+
+#include <array>
+#include <set>
+
+#include "stepcast/core/json_reader.hpp"
+#include "stepcast/core/problems.hpp"
+#include "stepcast/topology/model_parameters.hpp"
+
+namespace stepcast::topology {
+namespace {
+
+constexpr double kOneMicrosecond = 1e-6;
+
+// The bounds are the physical range of each figure, wide enough that a fit never rests on one:
+// a kernel's fixed cost lies between a launch with nothing to do (under a microsecond on the GPU)
+// and a tenth of a millisecond; a host issues a kernel in 1 to 200 microseconds (eager PyTorch on
+// a slow CPU). A large GEMM reaches from about a third to 95% of its tensor peak: kernel
+// measurements on B200 in Megatron's shapes run from 0.45 to 0.65 of the BF16 peak (MooreThreads/
+// SimuMax configs/system/b200_bf16_ceperm.json, a shape sweep named here for the range, not fitted
+// on), while H100 reaches 0.80 (ml-engineering's maximum-achievable-matmul table).
+constexpr std::array<ParameterSpec, 5> kParameterList = {{
+    {"kernel_overhead", ParameterUnit::kSeconds, 0.5 * kOneMicrosecond, 100.0 * kOneMicrosecond,
+     "GPU time every kernel costs beyond its roofline time (launch, ramp-up and drain)"},
+    {"host_overhead", ParameterUnit::kSeconds, 1.0 * kOneMicrosecond, 200.0 * kOneMicrosecond,
+     "host (CPU) time the framework spends issuing one kernel"},
+    {"blackwell_gemm_efficiency", ParameterUnit::kFraction, 0.35, 0.95,
+     "fraction of the dense 16- and 32-bit tensor-core peak large GEMMs reach on Blackwell GPUs (B200, GB200, B300, "
+     "GB300), for which no maximum-achievable-matmul measurement is held"},
+    {"blackwell_low_precision_gemm_efficiency", ParameterUnit::kFraction, 0.25, 0.95,
+     "fraction of its own dense peak an FP8, MXFP8 or NVFP4 GEMM reaches on Blackwell GPUs (scale loads and "
+     "epilogues make it lower than BF16's)"},
+    {"hopper_fp8_gemm_efficiency", ParameterUnit::kFraction, 0.35, 0.95,
+     "fraction of the dense FP8 tensor-core peak large FP8 GEMMs reach on Hopper GPUs (H100, H200)"},
+}};
+
+double read_value(const JsonReader& r, const ParameterSpec& spec) {
+  if (spec.unit == ParameterUnit::kSeconds) return r.quantity<Seconds>().value();
+  return r.number();
+}
+
+}  // namespace
+
+std::span<const ParameterSpec> model_parameters() { return kParameterList; }
+
+const ParameterSpec* find_parameter(std::string_view name) {
+  for (const ParameterSpec& p : kParameterList) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::string parameter_names() {
+  std::string out;
+  for (const ParameterSpec& p : kParameterList) out += fmt::format("{}{}", out.empty() ? "" : ", ", p.name);
+  return out;
+}
+
+std::string format_parameter(const ParameterSpec& spec, double value) {
+  if (spec.unit == ParameterUnit::kSeconds) return fmt::format("{:.4g} us", value / kOneMicrosecond);
+  return fmt::format("{:.4g}", value);
+}
+
+ModelParameters load_model_parameters(const std::filesystem::path& file) {
+  const nlohmann::json doc = read_json_file(file);
+  const JsonReader root(doc, file.string());
+  root.check_keys({"source", "fitted_on", "parameters"});
+  ModelParameters out;
+  ProblemList problems;
+  problems.check([&] {
+    out.source = root.at("source").string();
+    if (out.source.empty()) root.at("source").fail("must say what the parameters were fitted on");
+  });
+  const JsonReader block = root.at("parameters");
+  std::set<std::string> seen;
+  for (const auto& [name, r] : block.members()) {
+    problems.check([&] {
+      const ParameterSpec* spec = find_parameter(name);
+      if (!spec) {
+        r.fail(
+            fmt::format("\"{}\" is not a parameter of this build ({}): the file was fitted for another list of "
+                        "parameters; refit it with scripts/fit-defaults",
+                        name, parameter_names()));
+      }
+      r.check_keys({"value", "source"});
+      const double v = read_value(r.at("value"), *spec);
+      if (!(v >= spec->lower && v <= spec->upper)) {
+        r.at("value").fail(fmt::format("{} must lie in its bounds {} to {}, got {}", name,
+                                       format_parameter(*spec, spec->lower), format_parameter(*spec, spec->upper),
+                                       format_parameter(*spec, v)));
+      }
+      std::string source = r.at("source").string();
+      if (source.empty()) r.at("source").fail("must say where the value comes from");
+      out.values[name] = {v, std::move(source)};
+      seen.insert(name);
+    });
+  }
+  for (const ParameterSpec& p : kParameterList) {
+    if (!seen.contains(std::string(p.name)) && !block.has(p.name)) {
+      problems.check([&] {
+        block.fail(
+            fmt::format("gives no value for \"{}\", a parameter of this build ({}): the file was fitted for "
+                        "another list of parameters; refit it with scripts/fit-defaults",
+                        p.name, parameter_names()));
+      });
+    }
+  }
+  problems.throw_if_any();
+  return out;
+}
+
+std::filesystem::path shipped_defaults_file() {
+  return std::filesystem::path(STEPCAST_SOURCE_DIR) / "topologies" / "model-defaults.json";
+}
+
+}  // namespace stepcast::topology

@@ -1,0 +1,79 @@
+// The fit of the model's free parameters: it recovers the values a synthetic set of runs was made
+// with, counts only the runs whose prediction depends on a parameter, keeps a parameter no run
+// depends on at its start, and writes a file both the defaults loader and --calibration read.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "stepcast/calibrate/defaults_fit.hpp"
+#include "stepcast/calibrate/run_validation.hpp"
+#include "stepcast/calibrate/training_runs.hpp"
+#include "stepcast/topology/model_parameters.hpp"
+
+using namespace stepcast;
+using namespace stepcast::calibrate;
+
+namespace {
+
+const std::filesystem::path kRoot = STEPCAST_SOURCE_DIR;
+
+cost::Calibration with_parameters(double kernel_us, double host_us, double blackwell_gemm) {
+  cost::Calibration c;
+  c.parameters.values = {{"kernel_overhead", kernel_us * 1e-6},
+                         {"host_overhead", host_us * 1e-6},
+                         {"blackwell_gemm_efficiency", blackwell_gemm},
+                         {"blackwell_low_precision_gemm_efficiency", 0.7},
+                         {"hopper_fp8_gemm_efficiency", 0.7}};
+  for (const auto& [name, v] : c.parameters.values) c.parameters.sources[name] = "test";
+  return c;
+}
+
+/// vTrain's A100 runs and SimuMax's B200 runs, each measured as the model predicts it under `truth`.
+std::vector<TrainingRun> synthetic(const cost::Calibration& truth) {
+  auto runs = read_training_runs(
+      {kRoot / "tests/data/runs/vtrain_single_node_a100.csv", kRoot / "tests/data/runs/simumax_b200.csv"}, kRoot);
+  for (auto& r : runs) {
+    if (!r.expressible()) continue;
+    const EnginePrediction p = predict_analytically(r, &truth);
+    r.measured = {};
+    r.measured.step_time = p.step_time;
+  }
+  return runs;
+}
+
+}  // namespace
+
+TEST_SUITE("calibrate.defaults_fit") {
+  TEST_CASE("the fit recovers kernel 12 us, host 45 us and Blackwell's GEMM fraction 0.6 from runs made with them") {
+    const auto runs = synthetic(with_parameters(12.0, 45.0, 0.6));
+    const DefaultsFit fit = fit_defaults(runs, with_parameters(5.0, 20.0, 0.8));
+    std::map<std::string, FittedParameter> by_name;
+    for (const auto& p : fit.parameters) by_name[p.name] = p;
+    CHECK(by_name["kernel_overhead"].value == doctest::Approx(12e-6).epsilon(1e-3));
+    CHECK(by_name["host_overhead"].value == doctest::Approx(45e-6).epsilon(1e-3));
+    CHECK(by_name["blackwell_gemm_efficiency"].value == doctest::Approx(0.6).epsilon(1e-3));
+    CHECK(fit.rms_after < 1e-4);
+    // Every run depends on the overheads; only the B200 runs (the 43 SimuMax rows)
+    // on Blackwell's GEMM fraction; no run (all bf16 or fp16) on the low-precision fractions,
+    // which keep their start and say so.
+    CHECK(by_name["kernel_overhead"].runs == 1440 + 43);
+    CHECK(by_name["blackwell_gemm_efficiency"].runs == 43);
+    CHECK(by_name["hopper_fp8_gemm_efficiency"].runs == 0);
+    CHECK(by_name["hopper_fp8_gemm_efficiency"].value == doctest::Approx(0.7));
+    CHECK(fit.fitted.sources.at("hopper_fp8_gemm_efficiency").starts_with("not fitted: no run of"));
+    CHECK(fit.runs_per_file.size() == 2);
+  }
+
+  TEST_CASE("the written file is a defaults file and a calibration: both loaders read the fitted values") {
+    const auto runs = synthetic(with_parameters(12.0, 45.0, 0.6));
+    const DefaultsFit fit = fit_defaults(runs, with_parameters(5.0, 20.0, 0.8));
+    const auto path = std::filesystem::temp_directory_path() / "stepcast_defaults_fit_test.json";
+    std::ofstream(path) << defaults_json_text(fit);
+    const topology::ModelParameters loaded = topology::load_model_parameters(path);
+    CHECK(loaded.values.at("host_overhead").value == doctest::Approx(45e-6).epsilon(1e-3));
+    const cost::Calibration cal = cost::load_calibration(path);
+    CHECK(cal.parameters.values.at("blackwell_gemm_efficiency") == doctest::Approx(0.6).epsilon(1e-3));
+    CHECK(cal.parameters.values.size() == topology::model_parameters().size());
+  }
+}
