@@ -132,18 +132,13 @@ NcclSystem nccl_system(const topology::Topology& topology, const topology::CommT
   return nccl_system(nccl_hardware(topology), tiers, explain);
 }
 
-NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& tiers, bool explain) {
-  NcclSystem s;
-  s.compute_capability = hardware.compute_capability;
-  // Formatting the derivation costs more than deriving; the step model skips it.
-  Explanation* derivation = explain ? &s.derivation : nullptr;
-  s.ranks = tiers.ranks;
-  s.nodes = tiers.nodes;
-  s.ranks_per_node = tiers.ranks_per_node;
-  if (derivation)
-    note(derivation, "GPU generation", fmt::format("compute capability of \"{}\" (by name)", hardware.gpu_name),
-         fmt::format("{}.{}", s.compute_capability / 10, s.compute_capability % 10));
+namespace {
 
+// A GPU's links inside its node as NCCL counts them: whole NVLinks at NCCL's per-link figure, or
+// PCIe scaled as NCCL scales Gen3 x16. Sets whether they are NVLink (through an NVSwitch) and
+// returns their total in GB/s.
+double intra_node_links(NcclSystem& s, const NcclHardware& hardware, const topology::CommTiers& tiers,
+                        Explanation* derivation) {
   const std::string& sw = hardware.intra_switch;
   const double intra_GBps = tiers.intra_bw.value() / unit::kGiga;
   s.nvlink = sw.find("nvswitch") != std::string::npos || sw.find("nvlink") != std::string::npos ||
@@ -171,9 +166,12 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
            fmt::format("{:.4g} GB/s per GPU", gpu_total));
   }
 
-  s.gpu_bw = gbyte_per_s(gpu_total);
-  s.gpu_nic_bw = tiers.gpu_nic_bw;
-  s.nics_per_gpu = std::max(1, tiers.nics / std::max(1, tiers.ranks_per_node));
+  return gpu_total;
+}
+
+// The ring and tree graph: channels x speed through a GPU's links on one node, through the NICs the
+// group reaches across nodes.
+void ring_tree_graph(NcclSystem& s, const topology::CommTiers& tiers, double gpu_total, Explanation* derivation) {
   if (s.nodes == 1) {
     const Graph g = search(nccl_detail::intra_speeds(s.compute_capability), gpu_total, gpu_total, s.compute_capability,
                            [&](double speed) { return std::min(t::kMaxChannelsPerGraph, fit(gpu_total, speed)); });
@@ -203,47 +201,48 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
                        intra_limits ? " and a GPU's links" : ""),
            fmt::format("{} x {:.4g} GB/s", g.channels, g.speed));
   }
+}
 
-  // NVLS: one channel per head GPU (across nodes, a GPU with its own NIC), at most
-  // NCCL_MAX_NVLS_ARITY of them, each loading every GPU's NVSwitch link once and its head's twice
-  // (ncclTopoSearchTryNvls), so a speed fits when (heads + 1) x speed fits a GPU's links: bwIntra.
-  // NVLS graphs are not duplicated; pass 2 raises bwInter, the heads' own traffic (to their NIC
-  // across nodes), while it stays below twice bwIntra.
-  if (s.compute_capability >= 90 && s.nvswitch) {
-    const bool across = s.nodes > 1;
-    const int heads =
-        std::min(t::kMaxNvlsArity, across ? std::min(s.ranks_per_node, std::max(1, tiers.nics)) : s.ranks_per_node);
-    const std::span<const double> speeds =
-        across ? nccl_detail::inter_speeds(s.compute_capability) : nccl_detail::intra_speeds(s.compute_capability);
-    const double nic = across ? tiers.group_nic_bw.value() / unit::kGiga / std::max(1, tiers.nics) : 0.0;
-    const auto fits_intra = [&](double v) { return fit(gpu_total, v * (heads + 1)) >= 1 && (!across || v <= nic); };
-    const auto intra = std::find_if(speeds.begin(), speeds.end(), fits_intra);
-    if (intra != speeds.end()) {
-      s.nvls_channels = heads;
-      s.nvls_channel_bw = gbyte_per_s(*intra);
-      const auto fits_inter = [&](double v) {
-        return v < t::kNvlsInterMaxRatio * *intra + 1e-9 && (!across || v <= nic);
-      };
-      s.nvls_inter_bw = gbyte_per_s(*std::find_if(speeds.begin(), intra + 1, fits_inter));
-    }
-    if (derivation)
-      note(derivation, "NVLS graph",
-           fmt::format("one channel per head GPU (at most {}), bwIntra the fastest speed with ({} + 1) x speed <= "
-                       "{:.4g} GB/s{}; "
-                       "bwInter raised up to twice bwIntra{}",
-                       t::kMaxNvlsArity, heads, gpu_total,
-                       across ? fmt::format(" and <= the NIC's {:.4g}", nic) : std::string(),
-                       across ? " within the NIC" : ""),
-           fmt::format("{} x {:.4g} GB/s (bwInter {:.4g})", s.nvls_channels, s.nvls_channel_bw.value() / unit::kGiga,
-                       s.nvls_inter_bw.value() / unit::kGiga));
+// NVLS: one channel per head GPU (across nodes, a GPU with its own NIC), at most
+// NCCL_MAX_NVLS_ARITY of them, each loading every GPU's NVSwitch link once and its head's twice
+// (ncclTopoSearchTryNvls), so a speed fits when (heads + 1) x speed fits a GPU's links: bwIntra.
+// NVLS graphs are not duplicated; pass 2 raises bwInter, the heads' own traffic (to their NIC
+// across nodes), while it stays below twice bwIntra.
+void nvls_graph(NcclSystem& s, const topology::CommTiers& tiers, double gpu_total, Explanation* derivation) {
+  if (s.compute_capability < 90 || !s.nvswitch) return;
+  const bool across = s.nodes > 1;
+  const int heads =
+      std::min(t::kMaxNvlsArity, across ? std::min(s.ranks_per_node, std::max(1, tiers.nics)) : s.ranks_per_node);
+  const std::span<const double> speeds =
+      across ? nccl_detail::inter_speeds(s.compute_capability) : nccl_detail::intra_speeds(s.compute_capability);
+  const double nic = across ? tiers.group_nic_bw.value() / unit::kGiga / std::max(1, tiers.nics) : 0.0;
+  const auto fits_intra = [&](double v) { return fit(gpu_total, v * (heads + 1)) >= 1 && (!across || v <= nic); };
+  const auto intra = std::find_if(speeds.begin(), speeds.end(), fits_intra);
+  if (intra != speeds.end()) {
+    s.nvls_channels = heads;
+    s.nvls_channel_bw = gbyte_per_s(*intra);
+    const auto fits_inter = [&](double v) {
+      return v < t::kNvlsInterMaxRatio * *intra + 1e-9 && (!across || v <= nic);
+    };
+    s.nvls_inter_bw = gbyte_per_s(*std::find_if(speeds.begin(), intra + 1, fits_inter));
   }
+  if (derivation)
+    note(derivation, "NVLS graph",
+         fmt::format("one channel per head GPU (at most {}), bwIntra the fastest speed with ({} + 1) x speed <= "
+                     "{:.4g} GB/s{}; "
+                     "bwInter raised up to twice bwIntra{}",
+                     t::kMaxNvlsArity, heads, gpu_total,
+                     across ? fmt::format(" and <= the NIC's {:.4g}", nic) : std::string(),
+                     across ? " within the NIC" : ""),
+         fmt::format("{} x {:.4g} GB/s (bwInter {:.4g})", s.nvls_channels, s.nvls_channel_bw.value() / unit::kGiga,
+                     s.nvls_inter_bw.value() / unit::kGiga));
+}
 
-  nccl_detail::derive_collnet(s, hardware, tiers, gpu_total, derivation);
-
-  // connect.cc ncclTopoPostset (0f900e1b): twice the graph's channels; with CollNet on, half as
-  // many again where the CollNet Chain graph is faster inside a node than to the network (more
-  // than one GPU per node); twice again on Hopper+ across nodes while the ring's speed exceeds
-  // 45 GB/s and fewer than 16 run.
+// connect.cc ncclTopoPostset (0f900e1b): twice the graph's channels; with CollNet on, half as
+// many again where the CollNet Chain graph is faster inside a node than to the network (more
+// than one GPU per node); twice again on Hopper+ across nodes while the ring's speed exceeds
+// 45 GB/s and fewer than 16 run.
+void communicator_channels(NcclSystem& s, Explanation* derivation) {
   s.comm_channels = std::min(t::kMaxChannels, 2 * s.channels);
   const bool collnet_more = s.collnet && s.collnet_chain.bw_intra > s.collnet_chain.bw_inter && s.ranks > s.nodes;
   if (collnet_more) s.comm_channels = std::min(t::kMaxChannels, s.comm_channels + s.comm_channels / 2);
@@ -255,6 +254,29 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
          fmt::format("the graph's twice over (connect.cc){}, x2 on Hopper+ above 45 GB/s",
                      collnet_more ? ", x1.5 for CollNet Chain" : ""),
          fmt::format("{}", s.comm_channels));
+}
+
+}  // namespace
+
+NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& tiers, bool explain) {
+  NcclSystem s;
+  s.compute_capability = hardware.compute_capability;
+  // Formatting the derivation costs more than deriving; the step model skips it.
+  Explanation* derivation = explain ? &s.derivation : nullptr;
+  s.ranks = tiers.ranks;
+  s.nodes = tiers.nodes;
+  s.ranks_per_node = tiers.ranks_per_node;
+  if (derivation)
+    note(derivation, "GPU generation", fmt::format("compute capability of \"{}\" (its GPU file)", hardware.gpu_name),
+         fmt::format("{}.{}", s.compute_capability / 10, s.compute_capability % 10));
+  const double gpu_total = intra_node_links(s, hardware, tiers, derivation);
+  s.gpu_bw = gbyte_per_s(gpu_total);
+  s.gpu_nic_bw = tiers.gpu_nic_bw;
+  s.nics_per_gpu = std::max(1, tiers.nics / std::max(1, tiers.ranks_per_node));
+  ring_tree_graph(s, tiers, gpu_total, derivation);
+  nvls_graph(s, tiers, gpu_total, derivation);
+  nccl_detail::derive_collnet(s, hardware, tiers, gpu_total, derivation);
+  communicator_channels(s, derivation);
   return s;
 }
 

@@ -243,6 +243,108 @@ OperatorContext operator_context(const plan::Plan& plan) {
   return c;
 }
 
+namespace {
+
+// The sizes a layer's kernels are built from, for one micro-batch on one GPU.
+struct LayerDims {
+  double e;             // bytes of an activation element
+  double h;             // hidden size
+  double t;             // tensor-parallel degree
+  double tokens;        // GEMM rows (s/cp per rank)
+  double shard_tokens;  // norm, dropout, residual rows (sharded again under sequence parallel)
+  double kv_width;
+  double q_width;
+  double f;  // MLP width
+};
+
+// The attention block's projections into the core: latent attention's down and up projections
+// (DeepSeek-V2 section 2.1, as Megatron-core's MLASelfAttention runs them: the down projections
+// on every tensor rank, the up projections split over them) or the QKV GEMM, then the rotary
+// embedding where the model has it.
+void attention_projections(OpList& fwd, OpList& bwd, const TransformerShape& shape, const OperatorContext& c,
+                           const LayerDims& d) {
+  const double e = d.e;
+  const double h = d.h;
+  const double t = d.t;
+  if (shape.mla) {
+    const auto& m = *shape.mla;
+    const double qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    const double heads = shape.heads;
+    if (m.q_lora_rank > 0) {
+      linear(fwd, bwd, "q down projection", "q down projection (dgrad)", "q down projection (wgrad)", d.tokens,
+             m.q_lora_rank, h, e, d.shard_tokens * h * e, &c);
+      linear(fwd, bwd, "q up projection", "q up projection (dgrad)", "q up projection (wgrad)", d.tokens,
+             heads * qk / t, m.q_lora_rank, e, d.tokens * m.q_lora_rank * e, &c);
+    } else {
+      linear(fwd, bwd, "q projection", "q projection (dgrad)", "q projection (wgrad)", d.tokens, heads * qk / t, h, e,
+             d.shard_tokens * h * e, &c);
+    }
+    linear(fwd, bwd, "kv down projection", "kv down projection (dgrad)", "kv down projection (wgrad)", d.tokens,
+           m.kv_lora_rank + m.qk_rope_head_dim, h, e, 0.0, &c);
+    linear(fwd, bwd, "kv up projection", "kv up projection (dgrad)", "kv up projection (wgrad)", d.tokens,
+           heads * (m.qk_nope_head_dim + m.v_head_dim) / t, m.kv_lora_rank, e, d.tokens * m.kv_lora_rank * e, &c);
+  } else {
+    // The QKV GEMM keeps its input, the norm's output (sharded again under sequence parallel).
+    linear(fwd, bwd, "qkv projection", "qkv projection (dgrad)", "qkv projection (wgrad)", d.tokens,
+           (d.q_width + 2.0 * d.kv_width) / t, h, e, d.shard_tokens * h * e, &c);
+  }
+  if (shape.rotary) {
+    // Q and K; under latent attention only their rope dims (each head's and the shared key's).
+    const double rotated = shape.mla ? d.tokens * (shape.heads / t + 1.0) * shape.mla->qk_rope_head_dim
+                                     : d.tokens * (d.q_width + d.kv_width) / t;
+    fwd.memory("rotary embedding", OpPass::kForward, rotated, 2.0 * rotated * e, 3.0 * rotated);
+    bwd.memory("rotary embedding backward", OpPass::kBackward, rotated, 2.0 * rotated * e, 3.0 * rotated);
+  }
+}
+
+// A dense block's MLP: up (and gate) projection, activation, down projection.
+void dense_mlp(OpList& fwd, OpList& bwd, const TransformerShape& shape, const OperatorContext& c, const LayerDims& d,
+               double up_width) {
+  const double e = d.e;
+  linear(fwd, bwd, shape.gated_mlp ? "mlp gate+up projection" : "mlp up projection",
+         shape.gated_mlp ? "mlp gate+up projection (dgrad)" : "mlp up projection (dgrad)",
+         shape.gated_mlp ? "mlp gate+up projection (wgrad)" : "mlp up projection (wgrad)", d.tokens, up_width, d.h, e,
+         d.shard_tokens * d.h * e, &c);
+  const double inner = d.tokens * d.f / d.t;
+  if (shape.gated_mlp) {
+    // SwiGLU (Shazeer 2020) keeps the gate and up outputs; the down projection keeps their product.
+    fwd.memory("swiglu", OpPass::kForward, inner, 3.0 * inner * e, 6.0 * inner).saved = Bytes(2.0 * inner * e);
+    bwd.memory("swiglu backward", OpPass::kBackward, inner, 5.0 * inner * e, 10.0 * inner);
+  } else {
+    // Megatron's fused bias + GeLU keeps its input (8sbh/t at f = 4h, Korthikanti section 4.1).
+    fwd.memory("gelu", OpPass::kForward, inner, 2.0 * inner * e, 8.0 * inner).saved = Bytes(inner * e);
+    bwd.memory("gelu backward", OpPass::kBackward, inner, 3.0 * inner * e, 12.0 * inner);
+  }
+  linear(fwd, bwd, "mlp down projection", "mlp down projection (dgrad)", "mlp down projection (wgrad)", d.tokens, d.h,
+         d.f / d.t, e, inner * e, &c);
+}
+
+// The forward, then what recompute runs again before the layer's backward (the whole forward, or
+// the attention core [core_begin, core_end): Korthikanti et al. 2022 section 4.2.2), then the
+// backward, whose blocks run in reverse order.
+std::vector<Operator> with_recompute_and_backward(std::vector<Operator> ops, std::vector<Operator> backward,
+                                                  plan::Recompute recompute, std::size_t core_begin,
+                                                  std::size_t core_end) {
+  std::reverse(backward.begin(), backward.end());
+  std::vector<Operator> recomputed;
+  if (recompute != plan::Recompute::kNone) {
+    const bool full = recompute == plan::Recompute::kFull;
+    const std::size_t begin = full ? 0 : core_begin;
+    const std::size_t end = full ? ops.size() : core_end;
+    for (std::size_t i = begin; i < end; ++i) {
+      Operator r = ops[i];
+      r.pass = OpPass::kRecompute;
+      r.saved = Bytes(0.0);
+      recomputed.push_back(r);
+    }
+  }
+  ops.insert(ops.end(), recomputed.begin(), recomputed.end());
+  ops.insert(ops.end(), backward.begin(), backward.end());
+  return ops;
+}
+
+}  // namespace
+
 std::vector<Operator> layer_operators(const TransformerShape& shape, const OperatorContext& c) {
   STEPCAST_ASSERT(c.seq > 0.0 && c.micro_batch > 0.0 && c.tp >= 1.0, "layer_operators needs a resolved plan");
   std::vector<Operator> ops;
@@ -251,49 +353,22 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   backward.reserve(24);
   OpList fwd(ops, OpPart::kLayer);
   OpList bwd(backward, OpPart::kLayer);
-  const double e = c.activation_bytes;
-  const double h = shape.hidden;
-  const double t = c.tp;
-  const double tokens = c.micro_batch * c.seq / c.cp;                    // GEMM rows (s/cp per rank)
-  const double shard_tokens = tokens / (c.sequence_parallel ? t : 1.0);  // norm, dropout, residual rows
-  const double kv_width = static_cast<double>(shape.kv_heads) * shape.head_dim();
-  const double q_width = shape.query_width();
-  const double f = shape.ffn_hidden;
+  const double tokens = c.micro_batch * c.seq / c.cp;
+  const LayerDims d{c.activation_bytes,
+                    static_cast<double>(shape.hidden),
+                    c.tp,
+                    tokens,
+                    tokens / (c.sequence_parallel ? c.tp : 1.0),
+                    static_cast<double>(shape.kv_heads) * shape.head_dim(),
+                    static_cast<double>(shape.query_width()),
+                    static_cast<double>(shape.ffn_hidden)};
+  const double e = d.e;
+  const double h = d.h;
+  const double t = d.t;
 
   // Attention block.
-  norm(fwd, bwd, "input norm", "input norm backward", shard_tokens, h, e);
-  if (shape.mla) {
-    // Latent attention (DeepSeek-V2 section 2.1) as Megatron-core's MLASelfAttention runs it:
-    // the down projections to the latents on every tensor rank, the up projections and the
-    // output projection split over them.
-    const auto& m = *shape.mla;
-    const double qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
-    const double heads = shape.heads;
-    if (m.q_lora_rank > 0) {
-      linear(fwd, bwd, "q down projection", "q down projection (dgrad)", "q down projection (wgrad)", tokens,
-             m.q_lora_rank, h, e, shard_tokens * h * e, &c);
-      linear(fwd, bwd, "q up projection", "q up projection (dgrad)", "q up projection (wgrad)", tokens, heads * qk / t,
-             m.q_lora_rank, e, tokens * m.q_lora_rank * e, &c);
-    } else {
-      linear(fwd, bwd, "q projection", "q projection (dgrad)", "q projection (wgrad)", tokens, heads * qk / t, h, e,
-             shard_tokens * h * e, &c);
-    }
-    linear(fwd, bwd, "kv down projection", "kv down projection (dgrad)", "kv down projection (wgrad)", tokens,
-           m.kv_lora_rank + m.qk_rope_head_dim, h, e, 0.0, &c);
-    linear(fwd, bwd, "kv up projection", "kv up projection (dgrad)", "kv up projection (wgrad)", tokens,
-           heads * (m.qk_nope_head_dim + m.v_head_dim) / t, m.kv_lora_rank, e, tokens * m.kv_lora_rank * e, &c);
-  } else {
-    // The QKV GEMM keeps its input, the norm's output (sharded again under sequence parallel).
-    linear(fwd, bwd, "qkv projection", "qkv projection (dgrad)", "qkv projection (wgrad)", tokens,
-           (q_width + 2.0 * kv_width) / t, h, e, shard_tokens * h * e, &c);
-  }
-  if (shape.rotary) {
-    // Q and K; under latent attention only their rope dims (each head's and the shared key's).
-    const double rotated =
-        shape.mla ? tokens * (shape.heads / t + 1.0) * shape.mla->qk_rope_head_dim : tokens * (q_width + kv_width) / t;
-    fwd.memory("rotary embedding", OpPass::kForward, rotated, 2.0 * rotated * e, 3.0 * rotated);
-    bwd.memory("rotary embedding backward", OpPass::kBackward, rotated, 2.0 * rotated * e, 3.0 * rotated);
-  }
+  norm(fwd, bwd, "input norm", "input norm backward", d.shard_tokens, h, e);
+  attention_projections(fwd, bwd, shape, c, d);
   const std::size_t core_begin = ops.size();
   if (c.flash) {
     fused_attention(fwd, bwd, shape, c);
@@ -308,61 +383,27 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   linear(fwd, bwd, "output projection", "output projection (dgrad)", "output projection (wgrad)", tokens, h,
          attention_out / t, e, tokens * attention_out / t * e, &c, c.flash ? tokens * attention_out / t * e : 0.0);
   residual(fwd, bwd, "dropout + residual (attention)", "residual add (attention)", "dropout backward (attention)",
-           shard_tokens, h, e, shape.dropout);
+           d.shard_tokens, h, e, shape.dropout);
 
-  // MLP block: up (and gate) projection, activation, down projection; or routed experts.
-  norm(fwd, bwd, "post-attention norm", "post-attention norm backward", shard_tokens, h, e);
-  const double up_width = c.kind.moe ? 0.0 : (shape.gated_mlp ? 2.0 : 1.0) * f / t;
+  // MLP block, or routed experts.
+  norm(fwd, bwd, "post-attention norm", "post-attention norm backward", d.shard_tokens, h, e);
+  const double up_width = c.kind.moe ? 0.0 : (shape.gated_mlp ? 2.0 : 1.0) * d.f / t;
   if (c.kind.moe) {
     append_moe_mlp(shape, c, ops, backward);
   } else {
-    linear(fwd, bwd, shape.gated_mlp ? "mlp gate+up projection" : "mlp up projection",
-           shape.gated_mlp ? "mlp gate+up projection (dgrad)" : "mlp up projection (dgrad)",
-           shape.gated_mlp ? "mlp gate+up projection (wgrad)" : "mlp up projection (wgrad)", tokens, up_width, h, e,
-           shard_tokens * h * e, &c);
-    const double inner = tokens * f / t;
-    if (shape.gated_mlp) {
-      // SwiGLU (Shazeer 2020) keeps the gate and up outputs; the down projection keeps their product.
-      fwd.memory("swiglu", OpPass::kForward, inner, 3.0 * inner * e, 6.0 * inner).saved = Bytes(2.0 * inner * e);
-      bwd.memory("swiglu backward", OpPass::kBackward, inner, 5.0 * inner * e, 10.0 * inner);
-    } else {
-      // Megatron's fused bias + GeLU keeps its input (8sbh/t at f = 4h, Korthikanti section 4.1).
-      fwd.memory("gelu", OpPass::kForward, inner, 2.0 * inner * e, 8.0 * inner).saved = Bytes(inner * e);
-      bwd.memory("gelu backward", OpPass::kBackward, inner, 3.0 * inner * e, 12.0 * inner);
-    }
-    linear(fwd, bwd, "mlp down projection", "mlp down projection (dgrad)", "mlp down projection (wgrad)", tokens, h,
-           f / t, e, inner * e, &c);
+    dense_mlp(fwd, bwd, shape, c, d, up_width);
   }
-  residual(fwd, bwd, "dropout + residual (mlp)", "residual add (mlp)", "dropout backward (mlp)", shard_tokens, h, e,
+  residual(fwd, bwd, "dropout + residual (mlp)", "residual add (mlp)", "dropout backward (mlp)", d.shard_tokens, h, e,
            shape.dropout);
 
   if (shape.biases) {
     // Bias gradients: one reduction over each linear layer's output gradient.
     // (An MoE block's expert biases are reduced inside its grouped weight-gradient kernels.)
-    const double widths = (q_width + 2.0 * kv_width) / t + h + up_width + (c.kind.moe ? 0.0 : h);
+    const double widths = (d.q_width + 2.0 * d.kv_width) / t + h + up_width + (c.kind.moe ? 0.0 : h);
     bwd.memory("bias gradients", OpPass::kWeightGrad, tokens * widths, tokens * widths * e, tokens * widths).kernels =
         c.kind.moe ? 2.0 : 4.0;
   }
-  // The backward runs the blocks in reverse order.
-  std::reverse(backward.begin(), backward.end());
-
-  // Recompute runs before the layer's backward: the whole forward again (full) or the attention
-  // core (selective, Korthikanti et al. 2022 section 4.2.2).
-  std::vector<Operator> recomputed;
-  if (c.recompute != plan::Recompute::kNone) {
-    const bool full = c.recompute == plan::Recompute::kFull;
-    const std::size_t begin = full ? 0 : core_begin;
-    const std::size_t end = full ? ops.size() : core_end;
-    for (std::size_t i = begin; i < end; ++i) {
-      Operator r = ops[i];
-      r.pass = OpPass::kRecompute;
-      r.saved = Bytes(0.0);
-      recomputed.push_back(r);
-    }
-  }
-  ops.insert(ops.end(), recomputed.begin(), recomputed.end());
-  ops.insert(ops.end(), backward.begin(), backward.end());
-  return ops;
+  return with_recompute_and_backward(std::move(ops), std::move(backward), c.recompute, core_begin, core_end);
 }
 
 std::vector<Operator> embedding_operators(const TransformerShape& shape, const OperatorContext& c) {
