@@ -79,7 +79,13 @@ CLI::Option* add_runs_options(CLI::App& validate, RunsOptions& o) {
 
 bool run_validate_runs(const RunsOptions& o, const RunsOutput& out) {
   ranks::will_share();
-  report::ValidateRunsRequest request{o.files, o.engine, out.calibration, out.json, out.plot, out.max_median_error};
+  report::ValidateRunsRequest request;
+  request.files = o.files;
+  request.engine = o.engine;
+  request.calibration = out.calibration;
+  request.json = out.json;
+  request.plot = out.plot;
+  request.max_median_error = out.max_median_error;
   request.approve_work = [&o](const planner::WorkEstimate& work, std::string_view what, std::string_view lower) {
     check_budget(work, o.budget, what, lower);
   };

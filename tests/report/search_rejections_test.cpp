@@ -21,8 +21,15 @@ TEST_SUITE("report.search_rejections") {
          plan::Verdict{plan::Rule::kPpVpDivideLayers, {{"layers", 24}, {"pp", 16}, {"vp", 1}, {"stages", 16}}}});
     result.rejections.push_back(
         {plan::Rule::kTpWithinNode, 30, plan::Verdict{plan::Rule::kTpWithinNode, {{"tp", 16}, {"gpus_per_node", 8}}}});
-    const report::Report r =
-        report::search_report(result, report::SearchContext{"stepcast search", "gpt", "p4d", "A100", 16, 64, 2048}, 5);
+    report::SearchContext context;
+    context.command = "stepcast search";
+    context.workload = "gpt";
+    context.topology = "p4d";
+    context.gpu = "A100";
+    context.gpus = 16;
+    context.global_batch = 64;
+    context.seq_len = 2048;
+    const report::Report r = report::search_report(result, context, 5);
     const nlohmann::json j = nlohmann::json::parse(report::render_json(r));
     const nlohmann::json* rows = nullptr;
     for (const auto& t : j.at("tables")) {
