@@ -10,6 +10,7 @@
 
 #include "errors.hpp"
 #include "options.hpp"
+#include "stepcast/core/output_file.hpp"
 #include "stepcast/report/calibrate_command.hpp"
 #include "stepcast/report/collective_command.hpp"
 #include "stepcast/report/command_output.hpp"
@@ -19,7 +20,6 @@
 #include "stepcast/report/search_command.hpp"
 #include "stepcast/report/simulate_command.hpp"
 #include "stepcast/report/table_command.hpp"
-#include "stepcast/core/output_file.hpp"
 #include "stepcast/report/validate_command.hpp"
 #include "stepcast/report/validate_runs_command.hpp"
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "commands.hpp"
 #include "budget.hpp"
+#include "commands.hpp"
 #include "option_checks.hpp"
 #include "output.hpp"
 #include "ranks.hpp"

@@ -10,7 +10,6 @@
 
 namespace stepcast::graph::detail {
 
-
 // Between dependent GEMMs a slice's calls are all exposed. Beside them (tp-overlap), per slice
 // (a GEMM block of a layer pass), what the calls take beyond the slice's compute plus the tail
 // nothing hides is exposed.
@@ -64,9 +63,10 @@ void expose_layer_starts(Evaluation& e) {
       if (e.explain) {
         e.ring_steps.push_back(
             {t.name,
-             fmt::format("{} steps per layer x {} ({}), {} per step beside an attention step of {}; {:.4g} layer passes",
-                         node.layer_calls, format_bytes(node.size), cost::to_string(node.op), format_seconds(per_call),
-                         format_seconds(attention / node.window_steps), layer_passes),
+             fmt::format(
+                 "{} steps per layer x {} ({}), {} per step beside an attention step of {}; {:.4g} layer passes",
+                 node.layer_calls, format_bytes(node.size), cost::to_string(node.op), format_seconds(per_call),
+                 format_seconds(attention / node.window_steps), layer_passes),
              fmt::format("{} exposed of {}", format_seconds(t.exposed), format_seconds(t.time))});
       }
       return;

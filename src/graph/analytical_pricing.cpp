@@ -31,7 +31,8 @@ Pricer::Pricer(const StepGraph& graph, const Pricing& pricing)
   if (!cache_->hardware) {
     // What NCCL reads of the GPUs, once (none where NCCL's model does not know them).
     cache_->hardware.emplace();
-    if (cost::nccl_compute_capability(pricing.topology->gpu())) *cache_->hardware = cost::nccl_hardware(*pricing.topology);
+    if (cost::nccl_compute_capability(pricing.topology->gpu()))
+      *cache_->hardware = cost::nccl_hardware(*pricing.topology);
   }
 }
 
@@ -50,7 +51,8 @@ PriceCache::Priced Pricer::price(const CommNode& node, Bytes size) {
   auto it = cache_->prices.find(price_key);
   if (it == cache_->prices.end()) {
     const cost::CollectivePrice p = cost::price_collective(group->second, node.op, size, pricing_->model);
-    it = cache_->prices.emplace(price_key, PriceCache::Priced{p.time, cost::model_name(p), p.outside_calibration}).first;
+    it =
+        cache_->prices.emplace(price_key, PriceCache::Priced{p.time, cost::model_name(p), p.outside_calibration}).first;
   }
   return it->second;
 }
@@ -74,7 +76,8 @@ double layer_calls(const StepGraph& graph, const CommNode& node) {
   double most = 0.0;
   for (int s = 0; s < static_cast<int>(graph.stages.size()); ++s) {
     double calls = 0.0;
-    for (int l = 0; l < graph.stages[static_cast<std::size_t>(s)].chunk_layers; ++l) calls += graph.calls_at(node, s, l);
+    for (int l = 0; l < graph.stages[static_cast<std::size_t>(s)].chunk_layers; ++l)
+      calls += graph.calls_at(node, s, l);
     most = std::max(most, calls * graph.vp);
   }
   return most;

@@ -10,8 +10,8 @@ namespace stepcast::graph {
 
 std::span<const Contributor> default_contributors() {
   // Inside a layer, the context-parallel exchange comes before the MoE block's dispatch.
-  static constexpr std::array<Contributor, 5> kAll = {add_tensor_parallel, add_context_parallel,
-                                                      add_pipeline_parallel, add_expert_parallel, add_data_parallel};
+  static constexpr std::array<Contributor, 5> kAll = {add_tensor_parallel, add_context_parallel, add_pipeline_parallel,
+                                                      add_expert_parallel, add_data_parallel};
   return kAll;
 }
 

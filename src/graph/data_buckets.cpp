@@ -82,9 +82,9 @@ void add_expert_buckets(const GraphContext& context, StepGraph& graph, const Dat
   const Bytes grads = Bytes(experts * state.reduce_bytes);
   const bool sharded = p.zero_stage() >= 1;
   CommNode reduce;
-  reduce.name = with_placement(context, group,
-                               sharded ? "expert gradient reduce-scatter" : "expert gradient all-reduce", "edp") +
-                grad_reduce_note(p);
+  reduce.name =
+      with_placement(context, group, sharded ? "expert gradient reduce-scatter" : "expert gradient all-reduce", "edp") +
+      grad_reduce_note(p);
   reduce.group = state.expert_data_group;
   reduce.op = sharded ? cost::CollectiveOp::kReduceScatter : cost::CollectiveOp::kAllReduce;
   reduce.size =

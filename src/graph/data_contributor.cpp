@@ -40,7 +40,10 @@ DataState data_state(const GraphContext& context, StepGraph& graph) {
   s.grads = Bytes(params * s.reduce_bytes);
   s.weights = Bytes(params * s.parameter_bytes);
   const Layout layout = graph.layout;
-  GroupSpec data{"data", p.gradient_ranks(), p.tp * p.pp, topology::Concurrency{p.tp, 1},
+  GroupSpec data{"data",
+                 p.gradient_ranks(),
+                 p.tp * p.pp,
+                 topology::Concurrency{p.tp, 1},
                  Representation::kEveryGroup,
                  [layout](int stage) { return replica_blocks(layout, stage, layout.replicas); }};
   s.data_group = graph.add_group(std::move(data));
@@ -49,8 +52,11 @@ DataState data_state(const GraphContext& context, StepGraph& graph) {
     // dense positions apart, etp x ep x pp GPUs once a group reaches past a stage's tensor ranks.
     const ExpertFold fold{p.expert_tp(), p.ep};
     const int span = fold.etp * fold.ep;
-    GroupSpec experts{"expert data parallel", p.expert_dp(), span >= p.tp ? span * p.pp : span,
-                      topology::Concurrency{span >= p.tp ? p.tp : 1, 1}, Representation::kEveryGroup,
+    GroupSpec experts{"expert data parallel",
+                      p.expert_dp(),
+                      span >= p.tp ? span * p.pp : span,
+                      topology::Concurrency{span >= p.tp ? p.tp : 1, 1},
+                      Representation::kEveryGroup,
                       [layout, fold](int stage) { return fold.data_groups(layout, stage); }};
     s.expert_data_group = graph.add_group(std::move(experts));
   }

@@ -8,8 +8,8 @@ namespace stepcast::graph::detail {
 
 /// The model state one data-parallel rank synchronises, as its strategy moves it.
 struct DataState {
-  Bytes grads;    ///< the gradients to reduce, in the type they are reduced in
-  Bytes weights;  ///< the parameters to gather, in their working type
+  Bytes grads;                   ///< the gradients to reduce, in the type they are reduced in
+  Bytes weights;                 ///< the parameters to gather, in their working type
   double reduce_bytes = 0.0;     ///< per gradient element
   double parameter_bytes = 0.0;  ///< per parameter
   /// MoE: the routed experts are units (FSDP) or buckets (DDP, ZeRO-1/2) of their own, over the

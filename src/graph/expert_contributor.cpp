@@ -39,8 +39,7 @@ struct ExpertCalls {
 };
 
 /// One pass's calls of an MoE block, in the order the dispatcher runs them.
-void add_pass(const GraphContext& context, StepGraph& graph, const ExpertCalls& calls, CommNode node,
-              bool backward) {
+void add_pass(const GraphContext& context, StepGraph& graph, const ExpertCalls& calls, CommNode node, bool backward) {
   const std::string_view pass = backward ? "backward" : "forward";
   const bool a2a = calls.dispatch_op == cost::CollectiveOp::kAllToAll;
   const auto add = [&](std::size_t group, cost::CollectiveOp op, Bytes size, std::string_view name) {
@@ -50,12 +49,15 @@ void add_pass(const GraphContext& context, StepGraph& graph, const ExpertCalls& 
     node.name = detail::with_placement(context, graph.groups[group], name, pass);
     graph.comm.push_back(node);
   };
-  if (calls.with_ep) add(calls.ep_group, calls.dispatch_op, calls.dispatch, a2a ? "MoE dispatch all-to-all" : "MoE dispatch all-gather");
+  if (calls.with_ep)
+    add(calls.ep_group, calls.dispatch_op, calls.dispatch, a2a ? "MoE dispatch all-to-all" : "MoE dispatch all-gather");
   if (calls.with_etp) {
     add(calls.etp_group, cost::CollectiveOp::kAllGather, calls.expert_tp, "MoE expert-TP all-gather");
     add(calls.etp_group, cost::CollectiveOp::kReduceScatter, calls.expert_tp, "MoE expert-TP reduce-scatter");
   }
-  if (calls.with_ep) add(calls.ep_group, calls.combine_op, calls.dispatch, a2a ? "MoE combine all-to-all" : "MoE combine reduce-scatter");
+  if (calls.with_ep)
+    add(calls.ep_group, calls.combine_op, calls.dispatch,
+        a2a ? "MoE combine all-to-all" : "MoE combine reduce-scatter");
 }
 
 }  // namespace
@@ -74,8 +76,11 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
   if (p.ep > 1) {
     // Expert-parallel ranks sit etp apart while the group stays inside a stage's tensor ranks;
     // beyond them the stage-major layout puts pp x etp GPUs between them on average.
-    GroupSpec ep{"expert parallel", p.ep, (p.pp == 1 || etp * p.ep <= p.tp) ? etp : etp * p.pp,
-                 topology::Concurrency{etp, 1}, Representation::kEveryGroup,
+    GroupSpec ep{"expert parallel",
+                 p.ep,
+                 (p.pp == 1 || etp * p.ep <= p.tp) ? etp : etp * p.pp,
+                 topology::Concurrency{etp, 1},
+                 Representation::kEveryGroup,
                  [layout, fold](int stage) { return fold.groups(layout, stage, false); }};
     calls.ep_group = graph.add_group(std::move(ep));
     calls.with_ep = true;
@@ -85,8 +90,9 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
     calls.combine_op = a2a ? cost::CollectiveOp::kAllToAll : cost::CollectiveOp::kReduceScatter;
   }
   if (etp > 1 && p.sequence_parallel) {
-    GroupSpec group{"expert parallel", etp, 1, {}, Representation::kEveryGroup,
-                    [layout, fold](int stage) { return fold.groups(layout, stage, true); }};
+    GroupSpec group{"expert parallel", etp, 1, {}, Representation::kEveryGroup, [layout, fold](int stage) {
+                      return fold.groups(layout, stage, true);
+                    }};
     calls.etp_group = graph.add_group(std::move(group));
     calls.with_etp = true;
     calls.expert_tp = Bytes(routed * etp * shape.moe->top_k * shape.hidden * bytes * load);

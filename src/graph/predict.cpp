@@ -17,8 +17,9 @@ void explain_step(StepPrediction& out, const AnalyticalComm& comm, const workloa
                   const plan::Plan& plan) {
   auto& ex = out.explanation;
   ex.push_back({"compute",
-                out.compute_detail.operator_model ? "micro-batches x (forward + backward) of the slowest stage (kernel table)"
-                                                  : "hardware FLOPs / GPUs / achieved rate",
+                out.compute_detail.operator_model
+                    ? "micro-batches x (forward + backward) of the slowest stage (kernel table)"
+                    : "hardware FLOPs / GPUs / achieved rate",
                 format_seconds(out.compute)});
   ex.push_back(
       {"pipeline bubble",
@@ -27,13 +28,14 @@ void explain_step(StepPrediction& out, const AnalyticalComm& comm, const workloa
                    out.bubble_fraction, plan::to_string(plan.schedule), plan.pp, plan.micro_batches(), plan.vp),
        format_seconds(out.bubble)});
   for (const auto& t : out.communication) {
-    ex.push_back({fmt::format("{} (exposed)", t.name),
-                  fmt::format("{:.4g} calls x {} over {} ranks (stride {}, {} {}): {} total", t.calls,
-                              format_bytes(t.size), t.ranks, t.stride, cost::to_string(t.op), t.model,
-                              format_seconds(t.time)),
-                  format_seconds(t.exposed)});
+    ex.push_back(
+        {fmt::format("{} (exposed)", t.name),
+         fmt::format("{:.4g} calls x {} over {} ranks (stride {}, {} {}): {} total", t.calls, format_bytes(t.size),
+                     t.ranks, t.stride, cost::to_string(t.op), t.model, format_seconds(t.time)),
+         format_seconds(t.exposed)});
   }
-  for (const auto& row : comm.ring_steps) ex.push_back({fmt::format("CP exchange: {}", row.label), row.formula, row.value});
+  for (const auto& row : comm.ring_steps)
+    ex.push_back({fmt::format("CP exchange: {}", row.label), row.formula, row.value});
   ex.push_back({"optimizer step",
                 fmt::format("gradient norm, update and zeroing over {:.4g} parameters per GPU (memory-bound)",
                             cost::optimizer_parameters_per_gpu(workload, plan)),
@@ -55,11 +57,12 @@ StepGraph plan_step_graph(const workload::Workload& workload, const plan::Plan& 
   STEPCAST_ASSERT(plan.gpus() <= topology.gpu_count(), "the plan must fit the topology's GPUs");
   cost::ComputeOptions compute_options;
   compute_options.achieved_fraction = options.achieved_fraction;
-  if (options.calibration) compute_options.kernel_params = cost::kernel_params(*options.calibration, topology.gpu(), plan);
+  if (options.calibration)
+    compute_options.kernel_params = cost::kernel_params(*options.calibration, topology.gpu(), plan);
   compute_options.explain = options.explain;
   const cost::ComputeEstimate compute = cost::estimate_compute(workload, plan, topology.gpu(), compute_options);
-  const GraphContext context{workload, plan, topology, options.memory.ddp_bucket,
-                             options.memory.zero_bucket_elements, options.explain};
+  const GraphContext context{
+      workload, plan, topology, options.memory.ddp_bucket, options.memory.zero_bucket_elements, options.explain};
   return build_step_graph(context, compute);
 }
 

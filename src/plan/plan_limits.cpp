@@ -21,8 +21,9 @@ void limit_problems(const Plan& p, std::vector<Verdict>& out) {
   if (p.seq_len > kMaxSequence) out.push_back({Rule::kSequenceLimit, {{"seq", p.seq_len}, {"limit", kMaxSequence}}});
   const std::int64_t tokens = std::int64_t{p.global_batch} * std::int64_t{p.seq_len};
   if (tokens > kMaxTokensPerStep) {
-    out.push_back({Rule::kTokensPerStepLimit,
-                   {{"global_batch", p.global_batch}, {"seq", p.seq_len}, {"tokens", tokens}, {"limit", kMaxTokensPerStep}}});
+    out.push_back(
+        {Rule::kTokensPerStepLimit,
+         {{"global_batch", p.global_batch}, {"seq", p.seq_len}, {"tokens", tokens}, {"limit", kMaxTokensPerStep}}});
   }
   if (p.dp > 0 && p.micro_batch_size > 0) {
     const std::int64_t micro_batches = p.global_batch / (std::int64_t{p.dp} * p.micro_batch_size);

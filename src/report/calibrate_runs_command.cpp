@@ -11,9 +11,9 @@
 
 #include "stepcast/calibrate/defaults_fit.hpp"
 #include "stepcast/calibrate/runs_fit.hpp"
-#include "stepcast/topology/model_parameters.hpp"
 #include "stepcast/calibrate/training_runs.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/topology/model_parameters.hpp"
 
 namespace stepcast::report {
 

@@ -16,11 +16,11 @@
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/data_path.hpp"
 #include "stepcast/report/fit_hint.hpp"
-#include "stepcast/report/set_echo.hpp"
-#include "stepcast/report/step_interval.hpp"
 #include "stepcast/report/plan_inputs.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/progress.hpp"
+#include "stepcast/report/set_echo.hpp"
+#include "stepcast/report/step_interval.hpp"
 #include "stepcast/report/writers.hpp"
 #include "stepcast/topology/overrides.hpp"
 

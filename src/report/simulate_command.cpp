@@ -274,10 +274,10 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
     // The seeds run one after another: their times add up, their memory does not.
     planner::WorkEstimate work = planner::simulation_work(in.workload, in.plan, pert.step_cv > 0.0, !c.trace.empty());
     work.time = work.time * static_cast<double>(c.seeds);
-    c.approve_work(work,
-                   c.seeds > 1 ? fmt::format("simulating {} seeds of this plan", c.seeds) : "simulating this plan",
-                   c.seeds > 1 ? "lower --seeds, --global-batch or the layers per stage (more pp)"
-                               : "lower --global-batch, or simulate fewer micro-batches per stage (a larger mbs= or dp=)");
+    c.approve_work(
+        work, c.seeds > 1 ? fmt::format("simulating {} seeds of this plan", c.seeds) : "simulating this plan",
+        c.seeds > 1 ? "lower --seeds, --global-batch or the layers per stage (more pp)"
+                    : "lower --global-batch, or simulate fewer micro-batches per stage (a larger mbs= or dp=)");
   }
   // With --seeds, the seeds after the first are the units dealt out; the first is the full
   // simulation below, whose step time heads the summary.

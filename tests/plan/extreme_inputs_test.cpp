@@ -195,7 +195,8 @@ TEST_SUITE("plan.extreme_inputs") {
     p.seq_len = 2147483647;
     const auto found = stepcast::plan::problems(stepcast::plan::resolve(p, w, 8), w, 8);
     REQUIRE(found.size() == 3);
-    CHECK(stepcast::plan::describe(found[0]) == "the sequence length 2147483647 is above stepcast's limit of 134217728 tokens");
+    CHECK(stepcast::plan::describe(found[0]) ==
+          "the sequence length 2147483647 is above stepcast's limit of 134217728 tokens");
     CHECK(stepcast::plan::describe(found[1]) ==
           "global batch x sequence = 2147483632 x 2147483647 = 4611685981920165904 tokens per step is above "
           "stepcast's limit of 68719476736 (2^36), thousands of times the largest published batch");

@@ -80,7 +80,6 @@ struct NcclSystem {
 /// where the file states none (an inline GPU block without "compute_capability").
 std::optional<int> nccl_compute_capability(const topology::GpuSpec& gpu);
 
-
 /// What NCCL reads of a topology's GPUs once, the same for every communicator on it: their
 /// generation (the compute capability its GPU file states) and the switch inside a node.
 struct NcclHardware {

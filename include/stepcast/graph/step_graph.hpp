@@ -90,7 +90,7 @@ struct GroupSpec {
 
 /// One collective (or send) of the step, with its placement.
 struct CommNode {
-  std::string name;  ///< for people: "TP all-gather (sequence parallel)"
+  std::string name;       ///< for people: "TP all-gather (sequence parallel)"
   std::size_t group = 0;  ///< into StepGraph::groups
   cost::CollectiveOp op = cost::CollectiveOp::kAllReduce;
   Bytes size;  ///< nccl-tests' S of one call
@@ -126,9 +126,9 @@ struct CommNode {
 
 /// One pipeline stage's compute for one micro-batch.
 struct StageWork {
-  Seconds forward;      ///< all model chunks
-  Seconds backward;     ///< with any recomputed forward
-  Seconds weight_grad;  ///< the weight-gradient part of `backward` (ZB-H1 runs it as its own task)
+  Seconds forward;       ///< all model chunks
+  Seconds backward;      ///< with any recomputed forward
+  Seconds weight_grad;   ///< the weight-gradient part of `backward` (ZB-H1 runs it as its own task)
   int chunk_layers = 1;  ///< transformer layers of one model chunk: the simulator's unit of a task
 };
 

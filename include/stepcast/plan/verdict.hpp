@@ -65,9 +65,9 @@ enum class Rule {
   kParamGatherNeedsShardedOptimizer,  ///< setting (on/off), stage
   kParamGatherNeedsGradOverlap,       ///< no values
   // Range limits (plan_limits.cpp): checked before any arithmetic on the batch.
-  kSequenceLimit,        ///< seq, limit
-  kTokensPerStepLimit,   ///< global_batch, seq, tokens, limit
-  kMicroBatchLimit,      ///< global_batch, dp, mbs, micro_batches, limit
+  kSequenceLimit,       ///< seq, limit
+  kTokensPerStepLimit,  ///< global_batch, seq, tokens, limit
+  kMicroBatchLimit,     ///< global_batch, dp, mbs, micro_batches, limit
   // Memory (planner): the plan's memory against the GPU's, with the model's safety margin.
   kFitsGpuMemory,  ///< needed_bytes, headroom_bytes (negative when over), capacity_bytes, margin_bytes
 };
