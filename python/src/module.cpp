@@ -162,7 +162,7 @@ std::string validate(const py::dict& values) {
     out = without_gil([&r] { return report::validate_runs_command(r); });
   } else {
     report::ValidateRequest r;
-    r.in = measured_options(o);
+    r.in = measured_options(o, r.in);
     r.calibration = o.text("calibration");
     r.plot = o.text("plot");
     r.json = true;

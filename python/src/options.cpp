@@ -51,8 +51,7 @@ report::PlanOptions plan_options(const Options& o) {
   return p;
 }
 
-report::MeasuredOptions measured_options(const Options& o) {
-  report::MeasuredOptions m;
+report::MeasuredOptions measured_options(const Options& o, report::MeasuredOptions m) {
   m.measured = o.texts("measured");
   m.topology = o.text("topology");
   m.nodes = o.integer("nodes");
@@ -60,7 +59,7 @@ report::MeasuredOptions measured_options(const Options& o) {
   m.ranks = o.integer("ranks");
   m.gpus_per_node = o.integer("gpus_per_node");
   m.verbose = o.flag("verbose");
-  m.algorithm = o.text("algorithm");
+  m.algorithm = o.text("algorithm", m.algorithm);
   m.min_size = o.text("min_size");
   m.max_size = o.text("max_size");
   m.holdout = o.text("holdout", m.holdout);

@@ -34,7 +34,8 @@ class Options {
 /// precision, optimizer, overhead, calibration, gpus, set, memory_margin).
 report::PlanOptions plan_options(const Options& options);
 
-/// The options calibrate and validate share on measured collectives and kernels.
-report::MeasuredOptions measured_options(const Options& options);
+/// The options calibrate and validate share on measured collectives and kernels; those not given
+/// keep the command's defaults.
+report::MeasuredOptions measured_options(const Options& options, report::MeasuredOptions defaults = {});
 
 }  // namespace stepcast::python

@@ -23,7 +23,7 @@ def test_search_plans_as_a_dataframe_hold_the_json_rows_ranked_by_step_time():
     assert list(frame["rank"]) == list(range(1, len(frame) + 1))
     assert frame["step_time_s"].is_monotonic_increasing
     rejections = result.to_dataframe("rejections")
-    assert set(rejections.columns) == {"reason", "count", "example"}
+    assert set(rejections.columns) == {"code", "reason", "count", "example"}
 
 
 def test_table_cells_as_a_dataframe_have_one_row_per_gpu_count():

@@ -19,9 +19,6 @@ namespace stepcast::cli {
 
 void add_validate_command(CLI::App& app) {
   auto options = std::make_shared<CommandOptions<report::ValidateRequest>>();
-  // Collectives priced as every other command prices them: NCCL's tuning model picks the
-  // algorithm and protocol (--algorithm names one of stepcast's to compare it instead).
-  options->request.in.algorithm = "auto";
   CLI::App* cmd = app.add_subcommand(
       "validate",
       "Compare the model's predicted collective times with measured ones (nccl-tests logs or\n"

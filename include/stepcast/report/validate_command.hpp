@@ -11,7 +11,13 @@
 namespace stepcast::report {
 
 struct ValidateRequest {
-  MeasuredOptions in;
+  /// Collectives priced as every other command prices them: NCCL's tuning model picks the
+  /// algorithm and protocol (an algorithm of stepcast's may be named to compare it instead).
+  MeasuredOptions in = [] {
+    MeasuredOptions m;
+    m.algorithm = "auto";
+    return m;
+  }();
   std::string calibration;
   double max_median_error = 0.0;
   bool json = false;
