@@ -57,24 +57,25 @@ void price_by_fraction(ComputeEstimate& out, const plan::Plan& plan, const workl
   stage.forward = per_microbatch / passes;
   stage.backward = per_microbatch * ((passes - 1.0) / passes);
   stage.weight_grad = stage.backward * 0.5;
-  stage.layers = static_cast<double>(shape.layers) / plan.pp;
-  out.stages.assign(static_cast<std::size_t>(plan.pp), stage);
-  if (plan.uneven_pipeline()) {
-    // An uneven split: each stage's share of the time follows its layers.
-    const std::vector<int> split = plan::stage_layers(plan, shape.layers);
-    for (std::size_t i = 0; i < split.size(); ++i) {
-      const double share = split[i] / stage.layers;
-      out.stages[i].forward = stage.forward * share;
-      out.stages[i].backward = stage.backward * share;
-      out.stages[i].weight_grad = stage.weight_grad * share;
-      out.stages[i].layers = split[i];
-      if (out.stages[i].layers > out.stages[static_cast<std::size_t>(out.critical_stage)].layers)
-        out.critical_stage = static_cast<int>(i);
+  const double even = static_cast<double>(shape.layers) / plan.pp;
+  // Each chunk's share of the time follows its layers (the layer map's split).
+  const plan::LayerMap map = plan::layer_map(plan, shape.layers, 0);
+  out.stages.assign(static_cast<std::size_t>(plan.pp), StageCompute{});
+  for (int s = 0; s < plan.pp; ++s) {
+    StageCompute& st = out.stages[static_cast<std::size_t>(s)];
+    for (int c = 0; c < map.vp; ++c) {
+      const int layers = map.at(s, c).decoders;
+      const double share = layers / even;
+      st.chunks.push_back({stage.forward * share, stage.backward * share, stage.weight_grad * share, layers, 0.0});
+      st.forward += stage.forward * share;
+      st.backward += stage.backward * share;
+      st.weight_grad += stage.weight_grad * share;
+      st.layers += layers;
     }
-    out.time = (out.stages[static_cast<std::size_t>(out.critical_stage)].forward +
-                out.stages[static_cast<std::size_t>(out.critical_stage)].backward) *
-               plan.micro_batches();
+    if (st.layers > out.stages[static_cast<std::size_t>(out.critical_stage)].layers) out.critical_stage = s;
   }
+  const StageCompute& critical = out.stages[static_cast<std::size_t>(out.critical_stage)];
+  out.time = (critical.forward + critical.backward) * plan.micro_batches();
 }
 
 void explain_compute(ComputeEstimate& out, const workload::Workload& workload, const plan::Plan& plan,
@@ -85,6 +86,12 @@ void explain_compute(ComputeEstimate& out, const workload::Workload& workload, c
                 fmt::format("3 passes x (l={} x tokens x (2 x matmul params + 4sh) + tokens x 2hV), tokens = {} x {}",
                             s.layers, plan.global_batch, plan.seq_len),
                 format_flops(out.flops.model)});
+  if (plan.pp > 1) {
+    // Where the layers sit (Megatron-Core's placement; E embedding, m MTP modules, L loss).
+    for (const plan::LayerMapRow& row : plan::layer_map_rows(plan::layer_map(plan, s.layers, s.mtp_layers))) {
+      ex.push_back({"layer map, " + row.stages, row.chunks, fmt::format("{} layers", row.layers)});
+    }
+  }
   ex.push_back({"hardware FLOPs", fmt::format("model FLOPs + recompute={}", plan::to_string(plan.recompute)),
                 format_flops(out.flops.hardware)});
   if (!out.operator_model) {
@@ -193,7 +200,7 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
   // attention scores. A dense model without windows has one kind, all its layers.
   double layer_forward = 0.0;
   double scores = 0.0;
-  for (const auto& [kind, count] : stage_layer_kinds(shape, {shape.layers}, 0)) {
+  for (const auto& [kind, count] : layer_kinds(shape, 0, shape.layers)) {
     const double score = attention_score_flops(shape, s, kind.sliding, plan.flash_attention);
     layer_forward +=
         count * tokens * (2.0 * (attention_matmul_parameters(shape) + mlp_matmul_parameters(shape, kind.moe)) + score);
@@ -291,14 +298,15 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   out.optimizer =
       time_part(optimizer_ops, gpu, plan.precision, out.params, ex ? &optimizer_times : no_times).forward.makespan;
 
-  // Each stage runs its layers (layers / pp, or the plan's uneven split; all its model chunks)
-  // per micro-batch; the first also the embedding, the last the output layer and loss (and the
-  // MTP modules after it, each one more block and the shared output layer again).
-  const std::vector<int> split = plan::stage_layers(plan, shape.layers);
+  // Each stage runs its model chunks per micro-batch, each chunk the layers the plan's layer map
+  // gives it (layers / pp / vp, or an uneven split or written layout): the first chunk of the
+  // model also the embedding, the last the output layer and loss (and the MTP modules after it,
+  // each one more block and the shared output layer again).
+  const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
   const LayerKind mtp_kind{shape.moe.has_value(), false};
 
   // The attention kernels of one layer: context parallel's ring steps run beside them.
-  for (const Operator& op : timing_of(stage_layer_kinds(shape, split, 0).front().first).ops) {
+  for (const Operator& op : timing_of(layer_kinds(shape, 0, 1).front().first).ops) {
     if (op.kind != OpKind::kFusedAttention) continue;
     const Seconds t = time_operator(op, gpu, plan.precision, out.params).gpu;
     if (op.pass == OpPass::kForward) out.attention_forward += t;
@@ -306,34 +314,40 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   }
   Seconds longest(-1.0);
   for (int s = 0; s < plan.pp; ++s) {
-    const double layers = split[static_cast<std::size_t>(s)];
-    const bool first = s == 0;
-    const bool last = s == plan.pp - 1;
-    auto stage_kinds = stage_layer_kinds(shape, split, s);
-    if (last && shape.mtp_layers > 0) stage_kinds.push_back({mtp_kind, shape.mtp_layers});
-    LaunchStream forward = first ? embedding.forward : LaunchStream{};
-    LaunchStream backward = last ? head.backward.times(1.0 + shape.mtp_layers) : LaunchStream{};
-    Seconds weight_grad(0.0);
-    for (const auto& [kind, count] : stage_kinds) {
-      const KindTiming& k = timing_of(kind);
-      forward = forward.then(k.streams.forward.times(count));
-      backward = backward.then(k.streams.backward.times(count));
-      weight_grad += k.streams.weight_grad * count;
-    }
-    if (last) forward = forward.then(head.forward.times(1.0 + shape.mtp_layers));
-    if (first) backward = backward.then(embedding.backward);
     StageCompute st;
-    st.forward = forward.makespan;
-    st.backward = backward.makespan;
-    st.weight_grad = weight_grad + (first ? embedding.weight_grad : Seconds(0.0)) +
-                     (last ? head.weight_grad * (1.0 + shape.mtp_layers) : Seconds(0.0));
-    st.layers = layers;
-    for (const auto& [kind, count] : stage_kinds) st.moe_blocks += kind.moe ? count : 0;
+    for (int c = 0; c < map.vp; ++c) {
+      const plan::ChunkContent& held = map.at(s, c);
+      auto chunk_kinds = layer_kinds(shape, map.first_decoder(s, c), held.decoders);
+      if (held.mtp > 0) chunk_kinds.push_back({mtp_kind, held.mtp});
+      const double heads = held.loss ? 1.0 + held.mtp : 0.0;
+      LaunchStream forward = held.embedding ? embedding.forward : LaunchStream{};
+      LaunchStream backward = heads > 0.0 ? head.backward.times(heads) : LaunchStream{};
+      ChunkCompute chunk;
+      chunk.weight_grad = (held.embedding ? embedding.weight_grad : Seconds(0.0)) + head.weight_grad * heads;
+      for (const auto& [kind, count] : chunk_kinds) {
+        const KindTiming& k = timing_of(kind);
+        forward = forward.then(k.streams.forward.times(count));
+        backward = backward.then(k.streams.backward.times(count));
+        chunk.weight_grad += k.streams.weight_grad * count;
+        chunk.moe_blocks += kind.moe ? count : 0;
+      }
+      if (heads > 0.0) forward = forward.then(head.forward.times(heads));
+      if (held.embedding) backward = backward.then(embedding.backward);
+      chunk.forward = forward.makespan;
+      chunk.backward = backward.makespan;
+      chunk.layers = held.decoders + held.mtp;
+      st.forward += chunk.forward;
+      st.backward += chunk.backward;
+      st.weight_grad += chunk.weight_grad;
+      st.layers += held.decoders;
+      st.moe_blocks += chunk.moe_blocks;
+      st.chunks.push_back(chunk);
+    }
     if (st.forward + st.backward > longest) {
       longest = st.forward + st.backward;
       out.critical_stage = s;
     }
-    out.stages.push_back(st);
+    out.stages.push_back(std::move(st));
   }
   out.time = longest * m;
   out.achieved_fraction = (out.flops.hardware / plan.gpus() / out.time) / out.peak;
@@ -344,7 +358,7 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
       for (std::size_t i = 0; i < ops.size(); ++i) out.kernels.push_back({ops[i], times[i], per_step});
     };
     if (out.critical_stage == 0) add(embedding_ops, embedding_times, m);
-    for (const auto& [kind, count] : stage_layer_kinds(shape, split, out.critical_stage)) {
+    for (const auto& [kind, count] : stage_layer_kinds(shape, map, out.critical_stage)) {
       const KindTiming& k = timing_of(kind);
       add(k.ops, k.times, count * m);
     }

@@ -110,9 +110,8 @@ Bytes kind_activation_bytes(const workload::TransformerShape& shape, const plan:
 }  // namespace
 
 Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
-  // The first stage's first kind of block (the only kind of a dense model without windows).
-  return kind_activation_bytes(shape, plan,
-                               stage_layer_kinds(shape, plan::stage_layers(plan, shape.layers), 0).front().first);
+  // The model's first kind of block (the only kind of a dense model without windows).
+  return kind_activation_bytes(shape, plan, layer_kinds(shape, 0, 1).front().first);
 }
 
 Bytes recompute_working_set(const workload::TransformerShape& shape, const plan::Plan& plan) {
@@ -126,7 +125,8 @@ Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan
   const double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
   Bytes total(0.0);
   // Each kind of block the first stage holds (dense or MoE, full or sliding-window attention).
-  for (const auto& [kind, count] : stage_layer_kinds(shape, plan::stage_layers(plan, shape.layers), 0)) {
+  const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
+  for (const auto& [kind, count] : stage_layer_kinds(shape, map, 0)) {
     total += kind_activation_bytes(shape, plan, kind) * (count * held);
   }
   if (plan.uneven_pipeline()) total = uneven_stage_memory(shape, plan, Bytes(0.0)).activations;
@@ -142,14 +142,17 @@ Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan
 
 StageMemory uneven_stage_memory(const workload::TransformerShape& shape, const plan::Plan& plan, Bytes model_state) {
   // Stage k of 1F1B holds min(p - k, m) micro-batches at its peak (Narayanan et al. 2021,
-  // section 2.2.1), GPipe all m; its model state follows its share of the layers. The stage with
-  // the most bytes is the GPU that must fit.
+  // section 2.2.1), GPipe all m, interleaved 1F1B's ramp times its factor 1 + (p - 1) / (p v)
+  // (section 2.2.2; exact at stage 0, an assumption on the others); its model state follows its
+  // share of the layers. The stage with the most bytes is the GPU that must fit.
   const std::vector<int> split = plan::stage_layers(plan, shape.layers);
   const Bytes per_layer = layer_activation_bytes(shape, plan);
   const int m = plan.micro_batches();
+  const double p = plan.pp;
+  const double interleaving = plan.schedule == plan::Schedule::kInterleaved ? 1.0 + (p - 1.0) / (p * plan.vp) : 1.0;
   StageMemory peak;
   for (int k = 0; k < plan.pp; ++k) {
-    const double held = plan.schedule == plan::Schedule::kGpipe ? m : std::min(plan.pp - k, m);
+    const double held = plan.schedule == plan::Schedule::kGpipe ? m : std::min(plan.pp - k, m) * interleaving;
     const double layers = split[static_cast<std::size_t>(k)];
     StageMemory st{k, layers, held, per_layer * (layers * held), model_state * (layers * plan.pp / shape.layers)};
     if (k == 0 || st.activations + st.model_state > peak.activations + peak.model_state) peak = st;

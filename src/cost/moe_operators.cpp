@@ -131,13 +131,9 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   }
 }
 
-std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::TransformerShape& shape,
-                                                         const std::vector<int>& split, int stage) {
-  const auto begin = split.begin();
-  const int first = std::accumulate(begin, begin + stage, 0);
-  const int last = first + split[static_cast<std::size_t>(stage)];
+std::vector<std::pair<LayerKind, int>> layer_kinds(const workload::TransformerShape& shape, int first, int count) {
   int counts[2][2] = {{0, 0}, {0, 0}};  // [moe][sliding]
-  for (int i = first; i < last; ++i) {
+  for (int i = first; i < first + count; ++i) {
     const bool moe = shape.moe && shape.moe->is_moe_layer(i);
     // Sliding layers spread evenly: layer i is one when the running count steps at it
     // (GPT-OSS's 18 of 36: every other layer).
@@ -152,6 +148,26 @@ std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::Transfo
       if (counts[moe][sliding] > 0) out.push_back({LayerKind{moe == 1, sliding == 1}, counts[moe][sliding]});
     }
   }
+  return out;
+}
+
+std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::TransformerShape& shape,
+                                                         const plan::LayerMap& map, int stage) {
+  std::vector<std::pair<LayerKind, int>> out;
+  for (int c = 0; c < map.vp; ++c) {
+    for (const auto& [kind, count] : layer_kinds(shape, map.first_decoder(stage, c), map.at(stage, c).decoders)) {
+      const auto same = std::find_if(out.begin(), out.end(), [&](const auto& k) { return k.first == kind; });
+      if (same != out.end()) {
+        same->second += count;
+      } else {
+        out.push_back({kind, count});
+      }
+    }
+  }
+  // The fixed order: dense before MoE, full before sliding.
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.first.moe, a.first.sliding) < std::pair(b.first.moe, b.first.sliding);
+  });
   return out;
 }
 

@@ -17,7 +17,7 @@ Windows windows_of(const StepGraph& graph) {
   for (const StageWork& st : graph.stages) {
     w.forward = std::min(w.forward, st.forward);
     w.backward = std::min(w.backward, st.backward);
-    w.layers = std::max(w.layers, st.chunk_layers * graph.vp);
+    w.layers = std::max(w.layers, st.layers());
   }
   w.attention_forward = graph.compute.attention_forward;
   w.attention_backward = graph.compute.attention_backward;
@@ -76,9 +76,11 @@ double layer_calls(const StepGraph& graph, const CommNode& node) {
   double most = 0.0;
   for (int s = 0; s < static_cast<int>(graph.stages.size()); ++s) {
     double calls = 0.0;
-    for (int l = 0; l < graph.stages[static_cast<std::size_t>(s)].chunk_layers; ++l)
-      calls += graph.calls_at(node, s, l);
-    most = std::max(most, calls * graph.vp);
+    for (int c = 0; c < graph.vp; ++c) {
+      for (int l = 0; l < graph.stages[static_cast<std::size_t>(s)].passes(c); ++l)
+        calls += graph.calls_at(node, s, c, l);
+    }
+    most = std::max(most, calls);
   }
   return most;
 }

@@ -39,18 +39,20 @@ std::pair<Seconds, Seconds> waits_inside_nodes(Evaluation& e) {
 // layer: what the pass's start or end waits for. Layer 0 of the first chunk carries the root
 // parameters; summed over the v chunks of a micro-batch.
 Seconds edge_calls(Evaluation& e, const CommNode& node, bool layer_zero) {
-  const auto at = [&](bool root) {
+  Seconds total;
+  for (int c = 0; c < e.graph.vp; ++c) {
+    const bool root = layer_zero && c == 0;
     Seconds most;
     for (int s = 0; s < static_cast<int>(e.graph.stages.size()); ++s) {
-      const int layer = layer_zero ? 0 : e.graph.stages[static_cast<std::size_t>(s)].chunk_layers - 1;
-      const int calls = e.graph.calls_at(node, s, layer);
+      const int layer = layer_zero ? 0 : e.graph.stages[static_cast<std::size_t>(s)].passes(c) - 1;
+      const int calls = e.graph.calls_at(node, s, c, layer);
       if (calls == 0) continue;
       const Bytes first = root ? node.size + node.root : node.size;
       most = std::max(most, e.pricer.time(node, first) + e.pricer.time(node, node.size) * (calls - 1));
     }
-    return most;
-  };
-  return at(layer_zero) + at(false) * (e.w.vp - 1);
+    total += most;
+  }
+  return total;
 }
 
 }  // namespace

@@ -26,8 +26,8 @@ StepGraph build_step_graph(const GraphContext& context, const cost::ComputeEstim
   g.micro_batches = p.micro_batches();
   g.vp = p.schedule == plan::Schedule::kInterleaved ? p.vp : 1;
   for (const cost::StageCompute& st : compute.stages) {
-    const int layers = std::max(1, static_cast<int>(std::lround(st.layers / g.vp)));
-    g.stages.push_back(StageWork{st.forward, st.backward, st.weight_grad, layers});
+    STEPCAST_ASSERT(static_cast<int>(st.chunks.size()) == g.vp, "one compute estimate per model chunk");
+    g.stages.push_back(StageWork{st.forward, st.backward, st.weight_grad, st.chunks});
   }
   g.optimizer = compute.optimizer;
   g.compute = compute;

@@ -18,19 +18,10 @@ namespace stepcast::graph::detail {
 
 namespace {
 
-/// The MoE blocks of each layer of a model chunk, by stage (as the expert contributor spreads them).
-std::vector<std::vector<int>> moe_blocks_per_layer(const StepGraph& graph) {
-  std::vector<std::vector<int>> out;
-  for (std::size_t s = 0; s < graph.stages.size(); ++s) {
-    out.push_back(spread(graph.compute.stages[s].moe_blocks / graph.vp, graph.stages[s].chunk_layers));
-  }
-  return out;
-}
-
 /// The most transformer layers a stage holds (all its model chunks).
 int stage_layers(const StepGraph& graph) {
   int most = 0;
-  for (const StageWork& st : graph.stages) most = std::max(most, st.chunk_layers * graph.vp);
+  for (const StageWork& st : graph.stages) most = std::max(most, st.layers());
   return most;
 }
 

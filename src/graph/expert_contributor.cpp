@@ -17,16 +17,6 @@ namespace stepcast::graph {
 
 namespace {
 
-/// Calls per layer of one model chunk, by stage: the stage's MoE blocks (the MTP modules ride on
-/// the last) spread over its layers.
-std::vector<std::vector<int>> blocks_per_layer(const StepGraph& graph) {
-  std::vector<std::vector<int>> out;
-  for (std::size_t s = 0; s < graph.stages.size(); ++s) {
-    out.push_back(detail::spread(graph.compute.stages[s].moe_blocks / graph.vp, graph.stages[s].chunk_layers));
-  }
-  return out;
-}
-
 struct ExpertCalls {
   std::size_t ep_group = 0;
   std::size_t etp_group = 0;
@@ -100,7 +90,7 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
   if (!calls.with_ep && !calls.with_etp) return;
   CommNode node;
   node.anchor = Anchor::kLayerStart;
-  node.per_layer = blocks_per_layer(graph);
+  node.per_layer = detail::moe_blocks_per_layer(graph);
   node.join = p.moe_overlap ? Join::kLayerEnd : Join::kBeforeCompute;
   node.window = Window::kLayerPass;
   node.pass = p.recompute == plan::Recompute::kFull ? Pass::kForwardAndRecompute : Pass::kForward;

@@ -29,4 +29,8 @@ GroupSets replica_blocks(const Layout& layout, int stage, int count);
 /// layers as evenly as whole calls allow.
 std::vector<int> spread(double per_chunk, int layers);
 
+/// The MoE blocks of each layer of each model chunk (index stage x vp + chunk): the chunk's
+/// blocks (the MTP modules with the last chunk's) spread over its layers.
+std::vector<std::vector<int>> moe_blocks_per_layer(const StepGraph& graph);
+
 }  // namespace stepcast::graph::detail

@@ -1,6 +1,8 @@
 // The step graph's own arithmetic: group registration, calls per layer, slices per pass.
 #include "stepcast/graph/step_graph.hpp"
 
+#include <algorithm>
+
 #include "stepcast/core/errors.hpp"
 
 namespace stepcast::graph {
@@ -11,9 +13,18 @@ std::size_t StepGraph::add_group(GroupSpec spec) {
   return groups.size() - 1;
 }
 
-int StepGraph::rounds_at(const CommNode& node, int stage, int layer) const {
+int StageWork::passes(int chunk) const { return std::max(1, chunks[static_cast<std::size_t>(chunk)].layers); }
+
+int StageWork::layers() const {
+  int n = 0;
+  for (const cost::ChunkCompute& c : chunks) n += c.layers;
+  return n;
+}
+
+int StepGraph::rounds_at(const CommNode& node, int stage, int chunk, int layer) const {
+  if (layer >= stages[static_cast<std::size_t>(stage)].chunks[static_cast<std::size_t>(chunk)].layers) return 0;
   if (node.per_layer.empty()) return 1;
-  const auto& row = node.per_layer[static_cast<std::size_t>(stage)];
+  const auto& row = node.per_layer[static_cast<std::size_t>(stage * vp + chunk)];
   return row[static_cast<std::size_t>(layer)];
 }
 

@@ -1,59 +1,69 @@
-// Uneven pipelines: how many transformer layers each stage holds when the layers do not divide
-// the pipeline (Megatron-LM's --decoder-first/last-pipeline-num-layers, and the embedding and
-// loss counted as layers as Llama 3 did), and the rules such a split must keep.
+// Pipeline splits: how many transformer layers each stage holds (layer_map.cpp builds the map)
+// and the rules a split must keep, Megatron-Core's: an even split, first/last stage counts
+// (--decoder-first/last-pipeline-num-layers), the embedding and loss counted as layers (as Llama 3
+// did), or a layout written out (--pipeline-model-parallel-layout); with vp chunks, each stage's
+// layers divide into vp equal chunks (transformer_block.py, get_num_layers_to_build).
 #include <fmt/format.h>
 
 #include "rule_text.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/plan/layer_map.hpp"
 #include "stepcast/plan/plan.hpp"
 
 namespace stepcast::plan {
 
 std::vector<int> stage_layers(const Plan& plan, int layers) {
-  std::vector<int> out(static_cast<std::size_t>(plan.pp), 0);
-  if (plan.pp_embedding_loss_layers) {
-    // The embedding and the loss take one layer's place each: (layers + 2) / pp per stage, the
-    // first and last stage one transformer layer fewer (Megatron-LM transformer_config.py,
-    // account_for_embedding/loss_in_pipeline_split; Llama 3 paper section 3.3.2).
-    const int per = (layers + 2) / plan.pp;
-    out.assign(out.size(), per);
-    out.front() -= 1;
-    out.back() -= 1;
-    return out;
-  }
-  if (!plan.uneven_pipeline()) {
-    out.assign(out.size(), layers / plan.pp);
-    return out;
-  }
-  // The stages without a given count share the rest evenly (Megatron-LM's
-  // get_num_layers_to_build with decoder_first/last_pipeline_num_layers).
-  const int first = plan.pp_first_layers;
-  const int last = plan.pp_last_layers;
-  const int middle_stages = plan.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
-  const int middle = middle_stages > 0 ? (layers - first - last) / middle_stages : 0;
-  out.assign(out.size(), middle);
-  if (first > 0) out.front() = first;
-  if (last > 0) out.back() = last;
+  const LayerMap map = layer_map(plan, layers, 0);
+  std::vector<int> out;
+  for (int s = 0; s < map.pp; ++s) out.push_back(map.stage_decoders(s));
   return out;
 }
 
-void pipeline_split_problems(const Plan& p, int layers, std::vector<Verdict>& out) {
-  const bool counts = p.pp_first_layers > 0 || p.pp_last_layers > 0;
-  if (counts && p.pp_embedding_loss_layers) {
-    out.push_back({Rule::kUnevenSplitExclusive, {}});
+namespace {
+
+void layout_problems(const Plan& p, int layers, int mtp_layers, std::vector<Verdict>& out) {
+  std::string why;
+  const auto stages = parse_pp_layout(p.pp_layout, why);
+  STEPCAST_ASSERT(stages.has_value(), "pp-layout= is read when the plan is parsed");
+  const int vp = p.schedule == Schedule::kInterleaved ? p.vp : 1;
+  const auto count = static_cast<std::int64_t>(stages->size());
+  if (count != p.pp * vp) {
+    out.push_back({Rule::kPpLayoutStages, {{"stages", count}, {"pp", p.pp}, {"vp", vp}}});
     return;
   }
+  int decoders = 0;
+  int mtp = 0;
+  for (const ChunkContent& c : *stages) {
+    decoders += c.decoders;
+    mtp += c.mtp;
+  }
+  if (decoders != layers) out.push_back({Rule::kPpLayoutDecoders, {{"decoders", decoders}, {"layers", layers}}});
+  if (!stages->front().embedding || !stages->back().loss) out.push_back({Rule::kPpLayoutEnds, {}});
+  if (mtp != mtp_layers) {
+    out.push_back({Rule::kPpLayoutMtp, {{"mtp", mtp}, {"mtp_layers", mtp_layers}}});
+  } else if (mtp > 0 && stages->back().mtp != mtp) {
+    out.push_back({Rule::kPpLayoutMtpPlace, {{"mtp", mtp}}});
+  }
+}
+
+// Megatron-Core divides each stage's layers into vp equal chunks.
+void chunks_divide(const Plan& p, int stage_layers, std::string_view which, std::vector<Verdict>& out) {
+  if (p.vp > 1 && stage_layers % p.vp != 0) {
+    out.push_back(
+        {Rule::kStageLayersDivideVp, {{"stage", std::string(which)}, {"layers", stage_layers}, {"vp", p.vp}}});
+  }
+}
+
+void uneven_problems(const Plan& p, int layers, std::vector<Verdict>& out) {
   if (p.pp < 2) {
     out.push_back({Rule::kUnevenSplitNeedsPp, {{"pp", p.pp}}});
     return;
   }
-  if (p.vp > 1) {
-    out.push_back({Rule::kUnevenSplitNeedsVp1, {{"vp", p.vp}}});
-    return;
-  }
   if (p.pp_embedding_loss_layers) {
-    if ((layers + 2) % p.pp != 0 || (layers + 2) / p.pp < 2) {
+    if ((layers + 2) % p.pp != 0) {
       out.push_back({Rule::kEmbeddingLossSplit, {{"layers", layers}, {"pp", p.pp}}});
+    } else {
+      chunks_divide(p, (layers + 2) / p.pp, "each stage (with the embedding or loss)", out);
     }
     return;
   }
@@ -68,6 +78,7 @@ void pipeline_split_problems(const Plan& p, int layers, std::vector<Verdict>& ou
                       {"last", p.pp_last_layers},
                       {"rest", rest},
                       {"pp", p.pp}}});
+      return;
     }
   } else if (rest < middle_stages || rest % middle_stages != 0) {
     out.push_back({Rule::kUnevenSplitRestDivides,
@@ -76,6 +87,28 @@ void pipeline_split_problems(const Plan& p, int layers, std::vector<Verdict>& ou
                     {"last", p.pp_last_layers},
                     {"rest", rest},
                     {"stages", middle_stages}}});
+    return;
+  }
+  if (p.pp_first_layers > 0) chunks_divide(p, p.pp_first_layers, "the first stage", out);
+  if (p.pp_last_layers > 0) chunks_divide(p, p.pp_last_layers, "the last stage", out);
+  if (middle_stages > 0) chunks_divide(p, rest / middle_stages, "each middle stage", out);
+}
+
+}  // namespace
+
+void pipeline_split_problems(const Plan& p, int layers, int mtp_layers, std::vector<Verdict>& out) {
+  const int counts = (p.pp_first_layers > 0 || p.pp_last_layers > 0 ? 1 : 0) + (p.pp_embedding_loss_layers ? 1 : 0) +
+                     (p.pp_layout.empty() ? 0 : 1);
+  if (counts > 1) {
+    out.push_back({Rule::kUnevenSplitExclusive, {}});
+    return;
+  }
+  if (!p.pp_layout.empty()) {
+    layout_problems(p, layers, mtp_layers, out);
+  } else if (p.uneven_pipeline()) {
+    uneven_problems(p, layers, out);
+  } else if (layers % (p.pp * p.vp) != 0) {
+    out.push_back({Rule::kPpVpDivideLayers, {{"layers", layers}, {"pp", p.pp}, {"vp", p.vp}, {"stages", p.pp * p.vp}}});
   }
 }
 
@@ -87,22 +120,37 @@ std::string describe_pipeline_split(const Verdict& v) {
   };
   switch (v.rule) {
     case Rule::kUnevenSplitExclusive:
-      return "give pp-first-layers=/pp-last-layers= or pp-embedding-loss-layers=on, not both (Megatron-LM refuses the "
-             "combination)";
+      return "give one of pp-first-layers=/pp-last-layers=, pp-embedding-loss-layers=on and pp-layout= (Megatron-Core "
+             "refuses the combinations)";
     case Rule::kUnevenSplitNeedsPp:
       return fmt::format(
           "an uneven pipeline split (pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=) needs pp > 1 (got "
           "pp={})",
           n("pp"));
-    case Rule::kUnevenSplitNeedsVp1:
+    case Rule::kStageLayersDivideVp:
       return fmt::format(
-          "an uneven pipeline split needs vp=1 (got vp={}): stepcast splits interleaved chunks evenly only", n("vp"));
+          "the layers of {} ({}) must be divisible by vp ({}): Megatron-Core builds vp equal model chunks per stage",
+          v.text("stage"), n("layers"), n("vp"));
     case Rule::kEmbeddingLossSplit:
       return fmt::format(
           "with pp-embedding-loss-layers=on, layers + 2 (embedding and loss) = {} + 2 = {} must be divisible by pp "
-          "({}) "
-          "with at least 2 per stage",
+          "({})",
           n("layers"), n("layers") + 2, n("pp"));
+    case Rule::kPpLayoutStages:
+      return fmt::format("pp-layout= names {} virtual stages; it must name pp x vp = {} x {} = {} (split by '|')",
+                         n("stages"), n("pp"), n("vp"), n("pp") * n("vp"));
+    case Rule::kPpLayoutDecoders:
+      return fmt::format("pp-layout= places {} transformer layers (t); the model has {}", n("decoders"), n("layers"));
+    case Rule::kPpLayoutEnds:
+      return "pp-layout= must begin with the embedding (E) and end with the loss (L) (Megatron-Core's "
+             "validate_layer_layout)";
+    case Rule::kPpLayoutMtp:
+      return fmt::format("pp-layout= places {} MTP modules (m); the model has {}", n("mtp"), n("mtp_layers"));
+    case Rule::kPpLayoutMtpPlace:
+      return fmt::format(
+          "pp-layout= must place the {} MTP module(s) (m) in its last virtual stage, beside the loss: stepcast runs "
+          "them on the last stage",
+          n("mtp"));
     case Rule::kUnevenSplitNoOtherStage:
       return fmt::format("{} must be 0: pp={} leaves no other stage to hold them", split(), n("pp"));
     case Rule::kUnevenSplitRestDivides:

@@ -97,12 +97,7 @@ std::vector<Verdict> problems(const Plan& p, const workload::Workload& workload,
     if (s->heads % p.tp != 0) out.push_back({Rule::kTpDividesHeads, {{"heads", s->heads}, {"tp", p.tp}}});
     if (s->kv_heads % p.tp != 0) out.push_back({Rule::kTpDividesKvHeads, {{"kv_heads", s->kv_heads}, {"tp", p.tp}}});
     if (s->ffn_hidden % p.tp != 0) out.push_back({Rule::kTpDividesFfn, {{"ffn_hidden", s->ffn_hidden}, {"tp", p.tp}}});
-    if (p.uneven_pipeline()) {
-      pipeline_split_problems(p, s->layers, out);
-    } else if (s->layers % (p.pp * p.vp) != 0) {
-      out.push_back(
-          {Rule::kPpVpDivideLayers, {{"layers", s->layers}, {"pp", p.pp}, {"vp", p.vp}, {"stages", p.pp * p.vp}}});
-    }
+    pipeline_split_problems(p, s->layers, s->mtp_layers, out);
   }
   context_parallel_problems(p, workload, out);
   if (p.dp > 0 && p.global_batch % (p.dp * p.micro_batch_size) != 0) {
@@ -328,6 +323,7 @@ std::string to_string(const Plan& p) {
   if (p.pp_first_layers > 0) text += fmt::format(",pp-first-layers={}", p.pp_first_layers);
   if (p.pp_last_layers > 0) text += fmt::format(",pp-last-layers={}", p.pp_last_layers);
   if (p.pp_embedding_loss_layers) text += ",pp-embedding-loss-layers=on";
+  if (!p.pp_layout.empty()) text += fmt::format(",pp-layout={}", p.pp_layout);
   if (p.fp8_recipe_given) text += fmt::format(",fp8-recipe={}", to_string(p.fp8_recipe));
   text += expert_settings_text(p);
   text += overlap_settings_text(p);

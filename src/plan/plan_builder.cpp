@@ -3,6 +3,7 @@
 
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
+#include "stepcast/plan/layer_map.hpp"
 
 #include <fmt/format.h>
 
@@ -62,6 +63,7 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
                                                     "pp-first-layers",
                                                     "pp-last-layers",
                                                     "pp-embedding-loss-layers",
+                                                    "pp-layout",
                                                     "fp8-recipe",
                                                     "ep",
                                                     "etp",
@@ -132,6 +134,10 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     plan_.pp_last_layers = parse_positive(key, value, fail);
   } else if (key == "pp-embedding-loss-layers") {
     plan_.pp_embedding_loss_layers = parse_switch(key, value, fail);
+  } else if (key == "pp-layout") {
+    std::string why;
+    if (!parse_pp_layout(value, why)) fail(fmt::format("pp-layout= \"{}\" is not a pipeline layout: {}", value, why));
+    plan_.pp_layout = std::string(value);
   } else if (set_expert_key(plan_, key, value, fail) || set_overlap_key(plan_, key, value, fail)) {
     // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap= (expert_parallel.cpp);
     // overlap-grad-reduce=, overlap-param-gather= (data_parallel_overlap.cpp)

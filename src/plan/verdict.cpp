@@ -43,15 +43,20 @@ constexpr std::array kRules = {
     RuleInfo{Rule::kFp8RecipeNeedsFp8, "fp8-recipe-needs-fp8",
              "fp8-recipe= chooses the per-tensor scaling of precision=fp8 and applies to nothing else"},
     RuleInfo{Rule::kUnevenSplitExclusive, "uneven-split-exclusive",
-             "give pp-first-layers=/pp-last-layers= or pp-embedding-loss-layers=on, not both"},
+             "give one of pp-first-layers=/pp-last-layers=, pp-embedding-loss-layers=on and pp-layout="},
     RuleInfo{Rule::kUnevenSplitNeedsPp, "uneven-split-needs-pp", "an uneven pipeline split needs pp > 1"},
-    RuleInfo{Rule::kUnevenSplitNeedsVp1, "uneven-split-needs-vp1", "an uneven pipeline split needs vp=1"},
+    RuleInfo{Rule::kStageLayersDivideVp, "stage-layers-divide-vp", "each stage's layers must be divisible by vp"},
     RuleInfo{Rule::kEmbeddingLossSplit, "embedding-loss-split",
-             "with pp-embedding-loss-layers=on, layers + 2 must be divisible by pp with at least 2 per stage"},
+             "with pp-embedding-loss-layers=on, layers + 2 must be divisible by pp"},
     RuleInfo{Rule::kUnevenSplitNoOtherStage, "uneven-split-no-other-stage",
              "layers left by pp-first-layers and pp-last-layers need another stage"},
     RuleInfo{Rule::kUnevenSplitRestDivides, "uneven-split-rest-divides",
              "layers left by pp-first-layers and pp-last-layers must be divisible by the other stages"},
+    RuleInfo{Rule::kPpLayoutStages, "pp-layout-stages", "pp-layout= must name pp x vp virtual stages"},
+    RuleInfo{Rule::kPpLayoutDecoders, "pp-layout-decoders", "pp-layout= must place every transformer layer once"},
+    RuleInfo{Rule::kPpLayoutEnds, "pp-layout-ends", "pp-layout= must begin with the embedding and end with the loss"},
+    RuleInfo{Rule::kPpLayoutMtp, "pp-layout-mtp", "pp-layout= must place every MTP module once"},
+    RuleInfo{Rule::kPpLayoutMtpPlace, "pp-layout-mtp-place", "pp-layout= must place the MTP modules beside the loss"},
     RuleInfo{Rule::kCpCommNeedsCp, "cp-comm-needs-cp", "cp-comm= needs context parallel"},
     RuleInfo{Rule::kCpNeedsFlash, "cp-needs-flash", "cp needs fused attention"},
     RuleInfo{Rule::kCpWithHybridShard, "cp-with-hybrid-shard", "cp with fsdp=hybrid is not modelled"},
@@ -175,10 +180,15 @@ std::string describe(const Verdict& v) {
           t("precision"));
     case Rule::kUnevenSplitExclusive:
     case Rule::kUnevenSplitNeedsPp:
-    case Rule::kUnevenSplitNeedsVp1:
+    case Rule::kStageLayersDivideVp:
     case Rule::kEmbeddingLossSplit:
     case Rule::kUnevenSplitNoOtherStage:
     case Rule::kUnevenSplitRestDivides:
+    case Rule::kPpLayoutStages:
+    case Rule::kPpLayoutDecoders:
+    case Rule::kPpLayoutEnds:
+    case Rule::kPpLayoutMtp:
+    case Rule::kPpLayoutMtpPlace:
       return describe_pipeline_split(v);
     case Rule::kCpCommNeedsCp:
     case Rule::kCpNeedsFlash:

@@ -134,7 +134,7 @@ class GpuTrace {
   std::uint64_t call(std::size_t node, Bytes size, Deps deps);
   std::uint64_t ring_call(std::size_t node, Bytes size, Deps deps);
   std::uint64_t stream_calls(const std::vector<std::pair<std::size_t, Bytes>>& calls, Deps deps);
-  std::vector<std::pair<std::size_t, Bytes>> layer_calls(Anchor anchor, int pass, int layer, bool root,
+  std::vector<std::pair<std::size_t, Bytes>> layer_calls(Anchor anchor, int pass, int chunk, int layer, bool root,
                                                          std::optional<graph::Join> join) const;
   Deps chain(const std::vector<std::pair<std::size_t, Bytes>>& calls, Deps deps);
   std::uint64_t join(std::string name, Deps deps);
@@ -219,17 +219,22 @@ std::uint64_t GpuTrace::stream_calls(const std::vector<std::pair<std::size_t, By
 }
 
 // A layer's calls at `anchor`, round by round as the simulator runs them (graph/step_graph.hpp).
-std::vector<std::pair<std::size_t, Bytes>> GpuTrace::layer_calls(Anchor anchor, int pass, int layer, bool root,
-                                                                 std::optional<graph::Join> join) const {
+std::vector<std::pair<std::size_t, Bytes>> GpuTrace::layer_calls(Anchor anchor, int pass, int chunk, int layer,
+                                                                 bool root, std::optional<graph::Join> join) const {
   std::vector<std::pair<std::size_t, Bytes>> out;
+  // The root parameters ride with the first layer even where the first chunk holds none.
+  const auto rounds_of = [&](const graph::CommNode& n) {
+    const int r = g_.rounds_at(n, stage_, chunk, layer);
+    return root && n.root.value() > 0.0 ? std::max(r, 1) : r;
+  };
   for (const bool recompute : {true, false}) {
     if (pass == 0 && recompute) continue;
     int rounds = 0;
-    for (const graph::CommNode& n : g_.comm) rounds = std::max(rounds, g_.rounds_at(n, stage_, layer));
+    for (const graph::CommNode& n : g_.comm) rounds = std::max(rounds, rounds_of(n));
     for (int round = 0; round < rounds; ++round) {
       for (std::size_t i = 0; i < g_.comm.size(); ++i) {
         const graph::CommNode& n = g_.comm[i];
-        if (n.anchor != anchor || (join && n.join != *join) || round >= g_.rounds_at(n, stage_, layer)) continue;
+        if (n.anchor != anchor || (join && n.join != *join) || round >= rounds_of(n)) continue;
         const bool runs =
             pass == 0 ? n.pass != graph::Pass::kBackward
                       : (anchor == Anchor::kLayerEnd ||
@@ -347,10 +352,10 @@ Deps GpuTrace::task(const PipelineOp& op, Deps deps) {
   if (const auto received = receive(op)) deps.push_back(*received);
   const graph::StageWork& w = g_.stages[static_cast<std::size_t>(stage_)];
   const bool zb = g_.schedule == plan::Schedule::kZbH1;
-  const double v = g_.vp;
-  const Seconds work = op.kind == PipelineOp::Kind::kForward    ? w.forward / v
-                       : op.kind == PipelineOp::Kind::kBackward ? (zb ? w.backward - w.weight_grad : w.backward) / v
-                                                                : w.weight_grad / v;
+  const cost::ChunkCompute& c = w.chunks[static_cast<std::size_t>(op.chunk)];
+  const Seconds work = op.kind == PipelineOp::Kind::kForward    ? c.forward
+                       : op.kind == PipelineOp::Kind::kBackward ? (zb ? c.backward - c.weight_grad : c.backward)
+                                                                : c.weight_grad;
   const std::string name = fmt::format("{}{}.{}",
                                        op.kind == PipelineOp::Kind::kForward    ? 'F'
                                        : op.kind == PipelineOp::Kind::kBackward ? 'B'
@@ -360,7 +365,7 @@ Deps GpuTrace::task(const PipelineOp& op, Deps deps) {
   if (!layered_ || op.kind == PipelineOp::Kind::kWeightGrad) {
     tail = {compute(name, work, std::move(deps))};
   } else {
-    const int layers = g_.stages[static_cast<std::size_t>(stage_)].chunk_layers;
+    const int layers = w.passes(op.chunk);
     tail = std::move(deps);
     for (int pos = 0; pos < layers; ++pos) tail = layer(op, pos, layers, work / layers, std::move(tail));
   }
@@ -384,7 +389,7 @@ Deps GpuTrace::layer(const PipelineOp& op, int pos, int layers, Seconds work, De
   // This layer's gathers (issued a layer ahead but for the pass's first), then the next layer's.
   Deps gathered = pos == 0 ? Deps{} : std::move(prefetched_);
   if (pos == 0) {
-    const auto calls = layer_calls(Anchor::kLayerPrefetch, pass, at, root(at), std::nullopt);
+    const auto calls = layer_calls(Anchor::kLayerPrefetch, pass, op.chunk, at, root(at), std::nullopt);
     if (!calls.empty()) gathered = {stream_calls(calls, before)};
   }
   Deps start = before;
@@ -392,16 +397,18 @@ Deps GpuTrace::layer(const PipelineOp& op, int pos, int layers, Seconds work, De
   prefetched_.clear();
   if (pos + 1 < layers) {
     const int next = backward ? at - 1 : at + 1;
-    const auto calls = layer_calls(Anchor::kLayerPrefetch, pass, next, root(next), std::nullopt);
+    const auto calls = layer_calls(Anchor::kLayerPrefetch, pass, op.chunk, next, root(next), std::nullopt);
     if (!calls.empty()) prefetched_ = {stream_calls(calls, start)};
   }
   LaneEnds lanes;
-  lanes.blocking = chain(layer_calls(Anchor::kLayerStart, pass, at, false, graph::Join::kBeforeCompute), start);
-  lanes.first_slice = chain(layer_calls(Anchor::kLayerStart, pass, at, false, graph::Join::kFirstSlice), start);
-  lanes.layer_end = chain(layer_calls(Anchor::kLayerStart, pass, at, false, graph::Join::kLayerEnd), start);
+  lanes.blocking =
+      chain(layer_calls(Anchor::kLayerStart, pass, op.chunk, at, false, graph::Join::kBeforeCompute), start);
+  lanes.first_slice =
+      chain(layer_calls(Anchor::kLayerStart, pass, op.chunk, at, false, graph::Join::kFirstSlice), start);
+  lanes.layer_end = chain(layer_calls(Anchor::kLayerStart, pass, op.chunk, at, false, graph::Join::kLayerEnd), start);
   Deps done = slices(op, work, lanes);
   if (backward) {
-    const auto calls = layer_calls(Anchor::kLayerEnd, pass, at, root(at), std::nullopt);
+    const auto calls = layer_calls(Anchor::kLayerEnd, pass, op.chunk, at, root(at), std::nullopt);
     if (!calls.empty()) stream_calls(calls, done);
   }
   return done;
@@ -411,7 +418,9 @@ Deps GpuTrace::slices(const PipelineOp& op, Seconds work, const LaneEnds& lanes)
   const int count = op.kind == PipelineOp::Kind::kForward ? g_.forward_slices : g_.backward_slices;
   std::vector<std::pair<std::size_t, Bytes>> after;
   std::vector<std::pair<std::size_t, Bytes>> beside;
-  for (std::size_t i = 0; i < g_.comm.size(); ++i) {
+  // A chunk that holds no layer has no calls in its slices.
+  const bool calls = g_.stages[static_cast<std::size_t>(stage_)].chunks[static_cast<std::size_t>(op.chunk)].layers > 0;
+  for (std::size_t i = 0; i < g_.comm.size() && calls; ++i) {
     if (g_.comm[i].anchor == Anchor::kAfterSlice) after.emplace_back(i, g_.comm[i].size);
     if (g_.comm[i].anchor == Anchor::kBesideSlice) beside.emplace_back(i, g_.comm[i].size);
   }

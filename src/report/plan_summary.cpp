@@ -45,6 +45,7 @@ std::string plan_summary(const plan::Plan& p) {
   if (p.pp_embedding_loss_layers) out += ",pp-embedding-loss-layers=on";
   if (p.pp_first_layers > 0) out += fmt::format(",pp-first-layers={}", p.pp_first_layers);
   if (p.pp_last_layers > 0) out += fmt::format(",pp-last-layers={}", p.pp_last_layers);
+  if (!p.pp_layout.empty()) out += fmt::format(",pp-layout={}", p.pp_layout);
   // Expert parallel layouts (MoE plans), in the compact form's keys.
   if (p.ep > 1) out += fmt::format(",ep={}", p.ep);
   if (p.etp > 0 && p.etp != p.tp) out += fmt::format(",etp={}", p.etp);

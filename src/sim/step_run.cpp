@@ -117,7 +117,14 @@ double StepRun::task_noise() {
 // weight-gradient task (ZB-H1) holds no calls.
 int StepRun::layers_of(const Rank& rk, const PipelineOp& op) const {
   if (!has_layer_calls_ || op.kind == PipelineOp::Kind::kWeightGrad) return 1;
-  return graph_->stages[static_cast<std::size_t>(rk.stage)].chunk_layers;
+  return graph_->stages[static_cast<std::size_t>(rk.stage)].passes(op.chunk);
+}
+
+// A slice's calls (tensor parallel's) run in the layers of forward and backward tasks: none in a
+// weight-gradient task (ZB-H1) or in a chunk that holds no layer.
+bool StepRun::slice_calls(const Rank& rk, const PipelineOp& op) const {
+  return op.kind != PipelineOp::Kind::kWeightGrad &&
+         graph_->stages[static_cast<std::size_t>(rk.stage)].chunks[static_cast<std::size_t>(op.chunk)].layers > 0;
 }
 
 int StepRun::slices_of(const PipelineOp& op) const {
@@ -133,16 +140,16 @@ int StepRun::slices_of(const PipelineOp& op) const {
 }
 
 Seconds StepRun::work_of(const PipelineOp& op, int stage) const {
-  const double v = graph_->vp;
-  const graph::StageWork& w = graph_->stages[static_cast<std::size_t>(stage)];
+  const cost::ChunkCompute& w =
+      graph_->stages[static_cast<std::size_t>(stage)].chunks[static_cast<std::size_t>(op.chunk)];
   const bool zb = graph_->schedule == plan::Schedule::kZbH1;
   switch (op.kind) {
     case PipelineOp::Kind::kForward:
-      return w.forward / v;
+      return w.forward;
     case PipelineOp::Kind::kBackward:
-      return (zb ? w.backward - w.weight_grad : w.backward) / v;
+      return zb ? w.backward - w.weight_grad : w.backward;
     case PipelineOp::Kind::kWeightGrad:
-      return w.weight_grad / v;
+      return w.weight_grad;
   }
   return Seconds(0.0);
 }
@@ -157,7 +164,7 @@ const LayerProgram* StepRun::program_at(const Rank& rk, const PipelineOp& op, in
   const int layer = backward ? layers - 1 - pos : pos;
   const auto pass = static_cast<std::size_t>(backward ? 1 : 0);
   if (st.has_root && op.chunk == 0 && layer == 0) return &st.root_layer[pass];
-  return &st.layers[pass][static_cast<std::size_t>(layer)];
+  return &st.layers[static_cast<std::size_t>(op.chunk)][pass][static_cast<std::size_t>(layer)];
 }
 
 void StepRun::try_start(int k, std::int64_t trigger) {
@@ -235,7 +242,7 @@ void StepRun::start_slice(int k) {
   const des::Tick compute = des::to_ticks(work_of(op, rk.stage) / slices * rk.task_factor);
   rk.compute += compute;
   timers_.at(now + compute, tag(Kind::kSliceDone, k, 0));
-  rk.overlapping = !st.beside_slice.empty() && op.kind != PipelineOp::Kind::kWeightGrad;
+  rk.overlapping = !st.beside_slice.empty() && slice_calls(rk, op);
   if (rk.overlapping) {
     rk.slice_compute_done = false;
     start_lane(k, kSliceLane, st.beside_slice);
@@ -269,7 +276,7 @@ void StepRun::slice_done(int k) {
     return;
   }
   const Stage& st = stage_of(rk);
-  if (!st.after_slice.empty() && op_of(rk).kind != PipelineOp::Kind::kWeightGrad) {
+  if (!st.after_slice.empty() && slice_calls(rk, op_of(rk))) {
     start_lane(k, kSliceLane, st.after_slice, true);
     return;
   }

@@ -98,9 +98,9 @@ struct Stage {
   std::vector<std::size_t> grad_ops;  // tasks that produce weight gradients, in order; the last completes them
   std::vector<Slot> slots;
   std::vector<GroupRun> groups;  // by graph group, built on first use (empty components: not yet)
-  // [pass: forward, backward][layer of a model chunk, in the model's order]; the first layer of
-  // the first chunk has its own program when root parameters ride with it.
-  std::array<std::vector<LayerProgram>, 2> layers;
+  // [model chunk][pass: forward, backward][layer of the chunk, in the model's order]; the first
+  // layer of the first chunk has its own program when root parameters ride with it.
+  std::vector<std::array<std::vector<LayerProgram>, 2>> layers;
   std::array<LayerProgram, 2> root_layer;
   bool has_root = false;
   std::vector<std::uint32_t> after_slice;   // slots, every slice of every pass
@@ -240,6 +240,7 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   bool parameters_here(const Rank& rk) const;
   double task_noise();
   int layers_of(const Rank& rk, const PipelineOp& op) const;
+  bool slice_calls(const Rank& rk, const PipelineOp& op) const;
   int slices_of(const PipelineOp& op) const;
   Seconds work_of(const PipelineOp& op, int stage) const;
   const LayerProgram* program_at(const Rank& rk, const PipelineOp& op, int pos) const;

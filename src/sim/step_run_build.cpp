@@ -234,21 +234,26 @@ void StepRun::build_stage(int s) {
 // consecutive calls (a ring's steps).
 void StepRun::build_layers(int s) {
   Stage& st = stages_[static_cast<std::size_t>(s)];
-  const int layers = graph_->stages[static_cast<std::size_t>(s)].chunk_layers;
-  const auto rounds = [&](std::vector<std::uint32_t>& out, Anchor anchor, int pass, int layer, bool root,
+  const graph::StageWork& work = graph_->stages[static_cast<std::size_t>(s)];
+  const auto rounds = [&](std::vector<std::uint32_t>& out, Anchor anchor, int pass, int chunk, int layer, bool root,
                           std::optional<graph::Join> join) {
     for (const bool recompute_round : {true, false}) {
       if (pass == 0 && recompute_round) continue;
+      // The root parameters ride with the first layer even where the first chunk holds none.
+      const auto rounds_of = [&](const graph::CommNode& n) {
+        const int r = graph_->rounds_at(n, s, chunk, layer);
+        return root && n.root.value() > 0.0 ? std::max(r, 1) : r;
+      };
       int most = 0;
       for (const graph::CommNode& n : graph_->comm) {
         if (n.anchor == anchor && (anchor == Anchor::kLayerEnd || runs_in(n, pass, recompute_round)) &&
             (!join || n.join == *join))
-          most = std::max(most, graph_->rounds_at(n, s, layer));
+          most = std::max(most, rounds_of(n));
       }
       for (int round = 0; round < most; ++round) {
         for (std::size_t i = 0; i < graph_->comm.size(); ++i) {
           const graph::CommNode& n = graph_->comm[i];
-          if (n.anchor != anchor || (join && n.join != *join) || round >= graph_->rounds_at(n, s, layer)) continue;
+          if (n.anchor != anchor || (join && n.join != *join) || round >= rounds_of(n)) continue;
           if (anchor != Anchor::kLayerEnd && !runs_in(n, pass, recompute_round)) continue;
           const Bytes size = root && round == 0 ? n.size + n.root : n.size;
           for (int c = 0; c < n.layer_calls; ++c) out.push_back(add_slot(s, i, size));
@@ -257,20 +262,25 @@ void StepRun::build_layers(int s) {
       if (anchor == Anchor::kLayerEnd) break;
     }
   };
-  const auto program = [&](int pass, int layer, bool root) {
+  const auto program = [&](int pass, int chunk, int layer, bool root) {
     LayerProgram p;
     const graph::Join joins[] = {graph::Join::kBeforeCompute, graph::Join::kFirstSlice, graph::Join::kLayerEnd};
     for (std::size_t lane = 0; lane < 3; ++lane)
-      rounds(p.lanes[lane], Anchor::kLayerStart, pass, layer, root, joins[lane]);
-    rounds(p.gathers, Anchor::kLayerPrefetch, pass, layer, root, std::nullopt);
-    if (pass == 1) rounds(p.reductions, Anchor::kLayerEnd, pass, layer, root, std::nullopt);
+      rounds(p.lanes[lane], Anchor::kLayerStart, pass, chunk, layer, root, joins[lane]);
+    rounds(p.gathers, Anchor::kLayerPrefetch, pass, chunk, layer, root, std::nullopt);
+    if (pass == 1) rounds(p.reductions, Anchor::kLayerEnd, pass, chunk, layer, root, std::nullopt);
     return p;
   };
   for (const graph::CommNode& n : graph_->comm) st.has_root = st.has_root || n.root.value() > 0.0;
-  for (int pass = 0; pass < 2; ++pass) {
-    for (int l = 0; l < layers; ++l) st.layers[static_cast<std::size_t>(pass)].push_back(program(pass, l, false));
-    if (st.has_root) st.root_layer[static_cast<std::size_t>(pass)] = program(pass, 0, true);
+  st.layers.resize(static_cast<std::size_t>(graph_->vp));
+  for (int c = 0; c < graph_->vp; ++c) {
+    for (int pass = 0; pass < 2; ++pass) {
+      auto& programs = st.layers[static_cast<std::size_t>(c)][static_cast<std::size_t>(pass)];
+      for (int l = 0; l < work.passes(c); ++l) programs.push_back(program(pass, c, l, false));
+    }
   }
+  for (int pass = 0; pass < 2 && st.has_root; ++pass)
+    st.root_layer[static_cast<std::size_t>(pass)] = program(pass, 0, 0, true);
   for (std::size_t i = 0; i < graph_->comm.size(); ++i) {
     const graph::CommNode& n = graph_->comm[i];
     if (n.anchor == Anchor::kAfterSlice) st.after_slice.push_back(add_slot(s, i, n.size));
@@ -309,11 +319,17 @@ void StepRun::build_buckets(int s) {
       if (rest > 1e-9) push(add_slot(s, n, node.size * rest), node.size * rest, node.overlapped);
     }
   };
-  const double chunks = graph_->vp;
+  // A chunk's share of the stage's gradients: its share of the compute (the weights its matmuls
+  // use), an even share where the stage computes nothing.
+  const graph::StageWork& work = graph_->stages[static_cast<std::size_t>(s)];
+  const auto share = [&](int chunk) {
+    const double total = work.forward.value();
+    return total > 0.0 ? work.chunks[static_cast<std::size_t>(chunk)].forward.value() / total : 1.0 / graph_->vp;
+  };
   // Megatron-LM wraps each model chunk in its own DDP (megatron/training/training.py, get_model)
   // and enables a chunk's gradient sync for its last micro-batch (pipeline_parallel/schedules.py,
   // interleaved schedule), so a once-per-step sync's buckets of chunk c fill during chunk c's last
-  // backward, which the cooldown runs before the lower chunks': that task holds 1/v of them. Not
+  // backward, which the cooldown runs before the lower chunks': that task holds chunk c's. Not
   // overlapped (finalize_model_grads), all wait for the step's last gradient task.
   std::vector<std::size_t> chunk_last(static_cast<std::size_t>(graph_->vp), st.grad_ops.back());
   for (const std::size_t op : st.grad_ops) chunk_last[static_cast<std::size_t>(st.ops[op].chunk)] = op;
@@ -323,10 +339,11 @@ void StepRun::build_buckets(int s) {
     std::vector<std::pair<std::size_t, double>> here;
     for (const std::size_t n : syncs) {
       const graph::CommNode& node = graph_->comm[n];
+      const double chunk_pieces = node.pieces * share(st.ops[op].chunk);
       if (node.every_micro_batch) {
-        here.emplace_back(n, node.pieces / chunks);  // a micro-batch's buckets over its chunks' tasks
+        here.emplace_back(n, chunk_pieces);  // a micro-batch's buckets over its chunks' tasks
       } else if (node.overlapped && chunk_ends) {
-        here.emplace_back(n, node.pieces / chunks);
+        here.emplace_back(n, chunk_pieces);
       } else if (!node.overlapped && last) {
         here.emplace_back(n, node.pieces);
       }

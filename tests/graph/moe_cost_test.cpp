@@ -10,6 +10,7 @@
 #include "stepcast/cost/compute.hpp"
 #include "stepcast/cost/memory.hpp"
 #include "stepcast/graph/predict.hpp"
+#include "stepcast/plan/layer_map.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
@@ -142,7 +143,7 @@ TEST_SUITE("graph.moe") {
 
   TEST_CASE("a dense workload's predictions do not change with the MoE code: one kind of block, all layers") {
     const auto w = workload::load_workload(kSource / "workloads/llama2-7b.json");
-    const auto kinds = cost::stage_layer_kinds(*w.shape, {8, 8, 8, 8}, 1);  // 32 layers over 4 stages
+    const auto kinds = cost::layer_kinds(*w.shape, 8, 8);  // stage 1 of 32 layers over 4 stages
     REQUIRE(kinds.size() == 1);
     CHECK_FALSE(kinds.front().first.moe);
     CHECK(kinds.front().second == 8);
@@ -151,11 +152,20 @@ TEST_SUITE("graph.moe") {
   TEST_CASE("DeepSeek-V3's three dense blocks sit on the first pipeline stage, as Megatron places layers") {
     const auto w = workload::load_workload(kSource / "workloads/deepseek-v3.json");
     // 61 layers over 4 stages: [0,15), [15,30), [30,45), [45,61).
-    const std::vector<int> split = {15, 15, 15, 16};
-    const auto first = cost::stage_layer_kinds(*w.shape, split, 0);
+    const auto first = cost::layer_kinds(*w.shape, 0, 15);
     REQUIRE(first.size() == 2);
     CHECK(first[0].second == 3);   // dense
     CHECK(first[1].second == 12);  // MoE
-    CHECK(cost::stage_layer_kinds(*w.shape, split, 3).front().second == 16);
+    CHECK(cost::layer_kinds(*w.shape, 45, 16).front().second == 16);
+    // Interleaved, pp=4 and vp=2 with the layout Megatron-Bridge gives DeepSeek-V3 (E+8 | 8 x 6 |
+    // 5+mtp+L over the eight virtual stages): stage 0 holds layers [0,8) and [32,40), so its three
+    // dense blocks and 13 MoE blocks; stage 3 holds [24,32) and [56,61), 13 MoE blocks.
+    const auto p = plan::parse_plan("pp=4,vp=2,schedule=interleaved,pp-layout=Et*8|(t*8|)*6t*5mL");
+    const plan::LayerMap map = plan::layer_map(p, 61, 1);
+    const auto stage0 = cost::stage_layer_kinds(*w.shape, map, 0);
+    REQUIRE(stage0.size() == 2);
+    CHECK(stage0[0].second == 3);
+    CHECK(stage0[1].second == 13);
+    CHECK(cost::stage_layer_kinds(*w.shape, map, 3).front().second == 13);
   }
 }

@@ -51,7 +51,7 @@ TEST_SUITE("graph.plan") {
   TEST_CASE("FULL_SHARD: 32 layers, each gathered twice and reduce-scattered over the 16 ranks") {
     const graph::StepGraph g = graph_of("fsdp=16,mbs=1,gbs=32,flash=on", 2);
     REQUIRE(g.stages.size() == 1);
-    CHECK(g.stages.front().chunk_layers == 32);
+    CHECK(g.stages.front().layers() == 32);
     const auto gathers = at(g, Anchor::kLayerPrefetch);
     const auto reductions = at(g, Anchor::kLayerEnd);
     REQUIRE(gathers.size() == 2);  // before the forward and again before the backward
@@ -97,7 +97,7 @@ TEST_SUITE("graph.plan") {
     // S = 2048 tokens x 1 sequence x 4096 x 2 B = 16,777,216 B; full recompute adds the
     // forward's two slices to the backward (4). pp = 2: 16 layers per stage.
     const graph::StepGraph g = graph_of("tp=2,pp=2,sp=on,recompute=full,mbs=1,gbs=32", 1);
-    CHECK(g.stages.front().chunk_layers == 16);
+    CHECK(g.stages.front().layers() == 16);
     const auto slices = at(g, Anchor::kAfterSlice);
     REQUIRE(slices.size() == 2);
     CHECK(slices[0]->op == cost::CollectiveOp::kAllGather);

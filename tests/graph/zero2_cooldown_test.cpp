@@ -28,11 +28,14 @@ TEST_SUITE("graph.zero2_cooldown") {
     graph::Pricing pricing;
     pricing.topology = &topo;
     pricing.explain = false;
-    // Four stages of 8 layers, each micro-batch's forward and backward as given.
+    // Four stages of 8 layers, each micro-batch's forward and backward as given, half in each of
+    // the two model chunks.
     const auto reduce_scatter = [&](double forward_s, double backward_s) {
       cost::ComputeEstimate compute;
+      const cost::ChunkCompute chunk{Seconds(forward_s / 2), Seconds(backward_s / 2), Seconds(backward_s / 4), 4, 0.0};
       compute.stages.assign(
-          4, cost::StageCompute{Seconds(forward_s), Seconds(backward_s), Seconds(backward_s / 2), 8.0, 0.0});
+          4, cost::StageCompute{
+                 Seconds(forward_s), Seconds(backward_s), Seconds(backward_s / 2), 8.0, 0.0, {chunk, chunk}});
       const graph::StepGraph g = graph::build_step_graph(context, compute);
       for (const graph::CommTerm& t : graph::evaluate_communication(g, pricing).terms) {
         if (t.name.starts_with("ZeRO gradient reduce-scatter")) return t;

@@ -1,7 +1,7 @@
 // Typed verdicts: every plan rule has a stable code and a summary, and each verdict reads as the
 // sentence stepcast printed before rules had codes. Expected texts are the rules' format strings
 // with the plan's numbers filled in by hand (Llama-2 7B: 32 layers, 32 heads and key/value heads,
-// ffn 11008, 4096 tokens; Mixtral 8x7B: 8 experts of ffn 14336).
+// ffn 11008, 4096 tokens; Mixtral 8x7B: 8 experts of ffn 14336; DeepSeek-V3: 61 layers, 1 MTP module).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -18,6 +18,11 @@ namespace {
 
 const workload::Workload& llama2_7b() {
   static const workload::Workload w = workload::load_workload(STEPCAST_SOURCE_DIR "/workloads/llama2-7b.json");
+  return w;
+}
+
+const workload::Workload& deepseek_v3() {
+  static const workload::Workload w = workload::load_workload(STEPCAST_SOURCE_DIR "/workloads/deepseek-v3.json");
   return w;
 }
 
@@ -63,16 +68,31 @@ const std::vector<Case>& cases() {
       {llama2_7b, "fp8-recipe=current", 1, R::kFp8RecipeNeedsFp8,
        "fp8-recipe= chooses the per-tensor scaling of precision=fp8 and applies to nothing else (got precision=bf16)"},
       {llama2_7b, "pp=2,pp-first-layers=8,pp-embedding-loss-layers=on", 2, R::kUnevenSplitExclusive,
-       "give pp-first-layers=/pp-last-layers= or pp-embedding-loss-layers=on, not both (Megatron-LM refuses the "
-       "combination)"},
+       "give one of pp-first-layers=/pp-last-layers=, pp-embedding-loss-layers=on and pp-layout= (Megatron-Core "
+       "refuses the combinations)"},
       {llama2_7b, "pp-first-layers=8", 1, R::kUnevenSplitNeedsPp,
        "an uneven pipeline split (pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=) needs pp > 1 (got "
        "pp=1)"},
-      {llama2_7b, "pp=2,vp=2,schedule=interleaved,pp-first-layers=8,gbs=2", 2, R::kUnevenSplitNeedsVp1,
-       "an uneven pipeline split needs vp=1 (got vp=2): stepcast splits interleaved chunks evenly only"},
+      // 32 - 5 - 7 = 20 layers over the two middle stages, 10 each: only the first and last
+      // stages' counts break vp=2.
+      {llama2_7b, "pp=4,vp=2,schedule=interleaved,pp-first-layers=5,pp-last-layers=7,gbs=8", 4, R::kStageLayersDivideVp,
+       "the layers of the first stage (5) must be divisible by vp (2): Megatron-Core builds vp equal model chunks per "
+       "stage"},
       {llama2_7b, "pp=5,pp-embedding-loss-layers=on", 5, R::kEmbeddingLossSplit,
-       "with pp-embedding-loss-layers=on, layers + 2 (embedding and loss) = 32 + 2 = 34 must be divisible by pp (5) "
-       "with at least 2 per stage"},
+       "with pp-embedding-loss-layers=on, layers + 2 (embedding and loss) = 32 + 2 = 34 must be divisible by pp (5)"},
+      {llama2_7b, "pp=2,pp-layout=Et*16|t*16|L", 2, R::kPpLayoutStages,
+       "pp-layout= names 3 virtual stages; it must name pp x vp = 2 x 1 = 2 (split by '|')"},
+      {llama2_7b, "pp=2,pp-layout=Et*16|t*15L", 2, R::kPpLayoutDecoders,
+       "pp-layout= places 31 transformer layers (t); the model has 32"},
+      {llama2_7b, "pp=2,pp-layout=t*16|Et*16L", 2, R::kPpLayoutEnds,
+       "pp-layout= must begin with the embedding (E) and end with the loss (L) (Megatron-Core's "
+       "validate_layer_layout)"},
+      // DeepSeek-V3: 61 layers and one MTP module.
+      {deepseek_v3, "pp=2,pp-layout=Et*30|t*31L", 2, R::kPpLayoutMtp,
+       "pp-layout= places 0 MTP modules (m); the model has 1"},
+      {deepseek_v3, "pp=2,pp-layout=Et*30m|t*31L", 2, R::kPpLayoutMtpPlace,
+       "pp-layout= must place the 1 MTP module(s) (m) in its last virtual stage, beside the loss: stepcast runs them "
+       "on the last stage"},
       {llama2_7b, "pp=2,pp-first-layers=10,pp-last-layers=10", 2, R::kUnevenSplitNoOtherStage,
        "layers (32) - pp-first-layers (10) - pp-last-layers (10) = 12 must be 0: pp=2 leaves no other stage to hold "
        "them"},

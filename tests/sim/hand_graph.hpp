@@ -19,7 +19,11 @@ inline graph::StepGraph hand_step(int pp, int m, plan::Schedule schedule, int vp
   g.schedule = schedule;
   g.micro_batches = m;
   g.vp = vp;
-  for (int s = 0; s < pp; ++s) g.stages.push_back(graph::StageWork{forward, backward, backward * 0.5, layers});
+  const cost::ChunkCompute chunk{forward / vp, backward / vp, backward * 0.5 / vp, layers, 0.0};
+  for (int s = 0; s < pp; ++s) {
+    g.stages.push_back(graph::StageWork{forward, backward, backward * 0.5,
+                                        std::vector<cost::ChunkCompute>(static_cast<std::size_t>(vp), chunk)});
+  }
   return g;
 }
 

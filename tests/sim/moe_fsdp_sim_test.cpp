@@ -45,7 +45,7 @@ TEST_SUITE("sim.moe_fsdp") {
     CHECK(experts[2]->size.value() == doctest::Approx(1'409'286'144.0));
     CHECK(g.groups[experts[0]->group].ranks == 4);
     // Every layer holds one MoE block: one expert unit per layer.
-    CHECK(g.rounds_at(*experts[0], 0, 0) == 1);
+    CHECK(g.rounds_at(*experts[0], 0, 0, 0) == 1);
     for (const graph::CommNode& n : g.comm) {
       CHECK(n.anchor != graph::Anchor::kGradientReady);  // nothing reduced after the backward beside them
     }

@@ -221,7 +221,7 @@ TEST_SUITE("sim.step") {
     CHECK(simulate_step(t, after).step_time.value() == doctest::Approx(8.03 * kMs));
     parameter_gather(before, bytes(100e6), bytes(40e6));
     CHECK(simulate_step(t, before).step_time.value() == doctest::Approx(7.13 * kMs));
-    for (graph::StageWork& st : before.stages) st.forward = seconds(0.5 * kMs);
+    for (graph::StageWork& st : before.stages) st.forward = st.chunks.front().forward = seconds(0.5 * kMs);
     CHECK(simulate_step(t, before).step_time.value() == doctest::Approx(6.59 * kMs));
   }
 

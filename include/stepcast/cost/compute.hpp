@@ -52,13 +52,23 @@ struct ComputeOptions {
   bool explain = true;
 };
 
-/// One micro-batch on one pipeline stage (all its model chunks).
+/// One micro-batch through one model chunk of a stage (plan::LayerMap says what it holds).
+struct ChunkCompute {
+  Seconds forward;      ///< its embedding, layers, MTP modules, output layer and loss
+  Seconds backward;     ///< recompute, data and weight gradients
+  Seconds weight_grad;  ///< the weight-gradient kernels inside `backward` (ZB-H1 splits them off)
+  int layers = 0;       ///< transformer layers and MTP modules
+  double moe_blocks = 0.0;
+};
+
+/// One micro-batch on one pipeline stage: the sums over its model chunks.
 struct StageCompute {
   Seconds forward;      ///< embedding (first stage), layers, output layer and loss (last stage)
   Seconds backward;     ///< recompute, data and weight gradients
   Seconds weight_grad;  ///< the weight-gradient kernels inside `backward` (ZB-H1 splits them off)
   double layers = 0.0;
-  double moe_blocks = 0.0;  ///< MoE blocks of the stage, all chunks (the MTP modules on the last)
+  double moe_blocks = 0.0;           ///< MoE blocks of the stage, all chunks (the MTP modules on the last)
+  std::vector<ChunkCompute> chunks;  ///< in the stage's chunk order (one without interleaving)
 };
 
 /// One operator with its time, as the kernel table shows it.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "stepcast/core/units.hpp"
+#include "stepcast/plan/layer_map.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/workload/workload.hpp"
 
@@ -60,13 +61,16 @@ struct LayerKind {
   friend bool operator==(const LayerKind&, const LayerKind&) = default;
 };
 
-/// How many blocks of each kind a pipeline stage holds: Megatron-LM places layers contiguously,
-/// stage i holding the `split[i]` layers after those of the stages before it (plan::stage_layers:
-/// l/pp each, or an uneven split; so DeepSeek-V3's dense layers sit on the first stage);
-/// sliding-window layers spread evenly (GPT-OSS alternates them). Kinds with no block are left
-/// out, in a fixed order (dense before MoE, full before sliding).
+/// How many blocks of each kind the `count` transformer layers from layer `first` on are:
+/// DeepSeek-V3's first dense layers by their index; sliding-window layers spread evenly (GPT-OSS
+/// alternates them). Kinds with no block are left out, in a fixed order (dense before MoE, full
+/// before sliding).
+std::vector<std::pair<LayerKind, int>> layer_kinds(const workload::TransformerShape& shape, int first, int count);
+
+/// The same over all the model chunks of a pipeline stage, each holding the layers the layer map
+/// gives it (Megatron-Core's placement: so DeepSeek-V3's dense layers sit on the first stage).
 std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::TransformerShape& shape,
-                                                         const std::vector<int>& split, int stage);
+                                                         const plan::LayerMap& map, int stage);
 
 /// The expert-parallel layout of an MoE block, resolved from a plan.
 struct ExpertContext {

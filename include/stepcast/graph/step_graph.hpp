@@ -99,9 +99,9 @@ struct CommNode {
   Pass pass = Pass::kForward;
   /// Calls of the node one after another in a round (a ring's steps).
   int layer_calls = 1;
-  /// Rounds per layer pass by stage and layer of one model chunk (an MoE block's calls, once per
-  /// block in the layer: some layers have none); empty: one round in every layer. The nodes of an
-  /// anchor run round by round, each round in node order.
+  /// Rounds per layer pass by model chunk (index stage x vp + chunk) and layer of it (an MoE
+  /// block's calls, once per block in the layer: some layers have none); empty: one round in
+  /// every layer. The nodes of an anchor run round by round, each round in node order.
   std::vector<std::vector<int>> per_layer;
   /// kLayerPrefetch, kLayerEnd: what the first layer of the first model chunk moves beyond `size`
   /// (the parameters outside the layers, the embeddings).
@@ -126,10 +126,18 @@ struct CommNode {
 
 /// One pipeline stage's compute for one micro-batch.
 struct StageWork {
-  Seconds forward;       ///< all model chunks
-  Seconds backward;      ///< with any recomputed forward
-  Seconds weight_grad;   ///< the weight-gradient part of `backward` (ZB-H1 runs it as its own task)
-  int chunk_layers = 1;  ///< transformer layers of one model chunk: the simulator's unit of a task
+  Seconds forward;      ///< all model chunks
+  Seconds backward;     ///< with any recomputed forward
+  Seconds weight_grad;  ///< the weight-gradient part of `backward` (ZB-H1 runs it as its own task)
+  /// Each model chunk's share, and its layers (transformer layers and MTP modules; a chunk that
+  /// holds only the embedding or the loss has none).
+  std::vector<cost::ChunkCompute> chunks;
+
+  /// Layer passes a task of the chunk runs: its layers, at least one (an empty chunk's one pass
+  /// holds its compute and no calls).
+  [[nodiscard]] int passes(int chunk) const;
+  /// Layers of all its chunks.
+  [[nodiscard]] int layers() const;
 };
 
 /// Where a GPU sits: tensor rank, pipeline stage and replica (data x context parallel), laid out
@@ -161,11 +169,12 @@ struct StepGraph {
 
   /// Adds a group kind and returns its index.
   std::size_t add_group(GroupSpec spec);
-  /// Rounds of `node` in one layer pass at `stage`, layer `layer` of a model chunk.
-  [[nodiscard]] int rounds_at(const CommNode& node, int stage, int layer) const;
+  /// Rounds of `node` in layer pass `layer` of model chunk `chunk` at `stage` (none past the
+  /// chunk's layers).
+  [[nodiscard]] int rounds_at(const CommNode& node, int stage, int chunk, int layer) const;
   /// Its calls there: rounds x layer_calls.
-  [[nodiscard]] int calls_at(const CommNode& node, int stage, int layer) const {
-    return rounds_at(node, stage, layer) * node.layer_calls;
+  [[nodiscard]] int calls_at(const CommNode& node, int stage, int chunk, int layer) const {
+    return rounds_at(node, stage, chunk, layer) * node.layer_calls;
   }
 };
 

@@ -111,6 +111,9 @@ struct Plan {
   /// stages hold one transformer layer fewer (Megatron's --account-for-embedding-in-pipeline-split
   /// and --account-for-loss-in-pipeline-split; Llama 3, Dubey et al. 2024 section 3.3.2).
   bool pp_embedding_loss_layers = false;
+  /// The layers of every virtual stage written out (pp-layout=, Megatron-Core's
+  /// --pipeline-model-parallel-layout: "Et*3|(tt|)*29|mL"); empty: not given (layer_map.hpp).
+  std::string pp_layout;
   /// precision=fp8 only (fp8-recipe=delayed|current): how tensors are scaled.
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   bool fp8_recipe_given = false;  ///< the plan said fp8-recipe=, which only precision=fp8 takes
@@ -135,7 +138,7 @@ struct Plan {
   [[nodiscard]] int gradient_ranks() const { return dp * cp; }
   /// Whether the layers are split over the stages unevenly (pp-first-layers=, ...).
   [[nodiscard]] bool uneven_pipeline() const {
-    return pp_first_layers > 0 || pp_last_layers > 0 || pp_embedding_loss_layers;
+    return pp_first_layers > 0 || pp_last_layers > 0 || pp_embedding_loss_layers || !pp_layout.empty();
   }
   /// Micro-batches per step per pipeline: global_batch / (dp * mbs). Precondition: resolved.
   [[nodiscard]] int micro_batches() const { return global_batch / (dp * micro_batch_size); }
@@ -176,12 +179,14 @@ Plan resolve(Plan plan, const workload::Workload& workload, int gpu_count);
 std::vector<Verdict> problems(const Plan& plan, const workload::Workload& workload, int gpu_count);
 
 /// Transformer layers of each pipeline stage (all its model chunks): layers / pp each, or the
-/// uneven split the plan asks for. Precondition: pipeline_split_problems() found nothing.
+/// uneven split the plan asks for (layer_map.hpp has each chunk's). Precondition:
+/// pipeline_split_problems() found nothing.
 std::vector<int> stage_layers(const Plan& plan, int layers);
 
-/// The rules of an uneven split (pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=),
+/// The rules of the pipeline split of a model of `layers` transformer layers and `mtp_layers` MTP
+/// modules (even, pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=, pp-layout=),
 /// appended to `out` with their numbers.
-void pipeline_split_problems(const Plan& plan, int layers, std::vector<Verdict>& out);
+void pipeline_split_problems(const Plan& plan, int layers, int mtp_layers, std::vector<Verdict>& out);
 
 /// The rules of context parallel (cp=, cp-comm=), appended to `out` with their numbers.
 void context_parallel_problems(const Plan& plan, const workload::Workload& workload, std::vector<Verdict>& out);

@@ -34,10 +34,15 @@ enum class Rule {
   // Uneven pipelines (pipeline_split.cpp).
   kUnevenSplitExclusive,     ///< no values
   kUnevenSplitNeedsPp,       ///< pp
-  kUnevenSplitNeedsVp1,      ///< vp
+  kStageLayersDivideVp,      ///< stage (a name), layers, vp
   kEmbeddingLossSplit,       ///< layers, pp
   kUnevenSplitNoOtherStage,  ///< layers, first, last, rest, pp
   kUnevenSplitRestDivides,   ///< layers, first, last, rest, stages
+  kPpLayoutStages,           ///< stages, pp, vp
+  kPpLayoutDecoders,         ///< decoders, layers
+  kPpLayoutEnds,             ///< no values
+  kPpLayoutMtp,              ///< mtp, mtp_layers
+  kPpLayoutMtpPlace,         ///< mtp
   // Context parallel (context_parallel.cpp).
   kCpCommNeedsCp,         ///< no values
   kCpNeedsFlash,          ///< cp
