@@ -9,7 +9,7 @@
 using namespace stepcast;
 
 TEST_SUITE("plan.moe_folding") {
-  TEST_CASE("cp=8 and ep=8 fold into the same 8 GPUs; each expert then has one replica (edp = 8 / 8)") {
+  TEST_CASE("cp=8 and ep=8 fold into the same 8 GPUs, each expert then with one replica (edp = 8 / 8)") {
     const workload::Workload w = workload::load_workload(STEPCAST_SOURCE_DIR "/workloads/mixtral-8x7b.json");
     const plan::Plan p = plan::resolve(plan::parse_plan("cp=8,ep=8,flash=on"), w, 8);
     CHECK(p.dp == 1);
