@@ -380,7 +380,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
       out.explanation.insert(
           out.explanation.end() - 1,
           {"MoE dispatch buffers (in temporary buffers)",
-           fmt::format("send b*s/t x top-{} x h + received expert rows x h, x {} B (load factor {:.4g})",
+           fmt::format("send b*s/cp (/t under sp) x top-{} x h + received expert rows x h, x {} B (load factor {:.4g})",
                        workload.shape->moe->top_k, operator_context(plan).activation_bytes,
                        operator_context(plan).experts.load_factor),
            format_bytes(dispatch_buffers)});

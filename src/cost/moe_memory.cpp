@@ -20,8 +20,9 @@ ExpertSplit expert_split(const workload::Workload& workload, const plan::Plan& p
   out.expert_per_gpu = out.routed / (static_cast<double>(plan.expert_tp()) * plan.ep * plan.pp);
   out.dense_shards = plan.state_shards();
   // The shard group's share of the expert data-parallel ranks: edp when the state is sharded
-  // over all of dp (ZeRO-1/2), fewer for a hybrid group.
-  out.expert_shards = std::max(1.0, static_cast<double>(plan.state_shards()) * plan.expert_dp() / plan.dp);
+  // over all of dp x cp (ZeRO-1/2), fewer for a hybrid group.
+  out.expert_shards =
+      std::max(1.0, static_cast<double>(plan.state_shards()) * plan.expert_dp() / plan.gradient_ranks());
   return out;
 }
 
@@ -66,8 +67,7 @@ Bytes moe_dispatch_buffers(const workload::TransformerShape& shape, const plan::
   OperatorContext ctx = operator_context(plan);
   ctx.kind.moe = true;
   const double e = ctx.activation_bytes;
-  const double routed = ctx.micro_batch * ctx.seq / (ctx.sequence_parallel ? ctx.tp : 1.0);
-  const double sent = routed * shape.moe->top_k * shape.hidden * e;
+  const double sent = routed_tokens_per_gpu(ctx) * shape.moe->top_k * shape.hidden * e;
   const double received = expert_rows_per_gpu(shape, ctx) * shape.hidden * e;
   return Bytes(sent + received);
 }

@@ -56,13 +56,25 @@ Operator memory(std::string_view name, OpPass pass, double elements, double stre
 
 }  // namespace
 
+double routed_tokens_per_gpu(const OperatorContext& c) {
+  // A context-parallel rank holds s/cp tokens of each of its b sequences, and its MoE layers
+  // route only those: Megatron-Core's token dispatchers take the layer's own hidden states,
+  // [S/TP, B, H] under sequence parallel with S the rank's sequence shard, and exchange them over
+  // the expert-parallel group (token_dispatcher.py, num_local_tokens = S/TP*B); its MoE guide
+  // lists context parallel as dividing activation memory by cp, and folds cp into the expert
+  // groups (parallel_state.py: expert data parallel = tp x cp x dp / (etp x ep)).
+  return c.micro_batch * c.seq / c.cp / (c.sequence_parallel ? c.tp : 1.0);
+}
+
 double expert_rows_per_gpu(const workload::TransformerShape& shape, const OperatorContext& c) {
   STEPCAST_ASSERT(shape.moe.has_value(), "expert rows need an MoE shape");
   // The etp x ep ranks of an expert group hold every expert once between them and take the
-  // tokens of all of them: etp x ep x (b s / tp) tokens, top-k copies each, over E experts. A
-  // rank holds E/ep experts (1/etp of each) and computes all their rows:
-  // (E/ep) x etp x ep x (b s / tp) x k / E = etp x (b s / tp) x k; times the busiest rank's load.
-  const double unique_tokens = c.micro_batch * c.seq / c.tp;
+  // tokens of all of them: etp x ep x (b s / (cp tp)) tokens (each rank's own under sequence
+  // parallel; without it, tp = etp ranks that hold the same b s / cp), top-k copies each, over E
+  // experts. A rank holds E/ep experts (1/etp of each) and computes all their rows:
+  // (E/ep) x etp x ep x (b s / (cp tp)) x k / E = etp x (b s / (cp tp)) x k; times the busiest
+  // rank's load.
+  const double unique_tokens = routed_tokens_per_gpu(c) / (c.sequence_parallel ? 1.0 : c.tp);
   return c.experts.etp * unique_tokens * shape.moe->top_k * c.experts.load_factor;
 }
 
@@ -72,9 +84,10 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   const workload::MoeShape& m = *shape.moe;
   const double e = c.activation_bytes;
   const double h = shape.hidden;
-  const double tokens = c.micro_batch * c.seq;
-  // The router runs on each rank's own tokens: its sequence shard under sequence parallel.
-  const double routed = tokens / (c.sequence_parallel ? c.tp : 1.0);
+  // The dense GEMMs' rows (the rank's b s / cp tokens, as layer_operators) and the tokens the
+  // router, the permute and the dispatch take: those, split again under sequence parallel.
+  const double tokens = c.micro_batch * c.seq / c.cp;
+  const double routed = routed_tokens_per_gpu(c);
   const double experts = m.experts;
   const double k = m.top_k;
 
@@ -119,9 +132,8 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
     // Shared experts: a dense MLP of shared_experts x shared_ffn, split over tp as the dense MLP.
     const double width = static_cast<double>(m.shared_experts) * m.shared_ffn / c.tp;
     const double shared_up = (shape.gated_mlp ? 2.0 : 1.0) * width;
-    const double shard = tokens / (c.sequence_parallel ? c.tp : 1.0);
     grouped_linear(fwd, bwd, "shared expert gate+up", "shared expert gate+up (dgrad)", "shared expert gate+up (wgrad)",
-                   {1.0, tokens, shared_up, h}, e, shard * h * e);
+                   {1.0, tokens, shared_up, h}, e, routed * h * e);
     const double shared_inner = tokens * width;
     fwd.push_back(memory("shared expert swiglu", OpPass::kForward, shared_inner, 3.0, e, 6.0));
     fwd.back().saved = Bytes(2.0 * shared_inner * e);

@@ -1,17 +1,17 @@
 // Expert parallel (Megatron-Core's MoE layers and token dispatchers, token_dispatcher.py): each
 // MoE block of a micro-batch dispatches its tokens' top-k copies over the expert-parallel group
 // before its experts and combines them after; with the all-to-all dispatcher each rank sends
-// S = tokens x top-k x h x bytes (nccl-tests' all-to-all size), the all-gather dispatcher gathers
+// S = tokens x top-k x h x bytes (nccl-tests' all-to-all size; tokens: the b s / cp the rank holds,
+// / tp under sequence parallel, cost::routed_tokens_per_gpu), the all-gather dispatcher gathers
 // the hidden states of the whole group and reduce-scatters the outputs back. With expert tensor
 // parallel and sequence parallel the dispatched rows are gathered inside the etp group before the
 // experts and reduce-scattered after. The backward runs the gradients of the same calls, and full
 // recompute the forward's again. The busiest rank's load factor stretches every call. They sit
 // between dependent kernels, unless moe-overlap hides them behind other compute (DeepSeek-V3's
 // DualPipe, section 3.2.1; Megatron-Core's a2a overlap).
-#include <algorithm>
-
 #include "expert_groups.hpp"
 #include "graph_support.hpp"
+#include "stepcast/cost/operators.hpp"
 
 namespace stepcast::graph {
 
@@ -57,9 +57,10 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
   const workload::TransformerShape& shape = *context.workload.shape;
   const int etp = p.expert_tp();
   if (!shape.moe || (p.ep < 2 && etp < 2)) return;
-  const double load = p.capacity_factor ? std::min(p.moe_imbalance, *p.capacity_factor) : p.moe_imbalance;
-  const double routed = static_cast<double>(p.seq_len) * p.micro_batch_size / (p.sequence_parallel ? p.tp : 1);
-  const double bytes = detail::activation_element_bytes(p);
+  const cost::OperatorContext ops = cost::operator_context(p);
+  const double load = ops.experts.load_factor;
+  const double routed = cost::routed_tokens_per_gpu(ops);
+  const double bytes = ops.activation_bytes;
   const Layout layout = graph.layout;
   const detail::ExpertFold fold{etp, p.ep};
   ExpertCalls calls;

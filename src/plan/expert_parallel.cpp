@@ -120,11 +120,19 @@ void add_expert_problems(const Plan& p, const workload::Workload& workload, std:
   }
   if (p.dp > 0) {
     // Megatron-core's parallel folding: per stage, tp x cp x dp (dense) = etp x ep x edp (experts).
-    const std::int64_t dense = std::int64_t{p.tp} * p.dp;
+    // Context-parallel ranks fold into the expert groups too (Megatron-Core's MoE guide: "the CP
+    // and EP group are folded together by default"; parallel_state.py divides tp x cp x dp).
+    const std::int64_t dense = std::int64_t{p.tp} * p.cp * p.dp;
     const std::int64_t expert = std::int64_t{etp} * p.ep;
     if (dense % expert != 0) {
       out.push_back({Rule::kExpertFolding,
-                     {{"tp", p.tp}, {"dp", p.dp}, {"dense", dense}, {"etp", etp}, {"ep", p.ep}, {"expert", expert}}});
+                     {{"tp", p.tp},
+                      {"cp", p.cp},
+                      {"dp", p.dp},
+                      {"dense", dense},
+                      {"etp", etp},
+                      {"ep", p.ep},
+                      {"expert", expert}}});
     }
   }
   if (p.tp > 1 && p.ep > 1 && !p.sequence_parallel) {
@@ -165,9 +173,9 @@ std::string describe_expert(const Verdict& v) {
       return fmt::format("expert ffn size ({}) must be divisible by etp ({})", n("expert_ffn"), n("etp"));
     case Rule::kExpertFolding:
       return fmt::format(
-          "expert and dense layers must fold the same GPUs of a stage: dense tp x cp x dp = {} x 1 x {} = {} must be "
+          "expert and dense layers must fold the same GPUs of a stage: dense tp x cp x dp = {} x {} x {} = {} must be "
           "divisible by etp x ep = {} x {} = {} (Megatron-core's parallel folding)",
-          n("tp"), n("dp"), n("dense"), n("etp"), n("ep"), n("expert"));
+          n("tp"), n("cp"), n("dp"), n("dense"), n("etp"), n("ep"), n("expert"));
     case Rule::kTpWithEpNeedsSp:
       return fmt::format("tp={} with ep={} needs sequence parallel (sp=on), as Megatron-LM requires", n("tp"), n("ep"));
     case Rule::kImbalanceWithinEp:

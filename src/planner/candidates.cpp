@@ -73,15 +73,15 @@ struct ExpertChoice {
 };
 
 /// Expert layouts of an MoE workload: every ep that divides the routed experts and folds into
-/// the stage's tp x dp GPUs, with experts split as the dense layers (etp = tp) or whole (etp = 1,
-/// Megatron-core's usual choice with ep > 1). A dense workload has the one layout ep = 1.
-std::vector<ExpertChoice> expert_layouts(const workload::Workload& workload, int tp, int dp) {
+/// the stage's tp x cp x dp GPUs (`replicas` = cp x dp), with experts split as the dense layers (etp = tp) or whole
+/// (etp = 1, Megatron-core's usual choice with ep > 1). A dense workload has the one layout ep = 1.
+std::vector<ExpertChoice> expert_layouts(const workload::Workload& workload, int tp, int replicas) {
   if (!workload.shape || !workload.shape->moe) return {{1, 0}};
   std::vector<ExpertChoice> out;
   for (const int ep : divisors(workload.shape->moe->experts)) {
     for (const int etp : {tp, 1}) {
       if (etp == 1 && tp > 1 && ep == 1) continue;  // etp differs from tp only with expert parallel
-      if ((tp * dp) % (etp * ep) != 0) continue;
+      if ((tp * replicas) % (etp * ep) != 0) continue;
       out.push_back({ep, etp == tp ? 0 : etp});
       if (tp == 1) break;
     }
@@ -103,7 +103,7 @@ std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload:
         // Layers that do not divide pp but do with the embedding and loss as layers (Llama 3).
         const bool embedding_loss_layers = layers > 0 && layers % pp != 0 && (layers + 2) % pp == 0;
         const int mbs_bound = std::min(space.max_micro_batch, std::max(1, space.global_batch / dp));
-        const std::vector<ExpertChoice> experts = expert_layouts(workload, tp, dp);
+        const std::vector<ExpertChoice> experts = expert_layouts(workload, tp, dp * cp);
         for (const auto [schedule, vp] : schedules(pp, layers)) {
           // Context-parallel ranks hold the same weights: the state shards over dp x cp.
           for (const auto [sharding, group] : shardings(dp * cp, tp * pp * cp, space.gpus_per_node)) {

@@ -134,6 +134,9 @@ const std::vector<Case>& cases() {
       {mixtral, "dp=2,ep=4", 2, R::kExpertFolding,
        "expert and dense layers must fold the same GPUs of a stage: dense tp x cp x dp = 1 x 1 x 2 = 2 must be "
        "divisible by etp x ep = 1 x 4 = 4 (Megatron-core's parallel folding)"},
+      {mixtral, "cp=2,ep=4,flash=on", 2, R::kExpertFolding,
+       "expert and dense layers must fold the same GPUs of a stage: dense tp x cp x dp = 1 x 2 x 1 = 2 must be "
+       "divisible by etp x ep = 1 x 4 = 4 (Megatron-core's parallel folding)"},
       {mixtral, "tp=2,ep=2", 4, R::kTpWithEpNeedsSp,
        "tp=2 with ep=2 needs sequence parallel (sp=on), as Megatron-LM requires"},
       {mixtral, "dp=2,ep=2,moe-imbalance=2.5", 2, R::kImbalanceWithinEp,

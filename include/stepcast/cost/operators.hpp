@@ -101,8 +101,14 @@ struct OperatorContext {
 
 OperatorContext operator_context(const plan::Plan& plan);
 
+/// Tokens one GPU routes per micro-batch, the rows of its router and of the copies it dispatches
+/// (top-k each): its own b s / cp tokens, split again over tp under sequence parallel
+/// (moe_operators.cpp cites Megatron-Core). Every MoE cost (operators, dispatch bytes, buffers)
+/// starts from it.
+double routed_tokens_per_gpu(const OperatorContext& ctx);
+
 /// Routed tokens (token x expert pairs) one GPU's expert GEMMs take per micro-batch, with the
-/// load factor: etp x (b s / tp) x top-k x load factor (moe_operators.cpp derives it).
+/// load factor: etp x (b s / (cp tp)) x top-k x load factor (moe_operators.cpp derives it).
 double expert_rows_per_gpu(const workload::TransformerShape& shape, const OperatorContext& ctx);
 
 /// The MLP part of an MoE block (router, dispatch permute, grouped expert GEMMs, combine, shared

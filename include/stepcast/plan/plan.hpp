@@ -119,14 +119,17 @@ struct Plan {
   bool fp8_recipe_given = false;  ///< the plan said fp8-recipe=, which only precision=fp8 takes
   /// Expert parallel (ep=) and expert tensor parallel (etp=; 0 = as tp, Megatron-core's default):
   /// each MoE layer's routed experts are spread over ep ranks and each expert's matrices split
-  /// over etp; the same GPUs of a stage fold as tp x dp (dense) = etp x ep x edp (experts).
+  /// over etp; the same GPUs of a stage fold as tp x cp x dp (dense) = etp x ep x edp (experts).
   int ep = 1;
   int etp = 0;
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   /// Tokens an expert takes at most, over its balanced share (capacity-factor=); none = dropless.
   std::optional<double> capacity_factor;
-  /// Tokens of the busiest expert-parallel rank over the mean (moe-imbalance=; 1.0 = balanced,
-  /// as published MoE benchmarks force their routing).
+  /// Tokens of the busiest expert-parallel rank over the mean (moe-imbalance=): it stretches that
+  /// rank's expert GEMMs and the all-to-alls the group waits on. 1.0 = balanced: the published
+  /// Megatron-Bridge MoE benchmarks "force-balance the token distribution among experts"
+  /// (../shared/data/training_runs_megatron_bridge.md), and no published figure gives the imbalance
+  /// Megatron-Core's aux-loss top-k router leaves per expert-parallel rank.
   double moe_imbalance = 1.0;
   /// Dispatch and combine overlapped with the other micro-batch's or the shared experts'
   /// compute (moe-overlap=on: DeepSeek-V3's DualPipe, Megatron-core's a2a overlap).
@@ -149,8 +152,9 @@ struct Plan {
   [[nodiscard]] bool is_fsdp() const;
   /// The expert tensor-parallel degree in force (etp, or tp when not given).
   [[nodiscard]] int expert_tp() const { return etp > 0 ? etp : tp; }
-  /// Expert data parallel: replicas of each expert in a stage, tp * dp / (etp * ep). Precondition: valid.
-  [[nodiscard]] int expert_dp() const { return tp * dp / (expert_tp() * ep); }
+  /// Expert data parallel: replicas of each expert in a stage, tp * cp * dp / (etp * ep)
+  /// (Megatron-Core's parallel_state.py folds cp into the expert groups). Precondition: valid.
+  [[nodiscard]] int expert_dp() const { return tp * cp * dp / (expert_tp() * ep); }
   /// Whether any expert setting was given (ep, etp, dispatcher, capacity, imbalance, overlap).
   [[nodiscard]] bool has_expert_settings() const;
 };

@@ -59,7 +59,7 @@ enum class Rule {
   kEpDividesExperts,         ///< experts, ep
   kEtpNeedsEp,               ///< etp, tp
   kEtpDividesExpertFfn,      ///< expert_ffn, etp
-  kExpertFolding,            ///< tp, dp, dense, etp, ep, expert
+  kExpertFolding,            ///< tp, cp, dp, dense, etp, ep, expert
   kTpWithEpNeedsSp,          ///< tp, ep
   kImbalanceWithinEp,        ///< imbalance (a ratio), ep
   kMoeOverlapNeedsAllToAll,  ///< ep, dispatcher (a name)
