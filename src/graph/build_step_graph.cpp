@@ -21,7 +21,7 @@ StepGraph build_step_graph(const GraphContext& context, const cost::ComputeEstim
   STEPCAST_ASSERT(context.workload.shape.has_value(), "a step graph needs a workload with a shape");
   STEPCAST_ASSERT(static_cast<int>(compute.stages.size()) == p.pp, "one compute estimate per stage");
   StepGraph g;
-  g.layout = Layout{p.tp, p.pp, p.gradient_ranks()};
+  g.layout = Layout{p.tp, p.pp, p.gradient_ranks(), p.rank_order == plan::RankOrder::kStagesOutermost};
   g.schedule = p.schedule;
   g.micro_batches = p.micro_batches();
   g.vp = p.schedule == plan::Schedule::kInterleaved ? p.vp : 1;

@@ -15,7 +15,7 @@ void add_context_parallel(const GraphContext& context, StepGraph& graph) {
   if (p.cp < 2) return;
   const Layout layout = graph.layout;
   const int cp = p.cp;
-  const int stride = p.tp * p.pp;
+  const int stride = graph.layout.replica_stride();
   // The cp ranks of a tensor rank are consecutive replicas (plan.hpp); each tensor rank has its group.
   const auto members = [layout, cp](int stage) { return detail::replica_blocks(layout, stage, cp); };
   GroupSpec all{"context", cp, stride, topology::Concurrency{p.tp, 1}, Representation::kOwnReplicas, members};

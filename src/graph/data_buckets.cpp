@@ -15,6 +15,17 @@ namespace stepcast::graph::detail {
 
 namespace {
 
+/// The data group as it runs on every stage at once: with the stages inside each replica, each
+/// stage's groups share the NICs of the replica's nodes with the other stages' (tp x pp groups
+/// side by side); with the stages outermost, a group that leaves its node has the stage's nodes
+/// to itself and its tensor-parallel peers, as when one stage runs.
+std::size_t every_stage_group(StepGraph& graph, std::size_t data_group) {
+  if (graph.layout.stages_outermost || graph.layout.pp == 1) return data_group;
+  GroupSpec shared = graph.groups[data_group];
+  shared.concurrency = topology::Concurrency{graph.layout.tp * graph.layout.pp, 1};
+  return graph.add_group(std::move(shared));
+}
+
 /// The updated parameters' all-gather over `group`: after the optimizer, or at the step's start.
 CommNode parameter_gather(const plan::Plan& p, std::string name, std::size_t group, Bytes weights,
                           double bucket_elements, double parameter_bytes) {
@@ -53,9 +64,7 @@ void add_bucketed(const GraphContext& context, StepGraph& graph, const DataState
     if (reduce.every_micro_batch && p.pp > 1) {
       // ZeRO-2's reduce-scatters, issued every micro-batch, run on every stage at once in the
       // steady state, so each stage's groups share the NICs with the other stages' too.
-      GroupSpec shared = graph.groups[state.data_group];
-      shared.concurrency = topology::Concurrency{p.tp * p.pp, 1};
-      reduce.group = graph.add_group(std::move(shared));
+      reduce.group = every_stage_group(graph, state.data_group);
     }
   }
   reduce.pieces = state.grads / reduce.size;
@@ -66,9 +75,7 @@ void add_bucketed(const GraphContext& context, StepGraph& graph, const DataState
   std::string name = "ZeRO parameter all-gather";
   if (p.overlap_param_gather.value_or(false)) {
     // Every stage gathers at the step's start: the stages' groups share the NICs.
-    GroupSpec every_stage = graph.groups[state.data_group];
-    every_stage.concurrency = topology::Concurrency{p.tp * p.pp, 1};
-    gather_group = graph.add_group(std::move(every_stage));
+    gather_group = every_stage_group(graph, state.data_group);
     name += " (beside the first forward: overlap-param-gather=on)";
   }
   graph.comm.push_back(parameter_gather(p, std::move(name), gather_group, state.weights, context.zero_bucket_elements,

@@ -42,19 +42,20 @@ DataState data_state(const GraphContext& context, StepGraph& graph) {
   const Layout layout = graph.layout;
   GroupSpec data{"data",
                  p.gradient_ranks(),
-                 p.tp * p.pp,
+                 layout.replica_stride(),
                  topology::Concurrency{p.tp, 1},
                  Representation::kEveryGroup,
                  [layout](int stage) { return replica_blocks(layout, stage, layout.replicas); }};
   s.data_group = graph.add_group(std::move(data));
   if (w.shape->moe) {
     // The same expert-TP and expert-parallel position in every fold of etp x ep GPUs: etp x ep
-    // dense positions apart, etp x ep x pp GPUs once a group reaches past a stage's tensor ranks.
+    // dense positions apart, as many replicas' strides once a group reaches past a stage's
+    // tensor ranks.
     const ExpertFold fold{p.expert_tp(), p.ep};
     const int span = fold.etp * fold.ep;
     GroupSpec experts{"expert data parallel",
                       p.expert_dp(),
-                      span >= p.tp ? span * p.pp : span,
+                      span >= p.tp ? span / p.tp * layout.replica_stride() : span,
                       topology::Concurrency{span >= p.tp ? p.tp : 1, 1},
                       Representation::kEveryGroup,
                       [layout, fold](int stage) { return fold.data_groups(layout, stage); }};

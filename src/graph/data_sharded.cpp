@@ -99,10 +99,10 @@ void add_sharded(const GraphContext& context, StepGraph& graph, const DataState&
     GroupSpec replicas = graph.groups[state.data_group];
     replicas.role = "replicas";
     replicas.ranks = p.dp / p.shard_group;
-    replicas.stride = p.tp * p.pp * p.shard_group;
+    replicas.stride = layout.replica_stride() * p.shard_group;
     // Every position in the shard group (and every tensor rank) has its replica group,
-    // consecutive GPUs when tp x shard positions are (pp = 1).
-    if (p.pp == 1) replicas.concurrency = topology::Concurrency{p.tp * p.shard_group, 1};
+    // consecutive GPUs when tp x shard positions are (a stage's GPUs contiguous).
+    if (p.pp == 1 || layout.stages_outermost) replicas.concurrency = topology::Concurrency{p.tp * p.shard_group, 1};
     const int size = p.shard_group;
     replicas.members = [layout, size](int stage) {
       GroupSets groups;

@@ -9,6 +9,8 @@
 // recompute the forward's again. The busiest rank's load factor stretches every call. They sit
 // between dependent kernels, unless moe-overlap hides them behind other compute (DeepSeek-V3's
 // DualPipe, section 3.2.1; Megatron-Core's a2a overlap).
+#include <algorithm>
+
 #include "expert_groups.hpp"
 #include "graph_support.hpp"
 #include "stepcast/cost/operators.hpp"
@@ -66,10 +68,10 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
   ExpertCalls calls;
   if (p.ep > 1) {
     // Expert-parallel ranks sit etp apart while the group stays inside a stage's tensor ranks;
-    // beyond them the stage-major layout puts pp x etp GPUs between them on average.
+    // beyond them, etp dense positions of the stage apart (the replicas' stride per tp).
     GroupSpec ep{"expert parallel",
                  p.ep,
-                 (p.pp == 1 || etp * p.ep <= p.tp) ? etp : etp * p.pp,
+                 etp * p.ep <= p.tp ? etp : std::max(1, etp * layout.replica_stride() / p.tp),
                  topology::Concurrency{etp, 1},
                  Representation::kEveryGroup,
                  [layout, fold](int stage) { return fold.groups(layout, stage, false); }};

@@ -14,9 +14,10 @@ void add_pipeline_parallel(const GraphContext& context, StepGraph& graph) {
   GroupSpec spec;
   spec.role = "pipeline";
   spec.ranks = 2;
-  spec.stride = p.tp;
-  // Every tensor rank of a stage sends to its peer of the next stage at once, through the NICs.
-  spec.concurrency = topology::Concurrency{p.tp, 1};
+  spec.stride = layout.stage_stride();
+  // Every tensor rank of a stage sends to its peer of the next stage at once, through the NICs:
+  // with the stages outermost, every GPU of the stage, all side by side.
+  spec.concurrency = topology::Concurrency{layout.stages_outermost ? p.tp * layout.replicas : p.tp, 1};
   // At stage s: each GPU with its peer on the next stage (the last stage's on the first, where
   // the interleaved schedule passes a micro-batch to the next model chunk).
   spec.members = [layout](int stage) {

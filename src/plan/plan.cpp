@@ -173,6 +173,10 @@ std::string_view to_string(Precision p) {
   STEPCAST_UNREACHABLE("unknown precision");
 }
 
+std::string_view to_string(RankOrder o) {
+  return o == RankOrder::kStagesOutermost ? "tp-cp-ep-dp-pp" : "tp-pp-cp-ep-dp";
+}
+
 std::string_view to_string(Fp8Recipe r) {
   switch (r) {
     case Fp8Recipe::kDelayed:
@@ -325,6 +329,7 @@ std::string to_string(const Plan& p) {
   if (p.pp_embedding_loss_layers) text += ",pp-embedding-loss-layers=on";
   if (!p.pp_layout.empty()) text += fmt::format(",pp-layout={}", p.pp_layout);
   if (p.fp8_recipe_given) text += fmt::format(",fp8-recipe={}", to_string(p.fp8_recipe));
+  if (p.rank_order != RankOrder::kStagesOutermost) text += fmt::format(",order={}", to_string(p.rank_order));
   text += expert_settings_text(p);
   text += overlap_settings_text(p);
   return text;

@@ -3,6 +3,7 @@
 
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
+#include "rank_order.hpp"
 #include "stepcast/plan/layer_map.hpp"
 
 #include <fmt/format.h>
@@ -64,6 +65,7 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
                                                     "pp-last-layers",
                                                     "pp-embedding-loss-layers",
                                                     "pp-layout",
+                                                    "order",
                                                     "fp8-recipe",
                                                     "ep",
                                                     "etp",
@@ -134,6 +136,11 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     plan_.pp_last_layers = parse_positive(key, value, fail);
   } else if (key == "pp-embedding-loss-layers") {
     plan_.pp_embedding_loss_layers = parse_switch(key, value, fail);
+  } else if (key == "order") {
+    std::string why;
+    const auto order = parse_rank_order(value, why);
+    if (!order) fail(fmt::format("order= \"{}\" is not a rank order stepcast lays out: {}", value, why));
+    plan_.rank_order = order.value_or(RankOrder::kStagesOutermost);
   } else if (key == "pp-layout") {
     std::string why;
     if (!parse_pp_layout(value, why)) fail(fmt::format("pp-layout= \"{}\" is not a pipeline layout: {}", value, why));

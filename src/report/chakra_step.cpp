@@ -114,7 +114,7 @@ struct LaneEnds {
 class GpuTrace {
  public:
   GpuTrace(const graph::StepGraph& g, Tables& tables, int gpu, std::vector<TraceNode>& out)
-      : g_(g), tables_(tables), gpu_(gpu), stage_((gpu / g.layout.tp) % g.layout.pp), out_(out) {}
+      : g_(g), tables_(tables), gpu_(gpu), stage_(g.layout.stage_of(gpu)), out_(out) {}
 
   void build();
 
@@ -250,7 +250,7 @@ std::vector<std::pair<std::size_t, Bytes>> GpuTrace::layer_calls(Anchor anchor, 
 
 int GpuTrace::peer(int stage, bool forward) const {
   const graph::Layout& l = g_.layout;
-  const int replica = gpu_ / (l.tp * l.pp);
+  const int replica = l.replica_of(gpu_);
   const int to = forward ? (stage + 1) % l.pp : (stage + l.pp - 1) % l.pp;
   return l.gpu(replica, to, gpu_ % l.tp);
 }

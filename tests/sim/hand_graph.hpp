@@ -15,7 +15,8 @@ namespace stepcast::sim::test {
 inline graph::StepGraph hand_step(int pp, int m, plan::Schedule schedule, int vp, Seconds forward, Seconds backward,
                                   int replicas = 1, int tp = 1, int layers = 1) {
   graph::StepGraph g;
-  g.layout = graph::Layout{tp, pp, replicas};
+  // Stages inside each replica (order=tp-pp-cp-ep-dp), as the hand derivations place them.
+  g.layout = graph::Layout{tp, pp, replicas, false};
   g.schedule = schedule;
   g.micro_batches = m;
   g.vp = vp;
@@ -35,7 +36,7 @@ inline std::size_t replica_group(graph::StepGraph& g, std::string role, int size
   graph::GroupSpec spec;
   spec.role = std::move(role);
   spec.ranks = size;
-  spec.stride = layout.tp * layout.pp;
+  spec.stride = layout.replica_stride();
   spec.representation = representation;
   spec.members = [layout, size](int stage) {
     graph::GroupSets groups;
@@ -75,7 +76,7 @@ inline std::size_t stage_pairs(graph::StepGraph& g) {
   graph::GroupSpec spec;
   spec.role = "pipeline";
   spec.ranks = 2;
-  spec.stride = layout.tp;
+  spec.stride = layout.stage_stride();
   spec.members = [layout](int stage) {
     graph::GroupSets pairs;
     for (int r = 0; r < layout.replicas; ++r) {

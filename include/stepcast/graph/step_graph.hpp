@@ -140,14 +140,22 @@ struct StageWork {
   [[nodiscard]] int layers() const;
 };
 
-/// Where a GPU sits: tensor rank, pipeline stage and replica (data x context parallel), laid out
-/// tensor-parallel first, then pipeline, then replicas (plan.hpp).
+/// Where a GPU sits: tensor rank, pipeline stage and replica (data x context parallel), tensor
+/// ranks innermost and, as plan::RankOrder says, the stages outermost (Megatron-Core's default:
+/// a stage's GPUs contiguous) or inside each replica.
 struct Layout {
   int tp = 1;
   int pp = 1;
   int replicas = 1;  ///< dp x cp: the ranks that hold the same weights
-  [[nodiscard]] int gpu(int replica, int stage, int tp_rank) const { return (replica * pp + stage) * tp + tp_rank; }
-  [[nodiscard]] int replica_of(int gpu) const { return gpu / (tp * pp); }
+  bool stages_outermost = true;
+  [[nodiscard]] int gpu(int replica, int stage, int tp_rank) const {
+    return (stages_outermost ? stage * replicas + replica : replica * pp + stage) * tp + tp_rank;
+  }
+  [[nodiscard]] int replica_of(int gpu) const { return stages_outermost ? (gpu / tp) % replicas : gpu / (tp * pp); }
+  [[nodiscard]] int stage_of(int gpu) const { return stages_outermost ? gpu / (tp * replicas) : (gpu / tp) % pp; }
+  /// GPUs between consecutive replicas of a stage, and between consecutive stages of a replica.
+  [[nodiscard]] int replica_stride() const { return stages_outermost ? tp : tp * pp; }
+  [[nodiscard]] int stage_stride() const { return stages_outermost ? tp * replicas : tp; }
   [[nodiscard]] int gpus() const { return tp * pp * replicas; }
 };
 

@@ -53,6 +53,14 @@ enum class ContextComm { kP2p, kAllGather, kA2a };
 /// the expert-parallel group, or an all-gather of every token with a reduce-scatter back.
 enum class MoeDispatcher { kAllToAll, kAllGather };
 
+/// How a plan's ranks are numbered, tensor-parallel ranks innermost and context-parallel ranks
+/// inside the data-parallel replicas either way (expert-parallel groups fold inside the same):
+/// Megatron-Core's default order tp-cp-ep-dp-pp puts the pipeline stages outermost, each stage's
+/// GPUs contiguous (parallel_state.py, initialize_model_parallel; torchtitan's device mesh
+/// [pp, dp, cp, tp] alike); tp-pp-cp-ep-dp puts them right after the tensor ranks, inside the
+/// replicas (Megatron-LM's --use-tp-pp-dp-mapping when cp = 1).
+enum class RankOrder { kStagesOutermost, kStagesInsideReplicas };
+
 /// The most that dp x tp x pp x vp x mbs x shard group may reach: 2^30, far beyond any cluster and
 /// small enough that every product of these degrees stays an int.
 inline constexpr std::int64_t kMaxPlanSpan = std::int64_t{1} << 30;
@@ -114,6 +122,8 @@ struct Plan {
   /// The layers of every virtual stage written out (pp-layout=, Megatron-Core's
   /// --pipeline-model-parallel-layout: "Et*3|(tt|)*29|mL"); empty: not given (layer_map.hpp).
   std::string pp_layout;
+  /// order=: how ranks are numbered (Megatron-Core's default unless given).
+  RankOrder rank_order = RankOrder::kStagesOutermost;
   /// precision=fp8 only (fp8-recipe=delayed|current): how tensors are scaled.
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   bool fp8_recipe_given = false;  ///< the plan said fp8-recipe=, which only precision=fp8 takes
@@ -225,6 +235,7 @@ std::string_view to_string(Recompute r);
 std::string_view to_string(Schedule s);
 std::string_view to_string(Fp8Recipe r);
 std::string_view to_string(MoeDispatcher d);
+std::string_view to_string(RankOrder o);
 /// Parse the names used by the compact form; InputError(origin) lists the accepted names.
 Precision parse_precision(std::string_view name, const std::string& origin);
 Optimizer parse_optimizer(std::string_view name, const std::string& origin);
