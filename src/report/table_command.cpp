@@ -101,6 +101,7 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
   for (const auto& t : c.topologies) req.topologies.push_back(topology_path(t));
   req.gpus = c.gpus;
   req.sets = c.sets;
+  req.gpus_per_domain = c.gpus_per_domain;
   req.prices = c.prices.size() == 1 ? std::vector<double>(c.topologies.size(), c.prices.front()) : c.prices;
   req.search.step.memory.margin = c.memory_margin.empty()
                                       ? cost::default_memory_margin()
