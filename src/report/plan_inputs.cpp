@@ -59,9 +59,8 @@ PlanInputs load_plan_inputs(const PlanOptions& o) {
                                 : plan::parse_plan(o.plan, "--plan");
   int gpus = o.gpus > 0 || o.nodes > 0 ? o.gpus : plan_gpus(p, o.sets);
   if (!o.topology.empty()) {
-    topology::SelectedTopology selected =
-        topology::load_selected_topology(topology_path(o.topology),
-                                         topology_request(o.nodes, gpus, o.sets, o.gpus_per_domain));
+    topology::SelectedTopology selected = topology::load_selected_topology(
+        topology_path(o.topology), topology_request(o.nodes, gpus, o.sets, o.gpus_per_domain));
     gpus = selected.gpus;
     in.topology = std::move(selected.topology);
     in.set_echo = set_echo_text(topology_path(o.topology), o.sets);

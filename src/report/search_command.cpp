@@ -58,8 +58,8 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
         c.workload, {},
         "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
   }
-  const topology::SelectedTopology selected =
-      topology::load_selected_topology(topology_path(c.topology), topology_request(c.nodes, c.gpus, c.sets, c.gpus_per_domain));
+  const topology::SelectedTopology selected = topology::load_selected_topology(
+      topology_path(c.topology), topology_request(c.nodes, c.gpus, c.sets, c.gpus_per_domain));
   const topology::Topology& topo = selected.topology;
   planner::SearchSpace space;
   space.gpus = selected.gpus;

@@ -162,8 +162,8 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
 std::string topology_command(const TopologyRequest& o) {
   const std::optional<int> nodes = o.nodes_given ? std::optional<int>(o.nodes) : std::nullopt;
   if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
-  const topology::SelectedTopology selected =
-      topology::load_selected_topology(topology_path(o.topology), topology_request(nodes.value_or(0), o.gpus, o.sets, o.gpus_per_domain));
+  const topology::SelectedTopology selected = topology::load_selected_topology(
+      topology_path(o.topology), topology_request(nodes.value_or(0), o.gpus, o.sets, o.gpus_per_domain));
   const Topology& t = selected.topology;
   const CommTiers c = t.tiers(selected.gpus);
   return o.json ? summary_json(t, c).dump(2) + "\n"

@@ -60,12 +60,13 @@ SelectedTopology select_per_domain(const std::filesystem::path& file, const Topo
   const int domains = gpus / per_domain;
   const int wanted_nodes = domains * shape.trays_per_node();
   if (request.nodes && *request.nodes != wanted_nodes) {
-    throw InputError("--gpus", {},
-                     fmt::format("--gpus {} with --gpus-per-domain {} and --nodes {} disagree: {} GPUs are {} domain(s) "
-                                 "of {} GPUs, which are {} node(s) of the file on {} ({} per domain); give one of "
-                                 "--gpus and --nodes",
-                                 gpus, per_domain, *request.nodes, gpus, domains, shape.domain_gpus(), wanted_nodes,
-                                 shape.name(), shape.trays_per_node()));
+    throw InputError(
+        "--gpus", {},
+        fmt::format("--gpus {} with --gpus-per-domain {} and --nodes {} disagree: {} GPUs are {} domain(s) "
+                    "of {} GPUs, which are {} node(s) of the file on {} ({} per domain); give one of "
+                    "--gpus and --nodes",
+                    gpus, per_domain, *request.nodes, gpus, domains, shape.domain_gpus(), wanted_nodes, shape.name(),
+                    shape.trays_per_node()));
   }
   if (shape.node_count() == domains) return {std::move(shape), gpus};
   return {load_topology_with_sets(file, wanted_nodes, request.sets, per_domain), gpus};

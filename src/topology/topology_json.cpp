@@ -243,9 +243,10 @@ void check_gpus_per_domain(int used, const ClusterSpec& spec, int domain_gpus) {
         domain_gpus > tray
             ? fmt::format("a plan uses whole trays of each domain of {} GPUs: {} to {} in steps of {}", domain_gpus,
                           tray, domain_gpus, tray)
-            : fmt::format("each node of this file is its own domain of {} GPUs, so a plan uses all of it, or part of "
-                          "one node with --gpus",
-                          domain_gpus);
+            : fmt::format(
+                  "each node of this file is its own domain of {} GPUs, so a plan uses all of it, or part of "
+                  "one node with --gpus",
+                  domain_gpus);
     throw InputError("--gpus-per-domain", {},
                      fmt::format("{} GPUs of each scale-up domain on {}: {} ({})", used, spec.name, why, rule));
   };

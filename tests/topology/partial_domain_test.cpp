@@ -119,8 +119,9 @@ TEST_SUITE("topology.partial_domain") {
     TopologyRequest dgx;
     dgx.gpus = 16;
     dgx.gpus_per_domain = 4;
-    CHECK(error_of([&] { load_selected_topology(shipped("dgx-h100.json"), dgx); })
-              .find("each node of this file is its own domain of 8 GPUs") != std::string::npos);
+    CHECK(error_of([&] {
+            load_selected_topology(shipped("dgx-h100.json"), dgx);
+          }).find("each node of this file is its own domain of 8 GPUs") != std::string::npos);
   }
 
   TEST_CASE("256 GPUs without --gpus-per-domain are refused with the part of each rack that fits them") {

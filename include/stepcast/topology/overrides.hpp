@@ -13,8 +13,8 @@ namespace stepcast::topology {
 
 /// How the command line changes a topology file before it is read.
 struct TopologyRequest {
-  std::optional<int> nodes;       ///< --nodes: the cluster's node count (cluster form)
-  std::optional<int> gpus;        ///< --gpus: the GPUs the plan uses
+  std::optional<int> nodes;  ///< --nodes: the cluster's node count (cluster form)
+  std::optional<int> gpus;   ///< --gpus: the GPUs the plan uses
   /// --gpus-per-domain: the GPUs the plan uses of each scale-up domain (64 of an NVL72 rack's 72)
   std::optional<int> gpus_per_domain;
   std::vector<std::string> sets;  ///< --set PATH=VALUE edits, applied in order

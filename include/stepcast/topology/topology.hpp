@@ -198,7 +198,9 @@ class Topology {
   [[nodiscard]] int gpus_per_tray() const { return gpus_per_tray_ > 0 ? gpus_per_tray_ : gpus_per_node_; }
   /// GPUs of one whole scale-up domain of the file (72 in an NVL72 rack), of which each node of the
   /// graph holds gpus_per_node(): fewer when the plan uses part of every domain (--gpus-per-domain).
-  [[nodiscard]] int domain_gpus() const { return gpus_per_tray_ > 0 ? trays_per_node_ * gpus_per_tray_ : gpus_per_node_; }
+  [[nodiscard]] int domain_gpus() const {
+    return gpus_per_tray_ > 0 ? trays_per_node_ * gpus_per_tray_ : gpus_per_node_;
+  }
   [[nodiscard]] int node_of_gpu(int gpu_index) const;
   /// The file's "price" block, if it has one.
   [[nodiscard]] const std::optional<GpuHourPrice>& price() const { return price_; }
