@@ -32,6 +32,7 @@ std::string command_line(const SearchRequest& c) {
   std::string s = fmt::format("stepcast search --workload {} --topology {}", c.workload, c.topology);
   if (c.nodes > 0) s += fmt::format(" --nodes {}", c.nodes);
   if (c.gpus > 0) s += fmt::format(" --gpus {}", c.gpus);
+  if (c.gpus_per_domain > 0) s += fmt::format(" --gpus-per-domain {}", c.gpus_per_domain);
   for (const std::string& set : c.sets) s += fmt::format(" --set \"{}\"", set);
   if (!c.memory_margin.empty()) s += fmt::format(" --memory-margin {}", c.memory_margin);
   s += fmt::format(" --global-batch {}", c.global_batch);

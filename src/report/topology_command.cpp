@@ -152,6 +152,8 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
         {"inter_latency_s", sig9(c.inter_latency.value())},
         {"oversubscription", sig9(c.oversubscription)}}},
   };
+  // A plan on part of each scale-up domain: gpus_per_node above is the part, of this many.
+  if (t.gpus_per_node() < t.domain_gpus()) out["domain_gpus"] = t.domain_gpus();
   if (g.peak_mxfp8.value() > 0.0) out["gpu"]["peak_mxfp8_flops"] = sig9(g.peak_mxfp8.value());
   if (g.peak_nvfp4.value() > 0.0) out["gpu"]["peak_nvfp4_flops"] = sig9(g.peak_nvfp4.value());
   return out;
