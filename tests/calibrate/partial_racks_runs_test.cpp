@@ -53,7 +53,7 @@ TEST_SUITE("calibrate.partial_racks") {
     CHECK(partial == 71);
   }
 
-  TEST_CASE("a gpus_per_domain column states the part of each rack; without it 96 GPUs fit no rule") {
+  TEST_CASE("a gpus_per_domain column states the part of each rack, without it 96 GPUs fit no rule") {
     // 96 GPUs = 2 racks x 48 (12 trays each); 96 is neither whole racks of 72 nor whole 16-tray
     // segments of 64, so without the column the row is counted as inexpressible, with the way out.
     const auto given = read("given.csv",

@@ -63,7 +63,7 @@ TEST_SUITE("topology.partial_domain") {
     CHECK(nvl72(std::nullopt, 64, 72).topology.gpu_count() == 256);
   }
 
-  TEST_CASE("a tp=8 / ep=64 group of 64 consecutive ranks stays on NVLink; a dp group across the racks crosses NICs") {
+  TEST_CASE("a tp=8 / ep=64 group of 64 consecutive ranks stays on NVLink, a dp group across the racks crosses NICs") {
     const Topology t = nvl72(256, 64).topology;
     // Megatron-Core's tp-cp-ep-dp-pp order makes a stage's tensor and expert ranks consecutive:
     // tp=8 is GPUs 0..7, ep=64 (etp=1) GPUs 0..63, all in rack 0.
@@ -101,7 +101,7 @@ TEST_SUITE("topology.partial_domain") {
     CHECK(all.links().size() == whole.links().size());
   }
 
-  TEST_CASE("whole trays: 8 per domain is 2 trays of each rack; the rule is refused with its values") {
+  TEST_CASE("whole trays: 8 per domain is 2 trays of each rack, and the rule is refused with its values") {
     // 2 trays of each of 4 racks: 32 GPUs, 8-GPU NVLink domains.
     const Topology t = nvl72(32, 8).topology;
     CHECK(t.node_count() == 4);
