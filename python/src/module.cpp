@@ -96,6 +96,7 @@ std::string search(const py::dict& values) {
   r.no_flash = o.flag("no_flash");
   r.calibration = o.text("calibration");
   r.gpus = o.integer("gpus");
+  r.gpus_per_domain = o.integer("gpus_per_domain");
   r.sets = o.texts("set");
   r.memory_margin = o.text("memory_margin");
   r.json = true;
@@ -108,6 +109,7 @@ std::string table(const py::dict& values) {
   r.workloads = o.texts("workloads");
   r.topologies = o.texts("topologies");
   r.gpus = o.integers("gpus");
+  r.gpus_per_domain = o.integer("gpus_per_domain");
   r.global_batch = o.integer("global_batch");
   r.seq = o.integer("seq");
   r.tokens = o.number("tokens");
@@ -141,6 +143,7 @@ std::string collective(const py::dict& values) {
   r.nodes = o.integer("nodes");
   r.nodes_given = o.has("nodes");
   r.gpus = o.integer("gpus");
+  r.gpus_per_domain = o.integer("gpus_per_domain");
   r.sets = o.texts("set");
   r.explain = o.flag("explain");
   r.engine = o.text("engine", r.engine);

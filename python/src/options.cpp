@@ -46,6 +46,7 @@ report::PlanOptions plan_options(const Options& o) {
   p.overhead = o.text("overhead");
   p.calibration = o.text("calibration");
   p.gpus = o.integer("gpus");
+  p.gpus_per_domain = o.integer("gpus_per_domain");
   p.sets = o.texts("set");
   p.memory_margin = o.text("memory_margin");
   return p;

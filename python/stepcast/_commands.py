@@ -25,6 +25,7 @@ def _plan_options(inputs, a):
         "overhead": opt.size("overhead", a["overhead"]),
         "calibration": opt.text("calibration", a["calibration"]),
         "gpus": opt.whole("gpus", a["gpus"], 1),
+        "gpus_per_domain": opt.whole("gpus_per_domain", a["gpus_per_domain"], 1),
         "set": opt.sets(a["set"]),
         "memory_margin": opt.text("memory_margin", a["memory_margin"]),
     }
@@ -38,9 +39,9 @@ def _checked(text, refusal):
     return result
 
 
-def predict(*, workload, topology, plan=None, gpus=None, nodes=None, global_batch=None, seq=None, precision=None,
-            optimizer=None, overhead=None, calibration=None, set=None, memory_margin=None, interval_runs=None,
-            achieved_fraction=None, explain=False):
+def predict(*, workload, topology, plan=None, gpus=None, gpus_per_domain=None, nodes=None, global_batch=None, seq=None,
+            precision=None, optimizer=None, overhead=None, calibration=None, set=None, memory_margin=None,
+            interval_runs=None, achieved_fraction=None, explain=False):
     """Step time, tokens/s, MFU and memory per GPU of a plan on a topology (``stepcast predict``).
 
     Raises Infeasible, with the result and its memory figures, when the plan does not fit."""
@@ -53,8 +54,9 @@ def predict(*, workload, topology, plan=None, gpus=None, nodes=None, global_batc
         return _checked(*inputs.call(_stepcast.predict, options))
 
 
-def memory(*, workload, topology=None, plan=None, gpus=None, nodes=None, global_batch=None, seq=None, precision=None,
-           optimizer=None, overhead=None, calibration=None, set=None, memory_margin=None, explain=False):
+def memory(*, workload, topology=None, plan=None, gpus=None, gpus_per_domain=None, nodes=None, global_batch=None,
+           seq=None, precision=None, optimizer=None, overhead=None, calibration=None, set=None, memory_margin=None,
+           explain=False):
     """Memory per GPU of a plan, every term separate (``stepcast memory``). With a topology,
     raises Infeasible when the plan does not fit its GPU."""
     a = dict(locals())
@@ -64,9 +66,9 @@ def memory(*, workload, topology=None, plan=None, gpus=None, nodes=None, global_
         return _checked(*inputs.call(_stepcast.memory, options))
 
 
-def simulate(*, workload, topology, plan=None, gpus=None, nodes=None, global_batch=None, seq=None, precision=None,
-             optimizer=None, overhead=None, calibration=None, set=None, memory_margin=None, interval_runs=None,
-             seed=1, seeds=1, straggler=None, trace=None):
+def simulate(*, workload, topology, plan=None, gpus=None, gpus_per_domain=None, nodes=None, global_batch=None, seq=None,
+             precision=None, optimizer=None, overhead=None, calibration=None, set=None, memory_margin=None,
+             interval_runs=None, seed=1, seeds=1, straggler=None, trace=None):
     """One training step of a plan on the discrete-event engine (``stepcast simulate``). Raises
     Infeasible, with the result, when the plan does not fit."""
     a = dict(locals())
@@ -78,8 +80,8 @@ def simulate(*, workload, topology, plan=None, gpus=None, nodes=None, global_bat
         return _checked(*inputs.call(_stepcast.simulate, options))
 
 
-def search(*, workload, topology, global_batch, gpus=None, nodes=None, seq=None, top=10, refine=5, threads=None,
-           max_mbs=16, max_cp=1, precision=None, flash=False, no_flash=False, calibration=None, set=None,
+def search(*, workload, topology, global_batch, gpus=None, gpus_per_domain=None, nodes=None, seq=None, top=10, refine=5,
+           threads=None, max_mbs=16, max_cp=1, precision=None, flash=False, no_flash=False, calibration=None, set=None,
            memory_margin=None):
     """Every valid plan of a model on a cluster, pruned by memory, ranked by predicted step time, the
     best ``refine`` re-timed on the event engine (``stepcast search --json``). The result's
@@ -90,6 +92,7 @@ def search(*, workload, topology, global_batch, gpus=None, nodes=None, seq=None,
             "topology": inputs.data_file("topology", topology),
             "global_batch": opt.whole("global_batch", global_batch, 1),
             "gpus": opt.whole("gpus", gpus, 1),
+            "gpus_per_domain": opt.whole("gpus_per_domain", gpus_per_domain, 1),
             "nodes": opt.whole("nodes", nodes, 1),
             "seq": opt.whole("seq", seq, 1),
             "top": opt.whole("top", top, 1),
@@ -107,9 +110,9 @@ def search(*, workload, topology, global_batch, gpus=None, nodes=None, seq=None,
         return Report(json.loads(inputs.call(_stepcast.search, options)))
 
 
-def table(*, workloads, topologies, gpus, global_batch, seq=None, tokens=None, price=None, set=None,
-          memory_margin=None, plan=None, threads=None, refine=0, max_mbs=16, max_cp=1, precision=None, flash=False,
-          no_flash=False, calibration=None):
+def table(*, workloads, topologies, gpus, global_batch, gpus_per_domain=None, seq=None, tokens=None, price=None,
+          set=None, memory_margin=None, plan=None, threads=None, refine=0, max_mbs=16, max_cp=1, precision=None,
+          flash=False, no_flash=False, calibration=None):
     """Capacity table over workloads x clusters x GPU counts (``stepcast table --format json``):
     each cell's best plan (or the ``plan`` family's), step time, tokens/s, MFU, memory, and with
     ``tokens`` the days, GPU-hours and cost. ``to_dataframe()`` gives one row per cell."""
@@ -121,6 +124,7 @@ def table(*, workloads, topologies, gpus, global_batch, seq=None, tokens=None, p
             "workloads": [inputs.data_file("workload", w) for w in opt.listed(workloads)],
             "topologies": [inputs.data_file("topology", t) for t in opt.listed(topologies)],
             "gpus": [opt.whole("gpus", g, 1) for g in opt.listed(gpus)],
+            "gpus_per_domain": opt.whole("gpus_per_domain", gpus_per_domain, 1),
             "global_batch": opt.whole("global_batch", global_batch, 1),
             "seq": opt.whole("seq", seq, 1),
             "tokens": opt.positive("tokens", tokens),
@@ -141,7 +145,7 @@ def table(*, workloads, topologies, gpus, global_batch, seq=None, tokens=None, p
 
 
 def collective(*, op, topology, size=None, sizes=None, algorithm=None, protocol=None, ranks=None, nodes=None,
-               gpus=None, set=None, explain=False, calibration=None, engine="analytical"):
+               gpus=None, gpus_per_domain=None, set=None, explain=False, calibration=None, engine="analytical"):
     """Predicted time of one collective, or a sweep of ``sizes`` ("1MiB:16GiB"), in nccl-tests'
     terms (``stepcast collective --json``). ``size`` takes a unit ("256 MiB"); a whole number is bytes."""
     with Inputs() as inputs:
@@ -155,6 +159,7 @@ def collective(*, op, topology, size=None, sizes=None, algorithm=None, protocol=
             "ranks": opt.whole("ranks", ranks),
             "nodes": opt.whole("nodes", nodes),
             "gpus": opt.whole("gpus", gpus, 1),
+            "gpus_per_domain": opt.whole("gpus_per_domain", gpus_per_domain, 1),
             "set": opt.sets(set),
             "explain": opt.flag("explain", explain),
             "calibration": opt.text("calibration", calibration),
@@ -230,8 +235,8 @@ def calibrate(*, measured=None, topology=None, runs=None, fit=None, fit_on=None,
     return Calibration(json.loads(calibration), report)
 
 
-def operators(*, workload, topology, plan=None, gpus=None, nodes=None, global_batch=None, seq=None, precision=None,
-              optimizer=None, set=None):
+def operators(*, workload, topology, plan=None, gpus=None, gpus_per_domain=None, nodes=None, global_batch=None,
+              seq=None, precision=None, optimizer=None, set=None):
     """The operators the compute model prices for one micro-batch of a plan, with exact shapes
     (``stepcast operators --format json``); ``to_dataframe()`` gives one row per operator."""
     a = dict(locals(), overhead=None, calibration=None, memory_margin=None)

@@ -133,3 +133,14 @@ def test_set_takes_a_dict_as_the_command_takes_repeated_set_options():
 def test_shipped_names_list_the_files_of_the_clone():
     assert "llama3-70b" in stepcast.shipped_names("workload")
     assert "dgx-h100" in stepcast.shipped_names("topology")
+
+
+def test_predict_on_64_of_each_nvl72_rack_equals_the_command_and_says_the_part_it_uses():
+    # 256 GPUs at 64 per NVL72 rack are 256 / 64 = 4 racks, 16 of 18 trays each.
+    options = dict(workload="llama3-70b", topology="gb200-nvl72", gpus=256, gpus_per_domain=64,
+                   plan="tp=8,pp=4,sp=on,zero=1", global_batch=256, seq=8192)
+    result = stepcast.predict(**options)
+    assert result == cli_json("predict", "--workload", "workloads/llama3-70b.json", "--topology",
+                              "topologies/gb200-nvl72.json", "--gpus", "256", "--gpus-per-domain", "64", "--plan",
+                              "tp=8,pp=4,sp=on,zero=1", "--global-batch", "256", "--seq", "8192", "--json")
+    assert (result["gpus_per_domain"], result["domain_gpus"]) == (64, 72)

@@ -220,6 +220,22 @@ auto load(const RawRow& row, std::string_view column, Load&& load_file) -> declt
   }
 }
 
+/// NVIDIA's recommended Slurm segment for jobs of 128 GPUs and more on GB200 NVL72: 16 of a rack's 18
+/// trays, the other two left for jobs and spares (NVIDIA Technical Blog, "Unlock Exascale Performance
+/// on NVIDIA GB200 NVL72 with Slurm Topology-Aware Job Scheduling", segment sizing). Megatron-Bridge's
+/// NVL72 runs of 128 and 256 GPUs are whole numbers of such segments and no whole number of racks.
+constexpr int kSegmentTrays = 16;
+
+/// The GPUs a row without a gpus_per_domain column uses of each scale-up domain: a count above one
+/// domain that whole domains do not hold but whole 16-tray segments do (256 on NVL72: 4 x 64) runs
+/// on one segment of each domain; none otherwise (whole domains, or part of one).
+std::optional<int> segment_gpus_per_domain(int gpus, const topology::Topology& t) {
+  if (t.trays_per_node() <= kSegmentTrays) return std::nullopt;
+  const int segment = kSegmentTrays * t.gpus_per_tray();
+  if (gpus <= t.domain_gpus() || gpus % t.domain_gpus() == 0 || gpus % segment != 0) return std::nullopt;
+  return segment;
+}
+
 /// Loads and keeps the workloads and topologies the rows name, so that 10,000 rows over a few
 /// models read each file once.
 class Loader {
@@ -255,15 +271,19 @@ class Loader {
   }
 
   /// The topology with `nodes` (or the file's count, grown to hold `gpus` as `validate
-  /// --measured` grows it for a log's ranks).
+  /// --measured` grows it for a log's ranks), keeping `per_domain` GPUs of each scale-up domain
+  /// (the gpus_per_domain column, else segment_gpus_per_domain).
   std::shared_ptr<const topology::Topology> topology(const RawRow& row, const std::string& value,
-                                                     std::optional<int> nodes, std::optional<int> gpus) {
+                                                     std::optional<int> nodes, std::optional<int> gpus,
+                                                     std::optional<int> per_domain) {
     const std::filesystem::path path = resolve(value, "topologies");
-    auto topo = topology_at(row, path, nodes);
+    auto topo = topology_at(row, path, nodes, std::nullopt);
+    if (!per_domain && gpus) per_domain = segment_gpus_per_domain(*gpus, *topo);
+    if (per_domain) topo = topology_at(row, path, nodes, per_domain);
     if (!nodes && gpus && *gpus > topo->gpu_count()) {
       // Whole nodes of the graph; in an NVL72 file --nodes counts trays, a rack's worth each.
       const int per_node = std::max(1, topo->gpus_per_node());
-      topo = topology_at(row, path, (*gpus + per_node - 1) / per_node * topo->trays_per_node());
+      topo = topology_at(row, path, (*gpus + per_node - 1) / per_node * topo->trays_per_node(), per_domain);
     }
     return topo;
   }
@@ -279,11 +299,20 @@ class Loader {
   }
 
   std::shared_ptr<const topology::Topology> topology_at(const RawRow& row, const std::filesystem::path& path,
-                                                        std::optional<int> nodes) {
-    auto& slot = topologies_[{path.string(), nodes.value_or(0)}];
-    if (!slot)
+                                                        std::optional<int> nodes, std::optional<int> per_domain) {
+    auto& slot = topologies_[{path.string(), nodes.value_or(0), per_domain.value_or(0)}];
+    if (slot) return slot;
+    if (!per_domain) {
       slot = std::make_shared<const topology::Topology>(
           load(row, "topology", [&] { return topology::load_topology(path, nodes); }));
+    } else {
+      // The file loaded whole first, so what fails here is the part of each domain.
+      try {
+        slot = std::make_shared<const topology::Topology>(topology::load_topology(path, nodes, per_domain));
+      } catch (const InputError& e) {
+        row.fail("gpus_per_domain", e.message());
+      }
+    }
     return slot;
   }
 
@@ -293,7 +322,7 @@ class Loader {
   std::map<std::tuple<int, int, int, int, int, bool, int, int, bool, bool, bool, bool, bool, bool>,
            std::shared_ptr<const workload::Workload>>
       shapes_;
-  std::map<std::pair<std::string, int>, std::shared_ptr<const topology::Topology>> topologies_;
+  std::map<std::tuple<std::string, int, int>, std::shared_ptr<const topology::Topology>> topologies_;
 };
 
 /// The shape columns as a TransformerShape (defaults as in a workload JSON: kv_heads = heads,
@@ -470,8 +499,14 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
   // The cluster: the topology, its nodes, and how many of its GPUs the plan uses.
   const std::optional<int> nodes = count("nodes");
   const std::optional<int> gpus = count("gpus");
+  const std::optional<int> per_domain = count("gpus_per_domain");
+  if (per_domain && gpus && *gpus % *per_domain != 0) {
+    row.fail("gpus_per_domain",
+             fmt::format("{} GPUs are not whole domains of {} (gpus must be a multiple of gpus_per_domain)", *gpus,
+                         *per_domain));
+  }
   if (const auto name = row.find("topology")) {
-    run.topology = loader.topology(row, std::string(*name), nodes, gpus);
+    run.topology = loader.topology(row, std::string(*name), nodes, gpus, per_domain);
     run.topology_name = run.topology->name();
     run.gpus = gpus.value_or(run.topology->gpu_count());
     if (run.gpus > run.topology->gpu_count()) {
@@ -484,13 +519,18 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
   run.group = row.find("group") ? std::string(*row.find("group"))
                                 : fmt::format("{} on {}, {} GPUs", run.workload ? run.workload_name : "?",
                                               run.topology ? run.topology_name : "?", run.gpus);
-  // A plan runs on whole nodes of the graph or on part of one (as `predict --gpus` allows): a
-  // scale-up domain used in part across several (64 of each NVL72 rack's 72 GPUs) is not expressible.
+  // A plan runs on whole nodes of the graph (whole domains, or the part gpus_per_domain keeps of
+  // each) or on part of one, as `predict --gpus` and --gpus-per-domain allow.
   if (run.topology && run.gpus > run.topology->gpus_per_node() && run.gpus % run.topology->gpus_per_node() != 0) {
+    const topology::Topology& t = *run.topology;
     run.inexpressible = fmt::format(
-        "{} GPUs are not whole nodes of {} GPUs on {}, nor part of one: a plan that uses part of each of several "
-        "scale-up domains is not expressible",
-        run.gpus, run.topology->gpus_per_node(), run.topology_name);
+        "{} GPUs are not whole nodes of {} GPUs on {}, nor part of one{}", run.gpus, t.gpus_per_node(),
+        run.topology_name,
+        t.trays_per_node() > 1
+            ? fmt::format(", nor {}-tray segments of each domain: gpus_per_domain says the part of each domain a run "
+                          "used (whole trays of {})",
+                          kSegmentTrays, t.gpus_per_tray())
+            : "");
     return run;
   }
   if (!unknown_keys.empty()) {

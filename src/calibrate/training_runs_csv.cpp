@@ -76,7 +76,8 @@ const std::vector<std::string_view>& known_columns() {
       "workload", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "gated_mlp", "tied_embeddings", "biases",
       "learned_positions", "rotary", "dropout", "norm",
       // the cluster and the plan
-      "topology", "nodes", "gpus", "plan", "global_batch", "seq_len", "precision", "fsdp_mixed_precision",
+      "topology", "nodes", "gpus", "gpus_per_domain", "plan", "global_batch", "seq_len", "precision",
+      "fsdp_mixed_precision",
       // what was measured
       "step_time", "tokens_per_s", "tokens_per_s_per_gpu", "model_flops_per_gpu", "hardware_flops_per_gpu", "mfu",
       "hfu", "peak_memory_per_gpu"};

@@ -51,7 +51,7 @@ void add_collective_command(CLI::App& app) {
   cmd->add_flag("--json", options->request.json,
                 "Print one JSON object (time_s, bytes_sent_per_rank, steps, algbw_GBps, busbw_GBps, ...)");
   cmd->add_flag("--explain", options->request.explain, "Show the formula terms and inputs behind every figure");
-  add_topology_what_if_options(*cmd, options->request.gpus, options->request.sets);
+  add_topology_what_if_options(*cmd, options->request.gpus, options->request.gpus_per_domain, options->request.sets);
   cmd->add_option("-o,--output", options->output, "Write the output to FILE (atomically) instead of stdout");
   cmd->add_option("--calibration", options->request.calibration,
                   "Calibration file from `stepcast calibrate`: measured latencies and bandwidths per tier, and with "

@@ -75,7 +75,7 @@ void add_search_command(CLI::App& app) {
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");
   sub->add_option("--calibration", c->calibration,
                   "Calibration file from `stepcast calibrate`: every plan's collectives and compute priced with it");
-  add_what_if_options(*sub, c->gpus, c->sets, c->memory_margin);
+  add_what_if_options(*sub, c->gpus, c->gpus_per_domain, c->sets, c->memory_margin);
   auto budget = std::make_shared<Budget>();
   add_budget_options(*sub, *budget);
   sub->callback([command, budget] {

@@ -92,6 +92,11 @@ void add_table_command(CLI::App& app) {
                   "Change a figure of every topology without editing the files, e.g. --set nics.bandwidth=\"200 Gbps\"")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option(
+         "--gpus-per-domain", c->gpus_per_domain,
+         "GPUs used of each scale-up (NVLink) domain, whole trays, e.g. 64 of an NVL72 rack's 72: counts above "
+         "it run on count / D domains")
+      ->check(positive_number());
   sub->add_option("--memory-margin", c->memory_margin,
                   "Keep this much of each GPU's memory free, e.g. \"5%\" or \"2 GiB\"");
   sub->add_option("--plan", c->plan,

@@ -23,7 +23,7 @@ void add_topology_command(CLI::App& app) {
   CLI::Option* nodes =
       cmd->add_option("--nodes", options->request.nodes, "Override the node count of a cluster-form topology");
   cmd->add_flag("--json", options->request.json, "Print one JSON object (SI units under suffixed keys)");
-  add_topology_what_if_options(*cmd, options->request.gpus, options->request.sets);
+  add_topology_what_if_options(*cmd, options->request.gpus, options->request.gpus_per_domain, options->request.sets);
   cmd->add_option("-o,--output", options->output, "Write the output to FILE (atomically) instead of stdout");
   cmd->callback([options, nodes] {
     options->request.nodes_given = nodes->count() > 0;

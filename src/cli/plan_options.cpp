@@ -30,9 +30,9 @@ void add_plan_options(CLI::App& command, PlanOptions& o, bool need_topology, boo
       "--calibration", o.calibration,
       "Calibration file from `stepcast calibrate`: measured tier latencies/bandwidths, compute fractions");
   if (checks_memory) {
-    add_what_if_options(command, o.gpus, o.sets, o.memory_margin);
+    add_what_if_options(command, o.gpus, o.gpus_per_domain, o.sets, o.memory_margin);
   } else {
-    add_topology_what_if_options(command, o.gpus, o.sets);
+    add_topology_what_if_options(command, o.gpus, o.gpus_per_domain, o.sets);
   }
 }
 

@@ -1,4 +1,5 @@
-// The what-if options of every command that reads a topology: --gpus, --set and --memory-margin.
+// The what-if options of every command that reads a topology: --gpus, --gpus-per-domain, --set and
+// --memory-margin.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,10 +8,11 @@
 
 namespace stepcast::cli {
 
-/// Declares --gpus N and --set PATH=VALUE (repeatable) on `command`.
-void add_topology_what_if_options(CLI::App& command, int& gpus, std::vector<std::string>& sets);
+/// Declares --gpus N, --gpus-per-domain D and --set PATH=VALUE (repeatable) on `command`.
+void add_topology_what_if_options(CLI::App& command, int& gpus, int& gpus_per_domain, std::vector<std::string>& sets);
 
-/// Declares --gpus, --set and --memory-margin on `command` (commands that check memory).
-void add_what_if_options(CLI::App& command, int& gpus, std::vector<std::string>& sets, std::string& memory_margin);
+/// Declares --gpus, --gpus-per-domain, --set and --memory-margin on `command` (commands that check memory).
+void add_what_if_options(CLI::App& command, int& gpus, int& gpus_per_domain, std::vector<std::string>& sets,
+                         std::string& memory_margin);
 
 }  // namespace stepcast::cli

@@ -113,9 +113,11 @@ struct CellPlace {
   bool whole_nodes = true;  ///< false: a count above one node that the node size does not divide
 };
 
-// A topology of the request as its file and --set edits describe it.
+// A topology of the request as its file, --set edits and --gpus-per-domain describe it.
 topology::Topology load(const CapacityRequest& req, std::size_t index, std::optional<int> nodes = std::nullopt) {
-  return topology::load_topology_with_sets(req.topologies[index], nodes, req.sets);
+  const std::optional<int> per_domain =
+      req.gpus_per_domain > 0 ? std::optional<int>(req.gpus_per_domain) : std::nullopt;
+  return topology::load_topology_with_sets(req.topologies[index], nodes, req.sets, per_domain);
 }
 
 CellPlace place(const CapacityRequest& req, const CellSpec& spec) {

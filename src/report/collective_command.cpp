@@ -458,8 +458,8 @@ std::string collective_command(const CollectiveRequest& o) {
   const std::optional<int> ranks = o.ranks_given ? std::optional<int>(o.ranks) : std::nullopt;
   const std::optional<int> nodes = o.nodes_given ? std::optional<int>(o.nodes) : std::nullopt;
   if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
-  const topology::SelectedTopology selected =
-      topology::load_selected_topology(topology_path(o.topology), topology_request(nodes.value_or(0), o.gpus, o.sets));
+  const topology::SelectedTopology selected = topology::load_selected_topology(
+      topology_path(o.topology), topology_request(nodes.value_or(0), o.gpus, o.sets, o.gpus_per_domain));
   const topology::Topology& topo = selected.topology;
   const std::string echo = o.json ? std::string() : set_echo_text(topology_path(o.topology), o.sets);
   // Without --ranks, the GPUs --gpus chose (every GPU without it).

@@ -69,8 +69,8 @@ CommandOutput memory_table(const MemoryRequest& c) {
   // "FSDP over the node": the GPUs asked for, else one node of the topology, else 8.
   int gpus = o.gpus;
   if (gpus == 0 && !o.topology.empty()) {
-    const topology::SelectedTopology selected =
-        topology::load_selected_topology(topology_path(o.topology), topology_request(o.nodes, 0, o.sets));
+    const topology::SelectedTopology selected = topology::load_selected_topology(
+        topology_path(o.topology), topology_request(o.nodes, 0, o.sets, o.gpus_per_domain));
     gpus = o.nodes > 0 ? selected.gpus : selected.topology.gpus_per_node();
   }
   if (gpus == 0) gpus = 8;

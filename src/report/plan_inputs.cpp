@@ -59,13 +59,15 @@ PlanInputs load_plan_inputs(const PlanOptions& o) {
                                 : plan::parse_plan(o.plan, "--plan");
   int gpus = o.gpus > 0 || o.nodes > 0 ? o.gpus : plan_gpus(p, o.sets);
   if (!o.topology.empty()) {
-    topology::SelectedTopology selected =
-        topology::load_selected_topology(topology_path(o.topology), topology_request(o.nodes, gpus, o.sets));
+    topology::SelectedTopology selected = topology::load_selected_topology(
+        topology_path(o.topology), topology_request(o.nodes, gpus, o.sets, o.gpus_per_domain));
     gpus = selected.gpus;
     in.topology = std::move(selected.topology);
     in.set_echo = set_echo_text(topology_path(o.topology), o.sets);
   } else if (o.nodes > 0) {
     throw InputError("--nodes", {}, "--nodes needs --topology");
+  } else if (o.gpus_per_domain > 0) {
+    throw InputError("--gpus-per-domain", {}, "--gpus-per-domain chooses GPUs of a topology: it needs --topology");
   } else if (!o.sets.empty()) {
     throw InputError("--set", {}, "--set edits the topology file: it needs --topology");
   }
@@ -115,10 +117,12 @@ PlanInputs load_plan_inputs(const PlanOptions& o) {
   return in;
 }
 
-topology::TopologyRequest topology_request(int nodes, int gpus, const std::vector<std::string>& sets) {
+topology::TopologyRequest topology_request(int nodes, int gpus, const std::vector<std::string>& sets,
+                                           int gpus_per_domain) {
   topology::TopologyRequest request;
   if (nodes > 0) request.nodes = nodes;
   if (gpus > 0) request.gpus = gpus;
+  if (gpus_per_domain > 0) request.gpus_per_domain = gpus_per_domain;
   request.sets = sets;
   return request;
 }
@@ -133,6 +137,12 @@ std::string plan_facts_text(const PlanInputs& in, bool batch_note) {
     out += fmt::format(" ({} active per token)", count(w.active_parameters));
   out += "\n";
   if (!w.architecture.empty()) out += "Architecture: " + w.architecture + "\n";
+  if (in.topology && in.topology->gpus_per_node() < in.topology->domain_gpus()) {
+    const topology::Topology& t = *in.topology;
+    out += fmt::format("Scale-up: {} of each NVLink domain's {} GPUs ({} of {} trays, with their NICs), {} domain(s)\n",
+                       t.gpus_per_node(), t.domain_gpus(), t.gpus_per_node() / t.gpus_per_tray(), t.trays_per_node(),
+                       t.node_count());
+  }
   if (!in.seq_len_origin.empty()) {
     out += fmt::format("Note: seq={} is taken from the {}; give --seq for the length you train with\n", in.plan.seq_len,
                        in.seq_len_origin);
@@ -150,6 +160,10 @@ void add_plan_facts_json(nlohmann::json& j, const PlanInputs& in) {
   if (!in.seq_len_origin.empty()) j["seq_len_origin"] = in.seq_len_origin;
   if (!in.global_batch_note.empty()) j["global_batch_origin"] = "default";
   if (!in.workload.architecture.empty()) j["architecture"] = in.workload.architecture;
+  if (in.topology && in.topology->gpus_per_node() < in.topology->domain_gpus()) {
+    j["gpus_per_domain"] = in.topology->gpus_per_node();
+    j["domain_gpus"] = in.topology->domain_gpus();
+  }
 }
 
 nlohmann::json memory_json(const cost::MemoryBreakdown& m) {

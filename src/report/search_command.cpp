@@ -32,6 +32,7 @@ std::string command_line(const SearchRequest& c) {
   std::string s = fmt::format("stepcast search --workload {} --topology {}", c.workload, c.topology);
   if (c.nodes > 0) s += fmt::format(" --nodes {}", c.nodes);
   if (c.gpus > 0) s += fmt::format(" --gpus {}", c.gpus);
+  if (c.gpus_per_domain > 0) s += fmt::format(" --gpus-per-domain {}", c.gpus_per_domain);
   for (const std::string& set : c.sets) s += fmt::format(" --set \"{}\"", set);
   if (!c.memory_margin.empty()) s += fmt::format(" --memory-margin {}", c.memory_margin);
   s += fmt::format(" --global-batch {}", c.global_batch);
@@ -58,8 +59,8 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
         c.workload, {},
         "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
   }
-  const topology::SelectedTopology selected =
-      topology::load_selected_topology(topology_path(c.topology), topology_request(c.nodes, c.gpus, c.sets));
+  const topology::SelectedTopology selected = topology::load_selected_topology(
+      topology_path(c.topology), topology_request(c.nodes, c.gpus, c.sets, c.gpus_per_domain));
   const topology::Topology& topo = selected.topology;
   planner::SearchSpace space;
   space.gpus = selected.gpus;

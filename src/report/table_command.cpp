@@ -57,6 +57,7 @@ std::string command_line(const TableRequest& c) {
   for (const int g : c.gpus) gpus += fmt::format("{}{}", gpus.empty() ? "" : ",", g);
   std::string s = fmt::format("stepcast table --workloads {} --topologies {} --gpus {} --global-batch {}",
                               join(c.workloads), join(c.topologies), gpus, c.global_batch);
+  if (c.gpus_per_domain > 0) s += fmt::format(" --gpus-per-domain {}", c.gpus_per_domain);
   if (c.seq > 0) s += fmt::format(" --seq {}", c.seq);
   if (!c.plan.empty()) s += fmt::format(" --plan {}", c.plan);
   if (c.tokens > 0.0) s += " --tokens " + format_number(c.tokens);
@@ -101,6 +102,7 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
   for (const auto& t : c.topologies) req.topologies.push_back(topology_path(t));
   req.gpus = c.gpus;
   req.sets = c.sets;
+  req.gpus_per_domain = c.gpus_per_domain;
   req.prices = c.prices.size() == 1 ? std::vector<double>(c.topologies.size(), c.prices.front()) : c.prices;
   req.search.step.memory.margin = c.memory_margin.empty()
                                       ? cost::default_memory_margin()

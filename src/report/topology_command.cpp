@@ -80,8 +80,12 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
       fmt::format("nodes         {} (up to {} GPUs each), {} GPUs\n", t.node_count(), t.gpus_per_node(), t.gpu_count());
   if (t.trays_per_node() > 1) {
     out += fmt::format(
-        "scale-up      each node above is one NVLink domain of {} trays of {} GPUs (--nodes counts trays)\n",
-        t.trays_per_node(), t.gpus_per_node() / t.trays_per_node());
+        "scale-up      each node above is one NVLink domain of {} trays of {} GPUs (--nodes counts trays){}\n",
+        t.trays_per_node(), t.gpus_per_tray(),
+        t.gpus_per_node() < t.domain_gpus()
+            ? fmt::format("; the plan uses {} trays of each ({} of {} GPUs, with their NICs)",
+                          t.gpus_per_node() / t.gpus_per_tray(), t.gpus_per_node(), t.domain_gpus())
+            : "");
   }
   out += fmt::format("vertices      {} gpu, {} nic, {} switch\n", vertices_of(t, VertexKind::kGpu),
                      vertices_of(t, VertexKind::kNic), vertices_of(t, VertexKind::kSwitch));
@@ -148,6 +152,8 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
         {"inter_latency_s", sig9(c.inter_latency.value())},
         {"oversubscription", sig9(c.oversubscription)}}},
   };
+  // A plan on part of each scale-up domain: gpus_per_node above is the part, of this many.
+  if (t.gpus_per_node() < t.domain_gpus()) out["domain_gpus"] = t.domain_gpus();
   if (g.peak_mxfp8.value() > 0.0) out["gpu"]["peak_mxfp8_flops"] = sig9(g.peak_mxfp8.value());
   if (g.peak_nvfp4.value() > 0.0) out["gpu"]["peak_nvfp4_flops"] = sig9(g.peak_nvfp4.value());
   return out;
@@ -158,8 +164,8 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
 std::string topology_command(const TopologyRequest& o) {
   const std::optional<int> nodes = o.nodes_given ? std::optional<int>(o.nodes) : std::nullopt;
   if (nodes && *nodes < 1) throw InputError(fmt::format("--nodes must be at least 1, got {}", *nodes));
-  const topology::SelectedTopology selected =
-      topology::load_selected_topology(topology_path(o.topology), topology_request(nodes.value_or(0), o.gpus, o.sets));
+  const topology::SelectedTopology selected = topology::load_selected_topology(
+      topology_path(o.topology), topology_request(nodes.value_or(0), o.gpus, o.sets, o.gpus_per_domain));
   const Topology& t = selected.topology;
   const CommTiers c = t.tiers(selected.gpus);
   return o.json ? summary_json(t, c).dump(2) + "\n"

@@ -132,7 +132,8 @@ Topology make_cluster(const ClusterSpec& spec) {
       break;
     }
   }
-  Topology topology(spec.name, spec.source, spec.gpu, b.take_vertices(), b.take_links(), oversubscription, trays);
+  Topology topology(spec.name, spec.source, spec.gpu, b.take_vertices(), b.take_links(), oversubscription,
+                    spec.domain_trays > 0 ? spec.domain_trays : trays, spec.gpus_per_tray);
   if (spec.collnet) topology.set_collnet(*spec.collnet);
   return topology;
 }

@@ -136,8 +136,8 @@ void apply_sets(nlohmann::json& doc, const std::filesystem::path& file, const st
 }  // namespace
 
 Topology load_topology_with_sets(const std::filesystem::path& file, std::optional<int> nodes,
-                                 const std::vector<std::string>& sets) {
-  if (sets.empty()) return load_topology(file, nodes);
+                                 const std::vector<std::string>& sets, std::optional<int> gpus_per_domain) {
+  if (sets.empty()) return load_topology(file, nodes, gpus_per_domain);
   nlohmann::json doc = read_json_file(file);
   // A named GPU's figures are edited where the catalogue gives them.
   expand_named_gpu(doc, file);
@@ -146,7 +146,7 @@ Topology load_topology_with_sets(const std::filesystem::path& file, std::optiona
   std::string label = file.string();
   for (const AppliedSet& a : applied) label += fmt::format(" with --set {}={}", a.path, a.given);
   // Errors in the edited document name the edits, so a refused value is traced to its --set.
-  return topology_from_document(doc, label, nodes);
+  return topology_from_document(doc, label, nodes, gpus_per_domain);
 }
 
 std::vector<AppliedSet> applied_sets(const std::filesystem::path& file, const std::vector<std::string>& sets) {

@@ -92,7 +92,7 @@ std::string_view to_string(LinkTier tier) {
 }
 
 Topology::Topology(std::string name, std::string source, GpuSpec gpu, std::vector<Vertex> vertices,
-                   std::vector<Link> links, double oversubscription, int trays_per_node)
+                   std::vector<Link> links, double oversubscription, int trays_per_node, int gpus_per_tray)
     : name_(std::move(name)),
       source_(std::move(source)),
       gpu_(std::move(gpu)),
@@ -100,6 +100,7 @@ Topology::Topology(std::string name, std::string source, GpuSpec gpu, std::vecto
       links_(std::move(links)),
       oversubscription_(oversubscription),
       trays_per_node_(trays_per_node),
+      gpus_per_tray_(gpus_per_tray),
       graph_(std::make_unique<Graph>()) {
   STEPCAST_ASSERT(oversubscription_ >= 1.0, "oversubscription is a ratio >= 1");
   Graph& g = *graph_;

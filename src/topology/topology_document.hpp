@@ -11,6 +11,7 @@
 namespace stepcast::topology {
 
 /// load_topology's reading and validation of `doc`; errors name `file` and the JSON pointer.
-Topology topology_from_document(const nlohmann::json& doc, const std::filesystem::path& file, std::optional<int> nodes);
+Topology topology_from_document(const nlohmann::json& doc, const std::filesystem::path& file, std::optional<int> nodes,
+                                std::optional<int> gpus_per_domain = std::nullopt);
 
 }  // namespace stepcast::topology

@@ -234,9 +234,35 @@ ScaleUp read_scale_up(const JsonReader& r) {
   return out;
 }
 
+// --gpus-per-domain N: a plan uses the first N GPUs of every scale-up domain, in whole trays (a
+// scheduler allocates nodes of the file, e.g. Slurm's --segment on NVL72 racks), at most one domain.
+void check_gpus_per_domain(int used, const ClusterSpec& spec, int domain_gpus) {
+  const int tray = spec.gpus_per_node;
+  const auto refuse = [&](const std::string& why) {
+    const std::string rule =
+        domain_gpus > tray
+            ? fmt::format("a plan uses whole trays of each domain of {} GPUs: {} to {} in steps of {}", domain_gpus,
+                          tray, domain_gpus, tray)
+            : fmt::format(
+                  "each node of this file is its own domain of {} GPUs, so a plan uses all of it, or part of "
+                  "one node with --gpus",
+                  domain_gpus);
+    throw InputError("--gpus-per-domain", {},
+                     fmt::format("{} GPUs of each scale-up domain on {}: {} ({})", used, spec.name, why, rule));
+  };
+  if (used < 1) refuse("must be at least 1");
+  if (used % tray != 0) {
+    refuse(fmt::format("not a whole number of {} of {} GPUs (/node/gpus_per_node)",
+                       domain_gpus > tray ? "trays" : "nodes", tray));
+  }
+  if (used > domain_gpus) refuse(fmt::format("more than the {} GPUs of one domain", domain_gpus));
+}
+
 // Folds the trays of each scale-up domain into one node of the expansion, after checking that the
-// cluster is made of whole domains.
-void apply_scale_up(const JsonReader& root, const ScaleUp& domain, bool nodes_overridden, ClusterSpec& spec) {
+// cluster is made of whole domains; with `used`, only the first `used` GPUs of each domain (whole
+// trays, with their NICs) enter the graph.
+void apply_scale_up(const JsonReader& root, const ScaleUp& domain, bool nodes_overridden, std::optional<int> used,
+                    ClusterSpec& spec) {
   const JsonReader gpus = root.at("scale_up").at("gpus");
   if (domain.gpus % spec.gpus_per_node != 0) {
     gpus.fail(fmt::format(
@@ -267,16 +293,19 @@ void apply_scale_up(const JsonReader& root, const ScaleUp& domain, bool nodes_ov
     }
     spec.nodes_per_leaf /= trays;
   }
+  if (used) check_gpus_per_domain(*used, spec, domain.gpus);
+  const int kept_trays = used.value_or(domain.gpus) / spec.gpus_per_node;
   spec.gpus_per_tray = spec.gpus_per_node;
-  spec.gpus_per_node = domain.gpus;
-  spec.nics_per_node *= trays;
+  spec.domain_trays = trays;
+  spec.gpus_per_node = kept_trays * spec.gpus_per_tray;
+  spec.nics_per_node *= kept_trays;
   spec.nodes /= trays;
   spec.intra_kind = IntraKind::kNvSwitch;
   spec.intra_bandwidth_per_gpu = domain.bandwidth_per_gpu;
   spec.intra_latency = domain.latency;
 }
 
-Topology read_cluster(const JsonReader& root, std::optional<int> nodes_override) {
+Topology read_cluster(const JsonReader& root, std::optional<int> nodes_override, std::optional<int> gpus_per_domain) {
   ClusterSpec spec;
   ProblemList problems;
   problems.check([&] {
@@ -305,7 +334,11 @@ Topology read_cluster(const JsonReader& root, std::optional<int> nodes_override)
                     "clusters built)",
                     nodes_override ? "--nodes: " : "", spec.nodes, spec.gpus_per_node, gpus, kMaxGpus));
   }
-  if (scale_up) apply_scale_up(root, *scale_up, nodes_override.has_value(), spec);
+  if (scale_up) {
+    apply_scale_up(root, *scale_up, nodes_override.has_value(), gpus_per_domain, spec);
+  } else if (gpus_per_domain) {
+    check_gpus_per_domain(*gpus_per_domain, spec, spec.gpus_per_node);
+  }
   return make_cluster(spec);
 }
 
@@ -450,12 +483,13 @@ GpuSpec load_gpu_file(const std::filesystem::path& file) {
   return read_gpu_block(JsonReader(doc, file.string()), true);
 }
 
-Topology load_topology(const std::filesystem::path& file, std::optional<int> nodes) {
-  return topology_from_document(read_json_file(file), file, nodes);
+Topology load_topology(const std::filesystem::path& file, std::optional<int> nodes,
+                       std::optional<int> gpus_per_domain) {
+  return topology_from_document(read_json_file(file), file, nodes, gpus_per_domain);
 }
 
-Topology topology_from_document(const nlohmann::json& doc, const std::filesystem::path& file,
-                                std::optional<int> nodes) {
+Topology topology_from_document(const nlohmann::json& doc, const std::filesystem::path& file, std::optional<int> nodes,
+                                std::optional<int> gpus_per_domain) {
   const JsonReader root(doc, file.string());
   if (!doc.is_object()) root.fail(fmt::format("expected a JSON object at the top level, got {}", doc.type_name()));
   if (nodes && (*nodes < 1 || *nodes > kMaxNodes)) {
@@ -469,12 +503,13 @@ Topology topology_from_document(const nlohmann::json& doc, const std::filesystem
   }
   const JsonReader form = root.at("form");
   const std::string form_name = form.string();
-  if (form_name == "cluster") return with_price(root, read_cluster(root, nodes));
+  if (form_name == "cluster") return with_price(root, read_cluster(root, nodes, gpus_per_domain));
   if (form_name == "graph") {
-    if (nodes) {
+    if (nodes || gpus_per_domain) {
       throw InputError(file.string(), "/form",
-                       "--nodes applies to cluster-form files only; this file is in graph form, whose nodes are "
-                       "the \"node\" fields of /vertices");
+                       fmt::format("{} applies to cluster-form files only; this file is in graph form, whose nodes "
+                                   "are the \"node\" fields of /vertices",
+                                   nodes ? "--nodes" : "--gpus-per-domain"));
     }
     return with_price(root, read_graph(root));
   }

@@ -44,6 +44,9 @@ struct CapacityRequest {
   std::size_t refine = 0;
   /// --set edits applied to every topology file (topology/overrides.hpp).
   std::vector<std::string> sets;
+  /// --gpus-per-domain: the GPUs a cell uses of each scale-up domain (whole trays; 0 = all of it). A
+  /// count above it runs on count / gpus_per_domain such domains; a count below it, on part of one.
+  int gpus_per_domain = 0;
   /// The price of a GPU-hour per topology (same order as `topologies`), replacing the file's
   /// "price"; empty, or 0 for a topology, keeps the file's.
   std::vector<double> prices;

@@ -31,6 +31,7 @@ struct PlanOptions {
   std::string overhead;           ///< framework overhead per GPU, as "1 GiB"
   std::string calibration;        ///< calibration file from `stepcast calibrate`
   int gpus = 0;                   ///< --gpus: whole nodes, or part of one node; 0 = every GPU of the topology
+  int gpus_per_domain = 0;        ///< --gpus-per-domain: GPUs used of each scale-up domain; 0 = all of it
   std::vector<std::string> sets;  ///< --set PATH=VALUE edits of the topology file
   std::string memory_margin;      ///< --memory-margin: "5%" or "2 GiB" kept free
 };
@@ -70,14 +71,17 @@ PlanInputs load_plan_inputs(const PlanOptions& options);
 /// max_position_embeddings is the longest context the model supports, not the length it trains at).
 int sequence_length(const workload::Workload& workload, int given, const std::string& option = "--seq");
 
-/// The topology request of --nodes, --gpus and --set (0 = not given).
-topology::TopologyRequest topology_request(int nodes, int gpus, const std::vector<std::string>& sets);
+/// The topology request of --nodes, --gpus, --set and --gpus-per-domain (0 = not given).
+topology::TopologyRequest topology_request(int nodes, int gpus, const std::vector<std::string>& sets,
+                                           int gpus_per_domain = 0);
 
 /// The lines every plan command prints under its plan line: the model's parameter count, what a
-/// Hugging Face config was read as, and notes on the defaults it took (sequence length, fused
-/// attention, and with `batch_note` the global batch).
+/// Hugging Face config was read as, the part of each scale-up domain the plan uses where it is not
+/// all of it, and notes on the defaults it took (sequence length, fused attention, and with
+/// `batch_note` the global batch).
 std::string plan_facts_text(const PlanInputs& in, bool batch_note = true);
-/// The same as JSON keys: "parameters" (and "active_parameters" for MoE), "seq_len_origin".
+/// The same as JSON keys: "parameters" (and "active_parameters" for MoE), "seq_len_origin",
+/// "gpus_per_domain" and "domain_gpus" (part of each scale-up domain).
 void add_plan_facts_json(nlohmann::json& j, const PlanInputs& in);
 
 /// The memory terms as a JSON object with *_bytes keys.

@@ -40,6 +40,7 @@ struct SearchRequest {
   bool wide = false;
   std::string calibration;
   int gpus = 0;
+  int gpus_per_domain = 0;  ///< --gpus-per-domain: GPUs used of each scale-up domain (0: all)
   std::vector<std::string> sets;
   std::string memory_margin;
   /// Approves the search's candidates, then the refinement's simulations; none: whatever they cost.

@@ -33,6 +33,7 @@ struct TableRequest {
   std::string format = "text";
   std::string calibration;
   std::vector<std::string> sets;
+  int gpus_per_domain = 0;  ///< --gpus-per-domain: GPUs used of each scale-up domain (0: all)
   std::string memory_margin;
   /// Approves the cells' searches, counted largest cells first; none: whatever they cost.
   WorkApproval approve_work;

@@ -12,6 +12,7 @@ struct TopologyRequest {
   int nodes = 0;
   bool nodes_given = false;       ///< --nodes given (else as the topology file says)
   int gpus = 0;                   ///< --gpus: whole nodes or part of one (0: every GPU)
+  int gpus_per_domain = 0;        ///< --gpus-per-domain: GPUs used of each scale-up domain (0: all)
   std::vector<std::string> sets;  ///< --set PATH=VALUE edits of the topology file
   bool json = false;
 };

@@ -53,6 +53,9 @@ struct ClusterSpec {
   /// (one switch vertex joining its GPUs at intra_bandwidth_per_gpu, the NICs of all its trays), as
   /// NCCL treats a multi-node NVLink domain as one node. Set by the loader from "scale_up".
   int gpus_per_tray = 0;
+  /// Trays of a whole domain (18 in an NVL72 rack) when gpus_per_node keeps only some of them
+  /// (--gpus-per-domain 64: 16 trays); 0 when every tray is kept. --nodes counts whole domains' trays.
+  int domain_trays = 0;
 };
 
 /// Expands `spec` into vertices and links and builds the Topology. Vertex order: node by node

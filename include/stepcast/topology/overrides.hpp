@@ -13,8 +13,10 @@ namespace stepcast::topology {
 
 /// How the command line changes a topology file before it is read.
 struct TopologyRequest {
-  std::optional<int> nodes;       ///< --nodes: the cluster's node count (cluster form)
-  std::optional<int> gpus;        ///< --gpus: the GPUs the plan uses
+  std::optional<int> nodes;  ///< --nodes: the cluster's node count (cluster form)
+  std::optional<int> gpus;   ///< --gpus: the GPUs the plan uses
+  /// --gpus-per-domain: the GPUs the plan uses of each scale-up domain (64 of an NVL72 rack's 72)
+  std::optional<int> gpus_per_domain;
   std::vector<std::string> sets;  ///< --set PATH=VALUE edits, applied in order
 };
 
@@ -28,13 +30,17 @@ struct SelectedTopology {
 /// ("node.nics.bandwidth", "gpu.memory", "links.3.bandwidth"; a unique ending such as
 /// "nics.bandwidth" is enough) and replaces its value, which is then read and checked exactly as
 /// the file's own. --gpus N must be a whole number of nodes (the node count follows) or fewer than
-/// one node's GPUs (one node, of which the plan uses the first N). An unknown path, a value of the
-/// wrong kind or a GPU count that breaks the rule throws InputError (exit 2) with the rule.
+/// one node's GPUs (one node, of which the plan uses the first N). With --gpus-per-domain D (whole
+/// trays, at most one domain: load_topology) each node of the graph keeps the first D GPUs of its
+/// scale-up domain and their NICs, and N must be a whole number of such domains (N / D domains;
+/// without --gpus, every domain of the file). An unknown path, a value of the wrong kind or a GPU
+/// count that breaks the rule throws InputError (exit 2) with the rule.
 SelectedTopology load_selected_topology(const std::filesystem::path& file, const TopologyRequest& request);
 
 /// load_topology with --set edits applied (no GPU selection).
 Topology load_topology_with_sets(const std::filesystem::path& file, std::optional<int> nodes,
-                                 const std::vector<std::string>& sets);
+                                 const std::vector<std::string>& sets,
+                                 std::optional<int> gpus_per_domain = std::nullopt);
 
 /// One --set as applied to a file: the field's full dotted path, its value in the file and the
 /// new one (JSON text), and the count of the block it sits in (a NIC block's "count": its figures

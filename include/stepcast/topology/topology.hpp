@@ -171,9 +171,10 @@ struct CollNet {
 class Topology {
  public:
   /// `trays_per_node` > 1 when each node of the graph is a scale-up domain of that many nodes of
-  /// the file (GB200 NVL72: 18 trays), whose --nodes counts trays.
+  /// the file (GB200 NVL72: 18 trays of `gpus_per_tray` GPUs), whose --nodes counts trays; the
+  /// graph then holds the GPUs of the domain a plan uses (all 72, or 64 with --gpus-per-domain 64).
   Topology(std::string name, std::string source, GpuSpec gpu, std::vector<Vertex> vertices, std::vector<Link> links,
-           double oversubscription, int trays_per_node = 1);
+           double oversubscription, int trays_per_node = 1, int gpus_per_tray = 0);
   ~Topology();
   Topology(Topology&&) noexcept;
   Topology& operator=(Topology&&) noexcept;
@@ -190,8 +191,16 @@ class Topology {
   /// GPUs on the most populated node. In a topology with a scale-up domain spanning several nodes
   /// of the file (NVL72), a node of the graph is the whole domain.
   [[nodiscard]] int gpus_per_node() const { return gpus_per_node_; }
-  /// Nodes of the file (trays) per node of the graph: 1, or 18 for a GB200 NVL72 rack.
+  /// Nodes of the file (trays) per scale-up domain of the file: 1, or 18 for a GB200 NVL72 rack.
   [[nodiscard]] int trays_per_node() const { return trays_per_node_; }
+  /// GPUs of one node of the file (a tray: 4 in an NVL72 rack); gpus_per_node() when each node is
+  /// its own domain.
+  [[nodiscard]] int gpus_per_tray() const { return gpus_per_tray_ > 0 ? gpus_per_tray_ : gpus_per_node_; }
+  /// GPUs of one whole scale-up domain of the file (72 in an NVL72 rack), of which each node of the
+  /// graph holds gpus_per_node(): fewer when the plan uses part of every domain (--gpus-per-domain).
+  [[nodiscard]] int domain_gpus() const {
+    return gpus_per_tray_ > 0 ? trays_per_node_ * gpus_per_tray_ : gpus_per_node_;
+  }
   [[nodiscard]] int node_of_gpu(int gpu_index) const;
   /// The file's "price" block, if it has one.
   [[nodiscard]] const std::optional<GpuHourPrice>& price() const { return price_; }
@@ -239,6 +248,7 @@ class Topology {
   int gpus_per_node_ = 0;
   double oversubscription_ = 1.0;
   int trays_per_node_ = 1;
+  int gpus_per_tray_ = 0;
   std::optional<GpuHourPrice> price_;
   std::optional<CollNet> collnet_;
   std::unique_ptr<Graph> graph_;
@@ -251,9 +261,11 @@ std::string_view to_string(LinkTier tier);
 
 /// Loads a topology file (compact "cluster" form or explicit "graph" form), expands it, and
 /// validates it: positive bandwidths, known vertices, no duplicates, connected, every GPU reachable.
-/// `nodes` overrides the node count of a cluster-form file. Bad input throws InputError naming the
-/// file, the JSON pointer and the rule.
-Topology load_topology(const std::filesystem::path& file, std::optional<int> nodes = std::nullopt);
+/// `nodes` overrides the node count of a cluster-form file. `gpus_per_domain` keeps that many GPUs
+/// (whole trays, from the first) of each scale-up domain, with their NICs (check_gpus_per_domain
+/// states the rule). Bad input throws InputError naming the file, the JSON pointer and the rule.
+Topology load_topology(const std::filesystem::path& file, std::optional<int> nodes = std::nullopt,
+                       std::optional<int> gpus_per_domain = std::nullopt);
 
 /// Loads one GPU file of the catalogue (topologies/gpus/NAME.json), checked as a topology's named
 /// GPU is; bad input throws InputError naming the file, the JSON pointer and the rule.
