@@ -42,6 +42,12 @@ WorkEstimate& WorkEstimate::operator+=(const WorkEstimate& other) {
   return *this;
 }
 
+WorkEstimate& WorkEstimate::then(const WorkEstimate& other) {
+  time = time + other.time;
+  memory = std::max(memory, other.memory);
+  return *this;
+}
+
 WorkEstimate simulation_work(const workload::Workload& workload, const plan::Plan& p, bool every_replica, bool trace) {
   const double ranks = static_cast<double>(p.pp) * (every_replica ? p.dp : 1);
   const double passes = p.schedule == plan::Schedule::kZbH1 ? 3.0 : 2.0;

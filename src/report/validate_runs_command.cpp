@@ -46,7 +46,8 @@ ValidateOutput validate_runs_command(const ValidateRunsRequest& o, const SharedP
   if (des && o.approve_work) {
     planner::WorkEstimate work;
     for (const calibrate::TrainingRun& run : runs) {
-      if (run.expressible()) work += planner::simulation_work(*run.workload, run.plan, false, false);
+      // One run simulated after another: each frees its engine before the next.
+      if (run.expressible()) work.then(planner::simulation_work(*run.workload, run.plan, false, false));
     }
     o.approve_work(work, fmt::format("simulating the {} runs", runs.size()),
                    "validate fewer runs, or use --engine analytical");

@@ -106,11 +106,12 @@ TEST_SUITE("graph.plan") {
     CHECK(g.forward_slices == 2);
     CHECK(g.backward_slices == 4);
     CHECK(at(g, Anchor::kLayerPrefetch).empty());
-    // Each GPU sends to its peer of the next stage, tp = 2 GPUs further.
+    // Each GPU sends to its peer of the next stage, a stage's tp x dp = 2 x 2 = 4 GPUs further
+    // (Megatron-Core's order tp-cp-ep-dp-pp: stage 0 on GPUs 0-3, stage 1 on 4-7).
     const auto sends = at(g, Anchor::kStageSend);
     REQUIRE(sends.size() == 1);
     CHECK(sends[0]->blocking);
-    CHECK(group_of(g, *sends[0]).members(0).front() == std::vector<int>{0, 2});
+    CHECK(group_of(g, *sends[0]).members(0).front() == std::vector<int>{0, 4});
   }
 
   TEST_CASE("ZeRO-1: gradients reduce-scattered in buckets, then all of a rank's parameters gathered once") {

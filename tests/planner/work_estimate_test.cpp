@@ -62,4 +62,12 @@ TEST_SUITE("planner.work_estimate") {
     CHECK(sum.time.value() == doctest::Approx(0.06));
     CHECK(sum.memory.value() == doctest::Approx(kBase + 1.8e6));
   }
+
+  TEST_CASE("work run one after another holds the larger memory, not the sum") {
+    planner::WorkEstimate runs;
+    runs.then(planner::search_work(1000));  // 0.02 s, base + 0.6 MB
+    runs.then(planner::search_work(2000));  // 0.04 s, base + 1.2 MB
+    CHECK(runs.time.value() == doctest::Approx(0.06));
+    CHECK(runs.memory.value() == doctest::Approx(kBase + 1.2e6));
+  }
 }

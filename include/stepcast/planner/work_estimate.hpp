@@ -19,6 +19,9 @@ struct WorkEstimate {
   /// Adds the work of `other` run in the same process, after or beside this: the times add, and
   /// so does the memory beyond the process's own (an upper bound for work run one after another).
   WorkEstimate& operator+=(const WorkEstimate& other);
+  /// Adds the work of `other` run after this in the same process, this one's memory freed first
+  /// (one run's simulation after another's): the times add, the memory is the larger.
+  WorkEstimate& then(const WorkEstimate& other);
 };
 
 /// One step of `plan` on the event engine (sim::simulate_step): its compute tasks (pipeline stages x
