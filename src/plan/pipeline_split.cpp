@@ -38,6 +38,18 @@ void layout_problems(const Plan& p, int layers, int mtp_layers, std::vector<Verd
     mtp += c.mtp;
   }
   if (decoders != layers) out.push_back({Rule::kPpLayoutDecoders, {{"decoders", decoders}, {"layers", layers}}});
+  // A pipeline rank whose chunks hold nothing at all runs no part of the model.
+  for (int stage = 0; stage < p.pp; ++stage) {
+    bool holds = false;
+    for (int c = 0; c < vp; ++c) {
+      const ChunkContent& chunk = (*stages)[static_cast<std::size_t>(c * p.pp + stage)];
+      holds = holds || chunk.decoders > 0 || chunk.mtp > 0 || chunk.embedding || chunk.loss;
+    }
+    if (!holds) {
+      out.push_back({Rule::kPpLayoutEmptyStage, {{"stage", stage}}});
+      break;
+    }
+  }
   if (!stages->front().embedding || !stages->back().loss) out.push_back({Rule::kPpLayoutEnds, {}});
   if (mtp != mtp_layers) {
     out.push_back({Rule::kPpLayoutMtp, {{"mtp", mtp}, {"mtp_layers", mtp_layers}}});
@@ -141,6 +153,8 @@ std::string describe_pipeline_split(const Verdict& v) {
                          n("stages"), n("pp"), n("vp"), n("pp") * n("vp"));
     case Rule::kPpLayoutDecoders:
       return fmt::format("pp-layout= places {} transformer layers (t); the model has {}", n("decoders"), n("layers"));
+    case Rule::kPpLayoutEmptyStage:
+      return fmt::format("pp-layout= leaves pipeline stage {} without a layer in any of its chunks", n("stage"));
     case Rule::kPpLayoutEnds:
       return "pp-layout= must begin with the embedding (E) and end with the loss (L) (Megatron-Core's "
              "validate_layer_layout)";

@@ -54,6 +54,7 @@ constexpr std::array kRules = {
              "layers left by pp-first-layers and pp-last-layers must be divisible by the other stages"},
     RuleInfo{Rule::kPpLayoutStages, "pp-layout-stages", "pp-layout= must name pp x vp virtual stages"},
     RuleInfo{Rule::kPpLayoutDecoders, "pp-layout-decoders", "pp-layout= must place every transformer layer once"},
+    RuleInfo{Rule::kPpLayoutEmptyStage, "pp-layout-empty-stage", "pp-layout= must give every pipeline stage a layer"},
     RuleInfo{Rule::kPpLayoutEnds, "pp-layout-ends", "pp-layout= must begin with the embedding and end with the loss"},
     RuleInfo{Rule::kPpLayoutMtp, "pp-layout-mtp", "pp-layout= must place every MTP module once"},
     RuleInfo{Rule::kPpLayoutMtpPlace, "pp-layout-mtp-place", "pp-layout= must place the MTP modules beside the loss"},
@@ -186,6 +187,7 @@ std::string describe(const Verdict& v) {
     case Rule::kUnevenSplitRestDivides:
     case Rule::kPpLayoutStages:
     case Rule::kPpLayoutDecoders:
+    case Rule::kPpLayoutEmptyStage:
     case Rule::kPpLayoutEnds:
     case Rule::kPpLayoutMtp:
     case Rule::kPpLayoutMtpPlace:

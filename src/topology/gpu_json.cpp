@@ -94,7 +94,8 @@ GpuKernelFigures read_kernels(const JsonReader& r) {
   problems.check([&] {
     if (const auto gemm = r.find("gemm")) {
       for (const auto& [precision, fig] : gemm->members()) {
-        problems.check([&] {
+        // Structured bindings named through init-captures (clang before 16 cannot capture them).
+        problems.check([&, &precision = precision, &fig = fig] {
           if (std::find(kGemmPrecisions.begin(), kGemmPrecisions.end(), precision) == kGemmPrecisions.end()) {
             fig.fail(fmt::format("unknown precision \"{}\" (expected one of {})", precision, listed(kGemmPrecisions)));
           }
@@ -111,7 +112,7 @@ GpuKernelFigures read_kernels(const JsonReader& r) {
     if (!attention) return;
     for (const auto& [kernel, fig] : attention->members()) {
       if (kernel == "default") continue;
-      problems.check([&] {
+      problems.check([&, &kernel = kernel, &fig = fig] {
         if (std::find(kAttentionKernels.begin(), kAttentionKernels.end(), kernel) == kAttentionKernels.end()) {
           fig.fail(fmt::format("unknown attention kernel \"{}\" (expected default or one of {})", kernel,
                                listed(kAttentionKernels)));

@@ -84,6 +84,8 @@ const std::vector<Case>& cases() {
        "pp-layout= names 3 virtual stages; it must name pp x vp = 2 x 1 = 2 (split by '|')"},
       {llama2_7b, "pp=2,pp-layout=Et*16|t*15L", 2, R::kPpLayoutDecoders,
        "pp-layout= places 31 transformer layers (t); the model has 32"},
+      {llama2_7b, "pp=3,pp-layout=Et*16||t*16L", 3, R::kPpLayoutEmptyStage,
+       "pp-layout= leaves pipeline stage 1 without a layer in any of its chunks"},
       {llama2_7b, "pp=2,pp-layout=t*16|Et*16L", 2, R::kPpLayoutEnds,
        "pp-layout= must begin with the embedding (E) and end with the loss (L) (Megatron-Core's "
        "validate_layer_layout)"},

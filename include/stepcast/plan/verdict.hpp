@@ -40,6 +40,7 @@ enum class Rule {
   kUnevenSplitRestDivides,   ///< layers, first, last, rest, stages
   kPpLayoutStages,           ///< stages, pp, vp
   kPpLayoutDecoders,         ///< decoders, layers
+  kPpLayoutEmptyStage,       ///< stage
   kPpLayoutEnds,             ///< no values
   kPpLayoutMtp,              ///< mtp, mtp_layers
   kPpLayoutMtpPlace,         ///< mtp
