@@ -168,7 +168,7 @@ std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::Transfo
   std::vector<std::pair<LayerKind, int>> out;
   for (int c = 0; c < map.vp; ++c) {
     for (const auto& [kind, count] : layer_kinds(shape, map.first_decoder(stage, c), map.at(stage, c).decoders)) {
-      const auto same = std::find_if(out.begin(), out.end(), [&](const auto& k) { return k.first == kind; });
+      const auto same = std::find_if(out.begin(), out.end(), [&kind = kind](const auto& k) { return k.first == kind; });
       if (same != out.end()) {
         same->second += count;
       } else {

@@ -8,6 +8,7 @@
 
 #include "stepcast/core/output_file.hpp"
 #include "stepcast/graph/predict.hpp"
+#include "stepcast/planner/work_estimate.hpp"
 #include "stepcast/report/run_reports.hpp"
 #include "stepcast/sim/step_sim.hpp"
 

@@ -75,7 +75,8 @@ ModelParameters load_model_parameters(const std::filesystem::path& file) {
   const JsonReader block = root.at("parameters");
   std::set<std::string> seen;
   for (const auto& [name, r] : block.members()) {
-    problems.check([&] {
+    // Structured bindings named through init-captures (clang before 16 cannot capture them).
+    problems.check([&, &name = name, &r = r] {
       const ParameterSpec* spec = find_parameter(name);
       if (!spec) {
         r.fail(

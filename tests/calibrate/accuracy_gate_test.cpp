@@ -44,7 +44,9 @@ TEST_SUITE("calibrate.accuracy_gate") {
     REQUIRE(in.good());
     const nlohmann::json figures = nlohmann::json::parse(in).at("sources");
     REQUIRE(figures.size() >= 4);
-    for (const auto& [source, f] : figures.items()) {
+    for (const auto& item : figures.items()) {
+      const std::string source = item.key();
+      const nlohmann::json& f = item.value();
       CAPTURE(source);
       const std::string out =
           stepcast::test::run_stepcast("validate --runs " + f.at("runs_file").get<std::string>() + " --calibration " +

@@ -74,8 +74,10 @@ TEST_SUITE("topology.gpu_catalogue") {
       CHECK_FALSE(g.generation.empty());
       CHECK_FALSE(g.kernels.default_attention.empty());
       CHECK(g.kernels.gemm.contains("bf16"));
-      for (const auto& [place, fig] : figures_of(g)) {
-        CAPTURE(place);
+      for (const auto& entry : figures_of(g)) {
+        const auto& [place, fig] = entry;
+        const std::string where = place;  // CAPTURE takes a variable, not a structured binding (clang 14)
+        CAPTURE(where);
         CHECK_FALSE(fig.source.empty());
         CHECK(fig.value > 0.0);
       }
@@ -118,9 +120,10 @@ TEST_SUITE("topology.gpu_catalogue") {
         for (const auto& [place, fig] : figures_of(b)) {
           const auto it = fa.find(place);
           if (it == fa.end() || std::fabs(it->second.value - fig.value) > 1e-12 * fig.value) continue;
+          const std::string where = place;  // CAPTURE takes a variable, not a structured binding (clang 14)
           CAPTURE(a.name);
           CAPTURE(b.name);
-          CAPTURE(place);
+          CAPTURE(where);
           ++pairs;
           CHECK((!fig.borrowed_from.empty() || !it->second.borrowed_from.empty() ||
                  (!fig.parameter.empty() && fig.parameter == it->second.parameter)));

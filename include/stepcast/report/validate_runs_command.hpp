@@ -11,6 +11,7 @@
 #include "stepcast/calibrate/run_validation.hpp"
 #include "stepcast/calibrate/training_runs.hpp"
 #include "stepcast/cost/calibration.hpp"
+#include "stepcast/report/command_output.hpp"
 #include "stepcast/report/progress.hpp"
 #include "stepcast/report/validate_command.hpp"
 
