@@ -71,14 +71,14 @@ void expose_layer_starts(Evaluation& e) {
       }
       return;
     }
-    for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t pass = 0; pass < 2; ++pass) {
       if ((pass == 0 ? load.forward_calls : load.backward_calls) > 0.0) beside_pass[pass].push_back(i);
       beside_time[pass] += pass == 0 ? load.forward : load.backward;
     }
     t.exposed = Seconds(0.0);
   });
   const double m = e.w.micro_batches;
-  for (int pass = 0; pass < 2; ++pass) {
+  for (std::size_t pass = 0; pass < 2; ++pass) {
     // What the pass's calls take beyond the pass's compute, shared by their time in the pass.
     const Seconds window = (pass == 0 ? e.w.forward : e.w.backward) * m;
     const Seconds exposed = max0(beside_time[pass] - window);
