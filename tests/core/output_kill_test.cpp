@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -172,7 +173,7 @@ TEST_SUITE("core.output_kill") {
     REQUIRE(a.report != b.report);
     // dp=8 holds all 6.7e9 parameters' 16 bytes of state on each 80 GB GPU: simulated, then refused (exit 3).
     std::vector<std::string> refused = simulate_args(report, trace, 3);
-    refused[std::find(refused.begin(), refused.end(), "--plan") - refused.begin() + 1] = "dp=8";
+    *std::next(std::find(refused.begin(), refused.end(), "--plan")) = "dp=8";
     for (int trial = 0; trial < 8; ++trial) {
       write(report, "old report\n");
       write(trace, "{\"old\": true}\n");
