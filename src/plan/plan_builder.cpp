@@ -255,11 +255,13 @@ Plan PlanBuilder::finish(const KeyFailure& fail) const {
     out.dp = fsdp_degree_;
   }
   // Later code multiplies these as ints (GPUs = dp*tp*pp, global batch = dp*mbs*pp, ...); any
-  // product of them stays representable when the product of all of them does.
-  const std::int64_t product = std::int64_t{std::max(out.dp, 1)} * out.tp * out.cp * out.pp * out.vp *
-                               out.micro_batch_size * std::max(out.shard_group, 1);
-  if (product > kMaxPlanSpan) {
-    fail(fmt::format("dp x tp x pp x vp x mbs x shard group = {} exceeds the {} that a plan may span", product,
+  // product of them stays representable when the product of all of them does. The check itself
+  // multiplies in double: seven factors of up to 2^31 overflow any integer type, and a double is
+  // exact up to 2^53, far past the limit.
+  const double product = static_cast<double>(std::max(out.dp, 1)) * out.tp * out.cp * out.pp * out.vp *
+                         out.micro_batch_size * std::max(out.shard_group, 1);
+  if (product > static_cast<double>(kMaxPlanSpan)) {
+    fail(fmt::format("dp x tp x pp x vp x mbs x shard group = {:.0f} exceeds the {} that a plan may span", product,
                      kMaxPlanSpan));
   }
   return out;
