@@ -142,7 +142,7 @@ DefaultsFit fit_defaults(const std::vector<TrainingRun>& runs, const cost::Calib
   if (!free.empty()) {
     Eigen::NumericalDiff<Residuals> differentiated(residuals);
     Eigen::LevenbergMarquardt<Eigen::NumericalDiff<Residuals>> lm(differentiated);
-    lm.setMaxfev(60 * static_cast<int>(free.size() + 1));
+    lm.setMaxfev(static_cast<Eigen::Index>(60) * static_cast<Eigen::Index>(free.size() + 1));
     lm.minimize(x);
     out.iterations = static_cast<int>(lm.iterations());
   }

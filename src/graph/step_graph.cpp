@@ -24,7 +24,8 @@ int StageWork::layers() const {
 int StepGraph::rounds_at(const CommNode& node, int stage, int chunk, int layer) const {
   if (layer >= stages[static_cast<std::size_t>(stage)].chunks[static_cast<std::size_t>(chunk)].layers) return 0;
   if (node.per_layer.empty()) return 1;
-  const auto& row = node.per_layer[static_cast<std::size_t>(stage * vp + chunk)];
+  const auto& row =
+      node.per_layer[static_cast<std::size_t>(stage) * static_cast<std::size_t>(vp) + static_cast<std::size_t>(chunk)];
   return row[static_cast<std::size_t>(layer)];
 }
 

@@ -54,7 +54,7 @@ LayerMap layer_map(const Plan& plan, int layers, int mtp_layers) {
   LayerMap map;
   map.pp = plan.pp;
   map.vp = plan.schedule == Schedule::kInterleaved ? plan.vp : 1;
-  map.chunks.assign(static_cast<std::size_t>(map.pp * map.vp), ChunkContent{});
+  map.chunks.assign(static_cast<std::size_t>(map.pp) * static_cast<std::size_t>(map.vp), ChunkContent{});
   if (!plan.pp_layout.empty()) {
     // Virtual stage i of the layout is chunk i / pp of stage i % pp.
     std::string why;
@@ -62,14 +62,15 @@ LayerMap layer_map(const Plan& plan, int layers, int mtp_layers) {
     STEPCAST_ASSERT(stages && static_cast<int>(stages->size()) == map.pp * map.vp,
                     "a checked layout has pp * vp stages");
     for (int i = 0; i < map.pp * map.vp; ++i) {
-      map.chunks[static_cast<std::size_t>((i % map.pp) * map.vp + i / map.pp)] = (*stages)[static_cast<std::size_t>(i)];
+      map.chunks[static_cast<std::size_t>(i % map.pp) * static_cast<std::size_t>(map.vp) +
+                 static_cast<std::size_t>(i / map.pp)] = (*stages)[static_cast<std::size_t>(i)];
     }
     return map;
   }
   const std::vector<int> per_stage = layers_per_stage(plan, layers);
   for (int s = 0; s < map.pp; ++s) {
     for (int c = 0; c < map.vp; ++c) {
-      map.chunks[static_cast<std::size_t>(s * map.vp + c)].decoders = per_stage[static_cast<std::size_t>(s)] / map.vp;
+      map.at_mut(s, c).decoders = per_stage[static_cast<std::size_t>(s)] / map.vp;
     }
   }
   ChunkContent& first = map.chunks.front();

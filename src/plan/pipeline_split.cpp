@@ -27,7 +27,7 @@ void layout_problems(const Plan& p, int layers, int mtp_layers, std::vector<Verd
   STEPCAST_ASSERT(stages.has_value(), "pp-layout= is read when the plan is parsed");
   const int vp = p.schedule == Schedule::kInterleaved ? p.vp : 1;
   const auto count = static_cast<std::int64_t>(stages->size());
-  if (count != p.pp * vp) {
+  if (count != std::int64_t{p.pp} * vp) {
     out.push_back({Rule::kPpLayoutStages, {{"stages", count}, {"pp", p.pp}, {"vp", vp}}});
     return;
   }
@@ -42,7 +42,8 @@ void layout_problems(const Plan& p, int layers, int mtp_layers, std::vector<Verd
   for (int stage = 0; stage < p.pp; ++stage) {
     bool holds = false;
     for (int c = 0; c < vp; ++c) {
-      const ChunkContent& chunk = (*stages)[static_cast<std::size_t>(c * p.pp + stage)];
+      const ChunkContent& chunk =
+          (*stages)[static_cast<std::size_t>(c) * static_cast<std::size_t>(p.pp) + static_cast<std::size_t>(stage)];
       holds = holds || chunk.decoders > 0 || chunk.mtp > 0 || chunk.embedding || chunk.loss;
     }
     if (!holds) {

@@ -139,7 +139,7 @@ class GpuTrace {
   Deps chain(const std::vector<std::pair<std::size_t, Bytes>>& calls, Deps deps);
   std::uint64_t join(std::string name, Deps deps);
   Deps task(const PipelineOp& op, Deps deps);
-  Deps layer(const PipelineOp& op, int pos, int layers, Seconds work, Deps before);
+  Deps layer(const PipelineOp& op, int pos, int layers, Seconds work, const Deps& before);
   Deps slices(const PipelineOp& op, Seconds work, const LaneEnds& lanes);
   void buckets(const PipelineOp& op, std::size_t index, std::uint64_t after);
   void send(const PipelineOp& op, std::uint64_t after);
@@ -367,7 +367,7 @@ Deps GpuTrace::task(const PipelineOp& op, Deps deps) {
   } else {
     const int layers = w.passes(op.chunk);
     tail = std::move(deps);
-    for (int pos = 0; pos < layers; ++pos) tail = layer(op, pos, layers, work / layers, std::move(tail));
+    for (int pos = 0; pos < layers; ++pos) tail = layer(op, pos, layers, work / layers, tail);
   }
   const std::uint64_t end = join(name + " end", std::move(tail));
   const std::size_t before = out_.size();
@@ -381,7 +381,7 @@ Deps GpuTrace::task(const PipelineOp& op, Deps deps) {
   return {end};
 }
 
-Deps GpuTrace::layer(const PipelineOp& op, int pos, int layers, Seconds work, Deps before) {
+Deps GpuTrace::layer(const PipelineOp& op, int pos, int layers, Seconds work, const Deps& before) {
   const bool backward = op.kind == PipelineOp::Kind::kBackward;
   const int pass = backward ? 1 : 0;
   const int at = backward ? layers - 1 - pos : pos;

@@ -340,9 +340,8 @@ void StepRun::build_buckets(int s) {
     for (const std::size_t n : syncs) {
       const graph::CommNode& node = graph_->comm[n];
       const double chunk_pieces = node.pieces * share(st.ops[op].chunk);
-      if (node.every_micro_batch) {
-        here.emplace_back(n, chunk_pieces);  // a micro-batch's buckets over its chunks' tasks
-      } else if (node.overlapped && chunk_ends) {
+      if (node.every_micro_batch || (node.overlapped && chunk_ends)) {
+        // Every micro-batch's buckets over its chunks' tasks, or a chunk's at its last backward.
         here.emplace_back(n, chunk_pieces);
       } else if (!node.overlapped && last) {
         here.emplace_back(n, node.pieces);

@@ -163,9 +163,8 @@ std::filesystem::path catalogue_gpu_file(const JsonReader& name) {
                     "(lower case letters, digits, '.' and '-'), got \"{}\"",
                     id));
   }
-  const std::filesystem::path beside = std::filesystem::path(name.file()).parent_path() / "gpus" / (id + ".json");
-  const std::filesystem::path shipped =
-      std::filesystem::path(STEPCAST_SOURCE_DIR) / "topologies" / "gpus" / (id + ".json");
+  std::filesystem::path beside = std::filesystem::path(name.file()).parent_path() / "gpus" / (id + ".json");
+  std::filesystem::path shipped = std::filesystem::path(STEPCAST_SOURCE_DIR) / "topologies" / "gpus" / (id + ".json");
   std::error_code ec;
   if (std::filesystem::exists(beside, ec)) return beside;
   if (std::filesystem::exists(shipped, ec)) return shipped;

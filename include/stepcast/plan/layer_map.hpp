@@ -30,7 +30,10 @@ struct LayerMap {
   std::vector<ChunkContent> chunks;  ///< stage-major: chunks[stage * vp + chunk]
 
   [[nodiscard]] const ChunkContent& at(int stage, int chunk) const {
-    return chunks[static_cast<std::size_t>(stage * vp + chunk)];
+    return chunks[static_cast<std::size_t>(stage) * static_cast<std::size_t>(vp) + static_cast<std::size_t>(chunk)];
+  }
+  [[nodiscard]] ChunkContent& at_mut(int stage, int chunk) {
+    return chunks[static_cast<std::size_t>(stage) * static_cast<std::size_t>(vp) + static_cast<std::size_t>(chunk)];
   }
   /// Transformer layers of one stage, all its chunks.
   [[nodiscard]] int stage_decoders(int stage) const;
