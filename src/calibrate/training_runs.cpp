@@ -414,7 +414,8 @@ void refuse_beyond_peak(const RawRow& row, const TrainingRun& run) {
                   run.topology->gpu().name, plan::to_string(run.plan.precision), peak / 1e12));
 }
 
-TrainingRun interpret(const RawRow& row, Loader& loader) {
+/// The run's names and what it measured, before its plan, workload and cluster are read.
+TrainingRun labelled_run(const RawRow& row) {
   TrainingRun run;
   run.where = row.where();
   run.id = row.find("run")       ? std::string(*row.find("run"))
@@ -431,29 +432,93 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
     run.fsdp_mixed_precision = *v;
   }
   run.measured = read_measurement(row);
+  return run;
+}
+
+/// A plan runs on whole nodes of the graph (whole domains, or the part gpus_per_domain keeps of
+/// each) or on part of one, as `predict --gpus` and --gpus-per-domain allow; empty when it does.
+std::string gpu_layout_refusal(const TrainingRun& run) {
+  const topology::Topology& t = *run.topology;
+  if (run.gpus <= t.gpus_per_node() || run.gpus % t.gpus_per_node() == 0) return {};
+  return fmt::format("{} GPUs are not whole nodes of {} GPUs on {}, nor part of one{}", run.gpus, t.gpus_per_node(),
+                     run.topology_name,
+                     t.trays_per_node() > 1
+                         ? fmt::format(", nor {}-tray segments of each domain: gpus_per_domain says the part of each "
+                                       "domain a run used (whole trays of {})",
+                                       kSegmentTrays, t.gpus_per_tray())
+                         : "");
+}
+
+/// Throughput given twice must agree.
+void check_throughputs_agree(const RawRow& row, const TrainingRun& run) {
+  const RunMeasurement& m = run.measured;
+  const double tokens = run.tokens_per_step();
+  if (m.tokens_per_s && m.step_time) {
+    check_agreement(row, "tokens_per_s", *m.tokens_per_s, "step_time", tokens / m.step_time->value(),
+                    fmt::format("{} tokens per step / {}", tokens, format_seconds(*m.step_time)));
+  }
+  if (m.tokens_per_s && m.tokens_per_s_per_gpu) {
+    check_agreement(row, "tokens_per_s", *m.tokens_per_s, "tokens_per_s_per_gpu", *m.tokens_per_s_per_gpu * run.gpus,
+                    fmt::format("x {} GPUs", run.gpus));
+  }
+  if (!m.tokens_per_s && m.step_time && m.tokens_per_s_per_gpu) {
+    check_agreement(row, "step_time", tokens / m.step_time->value(), "tokens_per_s_per_gpu",
+                    *m.tokens_per_s_per_gpu * run.gpus, fmt::format("x {} GPUs", run.gpus));
+  }
+}
+
+/// What the model cannot express of a well-formed run: a bare parameter count, a rule of the
+/// model the plan breaks, a precision without a peak rate on this GPU; empty when it can.
+std::string model_refusal(const TrainingRun& run) {
+  if (!run.workload->shape) return "the workload is a bare parameter count; step time needs its shape";
+  const auto problems = plan::problems(run.plan, *run.workload, run.gpus);
+  if (!problems.empty()) {
+    std::string text;
+    for (const auto& p : problems) text += (text.empty() ? "" : "; ") + plan::describe(p);
+    return "the model refuses the plan: " + text;
+  }
+  if (!(cost::peak_rate(run.topology->gpu(), run.plan.precision).value() > 0.0)) {
+    return fmt::format("the {} has no {} peak rate", run.topology->gpu().name, plan::to_string(run.plan.precision));
+  }
+  return {};
+}
+
+/// The plan column: parsed, the keys it gives, and those stepcast does not model (which make the
+/// run inexpressible; anything else wrong with the plan is bad input).
+struct PlanColumn {
+  plan::Plan parsed;
+  std::set<std::string> keys;
+  std::vector<std::string> unknown;
+};
+
+PlanColumn read_plan_column(const RawRow& row, TrainingRun& run) {
+  PlanColumn out;
+  const auto text = row.find("plan");
+  if (!text) return out;
+  run.plan_text = *text;
+  const std::vector<std::string> keys = plan_keys_of(*text);
+  for (const auto& key : keys) {
+    if (!plan::is_plan_key(key)) out.unknown.push_back(fmt::format("\"{}\"", key));
+  }
+  if (!out.unknown.empty()) return out;
+  try {
+    out.parsed = plan::parse_plan(*text, run.where);
+  } catch (const InputError& e) {
+    row.fail("plan", e.message());
+  }
+  out.keys.insert(keys.begin(), keys.end());
+  return out;
+}
+
+TrainingRun interpret(const RawRow& row, Loader& loader) {
+  TrainingRun run = labelled_run(row);
 
   std::vector<std::string> missing;
-  std::vector<std::string> unknown_keys;
-  // The plan: a key stepcast does not model makes the run inexpressible; anything else wrong with it is bad input.
-  plan::Plan parsed;
-  std::set<std::string> plan_keys;
-  if (const auto text = row.find("plan")) {
-    run.plan_text = *text;
-    const std::vector<std::string> keys = plan_keys_of(*text);
-    for (const auto& key : keys) {
-      if (!plan::is_plan_key(key)) unknown_keys.push_back(fmt::format("\"{}\"", key));
-    }
-    if (unknown_keys.empty()) {
-      try {
-        parsed = plan::parse_plan(*text, run.where);
-      } catch (const InputError& e) {
-        row.fail("plan", e.message());
-      }
-      plan_keys.insert(keys.begin(), keys.end());
-    }
-  } else {
-    missing.emplace_back("plan");
-  }
+  PlanColumn column = read_plan_column(row, run);
+  if (!row.find("plan")) missing.emplace_back("plan");
+  plan::Plan& parsed = column.parsed;
+  const std::set<std::string>& plan_keys = column.keys;
+  const std::vector<std::string>& unknown_keys = column.unknown;
   const auto count = [&](std::string_view c) {
     return row.find(c) ? std::optional<int>(whole_number(row, c, *row.find(c))) : std::nullopt;
   };
@@ -519,19 +584,9 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
   run.group = row.find("group") ? std::string(*row.find("group"))
                                 : fmt::format("{} on {}, {} GPUs", run.workload ? run.workload_name : "?",
                                               run.topology ? run.topology_name : "?", run.gpus);
-  // A plan runs on whole nodes of the graph (whole domains, or the part gpus_per_domain keeps of
-  // each) or on part of one, as `predict --gpus` and --gpus-per-domain allow.
-  if (run.topology && run.gpus > run.topology->gpus_per_node() && run.gpus % run.topology->gpus_per_node() != 0) {
-    const topology::Topology& t = *run.topology;
-    run.inexpressible = fmt::format(
-        "{} GPUs are not whole nodes of {} GPUs on {}, nor part of one{}", run.gpus, t.gpus_per_node(),
-        run.topology_name,
-        t.trays_per_node() > 1
-            ? fmt::format(", nor {}-tray segments of each domain: gpus_per_domain says the part of each domain a run "
-                          "used (whole trays of {})",
-                          kSegmentTrays, t.gpus_per_tray())
-            : "");
-    return run;
+  if (run.topology) {
+    run.inexpressible = gpu_layout_refusal(run);
+    if (!run.inexpressible.empty()) return run;
   }
   if (!unknown_keys.empty()) {
     run.inexpressible =
@@ -562,41 +617,9 @@ TrainingRun interpret(const RawRow& row, Loader& loader) {
     row.fail("plan", fmt::format("dp x tp x pp = {} x {} x {} does not use the row's {} GPUs", run.plan.dp, run.plan.tp,
                                  run.plan.pp, run.gpus));
   }
-  // Throughput given twice must agree.
-  const RunMeasurement& m = run.measured;
-  const double tokens = run.tokens_per_step();
-  if (m.tokens_per_s && m.step_time) {
-    check_agreement(row, "tokens_per_s", *m.tokens_per_s, "step_time", tokens / m.step_time->value(),
-                    fmt::format("{} tokens per step / {}", tokens, format_seconds(*m.step_time)));
-  }
-  if (m.tokens_per_s && m.tokens_per_s_per_gpu) {
-    check_agreement(row, "tokens_per_s", *m.tokens_per_s, "tokens_per_s_per_gpu", *m.tokens_per_s_per_gpu * run.gpus,
-                    fmt::format("x {} GPUs", run.gpus));
-  }
-  if (!m.tokens_per_s && m.step_time && m.tokens_per_s_per_gpu) {
-    check_agreement(row, "step_time", tokens / m.step_time->value(), "tokens_per_s_per_gpu",
-                    *m.tokens_per_s_per_gpu * run.gpus, fmt::format("x {} GPUs", run.gpus));
-  }
-
-  // What the model cannot express: a bare parameter count, a rule of the model the plan breaks,
-  // a precision without a peak rate on this GPU.
-  if (!run.workload->shape) {
-    run.inexpressible = "the workload is a bare parameter count; step time needs its shape";
-    return run;
-  }
-  const auto problems = plan::problems(run.plan, *run.workload, run.gpus);
-  if (!problems.empty()) {
-    std::string text;
-    for (const auto& p : problems) text += (text.empty() ? "" : "; ") + plan::describe(p);
-    run.inexpressible = "the model refuses the plan: " + text;
-    return run;
-  }
-  if (!(cost::peak_rate(run.topology->gpu(), run.plan.precision).value() > 0.0)) {
-    run.inexpressible =
-        fmt::format("the {} has no {} peak rate", run.topology->gpu().name, plan::to_string(run.plan.precision));
-    return run;
-  }
-  refuse_beyond_peak(row, run);
+  check_throughputs_agree(row, run);
+  run.inexpressible = model_refusal(run);
+  if (run.inexpressible.empty()) refuse_beyond_peak(row, run);
   return run;
 }
 

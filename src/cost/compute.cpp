@@ -44,6 +44,16 @@ PartStreams time_part(const std::vector<Operator>& ops, const topology::GpuSpec&
   return out;
 }
 
+/// A stage's totals gain one of its chunks (of `decoders` transformer layers).
+void add_chunk(StageCompute& st, const ChunkCompute& chunk, int decoders) {
+  st.forward += chunk.forward;
+  st.backward += chunk.backward;
+  st.weight_grad += chunk.weight_grad;
+  st.layers += decoders;
+  st.moe_blocks += chunk.moe_blocks;
+  st.chunks.push_back(chunk);
+}
+
 /// The old model: hardware FLOPs / GPUs / (peak x fraction), the same on every stage.
 void price_by_fraction(ComputeEstimate& out, const plan::Plan& plan, const workload::TransformerShape& shape,
                        double fraction) {
@@ -66,11 +76,7 @@ void price_by_fraction(ComputeEstimate& out, const plan::Plan& plan, const workl
     for (int c = 0; c < map.vp; ++c) {
       const int layers = map.at(s, c).decoders;
       const double share = layers / even;
-      st.chunks.push_back({stage.forward * share, stage.backward * share, stage.weight_grad * share, layers, 0.0});
-      st.forward += stage.forward * share;
-      st.backward += stage.backward * share;
-      st.weight_grad += stage.weight_grad * share;
-      st.layers += layers;
+      add_chunk(st, {stage.forward * share, stage.backward * share, stage.weight_grad * share, layers, 0.0}, layers);
     }
     if (st.layers > out.stages[static_cast<std::size_t>(out.critical_stage)].layers) out.critical_stage = s;
   }
@@ -135,6 +141,40 @@ void explain_compute(ComputeEstimate& out, const workload::Workload& workload, c
                 fmt::format("{:.4g} parameters per GPU through the optimizer's kernels",
                             optimizer_parameters_per_gpu(workload, plan)),
                 format_seconds(out.optimizer)});
+}
+
+/// One kind of block's operators, their times and streams.
+struct KindTiming {
+  LayerKind kind;
+  std::vector<Operator> ops;
+  std::vector<KernelTime> times;
+  PartStreams streams;
+};
+
+/// One micro-batch through a model chunk holding `held` (its blocks by kind in `kinds`): the
+/// model's first chunk also runs the embedding, its last the output layer and loss once for the
+/// model and once per MTP module.
+template <typename TimingOf>
+ChunkCompute time_chunk(const plan::ChunkContent& held, const std::vector<std::pair<LayerKind, int>>& kinds,
+                        const PartStreams& embedding, const PartStreams& head, TimingOf&& timing_of) {
+  const double heads = held.loss ? 1.0 + held.mtp : 0.0;
+  LaunchStream forward = held.embedding ? embedding.forward : LaunchStream{};
+  LaunchStream backward = heads > 0.0 ? head.backward.times(heads) : LaunchStream{};
+  ChunkCompute chunk;
+  chunk.weight_grad = (held.embedding ? embedding.weight_grad : Seconds(0.0)) + head.weight_grad * heads;
+  for (const auto& [kind, count] : kinds) {
+    const KindTiming& k = timing_of(kind);
+    forward = forward.then(k.streams.forward.times(count));
+    backward = backward.then(k.streams.backward.times(count));
+    chunk.weight_grad += k.streams.weight_grad * count;
+    chunk.moe_blocks += kind.moe ? count : 0;
+  }
+  if (heads > 0.0) forward = forward.then(head.forward.times(heads));
+  if (held.embedding) backward = backward.then(embedding.backward);
+  chunk.forward = forward.makespan;
+  chunk.backward = backward.makespan;
+  chunk.layers = held.decoders + held.mtp;
+  return chunk;
 }
 
 }  // namespace
@@ -272,12 +312,6 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   const bool ex = options.explain;
   // One operator list per kind of block (dense or MoE, full or sliding-window attention): a
   // dense model without windows has one.
-  struct KindTiming {
-    LayerKind kind;
-    std::vector<Operator> ops;
-    std::vector<KernelTime> times;
-    PartStreams streams;
-  };
   std::vector<KindTiming> kinds;
   kinds.reserve(4);  // at most dense/MoE x full/sliding: references into it stay valid
   const auto timing_of = [&](LayerKind kind) -> const KindTiming& {
@@ -319,29 +353,7 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
       const plan::ChunkContent& held = map.at(s, c);
       auto chunk_kinds = layer_kinds(shape, map.first_decoder(s, c), held.decoders);
       if (held.mtp > 0) chunk_kinds.push_back({mtp_kind, held.mtp});
-      const double heads = held.loss ? 1.0 + held.mtp : 0.0;
-      LaunchStream forward = held.embedding ? embedding.forward : LaunchStream{};
-      LaunchStream backward = heads > 0.0 ? head.backward.times(heads) : LaunchStream{};
-      ChunkCompute chunk;
-      chunk.weight_grad = (held.embedding ? embedding.weight_grad : Seconds(0.0)) + head.weight_grad * heads;
-      for (const auto& [kind, count] : chunk_kinds) {
-        const KindTiming& k = timing_of(kind);
-        forward = forward.then(k.streams.forward.times(count));
-        backward = backward.then(k.streams.backward.times(count));
-        chunk.weight_grad += k.streams.weight_grad * count;
-        chunk.moe_blocks += kind.moe ? count : 0;
-      }
-      if (heads > 0.0) forward = forward.then(head.forward.times(heads));
-      if (held.embedding) backward = backward.then(embedding.backward);
-      chunk.forward = forward.makespan;
-      chunk.backward = backward.makespan;
-      chunk.layers = held.decoders + held.mtp;
-      st.forward += chunk.forward;
-      st.backward += chunk.backward;
-      st.weight_grad += chunk.weight_grad;
-      st.layers += held.decoders;
-      st.moe_blocks += chunk.moe_blocks;
-      st.chunks.push_back(chunk);
+      add_chunk(st, time_chunk(held, chunk_kinds, embedding, head, timing_of), held.decoders);
     }
     if (st.forward + st.backward > longest) {
       longest = st.forward + st.backward;

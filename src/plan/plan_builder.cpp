@@ -39,6 +39,29 @@ bool parse_switch(std::string_view key, std::string_view value, const KeyFailure
   return false;
 }
 
+/// The keys of where layers and ranks go: the pipeline split (pp-first-layers=, pp-last-layers=,
+/// pp-embedding-loss-layers=, pp-layout=) and the rank order (order=). False for any other key.
+bool set_placement_key(Plan& plan, std::string_view key, std::string_view value, const KeyFailure& fail) {
+  std::string why;
+  if (key == "pp-first-layers") {
+    plan.pp_first_layers = parse_positive(key, value, fail);
+  } else if (key == "pp-last-layers") {
+    plan.pp_last_layers = parse_positive(key, value, fail);
+  } else if (key == "pp-embedding-loss-layers") {
+    plan.pp_embedding_loss_layers = parse_switch(key, value, fail);
+  } else if (key == "order") {
+    const auto order = parse_rank_order(value, why);
+    if (!order) fail(fmt::format("order= \"{}\" is not a rank order stepcast lays out: {}", value, why));
+    plan.rank_order = order.value_or(RankOrder::kStagesOutermost);
+  } else if (key == "pp-layout") {
+    if (!parse_pp_layout(value, why)) fail(fmt::format("pp-layout= \"{}\" is not a pipeline layout: {}", value, why));
+    plan.pp_layout = std::string(value);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 const std::vector<std::string_view>& PlanBuilder::keys() {
@@ -130,24 +153,11 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     } else {
       fail(fmt::format("cp-comm= expects p2p, all-gather or a2a, got \"{}\"", value));
     }
-  } else if (key == "pp-first-layers") {
-    plan_.pp_first_layers = parse_positive(key, value, fail);
-  } else if (key == "pp-last-layers") {
-    plan_.pp_last_layers = parse_positive(key, value, fail);
-  } else if (key == "pp-embedding-loss-layers") {
-    plan_.pp_embedding_loss_layers = parse_switch(key, value, fail);
-  } else if (key == "order") {
-    std::string why;
-    const auto order = parse_rank_order(value, why);
-    if (!order) fail(fmt::format("order= \"{}\" is not a rank order stepcast lays out: {}", value, why));
-    plan_.rank_order = order.value_or(RankOrder::kStagesOutermost);
-  } else if (key == "pp-layout") {
-    std::string why;
-    if (!parse_pp_layout(value, why)) fail(fmt::format("pp-layout= \"{}\" is not a pipeline layout: {}", value, why));
-    plan_.pp_layout = std::string(value);
-  } else if (set_expert_key(plan_, key, value, fail) || set_overlap_key(plan_, key, value, fail)) {
+  } else if (set_placement_key(plan_, key, value, fail) || set_expert_key(plan_, key, value, fail) ||
+             set_overlap_key(plan_, key, value, fail) || set_sharding_key(key, value, fail)) {
+    // pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=, pp-layout=, order=;
     // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap= (expert_parallel.cpp);
-    // overlap-grad-reduce=, overlap-param-gather= (data_parallel_overlap.cpp)
+    // overlap-grad-reduce=, overlap-param-gather= (data_parallel_overlap.cpp); zero=, fsdp=
   } else if (key == "tp-overlap") {
     plan_.tp_overlap = parse_switch(key, value, fail);
   } else if (key == "grad-reduce") {
@@ -159,44 +169,6 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
       plan_.grad_reduce = Precision::kFp16;
     } else {
       fail(fmt::format("grad-reduce= expects fp32, bf16 or fp16, got \"{}\"", value));
-    }
-  } else if (key == "zero") {
-    zero_given_ = true;
-    static constexpr Sharding kStages[] = {Sharding::kDdp, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3};
-    if (value.size() != 1 || value[0] < '0' || value[0] > '3')
-      fail(fmt::format("zero= expects 0, 1, 2 or 3, got \"{}\"", value));
-    plan_.sharding = kStages[value[0] - '0'];
-  } else if (key == "fsdp") {
-    fsdp_given_ = true;
-    if (value == "full") {
-      plan_.sharding = Sharding::kFsdpFull;
-    } else if (value == "grad-op") {
-      plan_.sharding = Sharding::kFsdpGradOp;
-    } else if (value == "none") {
-      plan_.sharding = Sharding::kFsdpNone;
-    } else if (value.starts_with("hybrid")) {
-      plan_.sharding = Sharding::kFsdpHybrid;
-      // hybrid:AxB = shard groups of A ranks, B replicas; hybrid:A = groups of A, replicas derived.
-      const std::string_view rest = value.substr(std::string_view("hybrid").size());
-      if (rest.empty() || rest[0] != ':')
-        fail(fmt::format("fsdp=hybrid needs the shard group size, as hybrid:8 or hybrid:8x4, got \"{}\"", value));
-      const std::string_view sizes = rest.substr(1);
-      const auto x = sizes.find('x');
-      plan_.shard_group = parse_positive("fsdp=hybrid:", sizes.substr(0, x), fail);
-      if (x != std::string_view::npos) {
-        const int replicas = parse_positive("fsdp=hybrid:AxB's B: ", sizes.substr(x + 1), fail);
-        const std::int64_t degree = std::int64_t{plan_.shard_group} * replicas;
-        if (degree > kMaxPlanSpan) {
-          fail(fmt::format("fsdp=hybrid:{}x{} spans {} ranks, more than the {} that a plan may span", plan_.shard_group,
-                           replicas, degree, kMaxPlanSpan));
-        }
-        fsdp_degree_ = static_cast<int>(degree);
-      }
-    } else if (!value.empty() && value.find_first_not_of("0123456789") == std::string_view::npos) {
-      plan_.sharding = Sharding::kFsdpFull;
-      fsdp_degree_ = parse_positive(key, value, fail);
-    } else {
-      fail(fmt::format("fsdp= expects a GPU count or full, grad-op, hybrid:AxB or none, got \"{}\"", value));
     }
   } else if (key == "recompute") {
     if (value == "none") {
@@ -243,6 +215,51 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
       fail(fmt::format("optimizer= expects adam, adamw, sgd-momentum or sgd, got \"{}\"", value));
     }
   }
+}
+
+bool PlanBuilder::set_sharding_key(std::string_view key, std::string_view value, const KeyFailure& fail) {
+  if (key == "zero") {
+    zero_given_ = true;
+    static constexpr Sharding kStages[] = {Sharding::kDdp, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3};
+    if (value.size() != 1 || value[0] < '0' || value[0] > '3')
+      fail(fmt::format("zero= expects 0, 1, 2 or 3, got \"{}\"", value));
+    plan_.sharding = kStages[value[0] - '0'];
+  } else if (key == "fsdp") {
+    fsdp_given_ = true;
+    if (value == "full") {
+      plan_.sharding = Sharding::kFsdpFull;
+    } else if (value == "grad-op") {
+      plan_.sharding = Sharding::kFsdpGradOp;
+    } else if (value == "none") {
+      plan_.sharding = Sharding::kFsdpNone;
+    } else if (value.starts_with("hybrid")) {
+      plan_.sharding = Sharding::kFsdpHybrid;
+      // hybrid:AxB = shard groups of A ranks, B replicas; hybrid:A = groups of A, replicas derived.
+      const std::string_view rest = value.substr(std::string_view("hybrid").size());
+      if (rest.empty() || rest[0] != ':')
+        fail(fmt::format("fsdp=hybrid needs the shard group size, as hybrid:8 or hybrid:8x4, got \"{}\"", value));
+      const std::string_view sizes = rest.substr(1);
+      const auto x = sizes.find('x');
+      plan_.shard_group = parse_positive("fsdp=hybrid:", sizes.substr(0, x), fail);
+      if (x != std::string_view::npos) {
+        const int replicas = parse_positive("fsdp=hybrid:AxB's B: ", sizes.substr(x + 1), fail);
+        const std::int64_t degree = std::int64_t{plan_.shard_group} * replicas;
+        if (degree > kMaxPlanSpan) {
+          fail(fmt::format("fsdp=hybrid:{}x{} spans {} ranks, more than the {} that a plan may span", plan_.shard_group,
+                           replicas, degree, kMaxPlanSpan));
+        }
+        fsdp_degree_ = static_cast<int>(degree);
+      }
+    } else if (!value.empty() && value.find_first_not_of("0123456789") == std::string_view::npos) {
+      plan_.sharding = Sharding::kFsdpFull;
+      fsdp_degree_ = parse_positive(key, value, fail);
+    } else {
+      fail(fmt::format("fsdp= expects a GPU count or full, grad-op, hybrid:AxB or none, got \"{}\"", value));
+    }
+  } else {
+    return false;
+  }
+  return true;
 }
 
 Plan PlanBuilder::finish(const KeyFailure& fail) const {

@@ -25,6 +25,9 @@ class PlanBuilder {
   [[nodiscard]] Plan finish(const KeyFailure& fail) const;
 
  private:
+  /// zero= and fsdp= (whose degrees finish() checks); false for any other key.
+  bool set_sharding_key(std::string_view key, std::string_view value, const KeyFailure& fail);
+
   Plan plan_;
   std::vector<std::string> seen_;
   int fsdp_degree_ = 0;  // from fsdp=N or hybrid:AxB

@@ -33,6 +33,57 @@ bool is_tie(Seconds t, Seconds best, const std::optional<ErrorScatter>& scatter)
   return scatter && std::log(t / best) <= std::log1p(scatter->relative);
 }
 
+/// The plans table's columns: --wide's every figure (the engine's beside the closed form's when
+/// refined), or the narrow report's few.
+std::vector<Column> plan_columns(bool wide, bool refined) {
+  std::vector<Column> columns;
+  if (wide) {
+    columns = {{"rank", "rank", "", -1}, {"plan", "plan", "", -1}, {"step_time_s", "step time", "s", 4}};
+    if (refined) {
+      columns.push_back({"simulated_step_time_s", "simulated step", "s", 4});
+      columns.push_back({"simulated_tokens_per_s", "sim tokens/s", "", 0});
+      columns.push_back({"simulated_mfu", "sim MFU", "%", 1, 0.01});
+    }
+    const std::vector<Column> rest = {{"tokens_per_s", "tokens/s", "", 0},
+                                      {"mfu", "MFU", "%", 1, 0.01},
+                                      {"memory_bytes", "memory/GPU", "GiB", 2, unit::kGibi},
+                                      {"compute_s", "compute", "s", 4},
+                                      {"bubble_s", "bubble", "s", 4},
+                                      {"exposed_communication_s", "exposed comm", "s", 4},
+                                      {"tie", "tie", "", -1},
+                                      {"same_as", "same as", "", -1}};
+    columns.insert(columns.end(), rest.begin(), rest.end());
+  } else {
+    // Tokens/s is the step time's inverse here (every plan runs the same batch): --wide has it.
+    columns = {{"rank", "#", "", -1},
+               {"plan", "plan", "", -1},
+               {"step_time_s", "step", "s", 3},
+               {"mfu", "MFU", "%", 1, 0.01},
+               {"memory_bytes", "memory", "GiB", 1, unit::kGibi},
+               {"tie", "tie", "", -1}};
+  }
+  return columns;
+}
+
+/// Rejected candidates by rule, each counted under the first rule it breaks.
+Table rejections_table(const planner::SearchResult& result, bool wide) {
+  // The code is what programs filter on (plan/verdict.hpp); the reason is for people, and the examples,
+  // long sentences, are the wide report's.
+  std::vector<Column> reasons = {{"reason", "reason", "", -1}, {"count", "count", "", -1}};
+  if (wide) reasons.push_back({"example", "first example", "", -1});
+  reasons.push_back({"code", "code", "", -1});
+  Table rejections("rejections", "Rejected candidates by reason (each counted under the first rule it breaks)",
+                   std::move(reasons));
+  for (const auto& rej : result.rejections) {
+    std::vector<Cell> row = {Cell::of_text(std::string(plan::rule_summary(rej.rule))),
+                             Cell::of_integer(static_cast<std::int64_t>(rej.count))};
+    if (wide) row.push_back(Cell::of_text(plan::describe(rej.example)));
+    row.push_back(Cell::of_text(std::string(plan::rule_code(rej.rule))));
+    rejections.add_row(std::move(row));
+  }
+  return rejections;
+}
+
 }  // namespace
 
 Report search_report(const planner::SearchResult& result, const SearchContext& c, std::size_t top) {
@@ -72,32 +123,7 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
       r.notes.push_back("ties unmarked: too few measured runs like these plans to know the model's error on them");
     }
   }
-  std::vector<Column> columns;
-  if (c.wide) {
-    columns = {{"rank", "rank", "", -1}, {"plan", "plan", "", -1}, {"step_time_s", "step time", "s", 4}};
-    if (refined) {
-      columns.push_back({"simulated_step_time_s", "simulated step", "s", 4});
-      columns.push_back({"simulated_tokens_per_s", "sim tokens/s", "", 0});
-      columns.push_back({"simulated_mfu", "sim MFU", "%", 1, 0.01});
-    }
-    const std::vector<Column> rest = {{"tokens_per_s", "tokens/s", "", 0},
-                                      {"mfu", "MFU", "%", 1, 0.01},
-                                      {"memory_bytes", "memory/GPU", "GiB", 2, unit::kGibi},
-                                      {"compute_s", "compute", "s", 4},
-                                      {"bubble_s", "bubble", "s", 4},
-                                      {"exposed_communication_s", "exposed comm", "s", 4},
-                                      {"tie", "tie", "", -1},
-                                      {"same_as", "same as", "", -1}};
-    columns.insert(columns.end(), rest.begin(), rest.end());
-  } else {
-    // Tokens/s is the step time's inverse here (every plan runs the same batch): --wide has it.
-    columns = {{"rank", "#", "", -1},
-               {"plan", "plan", "", -1},
-               {"step_time_s", "step", "s", 3},
-               {"mfu", "MFU", "%", 1, 0.01},
-               {"memory_bytes", "memory", "GiB", 1, unit::kGibi},
-               {"tie", "tie", "", -1}};
-  }
+  std::vector<Column> columns = plan_columns(c.wide, refined);
   Table plans("plans",
               fmt::format("Fastest {} of {} fitting plans{}", shown, result.ranked.size(),
                           refined ? " (simulated on the event engine and re-ranked by it)" : ""),
@@ -140,21 +166,7 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
   }
   r.tables.push_back(std::move(plans));
 
-  // The code is what programs filter on (plan/verdict.hpp); the reason is for people, and the examples,
-  // long sentences, are the wide report's.
-  std::vector<Column> reasons = {{"reason", "reason", "", -1}, {"count", "count", "", -1}};
-  if (c.wide) reasons.push_back({"example", "first example", "", -1});
-  reasons.push_back({"code", "code", "", -1});
-  Table rejections("rejections", "Rejected candidates by reason (each counted under the first rule it breaks)",
-                   std::move(reasons));
-  for (const auto& rej : result.rejections) {
-    std::vector<Cell> row = {Cell::of_text(std::string(plan::rule_summary(rej.rule))),
-                             Cell::of_integer(static_cast<std::int64_t>(rej.count))};
-    if (c.wide) row.push_back(Cell::of_text(plan::describe(rej.example)));
-    row.push_back(Cell::of_text(std::string(plan::rule_code(rej.rule))));
-    rejections.add_row(std::move(row));
-  }
-  r.tables.push_back(std::move(rejections));
+  r.tables.push_back(rejections_table(result, c.wide));
   if (!c.wide) r.text_width = kNarrowWidth;
   return r;
 }

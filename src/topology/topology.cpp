@@ -133,7 +133,16 @@ Topology::Topology(std::string name, std::string source, GpuSpec gpu, std::vecto
   for (const int n : per_node) STEPCAST_ASSERT(n > 0, "nodes are numbered 0..N-1 and each holds a GPU");
   gpus_per_node_ = *std::max_element(per_node.begin(), per_node.end());
 
-  // Links leaving a node: its bandwidth out, and the first vertex outside it (its leaf switch).
+  const std::vector<BytesPerSecond> uplink = index_node_links();
+  index_intra_node(first_gpu, per_node);
+  index_gpu_nics(first_gpu, uplink);
+  index_latency_from_first();
+}
+
+// Links leaving a node: its bandwidth out, and the first vertex outside it (its leaf switch); per
+// vertex, its capacity to outside its node.
+std::vector<BytesPerSecond> Topology::index_node_links() {
+  Graph& g = *graph_;
   const auto nodes = static_cast<std::size_t>(node_count_);
   g.node_bw.assign(nodes, BytesPerSecond{});
   g.first_hop_out.assign(nodes, -1);
@@ -151,8 +160,13 @@ Topology::Topology(std::string name, std::string source, GpuSpec gpu, std::vecto
       if (hop < 0) hop = outside;
     }
   }
+  return uplink;
+}
 
-  // Intra-node figures from the route between the node's first two GPUs.
+// Intra-node figures from the route between the node's first two GPUs.
+void Topology::index_intra_node(const std::vector<int>& first_gpu, const std::vector<int>& per_node) {
+  Graph& g = *graph_;
+  const auto nodes = static_cast<std::size_t>(node_count_);
   g.intra_bw.assign(nodes, BytesPerSecond{});
   g.intra_latency.assign(nodes, Seconds{});
   for (std::size_t n = 0; n < nodes; ++n) {
@@ -167,10 +181,14 @@ Topology::Topology(std::string name, std::string source, GpuSpec gpu, std::vecto
     g.intra_bw[n] = bottleneck;
     g.intra_latency[n] = latency;
   }
+}
 
-  // What one GPU alone can send out of its node: each of its NIC links, capped by that NIC's
-  // uplink. A GPU with no NIC of its own (graph form, NICs behind a PCIe switch) falls back to
-  // the bottleneck of its route to the first GPU of another node.
+// What one GPU alone can send out of its node: each of its NIC links, capped by that NIC's
+// uplink. A GPU with no NIC of its own (graph form, NICs behind a PCIe switch) falls back to
+// the bottleneck of its route to the first GPU of another node.
+void Topology::index_gpu_nics(const std::vector<int>& first_gpu, const std::vector<BytesPerSecond>& uplink) {
+  Graph& g = *graph_;
+  const auto nodes = static_cast<std::size_t>(node_count_);
   g.gpu_nic_bw.assign(gpus_.size(), BytesPerSecond{});
   g.gpu_nics.resize(gpus_.size());
   g.node_nics.resize(nodes);
@@ -202,9 +220,12 @@ Topology::Topology(std::string name, std::string source, GpuSpec gpu, std::vecto
     }
     g.gpu_nic_bw[r] = out;
   }
+}
 
-  // Latency from GPU 0 to every GPU along a breadth-first tree that no other GPU forwards
-  // through; tiers() reads the longest of these for a group's inter-node latency.
+// Latency from GPU 0 to every GPU along a breadth-first tree that no other GPU forwards
+// through; tiers() reads the longest of these for a group's inter-node latency.
+void Topology::index_latency_from_first() {
+  Graph& g = *graph_;
   std::vector<Seconds> latency(vertices_.size());
   std::vector<bool> seen(vertices_.size(), false);
   std::deque<VertexId> queue{gpus_[0]};

@@ -232,6 +232,11 @@ class Topology {
   [[nodiscard]] CommTiers tiers(int ranks, int stride = 1, Concurrency concurrency = {}) const;
 
  private:
+  // The constructor's indexes of the graph (topology.cpp), in the order it builds them.
+  std::vector<BytesPerSecond> index_node_links();
+  void index_intra_node(const std::vector<int>& first_gpu, const std::vector<int>& per_node);
+  void index_gpu_nics(const std::vector<int>& first_gpu, const std::vector<BytesPerSecond>& uplink);
+  void index_latency_from_first();
   [[nodiscard]] CommTiers compute_tiers(int ranks, int stride, Concurrency concurrency) const;
   // Shortest route between two vertices through no GPU other than the ends (ties by vertex and link order).
   [[nodiscard]] std::vector<Hop> route_between(VertexId from, VertexId to) const;
