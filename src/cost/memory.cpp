@@ -142,17 +142,17 @@ Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan
 
 StageMemory uneven_stage_memory(const workload::TransformerShape& shape, const plan::Plan& plan, Bytes model_state) {
   // Stage k of 1F1B holds min(p - k, m) micro-batches at its peak (Narayanan et al. 2021,
-  // section 2.2.1), GPipe all m, interleaved 1F1B's ramp times its factor 1 + (p - 1) / (p v)
-  // (section 2.2.2; exact at stage 0, an assumption on the others); its model state follows its
-  // share of the layers. The stage with the most bytes is the GPU that must fit.
+  // section 2.2.1), GPipe all m; the interleaved schedule's stage 0 holds held_microbatches'
+  // count and stage k that scaled by the same ramp (an assumption past stage 0). Its model state
+  // follows its share of the layers. The stage with the most bytes is the GPU that must fit.
   const std::vector<int> split = plan::stage_layers(plan, shape.layers);
   const Bytes per_layer = layer_activation_bytes(shape, plan);
   const int m = plan.micro_batches();
-  const double p = plan.pp;
-  const double interleaving = plan.schedule == plan::Schedule::kInterleaved ? 1.0 + (p - 1.0) / (p * plan.vp) : 1.0;
+  const double first = held_microbatches(plan.schedule, plan.pp, m, plan.vp);
   StageMemory peak;
   for (int k = 0; k < plan.pp; ++k) {
-    const double held = plan.schedule == plan::Schedule::kGpipe ? m : std::min(plan.pp - k, m) * interleaving;
+    const double held =
+        plan.schedule == plan::Schedule::kGpipe ? m : first * std::min(plan.pp - k, m) / std::min(plan.pp, m);
     const double layers = split[static_cast<std::size_t>(k)];
     StageMemory st{k, layers, held, per_layer * (layers * held), model_state * (layers * plan.pp / shape.layers)};
     if (k == 0 || st.activations + st.model_state > peak.activations + peak.model_state) peak = st;

@@ -45,6 +45,10 @@ GroupSets replica_blocks(const Layout& layout, int stage, int count) {
   return groups;
 }
 
+namespace {
+
+/// Calls per layer of one model chunk that spread `per_chunk` calls (MoE blocks) over `layers`
+/// layers as evenly as whole calls allow.
 std::vector<int> spread(double per_chunk, int layers) {
   std::vector<int> out(static_cast<std::size_t>(layers), 0);
   for (int l = 0; l < layers; ++l) {
@@ -53,6 +57,8 @@ std::vector<int> spread(double per_chunk, int layers) {
   }
   return out;
 }
+
+}  // namespace
 
 std::vector<std::vector<int>> moe_blocks_per_layer(const StepGraph& graph) {
   std::vector<std::vector<int>> out;

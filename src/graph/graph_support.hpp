@@ -25,10 +25,6 @@ std::string with_placement(const GraphContext& context, const GroupSpec& group, 
 /// and block: the context-parallel groups (count = cp) and the data-parallel ones (count = replicas).
 GroupSets replica_blocks(const Layout& layout, int stage, int count);
 
-/// Calls per layer of one model chunk that spread `per_chunk` calls (MoE blocks) over `layers`
-/// layers as evenly as whole calls allow.
-std::vector<int> spread(double per_chunk, int layers);
-
 /// The MoE blocks of each layer of each model chunk (index stage x vp + chunk): the chunk's
 /// blocks (the MTP modules with the last chunk's) spread over its layers.
 std::vector<std::vector<int>> moe_blocks_per_layer(const StepGraph& graph);
