@@ -84,21 +84,9 @@ std::string search(const py::dict& values) {
   r.workload = o.text("workload");
   r.topology = o.text("topology");
   r.nodes = o.integer("nodes");
-  r.global_batch = o.integer("global_batch");
-  r.seq = o.integer("seq");
-  r.top = o.integer("top", r.top);
-  r.refine = o.integer("refine", r.refine);
-  r.threads = o.integer("threads");
-  r.max_mbs = o.integer("max_mbs", r.max_mbs);
-  r.max_cp = o.integer("max_cp", r.max_cp);
-  r.precision = o.text("precision");
-  r.flash = o.flag("flash");
-  r.no_flash = o.flag("no_flash");
-  r.calibration = o.text("calibration");
   r.gpus = o.integer("gpus");
-  r.gpus_per_domain = o.integer("gpus_per_domain");
-  r.sets = o.texts("set");
-  r.memory_margin = o.text("memory_margin");
+  r.top = o.integer("top", r.top);
+  read_search_options(o, r);
   r.json = true;
   return without_gil([&r] { return report::search_command(r).text; });
 }
@@ -109,22 +97,10 @@ std::string table(const py::dict& values) {
   r.workloads = o.texts("workloads");
   r.topologies = o.texts("topologies");
   r.gpus = o.integers("gpus");
-  r.gpus_per_domain = o.integer("gpus_per_domain");
-  r.global_batch = o.integer("global_batch");
-  r.seq = o.integer("seq");
   r.tokens = o.number("tokens");
   r.prices = o.numbers("price");
   r.plan = o.text("plan");
-  r.threads = o.integer("threads");
-  r.refine = o.integer("refine");
-  r.max_mbs = o.integer("max_mbs", r.max_mbs);
-  r.max_cp = o.integer("max_cp", r.max_cp);
-  r.precision = o.text("precision");
-  r.flash = o.flag("flash");
-  r.no_flash = o.flag("no_flash");
-  r.calibration = o.text("calibration");
-  r.sets = o.texts("set");
-  r.memory_margin = o.text("memory_margin");
+  read_search_options(o, r);
   r.format = "json";
   return without_gil([&r] { return report::table_command(r).text; });
 }

@@ -34,6 +34,25 @@ class Options {
 /// precision, optimizer, overhead, calibration, gpus, set, memory_margin).
 report::PlanOptions plan_options(const Options& options);
 
+/// The options search and table share (their requests name them alike), those not given keeping
+/// the request's defaults.
+template <typename Request>
+void read_search_options(const Options& o, Request& r) {
+  r.global_batch = o.integer("global_batch");
+  r.seq = o.integer("seq");
+  r.refine = o.integer("refine", r.refine);
+  r.threads = o.integer("threads");
+  r.max_mbs = o.integer("max_mbs", r.max_mbs);
+  r.max_cp = o.integer("max_cp", r.max_cp);
+  r.precision = o.text("precision");
+  r.flash = o.flag("flash");
+  r.no_flash = o.flag("no_flash");
+  r.calibration = o.text("calibration");
+  r.gpus_per_domain = o.integer("gpus_per_domain");
+  r.sets = o.texts("set");
+  r.memory_margin = o.text("memory_margin");
+}
+
 /// The options calibrate and validate share on measured collectives and kernels; those not given
 /// keep the command's defaults.
 report::MeasuredOptions measured_options(const Options& options, report::MeasuredOptions defaults = {});
