@@ -12,24 +12,16 @@
 #include "stepcast/core/input_file.hpp"
 #include "stepcast/core/json_reader.hpp"
 #include "support/input_error_text.hpp"
+#include "support/scratch_folder.hpp"
 
 namespace fs = std::filesystem;
 using stepcast::test::input_error_text;
 
 namespace {
 
-struct Folder {
-  fs::path path;
-  explicit Folder(const std::string& name) : path(fs::temp_directory_path() / ("stepcast_input_test_" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  Folder(const Folder&) = delete;
-  Folder& operator=(const Folder&) = delete;
-  ~Folder() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+/// A scratch folder of this file's tests.
+struct Folder : stepcast::test::ScratchFolder {
+  explicit Folder(const std::string& name) : ScratchFolder("stepcast_input_test_", name) {}
 };
 
 }  // namespace

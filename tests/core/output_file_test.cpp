@@ -17,31 +17,16 @@
 
 #include "stepcast/core/output_file.hpp"
 #include "support/input_error_text.hpp"
+#include "support/scratch_folder.hpp"
 
 namespace fs = std::filesystem;
 using stepcast::test::input_error_text;
 
 namespace {
 
-/// A fresh, empty folder for one test case, removed at its end.
-struct Folder {
-  fs::path path;
-  explicit Folder(const std::string& name) : path(fs::temp_directory_path() / ("stepcast_output_test_" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  Folder(const Folder&) = delete;
-  Folder& operator=(const Folder&) = delete;
-  ~Folder() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  [[nodiscard]] std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(path)) out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
+/// A scratch folder of this file's tests.
+struct Folder : stepcast::test::ScratchFolder {
+  explicit Folder(const std::string& name) : ScratchFolder("stepcast_output_test_", name) {}
 };
 
 std::string read(const fs::path& p) {

@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/scratch_folder.hpp"
+
 extern char** environ;
 
 namespace fs = std::filesystem;
@@ -93,18 +95,9 @@ std::vector<std::string> names_in(const fs::path& folder) {
   return out;
 }
 
-struct Folder {
-  fs::path path;
-  explicit Folder(const std::string& name) : path(fs::temp_directory_path() / ("stepcast_kill_test_" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  Folder(const Folder&) = delete;
-  Folder& operator=(const Folder&) = delete;
-  ~Folder() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+/// A scratch folder of this file's tests.
+struct Folder : stepcast::test::ScratchFolder {
+  explicit Folder(const std::string& name) : ScratchFolder("stepcast_kill_test_", name) {}
 };
 
 /// The files one run writes, and how long the run took.
