@@ -2,6 +2,7 @@
 #include "stepcast/planner/candidates.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "stepcast/core/errors.hpp"
 
@@ -21,16 +22,43 @@ std::vector<int> divisors(int n) {
   return out;
 }
 
+/// How pp stages hold the layers: evenly, with the embedding and loss counted as layers (Llama 3's
+/// 126 + 2 = 128 layers), or with a shorter first and last stage around ceil(layers / pp) each
+/// (Megatron-Core's --decoder-first/last-pipeline-num-layers). `stage_layers` is what every vp
+/// must divide (each stage's layers go into vp chunks alike); 0 when nothing interleaves.
+struct PipelineSplit {
+  bool embedding_loss_layers = false;
+  int first = 0;  ///< 0: as the others
+  int last = 0;
+  int stage_layers = 0;
+};
+
+PipelineSplit pipeline_split(int layers, int pp) {
+  if (layers <= 0 || pp == 1) return {};
+  if (layers % pp == 0) return {false, 0, 0, layers / pp};
+  if ((layers + 2) % pp == 0) return {true, 0, 0, (layers + 2) / pp};
+  if (pp == 2) return {false, (layers + 1) / 2, layers / 2, std::gcd((layers + 1) / 2, layers / 2)};
+  // The middle stages take ceil(layers / pp); the first and last share the rest, the first the
+  // larger half (the last also runs the output layer and loss). No split with a first or last
+  // stage between 1 and the middle's count: left even, for the layer rule to refuse.
+  const int middle = (layers + pp - 1) / pp;
+  const int rest = layers - middle * (pp - 2);
+  if (rest < 2 || rest > 2 * middle) return {};
+  const int last = rest / 2;
+  const int first = rest - last;
+  return {false, first, last, std::gcd(std::gcd(first, last), middle)};
+}
+
 struct ScheduleChoice {
   Schedule schedule;
   int vp;
 };
 
-std::vector<ScheduleChoice> schedules(int pp, int layers) {
+std::vector<ScheduleChoice> schedules(int pp, int stage_layers) {
   if (pp == 1) return {{Schedule::k1F1B, 1}};
   std::vector<ScheduleChoice> out = {{Schedule::kGpipe, 1}, {Schedule::k1F1B, 1}, {Schedule::kZbH1, 1}};
-  if (layers > 0 && layers % pp == 0) {
-    for (const int vp : divisors(layers / pp)) {
+  if (stage_layers > 0) {
+    for (const int vp : divisors(stage_layers)) {
       if (vp >= 2) out.push_back({Schedule::kInterleaved, vp});
     }
   }
@@ -89,6 +117,26 @@ std::vector<ExpertChoice> expert_layouts(const workload::Workload& workload, int
   return out;
 }
 
+struct TensorChoice {
+  bool sp;
+  bool tp_overlap;
+};
+
+/// Sequence parallel off and on when tp > 1; with it on, the tensor-parallel communication also
+/// overlapped with the GEMMs beside it (Megatron-Core's --tp-comm-overlap, which needs sp).
+std::vector<TensorChoice> tensor_choices(int tp) {
+  if (tp == 1) return {{false, false}};
+  return {{false, false}, {true, false}, {true, true}};
+}
+
+/// Both rank orders where they differ: with a pipeline and other replicas of it (data or context
+/// parallel), Megatron-Core's default puts the stages outermost (a stage's replicas on nearby
+/// GPUs), the other numbers a replica's stages first (its pipeline on nearby GPUs).
+std::vector<plan::RankOrder> rank_orders(int pp, int replicas) {
+  if (pp == 1 || replicas == 1) return {plan::RankOrder::kStagesOutermost};
+  return {plan::RankOrder::kStagesOutermost, plan::RankOrder::kStagesInsideReplicas};
+}
+
 }  // namespace
 
 std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload::Workload& workload) {
@@ -100,44 +148,48 @@ std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload:
     for (const auto [cp, cp_comm] : context_choices(space.gpus / tp, space.max_cp)) {
       for (const int pp : divisors(space.gpus / (tp * cp))) {
         const int dp = space.gpus / (tp * cp * pp);
-        // Layers that do not divide pp but do with the embedding and loss as layers (Llama 3).
-        const bool embedding_loss_layers = layers > 0 && layers % pp != 0 && (layers + 2) % pp == 0;
+        const PipelineSplit split = pipeline_split(layers, pp);
         const int mbs_bound = std::min(space.max_micro_batch, std::max(1, space.global_batch / dp));
         const std::vector<ExpertChoice> experts = expert_layouts(workload, tp, dp * cp);
-        for (const auto [schedule, vp] : schedules(pp, layers)) {
+        for (const auto [schedule, vp] : schedules(pp, split.stage_layers)) {
           // Context-parallel ranks hold the same weights: the state shards over dp x cp.
           for (const auto [sharding, group] : shardings(dp * cp, tp * pp * cp, space.gpus_per_node)) {
             if (cp > 1 && sharding == Sharding::kFsdpHybrid) continue;  // a plan rule refuses it
             for (int mbs = 1; mbs <= mbs_bound; mbs *= 2) {
               for (const Recompute recompute : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-                for (const bool sp : {false, true}) {
-                  if (sp && tp == 1) continue;
+                for (const auto [sp, tp_overlap] : tensor_choices(tp)) {
                   for (const auto [ep, etp] : experts) {
-                    Plan p = space.base;
-                    p.ep = ep;
-                    p.etp = etp;
-                    p.dp = dp;
-                    p.tp = tp;
-                    p.pp = pp;
-                    p.vp = vp;
-                    p.schedule = schedule;
-                    p.sharding = sharding;
-                    p.shard_group = sharding == Sharding::kFsdpHybrid ? group : dp;
-                    p.micro_batch_size = mbs;
-                    p.recompute = recompute;
-                    p.sequence_parallel = sp;
-                    p.cp = cp;
-                    p.cp_comm = cp_comm;
-                    p.pp_embedding_loss_layers = embedding_loss_layers;
-                    p.global_batch = space.global_batch;
-                    p.seq_len = space.seq_len;
-                    out.push_back(plan::resolve(p, workload, space.gpus));
-                    // A sharded optimizer can gather its updated parameters beside the next forward
-                    // (overlap-param-gather=on), unless the base plan has settled the overlap.
-                    if ((sharding == Sharding::kZero1 || sharding == Sharding::kZero2) &&
-                        !space.base.overlap_param_gather && space.base.overlap_grad_reduce.value_or(true)) {
-                      p.overlap_param_gather = true;
+                    for (const plan::RankOrder order : rank_orders(pp, dp * cp)) {
+                      Plan p = space.base;
+                      p.ep = ep;
+                      p.etp = etp;
+                      p.dp = dp;
+                      p.tp = tp;
+                      p.pp = pp;
+                      p.vp = vp;
+                      p.schedule = schedule;
+                      p.sharding = sharding;
+                      p.shard_group = sharding == Sharding::kFsdpHybrid ? group : dp;
+                      p.micro_batch_size = mbs;
+                      p.recompute = recompute;
+                      p.sequence_parallel = sp;
+                      p.tp_overlap = tp_overlap;
+                      p.cp = cp;
+                      p.cp_comm = cp_comm;
+                      p.pp_embedding_loss_layers = split.embedding_loss_layers;
+                      p.pp_first_layers = split.first;
+                      p.pp_last_layers = split.last;
+                      p.rank_order = order;
+                      p.global_batch = space.global_batch;
+                      p.seq_len = space.seq_len;
                       out.push_back(plan::resolve(p, workload, space.gpus));
+                      // A sharded optimizer can gather its updated parameters beside the next forward
+                      // (overlap-param-gather=on), unless the base plan has settled the overlap.
+                      if ((sharding == Sharding::kZero1 || sharding == Sharding::kZero2) &&
+                          !space.base.overlap_param_gather && space.base.overlap_grad_reduce.value_or(true)) {
+                        p.overlap_param_gather = true;
+                        out.push_back(plan::resolve(p, workload, space.gpus));
+                      }
                     }
                   }
                 }

@@ -16,6 +16,7 @@ std::string equivalence_key(const plan::Plan& plan) {
     p.vp = 1;
   }
   if (p.cp == 1) p.cp_comm = plan::ContextComm::kP2p;
+  p.rank_order = plan::RankOrder::kStagesOutermost;
   return plan::to_string(p);
 }
 

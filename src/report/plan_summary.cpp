@@ -41,6 +41,7 @@ std::string plan_summary(const plan::Plan& p) {
   out += fmt::format(",mbs={},recompute={}", p.micro_batch_size, plan::to_string(p.recompute));
   if (p.pp > 1) out += fmt::format(",schedule={}", plan::to_string(p.schedule));
   if (p.sequence_parallel) out += ",sp=on";
+  if (p.tp_overlap) out += ",tp-overlap=on";
   if (p.cp > 1) out += fmt::format(",cp={},cp-comm={}", p.cp, plan::to_string(p.cp_comm));
   if (p.pp_embedding_loss_layers) out += ",pp-embedding-loss-layers=on";
   if (p.pp_first_layers > 0) out += fmt::format(",pp-first-layers={}", p.pp_first_layers);
@@ -49,6 +50,7 @@ std::string plan_summary(const plan::Plan& p) {
   // Expert parallel layouts (MoE plans), in the compact form's keys.
   if (p.ep > 1) out += fmt::format(",ep={}", p.ep);
   if (p.etp > 0 && p.etp != p.tp) out += fmt::format(",etp={}", p.etp);
+  if (p.rank_order != plan::RankOrder::kStagesOutermost) out += fmt::format(",order={}", plan::to_string(p.rank_order));
   // Search tries ZeRO-1/2 with the updated parameters gathered beside the next forward.
   if (p.overlap_param_gather.value_or(false)) out += ",overlap-param-gather=on";
   return out;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "stepcast/report/writers.hpp"
 
@@ -12,15 +13,55 @@ namespace {
 
 bool is_numeric(Cell::Kind kind) { return kind == Cell::Kind::kInteger || kind == Cell::Kind::kNumber; }
 
-void append_table(std::string& out, const Table& table) {
+/// `text` broken after commas into lines of at most `width` columns (a part longer stays whole):
+/// a plan's keys stay whole and the first line still reads as the plan's start.
+std::vector<std::string> broken_at_commas(const std::string& text, std::size_t width) {
+  std::vector<std::string> lines(1);
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t comma = text.find(',', at);
+    const std::size_t end = comma == std::string::npos ? text.size() : comma + 1;
+    const std::string part = text.substr(at, end - at);
+    if (!lines.back().empty() && lines.back().size() + part.size() > width) lines.emplace_back();
+    lines.back() += part;
+    at = end;
+  }
+  return lines;
+}
+
+/// The table's columns aligned; with `max_width` > 0 and a wider table, the widest text column's
+/// cells are broken after commas onto continuation lines so the table fits.
+void append_table(std::string& out, const Table& table, std::size_t max_width) {
   const auto& columns = table.columns();
-  std::vector<std::vector<std::string>> text(table.rows().size(), std::vector<std::string>(columns.size()));
+  const std::size_t rows = table.rows().size();
+  std::vector<std::vector<std::string>> text(rows, std::vector<std::string>(columns.size()));
   std::vector<std::size_t> width(columns.size());
   for (std::size_t c = 0; c < columns.size(); ++c) width[c] = heading(columns[c]).size();
-  for (std::size_t r = 0; r < table.rows().size(); ++r) {
+  for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t c = 0; c < columns.size(); ++c) {
       text[r][c] = display_text(table.rows()[r][c], columns[c]);
       width[c] = std::max(width[c], text[r][c].size());
+    }
+  }
+  // Each cell as lines: one, unless the table is too wide for max_width.
+  std::vector<std::vector<std::vector<std::string>>> lines(rows, std::vector<std::vector<std::string>>(columns.size()));
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < columns.size(); ++c) lines[r][c] = {text[r][c]};
+  }
+  std::size_t total = 2 * (columns.empty() ? 0 : columns.size() - 1);
+  for (const std::size_t w : width) total += w;
+  std::size_t widest = columns.size();
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    const bool texts = std::all_of(table.rows().begin(), table.rows().end(),
+                                   [c](const auto& row) { return !is_numeric(row[c].kind); });
+    if (texts && (widest == columns.size() || width[c] > width[widest])) widest = c;
+  }
+  if (max_width > 0 && total > max_width && widest < columns.size() && total - width[widest] < max_width) {
+    const std::size_t room = std::max(heading(columns[widest]).size(), max_width - (total - width[widest]));
+    width[widest] = heading(columns[widest]).size();
+    for (std::size_t r = 0; r < rows; ++r) {
+      lines[r][widest] = broken_at_commas(text[r][widest], room);
+      for (const std::string& l : lines[r][widest]) width[widest] = std::max(width[widest], l.size());
     }
   }
   if (!table.caption().empty()) out += table.caption() + "\n";
@@ -36,8 +77,16 @@ void append_table(std::string& out, const Table& table) {
   };
   line([&](std::size_t c) { return std::pair<std::string, bool>(heading(columns[c]), false); });
   line([&](std::size_t c) { return std::pair<std::string, bool>(std::string(width[c], '-'), false); });
-  for (std::size_t r = 0; r < table.rows().size(); ++r) {
-    line([&](std::size_t c) { return std::pair<std::string, bool>(text[r][c], is_numeric(table.rows()[r][c].kind)); });
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::size_t height = 1;
+    for (const auto& cell : lines[r]) height = std::max(height, cell.size());
+    for (std::size_t i = 0; i < height; ++i) {
+      line([&](std::size_t c) {
+        const auto& cell = lines[r][c];
+        return std::pair<std::string, bool>(i < cell.size() ? cell[i] : std::string(),
+                                            is_numeric(table.rows()[r][c].kind));
+      });
+    }
   }
 }
 
@@ -76,7 +125,7 @@ std::string render_text(const Report& report) {
   for (const auto& note : report.notes) out += wrapped(note, report.text_width);
   for (const auto& table : report.tables) {
     if (!out.empty()) out += "\n";
-    append_table(out, table);
+    append_table(out, table, report.text_width);
   }
   return out;
 }

@@ -1,5 +1,7 @@
-// The search space with context parallel and uneven pipelines: cp tried up to --max-cp, and
-// Llama 3.1 405B's 126 layers offered at pp=16 with the embedding and loss counted as layers.
+// The search space with context parallel and uneven pipelines: cp tried up to --max-cp, Llama 3.1
+// 405B's 126 layers offered at pp=8 and 16 with the embedding and loss counted as layers (also
+// interleaved), DeepSeek-V3's 61 layers with a shorter first and last stage, both rank orders,
+// and tensor-parallel overlap beside sequence parallel.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -56,5 +58,70 @@ TEST_SUITE("planner.long_context") {
     const auto even = std::find_if(all.begin(), all.end(), [](const plan::Plan& p) { return p.pp == 2; });
     REQUIRE(even != all.end());
     CHECK_FALSE(even->pp_embedding_loss_layers);
+  }
+
+  TEST_CASE("Llama 3.1 405B on 1,024 GPUs, max_cp = 2: Megatron-Bridge's H100 plan is a candidate and valid") {
+    // Megatron-Bridge's DGX-H100 table (../shared/data/training_runs_megatron_bridge.md): TP 8,
+    // PP 8, CP 2, VP 8, GBS 512, MBS 1, sequence 8192. (126 + 2) / 8 = 16 layers a stage, 2 per
+    // chunk at vp = 8, so the pipeline counts the embedding and loss as layers.
+    const auto w = workload::load_workload(kSource / "workloads/llama3-405b.json");
+    planner::SearchSpace space;
+    space.gpus = 1024;
+    space.global_batch = 512;
+    space.seq_len = 8192;
+    space.max_micro_batch = 1;
+    space.max_cp = 2;
+    space.base.flash_attention = true;  // context parallel runs in fused attention
+    const auto all = planner::enumerate_candidates(space, w);
+    const auto it = std::find_if(all.begin(), all.end(), [](const plan::Plan& p) {
+      return p.tp == 8 && p.pp == 8 && p.cp == 2 && p.vp == 8 && p.sequence_parallel && p.tp_overlap &&
+             p.rank_order == plan::RankOrder::kStagesOutermost;
+    });
+    REQUIRE(it != all.end());
+    CHECK(it->dp == 8);
+    CHECK(it->pp_embedding_loss_layers);
+    CHECK(it->schedule == plan::Schedule::kInterleaved);
+    CHECK(plan::problems(*it, w, 1024).empty());
+  }
+
+  TEST_CASE("DeepSeek-V3's 61 layers at pp = 16: middle stages of 4, a first stage of 3 and a last of 2") {
+    // 61 divides by neither 16 nor 16 after adding 2; ceil(61 / 16) = 4 for the 14 middle stages
+    // leaves 61 - 56 = 5 for the first and last: 3 and 2 (the last also runs the output layer).
+    // gcd(3, 4, 2) = 1: no interleaving.
+    const auto w = workload::load_workload(kSource / "workloads/deepseek-v3.json");
+    planner::SearchSpace space;
+    space.gpus = 256;
+    space.global_batch = 256;
+    space.max_micro_batch = 1;
+    const auto all = planner::enumerate_candidates(space, w);
+    const auto it = std::find_if(all.begin(), all.end(), [](const plan::Plan& p) { return p.pp == 16; });
+    REQUIRE(it != all.end());
+    CHECK(it->pp_first_layers == 3);
+    CHECK(it->pp_last_layers == 2);
+    CHECK_FALSE(it->pp_embedding_loss_layers);
+    CHECK(std::none_of(all.begin(), all.end(), [](const plan::Plan& p) { return p.pp == 16 && p.vp > 1; }));
+    // pp = 2: 31 and 30 layers.
+    const auto two = std::find_if(all.begin(), all.end(), [](const plan::Plan& p) { return p.pp == 2; });
+    REQUIRE(two != all.end());
+    CHECK(two->pp_first_layers == 31);
+    CHECK(two->pp_last_layers == 30);
+  }
+
+  TEST_CASE("both rank orders where a pipeline has replicas; tp-overlap only beside sequence parallel") {
+    const auto w = workload::load_workload(kSource / "workloads/llama3-8b.json");
+    planner::SearchSpace space;
+    space.gpus = 16;
+    space.global_batch = 16;
+    const auto all = planner::enumerate_candidates(space, w);
+    const auto has = [&](int tp, int pp, plan::RankOrder order) {
+      return std::any_of(all.begin(), all.end(), [&](const plan::Plan& p) {
+        return p.tp == tp && p.pp == pp && p.rank_order == order;
+      });
+    };
+    CHECK(has(2, 2, plan::RankOrder::kStagesInsideReplicas));    // dp = 4 replicas of a 2-stage pipeline
+    CHECK_FALSE(has(2, 1, plan::RankOrder::kStagesInsideReplicas));  // no pipeline
+    CHECK_FALSE(has(2, 8, plan::RankOrder::kStagesInsideReplicas));  // dp = 1: one pipeline
+    CHECK(std::none_of(all.begin(), all.end(), [](const plan::Plan& p) { return p.tp_overlap && !p.sequence_parallel; }));
+    CHECK(std::any_of(all.begin(), all.end(), [](const plan::Plan& p) { return p.tp_overlap; }));
   }
 }

@@ -81,32 +81,34 @@ TEST_SUITE("planner.search") {
     }
   }
 
-  TEST_CASE("1.3B on 16 GPUs: 9096 candidates, 840 break a rule, counted per rule") {
+  TEST_CASE("1.3B on 16 GPUs: 22938 candidates, 2031 break a rule, counted per rule") {
     // Hand count. Per (tp, pp): dp = 16/(tp*pp); schedules S (pp=1: 1; pp>1: GPipe, 1F1B,
     // ZB-H1 + one interleaved per vp >= 2 dividing 24/pp: pp=2 -> 12 has 5 such vp -> 8,
-    // pp=4 -> 6 -> {2,3,6} -> 6, pp=8 -> 3 -> {3} -> 4, pp=16 does not divide 24 -> 3);
+    // pp=4 -> 6 -> {2,3,6} -> 6, pp=8 -> 3 -> {3} -> 4, pp=16 divides neither 24 nor 26 and has
+    // no first/last split (middle stages of ceil(24/16) = 2 leave 24 - 2*14 < 2) -> 3);
     // shardings Z (dp=1: 1; else 6 plus ZeRO-1 and ZeRO-2 again with overlap-param-gather=on = 8,
     // +1 hybrid when g = 8/(tp*pp) has 2 <= g < dp, g | dp);
-    // micro-batches M (powers of two <= min(16, 64/dp)); recompute 3; sp 2 when tp > 1.
-    //   tp=1:  pp=1 dp=16 1*9*3*3=81   pp=2 dp=8 8*9*4*3=864  pp=4 dp=4 6*9*5*3=810
-    //          pp=8 dp=2 4*8*5*3=480   pp=16 dp=1 3*1*5*3=45                      -> 2280
-    //   tp=2:  pp=1 dp=8 1*9*4*6=216   pp=2 dp=4 8*9*5*6=2160 pp=4 dp=2 6*8*5*6=1440
-    //          pp=8 dp=1 4*1*5*6=120                                              -> 3936
-    //   tp=4:  pp=1 dp=4 1*9*5*6=270   pp=2 dp=2 8*8*5*6=1920 pp=4 dp=1 6*1*5*6=180 -> 2370
-    //   tp=8:  pp=1 dp=2 1*8*5*6=240   pp=2 dp=1 8*1*5*6=240                      -> 480
-    //   tp=16: pp=1 dp=1 1*1*5*6=30                                               -> 30
-    //   total 2280 + 3936 + 2370 + 480 + 30 = 9096.
-    // Broken rules: tp=16 exceeds a node: 30. pp=16 does not divide 24 layers: 45.
+    // micro-batches M (powers of two <= min(16, 64/dp)); recompute 3; T tensor settings when
+    // tp > 1 (sp off, sp on, sp on with tp-overlap: 3); R rank orders 2 when pp > 1 and dp > 1.
+    //   tp=1:  pp=1 dp=16 1*9*3*3=81   pp=2 dp=8 8*9*4*3*2=1728  pp=4 dp=4 6*9*5*3*2=1620
+    //          pp=8 dp=2 4*8*5*3*2=960  pp=16 dp=1 3*1*5*3=45                           -> 4434
+    //   tp=2:  pp=1 dp=8 1*9*4*9=324   pp=2 dp=4 8*9*5*9*2=6480  pp=4 dp=2 6*8*5*9*2=4320
+    //          pp=8 dp=1 4*1*5*9=180                                                     -> 11304
+    //   tp=4:  pp=1 dp=4 1*9*5*9=405   pp=2 dp=2 8*8*5*9*2=5760  pp=4 dp=1 6*1*5*9=270   -> 6435
+    //   tp=8:  pp=1 dp=2 1*8*5*9=360   pp=2 dp=1 8*1*5*9=360                             -> 720
+    //   tp=16: pp=1 dp=1 1*1*5*9=45                                                      -> 45
+    //   total 4434 + 11304 + 6435 + 720 + 45 = 22938.
+    // Broken rules: tp=16 exceeds a node: 45. pp=16 does not divide 24 layers: 45.
     // Interleaved needs micro-batches m = 64/(dp*mbs) divisible by pp:
-    //   tp=1 pp=2 dp=8 (m=1 at mbs 8): 5 vp * 9 * 1 * 3 = 135; tp=1 pp=4 dp=4 (m=2,1): 3*9*2*3 = 162;
-    //   tp=1 pp=8 dp=2 (m=4,2): 1*8*2*3 = 48; tp=2 pp=2 dp=4 (m=1): 5*9*1*6 = 270;
-    //   tp=2 pp=4 dp=2 (m=2): 3*8*1*6 = 144; tp=2 pp=8 dp=1 (m=4): 1*1*1*6 = 6 -> 765.
-    //   Total 30 + 45 + 765 = 840 invalid, 8256 valid.
+    //   tp=1 pp=2 dp=8 (m=1 at mbs 8): 5 vp * 9 * 1 * 3 * 2 = 270; tp=1 pp=4 dp=4 (m=2,1): 3*9*2*3*2 = 324;
+    //   tp=1 pp=8 dp=2 (m=4,2): 1*8*2*3*2 = 96; tp=2 pp=2 dp=4 (m=1): 5*9*1*9*2 = 810;
+    //   tp=2 pp=4 dp=2 (m=2): 3*8*1*9*2 = 432; tp=2 pp=8 dp=1 (m=4): 1*1*1*9 = 9 -> 1941.
+    //   Total 45 + 45 + 1941 = 2031 invalid, 20907 valid.
     const auto result = planner::search(gpt_1_3b(), two_p4d_nodes(), space_16());
-    CHECK(result.candidates == 9096);
-    CHECK(result.invalid == 840);
+    CHECK(result.candidates == 22938);
+    CHECK(result.invalid == 2031);
     // Fitting plans are counted before spellings of one plan are merged into one row (plan_dedup.hpp).
-    CHECK(result.ranked.size() + result.merged + result.not_fitting == 8256);
+    CHECK(result.ranked.size() + result.merged + result.not_fitting == 20907);
     std::size_t tp_rule = 0, layer_rule = 0, interleave_rule = 0, memory = 0;
     for (const auto& r : result.rejections) {
       if (r.rule == plan::Rule::kTpWithinNode) tp_rule = r.count;
@@ -114,18 +116,22 @@ TEST_SUITE("planner.search") {
       if (r.rule == plan::Rule::kInterleavedMicroBatches) interleave_rule = r.count;
       if (r.rule == plan::Rule::kFitsGpuMemory) memory = r.count;
     }
-    CHECK(tp_rule == 30);
+    CHECK(tp_rule == 45);
     CHECK(layer_rule == 45);
-    CHECK(interleave_rule == 765);
+    CHECK(interleave_rule == 1941);
     CHECK(memory == result.not_fitting);
-    // The best plan is pure data parallel (tp = pp = 1): 1.3B parameters fit one 40 GiB GPU
-    // once state is sharded (16 B/param x 1.3e9 / 16 ranks = 1.3 GB), so splitting layers only
-    // adds a pipeline bubble ((p-1)/m of the compute, Narayanan et al. 2021) or tensor-parallel
-    // all-reduces on the critical path, while data-parallel traffic overlaps the backward pass.
+    // No pipeline wins: 1.3B parameters fit one 40 GiB GPU once state is sharded (16 B/param x
+    // 1.3e9 / 16 ranks = 1.3 GB), so splitting layers over stages only adds a bubble ((p-1)/m of
+    // the compute, Narayanan et al. 2021). Pure data parallel, whose traffic overlaps the
+    // backward pass, is within 2% of the best: a tensor split can only win by the larger
+    // micro-batch's GEMM efficiency, its sequence-parallel collectives riding beside the GEMMs.
     REQUIRE(!result.ranked.empty());
-    CHECK(result.ranked.front().plan.tp == 1);
-    CHECK(result.ranked.front().plan.pp == 1);
-    CHECK(result.ranked.front().plan.dp == 16);
+    const auto& best = result.ranked.front();
+    CHECK(best.plan.pp == 1);
+    const auto pure_dp = std::find_if(result.ranked.begin(), result.ranked.end(),
+                                      [](const planner::RankedPlan& r) { return r.plan.dp == 16; });
+    REQUIRE(pure_dp != result.ranked.end());
+    CHECK(pure_dp->metrics.step_time.value() <= 1.02 * best.metrics.step_time.value());
   }
 
   TEST_CASE("no plan reported as fitting exceeds the GPU memory in the memory model") {
@@ -166,7 +172,10 @@ TEST_SUITE("planner.search") {
                 if (sh == plan::Sharding::kFsdpHybrid ? dp % group != 0 : group != dp) continue;
                 for (int mbs = 1; mbs <= 16; ++mbs) {
                   for (const auto rc : {plan::Recompute::kNone, plan::Recompute::kSelective, plan::Recompute::kFull}) {
-                    for (const bool sp : {false, true}) {
+                    for (const auto& [sp, overlap] : {std::pair{false, false}, {true, false}, {true, true}}) {
+                     for (const auto order : {plan::RankOrder::kStagesOutermost, plan::RankOrder::kStagesInsideReplicas}) {
+                      // The rank order only moves ranks with a pipeline and replicas of it.
+                      if ((pp == 1 || dp == 1) && order != plan::RankOrder::kStagesOutermost) continue;
                       plan::Plan p;
                       p.dp = dp;
                       p.tp = tp;
@@ -178,6 +187,8 @@ TEST_SUITE("planner.search") {
                       p.micro_batch_size = mbs;
                       p.recompute = rc;
                       p.sequence_parallel = sp;
+                      p.tp_overlap = overlap;
+                      p.rank_order = order;
                       p.global_batch = 64;
                       p.seq_len = 2048;
                       if (!plan::problems(p, w, 16).empty()) continue;
@@ -202,6 +213,7 @@ TEST_SUITE("planner.search") {
                         p.overlap_param_gather = true;
                         brute.insert(plan::to_string(p));
                       }
+                     }
                     }
                   }
                 }

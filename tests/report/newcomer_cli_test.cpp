@@ -191,6 +191,7 @@ TEST_SUITE("report.newcomer") {
     double best = 0.0;
     int marked = 0;
     while (std::getline(rows, line) && !line.empty()) {
+      if (line.starts_with("    ")) continue;  // a long plan's continuation line
       std::istringstream words(line);
       std::string rank, plan, tie;
       double step = 0.0, mfu = 0.0, memory = 0.0;

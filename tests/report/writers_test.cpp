@@ -107,6 +107,23 @@ TEST_SUITE("report.writers") {
     CHECK(text.find("name") != std::string::npos);
   }
 
+  TEST_CASE("text: a table wider than the report's width breaks its widest text column after commas") {
+    Report r;
+    r.text_width = 30;
+    Table t("plans", "", {{"rank", "#", "", -1}, {"plan", "plan", "", -1}, {"step_time_s", "step", "s", 1}});
+    t.add_row({Cell::of_integer(1), Cell::of_text("dp=2,tp=4,pp=64,zero=1,sp=on,cp=2"), Cell::of_number(12.3)});
+    t.add_row({Cell::of_integer(2), Cell::of_text("dp=8"), Cell::of_number(9.0)});
+    r.tables.push_back(t);
+    // Room for the plan: 30 - ("#" 1 + "step [s]" 8 + two gaps of 2) = 17 columns: "dp=2,tp=4,pp=64,"
+    // (16) and "zero=1,sp=on,cp=2" (17); the figures stay on the row's first line.
+    CHECK(render_text(r) ==
+          "#  plan               step [s]\n"
+          "-  -----------------  --------\n"
+          "1  dp=2,tp=4,pp=64,       12.3\n"
+          "   zero=1,sp=on,cp=2\n"
+          "2  dp=8                    9.0\n");
+  }
+
   TEST_CASE("HTML: well-formed, one <svg> per chart, no scripts or external URLs") {
     const Report r = sample();
     const std::string html = render_html(r);

@@ -32,16 +32,20 @@ struct SearchSpace {
 /// - tp: every divisor of gpus; cp: 1 and the powers of two up to max_cp dividing gpus / tp,
 ///   with cp-comm p2p and a2a; pp: every divisor of gpus / (tp * cp); dp = gpus / (tp * cp * pp);
 ///   a pp that does not divide the layers but divides layers + 2 counts the embedding and loss
-///   as layers (pp-embedding-loss-layers=on, as Llama 3 did);
+///   as layers (pp-embedding-loss-layers=on, as Llama 3 did); one that divides neither gives the
+///   middle stages ceil(layers / pp) and the first and last the rest (pp-first-layers=,
+///   pp-last-layers=) when each gets 1 to that many;
 /// - schedule: with pp = 1 only 1F1B (no pipeline, the schedule has no effect); with pp > 1
-///   GPipe, 1F1B, ZB-H1 (vp = 1) and interleaved 1F1B with every vp >= 2 that divides
-///   layers / pp (other vp break the layer rule by construction; interleaving one chunk is 1F1B);
+///   GPipe, 1F1B, ZB-H1 (vp = 1) and interleaved 1F1B with every vp >= 2 that divides every
+///   stage's layers (other vp break the layer rule by construction; interleaving one chunk is 1F1B);
 /// - sharding: with dp = 1 only DDP (nothing to shard); with dp > 1 DDP, ZeRO-1/2/3, FSDP
 ///   FULL_SHARD, SHARD_GRAD_OP, and HYBRID_SHARD over the node (shard group = gpus_per_node /
 ///   (tp*pp) when that is between 2 and dp-1 and divides dp). FSDP NO_SHARD is DDP and is left out;
 /// - micro-batch size: powers of two up to min(max_micro_batch, global_batch / dp);
 /// - recompute: none, selective, full;
-/// - sequence parallel: off, and on when tp > 1.
+/// - sequence parallel: off, and on when tp > 1, then also with tp-overlap=on;
+/// - rank order: Megatron-Core's default (stages outermost), and with pp > 1 and dp x cp > 1 also
+///   each replica's stages on nearby ranks (order=tp-pp-cp-ep-dp).
 std::vector<plan::Plan> enumerate_candidates(const SearchSpace& space, const workload::Workload& workload);
 
 }  // namespace stepcast::planner

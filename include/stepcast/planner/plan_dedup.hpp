@@ -12,7 +12,8 @@ namespace stepcast::planner {
 /// fsdp=full -> zero=3 (both shard parameters, gradients and optimizer state over the data-parallel
 /// ranks and gather one block at a time: memory.cpp and step_communication.cpp branch on the ZeRO
 /// stage, not the name); sp=off when tp=1 (nothing to split); 1F1B and vp=1 when pp=1 (no pipeline
-/// to schedule); cp-comm=p2p when cp=1. zero=2 and fsdp=grad-op stay apart: DeepSpeed's buckets and
+/// to schedule); cp-comm=p2p when cp=1; the default rank order (an order that moves no group
+/// onto other links prices the same). zero=2 and fsdp=grad-op stay apart: DeepSpeed's buckets and
 /// FSDP's per-block gradient differ in memory.
 std::string equivalence_key(const plan::Plan& plan);
 
