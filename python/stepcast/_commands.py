@@ -82,10 +82,11 @@ def simulate(*, workload, topology, plan=None, gpus=None, gpus_per_domain=None, 
 
 def search(*, workload, topology, global_batch, gpus=None, gpus_per_domain=None, nodes=None, seq=None, top=10, refine=5,
            threads=None, max_mbs=16, max_cp=1, precision=None, flash=False, no_flash=False, calibration=None, set=None,
-           memory_margin=None):
+           memory_margin=None, compare=None):
     """Every valid plan of a model on a cluster, pruned by memory, ranked by predicted step time, the
     best ``refine`` re-timed on the event engine (``stepcast search --json``). The result's
-    ``to_dataframe()`` gives the ranked plans; ``to_dataframe("rejections")`` the rejection counts."""
+    ``to_dataframe()`` gives the ranked plans; ``to_dataframe("rejections")`` the rejection counts;
+    with ``compare`` (a plan, as ``--compare``) ``table("compare")`` its step-time terms beside the best's."""
     with Inputs() as inputs:
         options = {
             "workload": inputs.data_file("workload", workload),
@@ -106,6 +107,7 @@ def search(*, workload, topology, global_batch, gpus=None, gpus_per_domain=None,
             "calibration": opt.text("calibration", calibration),
             "set": opt.sets(set),
             "memory_margin": opt.text("memory_margin", memory_margin),
+            "compare": opt.text("compare", compare),
         }
         return Report(json.loads(inputs.call(_stepcast.search, options)))
 

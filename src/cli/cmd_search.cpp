@@ -75,6 +75,9 @@ void add_search_command(CLI::App& app) {
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");
   sub->add_option("--calibration", c->calibration,
                   "Calibration file from `stepcast calibrate`: every plan's collectives and compute priced with it");
+  sub->add_option("--compare", c->compare,
+                  "A plan (compact form, as --plan) to set beside the best: its rank, or the rule it breaks or the "
+                  "memory it lacks, and the step-time terms it loses by");
   add_what_if_options(*sub, c->gpus, c->gpus_per_domain, c->sets, c->memory_margin);
   auto budget = std::make_shared<Budget>();
   add_budget_options(*sub, *budget);

@@ -19,6 +19,7 @@
 #include "stepcast/report/plan_inputs.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/progress.hpp"
+#include "stepcast/report/search_compare.hpp"
 #include "stepcast/report/set_echo.hpp"
 #include "stepcast/report/step_interval.hpp"
 #include "stepcast/report/writers.hpp"
@@ -46,6 +47,7 @@ std::string command_line(const SearchRequest& c) {
   if (c.flash) s += " --flash";
   if (c.no_flash) s += " --no-flash";
   if (!c.calibration.empty()) s += " --calibration " + c.calibration;
+  if (!c.compare.empty()) s += fmt::format(" --compare \"{}\"", c.compare);
   return s;
 }
 
@@ -74,19 +76,23 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
     throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
   space.base.flash_attention = c.flash || (!c.no_flash && cost::runs_flash_attention(topo.gpu()));
   cost::check_precision_supported(topo.gpu(), space.base.precision, c.topology);
+  std::optional<cost::Calibration> calibration;
+  if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
+  planner::SearchOptions options;
+  options.threads = c.threads;
+  options.step.calibration = calibration ? &*calibration : nullptr;
+  options.step.memory.margin = c.memory_margin.empty() ? cost::default_memory_margin()
+                                                       : cost::parse_memory_margin(c.memory_margin, "--memory-margin");
+  const ComparisonInputs compare_inputs{&w, &topo, &space, &options.step};
+  // Read before the search, so a mistyped plan fails at once.
+  const std::optional<plan::Plan> compared =
+      c.compare.empty() ? std::nullopt : std::optional(compared_plan(c.compare, compare_inputs));
   const std::size_t total = planner::enumerate_candidates(space, w).size();
   if (c.approve_work) {
     c.approve_work(planner::search_work(total), fmt::format("searching {} candidate plans", total),
                    "lower --max-mbs or --max-cp, or search fewer GPUs");
   }
   Progress progress("plans", total);
-  planner::SearchOptions options;
-  options.threads = c.threads;
-  std::optional<cost::Calibration> calibration;
-  if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
-  options.step.calibration = calibration ? &*calibration : nullptr;
-  options.step.memory.margin = c.memory_margin.empty() ? cost::default_memory_margin()
-                                                       : cost::parse_memory_margin(c.memory_margin, "--memory-margin");
   options.on_progress = [&progress](std::size_t n) { progress.advance(n); };
   planner::SearchResult result = planner::search(w, topo, space, options);
   progress.finish();
@@ -126,6 +132,12 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
   }
   context.margin = margin_note(options.step.memory.margin, topo.gpu());
   context.set_echo = set_echo_text(topology_path(c.topology), c.sets);
+  context.lead = lead_note(result, compare_inputs);
+  if (compared) {
+    PlanComparison comparison = compare_with_best(result, *compared, compare_inputs);
+    context.comparison_notes = std::move(comparison.notes);
+    context.comparison = std::move(comparison.terms);
+  }
   CommandOutput out;
   out.text = render(search_report(result, context, static_cast<std::size_t>(c.top)), format);
   return out;

@@ -122,7 +122,9 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
     } else {
       r.notes.push_back("ties unmarked: too few measured runs like these plans to know the model's error on them");
     }
+    if (!c.lead.empty()) r.notes.push_back(c.lead);
   }
+  r.notes.insert(r.notes.end(), c.comparison_notes.begin(), c.comparison_notes.end());
   std::vector<Column> columns = plan_columns(c.wide, refined);
   Table plans("plans",
               fmt::format("Fastest {} of {} fitting plans{}", shown, result.ranked.size(),
@@ -165,6 +167,7 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
     plans.add_row(std::move(row));
   }
   r.tables.push_back(std::move(plans));
+  if (c.comparison) r.tables.push_back(*c.comparison);
 
   r.tables.push_back(rejections_table(result, c.wide));
   if (!c.wide) r.text_width = kNarrowWidth;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,14 @@ struct SearchContext {
   std::optional<ErrorScatter> scatter;
   std::string margin;    ///< the memory margin kept, in words
   std::string set_echo;  ///< what --set changed (set_echo.hpp), one line per edit
+  std::string lead;      ///< what the best plan's lead rests on (search_compare.hpp); empty: none
+  /// --compare: where the named plan stands, and its step-time terms beside the best plan's.
+  std::vector<std::string> comparison_notes;
+  std::optional<Table> comparison;
 };
 
-/// Tables "plans" (the `top` fastest fitting plans, ranked) and "rejections" (count per reason).
+/// Tables "plans" (the `top` fastest fitting plans, ranked), "compare" with --compare, and
+/// "rejections" (count per reason).
 Report search_report(const planner::SearchResult& result, const SearchContext& context, std::size_t top);
 
 /// Training-cost settings of a capacity table; tokens = 0 leaves the cost columns out. The price
