@@ -56,6 +56,20 @@ def test_search_equals_the_command():
     assert len(result.table("plans")["rows"]) == 5
 
 
+def test_search_compare_equals_the_command_and_its_terms_add_up():
+    plan = "dp=2,tp=4,sp=on"
+    result = stepcast.search(workload="llama2-7b", topology="p4d-24xlarge", nodes=1, global_batch=16, refine=0,
+                             top=3, compare=plan)
+    expected = cli_json("search", "--workload", "workloads/llama2-7b.json", "--topology",
+                        "topologies/p4d-24xlarge.json", "--nodes", "1", "--global-batch", "16", "--refine", "0",
+                        "--top", "3", "--compare", plan, "--json")
+    assert result == expected
+    rows = result.table("compare")["rows"]
+    # The step is compute + bubble + exposed communication + optimizer: the terms add up to it.
+    assert rows[-1]["term"] == "step time"
+    assert sum(r["compared_s"] for r in rows[:-1]) == pytest.approx(rows[-1]["compared_s"], rel=1e-6)
+
+
 def test_table_equals_the_command():
     result = stepcast.table(workloads=["llama2-7b"], topologies=["dgx-a100"], gpus=[8, 16], global_batch=64,
                             tokens=1e12)

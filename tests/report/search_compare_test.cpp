@@ -100,4 +100,25 @@ TEST_SUITE("report.search_compare") {
     CHECK(other_batch.exit_code == 2);
     CHECK(other_batch.output.find("gbs=64 is not the search's --global-batch 32") != std::string::npos);
   }
+
+  TEST_CASE("simulate runs both published plans, within 15% of their measured steps") {
+    struct Published {
+      std::string args;
+      double measured_s;
+    };
+    // Measured steps as above: 10.23 s and 14.03 s.
+    for (const Published& p :
+         {Published{"--workload llama3-70b --gpus 64 --plan "
+                    "\"tp=4,pp=8,vp=5,schedule=interleaved,sp=on,tp-overlap=on,zero=1,gbs=128,seq=8192,precision=fp8\"",
+                    128.0 * 8192.0 / (1602.0 * 64.0)},
+          Published{"--workload llama3-405b --gpus 1024 --plan "
+                    "\"tp=8,pp=8,cp=2,vp=8,schedule=interleaved,sp=on,tp-overlap=on,zero=1,pp-embedding-loss-layers=on,"
+                    "gbs=512,seq=8192,precision=fp8\"",
+                    512.0 * 8192.0 / (292.0 * 1024.0)}}) {
+      const auto out = nlohmann::json::parse(test::run_stepcast("simulate --topology dgx-h100 --json " + p.args));
+      const double simulated = out.at("step_time_s").get<double>();
+      CAPTURE(p.args);
+      CHECK(std::abs(simulated / p.measured_s - 1.0) < 0.15);
+    }
+  }
 }
