@@ -54,8 +54,7 @@ std::string largest_terms(const std::vector<Term>& terms, double sign) {
   });
   std::string out;
   for (std::size_t i = 0; i < std::min<std::size_t>(3, picked.size()); ++i) {
-    out += fmt::format("{}{} {:.3f} s", i > 0 ? ", " : "", picked[i].name,
-                       std::abs(picked[i].difference().value()));
+    out += fmt::format("{}{} {:.3f} s", i > 0 ? ", " : "", picked[i].name, std::abs(picked[i].difference().value()));
   }
   return out;
 }
@@ -72,9 +71,10 @@ std::string hidden_communication(const graph::StepPrediction& p) {
     if (!largest || t.time - t.exposed > largest->time - largest->exposed) largest = &t;
   }
   if (!largest || !(hidden.value() > 0.0)) return {};
-  return fmt::format("; it counts on {:.3f} s of its {:.3f} s of communication overlapping compute (most: {}, "
-                     "{:.3f} s)",
-                     hidden.value(), total.value(), largest->name, (largest->time - largest->exposed).value());
+  return fmt::format(
+      "; it counts on {:.3f} s of its {:.3f} s of communication overlapping compute (most: {}, "
+      "{:.3f} s)",
+      hidden.value(), total.value(), largest->name, (largest->time - largest->exposed).value());
 }
 
 /// Why `a` leads `b` in the model's terms, and what it counts on hiding.
@@ -140,9 +140,9 @@ plan::Plan compared_plan(std::string_view text, const ComparisonInputs& in) {
                                  p.global_batch, space.global_batch));
   }
   if (given("seq") && p.seq_len != space.seq_len) {
-    throw InputError("--compare", {},
-                     fmt::format("the compared plan's seq={} is not the search's sequence length {}", p.seq_len,
-                                 space.seq_len));
+    throw InputError(
+        "--compare", {},
+        fmt::format("the compared plan's seq={} is not the search's sequence length {}", p.seq_len, space.seq_len));
   }
   p.global_batch = space.global_batch;
   p.seq_len = space.seq_len;
@@ -154,22 +154,23 @@ plan::Plan compared_plan(std::string_view text, const ComparisonInputs& in) {
 std::string lead_note(const planner::SearchResult& result, const ComparisonInputs& in) {
   if (result.ranked.empty()) return {};
   const planner::RankedPlan& best = result.ranked.front();
-  const auto other = std::find_if(result.ranked.begin() + 1, result.ranked.end(), [&best](const planner::RankedPlan& r) {
-    return !same_degrees(r.plan, best.plan);
-  });
+  const auto other = std::find_if(result.ranked.begin() + 1, result.ranked.end(),
+                                  [&best](const planner::RankedPlan& r) { return !same_degrees(r.plan, best.plan); });
   if (other == result.ranked.end()) return {};
   const graph::StepPrediction a = predicted(best.plan, in);
   const graph::StepPrediction b = predicted(other->plan, in);
   const Seconds gap = b.step_time - a.step_time;
   if (!(gap.value() > 0.0)) {
-    return fmt::format("lead: #1 leads #{} ({}), the fastest plan of other degrees, on the event engine only: by the "
-                       "analytical terms it is {:.3f} s behind",
-                       other - result.ranked.begin() + 1, plan_summary(other->plan), -gap.value());
+    return fmt::format(
+        "lead: #1 leads #{} ({}), the fastest plan of other degrees, on the event engine only: by the "
+        "analytical terms it is {:.3f} s behind",
+        other - result.ranked.begin() + 1, plan_summary(other->plan), -gap.value());
   }
-  return fmt::format("lead: by the analytical terms #1 is {:.3f} s ({:.1f}%) faster than #{} ({}), the fastest "
-                     "plan of other degrees{}",
-                     gap.value(), 100.0 * gap / a.step_time, other - result.ranked.begin() + 1,
-                     plan_summary(other->plan), lead_reasons(step_terms(a, b), a));
+  return fmt::format(
+      "lead: by the analytical terms #1 is {:.3f} s ({:.1f}%) faster than #{} ({}), the fastest "
+      "plan of other degrees{}",
+      gap.value(), 100.0 * gap / a.step_time, other - result.ranked.begin() + 1, plan_summary(other->plan),
+      lead_reasons(step_terms(a, b), a));
 }
 
 PlanComparison compare_with_best(const planner::SearchResult& result, const plan::Plan& named,
@@ -183,9 +184,9 @@ PlanComparison compare_with_best(const planner::SearchResult& result, const plan
   }
   if (e.outcome == planner::Evaluation::Outcome::kDoesNotFit) {
     const cost::MemoryFit fit = cost::check_fit(e.metrics.memory, e.metrics.gpu_memory, in.step->memory.margin);
-    out.notes.push_back(fmt::format("compared: {} does not fit: it needs {} per GPU, {} more than the {} usable",
-                                    name, format_bytes(e.metrics.memory.total),
-                                    format_bytes(fit.margin - fit.headroom), format_bytes(fit.capacity - fit.margin)));
+    out.notes.push_back(fmt::format("compared: {} does not fit: it needs {} per GPU, {} more than the {} usable", name,
+                                    format_bytes(e.metrics.memory.total), format_bytes(fit.margin - fit.headroom),
+                                    format_bytes(fit.capacity - fit.margin)));
     return out;
   }
   const Seconds step = e.metrics.step_time;

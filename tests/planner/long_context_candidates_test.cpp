@@ -114,14 +114,14 @@ TEST_SUITE("planner.long_context") {
     space.global_batch = 16;
     const auto all = planner::enumerate_candidates(space, w);
     const auto has = [&](int tp, int pp, plan::RankOrder order) {
-      return std::any_of(all.begin(), all.end(), [&](const plan::Plan& p) {
-        return p.tp == tp && p.pp == pp && p.rank_order == order;
-      });
+      return std::any_of(all.begin(), all.end(),
+                         [&](const plan::Plan& p) { return p.tp == tp && p.pp == pp && p.rank_order == order; });
     };
-    CHECK(has(2, 2, plan::RankOrder::kStagesInsideReplicas));    // dp = 4 replicas of a 2-stage pipeline
+    CHECK(has(2, 2, plan::RankOrder::kStagesInsideReplicas));        // dp = 4 replicas of a 2-stage pipeline
     CHECK_FALSE(has(2, 1, plan::RankOrder::kStagesInsideReplicas));  // no pipeline
     CHECK_FALSE(has(2, 8, plan::RankOrder::kStagesInsideReplicas));  // dp = 1: one pipeline
-    CHECK(std::none_of(all.begin(), all.end(), [](const plan::Plan& p) { return p.tp_overlap && !p.sequence_parallel; }));
+    CHECK(
+        std::none_of(all.begin(), all.end(), [](const plan::Plan& p) { return p.tp_overlap && !p.sequence_parallel; }));
     CHECK(std::any_of(all.begin(), all.end(), [](const plan::Plan& p) { return p.tp_overlap; }));
   }
 }

@@ -47,7 +47,8 @@ TEST_SUITE("planner.plan_dedup") {
     CHECK(planner::equivalence_key(parsed("dp=2,tp=4,pp=2")) != planner::equivalence_key(parsed("dp=4,tp=4")));
   }
 
-  TEST_CASE("Llama-2 7B on 16 A100s: no two rows are one plan priced alike; each fsdp=full plan sits in its zero=3 row") {
+  TEST_CASE(
+      "Llama-2 7B on 16 A100s: no two rows are one plan priced alike; each fsdp=full plan sits in its zero=3 row") {
     const workload::Workload w = workload::load_workload(kSource / "workloads/llama2-7b.json");
     const topology::Topology topo = topology::load_topology(kSource / "topologies/p4d-24xlarge.json", 2);
     planner::SearchSpace space;

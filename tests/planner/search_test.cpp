@@ -173,47 +173,48 @@ TEST_SUITE("planner.search") {
                 for (int mbs = 1; mbs <= 16; ++mbs) {
                   for (const auto rc : {plan::Recompute::kNone, plan::Recompute::kSelective, plan::Recompute::kFull}) {
                     for (const auto& [sp, overlap] : {std::pair{false, false}, {true, false}, {true, true}}) {
-                     for (const auto order : {plan::RankOrder::kStagesOutermost, plan::RankOrder::kStagesInsideReplicas}) {
-                      // The rank order only moves ranks with a pipeline and replicas of it.
-                      if ((pp == 1 || dp == 1) && order != plan::RankOrder::kStagesOutermost) continue;
-                      plan::Plan p;
-                      p.dp = dp;
-                      p.tp = tp;
-                      p.pp = pp;
-                      p.vp = vp;
-                      p.schedule = schedule;
-                      p.sharding = sh;
-                      p.shard_group = group;
-                      p.micro_batch_size = mbs;
-                      p.recompute = rc;
-                      p.sequence_parallel = sp;
-                      p.tp_overlap = overlap;
-                      p.rank_order = order;
-                      p.global_batch = 64;
-                      p.seq_len = 2048;
-                      if (!plan::problems(p, w, 16).empty()) continue;
-                      if (pp == 1 || (schedule == plan::Schedule::kInterleaved && vp == 1))
-                        p.schedule = plan::Schedule::k1F1B;
-                      if (dp == 1 || sh == plan::Sharding::kFsdpNone) {
-                        p.sharding = plan::Sharding::kDdp;
-                        p.shard_group = dp;
-                      }
-                      if (p.sharding == plan::Sharding::kFsdpHybrid) {
-                        // A shard group of one rank replicates (DDP); one of all dp ranks is FULL_SHARD.
-                        if (group == 1) p.sharding = plan::Sharding::kDdp;
-                        if (group == dp) p.sharding = plan::Sharding::kFsdpFull;
-                        if (group != 1 && group != dp && group * tp * pp != 8) continue;
-                        p.shard_group = p.sharding == plan::Sharding::kFsdpHybrid ? group : dp;
-                      }
-                      const auto memory = cost::estimate_memory(w, p);
-                      if (!cost::check_fit(memory, topo.gpu().memory).fits) continue;
-                      brute.insert(plan::to_string(p));
-                      // A sharded optimizer may also gather beside the next forward, in the same memory.
-                      if (p.sharding == plan::Sharding::kZero1 || p.sharding == plan::Sharding::kZero2) {
-                        p.overlap_param_gather = true;
+                      for (const auto order :
+                           {plan::RankOrder::kStagesOutermost, plan::RankOrder::kStagesInsideReplicas}) {
+                        // The rank order only moves ranks with a pipeline and replicas of it.
+                        if ((pp == 1 || dp == 1) && order != plan::RankOrder::kStagesOutermost) continue;
+                        plan::Plan p;
+                        p.dp = dp;
+                        p.tp = tp;
+                        p.pp = pp;
+                        p.vp = vp;
+                        p.schedule = schedule;
+                        p.sharding = sh;
+                        p.shard_group = group;
+                        p.micro_batch_size = mbs;
+                        p.recompute = rc;
+                        p.sequence_parallel = sp;
+                        p.tp_overlap = overlap;
+                        p.rank_order = order;
+                        p.global_batch = 64;
+                        p.seq_len = 2048;
+                        if (!plan::problems(p, w, 16).empty()) continue;
+                        if (pp == 1 || (schedule == plan::Schedule::kInterleaved && vp == 1))
+                          p.schedule = plan::Schedule::k1F1B;
+                        if (dp == 1 || sh == plan::Sharding::kFsdpNone) {
+                          p.sharding = plan::Sharding::kDdp;
+                          p.shard_group = dp;
+                        }
+                        if (p.sharding == plan::Sharding::kFsdpHybrid) {
+                          // A shard group of one rank replicates (DDP); one of all dp ranks is FULL_SHARD.
+                          if (group == 1) p.sharding = plan::Sharding::kDdp;
+                          if (group == dp) p.sharding = plan::Sharding::kFsdpFull;
+                          if (group != 1 && group != dp && group * tp * pp != 8) continue;
+                          p.shard_group = p.sharding == plan::Sharding::kFsdpHybrid ? group : dp;
+                        }
+                        const auto memory = cost::estimate_memory(w, p);
+                        if (!cost::check_fit(memory, topo.gpu().memory).fits) continue;
                         brute.insert(plan::to_string(p));
+                        // A sharded optimizer may also gather beside the next forward, in the same memory.
+                        if (p.sharding == plan::Sharding::kZero1 || p.sharding == plan::Sharding::kZero2) {
+                          p.overlap_param_gather = true;
+                          brute.insert(plan::to_string(p));
+                        }
                       }
-                     }
                     }
                   }
                 }

@@ -93,7 +93,8 @@ TEST_SUITE("report.search_compare") {
     // Llama 3 8B with DDP on one GPU's state: 16 bytes x 8.03e9 parameters = 128 GB > 80 GiB.
     const auto over = nlohmann::json::parse(test::run_stepcast(search + "--compare \"dp=8\""));
     CHECK(note_starting(over, "compared: ").find("does not fit: it needs") != std::string::npos);
-    const auto broken = nlohmann::json::parse(test::run_stepcast(search + "--compare \"dp=2,pp=4,vp=3,schedule=interleaved\""));
+    const auto broken =
+        nlohmann::json::parse(test::run_stepcast(search + "--compare \"dp=2,pp=4,vp=3,schedule=interleaved\""));
     CHECK(note_starting(broken, "compared: ").find("breaks a plan rule: layers (32) must be divisible by pp*vp") !=
           std::string::npos);
     const auto other_batch = test::run_stepcast_with_status(search + "--compare \"dp=8,gbs=64\"");
