@@ -105,11 +105,17 @@ NodeLoad load_of(const StepGraph& graph, const CommNode& node, const Windows& w,
     }
     case Anchor::kLayerPrefetch:
     case Anchor::kLayerEnd: {
-      // The parameters outside the layers ride with the first layer: every micro-batch moves the
-      // layers' units and the root, in whole units and a partial last one.
+      // The parameters outside the layers ride in the first layer's call, as the simulator and the
+      // Chakra export issue it (even where the pass holds no unit): every micro-batch moves the
+      // layers' units, the first carrying the root.
       const double per_pass = layer_calls(graph, node);
       const Bytes total = node.size * per_pass + node.root;
-      const Seconds time = pricer.pieces(node, total, node.size) * m;
+      const bool root = node.root.value() > 0.0;
+      const double units = root ? std::max(per_pass, 1.0) : per_pass;
+      const Seconds time =
+          (root ? pricer.time(node, node.size) * (units - 1.0) + pricer.time(node, node.size + node.root)
+                : one * units) *
+          m;
       const double calls = (node.size.value() > 0.0 ? total / node.size : 0.0) * m;
       const bool forward = node.anchor == Anchor::kLayerPrefetch && node.pass == Pass::kForward;
       (forward ? load.forward_calls : load.backward_calls) = calls;
