@@ -90,7 +90,7 @@ nlohmann::json predict_json(const PlanInputs& in, const graph::StepPrediction& p
                     {"ranks", t.ranks},
                     {"stride", t.stride},
                     {"size_bytes", t.size.value()},
-                    {"calls", t.calls},
+                    {"calls", t.calls.count()},
                     {"time_s", t.time.value()},
                     {"exposed_s", t.exposed.value()}});
   }
