@@ -10,6 +10,13 @@
 
 namespace stepcast::graph::detail {
 
+namespace {
+
+/// A term's calls in all, to share its time among.
+double calls_of(const CommTerm& t) { return static_cast<double>(t.calls.count()); }
+
+}  // namespace
+
 // Between dependent GEMMs a slice's calls are all exposed. Beside them (tp-overlap), per slice
 // (a GEMM block of a layer pass), what the calls take beyond the slice's compute plus the tail
 // nothing hides is exposed.
@@ -20,7 +27,7 @@ void expose_slices(Evaluation& e) {
   double tail = 0.0;
   for_anchor(e, Anchor::kBesideSlice, [&](std::size_t i, const CommNode& node) {
     beside.push_back(i);
-    per_slice += e.terms[i].time / e.terms[i].calls;
+    per_slice += e.terms[i].time / calls_of(e.terms[i]);
     tail = node.tail;
   });
   if (beside.empty()) return;
@@ -54,11 +61,12 @@ void expose_layer_starts(Evaluation& e) {
     }
     if (node.window == Window::kAttentionSteps) {
       // A recomputed forward's ring runs beside the recomputed (forward) attention.
-      const Seconds per_call = t.calls > 0.0 ? t.time / t.calls : Seconds(0.0);
+      const double calls = calls_of(t);
+      const Seconds per_call = calls > 0.0 ? t.time / calls : Seconds(0.0);
       const bool forward = node.pass != Pass::kBackward;
       const Seconds attention = forward ? e.w.attention_forward : e.w.attention_backward;
       const Seconds per_layer_pass = cost::ring_exposed(per_call, node.layer_calls, attention, node.window_steps);
-      const double layer_passes = t.calls / node.layer_calls;
+      const double layer_passes = calls / node.layer_calls;
       t.exposed = per_layer_pass * layer_passes;
       if (e.explain) {
         e.ring_steps.push_back(
@@ -72,7 +80,7 @@ void expose_layer_starts(Evaluation& e) {
       return;
     }
     for (std::size_t pass = 0; pass < 2; ++pass) {
-      if ((pass == 0 ? load.forward_calls : load.backward_calls) > 0.0) beside_pass[pass].push_back(i);
+      if ((pass == 0 ? load.forward_calls : load.backward_calls).count() > 0) beside_pass[pass].push_back(i);
       beside_time[pass] += pass == 0 ? load.forward : load.backward;
     }
     t.exposed = Seconds(0.0);
@@ -95,14 +103,15 @@ void expose_layer_starts(Evaluation& e) {
 void expose_sends(Evaluation& e) {
   for_anchor(e, Anchor::kStageSend, [&](std::size_t i, const CommNode& node) {
     CommTerm& t = e.terms[i];
-    if (node.blocking || !(t.calls > 0.0)) {
+    const double calls = calls_of(t);
+    if (node.blocking || !(calls > 0.0)) {
       t.exposed = t.time;
       return;
     }
-    const Seconds per_call = t.time / t.calls;
+    const Seconds per_call = t.time / calls;
     const Seconds chunk = std::min(e.w.forward, e.w.backward) / e.w.vp;
-    const double fill_and_drain = std::min(t.calls, 2.0 * (e.graph.layout.pp * e.w.vp - 1));
-    t.exposed = per_call * fill_and_drain + max0(per_call - chunk) * (t.calls - fill_and_drain);
+    const double fill_and_drain = std::min(calls, 2.0 * (e.graph.layout.pp * e.w.vp - 1));
+    t.exposed = per_call * fill_and_drain + max0(per_call - chunk) * (calls - fill_and_drain);
   });
 }
 

@@ -2,6 +2,7 @@
 // pass counted from its placement, and their prices from the one collective model.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "analytical_rules.hpp"
 
@@ -57,11 +58,10 @@ PriceCache::Priced Pricer::price(const CommNode& node, Bytes size) {
   return it->second;
 }
 
-Seconds Pricer::pieces(const CommNode& node, Bytes total, Bytes piece) {
-  if (!(piece.value() > 0.0)) return Seconds(0.0);
-  const double whole = std::floor(total / piece);
-  const Bytes rest = total - piece * whole;
-  return time(node, piece) * whole + time(node, rest);
+Seconds Pricer::time(const CommNode& node, const Calls& calls) {
+  Seconds total;
+  for (const CallGroup& g : calls.groups) total += time(node, g.size) * static_cast<double>(g.count);
+  return total;
 }
 
 bool Pricer::inside_node(const CommNode& node) const {
@@ -72,10 +72,10 @@ bool Pricer::inside_node(const CommNode& node) const {
 namespace {
 
 /// Calls of a layer-anchored node in one pass of one micro-batch through the busiest stage.
-double layer_calls(const StepGraph& graph, const CommNode& node) {
-  double most = 0.0;
+int layer_calls(const StepGraph& graph, const CommNode& node) {
+  int most = 0;
   for (int s = 0; s < static_cast<int>(graph.stages.size()); ++s) {
-    double calls = 0.0;
+    int calls = 0;
     for (int c = 0; c < graph.vp; ++c) {
       for (int l = 0; l < graph.stages[static_cast<std::size_t>(s)].passes(c); ++l)
         calls += graph.calls_at(node, s, c, l);
@@ -85,56 +85,71 @@ double layer_calls(const StepGraph& graph, const CommNode& node) {
   return most;
 }
 
+/// A unit's calls in one pass of each of `m` micro-batches: the pass's units, the first carrying
+/// the root (the parameters outside the layers), even where the pass holds no unit, as the
+/// simulator issues them.
+Calls unit_calls(const CommNode& node, int per_pass, std::int64_t m) {
+  Calls calls;
+  if (!(node.root.value() > 0.0)) {
+    calls.add(m * per_pass, node.size);
+    return calls;
+  }
+  calls.add(m * (std::max(per_pass, 1) - 1), node.size);
+  calls.add(m, node.size + node.root);
+  return calls;
+}
+
+/// `pieces` buckets of `size`, `repeats` times: whole ones and a smaller last one. A count within
+/// 1e-9 of a whole number is that number (the bytes were divided by the size), as the Chakra
+/// export counts them.
+Calls bucket_calls(const CommNode& node, std::int64_t repeats) {
+  Calls calls;
+  if (!(node.size.value() > 0.0)) return calls;
+  const double whole = std::floor(node.pieces + 1e-9);
+  calls.add(static_cast<std::int64_t>(whole) * repeats, node.size);
+  if (const double rest = node.pieces - whole; rest > 1e-9) calls.add(repeats, node.size * rest);
+  return calls;
+}
+
 }  // namespace
 
 NodeLoad load_of(const StepGraph& graph, const CommNode& node, const Windows& w, Pricer& pricer) {
   NodeLoad load;
-  const double m = w.micro_batches;
-  const Seconds one = pricer.time(node, node.size);
+  const std::int64_t m = w.micro_batches;
   switch (node.anchor) {
     case Anchor::kAfterSlice:
     case Anchor::kBesideSlice:
-      load.forward_calls = m * w.layers * graph.forward_slices;
-      load.backward_calls = m * w.layers * graph.backward_slices;
+      load.forward_calls.add(m * w.layers * graph.forward_slices, node.size);
+      load.backward_calls.add(m * w.layers * graph.backward_slices, node.size);
       break;
     case Anchor::kLayerStart: {
-      const double per_pass = m * layer_calls(graph, node);
-      load.forward_calls = node.pass == Pass::kBackward ? 0.0 : per_pass;
-      load.backward_calls = node.pass == Pass::kForward ? 0.0 : per_pass;
+      const std::int64_t per_pass = m * layer_calls(graph, node);
+      if (node.pass != Pass::kBackward) load.forward_calls.add(per_pass, node.size);
+      if (node.pass != Pass::kForward) load.backward_calls.add(per_pass, node.size);
       break;
     }
     case Anchor::kLayerPrefetch:
     case Anchor::kLayerEnd: {
-      // The parameters outside the layers ride with the first layer: every micro-batch moves the
-      // layers' units and the root, in whole units and a partial last one.
-      const double per_pass = layer_calls(graph, node);
-      const Bytes total = node.size * per_pass + node.root;
-      const Seconds time = pricer.pieces(node, total, node.size) * m;
-      const double calls = (node.size.value() > 0.0 ? total / node.size : 0.0) * m;
+      // Every micro-batch moves the layers' units and the root.
       const bool forward = node.anchor == Anchor::kLayerPrefetch && node.pass == Pass::kForward;
-      (forward ? load.forward_calls : load.backward_calls) = calls;
-      (forward ? load.forward : load.backward) = time;
-      return load;
+      (forward ? load.forward_calls : load.backward_calls) = unit_calls(node, layer_calls(graph, node), m);
+      break;
     }
-    case Anchor::kGradientReady: {
-      const double reductions = node.every_micro_batch ? m : 1.0;
-      load.backward_calls = node.pieces * reductions;
-      load.backward = pricer.pieces(node, node.size * node.pieces, node.size) * reductions;
-      return load;
-    }
+    case Anchor::kGradientReady:
+      load.backward_calls = bucket_calls(node, node.every_micro_batch ? m : 1);
+      break;
     case Anchor::kAfterOptimizer:
     case Anchor::kStepStart:
-      load.forward_calls = node.pieces;
-      load.forward = pricer.pieces(node, node.size * node.pieces, node.size);
-      return load;
+      load.forward_calls = bucket_calls(node, 1);
+      break;
     case Anchor::kStageSend:
       // Every micro-batch's activations forward and gradients backward, once per model chunk.
-      load.forward_calls = m * w.vp;
-      load.backward_calls = m * w.vp;
+      load.forward_calls.add(m * w.vp, node.size);
+      load.backward_calls.add(m * w.vp, node.size);
       break;
   }
-  load.forward = one * load.forward_calls;
-  load.backward = one * load.backward_calls;
+  load.forward = pricer.time(node, load.forward_calls);
+  load.backward = pricer.time(node, load.backward_calls);
   return load;
 }
 

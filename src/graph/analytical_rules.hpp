@@ -31,8 +31,8 @@ class Pricer {
   Pricer(const StepGraph& graph, const Pricing& pricing);
   [[nodiscard]] PriceCache::Priced price(const CommNode& node, Bytes size);
   [[nodiscard]] Seconds time(const CommNode& node, Bytes size) { return price(node, size).time; }
-  /// `total` bytes in calls of `piece` (buckets, units): whole calls and a partial last one.
-  [[nodiscard]] Seconds pieces(const CommNode& node, Bytes total, Bytes piece);
+  /// Every call of `calls`, one after another.
+  [[nodiscard]] Seconds time(const CommNode& node, const Calls& calls);
   /// The group stays inside one node (its calls leave the NICs free).
   [[nodiscard]] bool inside_node(const CommNode& node) const;
 
@@ -46,11 +46,15 @@ class Pricer {
 /// A node's calls and their time in the step, split by the pass they run in (stream nodes: all
 /// in the backward, where the gradients come from; the parameters' gathers: the forward).
 struct NodeLoad {
-  double forward_calls = 0.0;
-  double backward_calls = 0.0;
+  Calls forward_calls;
+  Calls backward_calls;
   Seconds forward;
   Seconds backward;
-  [[nodiscard]] double calls() const { return forward_calls + backward_calls; }
+  [[nodiscard]] Calls calls() const {
+    Calls all = forward_calls;
+    all.add(backward_calls);
+    return all;
+  }
   [[nodiscard]] Seconds time() const { return forward + backward; }
 };
 NodeLoad load_of(const StepGraph& graph, const CommNode& node, const Windows& w, Pricer& pricer);

@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <string>
+
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/pipeline.hpp"
 #include "stepcast/graph/contributors.hpp"
@@ -12,6 +15,19 @@
 namespace stepcast::graph {
 
 namespace {
+
+/// "160 calls x 12.00 MiB", or by size: "80 calls (79 x 1.59 GiB, 1 x 5.51 GiB)".
+std::string calls_text(const CommTerm& t) {
+  const std::int64_t count = t.calls.count();
+  const auto& groups = t.calls.groups;
+  const std::string noun = count == 1 ? "call" : "calls";
+  if (groups.size() <= 1)
+    return fmt::format("{} {} x {}", count, noun, format_bytes(groups.empty() ? t.size : groups[0].size));
+  std::string sizes;
+  for (const CallGroup& g : groups)
+    sizes += fmt::format("{}{} x {}", sizes.empty() ? "" : ", ", g.count, format_bytes(g.size));
+  return fmt::format("{} {} ({})", count, noun, sizes);
+}
 
 void explain_step(StepPrediction& out, const AnalyticalComm& comm, const workload::Workload& workload,
                   const plan::Plan& plan) {
@@ -28,11 +44,10 @@ void explain_step(StepPrediction& out, const AnalyticalComm& comm, const workloa
                    out.bubble_fraction, plan::to_string(plan.schedule), plan.pp, plan.micro_batches(), plan.vp),
        format_seconds(out.bubble)});
   for (const auto& t : out.communication) {
-    ex.push_back(
-        {fmt::format("{} (exposed)", t.name),
-         fmt::format("{:.4g} calls x {} over {} ranks (stride {}, {} {}): {} total", t.calls, format_bytes(t.size),
-                     t.ranks, t.stride, cost::to_string(t.op), t.model, format_seconds(t.time)),
-         format_seconds(t.exposed)});
+    ex.push_back({fmt::format("{} (exposed)", t.name),
+                  fmt::format("{} over {} ranks (stride {}, {} {}): {} total", calls_text(t), t.ranks, t.stride,
+                              cost::to_string(t.op), t.model, format_seconds(t.time)),
+                  format_seconds(t.exposed)});
   }
   for (const auto& row : comm.ring_steps)
     ex.push_back({fmt::format("CP exchange: {}", row.label), row.formula, row.value});

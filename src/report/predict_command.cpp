@@ -83,6 +83,9 @@ nlohmann::json predict_json(const PlanInputs& in, const graph::StepPrediction& p
   j["memory_margin_bytes"] = p.fit.margin.value();
   nlohmann::json comm = nlohmann::json::array();
   for (const auto& t : p.communication) {
+    nlohmann::json sizes = nlohmann::json::array();
+    for (const graph::CallGroup& g : t.calls.groups)
+      sizes.push_back({{"calls", g.count}, {"size_bytes", g.size.value()}});
     comm.push_back({{"name", t.name},
                     {"op", cost::to_string(t.op)},
                     {"algorithm", t.model},
@@ -90,7 +93,8 @@ nlohmann::json predict_json(const PlanInputs& in, const graph::StepPrediction& p
                     {"ranks", t.ranks},
                     {"stride", t.stride},
                     {"size_bytes", t.size.value()},
-                    {"calls", t.calls},
+                    {"calls", t.calls.count()},
+                    {"call_sizes", sizes},
                     {"time_s", t.time.value()},
                     {"exposed_s", t.exposed.value()}});
   }

@@ -3,6 +3,7 @@
 // its placement, and the part the compute leaves exposed in closed form, one rule per anchor.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +18,37 @@
 
 namespace stepcast::graph {
 
+/// Calls of one size.
+struct CallGroup {
+  std::int64_t count = 0;
+  Bytes size;  ///< nccl-tests' S of each
+};
+
+/// A node's collective calls as NCCL is asked for them, grouped by size: whole buckets and a
+/// smaller last one, or the layers' units and the first carrying the parameters outside them.
+struct Calls {
+  std::vector<CallGroup> groups;  ///< in the order first added; one per size, none empty
+
+  void add(std::int64_t count, Bytes size) {
+    if (count <= 0) return;
+    for (CallGroup& g : groups) {
+      if (g.size.value() == size.value()) {
+        g.count += count;
+        return;
+      }
+    }
+    groups.push_back({count, size});
+  }
+  void add(const Calls& other) {
+    for (const CallGroup& g : other.groups) add(g.count, g.size);
+  }
+  [[nodiscard]] std::int64_t count() const {
+    std::int64_t n = 0;
+    for (const CallGroup& g : groups) n += g.count;
+    return n;
+  }
+};
+
 /// One communication node as the analytical engine evaluates it.
 struct CommTerm {
   std::string name;
@@ -24,11 +56,11 @@ struct CommTerm {
   cost::CollectiveOp op = cost::CollectiveOp::kAllReduce;
   std::string model;  ///< what priced a full-size call: NCCL's pick ("ring/Simple") or a closed form
   int ranks = 1;
-  int stride = 1;    ///< GPU index distance between consecutive ranks of the group
-  Bytes size;        ///< nccl-tests' S of one call
-  double calls = 0;  ///< per step (fractional for a partial last bucket)
-  Seconds time;      ///< all calls, as if nothing overlapped
-  Seconds exposed;   ///< the part that adds to the step time
+  int stride = 1;   ///< GPU index distance between consecutive ranks of the group
+  Bytes size;       ///< nccl-tests' S of one full-size call
+  Calls calls;      ///< per step, by size
+  Seconds time;     ///< all calls, as if nothing overlapped
+  Seconds exposed;  ///< the part that adds to the step time
   /// Its full-size calls lie outside the range the calibration was fitted on (an extrapolation).
   bool outside_calibration = false;
 };
