@@ -9,6 +9,7 @@
 #include "stepcast/graph/predict.hpp"
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/fit_hint.hpp"
+#include "stepcast/report/group_spans.hpp"
 #include "stepcast/report/kernel_table.hpp"
 #include "stepcast/report/mfu_basis.hpp"
 #include "stepcast/report/writers.hpp"
@@ -18,7 +19,7 @@ namespace stepcast::report {
 namespace {
 
 std::string predict_text(const PlanInputs& in, const graph::StepPrediction& p, const IntervalResult& interval,
-                         bool explain) {
+                         const std::vector<GroupSpan>& spans, bool explain) {
   const auto& topo = *in.topology;
   std::string out = fmt::format("Prediction: {} on {} ({} GPUs, {})\nPlan: {}\n", in.workload.name, topo.name(),
                                 in.plan.gpus(), topo.gpu().name, plan::to_string(in.plan));
@@ -59,12 +60,15 @@ std::string predict_text(const PlanInputs& in, const graph::StepPrediction& p, c
       out += "\n" + render_text(kernels);
     }
     out += "\nMemory terms\n" + render_explanation(p.memory.explanation);
+    Report groups;
+    groups.tables.push_back(group_span_table(spans));
+    out += "\n" + render_text(groups);
   }
   return out;
 }
 
 nlohmann::json predict_json(const PlanInputs& in, const graph::StepPrediction& p, const IntervalResult& interval,
-                            bool explain) {
+                            const std::vector<GroupSpan>& spans, bool explain) {
   nlohmann::json j;
   j["workload"] = in.workload.name;
   j["topology"] = in.topology->name();
@@ -105,6 +109,7 @@ nlohmann::json predict_json(const PlanInputs& in, const graph::StepPrediction& p
                     {"optimizer_s", p.optimizer.value()},
                     {"communication", comm}};
   j["memory"] = memory_json(p.memory);
+  j["groups"] = group_spans_json(spans);
   j["bubble_fraction"] = p.bubble_fraction;
   j["model_flops"] = p.compute_detail.flops.model.value();
   j["hardware_flops"] = p.compute_detail.flops.hardware.value();
@@ -133,11 +138,13 @@ CommandOutput predict_command(const PredictRequest& c) {
   cost::check_precision_supported(gpu, in.plan.precision, c.plan.topology);
   graph::StepOptions options = in.step_options();
   if (c.achieved_fraction > 0.0) options.achieved_fraction = c.achieved_fraction;
-  const graph::StepPrediction p = graph::predict_step(in.workload, in.plan, *in.topology, options);
+  const graph::StepGraph graph = graph::plan_step_graph(in.workload, in.plan, *in.topology, options);
+  const graph::StepPrediction p = graph::evaluate_step(graph, in.workload, in.plan, *in.topology, options);
+  const std::vector<GroupSpan> spans = group_spans(graph, *in.topology);
   warn_outside_calibration(options.calibration, c.plan.calibration, outside_calibration(p));
   const IntervalResult interval = interval_for(in, p.step_time, c.interval, c.achieved_fraction > 0.0);
-  out.text =
-      c.json ? predict_json(in, p, interval, c.explain).dump(2) + "\n" : predict_text(in, p, interval, c.explain);
+  out.text = c.json ? predict_json(in, p, interval, spans, c.explain).dump(2) + "\n"
+                    : predict_text(in, p, interval, spans, c.explain);
   out.refusal = refusal(p.memory, p.fit, gpu.name);
   return out;
 }
