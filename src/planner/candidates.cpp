@@ -129,11 +129,13 @@ std::vector<TensorChoice> tensor_choices(int tp) {
   return {{false, false}, {true, false}, {true, true}};
 }
 
-/// Both rank orders where they differ: with a pipeline and other replicas of it (data or context
-/// parallel), Megatron-Core's default puts the stages outermost (a stage's replicas on nearby
-/// GPUs), the other numbers a replica's stages first (its pipeline on nearby GPUs).
-std::vector<plan::RankOrder> rank_orders(int pp, int replicas) {
-  if (pp == 1 || replicas == 1) return {plan::RankOrder::kStagesOutermost};
+/// Both rank orders where they can differ: with a pipeline, other replicas of it (data or context
+/// parallel) and tensor groups smaller than a node, Megatron-Core's default puts the stages
+/// outermost (a stage's replicas on nearby GPUs), the other numbers a replica's stages first (its
+/// pipeline on nearby GPUs). A tensor group filling its node leaves every other group one rank per
+/// node, on the same NIC, in either order.
+std::vector<plan::RankOrder> rank_orders(int tp, int pp, int replicas, int gpus_per_node) {
+  if (pp == 1 || replicas == 1 || tp >= gpus_per_node) return {plan::RankOrder::kStagesOutermost};
   return {plan::RankOrder::kStagesOutermost, plan::RankOrder::kStagesInsideReplicas};
 }
 
@@ -159,7 +161,7 @@ std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload:
               for (const Recompute recompute : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
                 for (const auto [sp, tp_overlap] : tensor_choices(tp)) {
                   for (const auto [ep, etp] : experts) {
-                    for (const plan::RankOrder order : rank_orders(pp, dp * cp)) {
+                    for (const plan::RankOrder order : rank_orders(tp, pp, dp * cp, space.gpus_per_node)) {
                       Plan p = space.base;
                       p.ep = ep;
                       p.etp = etp;

@@ -107,7 +107,7 @@ TEST_SUITE("planner.long_context") {
     CHECK(two->pp_last_layers == 30);
   }
 
-  TEST_CASE("both rank orders where a pipeline has replicas; tp-overlap only beside sequence parallel") {
+  TEST_CASE("both rank orders where a pipeline has replicas and tp is below a node; tp-overlap only beside sp") {
     const auto w = workload::load_workload(kSource / "workloads/llama3-8b.json");
     planner::SearchSpace space;
     space.gpus = 16;
@@ -120,6 +120,14 @@ TEST_SUITE("planner.long_context") {
     CHECK(has(2, 2, plan::RankOrder::kStagesInsideReplicas));        // dp = 4 replicas of a 2-stage pipeline
     CHECK_FALSE(has(2, 1, plan::RankOrder::kStagesInsideReplicas));  // no pipeline
     CHECK_FALSE(has(2, 8, plan::RankOrder::kStagesInsideReplicas));  // dp = 1: one pipeline
+    // tp = 8 fills a node: on 32 GPUs (dp = 2, pp = 2) every data and pipeline group has one rank
+    // per node, on the GPU's own NIC, in either order, so only the default is tried.
+    space.gpus = 32;
+    const auto wider = planner::enumerate_candidates(space, w);
+    CHECK(std::any_of(wider.begin(), wider.end(), [](const plan::Plan& p) { return p.tp == 8 && p.pp == 2; }));
+    CHECK(std::none_of(wider.begin(), wider.end(), [](const plan::Plan& p) {
+      return p.tp == 8 && p.rank_order == plan::RankOrder::kStagesInsideReplicas;
+    }));
     CHECK(
         std::none_of(all.begin(), all.end(), [](const plan::Plan& p) { return p.tp_overlap && !p.sequence_parallel; }));
     CHECK(std::any_of(all.begin(), all.end(), [](const plan::Plan& p) { return p.tp_overlap; }));

@@ -44,8 +44,8 @@ struct SearchSpace {
 /// - micro-batch size: powers of two up to min(max_micro_batch, global_batch / dp);
 /// - recompute: none, selective, full;
 /// - sequence parallel: off, and on when tp > 1, then also with tp-overlap=on;
-/// - rank order: Megatron-Core's default (stages outermost), and with pp > 1 and dp x cp > 1 also
-///   each replica's stages on nearby ranks (order=tp-pp-cp-ep-dp).
+/// - rank order: Megatron-Core's default (stages outermost), and with pp > 1, dp x cp > 1 and tp
+///   below gpus_per_node also each replica's stages on nearby ranks (order=tp-pp-cp-ep-dp).
 std::vector<plan::Plan> enumerate_candidates(const SearchSpace& space, const workload::Workload& workload);
 
 }  // namespace stepcast::planner
