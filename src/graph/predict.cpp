@@ -64,6 +64,16 @@ void explain_step(StepPrediction& out, const AnalyticalComm& comm, const workloa
                 fmt::format("{:.4f}", out.mfu)});
 }
 
+/// The plan with the settings the compute model does not read set to their defaults: plans with
+/// one key have one compute estimate.
+std::string compute_key(plan::Plan plan) {
+  plan.rank_order = plan::RankOrder::kStagesOutermost;
+  plan.tp_overlap = false;
+  plan.overlap_grad_reduce.reset();
+  plan.overlap_param_gather.reset();
+  return plan::to_string(plan);
+}
+
 }  // namespace
 
 StepGraph plan_step_graph(const workload::Workload& workload, const plan::Plan& plan,
@@ -75,7 +85,16 @@ StepGraph plan_step_graph(const workload::Workload& workload, const plan::Plan& 
   if (options.calibration)
     compute_options.kernel_params = cost::kernel_params(*options.calibration, topology.gpu(), plan);
   compute_options.explain = options.explain;
-  const cost::ComputeEstimate compute = cost::estimate_compute(workload, plan, topology.gpu(), compute_options);
+  ComputeCache* cache = options.explain ? nullptr : options.compute_cache;
+  if (cache) {
+    std::string key = compute_key(plan);
+    if (cache->key != key || !cache->estimate) {
+      cache->estimate = cost::estimate_compute(workload, plan, topology.gpu(), compute_options);
+      cache->key = std::move(key);
+    }
+  }
+  const cost::ComputeEstimate compute =
+      cache ? *cache->estimate : cost::estimate_compute(workload, plan, topology.gpu(), compute_options);
   const GraphContext context{
       workload, plan, topology, options.memory.ddp_bucket, options.memory.zero_bucket_elements, options.explain};
   return build_step_graph(context, compute);

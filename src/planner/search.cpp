@@ -94,8 +94,10 @@ SearchResult search(const workload::Workload& workload, const topology::Topology
     // Collective prices repeat across plans (the same groups, buckets and activations): each
     // thread remembers its own.
     graph::PriceCache cache;
+    graph::ComputeCache compute;
     graph::StepOptions step = options.step;
     step.price_cache = &cache;
+    step.compute_cache = &compute;
     for (;;) {
       const std::size_t begin = next.fetch_add(kChunk, std::memory_order_relaxed);
       if (begin >= n) return;

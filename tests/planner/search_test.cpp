@@ -236,6 +236,22 @@ TEST_SUITE("planner.search") {
     for (const auto& s : brute) CHECK_MESSAGE(found.count(s) == 1, "missed: " << s);
   }
 
+  TEST_CASE("every ranked plan's step is what a fresh prediction gives (no cache shared between variants)") {
+    // The search reuses one compute estimate across plans that differ only in rank order,
+    // tp-overlap and the overlap flags; each plan predicted alone, without caches, must agree.
+    const auto w = gpt_1_3b();
+    const auto& topo = two_p4d_nodes();
+    const auto result = planner::search(w, topo, space_16());
+    REQUIRE(result.ranked.size() > 1000);
+    graph::StepOptions alone;
+    alone.explain = false;
+    alone.memory.explain = false;
+    for (const auto& r : result.ranked) {
+      CHECK_MESSAGE(graph::predict_step(w, r.plan, topo, alone).step_time == r.metrics.step_time,
+                    plan::to_string(r.plan));
+    }
+  }
+
   TEST_CASE("the result is the same for 1, 2 and 3 threads") {
     planner::SearchOptions one;
     one.threads = 1;

@@ -20,6 +20,15 @@
 
 namespace stepcast::graph {
 
+/// The compute estimate of the last plan a thread priced, kept for the next plan that differs only
+/// in settings the compute model does not read (rank order, tp-overlap, the DDP/ZeRO overlap
+/// flags): the planner enumerates those variants side by side. One per thread; the answers are
+/// the same with or without it.
+struct ComputeCache {
+  std::string key;
+  std::optional<cost::ComputeEstimate> estimate;
+};
+
 struct StepOptions {
   cost::MemoryOptions memory;
   /// Replaces the default achieved fraction of peak (compute.cpp); wins over `calibration`.
@@ -32,6 +41,8 @@ struct StepOptions {
   /// Collective prices remembered across predictions on one topology and calibration (not
   /// owned; may be null; one per thread): the planner's inner loop.
   PriceCache* price_cache = nullptr;
+  /// Not owned; may be null; used only without explanations.
+  ComputeCache* compute_cache = nullptr;
 };
 
 /// The step graph of a resolved, valid plan, its compute from the operator model (or the
