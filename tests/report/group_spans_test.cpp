@@ -78,7 +78,8 @@ TEST_SUITE("report.group_spans") {
   }
 
   TEST_CASE("--explain prints the table") {
-    const std::string out = test::run_stepcast("predict " + kDgx + "\"dp=4,tp=4,pp=4,sp=on,zero=1,recompute=full,gbs=128,seq=8192\" --explain");
+    const std::string out = test::run_stepcast(
+        "predict " + kDgx + "\"dp=4,tp=4,pp=4,sp=on,zero=1,recompute=full,gbs=128,seq=8192\" --explain");
     CHECK(out.find("Parallel groups: where the first of each kind sits") != std::string::npos);
     CHECK(out.find("0,4,8,12") != std::string::npos);
   }

@@ -18,13 +18,13 @@ namespace stepcast::report {
 struct GroupSpan {
   std::string role;  ///< GroupSpec::role
   int ranks = 1;
-  int stride = 1;             ///< GPU index distance between consecutive ranks
-  std::vector<int> gpus;      ///< the GPUs of the first group of the first stage
-  int groups = 1;             ///< groups of this kind in the first stage
-  int domains = 1;            ///< scale-up domains the group spans
-  int ranks_per_domain = 1;   ///< of its ranks on each spanned domain (the busiest)
-  int nics = 0;               ///< NICs its ranks on one domain send through; 0 inside one domain
-  int concurrent = 1;         ///< groups of its kind that run their collectives at the same time
+  int stride = 1;            ///< GPU index distance between consecutive ranks
+  std::vector<int> gpus;     ///< the GPUs of the first group of the first stage
+  int groups = 1;            ///< groups of this kind in the first stage
+  int domains = 1;           ///< scale-up domains the group spans
+  int ranks_per_domain = 1;  ///< of its ranks on each spanned domain (the busiest)
+  int nics = 0;              ///< NICs its ranks on one domain send through; 0 inside one domain
+  int concurrent = 1;        ///< groups of its kind that run their collectives at the same time
 };
 
 /// One span per group kind of the step graph, in the graph's order.
