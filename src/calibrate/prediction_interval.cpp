@@ -25,12 +25,15 @@ std::string shape_of(const plan::Plan& p) {
   const auto add = [&out](const char* part) { out += (out.empty() ? "" : "+") + std::string(part); };
   if (p.tp > 1) add("tp");
   if (p.pp > 1) add("pp");
+  if (p.ep > 1) add("ep");
   if (p.dp > 1) add(p.zero_stage() >= 1 ? "sharded dp" : "dp");
   return out.empty() ? "one GPU" : out;
 }
 
-/// The same generation with the same sharding: the fallback class of a plan.
+/// The fallback class of a plan: the same generation, and expert-parallel plans with expert-parallel
+/// ones (their all-to-alls are errors of their own), others with the same sharding.
 std::string family_of(const plan::Plan& p, const topology::GpuSpec& gpu) {
+  if (p.ep > 1) return generation(gpu) + ", any expert-parallel";
   return generation(gpu) + (p.dp > 1 && p.zero_stage() >= 1 ? ", any sharded" : ", any unsharded");
 }
 

@@ -77,6 +77,22 @@ TEST_SUITE("calibrate.prediction_interval") {
     CHECK(interval->low.value() == doctest::Approx(std::exp(0.2)));
   }
 
+  TEST_CASE("an expert-parallel plan takes expert-parallel runs' errors only, and a dense plan never takes them") {
+    topology::GpuSpec h100;
+    h100.name = "H100-SXM5-80GB";
+    h100.generation = "hopper";
+    plan::Plan moe = fsdp8();
+    moe.ep = 8;
+    CHECK(run_class(moe, h100) == "Hopper, ep+sharded dp");
+    ResidualSet set;
+    for (int i = 0; i < 10; ++i) set.by_class["Hopper, any expert-parallel"].push_back(0.1);
+    const auto interval = step_interval(set, moe, h100, Seconds(1.0));
+    REQUIRE(interval);
+    CHECK(interval->run_class == "Hopper, any expert-parallel");
+    // Ten MoE errors, no dense ones: a dense sharded plan has no interval.
+    CHECK_FALSE(step_interval(set, fsdp8(), h100, Seconds(1.0)));
+  }
+
   TEST_CASE("predict prints the interval from the shipped runs, and none with an explicit achieved fraction") {
     const std::string cmd =
         "predict --workload workloads/llama2-7b.json --topology topologies/p4de-24xlarge.json --nodes 1 "

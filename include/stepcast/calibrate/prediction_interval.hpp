@@ -16,7 +16,7 @@
 namespace stepcast::calibrate {
 
 /// The class whose measured errors stand for a plan's: its GPU's generation and the parallelism
-/// it uses, e.g. "Ampere, tp+pp+dp" or "Hopper, sharded dp".
+/// it uses, e.g. "Ampere, tp+pp+dp", "Hopper, sharded dp" or "Hopper, pp+ep+sharded dp".
 std::string run_class(const plan::Plan& plan, const topology::GpuSpec& gpu);
 
 /// The model's errors on measured runs, log(predicted / measured step time), by run class.
@@ -47,7 +47,8 @@ struct StepInterval {
 inline constexpr std::size_t kMinIntervalRuns = 10;
 
 /// The central `coverage` share of the errors of the plan's class (or, with too few, of its GPU
-/// generation's runs with the same sharding), turned into bounds on the step time: a run the
+/// generation's runs with the same sharding; an expert-parallel plan's, of its generation's
+/// expert-parallel runs), turned into bounds on the step time: a run the
 /// model predicts p with error r took p / exp(r). None without kMinIntervalRuns comparable runs.
 std::optional<StepInterval> step_interval(const ResidualSet& residuals, const plan::Plan& plan,
                                           const topology::GpuSpec& gpu, Seconds predicted, double coverage = 0.9);
