@@ -25,6 +25,9 @@ constexpr std::string_view kSchemaVersion = "0.0.4";
 // The longest varint: 64 bits in groups of 7.
 constexpr std::size_t kMaxVarint = 10;
 
+// Bytes written to the file at a time: well within a core's cache.
+constexpr std::size_t kChunk = 64 * 1024;
+
 enum class Type : std::uint8_t { kVarint = 0, kLength = 2 };
 
 constexpr std::uint64_t key(int field, Type type) {
@@ -106,18 +109,28 @@ pb::NodeType node_type(NodeKind kind) {
 }  // namespace wire
 }  // namespace
 
-std::string_view TraceEncoder::encode(const std::vector<TraceNode>& nodes, int rank,
-                                      const std::vector<int>& communicators) {
+void TraceEncoder::encode(const std::vector<TraceNode>& nodes, int rank, const std::vector<int>& communicators,
+                          std::ostream& out) {
   namespace pb = ChakraProtoMsg;
   constexpr int kVersion = pb::GlobalMetadata::kVersionFieldNumber;
   constexpr std::size_t kMetadataSize = wire::varint_size(wire::key(kVersion, wire::Type::kLength)) +
                                         wire::varint_size(wire::kSchemaVersion.size()) + wire::kSchemaVersion.size();
-  if (file_.size() < wire::kMaxVarint + kMetadataSize) file_.resize(wire::kMaxVarint + kMetadataSize);
-  char* p = wire::varint(file_.data(), kMetadataSize);
+  if (chunk_.size() < wire::kMaxVarint + kMetadataSize) chunk_.resize(wire::kMaxVarint + kMetadataSize);
+  char* p = wire::varint(chunk_.data(), kMetadataSize);
   p = wire::field(p, kVersion, wire::kSchemaVersion);
-  file_size_ = static_cast<std::size_t>(p - file_.data());
-  for (std::size_t i = 0; i < nodes.size(); ++i) node(nodes[i], rank, communicators[i]);
-  return {file_.data(), file_size_};
+  chunk_size_ = static_cast<std::size_t>(p - chunk_.data());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    node(nodes[i], rank, communicators[i]);
+    if (chunk_size_ >= wire::kChunk) flush(out);
+  }
+  flush(out);
+}
+
+// Written a chunk at a time, while the bytes are still in the cache: copying a whole rank's file
+// into the page cache at once reads it back from memory.
+void TraceEncoder::flush(std::ostream& out) {
+  out.write(chunk_.data(), static_cast<std::streamsize>(chunk_size_));
+  chunk_size_ = 0;
 }
 
 void TraceEncoder::node(const TraceNode& n, int rank, int communicator) {
@@ -172,10 +185,10 @@ void TraceEncoder::node(const TraceNode& n, int rank, int communicator) {
     }
   }
   const auto size = static_cast<std::size_t>(p - begin);
-  if (file_.size() < file_size_ + wire::kMaxVarint + size) file_.resize(2 * (file_size_ + wire::kMaxVarint + size));
-  char* out = wire::varint(file_.data() + file_size_, size);
+  if (chunk_.size() < chunk_size_ + wire::kMaxVarint + size) chunk_.resize(chunk_size_ + wire::kMaxVarint + size);
+  char* out = wire::varint(chunk_.data() + chunk_size_, size);
   std::memcpy(out, begin, size);
-  file_size_ = static_cast<std::size_t>(out + size - file_.data());
+  chunk_size_ = static_cast<std::size_t>(out + size - chunk_.data());
 }
 
 }  // namespace stepcast::report::chakra

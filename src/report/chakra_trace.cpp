@@ -142,10 +142,11 @@ std::filesystem::path partial_of(const std::filesystem::path& path) {
 
 // One rank's file, written beside its final name; renamed into place only once every rank's is
 // complete (write_chakra).
-void write_rank(const std::filesystem::path& final_path, std::string_view bytes) {
+void write_rank(const std::filesystem::path& final_path, const std::vector<TraceNode>& nodes, int rank,
+                const std::vector<int>& communicators, TraceEncoder& encoder) {
   std::ofstream out(partial_of(final_path), std::ios::binary | std::ios::trunc);
   if (!out) throw InputError(final_path.string(), {}, "cannot write the Chakra trace (is its folder writable?)");
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  encoder.encode(nodes, rank, communicators, out);
   if (!out.flush()) throw InputError(final_path.string(), {}, "writing the Chakra trace failed");
 }
 
@@ -196,7 +197,7 @@ class Worker {
     }
     shared_.turns.pass();
     try {
-      write_rank(file, encoder_.encode(*nodes, r, *ids));
+      write_rank(file, *nodes, r, *ids, encoder_);
     } catch (...) {
       shared_.turns.fail(r, std::current_exception());
       return false;
