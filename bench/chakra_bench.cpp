@@ -107,14 +107,17 @@ void BM_Chakra_Write_1024Ranks_2000Nodes(benchmark::State& state) {
   // Named by process: benchmark runs side by side do not meet.
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("stepcast-chakra-bench-" + std::to_string(getpid()));
-  std::vector<TraceNode> nodes;
-  const auto source = [&nodes](int r) -> const std::vector<TraceNode>& {
-    build_rank(r, nodes);
-    return nodes;
+  // Each worker thread its own buffer.
+  const auto sources = [] {
+    return report::chakra::RankSource(
+        [nodes = std::vector<TraceNode>{}](int r) mutable -> const std::vector<TraceNode>& {
+          build_rank(r, nodes);
+          return nodes;
+        });
   };
   std::uintmax_t bytes = 0;
   for (auto _ : state) {
-    const auto files = report::chakra::write_chakra(dir, kRanks, source, "gpt3");
+    const auto files = report::chakra::write_chakra(dir, kRanks, sources, "gpt3");
     benchmark::DoNotOptimize(files.traces.data());
   }
   for (int r = 0; r < kRanks; ++r) bytes += std::filesystem::file_size(dir / ("gpt3." + std::to_string(r) + ".et"));

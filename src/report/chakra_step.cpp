@@ -471,14 +471,18 @@ std::vector<chakra::TraceNode> chakra_trace_of(const graph::StepGraph& graph, co
 }
 
 chakra::ChakraFiles write_step_chakra(const std::filesystem::path& directory, const graph::StepGraph& graph,
-                                      const topology::Topology& topology, const cost::CollectiveModel& model) {
-  Tables tables(graph, topology, model);
-  std::vector<TraceNode> buffer;
-  return chakra::write_chakra(directory, graph.layout.gpus(), [&](int gpu) -> const std::vector<TraceNode>& {
-    buffer.clear();
-    GpuTrace(graph, tables, gpu, buffer).build();
-    return buffer;
-  });
+                                      const topology::Topology& topology, const cost::CollectiveModel& model,
+                                      int threads) {
+  // Each worker its own tables (they fill as they are read) and buffer.
+  const auto sources = [&]() -> chakra::RankSource {
+    return [&graph, tables = Tables(graph, topology, model),
+            buffer = std::vector<TraceNode>{}](int gpu) mutable -> const std::vector<TraceNode>& {
+      buffer.clear();
+      GpuTrace(graph, tables, gpu, buffer).build();
+      return buffer;
+    };
+  };
+  return chakra::write_chakra(directory, graph.layout.gpus(), sources, "stepcast", threads);
 }
 
 }  // namespace stepcast::report

@@ -1,21 +1,24 @@
-// Writing Chakra execution traces: each rank's nodes as ChakraProtoMsg messages, each preceded by
-// its varint length as Chakra's protolib encodeMessage writes them, with the attributes ASTRA-sim's
-// workload layer reads (astra-sim/workload/Workload.cc and feeder_v3/et_feeder_node_attr.h).
+// Writing Chakra execution traces: each rank's file built, checked and encoded on a pool of worker
+// threads, ranks dealt round-robin; the communicators are numbered in rank order, one rank's turn
+// at a time, so every byte written is the same whatever the number of threads.
 #include "stepcast/report/chakra_trace.hpp"
 
 #include <fmt/format.h>
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <google/protobuf/util/delimited_message_util.h>
 #include <nlohmann/json.hpp>
 
-#include <cmath>
+#include <algorithm>
+#include <condition_variable>
+#include <exception>
 #include <fstream>
+#include <limits>
 #include <map>
+#include <mutex>
 #include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
+#include "chakra_encode.hpp"
 #include "chakra_files.hpp"
 #include "et_def.pb.h"
 #include "stepcast/core/errors.hpp"
@@ -26,44 +29,14 @@ namespace {
 
 namespace pb = ChakraProtoMsg;
 
-// Chakra's own generator writes this schema version in every GlobalMetadata (mlcommons/chakra,
-// src/generator/generator.py).
-constexpr std::string_view kSchemaVersion = "0.0.4";
-
-std::uint64_t micros(Seconds t) { return static_cast<std::uint64_t>(std::llround(t.value() * kMicrosPerSecond)); }
-std::uint64_t whole(double v) { return static_cast<std::uint64_t>(std::llround(v)); }
-
-pb::NodeType node_type(NodeKind kind) {
-  switch (kind) {
-    case NodeKind::kCompute:
-      return pb::COMP_NODE;
-    case NodeKind::kCollective:
-      return pb::COMM_COLL_NODE;
-    case NodeKind::kSend:
-      return pb::COMM_SEND_NODE;
-    case NodeKind::kRecv:
-      return pb::COMM_RECV_NODE;
-  }
-  STEPCAST_UNREACHABLE("every node kind has a Chakra type");
-}
-
-// Communicators by name and ranks, numbered from 1 in the order the traces first use them:
-// ASTRA-sim takes pg_name "" or "0" for the group of all ranks and looks any other number up in
-// the --comm-group-configuration file (Workload::extract_comm_group).
+// Communicators by name and ranks, numbered from 1 in the order the traces first use them, rank
+// by rank: ASTRA-sim takes pg_name "" or "0" for the group of all ranks and looks any other number
+// up in the --comm-group-configuration file (Workload::extract_comm_group).
 class Communicators {
  public:
-  // Looked up by name first, without copying the node's name and ranks: a trace asks this for
-  // every collective node.
   int id(const TraceNode& n) {
-    auto named = by_name_.find(n.group);
-    if (named == by_name_.end())
-      named = by_name_.emplace(n.group, std::vector<std::pair<std::vector<int>, int>>{}).first;
-    for (const auto& [ranks, id] : named->second) {
-      if (ranks == n.group_ranks) return id;
-    }
     auto [it, added] = ids_.try_emplace({n.group, n.group_ranks}, static_cast<int>(ids_.size()) + 1);
     if (added) ranks_by_id_.push_back(&it->first.second);
-    named->second.emplace_back(n.group_ranks, it->second);
     return it->second;
   }
 
@@ -75,90 +48,174 @@ class Communicators {
 
  private:
   std::map<std::pair<std::string, std::vector<int>>, int> ids_;
-  std::unordered_map<std::string, std::vector<std::pair<std::vector<int>, int>>> by_name_;
   std::vector<const std::vector<int>*> ranks_by_id_;
 };
 
-class NodeEncoder {
+// One rank's communicators in the order its collectives first name them, found by name first
+// without copying a node's name and ranks (a trace has thousands of collectives), so that its
+// turn numbers only these few.
+class RankCommunicators {
  public:
-  // Fills the reused message: protobuf keeps the attributes' memory across Clear(), so a rank's
-  // thousands of nodes allocate once.
-  const pb::Node& encode(const TraceNode& n, int rank, Communicators& communicators) {
-    node_.Clear();
-    node_.set_id(n.id);
-    node_.set_name(n.name);
-    node_.set_type(node_type(n.kind));
-    for (const std::uint64_t d : n.data_deps) node_.add_data_deps(d);
-    for (const std::uint64_t d : n.ctrl_deps) node_.add_ctrl_deps(d);
-    node_.set_start_time_micros(micros(n.start));
-    node_.set_duration_micros(micros(n.duration));
-    // Every node runs on the GPU; ASTRA-sim refuses a communication node marked as a CPU op.
-    attr("is_cpu_op")->set_bool_val(false);
-    switch (n.kind) {
-      case NodeKind::kCompute:
-        if (n.flops > 0.0) attr("num_ops")->set_uint64_val(whole(n.flops));
-        if (n.tensor_bytes.value() > 0.0) attr("tensor_size")->set_uint64_val(whole(n.tensor_bytes.value()));
-        break;
-      case NodeKind::kCollective:
-        // Types as Chakra's generator writes them: comm_type int64, comm_size uint64.
-        attr("comm_type")->set_int64_val(static_cast<std::int64_t>(n.collective));
-        attr("comm_size")->set_uint64_val(whole(n.bytes.value()));
-        attr("pg_name")->set_string_val(std::to_string(communicators.id(n)));
-        // The communicator's name for people, as PyTorch's ProcessGroupNCCL reports pg_desc beside pg_name.
-        attr("pg_desc")->set_string_val(n.group);
-        break;
-      case NodeKind::kSend:
-      case NodeKind::kRecv: {
-        const bool send = n.kind == NodeKind::kSend;
-        attr("comm_size")->set_uint64_val(whole(n.bytes.value()));
-        attr("comm_src")->set_uint32_val(static_cast<std::uint32_t>(send ? rank : n.peer));
-        attr("comm_dst")->set_uint32_val(static_cast<std::uint32_t>(send ? n.peer : rank));
-        attr("comm_tag")->set_uint32_val(n.tag);
-        break;
+  void collect(const std::vector<TraceNode>& nodes) {
+    firsts_.clear();
+    by_name_.clear();
+    place_.assign(nodes.size(), kNone);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const TraceNode& n = nodes[i];
+      if (n.kind != NodeKind::kCollective) continue;
+      std::vector<std::size_t>& named = by_name_[n.group];
+      const auto same = std::find_if(named.begin(), named.end(),
+                                     [&](std::size_t f) { return firsts_[f]->group_ranks == n.group_ranks; });
+      if (same != named.end()) {
+        place_[i] = *same;
+        continue;
       }
+      place_[i] = firsts_.size();
+      named.push_back(firsts_.size());
+      firsts_.push_back(&n);
     }
-    return node_;
+  }
+
+  // Numbers this rank's communicators among every rank's (in rank order: the rank's turn) and
+  // returns each node's communicator id.
+  const std::vector<int>& number(Communicators& all) {
+    ids_.clear();
+    for (const TraceNode* first : firsts_) ids_.push_back(all.id(*first));
+    of_node_.resize(place_.size());
+    for (std::size_t i = 0; i < place_.size(); ++i) of_node_[i] = place_[i] == kNone ? 0 : ids_[place_[i]];
+    return of_node_;
   }
 
  private:
-  pb::AttributeProto* attr(std::string_view name) {
-    pb::AttributeProto* a = node_.add_attr();
-    a->set_name(std::string(name));
-    return a;
-  }
-
-  pb::Node node_;
+  std::vector<const TraceNode*> firsts_;
+  std::unordered_map<std::string_view, std::vector<std::size_t>> by_name_;
+  static constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();  // not a collective
+  std::vector<std::size_t> place_;  // each node's communicator among firsts_
+  std::vector<int> ids_;
+  std::vector<int> of_node_;
 };
 
-// One rank's file, written beside its final name; renamed into place only once every rank's is
-// complete (write_chakra).
-void write_rank(const std::filesystem::path& partial, const std::filesystem::path& final_path,
-                const std::vector<TraceNode>& nodes, int rank, Communicators& communicators) {
-  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(final_path.string(), {}, "cannot write the Chakra trace (is its folder writable?)");
-  {
-    google::protobuf::io::OstreamOutputStream stream(&out);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    pb::GlobalMetadata metadata;
-    metadata.set_version(std::string(kSchemaVersion));
-    google::protobuf::util::SerializeDelimitedToCodedStream(metadata, &coded);
-    NodeEncoder encoder;
-    for (const TraceNode& n : nodes) {
-      google::protobuf::util::SerializeDelimitedToCodedStream(encoder.encode(n, rank, communicators), &coded);
-    }
+// Ranks take their turn in rank order; a failure stops every worker at its next turn.
+class Turns {
+ public:
+  // Waits for rank `rank`'s turn; false once the export has stopped.
+  bool wait(int rank) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return stopped_ || next_ == rank; });
+    return !stopped_;
   }
-  if (!out.flush()) throw InputError(final_path.string(), {}, "writing the Chakra trace failed");
-}
+  void pass() {
+    {
+      const std::lock_guard lock(mutex_);
+      ++next_;
+    }
+    changed_.notify_all();
+  }
+  // Keeps the error of the lowest rank, so which error surfaces does not depend on the threads.
+  void fail(int rank, std::exception_ptr error) {
+    {
+      const std::lock_guard lock(mutex_);
+      stopped_ = true;
+      if (rank < error_rank_) {
+        error_rank_ = rank;
+        error_ = std::move(error);
+      }
+    }
+    changed_.notify_all();
+  }
+  [[nodiscard]] std::exception_ptr error() const { return error_; }
 
-void remove_quietly(const std::vector<std::filesystem::path>& files) {
-  std::error_code ignored;
-  for (const auto& f : files) std::filesystem::remove(f, ignored);
-}
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int next_ = 0;
+  bool stopped_ = false;
+  int error_rank_ = std::numeric_limits<int>::max();
+  std::exception_ptr error_;
+};
 
 std::filesystem::path partial_of(const std::filesystem::path& path) {
   std::filesystem::path p = path;
   p += ".partial";
   return p;
+}
+
+// One rank's file, written beside its final name; renamed into place only once every rank's is
+// complete (write_chakra).
+void write_rank(const std::filesystem::path& final_path, const std::vector<TraceNode>& nodes, int rank,
+                const std::vector<int>& communicators, TraceEncoder& encoder) {
+  std::ofstream out(partial_of(final_path), std::ios::binary | std::ios::trunc);
+  if (!out) throw InputError(final_path.string(), {}, "cannot write the Chakra trace (is its folder writable?)");
+  encoder.encode(nodes, rank, communicators, out);
+  if (!out.flush()) throw InputError(final_path.string(), {}, "writing the Chakra trace failed");
+}
+
+// What the workers share: the files, the ranks' turns, and what the turns gather.
+struct Export {
+  const std::vector<std::filesystem::path>& traces;
+  Turns turns;
+  Communicators communicators;
+  Messages messages;
+};
+
+// One worker thread: its own source, buffers and encoder, kept from one rank to the next.
+class Worker {
+ public:
+  Worker(Export& shared, RankSource source) : shared_(shared), source_(std::move(source)) {}
+
+  // Ranks first, first + step, ...; stops at the first failure of any worker.
+  void run(int first, int step) {
+    const auto ranks = static_cast<int>(shared_.traces.size());
+    for (int r = first; r < ranks; r += step) {
+      if (!rank(r, ranks)) return;
+    }
+  }
+
+ private:
+  bool rank(int r, int ranks) {
+    const std::filesystem::path& file = shared_.traces[static_cast<std::size_t>(r)];
+    const std::vector<TraceNode>* nodes = nullptr;
+    std::exception_ptr error;
+    try {
+      nodes = &source_(r);
+      messages_.clear();
+      checker_.check(file, r, ranks, *nodes, messages_);
+      communicators_.collect(*nodes);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    // A rank's error surfaces at its turn: a rank before it that fails is reported instead.
+    if (!shared_.turns.wait(r)) return false;
+    const std::vector<int>* ids = nullptr;
+    try {
+      if (error) std::rethrow_exception(error);
+      for (const auto& [message, count] : messages_) shared_.messages[message] += count;
+      ids = &communicators_.number(shared_.communicators);
+    } catch (...) {
+      shared_.turns.fail(r, std::current_exception());
+      return false;
+    }
+    shared_.turns.pass();
+    try {
+      write_rank(file, *nodes, r, *ids, encoder_);
+    } catch (...) {
+      shared_.turns.fail(r, std::current_exception());
+      return false;
+    }
+    return true;
+  }
+
+  Export& shared_;
+  RankSource source_;
+  Messages messages_;
+  RankChecker checker_;
+  RankCommunicators communicators_;
+  TraceEncoder encoder_;
+};
+
+void remove_quietly(const std::vector<std::filesystem::path>& files) {
+  std::error_code ignored;
+  for (const auto& f : files) std::filesystem::remove(f, ignored);
 }
 
 }  // namespace
@@ -171,8 +228,8 @@ std::filesystem::path comm_groups_path(const std::filesystem::path& directory, s
   return directory / fmt::format("{}.comm_groups.json", prefix);
 }
 
-ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count, const RankSource& source,
-                         std::string_view prefix) {
+ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count, const RankSourceFactory& sources,
+                         std::string_view prefix, int threads) {
   if (rank_count < 1) throw InputError(directory.string(), {}, "a Chakra trace needs at least one rank");
   std::error_code ec;
   const bool created = std::filesystem::create_directories(directory, ec);
@@ -183,6 +240,10 @@ ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count,
   }
   ChakraFiles files;
   std::vector<std::filesystem::path> partials;
+  for (int r = 0; r < rank_count; ++r) {
+    files.traces.push_back(trace_path(directory, prefix, r));
+    partials.push_back(partial_of(files.traces.back()));
+  }
   // On any failure: no file of this trace is left, nor the folder if this call made it.
   const auto undo = [&](std::size_t renamed) {
     remove_quietly(partials);
@@ -190,17 +251,25 @@ ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count,
     std::error_code ignored;
     if (created) std::filesystem::remove(directory, ignored);
   };
-  Communicators communicators;
-  Messages messages;
+  Export shared{files.traces, {}, {}, {}};
   try {
-    for (int r = 0; r < rank_count; ++r) {
-      files.traces.push_back(trace_path(directory, prefix, r));
-      const std::vector<TraceNode>& nodes = source(r);
-      check_rank(files.traces.back(), r, rank_count, nodes, messages);
-      partials.push_back(partial_of(files.traces.back()));
-      write_rank(partials.back(), files.traces.back(), nodes, r, communicators);
+    const int wanted = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int count = std::min(wanted, rank_count);
+    std::vector<Worker> workers;
+    workers.reserve(static_cast<std::size_t>(count));
+    for (int w = 0; w < count; ++w) workers.emplace_back(shared, sources());
+    {
+      std::vector<std::jthread> pool;
+      try {
+        for (int w = 1; w < count; ++w)
+          pool.emplace_back([&workers, w, count] { workers[static_cast<std::size_t>(w)].run(w, count); });
+      } catch (...) {
+        shared.turns.fail(0, std::current_exception());  // the started workers stop instead of waiting
+      }
+      workers.front().run(0, count);
     }
-    check_messages(directory, prefix, messages);
+    if (const std::exception_ptr error = shared.turns.error()) std::rethrow_exception(error);
+    check_messages(directory, prefix, shared.messages);
   } catch (...) {
     undo(0);
     throw;
@@ -215,7 +284,7 @@ ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count,
   }
   files.comm_groups = comm_groups_path(directory, prefix);
   try {
-    write_file_atomically(files.comm_groups, communicators.json());
+    write_file_atomically(files.comm_groups, shared.communicators.json());
   } catch (...) {
     undo(partials.size());
     throw;
@@ -223,10 +292,13 @@ ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count,
   return files;
 }
 
-ChakraFiles write_chakra(const std::filesystem::path& directory, const Traces& ranks, std::string_view prefix) {
+ChakraFiles write_chakra(const std::filesystem::path& directory, const Traces& ranks, std::string_view prefix,
+                         int threads) {
+  const RankSource source = [&ranks](int r) -> const std::vector<TraceNode>& {
+    return ranks[static_cast<std::size_t>(r)];
+  };
   return write_chakra(
-      directory, static_cast<int>(ranks.size()),
-      [&ranks](int r) -> const std::vector<TraceNode>& { return ranks[static_cast<std::size_t>(r)]; }, prefix);
+      directory, static_cast<int>(ranks.size()), [&source] { return source; }, prefix, threads);
 }
 
 std::string_view to_string(NodeKind kind) {

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <system_error>
 
@@ -17,6 +19,15 @@
 
 using namespace stepcast;
 namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
 
 TEST_SUITE("report.chakra_step") {
   TEST_CASE("Llama-2 7B, tp=2 pp=2 dp=4 on 2 p4d nodes: every GPU's trace parses back with the step's nodes") {
@@ -55,5 +66,31 @@ TEST_SUITE("report.chakra_step") {
     CHECK(last.counts.at("COMM_SEND_NODE") == 2);
     std::error_code ignored;
     fs::remove_all(dir, ignored);
+  }
+
+  TEST_CASE("GPT-3 175B's step graph shape at 32 GPUs: any number of threads writes one thread's bytes") {
+    const std::string root = STEPCAST_SOURCE_DIR;
+    const workload::Workload w = workload::load_workload(root + "/workloads/gpt3-175b.json");
+    const topology::Topology t = topology::load_topology(root + "/topologies/dgx-a100.json", 4);
+    plan::Plan p = plan::resolve(plan::parse_plan("tp=4,pp=4,dp=2,sp=on,mbs=1,gbs=8,seq=2048"), w, 32);
+    plan::validate(p, w, 32);
+    graph::StepOptions options;
+    options.explain = false;
+    const graph::StepGraph g = graph::plan_step_graph(w, p, t, options);
+    const fs::path base = fs::temp_directory_path() / ("stepcast-chakra-threads-" + std::to_string(getpid()));
+    fs::remove_all(base);
+    report::write_step_chakra(base / "one", g, t, {}, 1);
+    for (const int threads : {2, 3}) {
+      CAPTURE(threads);
+      const fs::path dir = base / std::to_string(threads);
+      report::write_step_chakra(dir, g, t, {}, threads);
+      for (const auto& entry : fs::directory_iterator(base / "one")) {
+        CAPTURE(entry.path().filename());
+        CHECK(read_file(dir / entry.path().filename()) == read_file(entry.path()));
+      }
+      CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 33);
+    }
+    std::error_code ignored;
+    fs::remove_all(base, ignored);
   }
 }

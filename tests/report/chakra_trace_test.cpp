@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -141,6 +142,54 @@ std::string error_of(const report::chakra::Traces& t, const fs::path& dir) {
 // Whether `dir` is gone or empty: a refused trace leaves nothing behind.
 bool nothing_left(const fs::path& dir) { return !fs::exists(dir) || fs::is_empty(dir); }
 
+TraceNode collective(std::uint64_t id, std::string group, std::vector<int> ranks, std::vector<std::uint64_t> deps) {
+  TraceNode n;
+  n.id = id;
+  n.name = group + " all-reduce";
+  n.kind = NodeKind::kCollective;
+  n.duration = Seconds(100e-6);
+  n.bytes = Bytes(kMiB);
+  n.group = std::move(group);
+  n.group_ranks = std::move(ranks);
+  n.data_deps = std::move(deps);
+  return n;
+}
+
+// Six ranks in tp pairs {0,1} {2,3} {4,5} and dp triples {0,2,4} {1,3,5}: even ranks all-reduce
+// over dp first and tp second, odd ranks tp first, so the communicators' numbers follow the ranks'
+// order.
+report::chakra::Traces six_ranks() {
+  report::chakra::Traces t(6);
+  for (int r = 0; r < 6; ++r) {
+    const std::vector<int> tp = {r / 2 * 2, r / 2 * 2 + 1};
+    const std::vector<int> dp = {r % 2, r % 2 + 2, r % 2 + 4};
+    auto& nodes = t[static_cast<std::size_t>(r)];
+    nodes.push_back(compute(0, "forward", 250.0));
+    nodes.push_back(r % 2 == 0 ? collective(1, "dp", dp, {0}) : collective(1, "tp", tp, {0}));
+    nodes.push_back(r % 2 == 0 ? collective(2, "tp", tp, {1}) : collective(2, "dp", dp, {1}));
+  }
+  return t;
+}
+
+// The file's messages as protobuf writes them once it has parsed them: the file's own bytes when
+// they are protobuf's encoding.
+std::string reencoded(const fs::path& file) {
+  std::ostringstream out;
+  ChakraProtoMsg::GlobalMetadata metadata;
+  std::ifstream in(file, std::ios::binary);
+  google::protobuf::io::IstreamInputStream stream(&in);
+  bool eof = false;
+  REQUIRE(google::protobuf::util::ParseDelimitedFromZeroCopyStream(&metadata, &stream, &eof));
+  REQUIRE(google::protobuf::util::SerializeDelimitedToOstream(metadata, &out));
+  for (;;) {
+    ChakraProtoMsg::Node n;
+    if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&n, &stream, &eof)) break;
+    REQUIRE(google::protobuf::util::SerializeDelimitedToOstream(n, &out));
+  }
+  CHECK(eof);
+  return out.str();
+}
+
 }  // namespace
 
 TEST_SUITE("report.chakra") {
@@ -223,6 +272,81 @@ TEST_SUITE("report.chakra") {
     report::chakra::write_chakra(b, two_ranks());
     for (const char* f : {"stepcast.0.et", "stepcast.1.et", "stepcast.comm_groups.json"}) {
       CHECK(read_bytes(a / f) == read_bytes(b / f));
+    }
+  }
+
+  TEST_CASE("any number of threads writes the bytes one thread writes, communicators numbered by first use") {
+    const Scratch one_scratch("threads-1");
+    report::chakra::write_chakra(one_scratch.dir, six_ranks(), "stepcast", 1);
+    // By hand: rank 0 names dp {0,2,4} (1) then tp {0,1} (2); rank 1 tp {0,1} then dp {1,3,5} (3);
+    // rank 2 tp {2,3} (4); rank 4 tp {4,5} (5).
+    CHECK(read_bytes(one_scratch.dir / "stepcast.comm_groups.json") ==
+          "{\"1\":[0,2,4],\"2\":[0,1],\"3\":[1,3,5],\"4\":[2,3],\"5\":[4,5]}\n");
+    const auto rank3 = raw_nodes(one_scratch.dir / "stepcast.3.et");
+    REQUIRE(rank3.size() == 3);
+    CHECK(attr(rank3[1], "pg_name").string_val() == "4");
+    CHECK(attr(rank3[2], "pg_name").string_val() == "3");
+    for (const int threads : {2, 4, 7}) {
+      CAPTURE(threads);
+      const Scratch many_scratch("threads-" + std::to_string(threads));
+      report::chakra::write_chakra(many_scratch.dir, six_ranks(), "stepcast", threads);
+      for (int r = 0; r < 6; ++r) {
+        const std::string f = "stepcast." + std::to_string(r) + ".et";
+        CHECK(read_bytes(many_scratch.dir / f) == read_bytes(one_scratch.dir / f));
+      }
+      CHECK(read_bytes(many_scratch.dir / "stepcast.comm_groups.json") ==
+            read_bytes(one_scratch.dir / "stepcast.comm_groups.json"));
+    }
+  }
+
+  TEST_CASE("the files hold protobuf's own encoding of every message, whatever the ids and figures") {
+    const Scratch dir_scratch("encoding");
+    const fs::path& dir = dir_scratch.dir;
+    report::chakra::Traces t = two_ranks();
+    // Ids that are not positions, listed before the nodes they depend on; zero and unnamed fields
+    // (left out by protobuf) and a 40-bit id (a five-byte varint).
+    TraceNode idle = compute(1ULL << 40, "", 0.0, {3});
+    idle.ctrl_deps = {2, 0};
+    t[1].insert(t[1].begin(), idle);
+    t[0][2].tag = t[1][3].tag = (1u << 31) | 5u;  // the send's tag, a five-byte varint
+    report::chakra::write_chakra(dir, t);
+    for (const char* f : {"stepcast.0.et", "stepcast.1.et"}) {
+      CAPTURE(f);
+      CHECK(reencoded(dir / f) == read_bytes(dir / f));
+    }
+    CHECK(report::chakra::read_chakra(dir, 1).nodes == t[1]);
+  }
+
+  TEST_CASE("a repeated node id is refused, naming the first repeat in node order") {
+    const Scratch dir_scratch("repeated-id");
+    const fs::path& dir = dir_scratch.dir;
+    report::chakra::Traces t = two_ranks();
+    // Rank 1's ids 5, 3, 5, 3: the third node repeats 5 before the fourth repeats 3.
+    t[1][0].id = 5;
+    t[1][1].id = 3;
+    t[1][2].id = 5;
+    t[1][3].id = 3;
+    CHECK(error_of(t, dir) == (dir / "stepcast.1.et").string() + ": node id 5 appears twice");
+    CHECK(nothing_left(dir));
+  }
+
+  TEST_CASE("of several ranks that break a rule, the lowest is named, whatever the threads") {
+    report::chakra::Traces t = six_ranks();
+    t[3][2].data_deps = {8};
+    t[1][1].data_deps = {9};
+    for (const int threads : {1, 2, 6}) {
+      CAPTURE(threads);
+      const Scratch dir_scratch("lowest-" + std::to_string(threads));
+      const fs::path& dir = dir_scratch.dir;
+      std::string error = "no error";
+      try {
+        report::chakra::write_chakra(dir, t, "stepcast", threads);
+      } catch (const InputError& e) {
+        error = e.what();
+      }
+      CHECK(error == (dir / "stepcast.1.et").string() +
+                         ": node 1 (tp all-reduce) depends on node 9, which rank 1's trace does not hold");
+      CHECK(nothing_left(dir));
     }
   }
 

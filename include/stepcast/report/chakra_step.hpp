@@ -18,8 +18,10 @@ namespace stepcast::report {
 std::vector<chakra::TraceNode> chakra_trace_of(const graph::StepGraph& graph, const topology::Topology& topology,
                                                const cost::CollectiveModel& model, int gpu);
 
-/// Writes every GPU's trace of `graph` into `directory` (chakra::write_chakra's files and rules).
+/// Writes every GPU's trace of `graph` into `directory` (chakra::write_chakra's files and rules),
+/// on `threads` worker threads (0: one per core); the files do not depend on it.
 chakra::ChakraFiles write_step_chakra(const std::filesystem::path& directory, const graph::StepGraph& graph,
-                                      const topology::Topology& topology, const cost::CollectiveModel& model);
+                                      const topology::Topology& topology, const cost::CollectiveModel& model,
+                                      int threads = 0);
 
 }  // namespace stepcast::report

@@ -75,9 +75,14 @@ struct ChakraFiles {
   std::filesystem::path comm_groups;
 };
 
-/// Rank `rank`'s nodes; the reference must stay valid until the next call. write_chakra asks for
-/// each rank once, in order, so a caller may build one rank at a time into the same buffer.
+/// Rank `rank`'s nodes; the reference must stay valid until the next call. Each of write_chakra's
+/// worker threads asks its own source for its ranks in increasing order, so a source may build one
+/// rank at a time into its own buffer.
 using RankSource = std::function<const std::vector<TraceNode>&(int rank)>;
+
+/// Makes one worker's source; write_chakra calls it on the calling thread, once per worker, before
+/// any starts.
+using RankSourceFactory = std::function<RankSource()>;
 
 /// Writes one Chakra trace per rank into `directory` (made when missing), named
 /// <prefix>.<rank>.et as Chakra's converters name them: a GlobalMetadata message, then every node,
@@ -85,16 +90,17 @@ using RankSource = std::function<const std::vector<TraceNode>&(int rank)>;
 /// communicator file. Refuses, with an InputError (exit code 2) naming the rank's file and the
 /// node: a dependency on a node the rank does not hold, a repeated id, a cycle, a peer or group rank
 /// outside 0..rank_count-1, a collective whose group lacks the rank, a send without its receive
-/// (same ranks, tag and bytes), a negative or infinite figure; and a folder it cannot write. On any
-/// error no file of the trace is left behind (each is written beside its name and put in place
-/// once all are complete). Node ids and ranks are written as given, so the output is byte-identical
-/// for the same input.
-ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count, const RankSource& source,
-                         std::string_view prefix = "stepcast");
+/// (same ranks, tag and bytes), a negative or infinite figure; and a folder it cannot write. Of
+/// several ranks that break a rule, the lowest is named. On any error no file of the trace is left
+/// behind (each is written beside its name and put in place once all are complete). Ranks are
+/// built and written by `threads` worker threads (0: one per core); node ids and ranks are written
+/// as given, so the output is byte-identical for the same input whatever the number of threads.
+ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count, const RankSourceFactory& sources,
+                         std::string_view prefix = "stepcast", int threads = 0);
 
 /// The same for traces held in memory: ranks[r] is rank r's.
 ChakraFiles write_chakra(const std::filesystem::path& directory, const Traces& ranks,
-                         std::string_view prefix = "stepcast");
+                         std::string_view prefix = "stepcast", int threads = 0);
 
 /// One rank's trace as read back from its file.
 struct ReadTrace {
