@@ -26,7 +26,7 @@ constexpr std::string_view kSchemaVersion = "0.0.4";
 constexpr std::size_t kMaxVarint = 10;
 
 // Bytes written to the file at a time: well within a core's cache.
-constexpr std::size_t kChunk = 64 * 1024;
+constexpr std::size_t kChunk = std::size_t{64} * 1024;
 
 enum class Type : std::uint8_t { kVarint = 0, kLength = 2 };
 

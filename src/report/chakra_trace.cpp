@@ -294,11 +294,11 @@ ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count,
 
 ChakraFiles write_chakra(const std::filesystem::path& directory, const Traces& ranks, std::string_view prefix,
                          int threads) {
-  const RankSource source = [&ranks](int r) -> const std::vector<TraceNode>& {
-    return ranks[static_cast<std::size_t>(r)];
+  // Each thread's source reads the same traces.
+  const auto source = [&ranks] {
+    return RankSource([&ranks](int r) -> const std::vector<TraceNode>& { return ranks[static_cast<std::size_t>(r)]; });
   };
-  return write_chakra(
-      directory, static_cast<int>(ranks.size()), [&source] { return source; }, prefix, threads);
+  return write_chakra(directory, static_cast<int>(ranks.size()), source, prefix, threads);
 }
 
 std::string_view to_string(NodeKind kind) {
