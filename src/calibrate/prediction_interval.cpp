@@ -12,14 +12,6 @@ namespace stepcast::calibrate {
 
 namespace {
 
-/// The GPU's generation as its file states it, capitalised ("Hopper"); its name where it states none.
-std::string generation(const topology::GpuSpec& gpu) {
-  if (gpu.generation.empty()) return gpu.name;
-  std::string out = gpu.generation;
-  out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
-  return out;
-}
-
 std::string shape_of(const plan::Plan& p) {
   std::string out;
   const auto add = [&out](const char* part) { out += (out.empty() ? "" : "+") + std::string(part); };
@@ -33,8 +25,8 @@ std::string shape_of(const plan::Plan& p) {
 /// The fallback class of a plan: the same generation, and expert-parallel plans with expert-parallel
 /// ones (their all-to-alls are errors of their own), others with the same sharding.
 std::string family_of(const plan::Plan& p, const topology::GpuSpec& gpu) {
-  if (p.ep > 1) return generation(gpu) + ", any expert-parallel";
-  return generation(gpu) + (p.dp > 1 && p.zero_stage() >= 1 ? ", any sharded" : ", any unsharded");
+  if (p.ep > 1) return gpu_generation(gpu) + ", any expert-parallel";
+  return gpu_generation(gpu) + (p.dp > 1 && p.zero_stage() >= 1 ? ", any sharded" : ", any unsharded");
 }
 
 /// The value below which `q` of the sorted sample lies (linear between order statistics).
@@ -47,8 +39,15 @@ double quantile(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
+std::string gpu_generation(const topology::GpuSpec& gpu) {
+  if (gpu.generation.empty()) return gpu.name;
+  std::string out = gpu.generation;
+  out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
+  return out;
+}
+
 std::string run_class(const plan::Plan& plan, const topology::GpuSpec& gpu) {
-  return generation(gpu) + ", " + shape_of(plan);
+  return gpu_generation(gpu) + ", " + shape_of(plan);
 }
 
 ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidation& validation,
@@ -61,8 +60,10 @@ ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidati
     const double residual = std::log(*c.measured_tokens_per_s / *c.predicted_tokens_per_s);
     out.by_class[run_class(r.plan, r.topology->gpu())].push_back(residual);
     out.by_class[family_of(r.plan, r.topology->gpu())].push_back(residual);
+    out.by_generation[gpu_generation(r.topology->gpu())].push_back(residual);
   }
   for (auto& [name, v] : out.by_class) std::sort(v.begin(), v.end());
+  for (auto& [name, v] : out.by_generation) std::sort(v.begin(), v.end());
   return out;
 }
 

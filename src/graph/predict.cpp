@@ -85,16 +85,16 @@ StepGraph plan_step_graph(const workload::Workload& workload, const plan::Plan& 
   if (options.calibration)
     compute_options.kernel_params = cost::kernel_params(*options.calibration, topology.gpu(), plan);
   compute_options.explain = options.explain;
-  ComputeCache* cache = options.explain ? nullptr : options.compute_cache;
-  if (cache) {
-    std::string key = compute_key(plan);
-    if (cache->key != key || !cache->estimate) {
-      cache->estimate = cost::estimate_compute(workload, plan, topology.gpu(), compute_options);
-      cache->key = std::move(key);
-    }
+  // The planner's variants of one plan share its compute (ComputeCache); others price it here.
+  ComputeCache own;
+  ComputeCache* shared = options.explain ? nullptr : options.compute_cache;
+  ComputeCache& cache = shared ? *shared : own;
+  std::string key = shared ? compute_key(plan) : std::string();
+  if (!cache.estimate || cache.key != key) {
+    cache.estimate = cost::estimate_compute(workload, plan, topology.gpu(), compute_options);
+    cache.key = std::move(key);
   }
-  const cost::ComputeEstimate compute =
-      cache ? *cache->estimate : cost::estimate_compute(workload, plan, topology.gpu(), compute_options);
+  const cost::ComputeEstimate& compute = *cache.estimate;
   const GraphContext context{
       workload, plan, topology, options.memory.ddp_bucket, options.memory.zero_bucket_elements, options.explain};
   return build_step_graph(context, compute);

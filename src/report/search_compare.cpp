@@ -59,7 +59,7 @@ std::string largest_terms(const std::vector<Term>& terms, double sign) {
   return out;
 }
 
-/// "it counts on 2.10 s of its 2.35 s of communication hidden behind compute (largest: ...)", or
+/// "; it counts on 2.10 s of its 2.35 s of communication overlapping compute (most: ...)", or
 /// empty when the plan hides none.
 std::string hidden_communication(const graph::StepPrediction& p) {
   Seconds total{0.0};
@@ -77,7 +77,8 @@ std::string hidden_communication(const graph::StepPrediction& p) {
       hidden.value(), total.value(), largest->name, (largest->time - largest->exposed).value());
 }
 
-/// Why `a` leads `b` in the model's terms, and what it counts on hiding.
+/// Why `leader` leads in the model's terms (each term's difference, other minus leader), and what
+/// it counts on hiding.
 std::string lead_reasons(const std::vector<Term>& terms, const graph::StepPrediction& leader) {
   std::string out = ": ahead on " + largest_terms(terms, 1.0);
   const std::string behind = largest_terms(terms, -1.0);

@@ -61,14 +61,9 @@ std::optional<ErrorScatter> error_scatter_for(const plan::Plan& plan, const topo
   std::vector<double> errors;
   if (const auto it = residuals.by_class.find(out.run_class); it != residuals.by_class.end()) errors = it->second;
   if (errors.size() < calibrate::kMinIntervalRuns) {
-    // The GPU generation's runs: the classes named "<generation>, ...".
-    errors.clear();
-    out.run_class = out.run_class.substr(0, out.run_class.find(','));
-    for (const auto& [name, r] : residuals.by_class) {
-      // The fallback families ("..., any sharded") hold the same runs again.
-      if (name.starts_with(out.run_class + ",") && name.find(", any ") == std::string::npos)
-        errors.insert(errors.end(), r.begin(), r.end());
-    }
+    out.run_class = calibrate::gpu_generation(gpu);
+    const auto it = residuals.by_generation.find(out.run_class);
+    errors = it == residuals.by_generation.end() ? std::vector<double>{} : it->second;
   }
   if (errors.size() < calibrate::kMinIntervalRuns) return std::nullopt;
   const double centre = median_of(errors);

@@ -19,10 +19,15 @@ namespace stepcast::calibrate {
 /// it uses, e.g. "Ampere, tp+pp+dp", "Hopper, sharded dp" or "Hopper, pp+ep+sharded dp".
 std::string run_class(const plan::Plan& plan, const topology::GpuSpec& gpu);
 
+/// The GPU's generation as run classes name it ("Hopper"); its name where its file states none.
+std::string gpu_generation(const topology::GpuSpec& gpu);
+
 /// The model's errors on measured runs, log(predicted / measured step time), by run class.
 struct ResidualSet {
   std::map<std::string, std::vector<double>> by_class;  ///< each sorted
-  std::string source;                                   ///< the runs files they come from
+  /// Every run of a GPU generation once (gpu_generation), each sorted.
+  std::map<std::string, std::vector<double>> by_generation;
+  std::string source;  ///< the runs files they come from
 };
 
 /// The residuals of the compared runs of `validation` (made from `runs`) that measured
