@@ -10,6 +10,7 @@
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/launch_stream.hpp"
 #include "stepcast/cost/moe_memory.hpp"
+#include "stepcast/cost/peft.hpp"
 
 namespace stepcast::cost {
 
@@ -61,12 +62,14 @@ void price_by_fraction(ComputeEstimate& out, const plan::Plan& plan, const workl
   out.achieved_fraction = fraction;
   out.achieved = out.peak * fraction;
   out.time = (out.flops.hardware / plan.gpus()) / out.achieved;
-  const double passes = passes_of_transformer(plan.recompute);
+  // A frozen model (peft=lora) runs no weight-gradient pass.
+  const bool frozen = plan.peft == plan::Peft::kLora;
+  const double passes = passes_of_transformer(plan.recompute) - (frozen ? 1.0 : 0.0);
   const Seconds per_microbatch = out.time / plan.micro_batches();
   StageCompute stage;
   stage.forward = per_microbatch / passes;
   stage.backward = per_microbatch * ((passes - 1.0) / passes);
-  stage.weight_grad = stage.backward * 0.5;
+  stage.weight_grad = frozen ? Seconds(0.0) : stage.backward * 0.5;
   const double even = static_cast<double>(shape.layers) / plan.pp;
   // Each chunk's share of the time follows its layers (the layer map's split).
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, 0);
@@ -257,9 +260,13 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
     scores += shape.mtp_layers * tokens * attention_score_flops(shape, s, false, plan.flash_attention);
     logits_forward *= 1.0 + shape.mtp_layers;
   }
+  // Forward, data gradient and weight gradient. A frozen model (peft=lora) computes no weight
+  // gradient: one pass of its weight GEMMs goes, the attention scores stay (they hold no weight).
+  // The adapters' small GEMMs are left out of the count.
+  const double frozen = plan.peft == plan::Peft::kLora ? layer_forward - scores + logits_forward : 0.0;
   StepFlops out;
-  out.model = Flops(3.0 * (layer_forward + logits_forward));
-  double hardware = passes_of_transformer(plan.recompute) * layer_forward + 3.0 * logits_forward;
+  out.model = Flops(3.0 * (layer_forward + logits_forward) - frozen);
+  double hardware = passes_of_transformer(plan.recompute) * layer_forward + 3.0 * logits_forward - frozen;
   if (plan.recompute == plan::Recompute::kSelective) hardware += scores;
   out.hardware = Flops(hardware);
   return out;
@@ -272,7 +279,7 @@ double optimizer_parameters_per_gpu(const workload::Workload& workload, const pl
     if (plan.zero_stage() == 0) return split.dense_per_gpu + split.expert_per_gpu;
     return split.dense_per_gpu / split.dense_shards + split.expert_per_gpu / split.expert_shards;
   }
-  const double per_model_rank = workload.parameters / (static_cast<double>(plan.tp) * plan.pp);
+  const double per_model_rank = parameters_per_model_rank(workload, plan).trained;
   return plan.zero_stage() >= 1 ? per_model_rank / plan.state_shards() : per_model_rank;
 }
 
@@ -286,7 +293,8 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   STEPCAST_ASSERT(out.peak.value() > 0.0, "estimate_compute needs a peak rate for the precision");
   const int m = plan.micro_batches();
   std::vector<KernelTime>* no_times = nullptr;
-  const auto optimizer_ops = optimizer_operators(optimizer_parameters_per_gpu(workload, plan), plan);
+  const auto optimizer_ops = optimizer_operators(optimizer_parameters_per_gpu(workload, plan), plan,
+                                                 parameters_per_model_rank(workload, plan).frozen);
 
   if (options.achieved_fraction) {
     price_by_fraction(out, plan, shape, *options.achieved_fraction);

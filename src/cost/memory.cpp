@@ -13,6 +13,7 @@
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/moe_memory.hpp"
 #include "stepcast/cost/operators.hpp"
+#include "stepcast/cost/peft.hpp"
 #include "stepcast/cost/pipeline.hpp"
 
 namespace stepcast::cost {
@@ -23,11 +24,6 @@ using plan::Precision;
 using plan::Recompute;
 
 bool is_mixed(Precision p) { return p == Precision::kBf16 || p == Precision::kFp16 || is_low_precision(p); }
-
-/// Parameters held by one GPU before ZeRO/FSDP sharding: an even split over tp * pp.
-double parameters_per_model_parallel_rank(const workload::Workload& w, const plan::Plan& p) {
-  return w.parameters / (static_cast<double>(p.tp) * p.pp);
-}
 
 }  // namespace
 
@@ -74,9 +70,9 @@ StateBytesPerParameter state_bytes_per_parameter(Precision precision, plan::Opti
 
 StateBytesPerParameter state_bytes_per_parameter(const plan::Plan& plan) {
   StateBytesPerParameter out = state_bytes_per_parameter(plan.precision, plan.optimizer);
-  constexpr double kFp32Bytes = 4.0;
+  constexpr double kFp32GradientBytes = 4.0;
   if (is_mixed(plan.precision) && plan.grad_reduce == Precision::kFp32 && plan.zero_stage() <= 2 && !plan.is_fsdp())
-    out.gradients = kFp32Bytes;
+    out.gradients = kFp32GradientBytes;
   return out;
 }
 
@@ -85,13 +81,15 @@ ModelState model_state(const workload::Workload& workload, const plan::Plan& pla
   // Routed experts split and shard their own way (moe_memory.cpp).
   if (workload.shape && workload.shape->moe) return moe_model_state(workload, plan);
   const StateBytesPerParameter per = state_bytes_per_parameter(plan);
-  const double params = parameters_per_model_parallel_rank(workload, plan);
+  const ParameterShare share = parameters_per_model_rank(workload, plan);
+  const double params = share.trained;
   const double shards = plan.state_shards();
   const int stage = plan.zero_stage();
   // ZeRO: stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the
   // parameters (Rajbhandari et al. 2020, Figure 1); FSDP strategies map to stages in plan.hpp.
+  // Frozen weights (peft=lora) are kept whole in the working precision, with no gradient or state.
   ModelState out;
-  out.parameters = Bytes(params * per.parameters / (stage >= 3 ? shards : 1.0));
+  out.parameters = Bytes(params * per.parameters / (stage >= 3 ? shards : 1.0) + share.frozen * per.parameters);
   out.gradients = Bytes(params * per.gradients / (stage >= 2 ? shards : 1.0));
   out.optimizer_state = Bytes(params * per.optimizer / (stage >= 1 ? shards : 1.0));
   return out;
@@ -182,18 +180,22 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
                         static_cast<double>(workload.shape->layers) / plan.pp, peak.stage);
   }
   Explanation ex;
-  ex.push_back({"parameters",
-                fmt::format("{:.6g} params / (tp*pp = {}) x {} B{}{}", workload.parameters, mp, per.parameters,
-                            sharded_note(plan, 3), share),
-                format_bytes(m.parameters)});
-  ex.push_back({"gradients",
-                fmt::format("{:.6g} params / {} x {} B{}{}", workload.parameters, mp, per.gradients,
-                            sharded_note(plan, 2), share),
+  // What trains: the model's share over tp*pp, or under peft=lora the adapters of one rank.
+  const std::string trained =
+      plan.peft == plan::Peft::kLora
+          ? fmt::format("{:.6g} LoRA adapter params per rank", parameters_per_model_rank(workload, plan).trained)
+          : fmt::format("{:.6g} params / {}", workload.parameters, mp);
+  ex.push_back(
+      {"parameters",
+       fmt::format("{:.6g} params / (tp*pp = {}) x {} B{}{}{}", workload.parameters, mp, per.parameters,
+                   plan.peft == plan::Peft::kLora ? " (frozen) + the adapters" : "", sharded_note(plan, 3), share),
+       format_bytes(m.parameters)});
+  ex.push_back({"gradients", fmt::format("{} x {} B{}{}", trained, per.gradients, sharded_note(plan, 2), share),
                 format_bytes(m.gradients)});
   ex.push_back(
       {"optimizer state",
-       fmt::format("{:.6g} params / {} x K = {} B ({}, {}; ZeRO 2+2+K){}{}", workload.parameters, mp, per.optimizer,
-                   plan::to_string(plan.optimizer), plan::to_string(plan.precision), sharded_note(plan, 1), share),
+       fmt::format("{} x K = {} B ({}, {}; ZeRO 2+2+K){}{}", trained, per.optimizer, plan::to_string(plan.optimizer),
+                   plan::to_string(plan.precision), sharded_note(plan, 1), share),
        format_bytes(m.optimizer_state)});
   if (const auto& shape = workload.shape) {
     double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
@@ -321,7 +323,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
     }
   } else if (plan.sharding == plan::Sharding::kZero1 || plan.sharding == plan::Sharding::kZero2) {
     // DeepSpeed's reduce and all-gather buckets, each at most zero_bucket_elements elements.
-    const double elements = std::min(options.zero_bucket_elements, parameters_per_model_parallel_rank(workload, plan));
+    const double elements = std::min(options.zero_bucket_elements, parameters_per_model_rank(workload, plan).trained);
     out.temporary_buffers = Bytes(elements * (per.gradients + per.parameters));
     buffers = BufferKind::kZeroBuckets;
   } else if (plan.dp > 1) {

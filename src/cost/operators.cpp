@@ -29,7 +29,13 @@ constexpr double kFlashQueryBlock = 128.0;
 /// Appends operators for one pass; keeps the call sites short.
 class OpList {
  public:
-  OpList(std::vector<Operator>& ops, OpPart part) : ops_(ops), part_(part) {}
+  /// `lora_rank` > 0 (peft=lora): the part's weights are frozen, and a transformer layer's
+  /// linears gain adapters of that rank.
+  OpList(std::vector<Operator>& ops, OpPart part, double lora_rank = 0.0)
+      : ops_(ops), part_(part), lora_rank_(lora_rank) {}
+
+  [[nodiscard]] bool frozen() const { return lora_rank_ > 0.0; }
+  [[nodiscard]] double adapter_rank() const { return part_ == OpPart::kLayer ? lora_rank_ : 0.0; }
 
   /// A GEMM C[m,n] = A[m,k] B[k,n] (`batch` times) reading A and B and writing C, `e` bytes each.
   Operator& gemm(std::string_view name, OpPass pass, GemmShape g, double e) {
@@ -66,7 +72,24 @@ class OpList {
 
   std::vector<Operator>& ops_;
   OpPart part_;
+  double lora_rank_;
 };
+
+/// LoRA's adapter beside a frozen linear Y = X W (X: m x k, W: k x n), Y += (X A) B with A: k x r
+/// and B: r x n (Hu et al. 2021, section 4.1): two forward GEMMs, the data gradient through both,
+/// and the weight gradients of A and B, which alone train. The backward keeps X A (m x r).
+void adapter(OpList& fwd, OpList& bwd, double m, double n, double k, double r, double e) {
+  const auto mark = [](Operator& op) -> Operator& {
+    op.adapter = true;
+    return op;
+  };
+  mark(fwd.gemm("lora adapter A", OpPass::kForward, {1.0, m, r, k}, e)).saved = Bytes(m * r * e);
+  mark(fwd.gemm("lora adapter B", OpPass::kForward, {1.0, m, n, r}, e));
+  mark(bwd.gemm("lora adapter B (dgrad)", OpPass::kBackward, {1.0, m, r, n}, e));
+  mark(bwd.gemm("lora adapter A (dgrad)", OpPass::kBackward, {1.0, m, k, r}, e));
+  mark(bwd.gemm("lora adapter B (wgrad)", OpPass::kWeightGrad, {1.0, r, n, m}, e));
+  mark(bwd.gemm("lora adapter A (wgrad)", OpPass::kWeightGrad, {1.0, k, r, m}, e));
+}
 
 /// The forward GEMM Y = X W (x: m x k) and its two backward GEMMs: dX = dY W^T (data gradient)
 /// and dW = X^T dY (weight gradient), each with the forward's FLOPs (Narayanan et al. 2021,
@@ -77,6 +100,7 @@ class OpList {
 /// runs them) all three GEMMs run quantized: a quantize kernel casts the input before the forward
 /// and the output gradient before the backward GEMMs, and the forward keeps its input's quantized
 /// copy instead of the 16-bit one (plus `kept_16bit` bytes another operator still needs).
+/// A frozen weight (peft=lora) has no weight gradient; its layer's adapter runs beside it.
 void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dgrad, std::string_view wgrad, double m,
             double n, double k, double e, double saved_bytes, const OperatorContext* quantized = nullptr,
             double kept_16bit = 0.0) {
@@ -90,9 +114,12 @@ void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dg
   f.saved = Bytes(saved_bytes);
   f.low_precision = q;
   bwd.gemm(dgrad, OpPass::kBackward, {1.0, m, k, n}, e).low_precision = q;
-  Operator& w = bwd.gemm(wgrad, OpPass::kWeightGrad, {1.0, k, n, m}, e);
-  w.bytes += Bytes(k * n * e);
-  w.low_precision = q;
+  if (!fwd.frozen()) {
+    Operator& w = bwd.gemm(wgrad, OpPass::kWeightGrad, {1.0, k, n, m}, e);
+    w.bytes += Bytes(k * n * e);
+    w.low_precision = q;
+  }
+  if (fwd.adapter_rank() > 0.0) adapter(fwd, bwd, m, n, k, fwd.adapter_rank(), e);
   if (q) {
     // Pushed after the backward GEMMs, since the backward list is reversed: it runs before them.
     const QuantizeCost cast = quantize_cost(m * n, e, quantized->precision, quantized->fp8_recipe);
@@ -240,6 +267,7 @@ OperatorContext operator_context(const plan::Plan& plan) {
   // A capacity factor caps the busiest expert's tokens (the rest are dropped).
   c.experts.load_factor =
       plan.capacity_factor ? std::min(plan.moe_imbalance, *plan.capacity_factor) : plan.moe_imbalance;
+  c.lora_rank = plan.peft == plan::Peft::kLora ? plan.lora_rank : 0.0;
   return c;
 }
 
@@ -351,8 +379,8 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   ops.reserve(40);
   std::vector<Operator> backward;
   backward.reserve(24);
-  OpList fwd(ops, OpPart::kLayer);
-  OpList bwd(backward, OpPart::kLayer);
+  OpList fwd(ops, OpPart::kLayer, c.lora_rank);
+  OpList bwd(backward, OpPart::kLayer, c.lora_rank);
   const double tokens = c.micro_batch * c.seq / c.cp;
   const LayerDims d{c.activation_bytes,
                     static_cast<double>(shape.hidden),
@@ -396,7 +424,7 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   residual(fwd, bwd, "dropout + residual (mlp)", "residual add (mlp)", "dropout backward (mlp)", d.shard_tokens, h, e,
            shape.dropout);
 
-  if (shape.biases) {
+  if (shape.biases && !fwd.frozen()) {
     // Bias gradients: one reduction over each linear layer's output gradient.
     // (An MoE block's expert biases are reduced inside its grouped weight-gradient kernels.)
     const double widths = (d.q_width + 2.0 * d.kv_width) / t + h + up_width + (c.kind.moe ? 0.0 : h);
@@ -408,7 +436,7 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
 
 std::vector<Operator> embedding_operators(const TransformerShape& shape, const OperatorContext& c) {
   std::vector<Operator> ops;
-  OpList fwd(ops, OpPart::kEmbedding);
+  OpList fwd(ops, OpPart::kEmbedding, c.lora_rank);
   const double e = c.activation_bytes;
   const double tokens = c.micro_batch * c.seq / c.cp;
   const double n = tokens * shape.hidden;
@@ -418,16 +446,16 @@ std::vector<Operator> embedding_operators(const TransformerShape& shape, const O
   if (shape.learned_positions) fwd.memory("position embedding add", OpPass::kForward, n, 3.0 * n * e, n);
   if (shape.dropout)
     fwd.memory("embedding dropout", OpPass::kForward, n, 2.0 * n * e + n * kMaskBytes, n).saved = Bytes(n * kMaskBytes);
-  // The backward scatters the output gradient into the embedding gradient rows.
-  fwd.memory("embedding gradient", OpPass::kWeightGrad, n, 3.0 * n * e, n);
+  // The backward scatters the output gradient into the embedding gradient rows (none when frozen).
+  if (!fwd.frozen()) fwd.memory("embedding gradient", OpPass::kWeightGrad, n, 3.0 * n * e, n);
   return ops;
 }
 
 std::vector<Operator> head_operators(const TransformerShape& shape, const OperatorContext& c) {
   std::vector<Operator> ops;
   std::vector<Operator> backward;
-  OpList fwd(ops, OpPart::kHead);
-  OpList bwd(backward, OpPart::kHead);
+  OpList fwd(ops, OpPart::kHead, c.lora_rank);
+  OpList bwd(backward, OpPart::kHead, c.lora_rank);
   const double e = c.activation_bytes;
   const double tokens = c.micro_batch * c.seq / c.cp;
   const double shard_tokens = tokens / (c.sequence_parallel ? c.tp : 1.0);
@@ -449,7 +477,7 @@ std::vector<Operator> head_operators(const TransformerShape& shape, const Operat
   return ops;
 }
 
-std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& plan) {
+std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& plan, double frozen) {
   std::vector<Operator> ops;
   OpList opt(ops, OpPart::kOptimizer);
   const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
@@ -464,11 +492,21 @@ std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& p
   opt.memory("zero gradients", OpPass::kForward, p, p * per.gradients);
   if (is_low_precision(plan.precision)) {
     // The updated weights are quantized once per step (Transformer Engine caches them over the
-    // micro-batches: Megatron-LM's is_first_microbatch), all of this GPU's parameters counted.
-    const QuantizeCost cast = quantize_cost(p, per.parameters, plan.precision, plan.fp8_recipe);
-    opt.memory("quantize weights", OpPass::kForward, p, cast.bytes, cast.flops).kernels = cast.kernels;
+    // micro-batches: Megatron-LM's is_first_microbatch, frozen weights too), all of this GPU's
+    // parameters counted.
+    const double weights = p + frozen;
+    const QuantizeCost cast = quantize_cost(weights, per.parameters, plan.precision, plan.fp8_recipe);
+    opt.memory("quantize weights", OpPass::kForward, weights, cast.bytes, cast.flops).kernels = cast.kernels;
   }
   return ops;
+}
+
+double adapter_parameters(const std::vector<Operator>& layer) {
+  double total = 0.0;
+  for (const Operator& op : layer) {
+    if (op.adapter && op.pass == OpPass::kForward) total += op.gemm.k * op.gemm.n;
+  }
+  return total;
 }
 
 Bytes saved_activation_bytes(const std::vector<Operator>& layer, const TransformerShape& shape,

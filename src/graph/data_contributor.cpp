@@ -9,6 +9,7 @@
 #include "graph_support.hpp"
 #include "stepcast/cost/memory.hpp"
 #include "stepcast/cost/moe_memory.hpp"
+#include "stepcast/cost/peft.hpp"
 
 namespace stepcast::graph {
 
@@ -29,7 +30,8 @@ DataState data_state(const GraphContext& context, StepGraph& graph) {
   const bool per_block_units = p.zero_stage() == 3 || p.sharding == plan::Sharding::kFsdpGradOp;
   const bool experts_in_blocks = w.shape->moe && per_block_units && p.ep == 1;
   s.experts_apart = w.shape->moe && !experts_in_blocks;
-  double params = w.parameters / (p.tp * p.pp);
+  // Only trained parameters reduce and gather: the adapters under peft=lora.
+  double params = cost::parameters_per_model_rank(w, p).trained;
   if (w.shape->moe) {
     const cost::ExpertSplit split = cost::expert_split(w, p);
     params = split.dense_per_gpu + (experts_in_blocks ? split.expert_per_gpu : 0.0);

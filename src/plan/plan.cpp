@@ -8,6 +8,7 @@
 
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
+#include "peft.hpp"
 #include "plan_limits.hpp"
 #include "stepcast/core/errors.hpp"
 
@@ -135,6 +136,7 @@ std::vector<Verdict> problems(const Plan& p, const workload::Workload& workload,
   }
   add_expert_problems(p, workload, out);
   add_overlap_problems(p, out);
+  add_peft_problems(p, workload, out);
   return out;
 }
 
@@ -332,6 +334,7 @@ std::string to_string(const Plan& p) {
   if (p.rank_order != RankOrder::kStagesOutermost) text += fmt::format(",order={}", to_string(p.rank_order));
   text += expert_settings_text(p);
   text += overlap_settings_text(p);
+  text += peft_settings_text(p);
   return text;
 }
 

@@ -3,6 +3,7 @@
 
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
+#include "peft.hpp"
 #include "rank_order.hpp"
 #include "stepcast/plan/layer_map.hpp"
 
@@ -15,14 +16,6 @@
 
 namespace stepcast::plan {
 
-namespace {
-
-std::string key_list() {
-  std::string list;
-  for (std::string_view k : PlanBuilder::keys()) list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
-  return list;
-}
-
 int parse_positive(std::string_view key, std::string_view value, const KeyFailure& fail) {
   int out = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
@@ -30,6 +23,14 @@ int parse_positive(std::string_view key, std::string_view value, const KeyFailur
     fail(fmt::format("{}= expects a whole number >= 1, got \"{}\"", key, value));
   }
   return out;
+}
+
+namespace {
+
+std::string key_list() {
+  std::string list;
+  for (std::string_view k : PlanBuilder::keys()) list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
+  return list;
 }
 
 bool parse_switch(std::string_view key, std::string_view value, const KeyFailure& fail) {
@@ -97,7 +98,9 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
                                                     "moe-imbalance",
                                                     "moe-overlap",
                                                     "overlap-grad-reduce",
-                                                    "overlap-param-gather"};
+                                                    "overlap-param-gather",
+                                                    "peft",
+                                                    "lora-rank"};
   return all;
 }
 
@@ -154,10 +157,12 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
       fail(fmt::format("cp-comm= expects p2p, all-gather or a2a, got \"{}\"", value));
     }
   } else if (set_placement_key(plan_, key, value, fail) || set_expert_key(plan_, key, value, fail) ||
-             set_overlap_key(plan_, key, value, fail) || set_sharding_key(key, value, fail)) {
+             set_overlap_key(plan_, key, value, fail) || set_peft_key(plan_, key, value, fail) ||
+             set_sharding_key(key, value, fail)) {
     // pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=, pp-layout=, order=;
     // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap= (expert_parallel.cpp);
-    // overlap-grad-reduce=, overlap-param-gather= (data_parallel_overlap.cpp); zero=, fsdp=
+    // overlap-grad-reduce=, overlap-param-gather= (data_parallel_overlap.cpp); peft=, lora-rank=
+    // (peft.cpp); zero=, fsdp=
   } else if (key == "tp-overlap") {
     plan_.tp_overlap = parse_switch(key, value, fail);
   } else if (key == "grad-reduce") {

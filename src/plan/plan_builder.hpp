@@ -14,6 +14,9 @@ namespace stepcast::plan {
 /// Reports a problem with one key (the caller adds file and pointer) and does not return.
 using KeyFailure = std::function<void(const std::string& message)>;
 
+/// `value` as a whole number >= 1; anything else calls `fail` with the key.
+int parse_positive(std::string_view key, std::string_view value, const KeyFailure& fail);
+
 class PlanBuilder {
  public:
   /// The keys a plan accepts, for error messages and JSON's check_keys.

@@ -1,5 +1,6 @@
 // Private: the sentences of each parallel dimension's rules, kept beside the rules themselves
-// (pipeline_split.cpp, context_parallel.cpp, expert_parallel.cpp, data_parallel_overlap.cpp).
+// (pipeline_split.cpp, context_parallel.cpp, expert_parallel.cpp, data_parallel_overlap.cpp,
+// peft.cpp).
 #pragma once
 
 #include <string>
@@ -12,5 +13,6 @@ std::string describe_pipeline_split(const Verdict& verdict);
 std::string describe_context_parallel(const Verdict& verdict);
 std::string describe_expert(const Verdict& verdict);
 std::string describe_overlap(const Verdict& verdict);
+std::string describe_peft(const Verdict& verdict);
 
 }  // namespace stepcast::plan

@@ -89,6 +89,11 @@ constexpr std::array kRules = {
              "overlap-param-gather= needs zero=1 or zero=2"},
     RuleInfo{Rule::kParamGatherNeedsGradOverlap, "param-gather-needs-grad-overlap",
              "overlap-param-gather=on needs overlap-grad-reduce=on"},
+    RuleInfo{Rule::kLoraRankNeedsLora, "lora-rank-needs-lora", "lora-rank= needs peft=lora"},
+    RuleInfo{Rule::kLoraWithShardedWeights, "lora-with-sharded-weights",
+             "peft=lora with FSDP or ZeRO-3 is not modelled"},
+    RuleInfo{Rule::kLoraWithRoutedExperts, "lora-with-routed-experts", "peft=lora with routed experts is not modelled"},
+    RuleInfo{Rule::kLoraNeedsShape, "lora-needs-shape", "peft=lora needs a workload with layer shapes"},
     RuleInfo{Rule::kSequenceLimit, "sequence-limit", "the sequence length is above stepcast's limit"},
     RuleInfo{Rule::kTokensPerStepLimit, "tokens-per-step-limit", "the tokens per step are above stepcast's limit"},
     RuleInfo{Rule::kMicroBatchLimit, "micro-batch-limit", "the micro-batches per step are above stepcast's limit"},
@@ -218,6 +223,11 @@ std::string describe(const Verdict& v) {
     case Rule::kParamGatherNeedsShardedOptimizer:
     case Rule::kParamGatherNeedsGradOverlap:
       return describe_overlap(v);
+    case Rule::kLoraRankNeedsLora:
+    case Rule::kLoraWithShardedWeights:
+    case Rule::kLoraWithRoutedExperts:
+    case Rule::kLoraNeedsShape:
+      return describe_peft(v);
     case Rule::kSequenceLimit:
       return fmt::format("the sequence length {} is above stepcast's limit of {} tokens", n("seq"), n("limit"));
     case Rule::kTokensPerStepLimit:

@@ -26,6 +26,11 @@ const workload::Workload& deepseek_v3() {
   return w;
 }
 
+const workload::Workload& seed_7b() {
+  static const workload::Workload w = workload::load_workload(STEPCAST_SOURCE_DIR "/workloads/seed-7b.json");
+  return w;
+}
+
 const workload::Workload& mixtral() {
   static const workload::Workload w = workload::load_workload(STEPCAST_SOURCE_DIR "/workloads/mixtral-8x7b.json");
   return w;
@@ -168,6 +173,16 @@ const std::vector<Case>& cases() {
       {llama2_7b, "zero=1,overlap-grad-reduce=off,overlap-param-gather=on", 2, R::kParamGatherNeedsGradOverlap,
        "overlap-param-gather=on needs the gradient reduction overlapped too (overlap-grad-reduce=on), as Megatron-LM "
        "requires"},
+      {llama2_7b, "lora-rank=16", 1, R::kLoraRankNeedsLora,
+       "lora-rank=16 needs peft=lora: the rank is the adapters' inner size"},
+      {llama2_7b, "zero=3,peft=lora", 2, R::kLoraWithShardedWeights,
+       "peft=lora with zero=3 is not modelled: stepcast prices LoRA as Megatron-Bridge runs it, frozen weights "
+       "replicated over dp and the adapters under DDP or the distributed optimizer (zero=0, 1 or 2)"},
+      {mixtral, "peft=lora", 1, R::kLoraWithRoutedExperts,
+       "peft=lora with routed experts (mixtral-8x7b) is not modelled: stepcast's adapters cover dense transformer "
+       "layers only"},
+      {seed_7b, "peft=lora", 1, R::kLoraNeedsShape,
+       "peft=lora needs the model's layer shapes to size its adapters; seed-7b gives a parameter count only"},
       // Range limits: 2^27-token sequences, 2^36 tokens per step, 2^16 micro-batches per step.
       {llama2_7b, "dp=1,gbs=1,seq=134217729", 1, R::kSequenceLimit,
        "the sequence length 134217729 is above stepcast's limit of 134217728 tokens"},

@@ -51,6 +51,8 @@ struct Operator {
   /// A GEMM run in the plan's fp8/mxfp8/nvfp4 format (a transformer layer's linear GEMMs under
   /// such a plan); every other GEMM of a low-precision plan runs in bf16 (low_precision.hpp).
   bool low_precision = false;
+  /// A LoRA adapter's GEMM (peft=lora): its forward GEMMs' k x n are the adapter's weights.
+  bool adapter = false;
 };
 
 /// Which kind of transformer block: with routed experts or the dense MLP, with a sliding-window
@@ -95,6 +97,9 @@ struct OperatorContext {
   /// fp8, mxfp8 or nvfp4: the layers' linear GEMMs run quantized, with quantize kernels before them.
   plan::Precision precision = plan::Precision::kBf16;
   plan::Fp8Recipe fp8_recipe = plan::Fp8Recipe::kDelayed;
+  /// peft=lora: the adapters' rank; the weights are frozen (no weight gradients) and each
+  /// linear layer of a transformer block gains its adapter. 0: every weight trains.
+  double lora_rank = 0.0;
   LayerKind kind;         ///< which kind of block layer_operators lists
   ExpertContext experts;  ///< MoE blocks only
 };
@@ -132,8 +137,12 @@ std::vector<Operator> head_operators(const workload::TransformerShape& shape, co
 
 /// The optimizer step of one GPU over `parameters` parameters it updates (after sharding), with
 /// the gradient norm for clipping and the cast of the updated master weights to the working
-/// precision. Bytes per parameter from the state sizes (memory.hpp), once per step.
-std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& plan);
+/// precision. Bytes per parameter from the state sizes (memory.hpp), once per step. A
+/// low-precision plan also quantizes its `frozen` weights (peft=lora) once per step.
+std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& plan, double frozen = 0.0);
+
+/// The adapter parameters of one GPU's layer: the k x n of its adapter GEMMs (peft=lora).
+double adapter_parameters(const std::vector<Operator>& layer);
 
 /// Activation bytes one layer keeps per micro-batch: the sum of its forward operators' `saved`,
 /// or only the layer input under full recompute.

@@ -53,6 +53,9 @@ enum class ContextComm { kP2p, kAllGather, kA2a };
 /// the expert-parallel group, or an all-gather of every token with a reduce-scatter back.
 enum class MoeDispatcher { kAllToAll, kAllGather };
 
+/// What a step trains: every weight, or LoRA adapters beside frozen weights (peft=lora).
+enum class Peft { kNone, kLora };
+
 /// How a plan's ranks are numbered, tensor-parallel ranks innermost and context-parallel ranks
 /// inside the data-parallel replicas either way (expert-parallel groups fold inside the same):
 /// Megatron-Core's default order tp-cp-ep-dp-pp puts the pipeline stages outermost, each stage's
@@ -144,6 +147,11 @@ struct Plan {
   /// Dispatch and combine overlapped with the other micro-batch's or the shared experts'
   /// compute (moe-overlap=on: DeepSeek-V3's DualPipe, Megatron-core's a2a overlap).
   bool moe_overlap = false;
+  /// peft=lora: the base weights frozen, rank-`lora_rank` adapters trained on every linear layer
+  /// of the transformer blocks (Megatron-Bridge's LoRA; its default rank, 32).
+  Peft peft = Peft::kNone;
+  int lora_rank = 32;
+  bool lora_rank_given = false;  ///< lora-rank= was written (refused without peft=lora)
 
   /// GPUs used: dp * tp * cp * pp.
   [[nodiscard]] int gpus() const { return dp * tp * cp * pp; }

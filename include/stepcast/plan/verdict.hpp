@@ -70,6 +70,11 @@ enum class Rule {
   kGradReduceOffWithZero2,            ///< no values
   kParamGatherNeedsShardedOptimizer,  ///< setting (on/off), stage
   kParamGatherNeedsGradOverlap,       ///< no values
+  // Fine-tuning (peft.cpp).
+  kLoraRankNeedsLora,       ///< rank
+  kLoraWithShardedWeights,  ///< sharding (a name)
+  kLoraWithRoutedExperts,   ///< workload (a name)
+  kLoraNeedsShape,          ///< workload (a name)
   // Range limits (plan_limits.cpp): checked before any arithmetic on the batch.
   kSequenceLimit,       ///< seq, limit
   kTokensPerStepLimit,  ///< global_batch, seq, tokens, limit

@@ -1,0 +1,87 @@
+// LoRA (Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language Models") as Megatron-Bridge
+// runs it (docs/training/peft.md): the base model's weights are frozen, and every linear layer of
+// the transformer blocks (linear_qkv, linear_proj, linear_fc1, linear_fc2: the default target
+// modules) gains two trained matrices of rank `dim`, 32 by default. Only the adapters have
+// gradients, optimizer state and a data-parallel reduction.
+#include "peft.hpp"
+
+#include <fmt/format.h>
+
+#include "rule_text.hpp"
+#include "stepcast/core/errors.hpp"
+
+namespace stepcast::plan {
+
+namespace {
+
+/// The largest rank accepted: far above any published LoRA (8-256), and small enough that the
+/// adapter GEMMs' arithmetic stays exact in double.
+constexpr int kMaxLoraRank = 65536;
+
+}  // namespace
+
+bool set_peft_key(Plan& plan, std::string_view key, std::string_view value, const KeyFailure& fail) {
+  if (key == "peft") {
+    if (value == "lora") {
+      plan.peft = Peft::kLora;
+    } else if (value == "none") {
+      plan.peft = Peft::kNone;
+    } else {
+      fail(fmt::format("peft= expects lora or none, got \"{}\"", value));
+    }
+  } else if (key == "lora-rank") {
+    plan.lora_rank = parse_positive(key, value, fail);
+    if (plan.lora_rank > kMaxLoraRank) fail(fmt::format("lora-rank= is at most {}, got {}", kMaxLoraRank, value));
+    plan.lora_rank_given = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void add_peft_problems(const Plan& p, const workload::Workload& workload, std::vector<Verdict>& out) {
+  if (p.peft != Peft::kLora) {
+    if (p.lora_rank_given) out.push_back({Rule::kLoraRankNeedsLora, {{"rank", p.lora_rank}}});
+    return;
+  }
+  // Megatron-Bridge applies the adapters before the distributed wrapping, so its DDP and
+  // distributed optimizer hold the adapters alone; how a sharded-weight framework gathers frozen
+  // weights beside trained ones, and how routed experts carry adapters, stepcast does not model.
+  if (p.zero_stage() == 3) {
+    out.push_back({Rule::kLoraWithShardedWeights, {{"sharding", std::string(p.is_fsdp() ? "FSDP" : "zero=3")}}});
+  }
+  if (!workload.shape) out.push_back({Rule::kLoraNeedsShape, {{"workload", workload.name}}});
+  if (workload.shape && workload.shape->moe) {
+    out.push_back({Rule::kLoraWithRoutedExperts, {{"workload", workload.name}}});
+  }
+}
+
+std::string describe_peft(const Verdict& v) {
+  switch (v.rule) {
+    case Rule::kLoraRankNeedsLora:
+      return fmt::format("lora-rank={} needs peft=lora: the rank is the adapters' inner size", v.number("rank"));
+    case Rule::kLoraWithShardedWeights:
+      return fmt::format(
+          "peft=lora with {} is not modelled: stepcast prices LoRA as Megatron-Bridge runs it, frozen weights "
+          "replicated over dp and the adapters under DDP or the distributed optimizer (zero=0, 1 or 2)",
+          v.text("sharding"));
+    case Rule::kLoraNeedsShape:
+      return fmt::format(
+          "peft=lora needs the model's layer shapes to size its adapters; {} gives a parameter count only",
+          v.text("workload"));
+    case Rule::kLoraWithRoutedExperts:
+      return fmt::format(
+          "peft=lora with routed experts ({}) is not modelled: stepcast's adapters cover dense transformer "
+          "layers only",
+          v.text("workload"));
+    default:
+      STEPCAST_UNREACHABLE("a rule of the fine-tuning settings");
+  }
+}
+
+std::string peft_settings_text(const Plan& p) {
+  if (p.peft != Peft::kLora) return p.lora_rank_given ? fmt::format(",lora-rank={}", p.lora_rank) : std::string();
+  return p.lora_rank_given ? fmt::format(",peft=lora,lora-rank={}", p.lora_rank) : std::string(",peft=lora");
+}
+
+}  // namespace stepcast::plan
