@@ -12,16 +12,18 @@ STEPCAST_PYTHON_PACKAGES=(python3-dev pybind11-dev python3-pybind11 python3-pyte
                           jupyter-nbconvert python3-ipykernel python3-nbformat)
 
 # The sanitizer build: clang with ASan+UBSan and libFuzzer coverage, tests and fuzz targets in one
-# tree, so CI compiles it once for `scripts/test --sanitize` and `scripts/fuzz`.
+# tree, so CI compiles it once for `scripts/test --sanitize` and `scripts/fuzz`. Libraries compile
+# as unity sources, as in Release (scripts/tidy-inputs gives clang-tidy one entry per source), and
+# with line tables only: sanitizer reports keep their file:line, the objects lose the rest.
 STEPCAST_FUZZ_PACKAGES=(clang libclang-rt-dev)
 # scripts/test: Debian's Chromium (and the DejaVu fonts its text is measured in), to render the committed
 # reports headless and look for cut-off text.
 STEPCAST_BROWSER_PACKAGES=(chromium fonts-dejavu-core)
 # scripts/lint: the formatter and the static checks (the same LLVM release as clang).
 STEPCAST_LINT_PACKAGES=(clang-format clang-tidy)
-STEPCAST_SANITIZE_CONFIG=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g"
+STEPCAST_SANITIZE_CONFIG=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only"
                           -DSTEPCAST_SANITIZE=ON -DSTEPCAST_FUZZ=ON -DSTEPCAST_BUILD_BENCH=OFF
-                          -DSTEPCAST_BUILD_VALIDATE=OFF -DSTEPCAST_UNITY=OFF)
+                          -DSTEPCAST_BUILD_VALIDATE=OFF -DSTEPCAST_UNITY=ON)
 
 stepcast_install_missing() {
   local missing=()
