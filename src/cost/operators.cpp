@@ -108,7 +108,8 @@ void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dg
   if (q) {
     const QuantizeCost cast = quantize_cost(m * k, e, quantized->precision, quantized->fp8_recipe);
     fwd.memory("quantize GEMM input", OpPass::kForward, m * k, cast.bytes, cast.flops).kernels = cast.kernels;
-    saved_bytes = saved_bytes / e * quantized_bytes_per_element(quantized->precision) + kept_16bit;
+    // A frozen weight needs no input for its weight gradient: only its adapter's 16-bit one stays.
+    if (!fwd.frozen()) saved_bytes = saved_bytes / e * quantized_bytes_per_element(quantized->precision) + kept_16bit;
   }
   Operator& f = fwd.gemm(name, OpPass::kForward, {1.0, m, n, k}, e);
   f.saved = Bytes(saved_bytes);

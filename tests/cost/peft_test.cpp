@@ -13,6 +13,7 @@
 // Adapter parameters per layer at r = 32: 32 x 137,216 = 4,390,912.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "stepcast/cost/compute.hpp"
@@ -75,9 +76,25 @@ TEST_SUITE("cost.peft") {
     CHECK(cost::adapter_parameters(full) == 0.0);
   }
 
+  TEST_CASE("under fp8 a frozen linear keeps its 16-bit input for the adapter, not an fp8 copy") {
+    const auto shape = *llama3_70b().shape;
+    cost::OperatorContext c = context(32.0);
+    c.precision = plan::Precision::kFp8;
+    const auto ops = cost::layer_operators(shape, c);
+    // The qkv projection's input: 4096 tokens x 8192 in bf16 = 67,108,864 B (full fp8 training
+    // would keep its 1-byte copy, half of it).
+    const auto qkv = std::find_if(ops.begin(), ops.end(), [](const cost::Operator& op) {
+      return op.pass == cost::OpPass::kForward && op.kind == cost::OpKind::kGemm && op.low_precision &&
+             op.gemm.n == 10240.0;
+    });
+    REQUIRE(qkv != ops.end());
+    CHECK(qkv->saved.value() == doctest::Approx(4096.0 * 8192.0 * 2.0));
+  }
+
   TEST_CASE("the output layer and the embedding are frozen too, with no adapter") {
     const auto shape = *llama3_70b().shape;
-    for (const auto& ops : {cost::head_operators(shape, context(32.0)), cost::embedding_operators(shape, context(32.0))}) {
+    for (const auto& ops :
+         {cost::head_operators(shape, context(32.0)), cost::embedding_operators(shape, context(32.0))}) {
       CHECK(tensor_flops(ops, cost::OpPass::kWeightGrad) == 0.0);
       CHECK(cost::adapter_parameters(ops) == 0.0);
       for (const auto& op : ops) CHECK(op.pass != cost::OpPass::kWeightGrad);
