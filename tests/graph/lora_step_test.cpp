@@ -16,8 +16,8 @@ TEST_SUITE("graph.lora") {
   TEST_CASE("the data-parallel reduction carries the adapters' gradients alone") {
     const auto w = workload::load_workload(std::string(STEPCAST_SOURCE_DIR) + "/workloads/llama3-70b.json");
     const auto topo = topology::load_topology(std::string(STEPCAST_SOURCE_DIR) + "/topologies/dgx-h100.json", 1);
-    const plan::Plan p = plan::resolve(
-        plan::parse_plan("tp=1,pp=2,zero=1,mbs=1,gbs=32,seq=4096,grad-reduce=bf16,peft=lora"), w, 8);
+    const plan::Plan p =
+        plan::resolve(plan::parse_plan("tp=1,pp=2,zero=1,mbs=1,gbs=32,seq=4096,grad-reduce=bf16,peft=lora"), w, 8);
     plan::validate(p, w, 8);
     graph::StepOptions options;
     options.explain = false;
