@@ -50,6 +50,8 @@ std::vector<Column> plan_columns(bool wide, bool refined) {
                                       {"compute_s", "compute", "s", 4},
                                       {"bubble_s", "bubble", "s", 4},
                                       {"exposed_communication_s", "exposed comm", "s", 4},
+                                      {"interval_low_s", "90% low", "s", 4},
+                                      {"interval_high_s", "90% high", "s", 4},
                                       {"tie", "tie", "", -1},
                                       {"same_as", "same as", "", -1}};
     columns.insert(columns.end(), rest.begin(), rest.end());
@@ -60,6 +62,7 @@ std::vector<Column> plan_columns(bool wide, bool refined) {
                {"step_time_s", "step", "s", 3},
                {"mfu", "MFU", "%", 1, 0.01},
                {"memory_bytes", "memory", "GiB", 1, unit::kGibi},
+               {"interval", "90% interval", "s", -1},
                {"tie", "tie", "", -1}};
   }
   return columns;
@@ -122,6 +125,11 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
     } else {
       r.notes.push_back("ties unmarked: too few measured runs like these plans to know the model's error on them");
     }
+    if (std::any_of(c.intervals.begin(), c.intervals.end(), [](const auto& i) { return i.has_value(); })) {
+      r.notes.push_back(
+          "90% interval: where each plan's step lands by the model's errors on measured runs of its class (in-fit "
+          "residuals); blank where too few runs are like it");
+    }
     if (!c.lead.empty()) r.notes.push_back(c.lead);
   }
   r.notes.insert(r.notes.end(), c.comparison_notes.begin(), c.comparison_notes.end());
@@ -135,6 +143,7 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
     const auto& p = result.ranked[i];
     const auto& m = p.metrics;
     const Cell tie = Cell::of_text(i > 0 && is_tie(ranked_step(p), best, c.scatter) ? "tie" : "");
+    const auto& interval = i < c.intervals.size() ? c.intervals[i] : std::optional<calibrate::StepInterval>{};
     std::vector<Cell> row = {Cell::of_integer(static_cast<std::int64_t>(i + 1))};
     if (!c.wide) {
       // The engine's figures where it re-timed the plan: the same tokens and FLOPs over its step.
@@ -142,6 +151,9 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
       row.push_back(Cell::of_text(short_plan(p.plan)));
       for (const double v : {ranked_step(p).value(), m.mfu * speedup, m.memory.total.value()})
         row.push_back(Cell::of_number(v));
+      row.push_back(interval
+                        ? Cell::of_text(fmt::format("{:.3f}-{:.3f}", interval->low.value(), interval->high.value()))
+                        : Cell::empty());
       row.push_back(tie);
       plans.add_row(std::move(row));
       continue;
@@ -160,6 +172,8 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
                            m.exposed_communication.value()}) {
       row.push_back(Cell::of_number(v));
     }
+    row.push_back(interval ? Cell::of_number(interval->low.value()) : Cell::empty());
+    row.push_back(interval ? Cell::of_number(interval->high.value()) : Cell::empty());
     row.push_back(tie);
     std::string same_as;
     for (const plan::Plan& e : p.equivalents) same_as += (same_as.empty() ? "" : "; ") + plan_summary(e);

@@ -53,9 +53,10 @@ std::optional<calibrate::StepInterval> step_interval_for(const PlanInputs& in, S
   return calibrate::step_interval(residuals, in.plan, in.topology->gpu(), step_time);
 }
 
-std::optional<ErrorScatter> error_scatter_for(const plan::Plan& plan, const topology::GpuSpec& gpu,
-                                              const cost::Calibration* calibration) {
-  const calibrate::ResidualSet residuals = residuals_on({}, calibration);
+calibrate::ResidualSet shipped_residuals(const cost::Calibration* calibration) { return residuals_on({}, calibration); }
+
+std::optional<ErrorScatter> error_scatter_for(const calibrate::ResidualSet& residuals, const plan::Plan& plan,
+                                              const topology::GpuSpec& gpu) {
   ErrorScatter out;
   out.run_class = calibrate::run_class(plan, gpu);
   std::vector<double> errors;

@@ -24,10 +24,12 @@ struct SearchContext {
   int global_batch = 0;
   int seq_len = 0;
   /// Every column (markdown, HTML, CSV, JSON and `--wide` text); otherwise the columns that fit
-  /// 120 characters: rank, plan, step time, tokens/s, MFU, memory, tie.
+  /// 120 characters: rank, plan, step time, MFU, memory, 90% interval, tie.
   bool wide = true;
   /// The model's error scatter on runs like the best plan: plans within it of the best are ties.
   std::optional<ErrorScatter> scatter;
+  /// The shown plans' 90% step-time intervals, in rank order (none: too few runs like the plan).
+  std::vector<std::optional<calibrate::StepInterval>> intervals;
   std::string margin;    ///< the memory margin kept, in words
   std::string set_echo;  ///< what --set changed (set_echo.hpp), one line per edit
   std::string lead;      ///< what the best plan's lead rests on (search_compare.hpp); empty: none

@@ -31,11 +31,15 @@ struct ErrorScatter {
   std::string run_class;  ///< the class (or GPU generation) whose runs were used
 };
 
-/// The scatter for `plan` on `gpu` from the shipped runs (with `calibration`, if any): its run
-/// class's errors, or its GPU generation's when the class has fewer than kMinIntervalRuns; none
-/// when the generation has fewer too.
-std::optional<ErrorScatter> error_scatter_for(const plan::Plan& plan, const topology::GpuSpec& gpu,
-                                              const cost::Calibration* calibration);
+/// The model's errors on the shipped runs (with `calibration`, if any): what a search's ties and
+/// its rows' intervals are read from, derived once per search.
+calibrate::ResidualSet shipped_residuals(const cost::Calibration* calibration);
+
+/// The scatter for `plan` on `gpu` in `residuals`: its run class's errors, or its GPU
+/// generation's when the class has fewer than kMinIntervalRuns; none when the generation has
+/// fewer too.
+std::optional<ErrorScatter> error_scatter_for(const calibrate::ResidualSet& residuals, const plan::Plan& plan,
+                                              const topology::GpuSpec& gpu);
 
 /// A step time's interval, or why there is none.
 struct IntervalResult {
