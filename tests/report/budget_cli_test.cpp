@@ -20,7 +20,9 @@ struct Folder : stepcast::test::ScratchFolder {
 double children_cpu_seconds() {
   rusage u{};
   ::getrusage(RUSAGE_CHILDREN, &u);
-  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
   return seconds(u.ru_utime) + seconds(u.ru_stime);
 }
 
