@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <optional>
+#include <system_error>
 #include <utility>
 
 #include "ranks.hpp"
@@ -16,11 +18,14 @@ namespace {
 /// The options that name a file the command writes, by their long names.
 constexpr std::string_view kOutputOptions[] = {"--output", "--trace", "--plot"};
 
+/// The options that name a folder the command writes its files into (made when missing).
+constexpr std::string_view kFolderOptions[] = {"--chakra"};
+
 /// "-" as a path: standard output.
 constexpr std::string_view kStdout = "-";
 
-bool is_output_option(const CLI::Option& option) {
-  for (const std::string_view name : kOutputOptions) {
+bool is_one_of(const CLI::Option& option, const auto& names) {
+  for (const std::string_view name : names) {
     if (option.check_lname(std::string(name.substr(2)))) return true;
   }
   return false;
@@ -70,9 +75,23 @@ void check_outputs(const CLI::App& command) {
   std::vector<Named> outputs;
   std::vector<Named> inputs;
   for (const CLI::Option* option : command.get_options()) {
-    const bool output = is_output_option(*option);
+    const bool output = is_one_of(*option, kOutputOptions);
     for (const std::string& value : option->results()) {
       (output ? outputs : inputs).push_back({option_name(*option), value, option->get_required()});
+    }
+  }
+  for (const CLI::Option* option : command.get_options()) {
+    if (!is_one_of(*option, kFolderOptions)) continue;
+    for (const std::string& value : option->results()) {
+      // Refused before the work rather than when the files are written after it.
+      std::error_code ec;
+      const auto status = std::filesystem::status(value, ec);
+      if (std::filesystem::exists(status) && !std::filesystem::is_directory(status)) {
+        throw InputError(value, {},
+                         fmt::format("{} names the folder its files go into (made when missing), and this is not a "
+                                     "folder: give a folder",
+                                     option_name(*option)));
+      }
     }
   }
   for (std::size_t i = 0; i < outputs.size(); ++i) {

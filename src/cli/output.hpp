@@ -30,7 +30,8 @@ void finish(const report::CommandOutput& output, const std::string& path);
 
 /// Refuses, before `command` does any work, an output option (-o, --trace, --plot) whose path
 /// cannot be replaced safely (check_output_path), that names the same file as an input of the
-/// command (any other option's value that is a file) or as another of its outputs.
+/// command (any other option's value that is a file) or as another of its outputs; and a folder
+/// option (--chakra) that names something other than a folder.
 void check_outputs(const CLI::App& command);
 
 }  // namespace stepcast::cli

@@ -10,9 +10,13 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "stepcast/core/errors.hpp"
@@ -38,20 +42,28 @@ std::string prefix_of(const std::filesystem::path& target) {
   return "." + target.filename().string() + std::string(kMarker);
 }
 
-/// The process that made a temporary file of `prefix`, when its name says this host made it.
-std::optional<pid_t> maker_on_this_host(std::string_view name, std::string_view prefix, const std::string& host) {
-  if (!name.starts_with(prefix)) return std::nullopt;
-  std::string_view rest = name.substr(prefix.size());  // HOST.PID.XXXXXX (or XXXXXX-old)
-  const auto last = rest.rfind('.');
-  if (last == std::string_view::npos) return std::nullopt;
-  rest = rest.substr(0, last);
-  const auto dot = rest.rfind('.');
-  if (dot == std::string_view::npos || rest.substr(0, dot) != host) return std::nullopt;
-  const std::string_view digits = rest.substr(dot + 1);
+/// The target's file name and the process that made `name`, when `name` is a temporary file's
+/// (".NAME.stepcast.HOST.PID.XXXXXX", or a backup's: "-old" after it) made on `host`. Read from the
+/// end: HOST, PID and XXXXXX hold no '.', NAME may.
+std::optional<std::pair<std::string_view, pid_t>> made_on_host(std::string_view name, std::string_view host) {
+  const auto field_before = [](std::string_view& rest) -> std::optional<std::string_view> {
+    const auto dot = rest.rfind('.');
+    if (dot == std::string_view::npos) return std::nullopt;
+    const std::string_view field = rest.substr(dot + 1);
+    rest = rest.substr(0, dot);
+    return field;
+  };
+  std::string_view rest = name;
+  const auto unique = field_before(rest);
+  const auto digits = field_before(rest);
+  const auto made_on = field_before(rest);
+  if (!unique || !digits || !made_on || *made_on != host) return std::nullopt;
+  constexpr std::string_view kStem = kMarker.substr(0, kMarker.size() - 1);  // ".stepcast"
+  if (!rest.starts_with('.') || !rest.ends_with(kStem) || rest.size() <= kStem.size() + 1) return std::nullopt;
   pid_t pid = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-  if (ec != std::errc() || end != digits.data() + digits.size() || pid <= 0) return std::nullopt;
-  return pid;
+  const auto [end, ec] = std::from_chars(digits->data(), digits->data() + digits->size(), pid);
+  if (ec != std::errc() || end != digits->data() + digits->size() || pid <= 0) return std::nullopt;
+  return std::pair(rest.substr(1, rest.size() - 1 - kStem.size()), pid);
 }
 
 }  // namespace
@@ -84,18 +96,22 @@ std::filesystem::path backup_name(const std::filesystem::path& temporary) {
   return backup;
 }
 
-void remove_stale_temporaries(const std::filesystem::path& target) {
-  const std::string prefix = prefix_of(target);
+void remove_stale_temporaries(const std::vector<std::filesystem::path>& targets) {
+  std::map<std::filesystem::path, std::set<std::string, std::less<>>> names_by_folder;
+  for (const auto& target : targets) names_by_folder[folder_of(target)].insert(target.filename().string());
   const std::string host = host_name();
-  std::error_code ec;
-  std::vector<std::filesystem::path> stale;
-  for (std::filesystem::directory_iterator it(folder_of(target), ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    const auto pid = maker_on_this_host(name, prefix, host);
-    // getpgid fails with ESRCH only when no such process exists.
-    if (pid && *pid != ::getpid() && ::getpgid(*pid) < 0 && errno == ESRCH) stale.push_back(it->path());
+  for (const auto& [folder, names] : names_by_folder) {
+    std::error_code ec;
+    std::vector<std::filesystem::path> stale;
+    for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      const auto made = made_on_host(name, host);
+      if (!made || !names.contains(made->first) || made->second == ::getpid()) continue;
+      // getpgid fails with ESRCH only when no such process exists.
+      if (::getpgid(made->second) < 0 && errno == ESRCH) stale.push_back(it->path());
+    }
+    for (const auto& path : stale) ::unlink(path.c_str());
   }
-  for (const auto& path : stale) ::unlink(path.c_str());
 }
 
 }  // namespace stepcast::detail

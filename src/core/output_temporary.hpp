@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace stepcast::detail {
 
@@ -20,9 +21,10 @@ TemporaryFile create_temporary(const std::filesystem::path& target);
 /// A name beside `temporary` for the target's previous file while the outputs are committed.
 std::filesystem::path backup_name(const std::filesystem::path& temporary);
 
-/// Removes the temporary files of `target` whose process, on this host, no longer runs (a run
-/// killed before its rename). A live process's files, and other hosts', are left alone.
-void remove_stale_temporaries(const std::filesystem::path& target);
+/// Removes the temporary files of `targets` whose process, on this host, no longer runs (a run
+/// killed before its rename). A live process's files, and other hosts', are left alone. Each
+/// folder is read once, however many of the targets are in it.
+void remove_stale_temporaries(const std::vector<std::filesystem::path>& targets);
 
 /// The folder of `path` ("." for a bare file name).
 std::filesystem::path folder_of(const std::filesystem::path& path);

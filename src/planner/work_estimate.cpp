@@ -23,10 +23,15 @@ constexpr Bytes kPerRankCollectiveMemory = Bytes(50.0);
 // A trace keeps one span per task and collective, then writes about 150 B of JSON for each.
 constexpr Bytes kPerSpan = Bytes(300.0);
 
-// Analytical search: Llama-3 70B on 128 and 2048 H100s, 34,000 and 66,500 candidates, took
-// 0.54 and 0.68 s on one thread and 29 and 45 MB: 20 us and 600 B per candidate at most.
-constexpr Seconds kPerCandidate = Seconds(20e-6);
-constexpr Bytes kPerCandidateMemory = Bytes(600.0);
+// Analytical search, one thread, `/usr/bin/time` user + sys over the candidates (2026-12-02, load
+// ~5; bench/RESULTS.md): searches of 74,778 to 790,338 candidates (Llama 3.1 405B, GPT-3, DeepSeek-V3,
+// Llama 3 8B and 70B, MPT-125M) took 6.2 to 12.5 us each, more where more candidates fit and are
+// priced: 13 us, the slowest rounded up. (Small searches of mostly fitting plans ran at 18-25 us;
+// they fit in memory budgets far below the time budget: 4 GiB is 2.8 M candidates, 70 s at 25 us.)
+// Memory grows by 0.66 KB per candidate where few fit, up to 1.31 KB where 58% fit (the ranked
+// plans are kept): 1.5 KB.
+constexpr Seconds kPerCandidate = Seconds(13e-6);
+constexpr Bytes kPerCandidateMemory = Bytes(1500.0);
 
 // A collective on the event engine grows with the square of its ranks: an all-reduce of 1 GiB over
 // 8,192 and 65,536 H100s took 0.9 and 75 s, 1.3e-8 and 1.7e-8 s per rank squared, and 1.4 KB a rank.

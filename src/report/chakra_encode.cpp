@@ -110,7 +110,7 @@ pb::NodeType node_type(NodeKind kind) {
 }  // namespace
 
 void TraceEncoder::encode(const std::vector<TraceNode>& nodes, int rank, const std::vector<int>& communicators,
-                          std::ostream& out) {
+                          const ByteSink& out) {
   namespace pb = ChakraProtoMsg;
   constexpr int kVersion = pb::GlobalMetadata::kVersionFieldNumber;
   constexpr std::size_t kMetadataSize = wire::varint_size(wire::key(kVersion, wire::Type::kLength)) +
@@ -128,8 +128,8 @@ void TraceEncoder::encode(const std::vector<TraceNode>& nodes, int rank, const s
 
 // Written a chunk at a time, while the bytes are still in the cache: copying a whole rank's file
 // into the page cache at once reads it back from memory.
-void TraceEncoder::flush(std::ostream& out) {
-  out.write(chunk_.data(), static_cast<std::streamsize>(chunk_size_));
+void TraceEncoder::flush(const ByteSink& out) {
+  out(std::string_view(chunk_.data(), chunk_size_));
   chunk_size_ = 0;
 }
 

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -22,7 +21,7 @@
 #include "chakra_files.hpp"
 #include "et_def.pb.h"
 #include "stepcast/core/errors.hpp"
-#include "stepcast/core/output_file.hpp"
+#include "stepcast/core/staged_files.hpp"
 
 namespace stepcast::report::chakra {
 namespace {
@@ -134,25 +133,20 @@ class Turns {
   std::exception_ptr error_;
 };
 
-std::filesystem::path partial_of(const std::filesystem::path& path) {
-  std::filesystem::path p = path;
-  p += ".partial";
-  return p;
-}
-
-// One rank's file, written beside its final name; renamed into place only once every rank's is
+// One rank's file, written to its temporary file; renamed into place only once every rank's is
 // complete (write_chakra).
-void write_rank(const std::filesystem::path& final_path, const std::vector<TraceNode>& nodes, int rank,
+void write_rank(StagedFiles& staged, const std::vector<TraceNode>& nodes, int rank,
                 const std::vector<int>& communicators, TraceEncoder& encoder) {
-  std::ofstream out(partial_of(final_path), std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(final_path.string(), {}, "cannot write the Chakra trace (is its folder writable?)");
-  encoder.encode(nodes, rank, communicators, out);
-  if (!out.flush()) throw InputError(final_path.string(), {}, "writing the Chakra trace failed");
+  const auto r = static_cast<std::size_t>(rank);
+  staged.open(r);
+  encoder.encode(nodes, rank, communicators, [&](std::string_view bytes) { staged.append(r, bytes); });
+  staged.close(r);
 }
 
 // What the workers share: the files, the ranks' turns, and what the turns gather.
 struct Export {
   const std::vector<std::filesystem::path>& traces;
+  StagedFiles& staged;  ///< the traces, then the communicators
   Turns turns;
   Communicators communicators;
   Messages messages;
@@ -197,7 +191,7 @@ class Worker {
     }
     shared_.turns.pass();
     try {
-      write_rank(file, *nodes, r, *ids, encoder_);
+      write_rank(shared_.staged, *nodes, r, *ids, encoder_);
     } catch (...) {
       shared_.turns.fail(r, std::current_exception());
       return false;
@@ -212,11 +206,6 @@ class Worker {
   RankCommunicators communicators_;
   TraceEncoder encoder_;
 };
-
-void remove_quietly(const std::vector<std::filesystem::path>& files) {
-  std::error_code ignored;
-  for (const auto& f : files) std::filesystem::remove(f, ignored);
-}
 
 }  // namespace
 
@@ -239,20 +228,13 @@ ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count,
                                  ec ? ec.message() : "a file of that name is in the way"));
   }
   ChakraFiles files;
-  std::vector<std::filesystem::path> partials;
-  for (int r = 0; r < rank_count; ++r) {
-    files.traces.push_back(trace_path(directory, prefix, r));
-    partials.push_back(partial_of(files.traces.back()));
-  }
-  // On any failure: no file of this trace is left, nor the folder if this call made it.
-  const auto undo = [&](std::size_t renamed) {
-    remove_quietly(partials);
-    remove_quietly({files.traces.begin(), files.traces.begin() + static_cast<std::ptrdiff_t>(renamed)});
-    std::error_code ignored;
-    if (created) std::filesystem::remove(directory, ignored);
-  };
-  Export shared{files.traces, {}, {}, {}};
+  for (int r = 0; r < rank_count; ++r) files.traces.push_back(trace_path(directory, prefix, r));
+  files.comm_groups = comm_groups_path(directory, prefix);
   try {
+    std::vector<std::filesystem::path> targets = files.traces;
+    targets.push_back(files.comm_groups);
+    StagedFiles staged(targets);
+    Export shared{files.traces, staged, {}, {}, {}};
     const int wanted = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int count = std::min(wanted, rank_count);
     std::vector<Worker> workers;
@@ -270,23 +252,13 @@ ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count,
     }
     if (const std::exception_ptr error = shared.turns.error()) std::rethrow_exception(error);
     check_messages(directory, prefix, shared.messages);
+    // Every file is complete: the traces and their communicators replace the old ones together.
+    staged.write(targets.size() - 1, shared.communicators.json());
+    staged.commit();
   } catch (...) {
-    undo(0);
-    throw;
-  }
-  // Every file is complete: put them in place, the communicators last (written atomically too).
-  for (std::size_t r = 0; r < partials.size(); ++r) {
-    std::filesystem::rename(partials[r], files.traces[r], ec);
-    if (ec) {
-      undo(r);
-      throw InputError(files.traces[r].string(), {}, "cannot put the Chakra trace in place: " + ec.message());
-    }
-  }
-  files.comm_groups = comm_groups_path(directory, prefix);
-  try {
-    write_file_atomically(files.comm_groups, shared.communicators.json());
-  } catch (...) {
-    undo(partials.size());
+    // The staged files are gone by now; nor is the folder left if this call made it.
+    std::error_code ignored;
+    if (created) std::filesystem::remove(directory, ignored);
     throw;
   }
   return files;

@@ -1,6 +1,6 @@
 // Work estimates from a request's counts, derived by hand from the rates work_estimate.cpp states
 // (6 us and 200 B per compute task, 1.2 us and 50 B per rank of a per-layer collective, 64 MiB of
-// base, 20 us and 600 B per searched candidate, 2e-8 s per rank squared per collective size).
+// base, 13 us and 1.5 KB per searched candidate, 2e-8 s per rank squared per collective size).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -49,25 +49,26 @@ TEST_SUITE("planner.work_estimate") {
   }
 
   TEST_CASE("searches grow with their candidates, simulated collectives with the square of their ranks") {
-    CHECK(planner::search_work(50000).time.value() == doctest::Approx(1.0));
-    CHECK(planner::search_work(50000).memory.value() == doctest::Approx(kBase + 3e7));
+    // 50,000 candidates: 50,000 x 13 us = 0.65 s, 50,000 x 1.5 KB = 75 MB over the base.
+    CHECK(planner::search_work(50000).time.value() == doctest::Approx(0.65));
+    CHECK(planner::search_work(50000).memory.value() == doctest::Approx(kBase + 7.5e7));
     // 65,536 ranks, 2 sizes: 2e-8 x 65536^2 x 2 = 171.8 s.
     CHECK(planner::collective_simulation_work(65536, 2).time.value() == doctest::Approx(171.798691840));
   }
 
   TEST_CASE("work added in one process counts its base memory once") {
     planner::WorkEstimate sum;
-    sum += planner::search_work(1000);  // 0.02 s, base + 0.6 MB
-    sum += planner::search_work(2000);  // 0.04 s, base + 1.2 MB
-    CHECK(sum.time.value() == doctest::Approx(0.06));
-    CHECK(sum.memory.value() == doctest::Approx(kBase + 1.8e6));
+    sum += planner::search_work(1000);  // 0.013 s, base + 1.5 MB
+    sum += planner::search_work(2000);  // 0.026 s, base + 3 MB
+    CHECK(sum.time.value() == doctest::Approx(0.039));
+    CHECK(sum.memory.value() == doctest::Approx(kBase + 4.5e6));
   }
 
   TEST_CASE("work run one after another holds the larger memory, not the sum") {
     planner::WorkEstimate runs;
-    runs.then(planner::search_work(1000));  // 0.02 s, base + 0.6 MB
-    runs.then(planner::search_work(2000));  // 0.04 s, base + 1.2 MB
-    CHECK(runs.time.value() == doctest::Approx(0.06));
-    CHECK(runs.memory.value() == doctest::Approx(kBase + 1.2e6));
+    runs.then(planner::search_work(1000));  // 0.013 s, base + 1.5 MB
+    runs.then(planner::search_work(2000));  // 0.026 s, base + 3 MB
+    CHECK(runs.time.value() == doctest::Approx(0.039));
+    CHECK(runs.memory.value() == doctest::Approx(kBase + 3e6));
   }
 }

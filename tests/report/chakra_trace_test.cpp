@@ -410,16 +410,17 @@ TEST_SUITE("report.chakra") {
     }
   }
 
-  TEST_CASE("a failure after some ranks are written leaves none of them") {
-    // Rank 1's name is taken by a folder, so putting its file in place fails after rank 0's is.
+  TEST_CASE("a rank's name taken by a folder is refused before any file is written") {
+    // Only a regular file or a new name is replaced (stepcast/core/output_file.hpp).
     const Scratch dir_scratch("rename");
     const fs::path& dir = dir_scratch.dir;
     fs::create_directories(dir / "stepcast.1.et" / "occupied");
-    CHECK_THROWS_AS(report::chakra::write_chakra(dir, two_ranks()), InputError);
-    CHECK_FALSE(fs::exists(dir / "stepcast.0.et"));
-    CHECK_FALSE(fs::exists(dir / "stepcast.0.et.partial"));
-    CHECK_FALSE(fs::exists(dir / "stepcast.1.et.partial"));
-    CHECK_FALSE(fs::exists(dir / "stepcast.comm_groups.json"));
+    CHECK(error_of(two_ranks(), dir) ==
+          (dir / "stepcast.1.et").string() +
+              ": cannot write the output file: it is a folder; give the name of a file (new or to replace)");
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    CHECK(names == std::vector<std::string>{"stepcast.1.et"});
   }
 
   TEST_CASE("a truncated file is refused when read") {

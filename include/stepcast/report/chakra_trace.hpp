@@ -90,9 +90,11 @@ using RankSourceFactory = std::function<RankSource()>;
 /// communicator file. Refuses, with an InputError (exit code 2) naming the rank's file and the
 /// node: a dependency on a node the rank does not hold, a repeated id, a cycle, a peer or group rank
 /// outside 0..rank_count-1, a collective whose group lacks the rank, a send without its receive
-/// (same ranks, tag and bytes), a negative or infinite figure; and a folder it cannot write. Of
-/// several ranks that break a rule, the lowest is named. On any error no file of the trace is left
-/// behind (each is written beside its name and put in place once all are complete). Ranks are
+/// (same ranks, tag and bytes), a negative or infinite figure; a folder it cannot write, and a name
+/// of its files that is not a regular file (stepcast/core/staged_files.hpp). Of several ranks that
+/// break a rule, the lowest is named. Each file goes to a temporary file of its own beside its name,
+/// synced, and all replace the previous export together once every one is complete: on any error
+/// the folder is as it was (the folder itself removed when this call made it). Ranks are
 /// built and written by `threads` worker threads (0: one per core); node ids and ranks are written
 /// as given, so the output is byte-identical for the same input whatever the number of threads.
 ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count, const RankSourceFactory& sources,
