@@ -10,6 +10,7 @@ namespace stepcast::cost {
 
 double bubble_fraction(plan::Schedule schedule, int p, int m, int v) {
   STEPCAST_ASSERT(p >= 1 && m >= 1 && v >= 1, "pipeline degrees are at least 1");
+  if (p == 1) return 0.0;  // gradient accumulation runs micro-batches one after another
   const double idle_slots = p - 1;
   switch (schedule) {
     case plan::Schedule::kGpipe:
@@ -18,7 +19,7 @@ double bubble_fraction(plan::Schedule schedule, int p, int m, int v) {
     case plan::Schedule::kInterleaved:
       return idle_slots / (static_cast<double>(v) * m);  // section 2.2.2
     case plan::Schedule::kZbH1:
-      return idle_slots / (3.0 * m);  // Qi et al. 2023, section 3.1: a third of 1F1B's bubble
+      STEPCAST_UNREACHABLE("ZB-H1's bubble depends on its passes' times: zb_h1_pipeline");
   }
   STEPCAST_UNREACHABLE("unknown schedule");
 }

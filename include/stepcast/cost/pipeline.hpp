@@ -11,8 +11,8 @@ namespace stepcast::cost {
 
 /// Bubble time as a fraction of the ideal (bubble-free) compute time of one step, for p stages,
 /// m micro-batches and v model chunks per stage: (p-1)/m for GPipe and 1F1B, (p-1)/(v*m) for
-/// interleaved 1F1B (Narayanan et al. 2021, section 2.2), (p-1)/(3m) for ZB-H1 (Qi et al. 2023,
-/// with forward, input-backward and weight-backward passes of equal time). 0 when p = 1.
+/// interleaved 1F1B (Narayanan et al. 2021, section 2.2). 0 when p = 1. ZB-H1's bubble depends
+/// on its passes' times (zb_h1_pipeline).
 double bubble_fraction(plan::Schedule schedule, int p, int m, int v);
 
 /// One micro-batch's passes through one stage under ZB-H1, each with the calls it waits for.
