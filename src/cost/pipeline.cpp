@@ -10,6 +10,7 @@ namespace stepcast::cost {
 
 double bubble_fraction(plan::Schedule schedule, int p, int m, int v) {
   STEPCAST_ASSERT(p >= 1 && m >= 1 && v >= 1, "pipeline degrees are at least 1");
+  if (p == 1) return 0.0;  // gradient accumulation runs micro-batches one after another
   const double idle_slots = p - 1;
   switch (schedule) {
     case plan::Schedule::kGpipe:
@@ -18,7 +19,7 @@ double bubble_fraction(plan::Schedule schedule, int p, int m, int v) {
     case plan::Schedule::kInterleaved:
       return idle_slots / (static_cast<double>(v) * m);  // section 2.2.2
     case plan::Schedule::kZbH1:
-      return idle_slots / (3.0 * m);  // Qi et al. 2023, section 3.1: a third of 1F1B's bubble
+      STEPCAST_UNREACHABLE("ZB-H1's bubble depends on its passes' times: zb_h1_pipeline");
   }
   STEPCAST_UNREACHABLE("unknown schedule");
 }
@@ -55,6 +56,37 @@ double cooldown_microbatches(plan::Schedule schedule, int p, int m, int v) {
     }
   }
   STEPCAST_UNREACHABLE("unknown schedule");
+}
+
+// Stage c runs its m micro-batches, m(F+B+W), back to back once micro-batch 0's forward reaches
+// it, and but for one wait: its first B needs micro-batch 0 to reach the last stage and come
+// back, while c runs the min(p-c, m) forwards before that B. c's last B comes before the
+// min(m, c+1) W's it deferred; from there the last micro-batch's B runs down to each stage k
+// below, which then runs its own min(m, k+1) deferred W's. The step takes the longest of these
+// paths over c; where the paths cross stages more than once (upstream stages feeding c slower
+// than it runs), longer ones exist and this is a lower bound.
+PipelineTime zb_h1_pipeline(const std::vector<StagePasses>& stages, int m) {
+  const int p = static_cast<int>(stages.size());
+  STEPCAST_ASSERT(p >= 1 && m >= 1, "a pipeline has stages and micro-batches");
+  const auto at = [&](int s) -> const StagePasses& { return stages[static_cast<std::size_t>(s)]; };
+  const auto deferred = [&](int s) { return at(s).weight_grad * std::min(m, s + 1); };
+  Seconds round_trip;  // micro-batch 0's F and B on the stages after c
+  for (int s = 1; s < p; ++s) round_trip += at(s).forward + at(s).backward;
+  Seconds head;                 // micro-batch 0's forward up to c
+  Seconds down;                 // the B's of the stages below c
+  Seconds drain = deferred(0);  // the longest of k's deferred W's less `down` up to k, k <= c
+  PipelineTime best;
+  for (int c = 0; c < p; ++c) {
+    const StagePasses& st = at(c);
+    const Seconds wait = std::max(Seconds(0.0), st.forward + round_trip - st.forward * std::min(p - c, m));
+    drain = std::max(drain, deferred(c) - down);
+    const Seconds time = head + wait + (st.forward + st.backward + st.weight_grad) * m + down + drain - deferred(c);
+    if (time > best.time) best = {time, c};
+    head += st.forward;
+    down += st.backward;
+    if (c + 1 < p) round_trip -= at(c + 1).forward + at(c + 1).backward;
+  }
+  return best;
 }
 
 }  // namespace stepcast::cost

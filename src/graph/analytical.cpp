@@ -8,6 +8,14 @@
 
 namespace stepcast::graph {
 
+namespace {
+
+bool inside_layers(Anchor a) {
+  return a == Anchor::kAfterSlice || a == Anchor::kBesideSlice || a == Anchor::kLayerStart;
+}
+
+}  // namespace
+
 AnalyticalComm evaluate_communication(const StepGraph& graph, const Pricing& pricing) {
   detail::Pricer pricer(graph, pricing);
   const detail::Windows w = detail::windows_of(graph);
@@ -16,6 +24,8 @@ AnalyticalComm evaluate_communication(const StepGraph& graph, const Pricing& pri
   for (const CommNode& node : graph.comm) {
     const GroupSpec& group = graph.groups[node.group];
     loads.push_back(detail::load_of(graph, node, w, pricer));
+    const Seconds all = loads.back().time();
+    out.forward_share.push_back(all.value() > 0.0 ? loads.back().forward / all : 0.0);
     const PriceCache::Priced price = pricer.price(node, node.size);
     CommTerm t;
     t.name = node.name;
@@ -39,13 +49,35 @@ AnalyticalComm evaluate_communication(const StepGraph& graph, const Pricing& pri
   detail::expose_step_ends(e);
   for (std::size_t i = 0; i < graph.comm.size(); ++i) {
     out.exposed += out.terms[i].exposed;
-    const Anchor a = graph.comm[i].anchor;
-    if (a == Anchor::kAfterSlice || a == Anchor::kBesideSlice || a == Anchor::kLayerStart) {
-      out.in_layers += out.terms[i].exposed;
-    }
+    if (inside_layers(graph.comm[i].anchor)) out.in_layers += out.terms[i].exposed;
   }
   out.ring_steps = std::move(e.ring_steps);
   return out;
+}
+
+std::vector<LayerWaits> stage_layer_waits(const AnalyticalComm& comm, const StepGraph& graph) {
+  std::vector<LayerWaits> waits(graph.stages.size());
+  for (std::size_t i = 0; i < graph.comm.size(); ++i) {
+    if (!inside_layers(graph.comm[i].anchor)) continue;
+    const Seconds per_micro_batch = comm.terms[i].exposed / graph.micro_batches;
+    const std::vector<double> shares = detail::stage_shares(graph, graph.comm[i]);
+    for (std::size_t s = 0; s < waits.size(); ++s) {
+      waits[s].forward += per_micro_batch * shares[s] * comm.forward_share[i];
+      waits[s].backward += per_micro_batch * shares[s] * (1.0 - comm.forward_share[i]);
+    }
+  }
+  return waits;
+}
+
+void pace_layer_calls(AnalyticalComm& comm, const StepGraph& graph, int stage) {
+  for (std::size_t i = 0; i < graph.comm.size(); ++i) {
+    if (!inside_layers(graph.comm[i].anchor)) continue;
+    const double share = detail::stage_shares(graph, graph.comm[i])[static_cast<std::size_t>(stage)];
+    const Seconds paced = comm.terms[i].exposed * share;
+    comm.exposed += paced - comm.terms[i].exposed;
+    comm.in_layers += paced - comm.terms[i].exposed;
+    comm.terms[i].exposed = paced;
+  }
 }
 
 }  // namespace stepcast::graph

@@ -71,17 +71,20 @@ bool Pricer::inside_node(const CommNode& node) const {
 
 namespace {
 
+/// Calls of a layer-anchored node in one pass of one micro-batch through stage `s`.
+int stage_calls(const StepGraph& graph, const CommNode& node, int s) {
+  int calls = 0;
+  for (int c = 0; c < graph.vp; ++c) {
+    for (int l = 0; l < graph.stages[static_cast<std::size_t>(s)].passes(c); ++l)
+      calls += graph.calls_at(node, s, c, l);
+  }
+  return calls;
+}
+
 /// Calls of a layer-anchored node in one pass of one micro-batch through the busiest stage.
 int layer_calls(const StepGraph& graph, const CommNode& node) {
   int most = 0;
-  for (int s = 0; s < static_cast<int>(graph.stages.size()); ++s) {
-    int calls = 0;
-    for (int c = 0; c < graph.vp; ++c) {
-      for (int l = 0; l < graph.stages[static_cast<std::size_t>(s)].passes(c); ++l)
-        calls += graph.calls_at(node, s, c, l);
-    }
-    most = std::max(most, calls);
-  }
+  for (int s = 0; s < static_cast<int>(graph.stages.size()); ++s) most = std::max(most, stage_calls(graph, node, s));
   return most;
 }
 
@@ -112,6 +115,18 @@ Calls bucket_calls(const CommNode& node, std::int64_t repeats) {
 }
 
 }  // namespace
+
+std::vector<double> stage_shares(const StepGraph& graph, const CommNode& node) {
+  std::vector<double> shares;
+  for (int s = 0; s < static_cast<int>(graph.stages.size()); ++s) {
+    // A slice's calls are the same in every layer.
+    shares.push_back(node.anchor == Anchor::kLayerStart ? stage_calls(graph, node, s)
+                                                        : graph.stages[static_cast<std::size_t>(s)].layers());
+  }
+  const double most = *std::max_element(shares.begin(), shares.end());
+  for (double& share : shares) share = most > 0.0 ? share / most : 0.0;
+  return shares;
+}
 
 NodeLoad load_of(const StepGraph& graph, const CommNode& node, const Windows& w, Pricer& pricer) {
   NodeLoad load;

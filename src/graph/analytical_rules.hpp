@@ -59,6 +59,10 @@ struct NodeLoad {
 };
 NodeLoad load_of(const StepGraph& graph, const CommNode& node, const Windows& w, Pricer& pricer);
 
+/// A node inside the layers (slice or layer-start anchor), per stage: the calls one micro-batch
+/// makes there over those it makes on the busiest stage, which its load counts.
+std::vector<double> stage_shares(const StepGraph& graph, const CommNode& node);
+
 /// The state the rules share: the graph, its windows, each node's load and the terms being filled.
 struct Evaluation {
   const StepGraph& graph;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/pipeline.hpp"
@@ -29,20 +30,15 @@ std::string calls_text(const CommTerm& t) {
   return fmt::format("{} {} ({})", count, noun, sizes);
 }
 
-void explain_step(StepPrediction& out, const AnalyticalComm& comm, const workload::Workload& workload,
-                  const plan::Plan& plan) {
+void explain_step(StepPrediction& out, const AnalyticalComm& comm, const std::string& bubble,
+                  const workload::Workload& workload, const plan::Plan& plan) {
   auto& ex = out.explanation;
   ex.push_back({"compute",
                 out.compute_detail.operator_model
                     ? "micro-batches x (forward + backward) of the slowest stage (kernel table)"
                     : "hardware FLOPs / GPUs / achieved rate",
                 format_seconds(out.compute)});
-  ex.push_back(
-      {"pipeline bubble",
-       fmt::format("{:.4f} x (m x mean micro-batch of the other stages + exposed calls inside the layers); {} with "
-                   "p={}, m={}, v={}",
-                   out.bubble_fraction, plan::to_string(plan.schedule), plan.pp, plan.micro_batches(), plan.vp),
-       format_seconds(out.bubble)});
+  ex.push_back({"pipeline bubble", bubble, format_seconds(out.bubble)});
   for (const auto& t : out.communication) {
     ex.push_back({fmt::format("{} (exposed)", t.name),
                   fmt::format("{} over {} ranks (stride {}, {} {}): {} total", calls_text(t), t.ranks, t.stride,
@@ -72,6 +68,86 @@ std::string compute_key(plan::Plan plan) {
   plan.overlap_grad_reduce.reset();
   plan.overlap_param_gather.reset();
   return plan::to_string(plan);
+}
+
+/// The bubble as a fraction of the ideal pipeline time, which includes the calls inside the
+/// layers each stage runs (Narayanan et al. 2021, section 2.2). With stages of unequal time (the
+/// first holds the embedding, the last the output layer and loss), the fill and drain run every
+/// stage but the slowest once per micro-batch slot: 1F1B takes m x slowest + (sum of the others),
+/// so the bubble's unit is the others' mean.
+Seconds fraction_bubble(const StepGraph& graph, const AnalyticalComm& comm, const plan::Plan& plan, StepPrediction& out,
+                        std::string* formula) {
+  const int m = plan.micro_batches();
+  const auto& stages = graph.compute.stages;
+  const cost::StageCompute& critical = stages[static_cast<std::size_t>(graph.compute.critical_stage)];
+  out.bubble_fraction = cost::bubble_fraction(plan.schedule, plan.pp, m, plan.vp);
+  Seconds others(0.0);
+  for (const cost::StageCompute& st : stages) others += st.forward + st.backward;
+  others -= critical.forward + critical.backward;
+  const Seconds bubble_unit = plan.pp > 1 ? others / (plan.pp - 1) : critical.forward + critical.backward;
+  if (formula) {
+    *formula = fmt::format(
+        "{:.4f} x (m x mean micro-batch of the other stages + exposed calls inside the layers); {} with p={}, m={}, "
+        "v={}",
+        out.bubble_fraction, plan::to_string(plan.schedule), plan.pp, m, plan.vp);
+  }
+  return (bubble_unit * m + comm.in_layers) * out.bubble_fraction;
+}
+
+bool is_send(const CommNode& node) { return node.anchor == Anchor::kStageSend; }
+
+/// One blocking send between neighbouring stages.
+Seconds send_hop(const StepGraph& graph, const AnalyticalComm& comm) {
+  Seconds hop;
+  for (std::size_t i = 0; i < graph.comm.size(); ++i) {
+    const CommTerm& t = comm.terms[i];
+    if (is_send(graph.comm[i]) && t.calls.count() > 0) hop += t.time / static_cast<double>(t.calls.count());
+  }
+  return hop;
+}
+
+/// The sends' terms, which count two per micro-batch, as `stage` waits for them: one per
+/// micro-batch to each neighbour, an end stage having one. Returns their exposed time.
+Seconds pace_sends(const StepGraph& graph, AnalyticalComm& comm, int stage) {
+  const auto p = static_cast<int>(graph.stages.size());
+  const double share = ((stage > 0 ? 1.0 : 0.0) + (stage + 1 < p ? 1.0 : 0.0)) / 2.0;
+  Seconds sends;
+  for (std::size_t i = 0; i < graph.comm.size(); ++i) {
+    if (!is_send(graph.comm[i])) continue;
+    CommTerm& t = comm.terms[i];
+    comm.exposed -= t.exposed * (1.0 - share);
+    t.exposed = t.exposed * share;
+    sends += t.exposed;
+  }
+  return sends;
+}
+
+/// ZB-H1's bubble from each stage's F, B and W (cost::zb_h1_pipeline), each pass with the calls
+/// inside its stage's layers and its blocking send: the pipeline's time less the compute and the
+/// calls and sends of the stage that sets the pace, which the terms are then counted on.
+Seconds zb_h1_bubble(const StepGraph& graph, AnalyticalComm& comm, StepPrediction& out, std::string* formula) {
+  const auto p = static_cast<int>(graph.stages.size());
+  const std::vector<LayerWaits> waits = stage_layer_waits(comm, graph);
+  const Seconds hop = send_hop(graph, comm);
+  std::vector<cost::StagePasses> passes;
+  for (int s = 0; s < p; ++s) {
+    const StageWork& st = graph.stages[static_cast<std::size_t>(s)];
+    const LayerWaits& wait = waits[static_cast<std::size_t>(s)];
+    passes.push_back({st.forward + wait.forward + (s + 1 < p ? hop : Seconds(0.0)),
+                      st.backward - st.weight_grad + wait.backward + (s > 0 ? hop : Seconds(0.0)), st.weight_grad});
+  }
+  const cost::PipelineTime pipeline = cost::zb_h1_pipeline(passes, graph.micro_batches);
+  pace_layer_calls(comm, graph, pipeline.pacing_stage);
+  const Seconds sends = pace_sends(graph, comm, pipeline.pacing_stage);
+  const Seconds bubble = pipeline.time - graph.compute.time - comm.in_layers - sends;
+  out.bubble_fraction = bubble / (pipeline.time - bubble);
+  if (formula) {
+    *formula = fmt::format(
+        "zb-h1 (Qi et al. 2023) with p={}, m={}: stage {} sets the pace, {} from the first forward to the last weight "
+        "gradient, less the compute and that stage's calls and sends",
+        p, graph.micro_batches, pipeline.pacing_stage, format_seconds(pipeline.time));
+  }
+  return bubble;
 }
 
 }  // namespace
@@ -115,29 +191,19 @@ StepPrediction evaluate_step(const StepGraph& graph, const workload::Workload& w
   pricing.cache = options.price_cache;
   pricing.explain = options.explain;
   AnalyticalComm comm = evaluate_communication(graph, pricing);
+  std::string bubble;
+  std::string* formula = options.explain ? &bubble : nullptr;
+  out.bubble = plan.schedule == plan::Schedule::kZbH1 && plan.pp > 1 ? zb_h1_bubble(graph, comm, out, formula)
+                                                                     : fraction_bubble(graph, comm, plan, out, formula);
   out.communication = std::move(comm.terms);
   out.exposed_communication = comm.exposed;
-  // The bubble is a fraction of the ideal pipeline time, which includes the calls inside the
-  // layers each stage runs (Narayanan et al. 2021, section 2.2). With stages of unequal time (the
-  // first holds the embedding, the last the output layer and loss), the fill and drain run every
-  // stage but the slowest once per micro-batch slot: 1F1B takes m x slowest + (sum of the
-  // others), so the bubble's unit is the others' mean.
-  const int m = plan.micro_batches();
-  const auto& stages = graph.compute.stages;
-  const cost::StageCompute& critical = stages[static_cast<std::size_t>(graph.compute.critical_stage)];
-  out.bubble_fraction = cost::bubble_fraction(plan.schedule, plan.pp, m, plan.vp);
-  Seconds others(0.0);
-  for (const cost::StageCompute& st : stages) others += st.forward + st.backward;
-  others -= critical.forward + critical.backward;
-  const Seconds bubble_unit = plan.pp > 1 ? others / (plan.pp - 1) : critical.forward + critical.backward;
-  out.bubble = (bubble_unit * m + comm.in_layers) * out.bubble_fraction;
   out.optimizer = graph.optimizer;
   out.step_time = out.compute + out.bubble + out.exposed_communication + out.optimizer;
   const double tokens = static_cast<double>(plan.global_batch) * plan.seq_len;
   out.tokens_per_s = tokens / out.step_time.value();
   // MFU (Chowdhery et al. 2022, Appendix B): model FLOPs per second over the peak of all GPUs.
   out.mfu = (out.compute_detail.flops.model / out.step_time) / (out.compute_detail.peak * plan.gpus());
-  if (options.explain) explain_step(out, comm, workload, plan);
+  if (options.explain) explain_step(out, comm, bubble, workload, plan);
   return out;
 }
 

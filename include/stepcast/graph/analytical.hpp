@@ -90,6 +90,12 @@ struct Pricing {
   bool explain = true;
 };
 
+/// What one micro-batch's passes through a stage wait for the calls inside its layers.
+struct LayerWaits {
+  Seconds forward;
+  Seconds backward;
+};
+
 /// The graph's communication, evaluated.
 struct AnalyticalComm {
   std::vector<CommTerm> terms;  ///< one per node, in node order
@@ -97,10 +103,21 @@ struct AnalyticalComm {
   /// The exposed time of calls inside the layers (slice and layer-start anchors): it lengthens
   /// every micro-batch's slot, which the pipeline bubble scales with.
   Seconds in_layers;
+  /// Per term: the part of its time in the forward passes (the rest runs in the backward).
+  std::vector<double> forward_share;
   /// Ring exchanges beside the attention, step by step, for --explain (empty without).
   Explanation ring_steps;
 };
 
 AnalyticalComm evaluate_communication(const StepGraph& graph, const Pricing& pricing);
+
+/// Per stage: each term inside the layers, whose calls are the busiest stage's, exposed in
+/// proportion to the stage's calls and shared between the passes as its time is.
+std::vector<LayerWaits> stage_layer_waits(const AnalyticalComm& comm, const StepGraph& graph);
+
+/// The terms inside the layers as `stage` waits for them, when its micro-batches rather than the
+/// busiest stage's set the step: exposed in proportion to its calls; `exposed` and `in_layers`
+/// follow.
+void pace_layer_calls(AnalyticalComm& comm, const StepGraph& graph, int stage);
 
 }  // namespace stepcast::graph
