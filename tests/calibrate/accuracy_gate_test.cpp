@@ -12,6 +12,8 @@
 
 #include "support/run_stepcast.hpp"
 
+namespace accuracy_gate_test {
+
 namespace {
 
 /// The median |predicted / measured throughput - 1| (percent) over the compared runs, from each
@@ -56,3 +58,5 @@ TEST_SUITE("calibrate.accuracy_gate") {
     }
   }
 }
+
+}  // namespace accuracy_gate_test

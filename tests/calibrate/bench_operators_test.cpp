@@ -13,6 +13,8 @@
 #include "stepcast/core/input_file.hpp"
 #include "support/run_stepcast.hpp"
 
+namespace bench_operators_test {
+
 using namespace stepcast;
 using namespace stepcast::calibrate;
 
@@ -173,3 +175,5 @@ TEST_SUITE("calibrate.bench_operators") {
     CHECK(bad.exit_code != 0);
   }
 }
+
+}  // namespace bench_operators_test

@@ -11,6 +11,8 @@
 #include "stepcast/calibrate/training_runs.hpp"
 #include "stepcast/topology/model_parameters.hpp"
 
+namespace defaults_fit_test {
+
 using namespace stepcast;
 using namespace stepcast::calibrate;
 
@@ -77,3 +79,5 @@ TEST_SUITE("calibrate.defaults_fit") {
     CHECK(cal.parameters.values.size() == topology::model_parameters().size());
   }
 }
+
+}  // namespace defaults_fit_test

@@ -17,6 +17,8 @@
 #include "stepcast/cost/collective_model.hpp"
 #include "stepcast/topology/topology.hpp"
 
+namespace fit_nccl_test {
+
 using namespace stepcast;
 using namespace stepcast::calibrate;
 using cost::NcclProtocol;
@@ -270,3 +272,5 @@ TEST_SUITE("calibrate.fit_nccl") {
     CHECK(outside.outside_calibration);
   }
 }
+
+}  // namespace fit_nccl_test

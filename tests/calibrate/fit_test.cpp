@@ -13,6 +13,8 @@
 #include "stepcast/core/errors.hpp"
 #include "stepcast/topology/topology.hpp"
 
+namespace fit_test {
+
 using namespace stepcast;
 using namespace stepcast::calibrate;
 
@@ -114,3 +116,5 @@ TEST_SUITE("calibrate.fit") {
   }
 
 }  // TEST_SUITE
+
+}  // namespace fit_test

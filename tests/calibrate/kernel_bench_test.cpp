@@ -25,6 +25,8 @@
 #include "support/input_error_text.hpp"
 #include "support/run_stepcast.hpp"
 
+namespace kernel_bench_test {
+
 using namespace stepcast;
 using namespace stepcast::calibrate;
 
@@ -326,3 +328,5 @@ TEST_SUITE("calibrate.kernel_bench") {
     std::filesystem::remove(cal);
   }
 }
+
+}  // namespace kernel_bench_test

@@ -9,6 +9,8 @@
 #include "stepcast/core/errors.hpp"
 #include "support/input_error_text.hpp"
 
+namespace nccl_tests_forms_test {
+
 using stepcast::Bytes;
 using stepcast::calibrate::Measurements;
 using stepcast::calibrate::read_measurements;
@@ -407,3 +409,5 @@ TEST_SUITE("calibrate.nccl_tests_forms") {
   }
 
 }  // TEST_SUITE
+
+}  // namespace nccl_tests_forms_test

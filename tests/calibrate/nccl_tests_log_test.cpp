@@ -9,6 +9,8 @@
 #include "stepcast/core/errors.hpp"
 #include "support/input_error_text.hpp"
 
+namespace nccl_tests_log_test {
+
 using stepcast::Bytes;
 using stepcast::InputError;
 using stepcast::calibrate::Measurements;
@@ -257,3 +259,5 @@ TEST_SUITE("calibrate.nccl_tests_log") {
   }
 
 }  // TEST_SUITE
+
+}  // namespace nccl_tests_log_test

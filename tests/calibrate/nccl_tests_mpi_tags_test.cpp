@@ -10,6 +10,8 @@
 #include "stepcast/calibrate/measurement.hpp"
 #include "stepcast/calibrate/nccl_tests_log.hpp"
 
+namespace nccl_tests_mpi_tags_test {
+
 using stepcast::calibrate::Measurements;
 using stepcast::calibrate::parse_nccl_tests_log;
 using stepcast::calibrate::read_measurements;
@@ -55,3 +57,5 @@ TEST_SUITE("calibrate.nccl_tests_mpi_tags") {
     CHECK(run.points[4].out_of_place.time.value() == doctest::Approx(86890.0e-6));
   }
 }
+
+}  // namespace nccl_tests_mpi_tags_test

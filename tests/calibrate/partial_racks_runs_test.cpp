@@ -11,6 +11,8 @@
 #include "stepcast/calibrate/training_runs.hpp"
 #include "support/input_error_text.hpp"
 
+namespace partial_racks_runs_test {
+
 using namespace stepcast;
 using namespace stepcast::calibrate;
 
@@ -82,3 +84,5 @@ TEST_SUITE("calibrate.partial_racks") {
     CHECK(e.find("not a whole number of trays of 4 GPUs") != std::string::npos);
   }
 }
+
+}  // namespace partial_racks_runs_test

@@ -9,6 +9,8 @@
 #include "stepcast/calibrate/prediction_interval.hpp"
 #include "support/run_stepcast.hpp"
 
+namespace prediction_interval_test {
+
 using namespace stepcast;
 using namespace stepcast::calibrate;
 
@@ -108,3 +110,5 @@ TEST_SUITE("calibrate.prediction_interval") {
           "no interval with --achieved-fraction: the measured errors are the operator model's");
   }
 }
+
+}  // namespace prediction_interval_test

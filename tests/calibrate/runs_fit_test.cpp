@@ -12,6 +12,8 @@
 #include "stepcast/cost/kernel_model.hpp"
 #include "support/input_error_text.hpp"
 
+namespace runs_fit_test {
+
 using namespace stepcast;
 using namespace stepcast::calibrate;
 
@@ -109,3 +111,5 @@ TEST_SUITE("calibrate.runs_fit") {
           }) == "foundry: 0 runs selected to fit 2 parameters: need at least as many runs as parameters");
   }
 }
+
+}  // namespace runs_fit_test

@@ -16,6 +16,8 @@
 #include "stepcast/graph/predict.hpp"
 #include "support/input_error_text.hpp"
 
+namespace training_runs_test {
+
 using namespace stepcast;
 using namespace stepcast::calibrate;
 
@@ -302,3 +304,5 @@ TEST_SUITE("calibrate.training_runs") {
     CHECK(r.metrics[1].metric == RunMetric::kPeakMemory);
   }
 }
+
+}  // namespace training_runs_test

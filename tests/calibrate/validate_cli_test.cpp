@@ -11,6 +11,8 @@
 #include "support/markup_check.hpp"
 #include "support/run_stepcast.hpp"
 
+namespace validate_cli_test {
+
 namespace {
 
 const std::string kLog = "tests/data/nccl-tests/nccl-tests_5coll_H100_1node_8gpu_xxrjun.txt";
@@ -119,3 +121,5 @@ TEST_SUITE("calibrate.validate_cli") {
     std::filesystem::remove(svg);
   }
 }
+
+}  // namespace validate_cli_test

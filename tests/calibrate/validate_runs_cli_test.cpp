@@ -13,6 +13,8 @@
 #include "support/markup_check.hpp"
 #include "support/run_stepcast.hpp"
 
+namespace validate_runs_cli_test {
+
 namespace {
 
 using stepcast::test::run_stepcast;
@@ -126,3 +128,5 @@ TEST_SUITE("calibrate.validate_runs_cli") {
     CHECK(calibrated > uncalibrated.at("runs").at(0).at("predicted_step_time_s").get<double>());
   }
 }
+
+}  // namespace validate_runs_cli_test

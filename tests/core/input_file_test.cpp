@@ -14,6 +14,8 @@
 #include "support/input_error_text.hpp"
 #include "support/scratch_folder.hpp"
 
+namespace input_file_test {
+
 namespace fs = std::filesystem;
 using stepcast::test::input_error_text;
 
@@ -78,3 +80,5 @@ TEST_SUITE("core.input_file") {
     CHECK(stepcast::describe_size(std::uint64_t{64} << 20) == "64.0 MiB");
   }
 }
+
+}  // namespace input_file_test

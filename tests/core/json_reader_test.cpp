@@ -6,6 +6,8 @@
 #include "stepcast/core/json_reader.hpp"
 #include "support/input_error_text.hpp"
 
+namespace json_reader_test {
+
 using namespace stepcast;
 
 namespace {
@@ -84,3 +86,5 @@ TEST_SUITE("core.json_duplicate_keys") {
     CHECK(error_of([&] { (void)parse_json_text(text, "ok.json"); }) == "no error");
   }
 }
+
+}  // namespace json_reader_test

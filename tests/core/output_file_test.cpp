@@ -19,6 +19,8 @@
 #include "support/input_error_text.hpp"
 #include "support/scratch_folder.hpp"
 
+namespace output_file_test {
+
 namespace fs = std::filesystem;
 using stepcast::test::input_error_text;
 
@@ -174,3 +176,5 @@ TEST_SUITE("core.output_file") {
     CHECK_FALSE(stepcast::same_file(dir.path / "a.json", dir.path / "new.json"));
   }
 }
+
+}  // namespace output_file_test

@@ -25,6 +25,8 @@
 
 extern char** environ;
 
+namespace output_kill_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -188,3 +190,5 @@ TEST_SUITE("core.output_kill") {
     CHECK(names_in(dir.path) == std::vector<std::string>{"report.txt", "trace.json"});
   }
 }
+
+}  // namespace output_kill_test

@@ -14,6 +14,8 @@
 #include "support/input_error_text.hpp"
 #include "support/scratch_folder.hpp"
 
+namespace staged_files_test {
+
 namespace fs = std::filesystem;
 using stepcast::test::input_error_text;
 
@@ -87,3 +89,5 @@ TEST_SUITE("core.staged_files") {
     CHECK(dir.names() == std::vector<std::string>{"a.txt"});
   }
 }
+
+}  // namespace staged_files_test

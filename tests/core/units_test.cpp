@@ -5,6 +5,8 @@
 
 #include "stepcast/core/units.hpp"
 
+namespace units_test {
+
 using namespace stepcast;
 
 namespace {
@@ -110,3 +112,5 @@ TEST_SUITE("core.units") {
     CHECK(unit_error(dur, "two us").find("expected a number first") != std::string::npos);
   }
 }
+
+}  // namespace units_test

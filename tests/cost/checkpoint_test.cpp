@@ -8,6 +8,8 @@
 #include "stepcast/cost/checkpoint.hpp"
 #include "support/input_error_text.hpp"
 
+namespace checkpoint_test {
+
 using namespace stepcast;
 using namespace stepcast::cost;
 
@@ -210,3 +212,5 @@ TEST_SUITE("cost.checkpoint") {
     CHECK(r.whole_file_per_rank.value() == doctest::Approx(2.0 * 112e9 / 3.0 + extras.value()));
   }
 }
+
+}  // namespace checkpoint_test

@@ -9,6 +9,8 @@
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/topology/topology.hpp"
 
+namespace collectives_published_test {
+
 using namespace stepcast;
 using namespace stepcast::cost;
 
@@ -80,3 +82,5 @@ TEST_SUITE("cost.collectives") {
     check_ring_costs("patarasuk_yuan2009_ring_allreduce.json");
   }
 }
+
+}  // namespace collectives_published_test

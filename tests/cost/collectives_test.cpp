@@ -15,6 +15,8 @@
 #include "support/input_error_text.hpp"
 #include "support/run_stepcast.hpp"
 
+namespace collectives_test {
+
 using namespace stepcast;
 using namespace stepcast::cost;
 using topology::CommTiers;
@@ -523,3 +525,5 @@ TEST_SUITE("cost.collectives") {
     CHECK(accepted_algorithms() == "ring, tree, hierarchical, direct");
   }
 }
+
+}  // namespace collectives_test

@@ -5,6 +5,8 @@
 #include "stepcast/cost/compute.hpp"
 #include "support/gpt3_shape.hpp"
 
+namespace compute_test {
+
 using namespace stepcast;
 
 namespace {
@@ -81,3 +83,5 @@ TEST_SUITE("cost.compute") {
     CHECK_FALSE(c.operator_model);
   }
 }
+
+}  // namespace compute_test

@@ -7,6 +7,8 @@
 
 #include "stepcast/cost/failure.hpp"
 
+namespace failure_test {
+
 using namespace stepcast;
 using namespace stepcast::cost;
 
@@ -102,3 +104,5 @@ TEST_SUITE("cost.failure") {
     CHECK(rows[2].interval.value() == doctest::Approx(2000.0));
   }
 }
+
+}  // namespace failure_test

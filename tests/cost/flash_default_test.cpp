@@ -7,6 +7,8 @@
 #include "stepcast/cost/flash_default.hpp"
 #include "stepcast/plan/plan.hpp"
 
+namespace flash_default_test {
+
 using namespace stepcast;
 
 namespace {
@@ -37,3 +39,5 @@ TEST_SUITE("cost.flash_default") {
         cost::with_default_flash(plan::parse_plan("fsdp=8", "--plan"), without_fused_attention()).flash_attention);
   }
 }
+
+}  // namespace flash_default_test

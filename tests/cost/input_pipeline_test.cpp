@@ -4,6 +4,8 @@
 
 #include "stepcast/cost/input_pipeline.hpp"
 
+namespace input_pipeline_test {
+
 using namespace stepcast;
 using namespace stepcast::cost;
 
@@ -62,3 +64,5 @@ TEST_SUITE("cost.input_pipeline") {
     CHECK(b.bound_step_time.value() == doctest::Approx(2.0));
   }
 }
+
+}  // namespace input_pipeline_test

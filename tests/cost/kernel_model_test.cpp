@@ -10,6 +10,8 @@
 #include <string>
 #include "support/input_error_text.hpp"
 
+namespace kernel_model_test {
+
 using namespace stepcast;
 
 namespace {
@@ -147,3 +149,5 @@ TEST_SUITE("cost.kernel_model") {
     CHECK(k(1, 3).then(k(1, 3)).times(10).makespan.value() == doctest::Approx(61.0));
   }
 }
+
+}  // namespace kernel_model_test

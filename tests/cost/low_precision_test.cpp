@@ -14,6 +14,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace low_precision_test {
+
 using namespace stepcast;
 
 namespace {
@@ -130,3 +132,5 @@ TEST_SUITE("cost.low_precision") {
     CHECK_THROWS_AS(cost::check_precision_supported(h100, plan::Precision::kNvfp4, "dgx-h100.json"), InputError);
   }
 }
+
+}  // namespace low_precision_test

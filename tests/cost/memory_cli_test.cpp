@@ -9,6 +9,8 @@
 
 #include "support/run_stepcast.hpp"
 
+namespace memory_cli_test {
+
 TEST_SUITE("cost.memory_cli") {
   TEST_CASE("stepcast memory on the seed: model state 14e9 B per GPU in JSON, 13.04 GiB in the table") {
     const std::string args =
@@ -49,3 +51,5 @@ TEST_SUITE("cost.memory_cli") {
     CHECK(nlohmann::json::parse(r.output).at("gpus").get<int>() == 16);
   }
 }
+
+}  // namespace memory_cli_test

@@ -7,6 +7,8 @@
 #include "stepcast/cost/memory_margin.hpp"
 #include "support/input_error_text.hpp"
 
+namespace memory_margin_test {
+
 using namespace stepcast;
 using namespace stepcast::cost;
 
@@ -57,3 +59,5 @@ TEST_SUITE("cost.memory_margin") {
           }).starts_with("--memory-margin: expected a share"));
   }
 }
+
+}  // namespace memory_margin_test

@@ -7,6 +7,8 @@
 #include "stepcast/workload/workload.hpp"
 #include "support/gpt3_shape.hpp"
 
+namespace memory_test {
+
 using namespace stepcast;
 
 namespace {
@@ -190,3 +192,5 @@ TEST_SUITE("cost.memory") {
     CHECK(fit.fits == (fit.headroom.value() >= 0.0));
   }
 }
+
+}  // namespace memory_test

@@ -15,6 +15,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace moe_tokens_test {
+
 using namespace stepcast;
 
 namespace {
@@ -157,3 +159,5 @@ TEST_SUITE("cost.moe_tokens") {
     CHECK(ratio == doctest::Approx(1.5).epsilon(0.01));
   }
 }
+
+}  // namespace moe_tokens_test

@@ -14,6 +14,8 @@
 #include "stepcast/topology/overrides.hpp"
 #include "stepcast/topology/topology.hpp"
 
+namespace nccl_collnet_test {
+
 using namespace stepcast;
 using namespace stepcast::cost;
 
@@ -229,3 +231,5 @@ TEST_SUITE("cost.nccl_collnet") {
     CHECK(!nccl_runs(CollectiveOp::kBroadcast, NcclAlgorithm::kCollNetDirect));
   }
 }
+
+}  // namespace nccl_collnet_test

@@ -12,6 +12,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "support/input_error_text.hpp"
 
+namespace nccl_tuning_test {
+
 using namespace stepcast;
 using namespace stepcast::cost;
 
@@ -292,3 +294,5 @@ TEST_SUITE("cost.nccl_tuning") {
           "tree, ring, collnetdirect, collnetchain, nvls, nvlstree");
   }
 }
+
+}  // namespace nccl_tuning_test

@@ -10,6 +10,8 @@
 #include "stepcast/cost/nccl_tuning.hpp"
 #include "stepcast/topology/topology.hpp"
 
+namespace nvl72_collectives_test {
+
 using namespace stepcast;
 using topology::CommTiers;
 using topology::Topology;
@@ -90,3 +92,5 @@ TEST_SUITE("cost.nvl72_collectives") {
     CHECK(two.nccl->nvls_inter_bw.value() == doctest::Approx(40 * kGBps));
   }
 }
+
+}  // namespace nvl72_collectives_test

@@ -6,6 +6,8 @@
 #include "stepcast/cost/operators.hpp"
 #include "support/gpt3_shape.hpp"
 
+namespace operators_test {
+
 using namespace stepcast;
 
 namespace {
@@ -115,3 +117,5 @@ TEST_SUITE("cost.operators") {
     CHECK(update == doctest::Approx(1e9 * (2.0 + 24.0 + 2.0)));
   }
 }
+
+}  // namespace operators_test

@@ -13,6 +13,8 @@
 #include "stepcast/topology/overrides.hpp"
 #include "stepcast/topology/topology.hpp"
 
+namespace partial_domain_collectives_test {
+
 using namespace stepcast;
 using topology::CommTiers;
 using topology::Topology;
@@ -79,3 +81,5 @@ TEST_SUITE("cost.partial_domain_collectives") {
     CHECK(ar.chosen().algbw.value() == doctest::Approx(20 * 0.74 * 31.0 / 32.0 * 2 * 32 * 64.0 / 126.0 * kGBps));
   }
 }
+
+}  // namespace partial_domain_collectives_test

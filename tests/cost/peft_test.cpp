@@ -23,6 +23,8 @@
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace peft_test {
+
 using namespace stepcast;
 
 namespace {
@@ -131,3 +133,5 @@ TEST_SUITE("cost.peft") {
     CHECK(full - lora == doctest::Approx(2.0 * 69'501'714'432.0));
   }
 }
+
+}  // namespace peft_test

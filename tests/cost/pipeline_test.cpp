@@ -6,6 +6,8 @@
 
 #include "stepcast/cost/pipeline.hpp"
 
+namespace pipeline_test {
+
 using stepcast::Seconds;
 using stepcast::cost::bubble_fraction;
 using stepcast::cost::cooldown_microbatches;
@@ -80,3 +82,5 @@ TEST_SUITE("cost.pipeline") {
     CHECK(cooldown_microbatches(Schedule::k1F1B, 1, 8, 1) == 0.0);
   }
 }
+
+}  // namespace pipeline_test

@@ -7,6 +7,8 @@
 
 #include "stepcast/cost/straggler.hpp"
 
+namespace straggler_test {
+
 using namespace stepcast;
 using namespace stepcast::cost;
 
@@ -68,3 +70,5 @@ TEST_SUITE("cost.straggler") {
     CHECK(s.slowdown == doctest::Approx(1.633968).epsilon(1e-6));
   }
 }
+
+}  // namespace straggler_test

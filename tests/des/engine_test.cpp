@@ -8,6 +8,8 @@
 #include "stepcast/des/engine.hpp"
 #include "stepcast/des/timer_model.hpp"
 
+namespace engine_test {
+
 using namespace stepcast::des;
 
 namespace {
@@ -69,3 +71,5 @@ TEST_SUITE("des.engine") {
     CHECK(engine.run() == 0);
   }
 }
+
+}  // namespace engine_test

@@ -6,6 +6,8 @@
 
 #include "stepcast/des/event_queue.hpp"
 
+namespace event_queue_test {
+
 using stepcast::des::EventHandle;
 using stepcast::des::EventQueue;
 using stepcast::des::kNever;
@@ -92,3 +94,5 @@ TEST_SUITE("des.event_queue") {
     CHECK(q.popped() == 5000);
   }
 }
+
+}  // namespace event_queue_test

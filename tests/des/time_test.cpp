@@ -5,6 +5,8 @@
 #include "stepcast/core/units.hpp"
 #include "stepcast/des/time.hpp"
 
+namespace time_test {
+
 using namespace stepcast;
 using stepcast::des::to_seconds;
 using stepcast::des::to_ticks;
@@ -29,3 +31,5 @@ TEST_SUITE("des.time") {
 
   TEST_CASE("a negative duration is a bug") { CHECK_THROWS_AS(to_ticks(seconds(-1.0)), InternalError); }
 }
+
+}  // namespace time_test

@@ -10,6 +10,8 @@
 #include "stepcast/cost/collective_model.hpp"
 #include "stepcast/graph/predict.hpp"
 
+namespace call_counts_test {
+
 using namespace stepcast;
 
 namespace {
@@ -127,3 +129,5 @@ TEST_SUITE("graph.call_counts") {
     check_groups(term(beside, "ZeRO parameter all-gather"), 13, 1e9, 1, kLlama2Bytes - 13e9);
   }
 }
+
+}  // namespace call_counts_test

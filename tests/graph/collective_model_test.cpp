@@ -16,6 +16,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace collective_model_test {
+
 using namespace stepcast;
 using namespace stepcast::cost;
 using graph::CommTerm;
@@ -334,3 +336,5 @@ TEST_SUITE("graph.collective_model") {
     }
   }
 }
+
+}  // namespace collective_model_test

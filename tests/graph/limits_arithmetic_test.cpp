@@ -12,6 +12,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace limits_arithmetic_test {
+
 using namespace stepcast;
 
 namespace {
@@ -79,3 +81,5 @@ TEST_SUITE("graph.limits_arithmetic") {
     CHECK(std::isfinite(cost::step_flops(s, p).model.value()));
   }
 }
+
+}  // namespace limits_arithmetic_test

@@ -14,6 +14,8 @@
 #include "stepcast/workload/workload.hpp"
 #include "support/gpt3_shape.hpp"
 
+namespace long_context_test {
+
 using namespace stepcast;
 
 namespace {
@@ -185,3 +187,5 @@ TEST_SUITE("graph.long_context") {
     CHECK(pred.memory.parameters.value() == doctest::Approx(even_state.parameters.value() * 8.0 / (126.0 / 16.0)));
   }
 }
+
+}  // namespace long_context_test

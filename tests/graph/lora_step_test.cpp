@@ -10,6 +10,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace lora_step_test {
+
 using namespace stepcast;
 
 TEST_SUITE("graph.lora") {
@@ -31,3 +33,5 @@ TEST_SUITE("graph.lora") {
     CHECK(reduced == doctest::Approx(175'636'480.0 * 2.0));
   }
 }
+
+}  // namespace lora_step_test

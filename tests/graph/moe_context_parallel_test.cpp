@@ -10,6 +10,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace moe_context_parallel_test {
+
 using namespace stepcast;
 
 namespace {
@@ -66,3 +68,5 @@ TEST_SUITE("graph.moe_context_parallel") {
     CHECK(grads.ranks == 2);
   }
 }
+
+}  // namespace moe_context_parallel_test

@@ -14,6 +14,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace moe_cost_test {
+
 using namespace stepcast;
 
 namespace {
@@ -169,3 +171,5 @@ TEST_SUITE("graph.moe") {
     CHECK(cost::stage_layer_kinds(*w.shape, map, 3).front().second == 13);
   }
 }
+
+}  // namespace moe_cost_test

@@ -12,6 +12,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace moe_fsdp_test {
+
 using namespace stepcast;
 
 namespace {
@@ -120,3 +122,5 @@ TEST_SUITE("graph.moe_fsdp") {
     CHECK(found == 2 + 3);
   }
 }
+
+}  // namespace moe_fsdp_test

@@ -11,6 +11,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace plan_graph_test {
+
 using namespace stepcast;
 using graph::Anchor;
 
@@ -137,3 +139,5 @@ TEST_SUITE("graph.plan") {
     CHECK(buckets[0]->pieces == doctest::Approx((32 * kLayerBytes + kRootBytes) / (25.0 * 1024 * 1024)));
   }
 }
+
+}  // namespace plan_graph_test

@@ -11,6 +11,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace rank_order_test {
+
 using namespace stepcast;
 
 namespace {
@@ -90,3 +92,5 @@ TEST_SUITE("graph.rank_order") {
     CHECK(plan::parse_plan("tp=2").rank_order == plan::RankOrder::kStagesOutermost);
   }
 }
+
+}  // namespace rank_order_test

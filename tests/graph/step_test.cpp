@@ -9,6 +9,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace step_test {
+
 using namespace stepcast;
 
 namespace {
@@ -112,3 +114,5 @@ TEST_SUITE("graph.step") {
     CHECK(a.memory.total.value() == b.memory.total.value());
   }
 }
+
+}  // namespace step_test

@@ -13,6 +13,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace zero2_cooldown_test {
+
 using namespace stepcast;
 
 TEST_SUITE("graph.zero2_cooldown") {
@@ -57,3 +59,5 @@ TEST_SUITE("graph.zero2_cooldown") {
     CHECK(t.exposed.value() == doctest::Approx(r).epsilon(1e-9));
   }
 }
+
+}  // namespace zero2_cooldown_test

@@ -19,6 +19,8 @@
 #include "stepcast/workload/workload.hpp"
 #include "support/input_error_text.hpp"
 
+namespace extreme_inputs_test {
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 using stepcast::test::input_error_text;
@@ -206,3 +208,5 @@ TEST_SUITE("plan.extreme_inputs") {
           "limit of 65536: raise mbs= or dp=, or lower the global batch");
   }
 }
+
+}  // namespace extreme_inputs_test

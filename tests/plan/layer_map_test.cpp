@@ -11,6 +11,8 @@
 #include "stepcast/plan/layer_map.hpp"
 #include "stepcast/plan/plan.hpp"
 
+namespace layer_map_test {
+
 using namespace stepcast;
 
 namespace {
@@ -147,3 +149,5 @@ TEST_SUITE("plan.layer_map") {
     CHECK(even[1].chunks == "8");
   }
 }
+
+}  // namespace layer_map_test

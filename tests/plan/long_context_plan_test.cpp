@@ -7,6 +7,8 @@
 
 #include "stepcast/plan/plan.hpp"
 
+namespace long_context_plan_test {
+
 using namespace stepcast;
 
 namespace {
@@ -99,3 +101,5 @@ TEST_SUITE("plan.long_context") {
     CHECK(has(rules("tp=8,pp=6,pp-embedding-loss-layers=on", 48), "= 126 + 2 = 128 must be divisible by pp (6)"));
   }
 }
+
+}  // namespace long_context_plan_test

@@ -6,6 +6,8 @@
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace moe_folding_test {
+
 using namespace stepcast;
 
 TEST_SUITE("plan.moe_folding") {
@@ -21,3 +23,5 @@ TEST_SUITE("plan.moe_folding") {
     CHECK(q.expert_dp() == 2);
   }
 }
+
+}  // namespace moe_folding_test

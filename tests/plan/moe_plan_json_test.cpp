@@ -6,6 +6,8 @@
 
 #include "stepcast/plan/plan.hpp"
 
+namespace moe_plan_json_test {
+
 using namespace stepcast;
 
 TEST_SUITE("plan.moe_json") {
@@ -24,3 +26,5 @@ TEST_SUITE("plan.moe_json") {
     CHECK(q.moe_imbalance == p.moe_imbalance);
   }
 }
+
+}  // namespace moe_plan_json_test

@@ -9,6 +9,8 @@
 #include "stepcast/plan/plan.hpp"
 #include "support/input_error_text.hpp"
 
+namespace plan_test {
+
 using namespace stepcast;
 
 namespace {
@@ -177,3 +179,5 @@ TEST_SUITE("plan.plan") {
     CHECK(parse_error("grad-reduce=fp8") == "--plan: grad-reduce= expects fp32, bf16 or fp16, got \"fp8\"");
   }
 }
+
+}  // namespace plan_test

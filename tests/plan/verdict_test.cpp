@@ -12,6 +12,8 @@
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace verdict_test {
+
 using namespace stepcast;
 
 namespace {
@@ -260,3 +262,5 @@ TEST_SUITE("plan.verdict") {
           "needs 38.00 GiB per GPU, leaving 2.00 GiB of the 40.00 GiB of the GPU: inside the margin of 4.00 GiB");
   }
 }
+
+}  // namespace verdict_test

@@ -10,6 +10,8 @@
 #include "stepcast/planner/refine.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace capacity_cells_test {
+
 using namespace stepcast;
 
 namespace {
@@ -83,3 +85,5 @@ TEST_CASE("a cell rebuilt from its choice alone equals the cell computed whole")
   CHECK_FALSE(skipped.plan);
   CHECK(skipped.note == "12 GPUs do not fill whole nodes of 8");
 }
+
+}  // namespace capacity_cells_test

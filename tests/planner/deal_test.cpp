@@ -7,6 +7,8 @@
 #include "stepcast/core/errors.hpp"
 #include "stepcast/planner/deal.hpp"
 
+namespace deal_test {
+
 using namespace stepcast;
 
 namespace {
@@ -56,3 +58,5 @@ TEST_CASE("deal_by_cost refuses a cost that is not a finite non-negative number"
   CHECK_THROWS_AS(planner::deal_by_cost({1.0, -1.0}, 2), InternalError);
   CHECK_THROWS_AS(planner::deal_by_cost({1.0}, 0), InternalError);
 }
+
+}  // namespace deal_test

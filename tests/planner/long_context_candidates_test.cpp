@@ -11,6 +11,8 @@
 #include "stepcast/planner/candidates.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace long_context_candidates_test {
+
 using namespace stepcast;
 
 namespace {
@@ -133,3 +135,5 @@ TEST_SUITE("planner.long_context") {
     CHECK(std::any_of(all.begin(), all.end(), [](const plan::Plan& p) { return p.tp_overlap; }));
   }
 }
+
+}  // namespace long_context_candidates_test

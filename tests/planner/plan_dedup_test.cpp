@@ -13,6 +13,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace plan_dedup_test {
+
 using namespace stepcast;
 
 namespace {
@@ -87,3 +89,5 @@ TEST_SUITE("planner.plan_dedup") {
     }
   }
 }
+
+}  // namespace plan_dedup_test

@@ -13,6 +13,8 @@
 #include "stepcast/planner/search.hpp"
 #include "stepcast/topology/topology.hpp"
 
+namespace search_test {
+
 using namespace stepcast;
 
 namespace {
@@ -281,3 +283,5 @@ TEST_SUITE("planner.search") {
     CHECK_THROWS_AS(planner::search(w, two_p4d_nodes(), space_16()), InputError);
   }
 }
+
+}  // namespace search_test

@@ -7,6 +7,8 @@
 
 #include "stepcast/planner/work_estimate.hpp"
 
+namespace work_estimate_test {
+
 using namespace stepcast;
 
 namespace {
@@ -72,3 +74,5 @@ TEST_SUITE("planner.work_estimate") {
     CHECK(runs.memory.value() == doctest::Approx(kBase + 3e6));
   }
 }
+
+}  // namespace work_estimate_test

@@ -11,6 +11,8 @@
 #include "support/run_stepcast.hpp"
 #include "support/scratch_folder.hpp"
 
+namespace budget_cli_test {
+
 namespace {
 
 struct Folder : stepcast::test::ScratchFolder {
@@ -75,3 +77,5 @@ TEST_SUITE("report.budget_cli") {
         "simulating this collective on the event engine would take about 41.6 s of CPU time");
   }
 }
+
+}  // namespace budget_cli_test

@@ -23,6 +23,8 @@
 #include "support/run_stepcast.hpp"  // after stepcast/: its <sys/wait.h> (waitpid) defines si_value
 #include "support/scratch_folder.hpp"
 
+namespace chakra_output_test {
+
 using namespace stepcast;
 namespace fs = std::filesystem;
 using report::chakra::NodeKind;
@@ -176,3 +178,5 @@ TEST_SUITE("report.chakra_output") {
     CHECK(in_folder == std::vector<std::string>{"keep.txt"});
   }
 }
+
+}  // namespace chakra_output_test

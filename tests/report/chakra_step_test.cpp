@@ -17,6 +17,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace chakra_step_test {
+
 using namespace stepcast;
 namespace fs = std::filesystem;
 
@@ -94,3 +96,5 @@ TEST_SUITE("report.chakra_step") {
     fs::remove_all(base, ignored);
   }
 }
+
+}  // namespace chakra_step_test

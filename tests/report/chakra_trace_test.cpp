@@ -19,6 +19,8 @@
 #include "stepcast/core/errors.hpp"
 #include "stepcast/report/chakra_trace.hpp"
 
+namespace chakra_trace_test {
+
 using namespace stepcast;
 namespace fs = std::filesystem;
 using report::chakra::Collective;
@@ -432,3 +434,5 @@ TEST_SUITE("report.chakra") {
     CHECK_THROWS_AS(report::chakra::read_chakra(dir, 0), InputError);
   }
 }
+
+}  // namespace chakra_trace_test

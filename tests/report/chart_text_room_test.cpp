@@ -10,6 +10,8 @@
 
 #include "stepcast/report/chart.hpp"
 
+namespace chart_text_room_test {
+
 using namespace stepcast::report;
 
 namespace {
@@ -64,3 +66,5 @@ TEST_SUITE("report.chart_text_room") {
     CHECK(svg.find(R"~(<g transform="translate(56.70 0)">)~") != std::string::npos);
   }
 }
+
+}  // namespace chart_text_room_test

@@ -11,6 +11,8 @@
 
 #include "support/run_stepcast.hpp"
 
+namespace group_spans_test {
+
 using namespace stepcast;
 
 namespace {
@@ -84,3 +86,5 @@ TEST_SUITE("report.group_spans") {
     CHECK(out.find("0,4,8,12") != std::string::npos);
   }
 }
+
+}  // namespace group_spans_test

@@ -9,6 +9,8 @@
 #include "stepcast/report/moe_fit_hint.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace moe_fit_hint_test {
+
 using namespace stepcast;
 
 TEST_SUITE("report.moe_fit_hint") {
@@ -24,3 +26,5 @@ TEST_SUITE("report.moe_fit_hint") {
     CHECK(hint == "  model state per GPU: routed experts 1.21 TiB, dense layers 260.08 GiB\n");
   }
 }
+
+}  // namespace moe_fit_hint_test

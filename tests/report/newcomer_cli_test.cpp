@@ -16,6 +16,8 @@
 
 #include "support/run_stepcast.hpp"
 
+namespace newcomer_cli_test {
+
 using stepcast::test::run_stepcast;
 using stepcast::test::run_stepcast_with_status;
 
@@ -249,3 +251,5 @@ TEST_SUITE("report.newcomer") {
                    "NCCL's tuning model picks"));
   }
 }
+
+}  // namespace newcomer_cli_test

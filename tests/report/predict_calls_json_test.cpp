@@ -7,6 +7,8 @@
 
 #include "support/run_stepcast.hpp"
 
+namespace predict_calls_json_test {
+
 using stepcast::test::run_stepcast;
 
 TEST_SUITE("report.predict_calls_json") {
@@ -33,3 +35,5 @@ TEST_SUITE("report.predict_calls_json") {
     CHECK(forward.at("size_bytes").get<double>() == doctest::Approx(1'711'308'800.0).epsilon(1e-12));
   }
 }
+
+}  // namespace predict_calls_json_test

@@ -6,6 +6,8 @@
 
 #include "stepcast/report/progress.hpp"
 
+namespace progress_test {
+
 using namespace stepcast::report;
 
 TEST_SUITE("report.progress") {
@@ -39,3 +41,5 @@ TEST_SUITE("report.progress") {
     std::fclose(f);
   }
 }
+
+}  // namespace progress_test

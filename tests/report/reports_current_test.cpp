@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string>
 
+namespace reports_current_test {
+
 namespace {
 
 // Under AddressSanitizer the regeneration takes over ten minutes (the Megatron-Bridge runs on the
@@ -44,3 +46,5 @@ TEST_SUITE("report.reports") {
     std::filesystem::remove_all(tmp);
   }
 }
+
+}  // namespace reports_current_test

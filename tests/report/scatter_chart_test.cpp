@@ -7,6 +7,8 @@
 #include "stepcast/report/chart.hpp"
 #include "support/markup_check.hpp"
 
+namespace scatter_chart_test {
+
 using namespace stepcast::report;
 
 TEST_SUITE("report.scatter_chart") {
@@ -30,3 +32,5 @@ TEST_SUITE("report.scatter_chart") {
     CHECK(stepcast::test::count_of(svg, R"(fill="#f28e2b")") == 2);
   }
 }
+
+}  // namespace scatter_chart_test

@@ -12,6 +12,8 @@
 
 #include "support/run_stepcast.hpp"
 
+namespace search_compare_test {
+
 using namespace stepcast;
 
 namespace {
@@ -123,3 +125,5 @@ TEST_SUITE("report.search_compare") {
     }
   }
 }
+
+}  // namespace search_compare_test

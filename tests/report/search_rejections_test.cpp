@@ -8,6 +8,8 @@
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/writers.hpp"
 
+namespace search_rejections_test {
+
 using namespace stepcast;
 
 TEST_SUITE("report.search_rejections") {
@@ -46,3 +48,5 @@ TEST_SUITE("report.search_rejections") {
     CHECK(rows->at(1).at("example") == "tp (16) must not exceed the GPUs of one node (8)");
   }
 }
+
+}  // namespace search_rejections_test

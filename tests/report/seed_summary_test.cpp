@@ -5,6 +5,8 @@
 
 #include "stepcast/report/seed_summary.hpp"
 
+namespace seed_summary_test {
+
 using stepcast::Seconds;
 using stepcast::report::summarize_seeds;
 
@@ -37,3 +39,5 @@ TEST_SUITE("report.seed_summary") {
     CHECK(s.p90.value() == 3.0);
   }
 }
+
+}  // namespace seed_summary_test

@@ -7,6 +7,8 @@
 
 #include "support/run_stepcast.hpp"
 
+namespace simulate_seeds_cli_test {
+
 namespace {
 
 const std::string kSimulate =
@@ -36,3 +38,5 @@ TEST_SUITE("report.simulate_seeds") {
     CHECK(doc["seeds"]["max_s"].get<double>() == hi->get<double>());
   }
 }
+
+}  // namespace simulate_seeds_cli_test

@@ -8,6 +8,8 @@
 #include "support/markup_check.hpp"
 #include "support/run_stepcast.hpp"
 
+namespace table_cli_test {
+
 namespace {
 
 const std::string kTable =
@@ -95,3 +97,5 @@ TEST_SUITE("report.table_cli") {
           stepcast::test::run_stepcast(kTable + " --format json --threads 2"));
   }
 }
+
+}  // namespace table_cli_test

@@ -9,6 +9,8 @@
 #include "stepcast/report/writers.hpp"
 #include "support/markup_check.hpp"
 
+namespace writers_test {
+
 using namespace stepcast;
 using namespace stepcast::report;
 
@@ -183,3 +185,5 @@ TEST_SUITE("report.writers") {
     }
   }
 }
+
+}  // namespace writers_test

@@ -16,6 +16,8 @@
 #include "stepcast/topology/overrides.hpp"
 #include "stepcast/topology/topology.hpp"
 
+namespace collective_flows_test {
+
 using namespace stepcast;
 using cost::Algorithm;
 using cost::CollectiveOp;
@@ -225,3 +227,5 @@ TEST_SUITE("sim.collective_flows") {
     CHECK(des > 1.8 * alone.bandwidth_time.value());  // the NIC really is split
   }
 }
+
+}  // namespace collective_flows_test

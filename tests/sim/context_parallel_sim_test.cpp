@@ -10,6 +10,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace context_parallel_sim_test {
+
 using namespace stepcast;
 
 namespace {
@@ -89,3 +91,5 @@ TEST_SUITE("sim.context_parallel") {
     CHECK(r.simulated.step_time.value() > r.simulated.breakdown.compute.value());
   }
 }
+
+}  // namespace context_parallel_sim_test

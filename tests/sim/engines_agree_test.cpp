@@ -10,6 +10,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace engines_agree_test {
+
 using namespace stepcast;
 
 namespace {
@@ -59,3 +61,5 @@ TEST_SUITE("sim.engines") {
     }
   }
 }
+
+}  // namespace engines_agree_test

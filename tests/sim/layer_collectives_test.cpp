@@ -12,6 +12,8 @@
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
 
+namespace layer_collectives_test {
+
 using namespace stepcast;
 using namespace stepcast::sim;
 
@@ -21,7 +23,7 @@ constexpr double kMs = 1e-3;
 constexpr double kUs = 1e-6;
 
 using graph::Anchor;
-using test::hand_node;
+using sim::test::hand_node;
 
 // FSDP over 4 GPUs on 50 GB/s links, no latency, one micro-batch of 4 layers. A ring all-gather
 // or reduce-scatter of S = 40e6 B takes (N-1)/N x S / B = 3/4 x 40e6 / 50e9 = 0.6 ms. Each layer's
@@ -29,8 +31,8 @@ using test::hand_node;
 // gradients reduce-scattered after its backward.
 graph::StepGraph fsdp(double forward_ms, double backward_ms, bool regather) {
   graph::StepGraph s =
-      test::hand_step(1, 1, plan::Schedule::k1F1B, 1, seconds(forward_ms * kMs), seconds(backward_ms * kMs), 4, 1, 4);
-  const std::size_t shard = test::replica_group(s, "shard group", 4);
+      sim::test::hand_step(1, 1, plan::Schedule::k1F1B, 1, seconds(forward_ms * kMs), seconds(backward_ms * kMs), 4, 1, 4);
+  const std::size_t shard = sim::test::replica_group(s, "shard group", 4);
   graph::CommNode gather = hand_node("FSDP all-gather (forward)", shard, cost::CollectiveOp::kAllGather, bytes(40e6),
                                      Anchor::kLayerPrefetch);
   s.comm.push_back(gather);
@@ -49,10 +51,10 @@ graph::StepGraph fsdp(double forward_ms, double backward_ms, bool regather) {
 // Tensor parallel over 8 ranks, `layers` layers of two slices per pass, `ops` after each slice.
 graph::StepGraph tensor(int layers, const std::vector<cost::CollectiveOp>& ops) {
   graph::StepGraph s =
-      test::hand_step(1, 1, plan::Schedule::k1F1B, 1, seconds(1 * kMs), seconds(2 * kMs), 1, 8, layers);
+      sim::test::hand_step(1, 1, plan::Schedule::k1F1B, 1, seconds(1 * kMs), seconds(2 * kMs), 1, 8, layers);
   s.forward_slices = 2;
   s.backward_slices = 2;
-  const std::size_t group = test::tensor_group(s);
+  const std::size_t group = sim::test::tensor_group(s);
   for (const cost::CollectiveOp op : ops)
     s.comm.push_back(hand_node("TP", group, op, bytes(48e6), Anchor::kAfterSlice));
   return s;
@@ -112,3 +114,5 @@ TEST_SUITE("sim.layers") {
     CHECK(r.step_time.value() == doctest::Approx(3 * kMs + 8 * 0.308 * kMs));
   }
 }
+
+}  // namespace layer_collectives_test

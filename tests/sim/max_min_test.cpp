@@ -11,6 +11,8 @@
 #include "stepcast/core/units.hpp"
 #include "stepcast/sim/max_min.hpp"
 
+namespace max_min_test {
+
 using namespace stepcast;
 using namespace stepcast::sim;
 
@@ -244,3 +246,5 @@ TEST_SUITE("sim.max_min") {
     }
   }
 }
+
+}  // namespace max_min_test

@@ -12,6 +12,8 @@
 #include "stepcast/workload/workload.hpp"
 #include "support/predict_plan.hpp"
 
+namespace moe_fsdp_sim_test {
+
 using namespace stepcast;
 
 namespace {
@@ -74,3 +76,5 @@ TEST_SUITE("sim.moe_fsdp") {
     }
   }
 }
+
+}  // namespace moe_fsdp_sim_test

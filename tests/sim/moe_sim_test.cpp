@@ -15,6 +15,8 @@
 #include "stepcast/workload/workload.hpp"
 #include "support/predict_plan.hpp"
 
+namespace moe_sim_test {
+
 using namespace stepcast;
 
 namespace {
@@ -192,3 +194,5 @@ TEST_SUITE("sim.moe") {
     CHECK(reduced.tier_utilization[1] > 0.0);
   }
 }
+
+}  // namespace moe_sim_test

@@ -10,6 +10,8 @@
 #include "stepcast/sim/network.hpp"
 #include "stepcast/topology/topology.hpp"
 
+namespace network_test {
+
 using namespace stepcast;
 using namespace stepcast::sim;
 
@@ -99,3 +101,5 @@ TEST_SUITE("sim.network") {
     CHECK(arrivals.log[1] == std::pair<des::Tick, std::uint64_t>{43'000'000, 2});
   }
 }
+
+}  // namespace network_test

@@ -16,6 +16,8 @@
 
 #include "support/run_stepcast.hpp"
 
+namespace simulate_cli_test {
+
 namespace {
 
 std::string run(const std::string& args) {
@@ -164,3 +166,5 @@ TEST_SUITE("sim.simulate_cli") {
     }
   }
 }
+
+}  // namespace simulate_cli_test

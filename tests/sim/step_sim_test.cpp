@@ -12,6 +12,8 @@
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
 
+namespace step_sim_test {
+
 using namespace stepcast;
 using namespace stepcast::sim;
 
@@ -20,8 +22,8 @@ namespace {
 constexpr double kMs = 1e-3;
 
 using graph::Anchor;
-using test::hand_node;
-using test::hand_step;
+using sim::test::hand_node;
+using sim::test::hand_step;
 
 // p uniform stages, m micro-batches, forward 1 ms and backward 2 ms per micro-batch, nothing else.
 graph::StepGraph pipeline(int p, int m, plan::Schedule schedule, int v = 1, int replicas = 1) {
@@ -38,7 +40,7 @@ graph::StepGraph replicated(int replicas, double forward_ms, double backward_ms,
 void buckets(graph::StepGraph& g, const std::string& name, cost::CollectiveOp op, Bytes bucket, double pieces,
              bool every_micro_batch = false, bool overlapped = true) {
   graph::CommNode n =
-      hand_node(name, test::replica_group(g, "data", g.layout.replicas), op, bucket, Anchor::kGradientReady);
+      hand_node(name, sim::test::replica_group(g, "data", g.layout.replicas), op, bucket, Anchor::kGradientReady);
   n.pieces = pieces;
   n.every_micro_batch = every_micro_batch;
   n.overlapped = overlapped;
@@ -47,7 +49,7 @@ void buckets(graph::StepGraph& g, const std::string& name, cost::CollectiveOp op
 
 // The updated parameters' all-gather: after the optimizer, or at the step's start in buckets.
 void parameter_gather(graph::StepGraph& g, Bytes total, Bytes bucket = Bytes(0.0)) {
-  graph::CommNode n = hand_node("ZeRO parameter all-gather", test::replica_group(g, "data", g.layout.replicas),
+  graph::CommNode n = hand_node("ZeRO parameter all-gather", sim::test::replica_group(g, "data", g.layout.replicas),
                                 cost::CollectiveOp::kAllGather, total, Anchor::kAfterOptimizer);
   if (bucket.value() > 0.0) {
     n.anchor = Anchor::kStepStart;
@@ -60,7 +62,7 @@ void parameter_gather(graph::StepGraph& g, Bytes total, Bytes bucket = Bytes(0.0
 // Sends between stages of `size` each, blocking the sender or not.
 void sends(graph::StepGraph& g, Bytes size, bool blocking) {
   graph::CommNode n =
-      hand_node("PP send/recv", test::stage_pairs(g), cost::CollectiveOp::kSendRecv, size, Anchor::kStageSend);
+      hand_node("PP send/recv", sim::test::stage_pairs(g), cost::CollectiveOp::kSendRecv, size, Anchor::kStageSend);
   n.blocking = blocking;
   g.comm.push_back(n);
 }
@@ -314,3 +316,5 @@ TEST_SUITE("sim.critical_path") {
     CHECK(r.critical_path == expected);
   }
 }
+
+}  // namespace step_sim_test

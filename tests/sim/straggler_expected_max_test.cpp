@@ -17,6 +17,8 @@
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
 
+namespace straggler_expected_max_test {
+
 using namespace stepcast;
 using namespace stepcast::sim;
 
@@ -29,8 +31,8 @@ constexpr double kBucket = 1e3;      // B: a gradient sync that costs tens of na
 // A compute-only step of n replicas: forward 1 ms and backward 2 ms (mu = 3 ms), one gradient
 // bucket of 1 kB all-reduced once the backward ends, no optimizer time.
 graph::StepGraph replicas(int n, int pp = 1, int m = 1) {
-  graph::StepGraph s = test::hand_step(pp, m, plan::Schedule::k1F1B, 1, seconds(1 * kMs), seconds(2 * kMs), n);
-  graph::CommNode sync = test::hand_node("gradients", test::replica_group(s, "data", n), cost::CollectiveOp::kAllReduce,
+  graph::StepGraph s = sim::test::hand_step(pp, m, plan::Schedule::k1F1B, 1, seconds(1 * kMs), seconds(2 * kMs), n);
+  graph::CommNode sync = sim::test::hand_node("gradients", sim::test::replica_group(s, "data", n), cost::CollectiveOp::kAllReduce,
                                          bytes(kBucket), graph::Anchor::kGradientReady);
   s.comm.push_back(sync);
   return s;
@@ -145,10 +147,10 @@ TEST_SUITE("sim.straggler") {
     // 1.5-3.0, rank 0 1.5-2.5 and waits 0.5 for layer 0's call; rank 1 then ends at 4.5 ms, rank
     // 0 at 4.0. The calm step is 3 ms, so 1.5 ms are waiting on the straggler.
     const topology::Topology t = sim::test::star_topology(2, BytesPerSecond(kBandwidth));
-    graph::StepGraph g = test::hand_step(1, 1, plan::Schedule::k1F1B, 1, seconds(1 * kMs), seconds(2 * kMs), 2, 1, 2);
-    const std::size_t cp = test::replica_group(g, "context", 2, graph::Representation::kOwnReplicas);
+    graph::StepGraph g = sim::test::hand_step(1, 1, plan::Schedule::k1F1B, 1, seconds(1 * kMs), seconds(2 * kMs), 2, 1, 2);
+    const std::size_t cp = sim::test::replica_group(g, "context", 2, graph::Representation::kOwnReplicas);
     for (const graph::Pass pass : {graph::Pass::kForward, graph::Pass::kBackward}) {
-      graph::CommNode n = test::hand_node("CP all-gather", cp, cost::CollectiveOp::kAllGather, bytes(kBucket),
+      graph::CommNode n = sim::test::hand_node("CP all-gather", cp, cost::CollectiveOp::kAllGather, bytes(kBucket),
                                           graph::Anchor::kLayerStart);
       n.pass = pass;
       g.comm.push_back(n);
@@ -163,3 +165,5 @@ TEST_SUITE("sim.straggler") {
     CHECK(r.breakdown.straggler_wait.value() == doctest::Approx(1.5 * kMs).epsilon(1e-3));
   }
 }
+
+}  // namespace straggler_expected_max_test

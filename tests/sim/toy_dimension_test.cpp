@@ -14,6 +14,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace toy_dimension_test {
+
 using namespace stepcast;
 
 namespace {
@@ -78,3 +80,5 @@ TEST_SUITE("sim.toy_dimension") {
     CHECK(simulated.step_time.value() == doctest::Approx(after.step_time.value()).epsilon(0.02));
   }
 }
+
+}  // namespace toy_dimension_test

@@ -14,6 +14,8 @@
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/workload/workload.hpp"
 
+namespace zb_h1_uneven_test {
+
 using namespace stepcast;
 
 namespace {
@@ -89,3 +91,5 @@ TEST_SUITE("sim.zb_h1") {
     CHECK(one.simulated == doctest::Approx(40 * kMs));
   }
 }
+
+}  // namespace zb_h1_uneven_test

@@ -7,6 +7,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "topology_test_util.hpp"
 
+namespace collected_problems_test {
+
 using namespace stepcast;
 using stepcast::topology::test::error_of;
 using stepcast::topology::test::scratch_file;
@@ -61,3 +63,5 @@ TEST_SUITE("topology.collected_problems") {
           f.string() + ":/source: must say where the figures come from, got an empty string");
   }
 }
+
+}  // namespace collected_problems_test

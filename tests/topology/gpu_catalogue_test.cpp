@@ -15,6 +15,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "topology_test_util.hpp"
 
+namespace gpu_catalogue_test {
+
 using namespace stepcast;
 using namespace stepcast::topology;
 using stepcast::topology::test::error_of;
@@ -228,3 +230,5 @@ TEST_SUITE("topology.gpu_catalogue") {
           }).find("/value: kernel_overhead must lie in its bounds 0.5 us to 100 us, got 900 us") != std::string::npos);
   }
 }
+
+}  // namespace gpu_catalogue_test

@@ -7,6 +7,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "topology_test_util.hpp"
 
+namespace graph_form_test {
+
 using namespace stepcast;
 using namespace stepcast::topology;
 using stepcast::topology::test::error_of;
@@ -118,3 +120,5 @@ TEST_SUITE("topology.graph_form") {
           }).ends_with("graph_collnet_bad.json:/collnet/enabled: expected true or false, got number"));
   }
 }
+
+}  // namespace graph_form_test

@@ -6,6 +6,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "topology_test_util.hpp"
 
+namespace mosaicml_topology_test {
+
 using namespace stepcast::topology;
 using stepcast::topology::test::shipped;
 
@@ -23,3 +25,5 @@ TEST_SUITE("topology.mosaicml") {
     CHECK(c.intra_bw.value() == doctest::Approx(300e9));          // NVLink3, 300 GB/s each way
   }
 }
+
+}  // namespace mosaicml_topology_test

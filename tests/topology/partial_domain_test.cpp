@@ -11,6 +11,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "topology_test_util.hpp"
 
+namespace partial_domain_test {
+
 using namespace stepcast;
 using namespace stepcast::topology;
 using stepcast::topology::test::error_of;
@@ -130,3 +132,5 @@ TEST_SUITE("topology.partial_domain") {
     CHECK(e.find("--gpus-per-domain 64 runs 4 domains of 64") != std::string::npos);
   }
 }
+
+}  // namespace partial_domain_test

@@ -6,6 +6,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "topology_test_util.hpp"
 
+namespace route_test {
+
 using namespace stepcast;
 using namespace stepcast::topology;
 using stepcast::topology::test::shipped;
@@ -82,3 +84,5 @@ TEST_SUITE("topology.route") {
     CHECK(t.route(517, 3).size() == 4);
   }
 }
+
+}  // namespace route_test

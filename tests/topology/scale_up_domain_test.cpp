@@ -6,6 +6,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "topology_test_util.hpp"
 
+namespace scale_up_domain_test {
+
 using namespace stepcast;
 using namespace stepcast::topology;
 using stepcast::topology::test::shipped;
@@ -63,3 +65,5 @@ TEST_SUITE("topology.scale_up_domain") {
     CHECK(t.gpu().peak_nvfp4.value() == 0.0);
   }
 }
+
+}  // namespace scale_up_domain_test

@@ -5,6 +5,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "topology_test_util.hpp"
 
+namespace shipped_files_test {
+
 using namespace stepcast;
 using namespace stepcast::topology;
 using stepcast::topology::test::shipped;
@@ -144,3 +146,5 @@ TEST_SUITE("topology.shipped_files") {
     CHECK(p4d.node_count() == 4);
   }
 }
+
+}  // namespace shipped_files_test

@@ -8,6 +8,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "topology_test_util.hpp"
 
+namespace tiers_test {
+
 using namespace stepcast;
 using namespace stepcast::topology;
 using stepcast::topology::test::shipped;
@@ -167,3 +169,5 @@ TEST_SUITE("topology.tiers") {
     }
   }
 }
+
+}  // namespace tiers_test

@@ -9,6 +9,8 @@
 
 #include "support/run_stepcast.hpp"
 
+namespace what_if_cli_test {
+
 namespace {
 const std::string kSource = STEPCAST_SOURCE_DIR;
 }  // namespace
@@ -81,3 +83,5 @@ TEST_SUITE("topology.what_if_cli") {
     }
   }
 }
+
+}  // namespace what_if_cli_test

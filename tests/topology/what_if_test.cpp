@@ -10,6 +10,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "topology_test_util.hpp"
 
+namespace what_if_test {
+
 using namespace stepcast;
 using namespace stepcast::topology;
 using stepcast::topology::test::error_of;
@@ -158,3 +160,5 @@ TEST_SUITE("topology.what_if") {
     CHECK(on->enabled);
   }
 }
+
+}  // namespace what_if_test

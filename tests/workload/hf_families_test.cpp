@@ -10,6 +10,8 @@
 #include "stepcast/workload/workload.hpp"
 #include "support/input_error_text.hpp"
 
+namespace hf_families_test {
+
 using stepcast::workload::load_workload;
 using stepcast::workload::Workload;
 
@@ -166,3 +168,5 @@ TEST_SUITE("workload.hf_families") {
                          "(project_in/project_out) are not modelled"));
   }
 }
+
+}  // namespace hf_families_test

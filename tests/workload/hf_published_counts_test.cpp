@@ -13,6 +13,8 @@
 
 #include "stepcast/workload/workload.hpp"
 
+namespace hf_published_counts_test {
+
 using stepcast::workload::load_workload;
 
 namespace {
@@ -108,3 +110,5 @@ TEST_SUITE("workload.hf_published") {
     CHECK(std::fabs((oss.active_parameters - 201088.0 * 2880.0) / 3.61e9 - 1.0) <= 0.01);
   }
 }
+
+}  // namespace hf_published_counts_test

@@ -10,6 +10,8 @@
 #include "stepcast/workload/workload.hpp"
 #include "support/input_error_text.hpp"
 
+namespace moe_workload_test {
+
 namespace fs = std::filesystem;
 using stepcast::workload::load_workload;
 using stepcast::workload::Workload;
@@ -187,3 +189,5 @@ TEST_SUITE("workload.moe") {
           std::string::npos);
   }
 }
+
+}  // namespace moe_workload_test

@@ -9,6 +9,8 @@
 
 #include "stepcast/workload/workload.hpp"
 
+namespace mpt_workloads_test {
+
 TEST_SUITE("workload.mpt") {
   TEST_CASE("every MPT shape has llm-foundry's NumParams to the parameter") {
     const std::filesystem::path root = STEPCAST_SOURCE_DIR;
@@ -26,3 +28,5 @@ TEST_SUITE("workload.mpt") {
     }
   }
 }
+
+}  // namespace mpt_workloads_test

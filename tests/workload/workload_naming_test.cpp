@@ -9,6 +9,8 @@
 
 #include "stepcast/workload/workload.hpp"
 
+namespace workload_naming_test {
+
 using namespace stepcast;
 using namespace stepcast::workload;
 
@@ -57,3 +59,5 @@ TEST_SUITE("workload.naming") {
     CHECK(own.seq_len_origin == "\"seq_len\" of workload llama2-7b");
   }
 }
+
+}  // namespace workload_naming_test

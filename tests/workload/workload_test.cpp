@@ -12,6 +12,8 @@
 #include "stepcast/workload/workload.hpp"
 #include "support/input_error_text.hpp"
 
+namespace workload_test {
+
 namespace fs = std::filesystem;
 using stepcast::workload::load_workload;
 using stepcast::workload::parameter_count;
@@ -117,3 +119,5 @@ TEST_SUITE("workload.workload") {
           (dir / "zero_layers.json").string() + ":/shape/layers: must be at least 1, got 0");
   }
 }
+
+}  // namespace workload_test

@@ -15,7 +15,7 @@ template <class Tag>
 class Quantity {
  public:
   constexpr Quantity() = default;
-  constexpr explicit Quantity(double si_value) : value_(si_value) {}
+  constexpr explicit Quantity(double base_value) : value_(base_value) {}
 
   /// The value in the SI base unit of the dimension.
   [[nodiscard]] constexpr double value() const { return value_; }
