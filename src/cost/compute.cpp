@@ -91,10 +91,17 @@ void explain_compute(ComputeEstimate& out, const workload::Workload& workload, c
                      const topology::GpuSpec& gpu, const ComputeOptions& options) {
   const auto& s = *workload.shape;
   auto& ex = out.explanation;
-  ex.push_back({"model FLOPs",
-                fmt::format("3 passes x (l={} x tokens x (2 x matmul params + 4sh) + tokens x 2hV), tokens = {} x {}",
-                            s.layers, plan.global_batch, plan.seq_len),
-                format_flops(out.flops.model)});
+  // A hybrid stack's layers differ: each counts its own matmul parameters, attention scores or SSD scan.
+  const std::string per_layer =
+      s.hybrid ? fmt::format(
+                     "tokens x the {} layers of {} (each 2 x its matmul params, + 4sh attention, + the "
+                     "SSD scan Mamba-2)",
+                     s.layers, s.hybrid->pattern)
+               : fmt::format("l={} x tokens x (2 x matmul params + 4sh)", s.layers);
+  ex.push_back(
+      {"model FLOPs",
+       fmt::format("3 passes x ({} + tokens x 2hV), tokens = {} x {}", per_layer, plan.global_batch, plan.seq_len),
+       format_flops(out.flops.model)});
   if (plan.pp > 1) {
     // Where the layers sit (Megatron-Core's placement; E embedding, m MTP modules, L loss).
     for (const plan::LayerMapRow& row : plan::layer_map_rows(plan::layer_map(plan, s.layers, s.mtp_layers))) {
@@ -222,6 +229,22 @@ double mlp_matmul_parameters(const workload::TransformerShape& shape, bool moe) 
              (static_cast<double>(m.top_k) * m.expert_ffn + static_cast<double>(m.shared_experts) * m.shared_ffn);
 }
 
+/// Matmul parameters a token passes through in one Mamba-2 mixer: in_proj and out_proj.
+double mamba_matmul_parameters(const workload::TransformerShape& shape) {
+  const workload::MambaShape& m = shape.hybrid->mamba;
+  return static_cast<double>(shape.hidden) * (3.0 * m.inner() + 2.0 * m.groups * m.state + m.heads);
+}
+
+/// The SSD scan's products per token (operators.cpp's mamba_mixer): chunk scores Q N a group;
+/// per head the masked scores applied to x (Q P), the chunk state (N P) and the output from the
+/// state entering the chunk (N P); 2 FLOPs a multiply-add.
+double ssd_flops(const workload::TransformerShape& shape) {
+  const workload::MambaShape& m = shape.hybrid->mamba;
+  const double q = m.chunk;
+  return 2.0 * (static_cast<double>(m.groups) * q * m.state +
+                static_cast<double>(m.heads) * m.head_dim * (q + 2.0 * m.state));
+}
+
 /// QK^T and (scores)V per token, 2 x keys x heads x (qk dim + v dim), over the keys the kernels
 /// compute: fused attention skips the blocks above the causal diagonal and outside a window, s w
 /// - w^2/2 query-key pairs (as fused_attention in operators.cpp times them); the unfused kernels
@@ -244,9 +267,17 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
   double layer_forward = 0.0;
   double scores = 0.0;
   for (const auto& [kind, count] : layer_kinds(shape, 0, shape.layers)) {
-    const double score = attention_score_flops(shape, s, kind.sliding, plan.flash_attention);
-    layer_forward +=
-        count * tokens * (2.0 * (attention_matmul_parameters(shape) + mlp_matmul_parameters(shape, kind.moe)) + score);
+    const bool attention = kind.block == workload::Block::kTransformer || kind.block == workload::Block::kAttention;
+    const bool mlp = kind.block == workload::Block::kTransformer || kind.block == workload::Block::kMlp;
+    const double score = attention ? attention_score_flops(shape, s, kind.sliding, plan.flash_attention) : 0.0;
+    double matmul =
+        (attention ? attention_matmul_parameters(shape) : 0.0) + (mlp ? mlp_matmul_parameters(shape, kind.moe) : 0.0);
+    double mixer = 0.0;
+    if (kind.block == workload::Block::kMamba) {
+      matmul = mamba_matmul_parameters(shape);
+      mixer = ssd_flops(shape);
+    }
+    layer_forward += count * tokens * (2.0 * matmul + score + mixer);
     scores += count * tokens * score;
   }
   double logits_forward = tokens * 2.0 * h * shape.vocab;

@@ -143,23 +143,31 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   }
 }
 
+namespace {
+
+/// Adds `count` layers of `kind` to a list of kinds and counts.
+void add_kind(std::vector<std::pair<LayerKind, int>>& kinds, LayerKind kind, int count) {
+  const auto same = std::find_if(kinds.begin(), kinds.end(), [&kind](const auto& k) { return k.first == kind; });
+  if (same != kinds.end()) {
+    same->second += count;
+  } else {
+    kinds.push_back({kind, count});
+  }
+}
+
+}  // namespace
+
 std::vector<std::pair<LayerKind, int>> layer_kinds(const workload::TransformerShape& shape, int first, int count) {
-  int counts[2][2] = {{0, 0}, {0, 0}};  // [moe][sliding]
+  std::vector<std::pair<LayerKind, int>> out;
   for (int i = first; i < first + count; ++i) {
-    const bool moe = shape.moe && shape.moe->is_moe_layer(i);
     // Sliding layers spread evenly: layer i is one when the running count steps at it
     // (GPT-OSS's 18 of 36: every other layer).
     const long sl = shape.sliding_window > 0 ? shape.sliding_layers : 0;
     const bool sliding =
         sl > 0 && (static_cast<long>(i) + 1) * sl / shape.layers > static_cast<long>(i) * sl / shape.layers;
-    ++counts[moe ? 1 : 0][sliding ? 1 : 0];
+    add_kind(out, LayerKind{shape.is_moe_layer(i), sliding, shape.block(i)}, 1);
   }
-  std::vector<std::pair<LayerKind, int>> out;
-  for (int moe = 0; moe < 2; ++moe) {
-    for (int sliding = 0; sliding < 2; ++sliding) {
-      if (counts[moe][sliding] > 0) out.push_back({LayerKind{moe == 1, sliding == 1}, counts[moe][sliding]});
-    }
-  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 
@@ -168,18 +176,10 @@ std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::Transfo
   std::vector<std::pair<LayerKind, int>> out;
   for (int c = 0; c < map.vp; ++c) {
     for (const auto& [kind, count] : layer_kinds(shape, map.first_decoder(stage, c), map.at(stage, c).decoders)) {
-      const auto same = std::find_if(out.begin(), out.end(), [&kind = kind](const auto& k) { return k.first == kind; });
-      if (same != out.end()) {
-        same->second += count;
-      } else {
-        out.push_back({kind, count});
-      }
+      add_kind(out, kind, count);
     }
   }
-  // The fixed order: dense before MoE, full before sliding.
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return std::pair(a.first.moe, a.first.sliding) < std::pair(b.first.moe, b.first.sliding);
-  });
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 

@@ -348,6 +348,57 @@ void dense_mlp(OpList& fwd, OpList& bwd, const TransformerShape& shape, const Op
          d.f / d.t, e, inner * e, &c);
 }
 
+// A Mamba-2 mixer (Dao & Gu 2024, arXiv:2405.21060) as Megatron-Core's MambaMixer runs it, heads
+// and B/C groups split over tp: in_proj to [z, x, B, C, dt]; the causal depthwise conv1d with
+// SiLU over [x, B, C]; the SSD scan in chunks of Q tokens (section 7, Listing 1: within a chunk
+// the scores C B^T (Q x Q x N a group) masked and applied to x (Q x Q x P a head); each chunk's
+// state B^T x (N x P); the states passed along the chunks; each chunk's output from the state
+// entering it, C state (Q x N x P)); the gated RMSNorm y = norm(out * silu(z)); out_proj. The
+// fused kernels (mamba_split_conv1d_scan_combined) keep in_proj's output and the scan's output
+// for the backward, whose kernels do each forward product twice (input and weight-like
+// gradients, as a GEMM's backward does).
+void mamba_mixer(OpList& fwd, OpList& bwd, const TransformerShape& shape, const OperatorContext& c,
+                 const LayerDims& d) {
+  const workload::MambaShape& m = shape.hybrid->mamba;
+  const double e = d.e;
+  const double t = d.t;
+  const double heads = m.heads / t;
+  const double groups = m.groups / t;
+  const double inner = m.inner() / t;
+  const double conv = m.conv_channels() / t;
+  const double in_width = 2.0 * inner + 2.0 * groups * m.state + heads;
+  linear(fwd, bwd, "mamba in projection", "mamba in projection (dgrad)", "mamba in projection (wgrad)", d.tokens,
+         in_width, d.h, e, d.shard_tokens * d.h * e, &c);
+  const double conv_elements = d.tokens * conv;
+  fwd.memory("mamba conv1d + silu", OpPass::kForward, conv_elements, 2.0 * conv_elements * e,
+             (2.0 * m.conv_kernel + 4.0) * conv_elements)
+      .saved = Bytes(d.tokens * in_width * e);
+  bwd.memory("mamba conv1d backward", OpPass::kBackward, conv_elements, 3.0 * conv_elements * e,
+             (4.0 * m.conv_kernel + 4.0) * conv_elements);
+  // The scan's products, each a batched GEMM over the micro-batch's chunks.
+  const double q = m.chunk;
+  const double chunks = c.micro_batch * std::ceil(c.seq / q);
+  const GemmShape scores{chunks * groups, q, q, static_cast<double>(m.state)};
+  const GemmShape states{chunks * heads, static_cast<double>(m.state), static_cast<double>(m.head_dim), q};
+  const GemmShape output{chunks * heads, q, static_cast<double>(m.head_dim), q + m.state};
+  fwd.gemm("ssd chunk scores", OpPass::kForward, scores, e);
+  fwd.gemm("ssd chunk states", OpPass::kForward, states, e);
+  fwd.memory("ssd state passing", OpPass::kForward, chunks * heads * m.state * m.head_dim,
+             2.0 * chunks * heads * m.state * m.head_dim * e);
+  fwd.gemm("ssd chunk output", OpPass::kForward, output, e).saved = Bytes(d.tokens * inner * e);
+  for (const auto& [name, shape_of] :
+       {std::pair{"ssd chunk scores (backward)", scores}, std::pair{"ssd chunk states (backward)", states},
+        std::pair{"ssd chunk output (backward)", output}}) {
+    bwd.gemm(name, OpPass::kBackward, shape_of, e);
+    bwd.gemm(name, OpPass::kBackward, shape_of, e);
+  }
+  const double gated = d.tokens * inner;
+  fwd.memory("mamba gated norm", OpPass::kForward, gated, 3.0 * gated * e, 8.0 * gated);
+  bwd.memory("mamba gated norm backward", OpPass::kBackward, gated, 5.0 * gated * e, 14.0 * gated);
+  linear(fwd, bwd, "mamba out projection", "mamba out projection (dgrad)", "mamba out projection (wgrad)", d.tokens,
+         d.h, inner, e, gated * e, &c);
+}
+
 // The forward, then what recompute runs again before the layer's backward (the whole forward, or
 // the attention core [core_begin, core_end): Korthikanti et al. 2022 section 4.2.2), then the
 // backward, whose blocks run in reverse order.
@@ -394,43 +445,60 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   const double e = d.e;
   const double h = d.h;
   const double t = d.t;
+  const workload::Block block = c.kind.block;
+  const bool attention = block == workload::Block::kTransformer || block == workload::Block::kAttention;
+  const bool mlp = block == workload::Block::kTransformer || block == workload::Block::kMlp;
+  std::size_t core_begin = 0;
+  std::size_t core_end = 0;
 
-  // Attention block.
-  norm(fwd, bwd, "input norm", "input norm backward", d.shard_tokens, h, e);
-  attention_projections(fwd, bwd, shape, c, d);
-  const std::size_t core_begin = ops.size();
-  if (c.flash) {
-    fused_attention(fwd, bwd, shape, c);
-  } else {
-    STEPCAST_ASSERT(c.cp == 1.0, "context parallel needs fused attention (plan rule)");
-    unfused_attention(fwd, bwd, shape, c);
+  if (attention) {
+    norm(fwd, bwd, "input norm", "input norm backward", d.shard_tokens, h, e);
+    attention_projections(fwd, bwd, shape, c, d);
+    core_begin = ops.size();
+    if (c.flash) {
+      fused_attention(fwd, bwd, shape, c);
+    } else {
+      STEPCAST_ASSERT(c.cp == 1.0, "context parallel needs fused attention (plan rule)");
+      unfused_attention(fwd, bwd, shape, c);
+    }
+    core_end = ops.size();
+    const double attention_out = static_cast<double>(shape.heads) * shape.v_head_dim();  // = h for most models
+    // FlashAttention's backward reads its output O, which the output projection no longer keeps
+    // in 16-bit when it runs quantized.
+    linear(fwd, bwd, "output projection", "output projection (dgrad)", "output projection (wgrad)", tokens, h,
+           attention_out / t, e, tokens * attention_out / t * e, &c, c.flash ? tokens * attention_out / t * e : 0.0);
+    residual(fwd, bwd, "dropout + residual (attention)", "residual add (attention)", "dropout backward (attention)",
+             d.shard_tokens, h, e, shape.dropout);
   }
-  const std::size_t core_end = ops.size();
-  const double attention_out = static_cast<double>(shape.heads) * shape.v_head_dim();  // = h for most models
-  // FlashAttention's backward reads its output O, which the output projection no longer keeps in
-  // 16-bit when it runs quantized.
-  linear(fwd, bwd, "output projection", "output projection (dgrad)", "output projection (wgrad)", tokens, h,
-         attention_out / t, e, tokens * attention_out / t * e, &c, c.flash ? tokens * attention_out / t * e : 0.0);
-  residual(fwd, bwd, "dropout + residual (attention)", "residual add (attention)", "dropout backward (attention)",
-           d.shard_tokens, h, e, shape.dropout);
+  if (block == workload::Block::kMamba) {
+    norm(fwd, bwd, "input norm", "input norm backward", d.shard_tokens, h, e);
+    mamba_mixer(fwd, bwd, shape, c, d);
+    residual(fwd, bwd, "dropout + residual (mamba)", "residual add (mamba)", "dropout backward (mamba)", d.shard_tokens,
+             h, e, shape.dropout);
+  }
 
   // MLP block, or routed experts.
-  norm(fwd, bwd, "post-attention norm", "post-attention norm backward", d.shard_tokens, h, e);
   const double up_width = c.kind.moe ? 0.0 : (shape.gated_mlp ? 2.0 : 1.0) * d.f / t;
-  if (c.kind.moe) {
-    append_moe_mlp(shape, c, ops, backward);
-  } else {
-    dense_mlp(fwd, bwd, shape, c, d, up_width);
+  if (mlp) {
+    norm(fwd, bwd, attention ? "post-attention norm" : "input norm",
+         attention ? "post-attention norm backward" : "input norm backward", d.shard_tokens, h, e);
+    if (c.kind.moe) {
+      append_moe_mlp(shape, c, ops, backward);
+    } else {
+      dense_mlp(fwd, bwd, shape, c, d, up_width);
+    }
+    residual(fwd, bwd, "dropout + residual (mlp)", "residual add (mlp)", "dropout backward (mlp)", d.shard_tokens, h, e,
+             shape.dropout);
   }
-  residual(fwd, bwd, "dropout + residual (mlp)", "residual add (mlp)", "dropout backward (mlp)", d.shard_tokens, h, e,
-           shape.dropout);
 
   if (shape.biases && !fwd.frozen()) {
     // Bias gradients: one reduction over each linear layer's output gradient.
     // (An MoE block's expert biases are reduced inside its grouped weight-gradient kernels.)
-    const double widths = (d.q_width + 2.0 * d.kv_width) / t + h + up_width + (c.kind.moe ? 0.0 : h);
+    const double attention_widths = attention ? (d.q_width + 2.0 * d.kv_width) / t + h : 0.0;
+    const double mlp_widths = mlp ? up_width + (c.kind.moe ? 0.0 : h) : 0.0;
+    const double widths = attention_widths + mlp_widths;
     bwd.memory("bias gradients", OpPass::kWeightGrad, tokens * widths, tokens * widths * e, tokens * widths).kernels =
-        c.kind.moe ? 2.0 : 4.0;
+        (attention ? 2.0 : 0.0) + (mlp && !c.kind.moe ? 2.0 : 0.0);
   }
   return with_recompute_and_backward(std::move(ops), std::move(backward), c.recompute, core_begin, core_end);
 }

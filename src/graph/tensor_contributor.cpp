@@ -4,7 +4,8 @@
 // al. 2022, section 4.2.2). They sit between dependent GEMMs: each ends a slice of the layer's
 // compute. With tp-overlap they run in tp chunks beside the slice's GEMMs, one chunk always
 // exposed (Wang et al. 2022, "Overlap Communication with Dependent Computation via
-// Decomposition", ASPLOS'23).
+// Decomposition", ASPLOS'23). A hybrid stack's layers are single sublayers (a Mamba-2 mixer,
+// attention or an MLP), each ending in one such collective.
 #include "graph_support.hpp"
 
 namespace stepcast::graph {
@@ -26,8 +27,10 @@ void add_tensor_parallel(const GraphContext& context, StepGraph& graph) {
     return groups;
   };
   const std::size_t group = graph.add_group(std::move(spec));
-  graph.forward_slices = 2;
-  graph.backward_slices = backward_slices(p, 2);
+  const auto& shape = context.workload.shape;
+  const int slices = shape && shape->hybrid ? 1 : 2;
+  graph.forward_slices = slices;
+  graph.backward_slices = backward_slices(p, slices);
   CommNode node;
   node.group = group;
   node.size = detail::activation(context);

@@ -28,6 +28,10 @@ void context_parallel_problems(const Plan& p, const workload::Workload& workload
   // Megatron-Core runs context parallel inside Transformer Engine's fused attention only.
   if (!p.flash_attention) out.push_back({Rule::kCpNeedsFlash, {{"cp", p.cp}}});
   if (p.sharding == Sharding::kFsdpHybrid) out.push_back({Rule::kCpWithHybridShard, {{"cp", p.cp}}});
+  // A Mamba-2 scan carries its state along the whole sequence: split over ranks it needs a
+  // state hand-off stepcast does not price.
+  if (workload.shape && workload.shape->hybrid && workload.shape->hybrid->pattern.find('M') != std::string::npos)
+    out.push_back({Rule::kCpWithMamba, {{"cp", p.cp}, {"workload", workload.name}}});
   if (p.seq_len > 0) {
     if (p.cp_comm == ContextComm::kA2a) {
       if (p.seq_len % p.cp != 0) out.push_back({Rule::kCpDividesSeq, {{"seq", p.seq_len}, {"cp", p.cp}}});
@@ -86,6 +90,11 @@ std::string describe_context_parallel(const Verdict& v) {
     case Rule::kA2aKvHeadsDivideTpCp:
       return fmt::format("cp-comm=a2a needs key/value heads ({}) divisible by tp*cp = {}*{} = {}", n("kv_heads"),
                          n("tp"), n("cp"), n("tp") * n("cp"));
+    case Rule::kCpWithMamba:
+      return fmt::format(
+          "cp={} through the Mamba-2 layers of {} is not modelled: each scan would hand its state from rank to rank "
+          "along the sequence",
+          n("cp"), v.text("workload"));
     default:
       STEPCAST_UNREACHABLE("a rule of context parallel");
   }

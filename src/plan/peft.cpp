@@ -54,6 +54,7 @@ void add_peft_problems(const Plan& p, const workload::Workload& workload, std::v
   if (workload.shape && workload.shape->moe) {
     out.push_back({Rule::kLoraWithRoutedExperts, {{"workload", workload.name}}});
   }
+  if (workload.shape && workload.shape->hybrid) out.push_back({Rule::kLoraWithMamba, {{"workload", workload.name}}});
 }
 
 std::string describe_peft(const Verdict& v) {
@@ -73,6 +74,10 @@ std::string describe_peft(const Verdict& v) {
       return fmt::format(
           "peft=lora with routed experts ({}) is not modelled: stepcast's adapters cover dense transformer "
           "layers only",
+          v.text("workload"));
+    case Rule::kLoraWithMamba:
+      return fmt::format(
+          "peft=lora on a hybrid stack ({}) is not modelled: stepcast's adapters cover transformer layers only",
           v.text("workload"));
     default:
       STEPCAST_UNREACHABLE("a rule of the fine-tuning settings");

@@ -98,6 +98,9 @@ std::vector<Verdict> problems(const Plan& p, const workload::Workload& workload,
     if (s->heads % p.tp != 0) out.push_back({Rule::kTpDividesHeads, {{"heads", s->heads}, {"tp", p.tp}}});
     if (s->kv_heads % p.tp != 0) out.push_back({Rule::kTpDividesKvHeads, {{"kv_heads", s->kv_heads}, {"tp", p.tp}}});
     if (s->ffn_hidden % p.tp != 0) out.push_back({Rule::kTpDividesFfn, {{"ffn_hidden", s->ffn_hidden}, {"tp", p.tp}}});
+    // Megatron-Core's MambaMixer splits heads and B/C groups over tp; heads are a multiple of groups.
+    if (s->hybrid && s->hybrid->mamba.groups % p.tp != 0)
+      out.push_back({Rule::kTpDividesMambaGroups, {{"groups", s->hybrid->mamba.groups}, {"tp", p.tp}}});
     pipeline_split_problems(p, s->layers, s->mtp_layers, out);
   }
   context_parallel_problems(p, workload, out);

@@ -28,6 +28,7 @@ constexpr std::array kRules = {
     RuleInfo{Rule::kTpWithinNode, "tp-within-node", "tp must not exceed the GPUs of one node"},
     RuleInfo{Rule::kTpDividesHeads, "tp-divides-heads", "attention heads must be divisible by tp"},
     RuleInfo{Rule::kTpDividesKvHeads, "tp-divides-kv-heads", "key/value heads must be divisible by tp"},
+    RuleInfo{Rule::kTpDividesMambaGroups, "tp-divides-mamba-groups", "Mamba-2 groups must be divisible by tp"},
     RuleInfo{Rule::kTpDividesFfn, "tp-divides-ffn", "ffn hidden size must be divisible by tp"},
     RuleInfo{Rule::kPpVpDivideLayers, "pp-vp-divide-layers", "layers must be divisible by pp*vp"},
     RuleInfo{Rule::kDpMbsDivideBatch, "dp-mbs-divide-batch", "global batch must be divisible by dp*mbs"},
@@ -69,6 +70,7 @@ constexpr std::array kRules = {
              "cp-comm=a2a needs attention heads divisible by tp*cp"},
     RuleInfo{Rule::kA2aKvHeadsDivideTpCp, "a2a-kv-heads-divide-tp-cp",
              "cp-comm=a2a needs key/value heads divisible by tp*cp"},
+    RuleInfo{Rule::kCpWithMamba, "cp-with-mamba", "context parallel through Mamba-2 layers is not modelled"},
     RuleInfo{Rule::kExpertSettingsNeedMoe, "expert-settings-need-moe",
              "expert settings need a workload with routed experts"},
     RuleInfo{Rule::kMoeWithHybridShard, "moe-with-hybrid-shard", "fsdp=hybrid with routed experts is not modelled"},
@@ -94,6 +96,7 @@ constexpr std::array kRules = {
              "peft=lora with FSDP or ZeRO-3 is not modelled"},
     RuleInfo{Rule::kLoraWithRoutedExperts, "lora-with-routed-experts", "peft=lora with routed experts is not modelled"},
     RuleInfo{Rule::kLoraNeedsShape, "lora-needs-shape", "peft=lora needs a workload with layer shapes"},
+    RuleInfo{Rule::kLoraWithMamba, "lora-with-mamba", "peft=lora with Mamba-2 layers is not modelled"},
     RuleInfo{Rule::kSequenceLimit, "sequence-limit", "the sequence length is above stepcast's limit"},
     RuleInfo{Rule::kTokensPerStepLimit, "tokens-per-step-limit", "the tokens per step are above stepcast's limit"},
     RuleInfo{Rule::kMicroBatchLimit, "micro-batch-limit", "the micro-batches per step are above stepcast's limit"},
@@ -157,6 +160,9 @@ std::string describe(const Verdict& v) {
       return fmt::format("attention heads ({}) must be divisible by tp ({})", n("heads"), n("tp"));
     case Rule::kTpDividesKvHeads:
       return fmt::format("key/value heads ({}) must be divisible by tp ({})", n("kv_heads"), n("tp"));
+    case Rule::kTpDividesMambaGroups:
+      return fmt::format("Mamba-2 groups ({}) must be divisible by tp ({}): Megatron-Core splits B and C by group",
+                         n("groups"), n("tp"));
     case Rule::kTpDividesFfn:
       return fmt::format("ffn hidden size ({}) must be divisible by tp ({})", n("ffn_hidden"), n("tp"));
     case Rule::kPpVpDivideLayers:
@@ -205,6 +211,7 @@ std::string describe(const Verdict& v) {
     case Rule::kCpTokensDivideTp:
     case Rule::kA2aHeadsDivideTpCp:
     case Rule::kA2aKvHeadsDivideTpCp:
+    case Rule::kCpWithMamba:
       return describe_context_parallel(v);
     case Rule::kExpertSettingsNeedMoe:
     case Rule::kMoeWithHybridShard:
@@ -227,6 +234,7 @@ std::string describe(const Verdict& v) {
     case Rule::kLoraWithShardedWeights:
     case Rule::kLoraWithRoutedExperts:
     case Rule::kLoraNeedsShape:
+    case Rule::kLoraWithMamba:
       return describe_peft(v);
     case Rule::kSequenceLimit:
       return fmt::format("the sequence length {} is above stepcast's limit of {} tokens", n("seq"), n("limit"));

@@ -53,9 +53,8 @@ constexpr std::array<std::string_view, 24> kEncoderDecoder = {"bart",
                                                               "t5gemma",
                                                               "umt5",
                                                               "whisper"};
-constexpr std::array<std::string_view, 13> kStateSpace = {
-    "bamba", "falcon_h1", "falcon_mamba", "granitemoehybrid", "jamba",
-    "lfm2",  "mamba",     "mamba2",       "nemotron_h",       "recurrent_gemma",
+constexpr std::array<std::string_view, 12> kStateSpace = {
+    "bamba", "falcon_h1", "falcon_mamba", "granitemoehybrid", "jamba", "lfm2", "mamba", "mamba2", "recurrent_gemma",
     "rwkv",  "xlstm",     "zamba2"};
 
 template <std::size_t N>

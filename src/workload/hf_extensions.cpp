@@ -1,9 +1,9 @@
 // Reading the MoE and attention fields of Hugging Face configs, as transformers' configuration
 // classes define them (MixtralConfig, Qwen2MoeConfig, Qwen3MoeConfig, DeepseekV2Config,
-// DeepseekV3Config, GptOssConfig). Keys are told apart by vocabulary: any key that speaks of
-// experts, routers, windows, latent ranks or head dims must be one this file reads or knows to
-// leave the cost unchanged, or the config is refused (a Mixtral priced as a dense model is wrong
-// by 3.6x in parameters, with no word of warning).
+// DeepseekV3Config, GptOssConfig, NemotronHConfig). Keys are told apart by vocabulary: any key
+// that speaks of experts, routers, windows, latent ranks or head dims must be one this file reads
+// or knows to leave the cost unchanged, or the config is refused (a Mixtral priced as a dense
+// model is wrong by 3.6x in parameters, with no word of warning).
 #include "hf_extensions.hpp"
 
 #include <fmt/format.h>
@@ -21,7 +21,7 @@ constexpr std::array<std::string_view, 16> kMoeOrAttentionWords = {
     "head_dim", "nextn", "layer_types", "mlp_only", "n_group", "routed", "scoring", "aux_loss"};
 
 /// Keys this file reads.
-constexpr std::array<std::string_view, 25> kRead = {"head_dim",
+constexpr std::array<std::string_view, 32> kRead = {"head_dim",
                                                     "sliding_window",
                                                     "sliding_window_pattern",
                                                     "use_sliding_window",
@@ -45,11 +45,18 @@ constexpr std::array<std::string_view, 25> kRead = {"head_dim",
                                                     "qk_nope_head_dim",
                                                     "v_head_dim",
                                                     "num_nextn_predict_layers",
-                                                    "sliding_window_size"};
+                                                    "sliding_window_size",
+                                                    "layers_block_type",
+                                                    "mamba_head_dim",
+                                                    "n_groups",
+                                                    "moe_shared_expert_intermediate_size",
+                                                    "moe_latent_size",
+                                                    "mtp_layers_block_type",
+                                                    "mtp_hybrid_override_pattern"};
 
 /// Keys that change training behaviour but not the work or memory of a step: load-balancing
 /// losses, how routing scores are normalised or grouped, inference-time expert placement.
-constexpr std::array<std::string_view, 12> kNoCost = {"router_aux_loss_coef",
+constexpr std::array<std::string_view, 13> kNoCost = {"router_aux_loss_coef",
                                                       "output_router_logits",
                                                       "norm_topk_prob",
                                                       "routed_scaling_factor",
@@ -60,7 +67,8 @@ constexpr std::array<std::string_view, 12> kNoCost = {"router_aux_loss_coef",
                                                       "aux_loss_alpha",
                                                       "seq_aux",
                                                       "ep_size",
-                                                      "router_jitter_noise"};
+                                                      "router_jitter_noise",
+                                                      "moe_shared_expert_overlap"};
 
 bool contains(std::string_view key, std::string_view word) { return key.find(word) != std::string_view::npos; }
 
@@ -91,7 +99,7 @@ void refuse_unknown_fields(const JsonReader& r) {
       if (contains(key, word)) {
         value.fail(fmt::format(
             "\"{}\" is an MoE or attention setting stepcast does not model; the config is refused rather than "
-            "priced without it (stepcast reads: Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3 and GPT-OSS fields)",
+            "priced without it (stepcast reads: Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3, GPT-OSS and NemotronH fields)",
             key));
       }
     }
@@ -207,6 +215,24 @@ void read_moe(const JsonReader& r, const JsonReader& given, std::string_view mod
   s.moe = m;
 }
 
+/// NemotronH's routed experts (modeling_nemotron_h.py, NemotronHMoE): on its E layers only,
+/// squared-ReLU experts of moe_intermediate_size and n_shared_experts shared ones of
+/// moe_shared_expert_intermediate_size, ungated; a sigmoid router whose correction bias is not trained.
+void read_nemotron_moe(const JsonReader& r, TransformerShape& s) {
+  if (const auto latent = r.find("moe_latent_size"); latent && !latent->json().is_null())
+    latent->fail("LatentMoE (experts on a latent projection, Nemotron 3 Super) is not modelled");
+  if (s.hybrid->pattern.find('E') == std::string::npos) return;
+  MoeShape m;
+  m.experts = required_count(r, "n_routed_experts");
+  m.top_k = required_count(r, "num_experts_per_tok");
+  if (m.top_k > m.experts)
+    r.at("num_experts_per_tok").fail(fmt::format("top-k ({}) exceeds the {} routed experts", m.top_k, m.experts));
+  m.expert_ffn = required_count(r, "moe_intermediate_size");
+  m.shared_experts = int_or_zero(r, "n_shared_experts");
+  m.shared_ffn = m.shared_experts > 0 ? required_count(r, "moe_shared_expert_intermediate_size") : 0;
+  s.moe = m;
+}
+
 void read_mla(const JsonReader& r, TransformerShape& s) {
   const int kv_lora = int_or_zero(r, "kv_lora_rank");
   if (kv_lora == 0) {
@@ -232,8 +258,12 @@ void read_hf_extensions(const JsonReader& merged, const JsonReader& given, const
   refuse_unknown_fields(given);
   if (const int head_dim = int_or_zero(merged, "head_dim"); head_dim > 0 && head_dim * s.heads != s.hidden)
     s.explicit_head_dim = head_dim;
-  read_sliding_window(merged, family.windows, s);
-  read_moe(merged, given, family.model_type, s);
+  if (s.hybrid) {
+    read_nemotron_moe(merged, s);
+  } else {
+    read_sliding_window(merged, family.windows, s);
+    read_moe(merged, given, family.model_type, s);
+  }
   read_mla(merged, s);
   s.mtp_layers = int_or_zero(merged, "num_nextn_predict_layers");
 }

@@ -104,6 +104,51 @@ void read_gpt_oss(const HfKeys& k, TransformerShape& s) {
   s.attention_sinks = true;
 }
 
+/// NemotronH (modeling_nemotron_h.py; Nemotron-H and Nemotron 3): a hybrid stack whose layers are
+/// each one RMSNorm and one mixer, by hybrid_override_pattern or its list form layers_block_type
+/// (linear_attention M, full_attention *, mlp -, moe E): a Mamba-2 mixer of mamba_num_heads x
+/// mamba_head_dim channels, attention without position embeddings, or a squared-ReLU MLP. The
+/// routed experts are hf_extensions.cpp's.
+void read_nemotron_h(const HfKeys& k, TransformerShape& s) {
+  const JsonReader& r = k.reader();
+  std::string pattern;
+  if (const auto given = r.find("hybrid_override_pattern"); given && !given->json().is_null()) {
+    pattern = given->string();
+  } else if (const auto types = r.find("layers_block_type"); types && !types->json().is_null()) {
+    for (const JsonReader& layer : types->elements()) {
+      const std::string type = layer.string();
+      const char letter = type == "linear_attention" ? 'M'
+                          : type == "full_attention" ? '*'
+                          : type == "mlp"            ? '-'
+                          : type == "moe"            ? 'E'
+                                                     : '?';
+      if (letter == '?')
+        layer.fail(fmt::format("unknown layer type \"{}\" (linear_attention, full_attention, mlp or moe)", type));
+      pattern += letter;
+    }
+  } else {
+    pattern = "ME*-";  // NemotronHConfig's layers_block_type when it is given neither
+  }
+  if (pattern.empty() || pattern.size() > (1u << 14))
+    r.fail(fmt::format("a hybrid stack of {} layers", pattern.size()));
+  if (k.flag("mamba_proj_bias")) r.at("mamba_proj_bias").fail("biases on the Mamba-2 projections are not modelled");
+  MambaShape m;
+  m.heads = k.count("mamba_num_heads");
+  m.head_dim = k.count("mamba_head_dim");
+  m.state = k.count("ssm_state_size");
+  m.groups = k.count("n_groups");
+  m.conv_kernel = k.count("conv_kernel");
+  m.chunk = k.count("chunk_size");
+  llama_dims(k, s);
+  s.hybrid = HybridShape{pattern, m};
+  s.layers = static_cast<int>(pattern.size());  // the pattern's, as NemotronHConfig.num_hidden_layers gives
+  s.dropout = s.dropout || k.positive("hidden_dropout");
+  s.gated_mlp = false;  // relu2: up and down projections only
+  s.rotary = false;
+  s.attention_biases = k.flag("attention_bias");
+  s.mlp_biases = k.flag("mlp_bias");
+}
+
 /// Phi-1/1.5/2 (modeling_phi.py): attention and a GELU MLP in parallel behind one LayerNorm,
 /// biases on every linear layer and the LM head, partial rotary; qk_layernorm adds a LayerNorm
 /// on each head's query and key.
@@ -328,12 +373,21 @@ constexpr std::string_view kGptOssDefaults = R"({"num_hidden_layers": 36, "num_l
   "num_key_value_heads": 8, "sliding_window": 128, "max_position_embeddings": 131072, "attention_bias": true,
   "num_experts_per_tok": 4, "tie_word_embeddings": false, "attention_dropout": 0.0})";
 
+constexpr std::string_view kNemotronHDefaults = R"({"vocab_size": 131072, "hidden_size": 4096,
+  "layers_block_type": null, "num_hidden_layers": 4, "tie_word_embeddings": false, "num_attention_heads": 32, "num_key_value_heads": 8,
+  "head_dim": 128, "max_position_embeddings": 4096, "attention_bias": false, "attention_dropout": 0.0,
+  "sliding_window": null, "intermediate_size": 21504, "mlp_bias": false, "ssm_state_size": 128,
+  "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "conv_kernel": 4, "chunk_size": 128,
+  "mamba_proj_bias": false, "n_routed_experts": 8, "n_shared_experts": 1, "moe_intermediate_size": 7688,
+  "moe_shared_expert_intermediate_size": 7688, "moe_latent_size": null, "num_experts_per_tok": 2,
+  "num_nextn_predict_layers": 0, "hidden_dropout": 0.0})";
+
 struct Entry {
   HfFamily family;
   std::string_view architecture;  ///< the *ForCausalLM class an "architectures" list names
 };
 
-const std::array<Entry, 21> kFamilies = {{
+const std::array<Entry, 22> kFamilies = {{
     {{"llama", "LlamaConfig", kLlamaDefaults, WindowRule::kNone, read_llama,
       "gated MLP, RMSNorm, rotary, biases only with attention_bias/mlp_bias"},
      "LlamaForCausalLM"},
@@ -398,6 +452,10 @@ const std::array<Entry, 21> kFamilies = {{
     {{"gpt_oss", "GptOssConfig", kGptOssDefaults, WindowRule::kEvenLayers, read_gpt_oss,
       "routed gated experts with biases, attention sinks, RMSNorm, sliding window on every other layer"},
      "GptOssForCausalLM"},
+    {{"nemotron_h", "NemotronHConfig", kNemotronHDefaults, WindowRule::kNone, read_nemotron_h,
+      "hybrid stack of Mamba-2 mixers, attention without position embeddings and squared-ReLU MLPs or routed "
+      "experts, one RMSNorm a layer"},
+     "NemotronHForCausalLM"},
 }};
 
 }  // namespace

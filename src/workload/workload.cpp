@@ -49,13 +49,21 @@ double attention_parameter_count(const TransformerShape& s) {
   return attention;
 }
 
-double layer_parameter_count(const TransformerShape& s) {
+namespace {
+
+/// The dense MLP: up and down projections, plus the gate of a SwiGLU MLP (Shazeer 2020).
+double dense_mlp_parameters(const TransformerShape& s) {
   const double h = s.hidden;
   const double f = s.ffn_hidden;
-  // MLP: up and down projections, plus the gate of a SwiGLU MLP (Shazeer 2020).
   double mlp = (s.gated_mlp ? 3.0 : 2.0) * h * f;
   if (s.biases || s.mlp_biases) mlp += (s.gated_mlp ? 2.0 : 1.0) * f + h;
-  return attention_parameter_count(s) + mlp + s.block_norms * norm_parameters(s);
+  return mlp;
+}
+
+}  // namespace
+
+double layer_parameter_count(const TransformerShape& s) {
+  return attention_parameter_count(s) + dense_mlp_parameters(s) + s.block_norms * norm_parameters(s);
 }
 
 double expert_parameter_count(const TransformerShape& s) {
@@ -74,14 +82,19 @@ double shared_expert_parameters(const TransformerShape& s) {
   return (s.gated_mlp ? 3.0 : 2.0) * static_cast<double>(s.hidden) * s.moe->shared_ffn;
 }
 
-/// What every token of an MoE block passes through: attention, norms, router, shared experts.
-double moe_layer_common_parameters(const TransformerShape& s) {
+/// The router and shared experts: what every token of an MoE MLP passes through.
+double router_and_shared_parameters(const TransformerShape& s) {
   const MoeShape& m = *s.moe;
   const double h = s.hidden;
   double router = h * m.experts + (m.router_bias ? m.experts : 0.0);
   double shared = m.shared_experts * shared_expert_parameters(s);
   if (m.shared_expert_gate && m.shared_experts > 0) shared += h;
-  return attention_parameter_count(s) + router + shared + s.block_norms * norm_parameters(s);
+  return router + shared;
+}
+
+/// What every token of an MoE block passes through: attention, norms, router, shared experts.
+double moe_layer_common_parameters(const TransformerShape& s) {
+  return attention_parameter_count(s) + router_and_shared_parameters(s) + s.block_norms * norm_parameters(s);
 }
 
 /// An MTP module (DeepSeek-V3 section 2.2): two RMSNorms of h, the projection M (h x 2h), one
@@ -106,21 +119,73 @@ bool MoeShape::is_moe_layer(int index) const {
   return step_from_one ? (index + 1) % layer_step == 0 : index % layer_step == 0;
 }
 
+Block TransformerShape::block(int index) const {
+  if (!hybrid) return Block::kTransformer;
+  switch (hybrid->pattern[static_cast<std::size_t>(index)]) {
+    case 'M':
+      return Block::kMamba;
+    case '*':
+      return Block::kAttention;
+    default:  // '-' and 'E' (the reader admits no other letter)
+      return Block::kMlp;
+  }
+}
+
+bool TransformerShape::is_moe_layer(int index) const {
+  if (hybrid) return hybrid->pattern[static_cast<std::size_t>(index)] == 'E';
+  return moe && moe->is_moe_layer(index);
+}
+
 int TransformerShape::moe_layer_count() const {
-  if (!moe) return 0;
   int count = 0;
-  for (int i = 0; i < layers; ++i) count += moe->is_moe_layer(i) ? 1 : 0;
+  for (int i = 0; i < layers; ++i) count += is_moe_layer(i) ? 1 : 0;
   return count;
+}
+
+double mamba_parameter_count(const TransformerShape& s) {
+  STEPCAST_ASSERT(s.hybrid.has_value(), "mamba_parameter_count needs a hybrid shape");
+  const MambaShape& m = s.hybrid->mamba;
+  const double h = s.hidden;
+  const double inner = m.inner();
+  const double in_proj = h * (2.0 * inner + 2.0 * m.groups * m.state + m.heads);
+  const double conv = static_cast<double>(m.conv_channels()) * (m.conv_kernel + 1.0);  // weights and bias
+  return in_proj + conv + 3.0 * m.heads + inner + inner * h;  // dt bias, A, D; gated norm; out_proj
+}
+
+double block_parameter_count(const TransformerShape& s, int index, bool active) {
+  const bool moe = s.is_moe_layer(index);
+  switch (s.block(index)) {
+    case Block::kTransformer:
+      if (!moe) return layer_parameter_count(s);
+      return active ? moe_layer_active_parameter_count(s) : moe_layer_parameter_count(s);
+    case Block::kMamba:
+      return mamba_parameter_count(s) + norm_parameters(s);
+    case Block::kAttention:
+      return attention_parameter_count(s) + norm_parameters(s);
+    case Block::kMlp:
+      break;
+  }
+  if (!moe) return dense_mlp_parameters(s) + norm_parameters(s);
+  const double experts = active ? s.moe->top_k : s.moe->experts;
+  return router_and_shared_parameters(s) + experts * expert_parameter_count(s) + norm_parameters(s);
 }
 
 namespace {
 
-/// Blocks and MTP modules, with each MoE block counted as `moe_block` parameters.
-double blocks(const TransformerShape& s, double moe_block) {
-  const int moe_layers = s.moe_layer_count();
-  double total = (s.layers - moe_layers) * layer_parameter_count(s) + moe_layers * moe_block;
-  if (s.mtp_layers > 0)
+/// Blocks and MTP modules, each MoE block counted whole or (`active`) with its top-k experts.
+double blocks(const TransformerShape& s, bool active) {
+  double total = 0.0;
+  if (s.hybrid) {
+    for (int i = 0; i < s.layers; ++i) total += block_parameter_count(s, i, active);
+  } else {
+    const int moe_layers = s.moe_layer_count();
+    const double moe_block = !s.moe ? 0.0 : active ? moe_layer_active_parameter_count(s) : moe_layer_parameter_count(s);
+    total = (s.layers - moe_layers) * layer_parameter_count(s) + moe_layers * moe_block;
+  }
+  if (s.mtp_layers > 0) {
+    const double moe_block = !s.moe ? 0.0 : active ? moe_layer_active_parameter_count(s) : moe_layer_parameter_count(s);
     total += s.mtp_layers * ((s.moe ? moe_block : layer_parameter_count(s)) + mtp_extra_parameters(s));
+  }
   return total;
 }
 
@@ -137,12 +202,8 @@ double embeddings_and_final_norm(const TransformerShape& s) {
 
 }  // namespace
 
-double active_parameter_count(const TransformerShape& s) {
-  return blocks(s, s.moe ? moe_layer_active_parameter_count(s) : 0.0) + embeddings_and_final_norm(s);
-}
+double active_parameter_count(const TransformerShape& s) { return blocks(s, true) + embeddings_and_final_norm(s); }
 
-double parameter_count(const TransformerShape& s) {
-  return blocks(s, s.moe ? moe_layer_parameter_count(s) : 0.0) + embeddings_and_final_norm(s);
-}
+double parameter_count(const TransformerShape& s) { return blocks(s, false) + embeddings_and_final_norm(s); }
 
 }  // namespace stepcast::workload

@@ -47,6 +47,31 @@ int gpt_mlp_width(int hidden) {
   return static_cast<int>(std::min<std::int64_t>(4 * std::int64_t{hidden}, std::numeric_limits<int>::max()));
 }
 
+namespace {
+
+/// A hybrid stack's pattern against the rest of the shape.
+void check_hybrid(const TransformerShape& s, const JsonReader& where) {
+  const std::string& pattern = s.hybrid->pattern;
+  const auto bad = pattern.find_first_not_of("M*-E");
+  if (bad != std::string::npos) {
+    where.fail(
+        fmt::format("hybrid pattern letter '{}' at layer {} is none of M (Mamba-2), * (attention), - (MLP), "
+                    "E (routed experts)",
+                    pattern[bad], bad));
+  }
+  if (pattern.find('E') != std::string::npos && !s.moe)
+    where.fail("the hybrid pattern has E layers and no MoE settings");
+  if (s.moe && (s.moe->first_dense_layers > 0 || s.moe->layer_step != 1))
+    where.fail("a hybrid pattern places the expert layers itself: leave out the MoE layer step and first dense layers");
+  if (s.sliding_window > 0) where.fail("sliding-window attention in a hybrid stack is not modelled");
+  if (s.mtp_layers > 0) where.fail("MTP modules after a hybrid stack are not modelled");
+  const MambaShape& m = s.hybrid->mamba;
+  if (m.heads % m.groups != 0)
+    where.fail(fmt::format("{} Mamba heads are not divisible by the {} groups", m.heads, m.groups));
+}
+
+}  // namespace
+
 /// Rules every shape must keep, whatever the file format; reported at the shape's pointer.
 void check_shape(const TransformerShape& s, const JsonReader& where) {
   detail::check_shape_limits(s, where);
@@ -59,6 +84,7 @@ void check_shape(const TransformerShape& s, const JsonReader& where) {
   }
   if (s.sliding_layers > s.layers)
     where.fail(fmt::format("{} sliding-window layers exceed the {} layers", s.sliding_layers, s.layers));
+  if (s.hybrid) check_hybrid(s, where);
   if (s.moe) {
     if (s.moe->top_k > s.moe->experts) {
       where.fail(fmt::format("MoE top-k ({}) exceeds the {} routed experts", s.moe->top_k, s.moe->experts));
@@ -88,6 +114,19 @@ MoeShape read_moe_shape(const JsonReader& r) {
   return m;
 }
 
+/// The Mamba-2 mixer of stepcast's own hybrid shape.
+MambaShape read_mamba_shape(const JsonReader& r) {
+  r.check_keys({"heads", "head_dim", "state", "groups", "conv_kernel", "chunk"});
+  MambaShape m;
+  m.heads = read_int(r.at("heads"));
+  m.head_dim = read_int(r.at("head_dim"));
+  m.state = read_int(r.at("state"));
+  m.groups = read_int_or(r, "groups", 1);
+  m.conv_kernel = read_int_or(r, "conv_kernel", 4);
+  m.chunk = read_int_or(r, "chunk", 128);
+  return m;
+}
+
 /// The latent-attention block of stepcast's own shape.
 MlaShape read_mla_shape(const JsonReader& r) {
   r.check_keys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
@@ -101,13 +140,44 @@ MlaShape read_mla_shape(const JsonReader& r) {
 }
 
 TransformerShape read_shape(const JsonReader& r) {
-  r.check_keys(
-      {"layers",   "hidden",          "heads",           "kv_heads",          "ffn_hidden",     "gated_mlp",  "vocab",
-       "seq_len",  "tied_embeddings", "biases",          "learned_positions", "rotary",         "dropout",    "norm",
-       "head_dim", "qk_norm",         "attention_sinks", "sliding_window",    "sliding_layers", "mtp_layers", "moe",
-       "mla"});
+  r.check_keys({"layers",
+                "hidden",
+                "heads",
+                "kv_heads",
+                "ffn_hidden",
+                "gated_mlp",
+                "vocab",
+                "seq_len",
+                "tied_embeddings",
+                "biases",
+                "learned_positions",
+                "rotary",
+                "dropout",
+                "norm",
+                "head_dim",
+                "qk_norm",
+                "attention_sinks",
+                "sliding_window",
+                "sliding_layers",
+                "mtp_layers",
+                "moe",
+                "mla",
+                "hybrid_pattern",
+                "mamba"});
   TransformerShape s;
-  s.layers = read_int(r.at("layers"));
+  if (const auto pattern = r.find("hybrid_pattern")) {
+    s.hybrid = HybridShape{pattern->string(), read_mamba_shape(r.at("mamba"))};
+    if (s.hybrid->pattern.empty()) pattern->fail("an empty pattern has no layers");
+    if (s.hybrid->pattern.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      pattern->fail("too many layers");
+    s.layers = static_cast<int>(s.hybrid->pattern.size());
+    if (const auto layers = r.find("layers"); layers && read_int(*layers) != s.layers) {
+      layers->fail(fmt::format("{} layers, and the hybrid pattern has {} letters", read_int(*layers), s.layers));
+    }
+  } else {
+    if (r.has("mamba")) r.at("mamba").fail("needs \"hybrid_pattern\" (which layers are Mamba-2 mixers)");
+    s.layers = read_int(r.at("layers"));
+  }
   s.hidden = read_int(r.at("hidden"));
   s.heads = read_int(r.at("heads"));
   s.kv_heads = read_int_or(r, "kv_heads", s.heads);

@@ -33,9 +33,10 @@ struct Limit {
   std::initializer_list<std::string_view> keys;
 };
 
-/// The reader of the first of `keys` that `where` or its "moe" or "mla" block holds.
+/// The reader of the first of `keys` that `where` or its "moe", "mla" or "mamba" block holds.
 std::optional<JsonReader> locate(const JsonReader& where, std::initializer_list<std::string_view> keys) {
-  for (const std::string_view block : {std::string_view(), std::string_view("moe"), std::string_view("mla")}) {
+  for (const std::string_view block :
+       {std::string_view(), std::string_view("moe"), std::string_view("mla"), std::string_view("mamba")}) {
     const std::optional<JsonReader> in = block.empty() ? std::optional<JsonReader>(where) : where.find(block);
     if (!in || !in->json().is_object()) continue;
     for (const std::string_view key : keys) {
@@ -99,6 +100,18 @@ void check_shape_limits(const TransformerShape& s, const JsonReader& where) {
         {"value head dimension", m.v_head_dim, kMaxHeadDim, {"v_head_dim"}},
     }};
     for (const Limit& limit : mla) check(limit, where);
+  }
+  if (s.hybrid) {
+    const MambaShape& m = s.hybrid->mamba;
+    const std::array<Limit, 6> mamba{{
+        {"Mamba head count", m.heads, kMaxHeads, {"heads", "mamba_num_heads"}},
+        {"Mamba head dimension", m.head_dim, kMaxHeadDim, {"head_dim", "mamba_head_dim"}},
+        {"SSM state size", m.state, kMaxHeadDim, {"state", "ssm_state_size"}},
+        {"Mamba group count", m.groups, kMaxHeads, {"groups", "n_groups"}},
+        {"Mamba conv1d width", m.conv_kernel, kMaxHeadDim, {"conv_kernel"}},
+        {"SSD chunk size", m.chunk, kMaxSeq, {"chunk", "chunk_size"}},
+    }};
+    for (const Limit& limit : mamba) check(limit, where);
   }
 }
 

@@ -33,6 +33,11 @@ const workload::Workload& seed_7b() {
   return w;
 }
 
+const workload::Workload& nemotron_nano() {
+  static const workload::Workload w = workload::load_workload(STEPCAST_SOURCE_DIR "/workloads/nemotron-3-nano.json");
+  return w;
+}
+
 const workload::Workload& mixtral() {
   static const workload::Workload w = workload::load_workload(STEPCAST_SOURCE_DIR "/workloads/mixtral-8x7b.json");
   return w;
@@ -58,6 +63,8 @@ const std::vector<Case>& cases() {
        "dp*tp*cp*pp = 2*2*2*1 = 8 must equal the number of GPUs (16)"},
       {llama2_7b, "tp=3", 3, R::kTpDividesHeads, "attention heads (32) must be divisible by tp (3)"},
       {llama2_7b, "tp=3", 3, R::kTpDividesKvHeads, "key/value heads (32) must be divisible by tp (3)"},
+      {nemotron_nano, "tp=16,ep=1", 16, R::kTpDividesMambaGroups,
+       "Mamba-2 groups (8) must be divisible by tp (16): Megatron-Core splits B and C by group"},
       {llama2_7b, "tp=3", 3, R::kTpDividesFfn, "ffn hidden size (11008) must be divisible by tp (3)"},
       {llama2_7b, "pp=3", 3, R::kPpVpDivideLayers, "layers (32) must be divisible by pp*vp = 3*1 = 3"},
       {llama2_7b, "dp=3,gbs=10", 3, R::kDpMbsDivideBatch, "global batch (10) must be divisible by dp*mbs = 3*1 = 3"},
@@ -126,6 +133,9 @@ const std::vector<Case>& cases() {
        "cp-comm=a2a needs attention heads (32) divisible by tp*cp = 1*3 = 3"},
       {llama2_7b, "cp=3,cp-comm=a2a,flash=on", 3, R::kA2aKvHeadsDivideTpCp,
        "cp-comm=a2a needs key/value heads (32) divisible by tp*cp = 1*3 = 3"},
+      {nemotron_nano, "cp=2,flash=on,ep=2", 2, R::kCpWithMamba,
+       "cp=2 through the Mamba-2 layers of nemotron-3-nano is not modelled: each scan would hand its state from rank "
+       "to rank along the sequence"},
       {llama2_7b, "ep=2", 1, R::kExpertSettingsNeedMoe,
        "expert settings (ep=2) need a workload with routed experts; llama2-7b has none"},
       {llama2_7b, "ep=2,etp=1", 1, R::kExpertSettingsNeedMoe,
@@ -183,6 +193,9 @@ const std::vector<Case>& cases() {
       {mixtral, "peft=lora", 1, R::kLoraWithRoutedExperts,
        "peft=lora with routed experts (mixtral-8x7b) is not modelled: stepcast's adapters cover dense transformer "
        "layers only"},
+      {nemotron_nano, "peft=lora", 1, R::kLoraWithMamba,
+       "peft=lora on a hybrid stack (nemotron-3-nano) is not modelled: stepcast's adapters cover transformer layers "
+       "only"},
       {seed_7b, "peft=lora", 1, R::kLoraNeedsShape,
        "peft=lora needs the model's layer shapes to size its adapters; seed-7b gives a parameter count only"},
       // Range limits: 2^27-token sequences, 2^36 tokens per step, 2^16 micro-batches per step.

@@ -111,7 +111,8 @@ TEST_SUITE("workload.workload") {
                                                     "hidden, heads, kv_heads, ffn_hidden, gated_mlp, vocab, "
                                                     "seq_len, tied_embeddings, biases, learned_positions, rotary, "
                                                     "dropout, norm, head_dim, qk_norm, attention_sinks, "
-                                                    "sliding_window, sliding_layers, mtp_layers, moe, mla)");
+                                                    "sliding_window, sliding_layers, mtp_layers, moe, mla, "
+                                                    "hybrid_pattern, mamba)");
     CHECK(error_of(dir / "heads_not_dividing.json") ==
           (dir / "heads_not_dividing.json").string() +
               ":/shape: hidden size 4096 is not divisible by the 24 attention heads");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -55,18 +56,24 @@ struct Operator {
   bool adapter = false;
 };
 
-/// Which kind of transformer block: with routed experts or the dense MLP, with a sliding-window
-/// or full attention. A dense model without windows has one kind.
+/// Which kind of layer: a transformer block or a hybrid's sublayer (Mamba-2, attention, MLP),
+/// with routed experts or the dense MLP, with a sliding-window or full attention. A dense
+/// transformer without windows has one kind.
 struct LayerKind {
   bool moe = false;
   bool sliding = false;
+  workload::Block block = workload::Block::kTransformer;
   friend bool operator==(const LayerKind&, const LayerKind&) = default;
+  /// The fixed order kinds are listed in: transformer, Mamba, attention, MLP; dense before MoE,
+  /// full before sliding.
+  friend bool operator<(const LayerKind& a, const LayerKind& b) {
+    return std::tuple(a.block, a.moe, a.sliding) < std::tuple(b.block, b.moe, b.sliding);
+  }
 };
 
-/// How many blocks of each kind the `count` transformer layers from layer `first` on are:
-/// DeepSeek-V3's first dense layers by their index; sliding-window layers spread evenly (GPT-OSS
-/// alternates them). Kinds with no block are left out, in a fixed order (dense before MoE, full
-/// before sliding).
+/// How many layers of each kind the `count` layers from layer `first` on are: DeepSeek-V3's
+/// first dense layers by their index; sliding-window layers spread evenly (GPT-OSS alternates
+/// them); a hybrid's by its pattern. Kinds with no layer are left out, in LayerKind's order.
 std::vector<std::pair<LayerKind, int>> layer_kinds(const workload::TransformerShape& shape, int first, int count);
 
 /// The same over all the model chunks of a pipeline stage, each holding the layers the layer map

@@ -20,6 +20,7 @@ enum class Rule {
   kTpWithinNode,             ///< tp, gpus_per_node: tensor parallel stays inside a node (planner)
   kTpDividesHeads,           ///< heads, tp
   kTpDividesKvHeads,         ///< kv_heads, tp
+  kTpDividesMambaGroups,     ///< groups, tp (a hybrid model's Mamba-2 B/C groups)
   kTpDividesFfn,             ///< ffn_hidden, tp
   kPpVpDivideLayers,         ///< layers, pp, vp, stages
   kDpMbsDivideBatch,         ///< global_batch, dp, mbs, product
@@ -53,6 +54,7 @@ enum class Rule {
   kCpTokensDivideTp,      ///< seq, cp, tokens, tp
   kA2aHeadsDivideTpCp,    ///< heads, tp, cp
   kA2aKvHeadsDivideTpCp,  ///< kv_heads, tp, cp
+  kCpWithMamba,           ///< cp, workload (a name)
   // Expert parallel (expert_parallel.cpp).
   kExpertSettingsNeedMoe,    ///< ep, etp (0: not given), workload (a name)
   kMoeWithHybridShard,       ///< sharding (a name)
@@ -75,6 +77,7 @@ enum class Rule {
   kLoraWithShardedWeights,  ///< sharding (a name)
   kLoraWithRoutedExperts,   ///< workload (a name)
   kLoraNeedsShape,          ///< workload (a name)
+  kLoraWithMamba,           ///< workload (a name)
   // Range limits (plan_limits.cpp): checked before any arithmetic on the batch.
   kSequenceLimit,       ///< seq, limit
   kTokensPerStepLimit,  ///< global_batch, seq, tokens, limit

@@ -44,6 +44,35 @@ struct MlaShape {
   int v_head_dim = 0;
 };
 
+/// A Mamba-2 mixer (Dao & Gu 2024, arXiv:2405.21060, section 7) as Megatron-Core's MambaMixer and
+/// Hugging Face's NemotronH run it: in_proj h -> [z, x, B, C, dt] (2 inner + 2 groups x state +
+/// heads), a causal depthwise conv1d over [x, B, C], the chunked SSD scan, a gated RMSNorm over
+/// inner, out_proj inner -> h.
+struct MambaShape {
+  int heads = 0;        ///< mamba_num_heads: SSM heads
+  int head_dim = 0;     ///< P: channels per head (inner = heads x head_dim)
+  int state = 0;        ///< N: ssm_state_size
+  int groups = 1;       ///< n_groups: heads sharing one B and C
+  int conv_kernel = 4;  ///< width of the causal conv1d
+  int chunk = 128;      ///< Q: chunk_size of the SSD scan
+
+  [[nodiscard]] int inner() const { return heads * head_dim; }
+  /// Channels the conv1d runs over: x, B and C.
+  [[nodiscard]] int conv_channels() const { return inner() + 2 * groups * state; }
+};
+
+/// What one layer of a model holds. A transformer layer is attention then an MLP (dense or routed
+/// experts); a hybrid model (Nemotron-H, Nemotron 3) lists single sublayers instead: a Mamba-2
+/// mixer, attention alone, or an MLP alone, each behind its own norm.
+enum class Block { kTransformer, kMamba, kAttention, kMlp };
+
+/// A hybrid layer stack in Megatron-Core's hybrid_override_pattern letters: M (Mamba-2), *
+/// (attention), - (dense MLP), E (routed experts), one letter a layer.
+struct HybridShape {
+  std::string pattern;
+  MambaShape mamba;
+};
+
 /// The shape of a decoder-only transformer, in the vocabulary of Narayanan et al. 2021 (l, h, a,
 /// V, s) extended for grouped-query attention and gated MLPs (Llama).
 struct TransformerShape {
@@ -87,8 +116,9 @@ struct TransformerShape {
   /// Multi-token-prediction modules after the model (DeepSeek-V3 section 2.2); trained, so
   /// counted and priced each as one more MoE layer plus its projection (2h x h) and two norms.
   int mtp_layers = 0;
-  std::optional<MoeShape> moe;  ///< routed experts, absent for a dense model
-  std::optional<MlaShape> mla;  ///< latent attention in place of Q, K, V projections
+  std::optional<MoeShape> moe;        ///< routed experts, absent for a dense model
+  std::optional<MlaShape> mla;        ///< latent attention in place of Q, K, V projections
+  std::optional<HybridShape> hybrid;  ///< single-sublayer layers by pattern, absent for a transformer
 
   [[nodiscard]] int head_dim() const { return explicit_head_dim > 0 ? explicit_head_dim : hidden / heads; }
   /// Width of the concatenated query heads (heads x head dim; = hidden for most models).
@@ -96,7 +126,11 @@ struct TransformerShape {
   /// Query/key and value dims of one head (the latent-attention dims under MLA).
   [[nodiscard]] int qk_head_dim() const { return mla ? mla->qk_nope_head_dim + mla->qk_rope_head_dim : head_dim(); }
   [[nodiscard]] int v_head_dim() const { return mla ? mla->v_head_dim : head_dim(); }
-  /// Transformer blocks with routed experts (0 for a dense model), MTP modules not included.
+  /// What layer `index` (0-based) holds: kTransformer for every layer of a non-hybrid model.
+  [[nodiscard]] Block block(int index) const;
+  /// Whether layer `index` routes to experts (an MoE transformer block, or a hybrid's E layer).
+  [[nodiscard]] bool is_moe_layer(int index) const;
+  /// Layers with routed experts (0 for a dense model), MTP modules not included.
   [[nodiscard]] int moe_layer_count() const;
 };
 
@@ -134,6 +168,12 @@ double moe_layer_active_parameter_count(const TransformerShape& shape);
 double expert_parameter_count(const TransformerShape& shape);
 /// Attention parameters of one block (Q, K, V, O or the latent projections; biases, sinks, q/k norms).
 double attention_parameter_count(const TransformerShape& shape);
+/// Parameters of layer `index` whatever it holds (a transformer block, dense or MoE, or a hybrid's
+/// sublayer with its norm); `active`: only what one token passes through (its top-k experts).
+double block_parameter_count(const TransformerShape& shape, int index, bool active = false);
+/// Parameters of one Mamba-2 mixer: in_proj, conv1d with its bias, dt bias, A and D per head, the
+/// gated norm, out_proj (Hugging Face's NemotronHMamba2Mixer), without the layer's own norm.
+double mamba_parameter_count(const TransformerShape& shape);
 /// Parameters one token passes through: the routed experts it is not sent to left out;
 /// embeddings and MTP modules counted as in parameter_count.
 double active_parameter_count(const TransformerShape& shape);
