@@ -30,8 +30,8 @@ using sim::test::hand_node;
 // unit is gathered a layer ahead before its forward (and its backward, unless kept) and its
 // gradients reduce-scattered after its backward.
 graph::StepGraph fsdp(double forward_ms, double backward_ms, bool regather) {
-  graph::StepGraph s =
-      sim::test::hand_step(1, 1, plan::Schedule::k1F1B, 1, seconds(forward_ms * kMs), seconds(backward_ms * kMs), 4, 1, 4);
+  graph::StepGraph s = sim::test::hand_step(1, 1, plan::Schedule::k1F1B, 1, seconds(forward_ms * kMs),
+                                            seconds(backward_ms * kMs), 4, 1, 4);
   const std::size_t shard = sim::test::replica_group(s, "shard group", 4);
   graph::CommNode gather = hand_node("FSDP all-gather (forward)", shard, cost::CollectiveOp::kAllGather, bytes(40e6),
                                      Anchor::kLayerPrefetch);

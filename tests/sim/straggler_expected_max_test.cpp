@@ -32,8 +32,9 @@ constexpr double kBucket = 1e3;      // B: a gradient sync that costs tens of na
 // bucket of 1 kB all-reduced once the backward ends, no optimizer time.
 graph::StepGraph replicas(int n, int pp = 1, int m = 1) {
   graph::StepGraph s = sim::test::hand_step(pp, m, plan::Schedule::k1F1B, 1, seconds(1 * kMs), seconds(2 * kMs), n);
-  graph::CommNode sync = sim::test::hand_node("gradients", sim::test::replica_group(s, "data", n), cost::CollectiveOp::kAllReduce,
-                                         bytes(kBucket), graph::Anchor::kGradientReady);
+  graph::CommNode sync =
+      sim::test::hand_node("gradients", sim::test::replica_group(s, "data", n), cost::CollectiveOp::kAllReduce,
+                           bytes(kBucket), graph::Anchor::kGradientReady);
   s.comm.push_back(sync);
   return s;
 }
@@ -147,11 +148,12 @@ TEST_SUITE("sim.straggler") {
     // 1.5-3.0, rank 0 1.5-2.5 and waits 0.5 for layer 0's call; rank 1 then ends at 4.5 ms, rank
     // 0 at 4.0. The calm step is 3 ms, so 1.5 ms are waiting on the straggler.
     const topology::Topology t = sim::test::star_topology(2, BytesPerSecond(kBandwidth));
-    graph::StepGraph g = sim::test::hand_step(1, 1, plan::Schedule::k1F1B, 1, seconds(1 * kMs), seconds(2 * kMs), 2, 1, 2);
+    graph::StepGraph g =
+        sim::test::hand_step(1, 1, plan::Schedule::k1F1B, 1, seconds(1 * kMs), seconds(2 * kMs), 2, 1, 2);
     const std::size_t cp = sim::test::replica_group(g, "context", 2, graph::Representation::kOwnReplicas);
     for (const graph::Pass pass : {graph::Pass::kForward, graph::Pass::kBackward}) {
       graph::CommNode n = sim::test::hand_node("CP all-gather", cp, cost::CollectiveOp::kAllGather, bytes(kBucket),
-                                          graph::Anchor::kLayerStart);
+                                               graph::Anchor::kLayerStart);
       n.pass = pass;
       g.comm.push_back(n);
     }
