@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/kernel_model.hpp"
 
@@ -87,6 +89,13 @@ Bytes quantized_copy_bytes(const workload::TransformerShape& shape, const plan::
   const double copies = weights * kQuantizedCopies * quantized_bytes_per_element(plan.precision);
   const double state = kGemmsPerLayer * scaling_state_bytes_per_gemm(plan.precision, plan.fp8_recipe);
   return Bytes(blocks * (copies + state));
+}
+
+double fp8_weight_share(const workload::Workload& workload, const plan::Plan& plan) {
+  if (!plan.fp8_params || !workload.shape) return 0.0;
+  const workload::TransformerShape& s = *workload.shape;
+  const double embeddings = static_cast<double>(s.vocab) * s.hidden * (s.tied_embeddings ? 1.0 : 2.0);
+  return std::max(0.0, 1.0 - embeddings / workload.parameters);
 }
 
 FlopsPerSecond gemm_peak(const topology::GpuSpec& gpu, plan::Precision precision, const Operator& op) {

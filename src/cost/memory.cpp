@@ -286,7 +286,10 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
                                 const MemoryOptions& options) {
   STEPCAST_ASSERT(plan.dp >= 1 && plan.global_batch >= 1, "estimate_memory needs a resolved plan");
   const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
-  const ModelState state = model_state(workload, plan);
+  ModelState state = model_state(workload, plan);
+  // fp8-params=on: the quantized GEMMs' weights are the fp8 copies counted below, with no 16-bit one.
+  const double fp8_share = fp8_weight_share(workload, plan);
+  state.parameters = state.parameters * (1.0 - fp8_share);
   MemoryBreakdown out;
   out.parameters = state.parameters;
   out.gradients = state.gradients;
@@ -386,6 +389,13 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
                        workload.shape->moe->top_k, operator_context(plan).activation_bytes,
                        operator_context(plan).experts.load_factor),
            format_bytes(dispatch_buffers)});
+    }
+    if (fp8_share > 0.0) {
+      for (auto& row : out.explanation) {
+        if (row.label != "parameters") continue;
+        row.formula += fmt::format(" x (1 - {:.4g}: the share of weights kept in {} alone, fp8-params=on)", fp8_share,
+                                   plan::to_string(plan.precision));
+      }
     }
   }
   return out;

@@ -7,6 +7,7 @@
 
 #include "expert_groups.hpp"
 #include "graph_support.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/memory.hpp"
 #include "stepcast/cost/moe_memory.hpp"
 #include "stepcast/cost/peft.hpp"
@@ -38,7 +39,11 @@ DataState data_state(const GraphContext& context, StepGraph& graph) {
   }
   // Gradients travel in the type they are reduced in (grad-reduce=), else their own.
   s.reduce_bytes = p.grad_reduce ? (*p.grad_reduce == plan::Precision::kFp32 ? 4.0 : 2.0) : per.gradients;
+  // fp8-params=on: the distributed optimizer gathers the quantized weights in their format
+  // (Megatron-Core's --fp8-param-gather), the embedding and output layer in 16-bit.
+  const double fp8 = cost::fp8_weight_share(w, p);
   s.parameter_bytes = per.parameters;
+  if (fp8 > 0.0) s.parameter_bytes = per.parameters * (1.0 - fp8) + cost::quantized_bytes_per_element(p.precision) * fp8;
   s.grads = Bytes(params * s.reduce_bytes);
   s.weights = Bytes(params * s.parameter_bytes);
   const Layout layout = graph.layout;

@@ -91,6 +91,7 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
                                                     "pp-layout",
                                                     "order",
                                                     "fp8-recipe",
+                                                    "fp8-params",
                                                     "ep",
                                                     "etp",
                                                     "moe-dispatcher",
@@ -213,6 +214,8 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
                       value));
     }
     plan_.fp8_recipe_given = true;
+  } else if (key == "fp8-params") {
+    plan_.fp8_params = parse_switch(key, value, fail);
   } else if (key == "optimizer") {
     try {
       plan_.optimizer = parse_optimizer(value, std::string());

@@ -43,6 +43,7 @@ constexpr std::array kRules = {
     RuleInfo{Rule::kHybridGroupDividesDp, "hybrid-group-divides-dp", "dp must be divisible by the hybrid shard group"},
     RuleInfo{Rule::kFp8RecipeNeedsFp8, "fp8-recipe-needs-fp8",
              "fp8-recipe= chooses the per-tensor scaling of precision=fp8 and applies to nothing else"},
+    RuleInfo{Rule::kFp8ParamsNeedFp8, "fp8-params-need-fp8", "fp8-params=on needs precision=fp8 or mxfp8"},
     RuleInfo{Rule::kUnevenSplitExclusive, "uneven-split-exclusive",
              "give one of pp-first-layers=/pp-last-layers=, pp-embedding-loss-layers=on and pp-layout="},
     RuleInfo{Rule::kUnevenSplitNeedsPp, "uneven-split-needs-pp", "an uneven pipeline split needs pp > 1"},
@@ -189,6 +190,11 @@ std::string describe(const Verdict& v) {
     case Rule::kFp8RecipeNeedsFp8:
       return fmt::format(
           "fp8-recipe= chooses the per-tensor scaling of precision=fp8 and applies to nothing else (got precision={})",
+          t("precision"));
+    case Rule::kFp8ParamsNeedFp8:
+      return fmt::format(
+          "fp8-params=on keeps the weights in fp8 or mxfp8 (Megatron-Core's --fp8-param-gather); precision={} has no "
+          "such weights",
           t("precision"));
     case Rule::kUnevenSplitExclusive:
     case Rule::kUnevenSplitNeedsPp:

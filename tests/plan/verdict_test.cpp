@@ -193,6 +193,9 @@ const std::vector<Case>& cases() {
       {mixtral, "peft=lora", 1, R::kLoraWithRoutedExperts,
        "peft=lora with routed experts (mixtral-8x7b) is not modelled: stepcast's adapters cover dense transformer "
        "layers only"},
+      {llama2_7b, "precision=nvfp4,fp8-params=on", 1, R::kFp8ParamsNeedFp8,
+       "fp8-params=on keeps the weights in fp8 or mxfp8 (Megatron-Core's --fp8-param-gather); precision=nvfp4 has no "
+       "such weights"},
       {nemotron_nano, "peft=lora", 1, R::kLoraWithMamba,
        "peft=lora on a hybrid stack (nemotron-3-nano) is not modelled: stepcast's adapters cover transformer layers "
        "only"},

@@ -45,6 +45,11 @@ double scaling_state_bytes_per_gemm(plan::Precision precision, plan::Fp8Recipe r
 /// FSDP/ZeRO-3 of the (1 + prefetched) blocks it has gathered.
 Bytes quantized_copy_bytes(const workload::TransformerShape& shape, const plan::Plan& plan, int fsdp_prefetch_units);
 
+/// The share of a model's parameters kept in the low-precision format alone under fp8-params=on
+/// (0 otherwise): every weight but the embedding and the output layer, which Megatron-Core keeps in
+/// 16-bit (norm, router and bias weights, well under 1%, are counted with the quantized ones).
+double fp8_weight_share(const workload::Workload& workload, const plan::Plan& plan);
+
 /// The peak a GEMM operator runs at: the plan's precision for the quantized linear GEMMs, bf16 for
 /// the other GEMMs of a low-precision plan (attention core, output layer).
 FlopsPerSecond gemm_peak(const topology::GpuSpec& gpu, plan::Precision precision, const Operator& op);

@@ -130,6 +130,10 @@ struct Plan {
   /// precision=fp8 only (fp8-recipe=delayed|current): how tensors are scaled.
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   bool fp8_recipe_given = false;  ///< the plan said fp8-recipe=, which only precision=fp8 takes
+  /// fp8-params=on: the quantized GEMMs' weights are kept in the low-precision format alone (Megatron-
+  /// Core's --fp8-param-gather, Transformer Engine's fp8 primary weights), with no 16-bit copy; the
+  /// fp32 masters stay in the optimizer and the distributed optimizer gathers them in that format.
+  bool fp8_params = false;
   /// Expert parallel (ep=) and expert tensor parallel (etp=; 0 = as tp, Megatron-core's default):
   /// each MoE layer's routed experts are spread over ep ranks and each expert's matrices split
   /// over etp; the same GPUs of a stage fold as tp x cp x dp (dense) = etp x ep x edp (experts).

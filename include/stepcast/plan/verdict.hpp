@@ -32,6 +32,7 @@ enum class Rule {
   kTpOverlapNeedsSp,         ///< tp
   kHybridGroupDividesDp,     ///< dp, shard_group
   kFp8RecipeNeedsFp8,        ///< precision (a name)
+  kFp8ParamsNeedFp8,         ///< precision (a name)
   // Uneven pipelines (pipeline_split.cpp).
   kUnevenSplitExclusive,     ///< no values
   kUnevenSplitNeedsPp,       ///< pp
