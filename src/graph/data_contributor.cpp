@@ -43,7 +43,8 @@ DataState data_state(const GraphContext& context, StepGraph& graph) {
   // (Megatron-Core's --fp8-param-gather), the embedding and output layer in 16-bit.
   const double fp8 = cost::fp8_weight_share(w, p);
   s.parameter_bytes = per.parameters;
-  if (fp8 > 0.0) s.parameter_bytes = per.parameters * (1.0 - fp8) + cost::quantized_bytes_per_element(p.precision) * fp8;
+  if (fp8 > 0.0)
+    s.parameter_bytes = per.parameters * (1.0 - fp8) + cost::quantized_bytes_per_element(p.precision) * fp8;
   s.grads = Bytes(params * s.reduce_bytes);
   s.weights = Bytes(params * s.parameter_bytes);
   const Layout layout = graph.layout;
