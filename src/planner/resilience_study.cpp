@@ -7,6 +7,7 @@
 #include <array>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/peft.hpp"
 
 namespace stepcast::planner {
 
@@ -81,11 +82,18 @@ ResilienceStudy study_resilience(const workload::Workload& workload, const plan:
   const cost::StateBytesPerParameter bytes = cost::state_bytes_per_parameter(plan.precision, plan.optimizer);
 
   ResilienceStudy r;
-  r.size = cost::checkpoint_size(workload.parameters, plan, bytes, gpn, in.checkpoint);
+  // peft=lora: the checkpoint holds the adapters' state; a restart reads it and the frozen base
+  // weights again (16-bit, each model-parallel rank its share).
+  const bool lora = plan.peft == plan::Peft::kLora;
+  const cost::ParameterShare share = cost::parameters_per_model_rank(workload, plan);
+  const double saved = lora ? share.trained * plan.tp * plan.pp : workload.parameters;
+  r.size = cost::checkpoint_size(saved, plan, bytes, gpn, in.checkpoint);
+  r.frozen_base_per_rank = Bytes(lora ? share.frozen * bytes.parameters : 0.0);
   r.tier = in.tier;
   r.write =
       cost::transfer_time({r.size.written_per_rank, r.size.busiest_node_written, r.size.total}, r.tier, "write time");
-  r.restore = cost::transfer_time(all_ranks_read(r.size.held_per_rank, gpus, gpn), r.tier, "restore time");
+  r.restore = cost::transfer_time(all_ranks_read(r.size.held_per_rank + r.frozen_base_per_rank, gpus, gpn), r.tier,
+                                  "restore time");
   r.stall = cost::checkpoint_stall(r.size, r.write, in.staging);
 
   r.relaunch = in.relaunch;

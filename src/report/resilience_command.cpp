@@ -106,6 +106,12 @@ std::string report_text(const PlanInputs& in, const planner::ResilienceStudy& r,
     row(fmt::format("{} per rank", item.name), fmt::format("{:>12}", format_bytes(item.held_per_rank)));
   }
   out += cost::checkpoint_contents_note(r.size) + "\n";
+  if (r.frozen_base_per_rank.value() > 0.0) {
+    out +=
+        "  peft=lora: the adapters' state alone (Megatron-Bridge's PEFT checkpoints); a restore also reads the "
+        "frozen base weights\n";
+    row("frozen base read at restore", fmt::format("{:>12} per rank", format_bytes(r.frozen_base_per_rank)));
+  }
   row("model and optimizer state per rank", fmt::format("{:>12}  ({:.6g} B)", format_bytes(r.size.model_state_per_rank),
                                                         r.size.model_state_per_rank.value()));
   row("checkpoint per rank", fmt::format("{:>12}", format_bytes(r.size.held_per_rank)));
@@ -230,6 +236,7 @@ nlohmann::json report_json(const PlanInputs& in, const planner::ResilienceStudy&
   }
   j["checkpoint_items"] = items;
   j["checkpoint_contents"] = std::string(trim(cost::checkpoint_contents_note(r.size)));
+  j["frozen_base_read_per_rank_bytes"] = r.frozen_base_per_rank.value();
   j["storage"] = {{"name", r.tier.name}, {"bandwidth_Bps", r.tier.bandwidth.value()}, {"source", r.tier.source}};
   j["write_time_s"] = r.write.time.value();
   j["restore_time_s"] = r.restore.time.value();

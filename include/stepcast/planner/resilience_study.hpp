@@ -50,6 +50,9 @@ struct FailureSource {
 
 struct ResilienceStudy {
   cost::CheckpointSize size;
+  /// peft=lora: the frozen base weights each rank reads at a restore besides the checkpoint, which
+  /// holds the adapters' state alone (Megatron-Bridge's PEFT checkpoints); zero otherwise.
+  Bytes frozen_base_per_rank;
   cost::StorageTier tier;
   cost::TransferTime write;
   cost::TransferTime restore;
