@@ -18,9 +18,9 @@ namespace resilience_lora_test {
 namespace {
 
 nlohmann::json resilience(const std::string& plan) {
-  return nlohmann::json::parse(stepcast::test::run_stepcast(
-      "resilience --workload llama3-70b --topology dgx-h100 --nodes 1 --plan " + plan +
-      " --storage '2 GB/s' --mtbf '24 h' --json"));
+  return nlohmann::json::parse(
+      stepcast::test::run_stepcast("resilience --workload llama3-70b --topology dgx-h100 --nodes 1 --plan " + plan +
+                                   " --storage '2 GB/s' --mtbf '24 h' --json"));
 }
 
 }  // namespace
