@@ -141,7 +141,10 @@ const std::vector<Rule>& all_rules() {
   return rules;
 }
 
-std::string describe(const Verdict& v) {
+namespace {
+
+/// The sentences of the degrees, the tensor-parallel splits, the schedule and the precision keys.
+std::string describe_degrees(const Verdict& v) {
   const auto n = [&v](std::string_view name) { return v.number(name); };
   const auto t = [&v](std::string_view name) -> const std::string& { return v.text(name); };
   switch (v.rule) {
@@ -196,6 +199,49 @@ std::string describe(const Verdict& v) {
           "fp8-params=on keeps the weights in fp8 or mxfp8 (Megatron-Core's --fp8-param-gather); precision={} has no "
           "such weights",
           t("precision"));
+    default:
+      STEPCAST_UNREACHABLE("a rule of the degrees, schedule or precision");
+  }
+}
+
+/// The sentences of the range limits and of the memory check.
+std::string describe_limits(const Verdict& v) {
+  const auto n = [&v](std::string_view name) { return v.number(name); };
+  switch (v.rule) {
+    case Rule::kSequenceLimit:
+      return fmt::format("the sequence length {} is above stepcast's limit of {} tokens", n("seq"), n("limit"));
+    case Rule::kTokensPerStepLimit:
+      return fmt::format(
+          "global batch x sequence = {} x {} = {} tokens per step is above stepcast's limit of {} (2^36), thousands "
+          "of times the largest published batch",
+          n("global_batch"), n("seq"), n("tokens"), n("limit"));
+    case Rule::kMicroBatchLimit:
+      return fmt::format(
+          "global batch / (dp x mbs) = {} / ({} x {}) = {} micro-batches per step is above stepcast's limit of {}: "
+          "raise mbs= or dp=, or lower the global batch",
+          n("global_batch"), n("dp"), n("mbs"), n("micro_batches"), n("limit"));
+    case Rule::kFitsGpuMemory: {
+      const Bytes needed(v.ratio("needed_bytes"));
+      const Bytes headroom(v.ratio("headroom_bytes"));
+      const Bytes capacity(v.ratio("capacity_bytes"));
+      // Over the margin but under the capacity: the plan would leave too little to run.
+      if (headroom.value() >= 0.0) {
+        return fmt::format("needs {} per GPU, leaving {} of the {} of the GPU: inside the margin of {}",
+                           format_bytes(needed), format_bytes(headroom), format_bytes(capacity),
+                           format_bytes(Bytes(v.ratio("margin_bytes"))));
+      }
+      return fmt::format("needs {} per GPU, {} more than the {} of the GPU", format_bytes(needed),
+                         format_bytes(-headroom), format_bytes(capacity));
+    }
+    default:
+      STEPCAST_UNREACHABLE("a range limit or the memory check");
+  }
+}
+
+}  // namespace
+
+std::string describe(const Verdict& v) {
+  switch (v.rule) {
     case Rule::kUnevenSplitExclusive:
     case Rule::kUnevenSplitNeedsPp:
     case Rule::kStageLayersDivideVp:
@@ -243,30 +289,29 @@ std::string describe(const Verdict& v) {
     case Rule::kLoraWithMamba:
       return describe_peft(v);
     case Rule::kSequenceLimit:
-      return fmt::format("the sequence length {} is above stepcast's limit of {} tokens", n("seq"), n("limit"));
     case Rule::kTokensPerStepLimit:
-      return fmt::format(
-          "global batch x sequence = {} x {} = {} tokens per step is above stepcast's limit of {} (2^36), thousands "
-          "of times the largest published batch",
-          n("global_batch"), n("seq"), n("tokens"), n("limit"));
     case Rule::kMicroBatchLimit:
-      return fmt::format(
-          "global batch / (dp x mbs) = {} / ({} x {}) = {} micro-batches per step is above stepcast's limit of {}: "
-          "raise mbs= or dp=, or lower the global batch",
-          n("global_batch"), n("dp"), n("mbs"), n("micro_batches"), n("limit"));
-    case Rule::kFitsGpuMemory: {
-      const Bytes needed(v.ratio("needed_bytes"));
-      const Bytes headroom(v.ratio("headroom_bytes"));
-      const Bytes capacity(v.ratio("capacity_bytes"));
-      // Over the margin but under the capacity: the plan would leave too little to run.
-      if (headroom.value() >= 0.0) {
-        return fmt::format("needs {} per GPU, leaving {} of the {} of the GPU: inside the margin of {}",
-                           format_bytes(needed), format_bytes(headroom), format_bytes(capacity),
-                           format_bytes(Bytes(v.ratio("margin_bytes"))));
-      }
-      return fmt::format("needs {} per GPU, {} more than the {} of the GPU", format_bytes(needed),
-                         format_bytes(-headroom), format_bytes(capacity));
-    }
+    case Rule::kFitsGpuMemory:
+      return describe_limits(v);
+    case Rule::kDpDerivable:
+    case Rule::kDegreesMatchGpus:
+    case Rule::kTpWithinNode:
+    case Rule::kTpDividesHeads:
+    case Rule::kTpDividesKvHeads:
+    case Rule::kTpDividesMambaGroups:
+    case Rule::kTpDividesFfn:
+    case Rule::kPpVpDivideLayers:
+    case Rule::kDpMbsDivideBatch:
+    case Rule::kVpNeedsInterleaved:
+    case Rule::kInterleavedNeedsPp:
+    case Rule::kInterleavedMicroBatches:
+    case Rule::kSpNeedsTp:
+    case Rule::kTpDividesSeqWithSp:
+    case Rule::kTpOverlapNeedsSp:
+    case Rule::kHybridGroupDividesDp:
+    case Rule::kFp8RecipeNeedsFp8:
+    case Rule::kFp8ParamsNeedFp8:
+      return describe_degrees(v);
   }
   STEPCAST_UNREACHABLE("every rule has its sentence");
 }
