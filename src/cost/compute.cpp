@@ -267,17 +267,13 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
   double layer_forward = 0.0;
   double scores = 0.0;
   for (const auto& [kind, count] : layer_kinds(shape, 0, shape.layers)) {
-    const bool attention = kind.block == workload::Block::kTransformer || kind.block == workload::Block::kAttention;
-    const bool mlp = kind.block == workload::Block::kTransformer || kind.block == workload::Block::kMlp;
-    const double score = attention ? attention_score_flops(shape, s, kind.sliding, plan.flash_attention) : 0.0;
-    double matmul =
-        (attention ? attention_matmul_parameters(shape) : 0.0) + (mlp ? mlp_matmul_parameters(shape, kind.moe) : 0.0);
-    double mixer = 0.0;
-    if (kind.block == workload::Block::kMamba) {
-      matmul = mamba_matmul_parameters(shape);
-      mixer = ssd_flops(shape);
-    }
-    layer_forward += count * tokens * (2.0 * matmul + score + mixer);
+    const bool mamba = kind.block == workload::Block::kMamba;
+    const double score =
+        kind.has_attention() ? attention_score_flops(shape, s, kind.sliding, plan.flash_attention) : 0.0;
+    const double matmul = (kind.has_attention() ? attention_matmul_parameters(shape) : 0.0) +
+                          (kind.has_mlp() ? mlp_matmul_parameters(shape, kind.moe) : 0.0) +
+                          (mamba ? mamba_matmul_parameters(shape) : 0.0);
+    layer_forward += count * tokens * (2.0 * matmul + score + (mamba ? ssd_flops(shape) : 0.0));
     scores += count * tokens * score;
   }
   double logits_forward = tokens * 2.0 * h * shape.vocab;

@@ -445,9 +445,8 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   const double e = d.e;
   const double h = d.h;
   const double t = d.t;
-  const workload::Block block = c.kind.block;
-  const bool attention = block == workload::Block::kTransformer || block == workload::Block::kAttention;
-  const bool mlp = block == workload::Block::kTransformer || block == workload::Block::kMlp;
+  const bool attention = c.kind.has_attention();
+  const bool mlp = c.kind.has_mlp();
   std::size_t core_begin = 0;
   std::size_t core_end = 0;
 
@@ -470,7 +469,7 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
     residual(fwd, bwd, "dropout + residual (attention)", "residual add (attention)", "dropout backward (attention)",
              d.shard_tokens, h, e, shape.dropout);
   }
-  if (block == workload::Block::kMamba) {
+  if (c.kind.block == workload::Block::kMamba) {
     norm(fwd, bwd, "input norm", "input norm backward", d.shard_tokens, h, e);
     mamba_mixer(fwd, bwd, shape, c, d);
     residual(fwd, bwd, "dropout + residual (mamba)", "residual add (mamba)", "dropout backward (mamba)", d.shard_tokens,

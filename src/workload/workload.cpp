@@ -175,16 +175,13 @@ namespace {
 /// Blocks and MTP modules, each MoE block counted whole or (`active`) with its top-k experts.
 double blocks(const TransformerShape& s, bool active) {
   double total = 0.0;
-  if (s.hybrid) {
-    for (int i = 0; i < s.layers; ++i) total += block_parameter_count(s, i, active);
-  } else {
-    const int moe_layers = s.moe_layer_count();
-    const double moe_block = !s.moe ? 0.0 : active ? moe_layer_active_parameter_count(s) : moe_layer_parameter_count(s);
-    total = (s.layers - moe_layers) * layer_parameter_count(s) + moe_layers * moe_block;
-  }
+  for (int i = 0; i < s.layers; ++i) total += block_parameter_count(s, i, active);
   if (s.mtp_layers > 0) {
-    const double moe_block = !s.moe ? 0.0 : active ? moe_layer_active_parameter_count(s) : moe_layer_parameter_count(s);
-    total += s.mtp_layers * ((s.moe ? moe_block : layer_parameter_count(s)) + mtp_extra_parameters(s));
+    // Each MTP module's block is an MoE block where the model has experts (DeepSeek-V3).
+    const double block = !s.moe   ? layer_parameter_count(s)
+                         : active ? moe_layer_active_parameter_count(s)
+                                  : moe_layer_parameter_count(s);
+    total += s.mtp_layers * (block + mtp_extra_parameters(s));
   }
   return total;
 }

@@ -64,6 +64,14 @@ struct LayerKind {
   bool sliding = false;
   workload::Block block = workload::Block::kTransformer;
   friend bool operator==(const LayerKind&, const LayerKind&) = default;
+  /// Whether the layer holds attention (a transformer block or a hybrid's attention layer).
+  [[nodiscard]] bool has_attention() const {
+    return block == workload::Block::kTransformer || block == workload::Block::kAttention;
+  }
+  /// Whether the layer holds an MLP or routed experts (a transformer block or a hybrid's MLP layer).
+  [[nodiscard]] bool has_mlp() const {
+    return block == workload::Block::kTransformer || block == workload::Block::kMlp;
+  }
   /// The fixed order kinds are listed in: transformer, Mamba, attention, MLP; dense before MoE,
   /// full before sliding.
   friend bool operator<(const LayerKind& a, const LayerKind& b) {
