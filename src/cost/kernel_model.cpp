@@ -220,7 +220,7 @@ KernelTime time_operator(const Operator& op, const topology::GpuSpec& gpu, plan:
   const Seconds roofline = std::max(compute, memory);
   const Seconds overhead = params.kernel_overhead * op.kernels;
   out.gpu = roofline + overhead;
-  out.host = params.host_overhead * op.kernels;
+  out.host = params.host_overhead * op.host_calls.value_or(op.kernels);
   if (overhead > roofline) {
     out.bound = Bound::kOverhead;
   } else {

@@ -2,12 +2,15 @@
 // (Megatron-LM's MoE guide; Gale et al. 2023, MegaBlocks, for grouped expert GEMMs): the router
 // GEMM and top-k, the permute that orders token copies by expert, the experts as grouped GEMMs
 // at their real shape (tokens per expert rows), the unpermute that sums each token's weighted
-// copies, and the shared experts beside them. Which blocks of a stage are MoE or sliding-window.
+// copies, and the shared experts beside them. Under fp8/mxfp8/nvfp4 the experts' and the shared
+// experts' GEMMs run quantized, as Transformer Engine's GroupedLinear and Linear do under
+// fp8_autocast; the router's stays in 16-bit. Which blocks of a stage are MoE or sliding-window.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/operators.hpp"
 
 namespace stepcast::cost {
@@ -23,25 +26,58 @@ Operator make(std::string_view name, OpPass pass, OpKind kind) {
   return op;
 }
 
+/// A quantize kernel over `elements` 16-bit values (low_precision.hpp).
+Operator quantize(std::string_view name, OpPass pass, double elements, double e, const OperatorContext& c) {
+  const QuantizeCost cast = quantize_cost(elements, e, c.precision, c.fp8_recipe);
+  Operator op = make(name, pass, OpKind::kMemory);
+  op.elements = elements;
+  op.bytes = Bytes(cast.bytes);
+  op.flops = Flops(cast.flops);
+  op.kernels = cast.kernels;
+  return op;
+}
+
+/// Which GEMMs of an MoE block run in the plan's low-precision format: `quantized` names the
+/// block's context for those that do (experts, shared experts), null for the router's.
+struct Quantized {
+  const OperatorContext* context = nullptr;
+  std::string_view input_cast;     ///< the forward's quantize kernel
+  std::string_view gradient_cast;  ///< the backward's
+};
+
 /// `batch` GEMMs C[m,n] = A[m,k] B[k,n] (one per local expert) and their data and weight
 /// gradients, each with the forward's FLOPs (Narayanan et al. 2021, Appendix); the weight
-/// gradient also reads the gradient it accumulates into.
+/// gradient also reads the gradient it accumulates into. Each of the `batch` GEMMs is its own
+/// kernel launch from one framework call: Transformer Engine's GroupedLinear issues one cuBLAS
+/// GEMM per expert over four streams (te_general_grouped_gemm -> nvte_multi_stream_cublas_gemm, "for now, we only have
+/// multi-stream cublas backend"; transformer_engine/common/gemm/cublaslt_gemm.cu). A quantized GEMM casts its input before
+/// the forward and its output gradient before the backward GEMMs, and keeps the input's
+/// quantized copy (`saved` elements of it) instead of the 16-bit one.
 void grouped_linear(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std::string_view name,
-                    std::string_view dgrad, std::string_view wgrad, GemmShape g, double e, double saved) {
+                    std::string_view dgrad, std::string_view wgrad, GemmShape g, double e, double saved_elements,
+                    const Quantized& quantized = {}) {
+  const OperatorContext* q = quantized.context;
+  const bool low = q != nullptr && is_low_precision(q->precision);
   const auto gemm = [&](std::string_view n, OpPass pass, GemmShape shape) {
     Operator op = make(n, pass, OpKind::kGemm);
     op.gemm = shape;
     op.flops = Flops(2.0 * shape.batch * shape.m * shape.n * shape.k);
     op.bytes = Bytes(shape.batch * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) * e);
+    op.low_precision = low;
+    op.kernels = shape.batch;
+    op.host_calls = 1.0;
     return op;
   };
+  if (low) fwd.push_back(quantize(quantized.input_cast, OpPass::kForward, g.batch * g.m * g.k, e, *q));
   Operator f = gemm(name, OpPass::kForward, g);
-  f.saved = Bytes(saved);
+  f.saved = Bytes(saved_elements * (low ? quantized_bytes_per_element(q->precision) : e));
   fwd.push_back(f);
   bwd.push_back(gemm(dgrad, OpPass::kBackward, {g.batch, g.m, g.k, g.n}));
   Operator w = gemm(wgrad, OpPass::kWeightGrad, {g.batch, g.k, g.n, g.m});
   w.bytes += Bytes(g.batch * g.k * g.n * e);
   bwd.push_back(w);
+  // Pushed after the backward GEMMs, since the backward list is reversed: it runs before them.
+  if (low) bwd.push_back(quantize(quantized.gradient_cast, OpPass::kBackward, g.batch * g.m * g.n, e, *q));
 }
 
 /// A memory-bound kernel over `elements`, reading and writing `streams` tensors of them.
@@ -92,7 +128,7 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   const double k = m.top_k;
 
   // Router: scores = x W_r (h x E), then softmax or sigmoid and top-k over the E scores of each token.
-  grouped_linear(fwd, bwd, "router", "router (dgrad)", "router (wgrad)", {1.0, routed, experts, h}, e, routed * h * e);
+  grouped_linear(fwd, bwd, "router", "router (dgrad)", "router (wgrad)", {1.0, routed, experts, h}, e, routed * h);
   fwd.push_back(memory("router top-k", OpPass::kForward, routed * experts, 2.0, e, 5.0));
   fwd.back().saved = Bytes(routed * experts * e);  // the routing probabilities, for their gradient
   bwd.push_back(memory("router top-k backward", OpPass::kBackward, routed * experts, 2.0, e, 3.0));
@@ -108,9 +144,13 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   const double per_expert = rows / local;
   const double f = m.expert_ffn / c.experts.etp;
   const double up = (shape.gated_mlp ? 2.0 : 1.0) * f;
+  const Quantized expert{&c, "quantize expert input", "quantize expert output gradient"};
   grouped_linear(fwd, bwd, "expert gate+up (grouped)", "expert gate+up (grouped dgrad)",
-                 "expert gate+up (grouped wgrad)", {local, per_expert, up, h}, e, rows * h * e);
+                 "expert gate+up (grouped wgrad)", {local, per_expert, up, h}, e, rows * h, expert);
   const double inner = rows * f;
+  // The activation also multiplies each row by its routing weight (Megatron-Core's
+  // activation_func_with_probs, moe/experts.py); the rows' weights it keeps (one value a row,
+  // under 0.1% of the SwiGLU's inputs here) are left out.
   if (shape.gated_mlp) {
     fwd.push_back(memory("expert swiglu", OpPass::kForward, inner, 3.0, e, 6.0));
     fwd.back().saved = Bytes(2.0 * inner * e);
@@ -121,25 +161,27 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
     bwd.push_back(memory("expert gelu backward", OpPass::kBackward, inner, 3.0, e, 12.0));
   }
   grouped_linear(fwd, bwd, "expert down (grouped)", "expert down (grouped dgrad)", "expert down (grouped wgrad)",
-                 {local, per_expert, h, f}, e, inner * e);
-  // Unpermute: after the combine all-to-all, each token's k weighted copies summed; it keeps the
-  // expert outputs for the gradient of the routing weights.
+                 {local, per_expert, h, f}, e, inner, expert);
+  // Unpermute: after the combine all-to-all, each token's k copies summed. The experts applied
+  // the routing weights already, so the sum keeps nothing for the backward.
   fwd.push_back(memory("token unpermute (combine)", OpPass::kForward, copies, 2.0, e, 2.0));
-  fwd.back().saved = Bytes(copies * e);
   bwd.push_back(memory("token unpermute backward", OpPass::kBackward, copies, 2.0, e, 2.0));
 
   if (m.shared_experts > 0) {
     // Shared experts: a dense MLP of shared_experts x shared_ffn, split over tp as the dense MLP.
     const double width = static_cast<double>(m.shared_experts) * m.shared_ffn / c.tp;
     const double shared_up = (shape.gated_mlp ? 2.0 : 1.0) * width;
+    const Quantized shared{&c, "quantize shared expert input", "quantize shared expert output gradient"};
+    // In 16-bit its input is the tensor the router keeps already; quantized, it keeps its own copy.
+    const double own_input = is_low_precision(c.precision) ? routed * h : 0.0;
     grouped_linear(fwd, bwd, "shared expert gate+up", "shared expert gate+up (dgrad)", "shared expert gate+up (wgrad)",
-                   {1.0, tokens, shared_up, h}, e, routed * h * e);
+                   {1.0, tokens, shared_up, h}, e, own_input, shared);
     const double shared_inner = tokens * width;
     fwd.push_back(memory("shared expert swiglu", OpPass::kForward, shared_inner, 3.0, e, 6.0));
     fwd.back().saved = Bytes(2.0 * shared_inner * e);
     bwd.push_back(memory("shared expert swiglu backward", OpPass::kBackward, shared_inner, 5.0, e, 10.0));
     grouped_linear(fwd, bwd, "shared expert down", "shared expert down (dgrad)", "shared expert down (wgrad)",
-                   {1.0, tokens, h, width}, e, shared_inner * e);
+                   {1.0, tokens, h, width}, e, shared_inner, shared);
   }
 }
 

@@ -4,6 +4,7 @@
 // simulator's task durations are all derived from this one list.
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -49,6 +50,9 @@ struct Operator {
   Bytes bytes;            ///< read + written in HBM
   Bytes saved;            ///< forward operators: activation bytes kept for the backward
   double kernels = 1.0;   ///< launches
+  /// Framework calls that launch them, where fewer than `kernels`: a grouped expert GEMM is one
+  /// call whose C++ loop launches a GEMM per expert (the host pays per call, the GPU per kernel).
+  std::optional<double> host_calls;
   /// A GEMM run in the plan's fp8/mxfp8/nvfp4 format (a transformer layer's linear GEMMs under
   /// such a plan); every other GEMM of a low-precision plan runs in bf16 (low_precision.hpp).
   bool low_precision = false;
