@@ -52,8 +52,8 @@ const cost::Operator& forward_op(const std::vector<cost::Operator>& ops, std::st
 double moe_saved_bytes(const std::vector<cost::Operator>& ops) {
   double out = 0.0;
   for (const cost::Operator& op : ops) {
-    const bool moe = op.name.starts_with("router") || op.name.starts_with("token ") ||
-                     op.name.starts_with("expert ") || op.name.starts_with("shared expert");
+    const bool moe = op.name.starts_with("router") || op.name.starts_with("token ") || op.name.starts_with("expert ") ||
+                     op.name.starts_with("shared expert");
     if (moe && op.pass == cost::OpPass::kForward) out += op.saved.value();
   }
   return out;
