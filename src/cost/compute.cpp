@@ -294,7 +294,11 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
   StepFlops out;
   out.model = Flops(3.0 * (layer_forward + logits_forward) - frozen);
   double hardware = passes_of_transformer(plan.recompute) * layer_forward + 3.0 * logits_forward - frozen;
-  if (plan.recompute == plan::Recompute::kSelective) hardware += scores;
+  // Selective recompute of the attention core runs the scores again; the other recompute modules'
+  // repeated kernels are in the operator list's timing, not in this count.
+  if (plan.recompute == plan::Recompute::kSelective && (plan.recompute_modules & plan::kRecomputeCoreAttn) != 0U) {
+    hardware += scores;
+  }
   out.hardware = Flops(hardware);
   return out;
 }

@@ -128,7 +128,10 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   const double k = m.top_k;
 
   // Router: scores = x W_r (h x E), then softmax or sigmoid and top-k over the E scores of each token.
-  grouped_linear(fwd, bwd, "router", "router (dgrad)", "router (wgrad)", {1.0, routed, experts, h}, e, routed * h);
+  // It keeps its input, the pre-MLP norm's output, unless that norm runs again (layernorm recompute).
+  const bool norm_recomputed = recomputes(c, plan::kRecomputeLayernorm);
+  grouped_linear(fwd, bwd, "router", "router (dgrad)", "router (wgrad)", {1.0, routed, experts, h}, e,
+                 norm_recomputed ? 0.0 : routed * h);
   fwd.push_back(memory("router top-k", OpPass::kForward, routed * experts, 2.0, e, 5.0));
   fwd.back().saved = Bytes(routed * experts * e);  // the routing probabilities, for their gradient
   bwd.push_back(memory("router top-k backward", OpPass::kBackward, routed * experts, 2.0, e, 3.0));
@@ -160,20 +163,26 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
     fwd.back().saved = Bytes(inner * e);
     bwd.push_back(memory("expert gelu backward", OpPass::kBackward, inner, 3.0, e, 12.0));
   }
+  fwd.back().recompute_module = plan::kRecomputeMoeAct;
+  // Under moe_act recompute the activation's output, the down GEMM's input, is discarded and made
+  // again before the down GEMM's backward (Megatron-Core's output-discarding checkpoint).
+  const double down_input = recomputes(c, plan::kRecomputeMoeAct) ? 0.0 : inner;
   grouped_linear(fwd, bwd, "expert down (grouped)", "expert down (grouped dgrad)", "expert down (grouped wgrad)",
-                 {local, per_expert, h, f}, e, inner, expert);
+                 {local, per_expert, h, f}, e, down_input, expert);
   // Unpermute: after the combine all-to-all, each token's k copies summed. The experts applied
   // the routing weights already, so the sum keeps nothing for the backward.
   fwd.push_back(memory("token unpermute (combine)", OpPass::kForward, copies, 2.0, e, 2.0));
   bwd.push_back(memory("token unpermute backward", OpPass::kBackward, copies, 2.0, e, 2.0));
 
   if (m.shared_experts > 0) {
+    const std::size_t shared_begin = fwd.size();
     // Shared experts: a dense MLP of shared_experts x shared_ffn, split over tp as the dense MLP.
     const double width = static_cast<double>(m.shared_experts) * m.shared_ffn / c.tp;
     const double shared_up = (shape.gated_mlp ? 2.0 : 1.0) * width;
     const Quantized shared{&c, "quantize shared expert input", "quantize shared expert output gradient"};
-    // In 16-bit its input is the tensor the router keeps already; quantized, it keeps its own copy.
-    const double own_input = is_low_precision(c.precision) ? routed * h : 0.0;
+    // In 16-bit its input is the tensor the router keeps already; quantized, it keeps its own copy
+    // (none where the norm runs again: Megatron-Core then keeps the 16-bit input, which it discards).
+    const double own_input = is_low_precision(c.precision) && !norm_recomputed ? routed * h : 0.0;
     grouped_linear(fwd, bwd, "shared expert gate+up", "shared expert gate+up (dgrad)", "shared expert gate+up (wgrad)",
                    {1.0, tokens, shared_up, h}, e, own_input, shared);
     const double shared_inner = tokens * width;
@@ -182,6 +191,11 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
     bwd.push_back(memory("shared expert swiglu backward", OpPass::kBackward, shared_inner, 5.0, e, 10.0));
     grouped_linear(fwd, bwd, "shared expert down", "shared expert down (dgrad)", "shared expert down (wgrad)",
                    {1.0, tokens, h, width}, e, shared_inner, shared);
+    for (std::size_t i = shared_begin; i < fwd.size(); ++i) {
+      fwd[i].recompute_module = plan::kRecomputeSharedExperts;
+      // Checkpointed whole: they keep only their input, the tensor the router keeps.
+      if (recomputes(c, plan::kRecomputeSharedExperts)) fwd[i].saved = Bytes(0.0);
+    }
   }
 }
 

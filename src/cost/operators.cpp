@@ -60,6 +60,18 @@ class OpList {
     return ops_.back();
   }
 
+  [[nodiscard]] std::size_t size() const { return ops_.size(); }
+
+  /// A checkpointed span from `begin` on keeps only its input, `input_bytes`, for its backward.
+  void keep_only(std::size_t begin, double input_bytes) {
+    for (std::size_t i = begin; i < ops_.size(); ++i) ops_[i].saved = Bytes(i == begin ? input_bytes : 0.0);
+  }
+
+  /// Marks the operators from `begin` on as parts of a recompute module (plan::RecomputeModule).
+  void tag_from(std::size_t begin, unsigned module) {
+    for (std::size_t i = begin; i < ops_.size(); ++i) ops_[i].recompute_module = module;
+  }
+
  private:
   Operator base(std::string_view name, OpPass pass, OpKind kind) const {
     Operator op;
@@ -132,7 +144,9 @@ void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dg
 /// writes dx (the gain and bias gradients are reductions over the same reads). It keeps its input.
 void norm(OpList& fwd, OpList& bwd, std::string_view name, std::string_view back, double tokens, double h, double e) {
   const double n = tokens * h;
-  fwd.memory(name, OpPass::kForward, n, 2.0 * n * e, 5.0 * n).saved = Bytes(n * e);
+  Operator& f = fwd.memory(name, OpPass::kForward, n, 2.0 * n * e, 5.0 * n);
+  f.saved = Bytes(n * e);
+  f.recompute_module = plan::kRecomputeLayernorm;
   bwd.memory(back, OpPass::kBackward, n, 3.0 * n * e, 8.0 * n);
 }
 
@@ -150,6 +164,19 @@ void residual(OpList& fwd, OpList& bwd, std::string_view name, std::string_view 
   bwd.memory(back, OpPass::kBackward, n, 2.0 * n * e + n * kMaskBytes, n);
 }
 
+/// Whether the attention core keeps Q, K and V: not where latent attention's up projections and
+/// RoPE run again before its backward (Megatron-Core's mla_up_proj, output-discarding).
+bool qkv_kept(const TransformerShape& shape, const OperatorContext& c) {
+  return !(shape.mla && recomputes(c, plan::kRecomputeMlaUpProj));
+}
+
+/// The norm output a block's first GEMMs keep as their input: none where the norm runs again
+/// (Megatron-Core's layernorm recompute discards it; under fp8 the GEMMs keep that 16-bit input,
+/// set_save_original_input, instead of a quantized copy, so nothing of it stays).
+double kept_norm_output(const OperatorContext& c, double bytes) {
+  return recomputes(c, plan::kRecomputeLayernorm) ? 0.0 : bytes;
+}
+
 /// The attention core without a fused kernel (flash=off), as Megatron's CoreAttention runs it:
 /// scores Q K^T per head, fused scale-mask-softmax, dropout, then the product with V.
 void unfused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, const OperatorContext& c) {
@@ -161,13 +188,15 @@ void unfused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, 
   const double heads = c.micro_batch * shape.heads / c.tp;  // (sequence, head) pairs on this rank
   const double scores = heads * s * s;
   const double tokens = c.micro_batch * s;
-  const double q_bytes = tokens * shape.heads * d / c.tp * e;
-  const double kv_bytes = tokens * static_cast<double>(shape.kv_heads) * d / c.tp * e;
+  // Q, K and V are not kept where latent attention's up projections run again (mla_up_proj).
+  const double qkv = qkv_kept(shape, c) ? 1.0 : 0.0;
+  const double q_bytes = qkv * tokens * shape.heads * d / c.tp * e;
+  const double kv_bytes = qkv * tokens * static_cast<double>(shape.kv_heads) * d / c.tp * e;
   // Q K^T keeps Q and K (4sbh/t under multi-head attention; K is kv/a as wide under GQA).
   fwd.gemm("attention scores (QK^T)", OpPass::kForward, {heads, s, s, d}, e).saved = Bytes(q_bytes + kv_bytes);
   // Selective recompute keeps only Q, K and V of the core and recomputes the s x s tensors
   // (Korthikanti section 4.2.2), so they are not kept.
-  const double kept = c.recompute == plan::Recompute::kSelective ? 0.0 : 1.0;
+  const double kept = recomputes(c, plan::kRecomputeCoreAttn) ? 0.0 : 1.0;
   // The softmax keeps its output (2as^2b/t).
   fwd.memory("softmax", OpPass::kForward, scores, 2.0 * scores * e, 5.0 * scores).saved = Bytes(kept * scores * e);
   double av_saved = kv_bytes;  // V (2sbh/t)
@@ -226,7 +255,9 @@ void fused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, co
   // Q, K, V in; O and statistics out; each extra ring step reads Q, a K/V chunk and the running
   // O and statistics again.
   f.bytes = Bytes(2.0 * q_bytes + kv_bytes + stats + (cpa.kernels - 1.0) * (3.0 * q_bytes + kv_bytes + 2.0 * stats));
-  f.saved = Bytes(q_bytes + kv_bytes + stats);  // Q, K, V and the statistics (O is the next GEMM's input)
+  // Q, K, V and the statistics (O is the next GEMM's input); Q, K and V not where latent
+  // attention's up projections run again (mla_up_proj).
+  f.saved = Bytes((qkv_kept(shape, c) ? q_bytes + kv_bytes : 0.0) + stats);
   f.kernels = cpa.kernels;
   fwd.push(f);
   Operator b = f;
@@ -256,6 +287,7 @@ OperatorContext operator_context(const plan::Plan& plan) {
   c.sequence_parallel = plan.sequence_parallel;
   c.flash = plan.flash_attention;
   c.recompute = plan.recompute;
+  c.recompute_modules = plan.recompute_modules;
   c.cp = plan.cp;
   c.cp_comm = plan.cp_comm;
   // Activations travel in the working precision: 16-bit under mixed precision (fp8 GEMMs take
@@ -270,6 +302,10 @@ OperatorContext operator_context(const plan::Plan& plan) {
       plan.capacity_factor ? std::min(plan.moe_imbalance, *plan.capacity_factor) : plan.moe_imbalance;
   c.lora_rank = plan.peft == plan::Peft::kLora ? plan.lora_rank : 0.0;
   return c;
+}
+
+bool recomputes(const OperatorContext& c, unsigned module) {
+  return c.recompute == plan::Recompute::kSelective && (c.recompute_modules & module) != 0U;
 }
 
 namespace {
@@ -295,27 +331,33 @@ void attention_projections(OpList& fwd, OpList& bwd, const TransformerShape& sha
   const double e = d.e;
   const double h = d.h;
   const double t = d.t;
+  // The first GEMMs keep the norm's output (sharded again under sequence parallel).
+  const double norm_output = kept_norm_output(c, d.shard_tokens * h * e);
+  std::size_t up_begin = 0;
   if (shape.mla) {
     const auto& m = *shape.mla;
     const double qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
     const double heads = shape.heads;
     if (m.q_lora_rank > 0) {
       linear(fwd, bwd, "q down projection", "q down projection (dgrad)", "q down projection (wgrad)", d.tokens,
-             m.q_lora_rank, h, e, d.shard_tokens * h * e, &c);
-      linear(fwd, bwd, "q up projection", "q up projection (dgrad)", "q up projection (wgrad)", d.tokens,
-             heads * qk / t, m.q_lora_rank, e, d.tokens * m.q_lora_rank * e, &c);
+             m.q_lora_rank, h, e, norm_output, &c);
     } else {
       linear(fwd, bwd, "q projection", "q projection (dgrad)", "q projection (wgrad)", d.tokens, heads * qk / t, h, e,
-             d.shard_tokens * h * e, &c);
+             norm_output, &c);
     }
     linear(fwd, bwd, "kv down projection", "kv down projection (dgrad)", "kv down projection (wgrad)", d.tokens,
            m.kv_lora_rank + m.qk_rope_head_dim, h, e, 0.0, &c);
+    // The up projections and RoPE: what Megatron-Core's mla_up_proj recompute runs again.
+    up_begin = fwd.size();
+    if (m.q_lora_rank > 0) {
+      linear(fwd, bwd, "q up projection", "q up projection (dgrad)", "q up projection (wgrad)", d.tokens,
+             heads * qk / t, m.q_lora_rank, e, d.tokens * m.q_lora_rank * e, &c);
+    }
     linear(fwd, bwd, "kv up projection", "kv up projection (dgrad)", "kv up projection (wgrad)", d.tokens,
            heads * (m.qk_nope_head_dim + m.v_head_dim) / t, m.kv_lora_rank, e, d.tokens * m.kv_lora_rank * e, &c);
   } else {
-    // The QKV GEMM keeps its input, the norm's output (sharded again under sequence parallel).
     linear(fwd, bwd, "qkv projection", "qkv projection (dgrad)", "qkv projection (wgrad)", d.tokens,
-           (d.q_width + 2.0 * d.kv_width) / t, h, e, d.shard_tokens * h * e, &c);
+           (d.q_width + 2.0 * d.kv_width) / t, h, e, norm_output, &c);
   }
   if (shape.rotary) {
     // Q and K; under latent attention only their rope dims (each head's and the shared key's).
@@ -324,16 +366,19 @@ void attention_projections(OpList& fwd, OpList& bwd, const TransformerShape& sha
     fwd.memory("rotary embedding", OpPass::kForward, rotated, 2.0 * rotated * e, 3.0 * rotated);
     bwd.memory("rotary embedding backward", OpPass::kBackward, rotated, 2.0 * rotated * e, 3.0 * rotated);
   }
+  if (shape.mla) fwd.tag_from(up_begin, plan::kRecomputeMlaUpProj);
 }
 
 // A dense block's MLP: up (and gate) projection, activation, down projection.
 void dense_mlp(OpList& fwd, OpList& bwd, const TransformerShape& shape, const OperatorContext& c, const LayerDims& d,
                double up_width) {
   const double e = d.e;
+  const std::size_t begin = fwd.size();
+  const double norm_output = kept_norm_output(c, d.shard_tokens * d.h * e);
   linear(fwd, bwd, shape.gated_mlp ? "mlp gate+up projection" : "mlp up projection",
          shape.gated_mlp ? "mlp gate+up projection (dgrad)" : "mlp up projection (dgrad)",
          shape.gated_mlp ? "mlp gate+up projection (wgrad)" : "mlp up projection (wgrad)", d.tokens, up_width, d.h, e,
-         d.shard_tokens * d.h * e, &c);
+         norm_output, &c);
   const double inner = d.tokens * d.f / d.t;
   if (shape.gated_mlp) {
     // SwiGLU (Shazeer 2020) keeps the gate and up outputs; the down projection keeps their product.
@@ -346,6 +391,11 @@ void dense_mlp(OpList& fwd, OpList& bwd, const TransformerShape& shape, const Op
   }
   linear(fwd, bwd, "mlp down projection", "mlp down projection (dgrad)", "mlp down projection (wgrad)", d.tokens, d.h,
          d.f / d.t, e, inner * e, &c);
+  fwd.tag_from(begin, plan::kRecomputeMlp);
+  if (recomputes(c, plan::kRecomputeMlp)) {
+    // Checkpointed whole (Megatron-Core's "mlp", normal checkpointing): it keeps its input alone.
+    fwd.keep_only(begin, norm_output);
+  }
 }
 
 // A Mamba-2 mixer (Dao & Gu 2024, arXiv:2405.21060) as Megatron-Core's MambaMixer runs it, heads
@@ -400,19 +450,15 @@ void mamba_mixer(OpList& fwd, OpList& bwd, const TransformerShape& shape, const 
 }
 
 // The forward, then what recompute runs again before the layer's backward (the whole forward, or
-// the attention core [core_begin, core_end): Korthikanti et al. 2022 section 4.2.2), then the
-// backward, whose blocks run in reverse order.
+// the operators of the selective recompute modules, by default the attention core: Korthikanti
+// et al. 2022 section 4.2.2), then the backward, whose blocks run in reverse order.
 std::vector<Operator> with_recompute_and_backward(std::vector<Operator> ops, std::vector<Operator> backward,
-                                                  plan::Recompute recompute, std::size_t core_begin,
-                                                  std::size_t core_end) {
+                                                  const OperatorContext& c) {
   std::reverse(backward.begin(), backward.end());
   std::vector<Operator> recomputed;
-  if (recompute != plan::Recompute::kNone) {
-    const bool full = recompute == plan::Recompute::kFull;
-    const std::size_t begin = full ? 0 : core_begin;
-    const std::size_t end = full ? ops.size() : core_end;
-    for (std::size_t i = begin; i < end; ++i) {
-      Operator r = ops[i];
+  for (const Operator& op : ops) {
+    if (c.recompute == plan::Recompute::kFull || recomputes(c, op.recompute_module)) {
+      Operator r = op;
       r.pass = OpPass::kRecompute;
       r.saved = Bytes(0.0);
       recomputed.push_back(r);
@@ -447,20 +493,18 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   const double t = d.t;
   const bool attention = c.kind.has_attention();
   const bool mlp = c.kind.has_mlp();
-  std::size_t core_begin = 0;
-  std::size_t core_end = 0;
 
   if (attention) {
     norm(fwd, bwd, "input norm", "input norm backward", d.shard_tokens, h, e);
     attention_projections(fwd, bwd, shape, c, d);
-    core_begin = ops.size();
+    const std::size_t core_begin = fwd.size();
     if (c.flash) {
       fused_attention(fwd, bwd, shape, c);
     } else {
       STEPCAST_ASSERT(c.cp == 1.0, "context parallel needs fused attention (plan rule)");
       unfused_attention(fwd, bwd, shape, c);
     }
-    core_end = ops.size();
+    fwd.tag_from(core_begin, plan::kRecomputeCoreAttn);
     const double attention_out = static_cast<double>(shape.heads) * shape.v_head_dim();  // = h for most models
     // FlashAttention's backward reads its output O, which the output projection no longer keeps
     // in 16-bit when it runs quantized.
@@ -499,7 +543,7 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
     bwd.memory("bias gradients", OpPass::kWeightGrad, tokens * widths, tokens * widths * e, tokens * widths).kernels =
         (attention ? 2.0 : 0.0) + (mlp && !c.kind.moe ? 2.0 : 0.0);
   }
-  return with_recompute_and_backward(std::move(ops), std::move(backward), c.recompute, core_begin, core_end);
+  return with_recompute_and_backward(std::move(ops), std::move(backward), c);
 }
 
 std::vector<Operator> embedding_operators(const TransformerShape& shape, const OperatorContext& c) {

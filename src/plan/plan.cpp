@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
+#include <utility>
 
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
@@ -13,6 +16,16 @@
 #include "stepcast/core/errors.hpp"
 
 namespace stepcast::plan {
+
+namespace {
+
+/// Megatron-Core's names of the recompute modules, in its documentation's order.
+constexpr std::pair<unsigned, std::string_view> kRecomputeModuleNames[] = {
+    {kRecomputeCoreAttn, "core_attn"},    {kRecomputeMoeAct, "moe_act"}, {kRecomputeLayernorm, "layernorm"},
+    {kRecomputeMlaUpProj, "mla_up_proj"}, {kRecomputeMlp, "mlp"},        {kRecomputeSharedExperts, "shared_experts"},
+};
+
+}  // namespace
 
 int Plan::state_shards() const {
   switch (sharding) {
@@ -142,6 +155,10 @@ std::vector<Verdict> problems(const Plan& p, const workload::Workload& workload,
   if (p.fp8_params && p.precision != Precision::kFp8 && p.precision != Precision::kMxfp8) {
     out.push_back({Rule::kFp8ParamsNeedFp8, {{"precision", std::string(to_string(p.precision))}}});
   }
+  // Megatron-Core reads recompute_modules only under recompute_granularity="selective".
+  if (p.recompute_modules_given && p.recompute != Recompute::kSelective) {
+    out.push_back({Rule::kRecomputeModulesNeedSelective, {{"recompute", std::string(to_string(p.recompute))}}});
+  }
   add_expert_problems(p, workload, out);
   add_overlap_problems(p, out);
   add_peft_problems(p, workload, out);
@@ -245,6 +262,23 @@ std::string_view to_string(Recompute r) {
   STEPCAST_UNREACHABLE("unknown recompute");
 }
 
+std::optional<unsigned> recompute_module(std::string_view name) {
+  for (const auto& [bit, known] : kRecomputeModuleNames) {
+    if (known == name) return bit;
+  }
+  return std::nullopt;
+}
+
+std::string recompute_modules_text(unsigned modules) {
+  std::string out;
+  for (const auto& [bit, name] : kRecomputeModuleNames) {
+    if ((modules & bit) == 0U) continue;
+    if (!out.empty()) out += '+';
+    out += name;
+  }
+  return out;
+}
+
 std::string_view to_string(Schedule s) {
   switch (s) {
     case Schedule::kGpipe:
@@ -340,6 +374,7 @@ std::string to_string(const Plan& p) {
   if (!p.pp_layout.empty()) text += fmt::format(",pp-layout={}", p.pp_layout);
   if (p.fp8_recipe_given) text += fmt::format(",fp8-recipe={}", to_string(p.fp8_recipe));
   if (p.fp8_params) text += ",fp8-params=on";
+  if (p.recompute_modules_given) text += ",recompute-modules=" + recompute_modules_text(p.recompute_modules);
   if (p.rank_order != RankOrder::kStagesOutermost) text += fmt::format(",order={}", to_string(p.rank_order));
   text += expert_settings_text(p);
   text += overlap_settings_text(p);

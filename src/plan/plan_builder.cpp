@@ -92,6 +92,7 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
                                                     "order",
                                                     "fp8-recipe",
                                                     "fp8-params",
+                                                    "recompute-modules",
                                                     "ep",
                                                     "etp",
                                                     "moe-dispatcher",
@@ -186,6 +187,8 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     } else {
       fail(fmt::format("recompute= expects none, selective or full, got \"{}\"", value));
     }
+  } else if (key == "recompute-modules") {
+    set_recompute_modules(value, fail);
   } else if (key == "schedule") {
     bool known = false;
     for (Schedule s : {Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved, Schedule::kZbH1}) {
@@ -223,6 +226,32 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
       fail(fmt::format("optimizer= expects adam, adamw, sgd-momentum or sgd, got \"{}\"", value));
     }
   }
+}
+
+void PlanBuilder::set_recompute_modules(std::string_view value, const KeyFailure& fail) {
+  unsigned modules = 0;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    const std::size_t end = std::min(value.find('+', start), value.size());
+    const std::string_view name = value.substr(start, end - start);
+    const std::optional<unsigned> bit = recompute_module(name);
+    if (name == "moe") {
+      fail(
+          "recompute-modules=moe (the whole MoE layer, whose recompute repeats its dispatch all-to-all) is not "
+          "modelled; name the parts: moe_act and shared_experts");
+    }
+    if (!bit) {
+      fail(fmt::format(
+          "recompute-modules= expects Megatron-Core's module names joined by '+' (core_attn, moe_act, layernorm, "
+          "mla_up_proj, mlp, shared_experts), got \"{}\"",
+          name));
+    }
+    if ((modules & *bit) != 0U) fail(fmt::format("recompute-modules= names {} twice", name));
+    modules |= *bit;
+    start = end + 1;
+  }
+  plan_.recompute_modules = modules;
+  plan_.recompute_modules_given = true;
 }
 
 bool PlanBuilder::set_sharding_key(std::string_view key, std::string_view value, const KeyFailure& fail) {

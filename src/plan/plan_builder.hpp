@@ -28,6 +28,8 @@ class PlanBuilder {
   [[nodiscard]] Plan finish(const KeyFailure& fail) const;
 
  private:
+  /// recompute-modules=core_attn+mlp: Megatron-Core's names, each once.
+  void set_recompute_modules(std::string_view value, const KeyFailure& fail);
   /// zero= and fsdp= (whose degrees finish() checks); false for any other key.
   bool set_sharding_key(std::string_view key, std::string_view value, const KeyFailure& fail);
 

@@ -1,5 +1,5 @@
 // A plan in JSON: the compact form's keys as members, numbers for degrees, strings for names,
-// true/false for switches; e.g. {"tp": 2, "pp": 4, "zero": 1, "recompute": "selective"}.
+// true/false for switches, a list for recompute-modules; e.g. {"tp": 2, "pp": 4, "zero": 1, "recompute": "selective"}.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -29,6 +29,12 @@ Plan load_plan(const std::filesystem::path& file) {
       text = fmt::format("{}", value.number());
     } else if (value.json().is_number()) {
       text = fmt::format("{}", value.integer());
+    } else if (value.json().is_array()) {
+      // A list of names (recompute-modules: ["mla_up_proj", "mlp"]) as the compact form joins them.
+      for (const nlohmann::json& item : value.json()) {
+        if (!item.is_string()) value.fail(fmt::format("expected a list of names, got a {} in it", item.type_name()));
+        text += (text.empty() ? "" : "+") + item.get<std::string>();
+      }
     } else {
       text = value.string();
     }

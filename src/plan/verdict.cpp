@@ -44,6 +44,8 @@ constexpr std::array kRules = {
     RuleInfo{Rule::kFp8RecipeNeedsFp8, "fp8-recipe-needs-fp8",
              "fp8-recipe= chooses the per-tensor scaling of precision=fp8 and applies to nothing else"},
     RuleInfo{Rule::kFp8ParamsNeedFp8, "fp8-params-need-fp8", "fp8-params=on needs precision=fp8 or mxfp8"},
+    RuleInfo{Rule::kRecomputeModulesNeedSelective, "recompute-modules-need-selective",
+             "recompute-modules= needs recompute=selective"},
     RuleInfo{Rule::kUnevenSplitExclusive, "uneven-split-exclusive",
              "give one of pp-first-layers=/pp-last-layers=, pp-embedding-loss-layers=on and pp-layout="},
     RuleInfo{Rule::kUnevenSplitNeedsPp, "uneven-split-needs-pp", "an uneven pipeline split needs pp > 1"},
@@ -199,6 +201,11 @@ std::string describe_degrees(const Verdict& v) {
           "fp8-params=on keeps the weights in fp8 or mxfp8 (Megatron-Core's --fp8-param-gather); precision={} has no "
           "such weights",
           t("precision"));
+    case Rule::kRecomputeModulesNeedSelective:
+      return fmt::format(
+          "recompute-modules= names what recompute=selective runs again (Megatron-Core reads recompute_modules "
+          "only with recompute_granularity=selective); this plan has recompute={}",
+          t("recompute"));
     default:
       STEPCAST_UNREACHABLE("a rule of the degrees, schedule or precision");
   }
@@ -311,6 +318,7 @@ std::string describe(const Verdict& v) {
     case Rule::kHybridGroupDividesDp:
     case Rule::kFp8RecipeNeedsFp8:
     case Rule::kFp8ParamsNeedFp8:
+    case Rule::kRecomputeModulesNeedSelective:
       return describe_degrees(v);
   }
   STEPCAST_UNREACHABLE("every rule has its sentence");

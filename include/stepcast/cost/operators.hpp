@@ -58,6 +58,9 @@ struct Operator {
   bool low_precision = false;
   /// A LoRA adapter's GEMM (peft=lora): its forward GEMMs' k x n are the adapter's weights.
   bool adapter = false;
+  /// The plan::RecomputeModule a forward operator belongs to (0: none); recompute=selective runs
+  /// the operators of its modules again before the backward.
+  unsigned recompute_module = 0;
 };
 
 /// Which kind of layer: a transformer block or a hybrid's sublayer (Mamba-2, attention, MLP),
@@ -111,6 +114,7 @@ struct OperatorContext {
   bool flash = false;             ///< fused attention (never materialises the s x s scores)
   double activation_bytes = 2.0;  ///< bytes of one activation element (2 in mixed precision)
   plan::Recompute recompute = plan::Recompute::kNone;
+  unsigned recompute_modules = plan::kRecomputeCoreAttn;  ///< plan::RecomputeModule bits, under kSelective
   double cp = 1.0;  ///< context-parallel degree: each rank holds s/cp tokens of every sequence
   plan::ContextComm cp_comm = plan::ContextComm::kP2p;
   /// fp8, mxfp8 or nvfp4: the layers' linear GEMMs run quantized, with quantize kernels before them.
@@ -124,6 +128,9 @@ struct OperatorContext {
 };
 
 OperatorContext operator_context(const plan::Plan& plan);
+
+/// Whether recompute=selective runs `module` (a plan::RecomputeModule) again in this context.
+bool recomputes(const OperatorContext& ctx, unsigned module);
 
 /// Tokens one GPU routes per micro-batch, the rows of its router and of the copies it dispatches
 /// (top-k each): its own b s / cp tokens, split again over tp under sequence parallel
@@ -142,7 +149,8 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
 
 /// The operators of one transformer layer for one micro-batch: forward, backward (data and
 /// weight gradients) and, under activation recompute, the forward kernels it repeats
-/// (full: all of them; selective: the attention core, Korthikanti et al. 2022 section 4.2.2).
+/// (full: all of them; selective: the recompute modules', by default the attention core,
+/// Korthikanti et al. 2022 section 4.2.2).
 /// The `saved` bytes of the forward operators add up to Korthikanti et al.'s per-layer
 /// activations (Table 2, 34sbh + 5as^2b for a GPT layer without recompute).
 std::vector<Operator> layer_operators(const workload::TransformerShape& shape, const OperatorContext& ctx);

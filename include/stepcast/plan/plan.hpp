@@ -39,6 +39,18 @@ enum class FlashKernel { kNewest, kFa2, kFa3, kTriton };
 /// Activation checkpointing (Korthikanti et al. 2022).
 enum class Recompute { kNone, kSelective, kFull };
 
+/// The submodules recompute=selective runs again before their backward instead of keeping their
+/// activations: Megatron-Core's recompute_modules (transformer_config.py), a bit each. Its default
+/// is the attention core alone (Korthikanti's selective recompute).
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1U << 0U,       ///< "core_attn": the s x s scores (normal checkpointing)
+  kRecomputeMlaUpProj = 1U << 1U,      ///< "mla_up_proj": latent attention's up projections and RoPE
+  kRecomputeLayernorm = 1U << 2U,      ///< "layernorm": the input and pre-MLP norms' outputs
+  kRecomputeMlp = 1U << 3U,            ///< "mlp": a dense block's whole MLP (not an MoE block's)
+  kRecomputeMoeAct = 1U << 4U,         ///< "moe_act": the routed experts' activation
+  kRecomputeSharedExperts = 1U << 5U,  ///< "shared_experts": an MoE block's shared experts
+};
+
 /// Pipeline schedules: GPipe (Huang et al. 2019), 1F1B and interleaved 1F1B (Narayanan et al.
 /// 2021), ZB-H1 zero-bubble (Qi et al. 2023).
 enum class Schedule { kGpipe, k1F1B, kInterleaved, kZbH1 };
@@ -87,6 +99,10 @@ struct Plan {
   Precision precision = Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   Recompute recompute = Recompute::kNone;
+  /// RecomputeModule bits recompute=selective applies (recompute-modules=core_attn+mlp); read only
+  /// under recompute=selective.
+  unsigned recompute_modules = kRecomputeCoreAttn;
+  bool recompute_modules_given = false;  ///< the plan named them (printed and checked only then)
   Schedule schedule = Schedule::k1F1B;
   bool flash_attention = false;  ///< fused attention that never stores the s x s scores
   /// Which fused attention kernel; only read when flash_attention is on.
@@ -244,6 +260,10 @@ std::string_view to_string(Precision p);
 std::string_view to_string(Optimizer o);
 std::string_view to_string(Sharding s);
 std::string_view to_string(Recompute r);
+/// "core_attn+mlp": Megatron-Core's names of the bits set, in its order.
+std::string recompute_modules_text(unsigned modules);
+/// The bit of one of Megatron-Core's recompute module names; none for a name it does not know.
+std::optional<unsigned> recompute_module(std::string_view name);
 std::string_view to_string(Schedule s);
 std::string_view to_string(Fp8Recipe r);
 std::string_view to_string(MoeDispatcher d);

@@ -15,24 +15,25 @@ namespace stepcast::plan {
 /// against the cluster: tensor parallel inside a node, and the plan's memory against the GPU's.
 enum class Rule {
   // The degrees and the GPU count.
-  kDpDerivable,              ///< gpus, tp, cp, pp, model_parallel: tp*cp*pp divides the GPU count
-  kDegreesMatchGpus,         ///< dp, tp, cp, pp, product, gpus: the degrees multiply to the GPU count
-  kTpWithinNode,             ///< tp, gpus_per_node: tensor parallel stays inside a node (planner)
-  kTpDividesHeads,           ///< heads, tp
-  kTpDividesKvHeads,         ///< kv_heads, tp
-  kTpDividesMambaGroups,     ///< groups, tp (a hybrid model's Mamba-2 B/C groups)
-  kTpDividesFfn,             ///< ffn_hidden, tp
-  kPpVpDivideLayers,         ///< layers, pp, vp, stages
-  kDpMbsDivideBatch,         ///< global_batch, dp, mbs, product
-  kVpNeedsInterleaved,       ///< vp, schedule (a name)
-  kInterleavedNeedsPp,       ///< pp
-  kInterleavedMicroBatches,  ///< micro_batches, pp
-  kSpNeedsTp,                ///< tp
-  kTpDividesSeqWithSp,       ///< seq, tp
-  kTpOverlapNeedsSp,         ///< tp
-  kHybridGroupDividesDp,     ///< dp, shard_group
-  kFp8RecipeNeedsFp8,        ///< precision (a name)
-  kFp8ParamsNeedFp8,         ///< precision (a name)
+  kDpDerivable,                    ///< gpus, tp, cp, pp, model_parallel: tp*cp*pp divides the GPU count
+  kDegreesMatchGpus,               ///< dp, tp, cp, pp, product, gpus: the degrees multiply to the GPU count
+  kTpWithinNode,                   ///< tp, gpus_per_node: tensor parallel stays inside a node (planner)
+  kTpDividesHeads,                 ///< heads, tp
+  kTpDividesKvHeads,               ///< kv_heads, tp
+  kTpDividesMambaGroups,           ///< groups, tp (a hybrid model's Mamba-2 B/C groups)
+  kTpDividesFfn,                   ///< ffn_hidden, tp
+  kPpVpDivideLayers,               ///< layers, pp, vp, stages
+  kDpMbsDivideBatch,               ///< global_batch, dp, mbs, product
+  kVpNeedsInterleaved,             ///< vp, schedule (a name)
+  kInterleavedNeedsPp,             ///< pp
+  kInterleavedMicroBatches,        ///< micro_batches, pp
+  kSpNeedsTp,                      ///< tp
+  kTpDividesSeqWithSp,             ///< seq, tp
+  kTpOverlapNeedsSp,               ///< tp
+  kHybridGroupDividesDp,           ///< dp, shard_group
+  kFp8RecipeNeedsFp8,              ///< precision (a name)
+  kFp8ParamsNeedFp8,               ///< precision (a name)
+  kRecomputeModulesNeedSelective,  ///< recompute (a name)
   // Uneven pipelines (pipeline_split.cpp).
   kUnevenSplitExclusive,     ///< no values
   kUnevenSplitNeedsPp,       ///< pp
