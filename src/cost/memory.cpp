@@ -158,6 +158,35 @@ StageMemory uneven_stage_memory(const workload::TransformerShape& shape, const p
   return peak;
 }
 
+MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Plan& plan) {
+  STEPCAST_ASSERT(workload.shape && workload.shape->moe, "moe_peak_stage needs an MoE workload");
+  const workload::TransformerShape& shape = *workload.shape;
+  const MoeModelState even = moe_state_split(workload, plan);
+  const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
+  const double moe_blocks = shape.moe_layer_count() + shape.mtp_layers;
+  const int m = plan.micro_batches();
+  const double first = held_microbatches(plan.schedule, plan.pp, m, plan.vp);
+  MoeStageMemory peak;
+  for (int k = 0; k < plan.pp; ++k) {
+    // Held micro-batches as uneven_stage_memory ramps them down the pipeline.
+    const double held =
+        plan.schedule == plan::Schedule::kGpipe ? m : first * std::min(plan.pp - k, m) / std::min(plan.pp, m);
+    MoeStageMemory st{k, k == plan.pp - 1 ? static_cast<double>(shape.mtp_layers) : 0.0, held, Bytes(0.0), {}};
+    for (const auto& [kind, count] : stage_layer_kinds(shape, map, k)) {
+      if (kind.moe) st.moe_blocks += count;
+      st.activations += kind_activation_bytes(shape, plan, kind) * (count * held);
+    }
+    // The experts' state is the even split's times this stage's MoE blocks over the average.
+    const double expert_share = st.moe_blocks * plan.pp / moe_blocks;
+    st.model_state = ModelState{even.dense.parameters + even.experts.parameters * expert_share,
+                                even.dense.gradients + even.experts.gradients * expert_share,
+                                even.dense.optimizer_state + even.experts.optimizer_state * expert_share};
+    const auto bytes = [](const MoeStageMemory& x) { return x.activations + x.model_state.total(); };
+    if (k == 0 || bytes(st) > bytes(peak)) peak = st;
+  }
+  return peak;
+}
+
 namespace {
 
 /// Which buffer rule applied, so the explanation can name it.
@@ -200,7 +229,17 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
   if (const auto& shape = workload.shape) {
     double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
     double stage_layers = static_cast<double>(shape->layers) / plan.pp;
-    if (plan.uneven_pipeline()) {
+    if (shape->moe && plan.pp > 1) {
+      const MoeStageMemory peak = moe_peak_stage(workload, plan);
+      const double blocks = static_cast<double>(shape->moe_layer_count()) + shape->mtp_layers;
+      held = peak.held;
+      ex.push_back(
+          {"peak stage",
+           fmt::format("stage {} has the most bytes: {:.4g} MoE blocks of {:.4g} on {} stages (its "
+                       "routed-expert state x {:.4g} of the even split's) and {:.4g} micro-batches held",
+                       peak.stage, peak.moe_blocks, blocks, plan.pp, peak.moe_blocks * plan.pp / blocks, peak.held),
+           fmt::format("stage {}", peak.stage)});
+    } else if (plan.uneven_pipeline()) {
       const StageMemory with_state = uneven_stage_memory(*shape, plan, model_state(workload, plan).total());
       held = with_state.held;
       stage_layers = with_state.layers;
@@ -295,7 +334,14 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   out.gradients = state.gradients;
   out.optimizer_state = state.optimizer_state;
   if (workload.shape) out.activations = activation_bytes(*workload.shape, plan);
-  if (workload.shape && plan.uneven_pipeline()) {
+  if (workload.shape && workload.shape->moe && plan.pp > 1) {
+    // An MoE pipeline: the stage with the most bytes, its expert state from its own MoE blocks.
+    const MoeStageMemory peak = moe_peak_stage(workload, plan);
+    out.activations = peak.activations;
+    out.parameters = peak.model_state.parameters * (1.0 - fp8_share);
+    out.gradients = peak.model_state.gradients;
+    out.optimizer_state = peak.model_state.optimizer_state;
+  } else if (workload.shape && plan.uneven_pipeline()) {
     // An uneven split: the stage with the most bytes, its state scaled by its share of the layers.
     const StageMemory peak = uneven_stage_memory(*workload.shape, plan, state.total());
     const double share = peak.layers * plan.pp / workload.shape->layers;

@@ -196,6 +196,9 @@ const std::vector<Case>& cases() {
       {llama2_7b, "precision=nvfp4,fp8-params=on", 1, R::kFp8ParamsNeedFp8,
        "fp8-params=on keeps the weights in fp8 or mxfp8 (Megatron-Core's --fp8-param-gather); precision=nvfp4 has no "
        "such weights"},
+      {llama2_7b, "recompute=full,recompute-modules=mlp", 1, R::kRecomputeModulesNeedSelective,
+       "recompute-modules= names what recompute=selective runs again (Megatron-Core reads recompute_modules only "
+       "with recompute_granularity=selective); this plan has recompute=full"},
       {nemotron_nano, "peft=lora", 1, R::kLoraWithMamba,
        "peft=lora on a hybrid stack (nemotron-3-nano) is not modelled: stepcast's adapters cover transformer layers "
        "only"},

@@ -108,6 +108,19 @@ struct StageMemory {
 };
 StageMemory uneven_stage_memory(const workload::TransformerShape& shape, const plan::Plan& plan, Bytes model_state);
 
+/// The pipeline stage of an MoE plan (pp > 1) with the most bytes, from the blocks each stage
+/// holds: its routed-expert state follows its MoE blocks (DeepSeek-V3's dense first layers sit on
+/// stage 0, its MTP module on the last), the dense state its even share, its activations its own
+/// blocks x the micro-batches it holds. `model_state` is the layer map's even split.
+struct MoeStageMemory {
+  int stage = 0;
+  double moe_blocks = 0.0;  ///< MoE blocks (MTP modules included) on the stage
+  double held = 0.0;
+  Bytes activations;
+  ModelState model_state;
+};
+MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Plan& plan);
+
 /// The full breakdown. Precondition: the plan is resolved (plan::resolve) and valid.
 MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::Plan& plan,
                                 const MemoryOptions& options = {});
