@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/low_precision.hpp"
@@ -166,6 +168,15 @@ MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Pl
   const double moe_blocks = shape.moe_layer_count() + shape.mtp_layers;
   const int m = plan.micro_batches();
   const double first = held_microbatches(plan.schedule, plan.pp, m, plan.vp);
+  // Each kind of block's activations, priced once (a stage holds a few kinds, many times over).
+  std::vector<std::pair<LayerKind, Bytes>> priced;
+  const auto kind_bytes = [&](const LayerKind& kind) {
+    for (const auto& [known, bytes] : priced) {
+      if (known == kind) return bytes;
+    }
+    priced.emplace_back(kind, kind_activation_bytes(shape, plan, kind));
+    return priced.back().second;
+  };
   MoeStageMemory peak;
   for (int k = 0; k < plan.pp; ++k) {
     // Held micro-batches as uneven_stage_memory ramps them down the pipeline.
@@ -174,7 +185,7 @@ MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Pl
     MoeStageMemory st{k, k == plan.pp - 1 ? static_cast<double>(shape.mtp_layers) : 0.0, held, Bytes(0.0), {}};
     for (const auto& [kind, count] : stage_layer_kinds(shape, map, k)) {
       if (kind.moe) st.moe_blocks += count;
-      st.activations += kind_activation_bytes(shape, plan, kind) * (count * held);
+      st.activations += kind_bytes(kind) * (count * held);
     }
     // The experts' state is the even split's times this stage's MoE blocks over the average.
     const double expert_share = st.moe_blocks * plan.pp / moe_blocks;
