@@ -41,22 +41,26 @@ std::string option_name(const CLI::Option& option) {
 
 }  // namespace
 
-void emit(std::string_view text, const std::string& path, const std::vector<OutputContent>& files) {
+void emit(std::string_view text, const std::string& path, const std::vector<OutputContent>& files,
+          const std::function<void(const std::vector<OutputContent>&)>& write_with) {
   if (!ranks::is_root()) return;  // under MPI, rank 0 alone writes what the command made
-  if (path.empty() || path == kStdout) {
-    if (!files.empty()) write_files_atomically(files);
+  const bool to_stdout = path.empty() || path == kStdout;
+  std::vector<OutputContent> all = files;
+  if (!to_stdout) all.push_back({path, std::string(text)});
+  if (write_with) {
+    write_with(all);
+  } else if (!all.empty()) {
+    write_files_atomically(all);
+  }
+  if (to_stdout) {
     fmt::print("{}", text);
     std::fflush(stdout);
-    return;
   }
-  std::vector<OutputContent> all = files;
-  all.push_back({path, std::string(text)});
-  write_files_atomically(all);
 }
 
 void finish(const report::CommandOutput& output, const std::string& path) {
   if (!output.refusal) {
-    emit(output.text, path, output.files);
+    emit(output.text, path, output.files, output.write_with);
     return;
   }
   // A refused plan's report still says why, on stdout; files exist only for runs that exit 0.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,8 +22,10 @@ struct CommandOptions {
 
 /// Writes `text` to `path` together with `files` (a trace, a plot): all of them replace their
 /// targets at once or none does. An empty `path` or "-" prints the text on stdout instead, after
-/// the files are written.
-void emit(std::string_view text, const std::string& path, const std::vector<OutputContent>& files = {});
+/// the files are written. `write_with`, when set, writes them instead, with what the command
+/// exports beside them (report::CommandOutput::write_with).
+void emit(std::string_view text, const std::string& path, const std::vector<OutputContent>& files = {},
+          const std::function<void(const std::vector<OutputContent>&)>& write_with = {});
 
 /// Emits the output's text and files; with a refusal (exit 3) prints the text on stdout, writes no
 /// file, and raises the refusal.

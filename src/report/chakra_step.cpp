@@ -472,7 +472,7 @@ std::vector<chakra::TraceNode> chakra_trace_of(const graph::StepGraph& graph, co
 
 chakra::ChakraFiles write_step_chakra(const std::filesystem::path& directory, const graph::StepGraph& graph,
                                       const topology::Topology& topology, const cost::CollectiveModel& model,
-                                      int threads) {
+                                      int threads, const std::vector<OutputContent>& with) {
   // Each worker its own tables (they fill as they are read) and buffer.
   const auto sources = [&]() -> chakra::RankSource {
     return [&graph, tables = Tables(graph, topology, model),
@@ -482,7 +482,7 @@ chakra::ChakraFiles write_step_chakra(const std::filesystem::path& directory, co
       return buffer;
     };
   };
-  return chakra::write_chakra(directory, graph.layout.gpus(), sources, "stepcast", threads);
+  return chakra::write_chakra(directory, graph.layout.gpus(), sources, "stepcast", threads, with);
 }
 
 }  // namespace stepcast::report

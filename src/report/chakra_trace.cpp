@@ -218,7 +218,7 @@ std::filesystem::path comm_groups_path(const std::filesystem::path& directory, s
 }
 
 ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count, const RankSourceFactory& sources,
-                         std::string_view prefix, int threads) {
+                         std::string_view prefix, int threads, const std::vector<OutputContent>& with) {
   if (rank_count < 1) throw InputError(directory.string(), {}, "a Chakra trace needs at least one rank");
   std::error_code ec;
   const bool created = std::filesystem::create_directories(directory, ec);
@@ -233,6 +233,8 @@ ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count,
   try {
     std::vector<std::filesystem::path> targets = files.traces;
     targets.push_back(files.comm_groups);
+    const std::size_t communicators = targets.size() - 1;
+    for (const OutputContent& file : with) targets.push_back(file.path);
     StagedFiles staged(targets);
     Export shared{files.traces, staged, {}, {}, {}};
     const int wanted = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -252,8 +254,10 @@ ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count,
     }
     if (const std::exception_ptr error = shared.turns.error()) std::rethrow_exception(error);
     check_messages(directory, prefix, shared.messages);
-    // Every file is complete: the traces and their communicators replace the old ones together.
-    staged.write(targets.size() - 1, shared.communicators.json());
+    // Every file is complete: the traces, their communicators and the command's other files
+    // replace the old ones together.
+    staged.write(communicators, shared.communicators.json());
+    for (std::size_t i = 0; i < with.size(); ++i) staged.write(communicators + 1 + i, with[i].content);
     staged.commit();
   } catch (...) {
     // The staged files are gone by now; nor is the folder left if this call made it.
@@ -265,12 +269,12 @@ ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count,
 }
 
 ChakraFiles write_chakra(const std::filesystem::path& directory, const Traces& ranks, std::string_view prefix,
-                         int threads) {
+                         int threads, const std::vector<OutputContent>& with) {
   // Each thread's source reads the same traces.
   const auto source = [&ranks] {
     return RankSource([&ranks](int r) -> const std::vector<TraceNode>& { return ranks[static_cast<std::size_t>(r)]; });
   };
-  return write_chakra(directory, static_cast<int>(ranks.size()), source, prefix, threads);
+  return write_chakra(directory, static_cast<int>(ranks.size()), source, prefix, threads, with);
 }
 
 std::string_view to_string(NodeKind kind) {

@@ -6,8 +6,10 @@
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/low_precision.hpp"
@@ -252,7 +254,7 @@ std::string simulate_text(const PlanInputs& in, const graph::StepPrediction& p, 
 
 CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_units) {
   CommandOutput out;
-  const PlanInputs in = load_plan_inputs(c.plan);
+  PlanInputs in = load_plan_inputs(c.plan);
   if (!in.workload.shape) {
     throw InputError(c.plan.workload, {},
                      "simulate needs the model's shape (layers, hidden, heads, ...), not only a parameter count");
@@ -263,7 +265,7 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
   graph::StepOptions options = in.step_options();
   options.explain = false;
   // One step graph, evaluated by both engines: the analytical figure is shown beside the simulated one.
-  const graph::StepGraph step = graph::plan_step_graph(in.workload, in.plan, topo, options);
+  graph::StepGraph step = graph::plan_step_graph(in.workload, in.plan, topo, options);
   const graph::StepPrediction p = graph::evaluate_step(step, in.workload, in.plan, topo, options);
   warn_outside_calibration(options.calibration, c.plan.calibration, outside_calibration(p));
   sim::SimOptions sim_options;
@@ -318,7 +320,15 @@ CommandOutput simulate_command(const SimulateRequest& c, const UnitRunner& run_u
   // Simulated like predict's plans: the step is shown, then a plan that cannot run exits 3 and
   // writes no file.
   out.refusal = refusal(p.memory, p.fit, topo.gpu().name);
-  if (!c.chakra.empty() && !out.refusal) write_step_chakra(c.chakra, step, topo, sim_options.model);
+  if (!c.chakra.empty() && !out.refusal) {
+    // The traces go out with the report and the Chrome trace, in one commit (cli::emit).
+    // The step and the topology are not needed past this point: the writer keeps them.
+    out.write_with = [chakra = c.chakra, graph = std::make_shared<const graph::StepGraph>(std::move(step)),
+                      cluster = std::make_shared<const topology::Topology>(std::move(*in.topology)),
+                      model = sim_options.model](const std::vector<OutputContent>& files) {
+      write_step_chakra(chakra, *graph, *cluster, model, 0, files);
+    };
+  }
   return out;
 }
 

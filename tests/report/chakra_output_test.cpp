@@ -149,6 +149,36 @@ TEST_SUITE("report.chakra_output") {
     CHECK(dir.names() == std::vector<std::string>{"stepcast.0.et", "stepcast.1.et", "stepcast.comm_groups.json"});
   }
 
+  TEST_CASE("the command's report commits with the traces: both written, or neither when one cannot be") {
+    Folder dir("with");
+    const fs::path traces = dir.path / "traces";
+    const fs::path report_path = dir.path / "report.txt";
+    report::chakra::write_chakra(traces, computes(2, 5.0), "stepcast", 1, {{report_path, "step time 1 s\n"}});
+    CHECK(read(report_path) == "step time 1 s\n");
+    CHECK(fs::exists(traces / "stepcast.1.et"));
+    // A report path that is a folder cannot be replaced: no trace is left, nor the folder made for them.
+    const fs::path blocked = dir.path / "blocked";
+    fs::create_directories(blocked);
+    const fs::path fresh = dir.path / "fresh";
+    CHECK_THROWS_AS(report::chakra::write_chakra(fresh, computes(2, 5.0), "stepcast", 1, {{blocked, "report"}}),
+                    InputError);
+    CHECK_FALSE(fs::exists(fresh));
+    CHECK(fs::is_directory(blocked));
+  }
+
+  TEST_CASE("simulate --chakra with -o and --trace writes all three") {
+    Folder dir("cli_with");
+    const test::CommandResult r = test::run_stepcast_with_status(
+        "simulate --workload workloads/llama2-7b.json --topology topologies/dgx-h100.json --nodes 1 "
+        "--plan tp=2,pp=2,dp=2 --global-batch 16 --seq 1024 --chakra " +
+        (dir.path / "traces").string() + " -o " + (dir.path / "report.txt").string() + " --trace " +
+        (dir.path / "trace.json").string());
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    CHECK(read(dir.path / "report.txt").find("step time") != std::string::npos);
+    CHECK(read(dir.path / "trace.json").find("traceEvents") != std::string::npos);
+    CHECK(fs::exists(dir.path / "traces" / "stepcast.7.et"));
+  }
+
   TEST_CASE("simulate --chakra into a folder that takes no new file: exit 2 with the system's reason, no file") {
     Folder dir("unwritable");
     const fs::path folder = dir.path / "traces";

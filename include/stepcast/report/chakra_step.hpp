@@ -19,9 +19,10 @@ std::vector<chakra::TraceNode> chakra_trace_of(const graph::StepGraph& graph, co
                                                const cost::CollectiveModel& model, int gpu);
 
 /// Writes every GPU's trace of `graph` into `directory` (chakra::write_chakra's files and rules),
-/// on `threads` worker threads (0: one per core); the files do not depend on it.
+/// on `threads` worker threads (0: one per core); the files do not depend on it. `with` commits
+/// together with them (chakra::write_chakra).
 chakra::ChakraFiles write_step_chakra(const std::filesystem::path& directory, const graph::StepGraph& graph,
                                       const topology::Topology& topology, const cost::CollectiveModel& model,
-                                      int threads = 0);
+                                      int threads = 0, const std::vector<OutputContent>& with = {});
 
 }  // namespace stepcast::report

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "stepcast/core/output_file.hpp"
 #include "stepcast/core/units.hpp"
 
 namespace stepcast::report::chakra {
@@ -97,12 +98,16 @@ using RankSourceFactory = std::function<RankSource()>;
 /// the folder is as it was (the folder itself removed when this call made it). Ranks are
 /// built and written by `threads` worker threads (0: one per core); node ids and ranks are written
 /// as given, so the output is byte-identical for the same input whatever the number of threads.
+/// `with` (the command's report and trace) is staged beside them and replaces its targets in the
+/// same commit: all of the command's files or none.
 ChakraFiles write_chakra(const std::filesystem::path& directory, int rank_count, const RankSourceFactory& sources,
-                         std::string_view prefix = "stepcast", int threads = 0);
+                         std::string_view prefix = "stepcast", int threads = 0,
+                         const std::vector<OutputContent>& with = {});
 
 /// The same for traces held in memory: ranks[r] is rank r's.
 ChakraFiles write_chakra(const std::filesystem::path& directory, const Traces& ranks,
-                         std::string_view prefix = "stepcast", int threads = 0);
+                         std::string_view prefix = "stepcast", int threads = 0,
+                         const std::vector<OutputContent>& with = {});
 
 /// One rank's trace as read back from its file.
 struct ReadTrace {

@@ -20,6 +20,9 @@ struct CommandOutput {
   std::string text;
   std::vector<OutputContent> files;  ///< written with the text, all or none (cli/output.hpp)
   std::optional<InfeasibleError> refusal;
+  /// Writes the command's files (the ones above and the text's) together with what it exports
+  /// beside them (simulate --chakra's traces) in one commit; unset: the files alone.
+  std::function<void(const std::vector<OutputContent>& files)> write_with;
 };
 
 /// How a command runs its independent units: work(i) for each, given each unit's expected cost,
