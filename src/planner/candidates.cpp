@@ -122,6 +122,21 @@ struct TensorChoice {
   bool tp_overlap;
 };
 
+struct RecomputeChoice {
+  Recompute recompute;
+  unsigned modules = plan::kRecomputeCoreAttn;
+  bool named = false;  ///< printed as recompute-modules=
+};
+
+/// None, Korthikanti's selective (the attention core) and full recompute; under latent attention
+/// also the up projections alone (recompute-modules=mla_up_proj), what Megatron-Bridge's
+/// DeepSeek-V3 and Kimi-K2 presets recompute.
+std::vector<RecomputeChoice> recompute_choices(const workload::Workload& workload) {
+  std::vector<RecomputeChoice> out{{Recompute::kNone}, {Recompute::kSelective}, {Recompute::kFull}};
+  if (workload.shape && workload.shape->mla) out.push_back({Recompute::kSelective, plan::kRecomputeMlaUpProj, true});
+  return out;
+}
+
 /// Sequence parallel off and on when tp > 1; with it on, the tensor-parallel communication also
 /// overlapped with the GEMMs beside it (Megatron-Core's --tp-comm-overlap, which needs sp).
 std::vector<TensorChoice> tensor_choices(int tp) {
@@ -145,6 +160,7 @@ std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload:
   STEPCAST_ASSERT(space.gpus >= 1 && space.global_batch >= 1 && space.gpus_per_node >= 1,
                   "a search space needs GPUs and a batch");
   const int layers = workload.shape ? workload.shape->layers : 0;
+  const std::vector<RecomputeChoice> recomputes = recompute_choices(workload);
   std::vector<Plan> out;
   for (const int tp : divisors(space.gpus)) {
     for (const auto [cp, cp_comm] : context_choices(space.gpus / tp, space.max_cp)) {
@@ -158,7 +174,7 @@ std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload:
           for (const auto [sharding, group] : shardings(dp * cp, tp * pp * cp, space.gpus_per_node)) {
             if (cp > 1 && sharding == Sharding::kFsdpHybrid) continue;  // a plan rule refuses it
             for (int mbs = 1; mbs <= mbs_bound; mbs *= 2) {
-              for (const Recompute recompute : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+              for (const RecomputeChoice& recompute : recomputes) {
                 for (const auto [sp, tp_overlap] : tensor_choices(tp)) {
                   for (const auto [ep, etp] : experts) {
                     for (const plan::RankOrder order : rank_orders(tp, pp, dp * cp, space.gpus_per_node)) {
@@ -173,7 +189,9 @@ std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload:
                       p.sharding = sharding;
                       p.shard_group = sharding == Sharding::kFsdpHybrid ? group : dp;
                       p.micro_batch_size = mbs;
-                      p.recompute = recompute;
+                      p.recompute = recompute.recompute;
+                      p.recompute_modules = recompute.modules;
+                      p.recompute_modules_given = recompute.named;
                       p.sequence_parallel = sp;
                       p.tp_overlap = tp_overlap;
                       p.cp = cp;

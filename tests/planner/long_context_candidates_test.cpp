@@ -109,6 +109,31 @@ TEST_SUITE("planner.long_context") {
     CHECK(two->pp_last_layers == 30);
   }
 
+  TEST_CASE("latent attention adds recompute-modules=mla_up_proj beside each selective candidate; GQA does not") {
+    // Megatron-Bridge's DeepSeek-V3 and Kimi-K2 presets recompute the up projections: each plan
+    // the space offers with Korthikanti's selective recompute comes once more with mla_up_proj.
+    planner::SearchSpace space;
+    space.gpus = 64;
+    space.global_batch = 64;
+    space.max_micro_batch = 1;
+    const auto deepseek =
+        planner::enumerate_candidates(space, workload::load_workload(kSource / "workloads/deepseek-v3.json"));
+    const auto named = [](const plan::Plan& p) { return p.recompute_modules_given; };
+    const auto up = static_cast<std::size_t>(std::count_if(deepseek.begin(), deepseek.end(), [](const plan::Plan& p) {
+      return p.recompute_modules_given && p.recompute_modules == plan::kRecomputeMlaUpProj &&
+             p.recompute == plan::Recompute::kSelective;
+    }));
+    const auto core = static_cast<std::size_t>(std::count_if(deepseek.begin(), deepseek.end(), [](const plan::Plan& p) {
+      return p.recompute == plan::Recompute::kSelective && !p.recompute_modules_given;
+    }));
+    CHECK(up > 0);
+    CHECK(up == core);
+    CHECK(static_cast<std::size_t>(std::count_if(deepseek.begin(), deepseek.end(), named)) == up);
+    const auto llama =
+        planner::enumerate_candidates(space, workload::load_workload(kSource / "workloads/llama3-70b.json"));
+    CHECK(std::none_of(llama.begin(), llama.end(), named));
+  }
+
   TEST_CASE("both rank orders where a pipeline has replicas and tp is below a node; tp-overlap only beside sp") {
     const auto w = workload::load_workload(kSource / "workloads/llama3-8b.json");
     planner::SearchSpace space;
