@@ -256,6 +256,25 @@ double attention_score_flops(const workload::TransformerShape& shape, double s, 
   return 2.0 * keys * shape.heads * (static_cast<double>(shape.qk_head_dim()) + shape.v_head_dim());
 }
 
+/// The share of a layer's forward GEMM and attention FLOPs (what step_flops counts) the selective
+/// recompute modules other than the attention core run again, from its operator list (a ratio,
+/// so the plan's sharding cancels).
+double repeated_module_share(const workload::TransformerShape& shape, const plan::Plan& plan, LayerKind kind) {
+  if (plan.recompute != plan::Recompute::kSelective || (plan.recompute_modules & ~plan::kRecomputeCoreAttn) == 0U) {
+    return 0.0;
+  }
+  OperatorContext ctx = operator_context(plan);
+  ctx.kind = kind;
+  double forward = 0.0;
+  double again = 0.0;
+  for (const Operator& op : layer_operators(shape, ctx)) {
+    if (op.kind == OpKind::kMemory) continue;
+    if (op.pass == OpPass::kForward) forward += op.flops.value();
+    if (op.pass == OpPass::kRecompute && op.recompute_module != plan::kRecomputeCoreAttn) again += op.flops.value();
+  }
+  return forward > 0.0 ? again / forward : 0.0;
+}
+
 }  // namespace
 
 StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& plan) {
@@ -266,6 +285,7 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
   // attention scores. A dense model without windows has one kind, all its layers.
   double layer_forward = 0.0;
   double scores = 0.0;
+  double modules_again = 0.0;  // the forward work selective recompute modules other than core_attn repeat
   for (const auto& [kind, count] : layer_kinds(shape, 0, shape.layers)) {
     const bool mamba = kind.block == workload::Block::kMamba;
     const double score =
@@ -273,8 +293,10 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
     const double matmul = (kind.has_attention() ? attention_matmul_parameters(shape) : 0.0) +
                           (kind.has_mlp() ? mlp_matmul_parameters(shape, kind.moe) : 0.0) +
                           (mamba ? mamba_matmul_parameters(shape) : 0.0);
-    layer_forward += count * tokens * (2.0 * matmul + score + (mamba ? ssd_flops(shape) : 0.0));
+    const double forward = count * tokens * (2.0 * matmul + score + (mamba ? ssd_flops(shape) : 0.0));
+    layer_forward += forward;
     scores += count * tokens * score;
+    modules_again += forward * repeated_module_share(shape, plan, kind);
   }
   double logits_forward = tokens * 2.0 * h * shape.vocab;
   if (shape.mtp_layers > 0) {
@@ -294,10 +316,11 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
   StepFlops out;
   out.model = Flops(3.0 * (layer_forward + logits_forward) - frozen);
   double hardware = passes_of_transformer(plan.recompute) * layer_forward + 3.0 * logits_forward - frozen;
-  // Selective recompute of the attention core runs the scores again; the other recompute modules'
-  // repeated kernels are in the operator list's timing, not in this count.
-  if (plan.recompute == plan::Recompute::kSelective && (plan.recompute_modules & plan::kRecomputeCoreAttn) != 0U) {
-    hardware += scores;
+  // Selective recompute of the attention core runs the scores again, and the other named modules
+  // their share of the layer's forward.
+  if (plan.recompute == plan::Recompute::kSelective) {
+    if ((plan.recompute_modules & plan::kRecomputeCoreAttn) != 0U) hardware += scores;
+    hardware += modules_again;
   }
   out.hardware = Flops(hardware);
   return out;

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "stepcast/cost/compute.hpp"
 #include "stepcast/cost/operators.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/workload/workload.hpp"
@@ -101,6 +102,15 @@ TEST_SUITE("cost.recompute_modules") {
     CHECK(recomputed_gemm_flops(mlp) == 6.0 * 4096.0 * 4096.0 * 11008.0);
     // The attention core is not recomputed: the list names mlp alone.
     CHECK(forward_op(mlp, "flash attention").saved.value() == forward_op(plain, "flash attention").saved.value());
+  }
+
+  TEST_CASE("hardware FLOPs count the recomputed MLP: 6 h f a token and layer more than the model's") {
+    const auto w = workload::load_workload(kSource / "workloads/llama2-7b.json");
+    const plan::Plan p =
+        plan::resolve(plan::parse_plan("recompute=selective,recompute-modules=mlp,flash=on,seq=4096,gbs=8"), w, 1);
+    const cost::StepFlops f = cost::step_flops(*w.shape, p);
+    // 32 layers x 8 x 4096 tokens x (2 h (2 f) + 2 f h) = 6 h f each.
+    CHECK(f.hardware.value() - f.model.value() == doctest::Approx(32.0 * 8.0 * 4096.0 * 6.0 * 4096.0 * 11008.0));
   }
 
   TEST_CASE("layernorm: the two norms' outputs are not kept, the norms run again") {
