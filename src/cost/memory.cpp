@@ -140,19 +140,27 @@ Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan
   return total;
 }
 
+namespace {
+
+/// Micro-batches pipeline stage k holds at its peak: stage k of 1F1B min(p - k, m) (Narayanan et
+/// al. 2021, section 2.2.1), GPipe all m; the interleaved schedule's stage 0 held_microbatches'
+/// count and stage k that scaled by the same ramp (an assumption past stage 0).
+double held_at_stage(const plan::Plan& plan, int k) {
+  const int m = plan.micro_batches();
+  if (plan.schedule == plan::Schedule::kGpipe) return m;
+  return held_microbatches(plan.schedule, plan.pp, m, plan.vp) * std::min(plan.pp - k, m) / std::min(plan.pp, m);
+}
+
+}  // namespace
+
 StageMemory uneven_stage_memory(const workload::TransformerShape& shape, const plan::Plan& plan, Bytes model_state) {
-  // Stage k of 1F1B holds min(p - k, m) micro-batches at its peak (Narayanan et al. 2021,
-  // section 2.2.1), GPipe all m; the interleaved schedule's stage 0 holds held_microbatches'
-  // count and stage k that scaled by the same ramp (an assumption past stage 0). Its model state
-  // follows its share of the layers. The stage with the most bytes is the GPU that must fit.
+  // Each stage's model state follows its share of the layers. The stage with the most bytes is
+  // the GPU that must fit.
   const std::vector<int> split = plan::stage_layers(plan, shape.layers);
   const Bytes per_layer = layer_activation_bytes(shape, plan);
-  const int m = plan.micro_batches();
-  const double first = held_microbatches(plan.schedule, plan.pp, m, plan.vp);
   StageMemory peak;
   for (int k = 0; k < plan.pp; ++k) {
-    const double held =
-        plan.schedule == plan::Schedule::kGpipe ? m : first * std::min(plan.pp - k, m) / std::min(plan.pp, m);
+    const double held = held_at_stage(plan, k);
     const double layers = split[static_cast<std::size_t>(k)];
     StageMemory st{k, layers, held, per_layer * (layers * held), model_state * (layers * plan.pp / shape.layers)};
     if (k == 0 || st.activations + st.model_state > peak.activations + peak.model_state) peak = st;
@@ -166,8 +174,6 @@ MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Pl
   const MoeModelState even = moe_state_split(workload, plan);
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
   const double moe_blocks = shape.moe_layer_count() + shape.mtp_layers;
-  const int m = plan.micro_batches();
-  const double first = held_microbatches(plan.schedule, plan.pp, m, plan.vp);
   // Each kind of block's activations, priced once (a stage holds a few kinds, many times over).
   std::vector<std::pair<LayerKind, Bytes>> priced;
   const auto kind_bytes = [&](const LayerKind& kind) {
@@ -179,13 +185,11 @@ MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Pl
   };
   MoeStageMemory peak;
   for (int k = 0; k < plan.pp; ++k) {
-    // Held micro-batches as uneven_stage_memory ramps them down the pipeline.
-    const double held =
-        plan.schedule == plan::Schedule::kGpipe ? m : first * std::min(plan.pp - k, m) / std::min(plan.pp, m);
-    MoeStageMemory st{k, k == plan.pp - 1 ? static_cast<double>(shape.mtp_layers) : 0.0, held, Bytes(0.0), {}};
+    MoeStageMemory st{
+        k, k == plan.pp - 1 ? static_cast<double>(shape.mtp_layers) : 0.0, held_at_stage(plan, k), Bytes(0.0), {}};
     for (const auto& [kind, count] : stage_layer_kinds(shape, map, k)) {
       if (kind.moe) st.moe_blocks += count;
-      st.activations += kind_bytes(kind) * (count * held);
+      st.activations += kind_bytes(kind) * (count * st.held);
     }
     // The experts' state is the even split's times this stage's MoE blocks over the average.
     const double expert_share = st.moe_blocks * plan.pp / moe_blocks;
@@ -208,35 +212,10 @@ std::string sharded_note(const plan::Plan& plan, int from_stage) {
                                                                     : std::string();
 }
 
-Explanation explain_memory(const workload::Workload& workload, const plan::Plan& plan, const MemoryOptions& options,
-                           const MemoryBreakdown& m, BufferKind buffers) {
-  const StateBytesPerParameter per = state_bytes_per_parameter(plan);
-  const int mp = plan.tp * plan.pp;
-  // An uneven split: the peak stage's state is its share of the layers (uneven_stage_memory).
-  std::string share;
-  if (plan.uneven_pipeline() && workload.shape) {
-    const StageMemory peak = uneven_stage_memory(*workload.shape, plan, model_state(workload, plan).total());
-    share = fmt::format(" x {:.4g}/{:.4g} (stage {}'s layers over the even split's)", peak.layers,
-                        static_cast<double>(workload.shape->layers) / plan.pp, peak.stage);
-  }
-  Explanation ex;
-  // What trains: the model's share over tp*pp, or under peft=lora the adapters of one rank.
-  const std::string trained =
-      plan.peft == plan::Peft::kLora
-          ? fmt::format("{:.6g} LoRA adapter params per rank", parameters_per_model_rank(workload, plan).trained)
-          : fmt::format("{:.6g} params / {}", workload.parameters, mp);
-  ex.push_back(
-      {"parameters",
-       fmt::format("{:.6g} params / (tp*pp = {}) x {} B{}{}{}", workload.parameters, mp, per.parameters,
-                   plan.peft == plan::Peft::kLora ? " (frozen) + the adapters" : "", sharded_note(plan, 3), share),
-       format_bytes(m.parameters)});
-  ex.push_back({"gradients", fmt::format("{} x {} B{}{}", trained, per.gradients, sharded_note(plan, 2), share),
-                format_bytes(m.gradients)});
-  ex.push_back(
-      {"optimizer state",
-       fmt::format("{} x K = {} B ({}, {}; ZeRO 2+2+K){}{}", trained, per.optimizer, plan::to_string(plan.optimizer),
-                   plan::to_string(plan.precision), sharded_note(plan, 1), share),
-       format_bytes(m.optimizer_state)});
+/// The activation rows: the peak stage (an MoE pipeline's, an uneven split's), context
+/// parallel's split, and the per-layer bytes times layers and micro-batches held.
+void explain_activations(Explanation& ex, const workload::Workload& workload, const plan::Plan& plan,
+                         Bytes activations) {
   if (const auto& shape = workload.shape) {
     double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
     double stage_layers = static_cast<double>(shape->layers) / plan.pp;
@@ -276,35 +255,65 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
                               plan.tp, plan::to_string(plan.recompute), plan.sequence_parallel ? "on" : "off",
                               plan.flash_attention ? "on" : "off", stage_layers, held, plan::to_string(plan.schedule),
                               plan.pp == 1 ? " + fp32 logits 4sbV/t" : ""),
-                  format_bytes(m.activations)});
+                  format_bytes(activations)});
   } else {
     ex.push_back(
-        {"activations", "unknown: the workload gives a parameter count, not a shape", format_bytes(m.activations)});
+        {"activations", "unknown: the workload gives a parameter count, not a shape", format_bytes(activations)});
   }
-  std::string rule;
+}
+
+/// What the temporary-buffer rule that applied holds.
+std::string buffer_rule(BufferKind buffers, const MemoryOptions& options, const StateBytesPerParameter& per) {
   switch (buffers) {
     case BufferKind::kNone:
-      rule = "none for this sharding";
-      break;
+      return "none for this sharding";
     case BufferKind::kGatheredUnits:
-      rule = fmt::format("(1 current + {} prefetched) all-gathered blocks x {} B/param + one block's gradients",
+      return fmt::format("(1 current + {} prefetched) all-gathered blocks x {} B/param + one block's gradients",
                          options.fsdp_prefetch_units, per.parameters);
-      break;
     case BufferKind::kGradOpUnit:
-      rule = "one block's unsharded gradients before its reduce-scatter";
-      break;
+      return "one block's unsharded gradients before its reduce-scatter";
     case BufferKind::kZeroBuckets:
-      rule = fmt::format("DeepSpeed reduce + all-gather buckets of min({:.3g}, params/rank) elements",
+      return fmt::format("DeepSpeed reduce + all-gather buckets of min({:.3g}, params/rank) elements",
                          options.zero_bucket_elements);
-      break;
     case BufferKind::kDdpBucketView:
-      rule = fmt::format("one DDP bucket in flight ({}, gradient_as_bucket_view)", format_bytes(options.ddp_bucket));
-      break;
+      return fmt::format("one DDP bucket in flight ({}, gradient_as_bucket_view)", format_bytes(options.ddp_bucket));
     case BufferKind::kDdpBucketCopy:
-      rule = "DDP buckets copy every gradient (gradient_as_bucket_view=false)";
-      break;
+      return "DDP buckets copy every gradient (gradient_as_bucket_view=false)";
   }
-  ex.push_back({"temporary buffers", rule, format_bytes(m.temporary_buffers)});
+  STEPCAST_UNREACHABLE("unknown buffer rule");
+}
+
+Explanation explain_memory(const workload::Workload& workload, const plan::Plan& plan, const MemoryOptions& options,
+                           const MemoryBreakdown& m, BufferKind buffers) {
+  const StateBytesPerParameter per = state_bytes_per_parameter(plan);
+  const int mp = plan.tp * plan.pp;
+  // An uneven split: the peak stage's state is its share of the layers (uneven_stage_memory).
+  std::string share;
+  if (plan.uneven_pipeline() && workload.shape) {
+    const StageMemory peak = uneven_stage_memory(*workload.shape, plan, model_state(workload, plan).total());
+    share = fmt::format(" x {:.4g}/{:.4g} (stage {}'s layers over the even split's)", peak.layers,
+                        static_cast<double>(workload.shape->layers) / plan.pp, peak.stage);
+  }
+  Explanation ex;
+  // What trains: the model's share over tp*pp, or under peft=lora the adapters of one rank.
+  const std::string trained =
+      plan.peft == plan::Peft::kLora
+          ? fmt::format("{:.6g} LoRA adapter params per rank", parameters_per_model_rank(workload, plan).trained)
+          : fmt::format("{:.6g} params / {}", workload.parameters, mp);
+  ex.push_back(
+      {"parameters",
+       fmt::format("{:.6g} params / (tp*pp = {}) x {} B{}{}{}", workload.parameters, mp, per.parameters,
+                   plan.peft == plan::Peft::kLora ? " (frozen) + the adapters" : "", sharded_note(plan, 3), share),
+       format_bytes(m.parameters)});
+  ex.push_back({"gradients", fmt::format("{} x {} B{}{}", trained, per.gradients, sharded_note(plan, 2), share),
+                format_bytes(m.gradients)});
+  ex.push_back(
+      {"optimizer state",
+       fmt::format("{} x K = {} B ({}, {}; ZeRO 2+2+K){}{}", trained, per.optimizer, plan::to_string(plan.optimizer),
+                   plan::to_string(plan.precision), sharded_note(plan, 1), share),
+       format_bytes(m.optimizer_state)});
+  explain_activations(ex, workload, plan, m.activations);
+  ex.push_back({"temporary buffers", buffer_rule(buffers, options, per), format_bytes(m.temporary_buffers)});
   ex.push_back({"working set",
                 fmt::format("the layer being recomputed (recompute={}){}", plan::to_string(plan.recompute),
                             plan.pp == 1 ? " + the loss's 16-bit logits sbV/t" : ""),
@@ -328,6 +337,41 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
   }
   ex.push_back({"total", "sum of the terms above", format_bytes(m.total)});
   return ex;
+}
+
+/// An MoE plan's rows: the parameter, gradient and optimizer rows split into dense and expert
+/// parts, each sharded its own way, the split itself first, and the dispatch buffers.
+void explain_moe_split(Explanation& ex, const workload::Workload& workload, const plan::Plan& plan,
+                       Bytes dispatch_buffers) {
+  const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
+  const ExpertSplit split = expert_split(workload, plan);
+  // The parameter, gradient and optimizer rows: dense and expert parts, each sharded its own way.
+  const auto parts = [&](const char* what, double bytes, int from_stage) {
+    const bool sharded = plan.zero_stage() >= from_stage;
+    return fmt::format(
+        "({:.6g} dense{} + {:.6g} expert{}) params/GPU x {} B ({})", split.dense_per_gpu,
+        sharded && split.dense_shards > 1 ? fmt::format(" / {:.4g} shards", split.dense_shards) : std::string(),
+        split.expert_per_gpu,
+        sharded && split.expert_shards > 1 ? fmt::format(" / {:.4g} shards", split.expert_shards) : std::string(),
+        bytes, what);
+  };
+  ex[0].formula = parts("working copy", per.parameters, 3);
+  ex[1].formula = parts("gradients", per.gradients, 2);
+  ex[2].formula = parts("optimizer state, ZeRO 2+2+K", per.optimizer, 1);
+  ex.insert(ex.begin(),
+            {"MoE parameter split",
+             fmt::format("{:.6g} dense / (tp*pp = {}), shards {:.4g}; {:.6g} routed-expert / (etp*ep*pp = {}), "
+                         "shards {:.4g} (edp = {})",
+                         split.dense, plan.tp * plan.pp, split.dense_shards, split.routed,
+                         plan.expert_tp() * plan.ep * plan.pp, split.expert_shards, plan.expert_dp()),
+             fmt::format("{:.6g} params/GPU", split.dense_per_gpu + split.expert_per_gpu)});
+  ex.insert(
+      ex.end() - 1,
+      {"MoE dispatch buffers (in temporary buffers)",
+       fmt::format("send b*s/cp (/t under sp) x top-{} x h + received expert rows x h, x {} B (load factor {:.4g})",
+                   workload.shape->moe->top_k, operator_context(plan).activation_bytes,
+                   operator_context(plan).experts.load_factor),
+       format_bytes(dispatch_buffers)});
 }
 
 }  // namespace
@@ -416,37 +460,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
               out.working_set + out.framework_overhead + out.quantized_copies;
   if (options.explain) {
     out.explanation = explain_memory(workload, plan, options, out, buffers);
-    if (workload.shape && workload.shape->moe) {
-      const ExpertSplit split = expert_split(workload, plan);
-      // The parameter, gradient and optimizer rows: dense and expert parts, each sharded its own way.
-      const auto parts = [&](const char* what, double bytes, int from_stage) {
-        const bool sharded = plan.zero_stage() >= from_stage;
-        return fmt::format(
-            "({:.6g} dense{} + {:.6g} expert{}) params/GPU x {} B ({})", split.dense_per_gpu,
-            sharded && split.dense_shards > 1 ? fmt::format(" / {:.4g} shards", split.dense_shards) : std::string(),
-            split.expert_per_gpu,
-            sharded && split.expert_shards > 1 ? fmt::format(" / {:.4g} shards", split.expert_shards) : std::string(),
-            bytes, what);
-      };
-      out.explanation[0].formula = parts("working copy", per.parameters, 3);
-      out.explanation[1].formula = parts("gradients", per.gradients, 2);
-      out.explanation[2].formula = parts("optimizer state, ZeRO 2+2+K", per.optimizer, 1);
-      out.explanation.insert(
-          out.explanation.begin(),
-          {"MoE parameter split",
-           fmt::format("{:.6g} dense / (tp*pp = {}), shards {:.4g}; {:.6g} routed-expert / (etp*ep*pp = {}), "
-                       "shards {:.4g} (edp = {})",
-                       split.dense, plan.tp * plan.pp, split.dense_shards, split.routed,
-                       plan.expert_tp() * plan.ep * plan.pp, split.expert_shards, plan.expert_dp()),
-           fmt::format("{:.6g} params/GPU", split.dense_per_gpu + split.expert_per_gpu)});
-      out.explanation.insert(
-          out.explanation.end() - 1,
-          {"MoE dispatch buffers (in temporary buffers)",
-           fmt::format("send b*s/cp (/t under sp) x top-{} x h + received expert rows x h, x {} B (load factor {:.4g})",
-                       workload.shape->moe->top_k, operator_context(plan).activation_bytes,
-                       operator_context(plan).experts.load_factor),
-           format_bytes(dispatch_buffers)});
-    }
+    if (workload.shape && workload.shape->moe) explain_moe_split(out.explanation, workload, plan, dispatch_buffers);
     if (fp8_share > 0.0) {
       for (auto& row : out.explanation) {
         if (row.label != "parameters") continue;

@@ -111,7 +111,7 @@ StageMemory uneven_stage_memory(const workload::TransformerShape& shape, const p
 /// The pipeline stage of an MoE plan (pp > 1) with the most bytes, from the blocks each stage
 /// holds: its routed-expert state follows its MoE blocks (DeepSeek-V3's dense first layers sit on
 /// stage 0, its MTP module on the last), the dense state its even share, its activations its own
-/// blocks x the micro-batches it holds. `model_state` is the layer map's even split.
+/// blocks x the micro-batches it holds.
 struct MoeStageMemory {
   int stage = 0;
   double moe_blocks = 0.0;  ///< MoE blocks (MTP modules included) on the stage
