@@ -49,10 +49,11 @@ struct Quantized {
 /// gradients, each with the forward's FLOPs (Narayanan et al. 2021, Appendix); the weight
 /// gradient also reads the gradient it accumulates into. Each of the `batch` GEMMs is its own
 /// kernel launch from one framework call: Transformer Engine's GroupedLinear issues one cuBLAS
-/// GEMM per expert over four streams (te_general_grouped_gemm -> nvte_multi_stream_cublas_gemm, "for now, we only have
-/// multi-stream cublas backend"; transformer_engine/common/gemm/cublaslt_gemm.cu). A quantized GEMM casts its input
-/// before the forward and its output gradient before the backward GEMMs, and keeps the input's quantized copy (`saved`
-/// elements of it) instead of the 16-bit one.
+/// GEMM per expert over four streams (te_general_grouped_gemm -> nvte_multi_stream_cublas_gemm,
+/// "for now, we only have multi-stream cublas backend"; transformer_engine/common/gemm/
+/// cublaslt_gemm.cu). A quantized GEMM casts its input before the forward and its output
+/// gradient before the backward GEMMs, and keeps the input's quantized copy (`saved_elements` of
+/// it) instead of the 16-bit one.
 void grouped_linear(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std::string_view name,
                     std::string_view dgrad, std::string_view wgrad, GemmShape g, double e, double saved_elements,
                     const Quantized& quantized = {}) {

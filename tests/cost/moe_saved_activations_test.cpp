@@ -20,6 +20,7 @@
 #include "stepcast/cost/operators.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
+#include "support/operator_lookup.hpp"
 
 namespace moe_saved_activations_test {
 
@@ -40,23 +41,9 @@ std::vector<cost::Operator> moe_layer(const workload::Workload& w, const std::st
   return cost::layer_operators(*w.shape, c);
 }
 
-const cost::Operator& forward_op(const std::vector<cost::Operator>& ops, std::string_view name) {
-  for (const cost::Operator& op : ops) {
-    if (op.name == name && op.pass == cost::OpPass::kForward) return op;
-  }
-  FAIL("no forward operator named " << name);
-  return ops.front();
-}
-
 // Bytes the MoE block's forward operators keep (router, permute, experts, unpermute, shared experts).
 double moe_saved_bytes(const std::vector<cost::Operator>& ops) {
-  double out = 0.0;
-  for (const cost::Operator& op : ops) {
-    const bool moe = op.name.starts_with("router") || op.name.starts_with("token ") || op.name.starts_with("expert ") ||
-                     op.name.starts_with("shared expert");
-    if (moe && op.pass == cost::OpPass::kForward) out += op.saved.value();
-  }
-  return out;
+  return test::forward_saved_bytes(ops, {"router", "token ", "expert ", "shared expert"});
 }
 
 }  // namespace
@@ -65,11 +52,11 @@ TEST_SUITE("cost.moe_saved_activations") {
   // dp=2, ep=2, mbs=1, s=1024: a rank routes 1024 tokens, top-2, and its 2 experts take 2048 rows.
   TEST_CASE("bf16: the router's input, its weights, the experts' inputs and SwiGLU's; the unpermute keeps nothing") {
     const auto ops = moe_layer(tiny(), "dp=2,ep=2,flash=on");
-    CHECK(forward_op(ops, "token unpermute (combine)").saved.value() == 0.0);
+    CHECK(test::forward_op(ops, "token unpermute (combine)").saved.value() == 0.0);
     // A rank's 4 / ep = 2 experts: Transformer Engine's grouped GEMM launches one cuBLAS GEMM each.
-    CHECK(forward_op(ops, "expert gate+up (grouped)").kernels == 2.0);
-    CHECK(forward_op(ops, "expert gate+up (grouped)").host_calls == 1.0);
-    CHECK(forward_op(ops, "router").kernels == 1.0);
+    CHECK(test::forward_op(ops, "expert gate+up (grouped)").kernels == 2.0);
+    CHECK(test::forward_op(ops, "expert gate+up (grouped)").host_calls == 1.0);
+    CHECK(test::forward_op(ops, "router").kernels == 1.0);
     // router input 1024 x 1024 x 2 = 2,097,152; its weights 1024 x 4 x 2 = 8,192; gate+up input
     // 2048 x 1024 x 2 = 4,194,304; SwiGLU's gate and up 2 x 2048 x 2048 x 2 = 16,777,216; down
     // input 2048 x 2048 x 2 = 8,388,608: 31,465,472 B.
@@ -78,12 +65,12 @@ TEST_SUITE("cost.moe_saved_activations") {
 
   TEST_CASE("fp8: the grouped expert GEMMs run in fp8 and keep 1-byte inputs") {
     const auto ops = moe_layer(tiny(), "dp=2,ep=2,flash=on,precision=fp8");
-    const cost::Operator& up = forward_op(ops, "expert gate+up (grouped)");
+    const cost::Operator up = test::forward_op(ops, "expert gate+up (grouped)");
     CHECK(up.low_precision);
-    CHECK(forward_op(ops, "expert down (grouped)").low_precision);
-    CHECK_FALSE(forward_op(ops, "router").low_precision);
+    CHECK(test::forward_op(ops, "expert down (grouped)").low_precision);
+    CHECK_FALSE(test::forward_op(ops, "router").low_precision);
     CHECK(up.saved.value() == 2048.0 * 1024.0);
-    CHECK(forward_op(ops, "expert down (grouped)").saved.value() == 2048.0 * 2048.0);
+    CHECK(test::forward_op(ops, "expert down (grouped)").saved.value() == 2048.0 * 2048.0);
     // 2,097,152 + 8,192 + 2,097,152 + 16,777,216 + 4,194,304 = 25,174,016 B.
     CHECK(moe_saved_bytes(ops) == 25174016.0);
     // One quantize kernel for each expert GEMM's input (2048 x 1024 and 2048 x 2048 elements) and
@@ -103,8 +90,8 @@ TEST_SUITE("cost.moe_saved_activations") {
 
   TEST_CASE("mxfp8: each kept element carries its share of an E8M0 scale per 32") {
     const auto ops = moe_layer(tiny(), "dp=2,ep=2,flash=on,precision=mxfp8");
-    CHECK(forward_op(ops, "expert gate+up (grouped)").saved.value() == 2048.0 * 1024.0 * (1.0 + 1.0 / 32.0));
-    CHECK(forward_op(ops, "expert down (grouped)").saved.value() == 2048.0 * 2048.0 * (1.0 + 1.0 / 32.0));
+    CHECK(test::forward_op(ops, "expert gate+up (grouped)").saved.value() == 2048.0 * 1024.0 * (1.0 + 1.0 / 32.0));
+    CHECK(test::forward_op(ops, "expert down (grouped)").saved.value() == 2048.0 * 2048.0 * (1.0 + 1.0 / 32.0));
   }
 
   TEST_CASE("a shared expert: nothing of its own in bf16 at its first linear, the quantized copy in fp8") {
@@ -115,12 +102,12 @@ TEST_SUITE("cost.moe_saved_activations") {
     const auto fp8 = moe_layer(w, "dp=2,ep=2,flash=on,precision=fp8");
     // bf16: the router already keeps the 1024 x 1024 input; the shared SwiGLU keeps
     // 2 x 1024 x 1024 x 2 = 4,194,304 and the shared down input 1024 x 1024 x 2 = 2,097,152.
-    CHECK(forward_op(bf16, "shared expert gate+up").saved.value() == 0.0);
-    CHECK(forward_op(bf16, "shared expert down").saved.value() == 2097152.0);
+    CHECK(test::forward_op(bf16, "shared expert gate+up").saved.value() == 0.0);
+    CHECK(test::forward_op(bf16, "shared expert down").saved.value() == 2097152.0);
     // fp8: the gate+up keeps its own 1-byte copy, 1024 x 1024; the down input 1024 x 1024 x 1.
-    CHECK(forward_op(fp8, "shared expert gate+up").saved.value() == 1048576.0);
-    CHECK(forward_op(fp8, "shared expert down").saved.value() == 1048576.0);
-    CHECK(forward_op(fp8, "shared expert gate+up").low_precision);
+    CHECK(test::forward_op(fp8, "shared expert gate+up").saved.value() == 1048576.0);
+    CHECK(test::forward_op(fp8, "shared expert down").saved.value() == 1048576.0);
+    CHECK(test::forward_op(fp8, "shared expert gate+up").low_precision);
   }
 }
 

@@ -14,6 +14,7 @@
 #include "stepcast/cost/operators.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
+#include "support/operator_lookup.hpp"
 
 namespace moe_tokens_test {
 
@@ -38,21 +39,9 @@ std::vector<cost::Operator> moe_layer(const workload::Workload& w, const plan::P
   return cost::layer_operators(*w.shape, c);
 }
 
-cost::Operator forward_op(const std::vector<cost::Operator>& ops, std::string_view name) {
-  for (const cost::Operator& op : ops) {
-    if (op.name == name && op.pass == cost::OpPass::kForward) return op;
-  }
-  FAIL("no forward operator named " << name);
-  return ops.front();
-}
-
 // The activations the routed experts keep: their GEMM inputs and the SwiGLU's two inputs.
 double expert_saved_bytes(const std::vector<cost::Operator>& ops) {
-  double out = 0.0;
-  for (const cost::Operator& op : ops) {
-    if (op.pass == cost::OpPass::kForward && op.name.starts_with("expert ")) out += op.saved.value();
-  }
-  return out;
+  return test::forward_saved_bytes(ops, {"expert "});
 }
 
 }  // namespace
@@ -74,8 +63,8 @@ TEST_SUITE("cost.moe_tokens") {
 
     // Grouped gate+up GEMM: 2 local experts x [rows per expert, 2 x 2048] = [., 1024] x [1024, 4096];
     // FLOPs 2 x batch x m x n x k: cp=1 2 x 2 x 1024 x 4096 x 1024 = 17,179,869,184; cp=2 half.
-    const cost::Operator up1 = forward_op(moe_layer(w, whole), "expert gate+up (grouped)");
-    const cost::Operator up2 = forward_op(moe_layer(w, halves), "expert gate+up (grouped)");
+    const cost::Operator up1 = test::forward_op(moe_layer(w, whole), "expert gate+up (grouped)");
+    const cost::Operator up2 = test::forward_op(moe_layer(w, halves), "expert gate+up (grouped)");
     CHECK(up1.gemm.batch == 2.0);
     CHECK(up1.gemm.m == 1024.0);
     CHECK(up2.gemm.m == 512.0);
@@ -84,8 +73,8 @@ TEST_SUITE("cost.moe_tokens") {
     CHECK(up1.flops.value() == 17179869184.0);
     CHECK(up2.flops.value() == 8589934592.0);
     // The router's scores GEMM takes the rank's own tokens: [1024 | 512, 1024] x [1024, 4].
-    CHECK(forward_op(moe_layer(w, whole), "router").gemm.m == 1024.0);
-    CHECK(forward_op(moe_layer(w, halves), "router").gemm.m == 512.0);
+    CHECK(test::forward_op(moe_layer(w, whole), "router").gemm.m == 1024.0);
+    CHECK(test::forward_op(moe_layer(w, halves), "router").gemm.m == 512.0);
   }
 
   TEST_CASE("MoE + cp=2 with tp=2 and sequence parallel: a rank routes b s / (cp tp) tokens, etp gathers them") {
@@ -98,7 +87,7 @@ TEST_SUITE("cost.moe_tokens") {
     const cost::OperatorContext c = cost::operator_context(p);
     CHECK(cost::routed_tokens_per_gpu(c) == 256.0);
     CHECK(cost::expert_rows_per_gpu(*w.shape, c) == 1024.0);
-    const cost::Operator up = forward_op(moe_layer(w, p), "expert gate+up (grouped)");
+    const cost::Operator up = test::forward_op(moe_layer(w, p), "expert gate+up (grouped)");
     CHECK(up.gemm.batch == 2.0);
     CHECK(up.gemm.m == 512.0);
     CHECK(up.gemm.n == 2048.0);  // 2 x 1024 (gate and up) of each expert's half width
@@ -140,8 +129,8 @@ TEST_SUITE("cost.moe_tokens") {
     const auto w = workload::load_workload(kSource / "workloads/mixtral-8x7b.json");
     const plan::Plan balanced = resolved(w, "dp=8,ep=8,flash=on,seq=4096", 8);
     const plan::Plan skewed = resolved(w, "dp=8,ep=8,flash=on,seq=4096,moe-imbalance=1.5", 8);
-    const cost::Operator a = forward_op(moe_layer(w, balanced), "expert gate+up (grouped)");
-    const cost::Operator b = forward_op(moe_layer(w, skewed), "expert gate+up (grouped)");
+    const cost::Operator a = test::forward_op(moe_layer(w, balanced), "expert gate+up (grouped)");
+    const cost::Operator b = test::forward_op(moe_layer(w, skewed), "expert gate+up (grouped)");
     CHECK(a.gemm.m == 8192.0);
     CHECK(b.gemm.m == 12288.0);
     CHECK(b.flops.value() == doctest::Approx(1.5 * a.flops.value()).epsilon(1e-12));
