@@ -142,11 +142,14 @@ void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dg
 
 /// LayerNorm / RMSNorm over `tokens` x h: reads x, writes y; the backward reads x and dy and
 /// writes dx (the gain and bias gradients are reductions over the same reads). It keeps its input.
-void norm(OpList& fwd, OpList& bwd, std::string_view name, std::string_view back, double tokens, double h, double e) {
+/// `recompute_module`: kRecomputeLayernorm for a transformer layer's two norms, which Megatron-Core's
+/// layernorm recompute covers (TransformerLayer's input_layernorm and pre_mlp_layernorm), else 0.
+void norm(OpList& fwd, OpList& bwd, std::string_view name, std::string_view back, double tokens, double h, double e,
+          unsigned recompute_module = 0) {
   const double n = tokens * h;
   Operator& f = fwd.memory(name, OpPass::kForward, n, 2.0 * n * e, 5.0 * n);
   f.saved = Bytes(n * e);
-  f.recompute_module = plan::kRecomputeLayernorm;
+  f.recompute_module = recompute_module;
   bwd.memory(back, OpPass::kBackward, n, 3.0 * n * e, 8.0 * n);
 }
 
@@ -495,7 +498,7 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   const bool mlp = c.kind.has_mlp();
 
   if (attention) {
-    norm(fwd, bwd, "input norm", "input norm backward", d.shard_tokens, h, e);
+    norm(fwd, bwd, "input norm", "input norm backward", d.shard_tokens, h, e, plan::kRecomputeLayernorm);
     attention_projections(fwd, bwd, shape, c, d);
     const std::size_t core_begin = fwd.size();
     if (c.flash) {
@@ -524,7 +527,8 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   const double up_width = c.kind.moe ? 0.0 : (shape.gated_mlp ? 2.0 : 1.0) * d.f / t;
   if (mlp) {
     norm(fwd, bwd, attention ? "post-attention norm" : "input norm",
-         attention ? "post-attention norm backward" : "input norm backward", d.shard_tokens, h, e);
+         attention ? "post-attention norm backward" : "input norm backward", d.shard_tokens, h, e,
+         plan::kRecomputeLayernorm);
     if (c.kind.moe) {
       append_moe_mlp(shape, c, ops, backward);
     } else {

@@ -19,6 +19,7 @@
 #include "stepcast/cost/operators.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/workload/workload.hpp"
+#include "support/operator_lookup.hpp"
 
 namespace recompute_modules_test {
 
@@ -36,21 +37,7 @@ std::vector<cost::Operator> layer(const workload::Workload& w, const std::string
   return cost::layer_operators(*w.shape, c);
 }
 
-const cost::Operator& forward_op(const std::vector<cost::Operator>& ops, std::string_view name) {
-  for (const cost::Operator& op : ops) {
-    if (op.name == name && op.pass == cost::OpPass::kForward) return op;
-  }
-  FAIL("no forward operator named " << name);
-  return ops.front();
-}
-
-double saved(const std::vector<cost::Operator>& ops) {
-  double out = 0.0;
-  for (const cost::Operator& op : ops) {
-    if (op.pass == cost::OpPass::kForward) out += op.saved.value();
-  }
-  return out;
-}
+double saved(const std::vector<cost::Operator>& ops) { return test::forward_saved_bytes(ops); }
 
 std::multiset<std::string> recomputed(const std::vector<cost::Operator>& ops) {
   std::multiset<std::string> out;
@@ -101,7 +88,8 @@ TEST_SUITE("cost.recompute_modules") {
     // Its GEMMs again: 2 s h (2 f) + 2 s f h = 6 s h f.
     CHECK(recomputed_gemm_flops(mlp) == 6.0 * 4096.0 * 4096.0 * 11008.0);
     // The attention core is not recomputed: the list names mlp alone.
-    CHECK(forward_op(mlp, "flash attention").saved.value() == forward_op(plain, "flash attention").saved.value());
+    CHECK(test::forward_op(mlp, "flash attention").saved.value() ==
+          test::forward_op(plain, "flash attention").saved.value());
   }
 
   TEST_CASE("hardware FLOPs count the recomputed MLP: 6 h f a token and layer more than the model's") {
@@ -122,6 +110,15 @@ TEST_SUITE("cost.recompute_modules") {
     CHECK(recomputed(norms) == std::multiset<std::string>{"input norm", "post-attention norm"});
   }
 
+  TEST_CASE("layernorm leaves a Mamba-2 layer's norm alone: Megatron-Core's recompute covers TransformerLayer's") {
+    const auto w = workload::load_workload(kSource / "workloads/nemotron-3-nano.json");
+    const plan::Plan p =
+        plan::resolve(plan::parse_plan("recompute=selective,recompute-modules=layernorm,seq=4096,gbs=1"), w, 1);
+    cost::OperatorContext c = cost::operator_context(p);
+    c.kind.block = workload::Block::kMamba;
+    CHECK(recomputed(cost::layer_operators(*w.shape, c)).empty());
+  }
+
   // DeepSeek-V3's attention (128 heads; q/k head 128 + 64 RoPE, v head 128; ranks 1536 and 512).
   TEST_CASE("mla_up_proj: the core keeps its statistics alone; the up projections and RoPE run again") {
     const auto w = workload::load_workload(kSource / "tests/data/workloads/simumax-deepseek-v3-l4.json");
@@ -129,8 +126,8 @@ TEST_SUITE("cost.recompute_modules") {
     const auto up = layer(w, "recompute=selective,recompute-modules=mla_up_proj,flash=on,seq=4096,gbs=1");
     // Kept by the core: Q 4096 x 128 x 192 x 2 = 201,326,592; K and V 4096 x 128 x (192 + 128) x 2
     // = 335,544,320; the log-sum-exp 128 x 4096 x 4 = 2,097,152.
-    CHECK(forward_op(core, "flash attention").saved.value() == 201326592.0 + 335544320.0 + 2097152.0);
-    CHECK(forward_op(up, "flash attention").saved.value() == 2097152.0);
+    CHECK(test::forward_op(core, "flash attention").saved.value() == 201326592.0 + 335544320.0 + 2097152.0);
+    CHECK(test::forward_op(up, "flash attention").saved.value() == 2097152.0);
     CHECK(recomputed(up) == std::multiset<std::string>{"q up projection", "kv up projection", "rotary embedding"});
     // q up: 2 x 4096 x 1536 x (128 x 192); kv up: 2 x 4096 x 512 x (128 x 256).
     CHECK(recomputed_gemm_flops(up) == 2.0 * 4096.0 * 1536.0 * 128.0 * 192.0 + 2.0 * 4096.0 * 512.0 * 128.0 * 256.0);
@@ -145,8 +142,8 @@ TEST_SUITE("cost.recompute_modules") {
     const auto plain = layer(w, "recompute=none,flash=on,gbs=1", true);
     const auto act = layer(w, "recompute=selective,recompute-modules=moe_act,flash=on,gbs=1", true);
     // The down GEMM kept 2048 x 2048 x 2 = 8,388,608 B of the activation's output.
-    CHECK(forward_op(plain, "expert down (grouped)").saved.value() == 8388608.0);
-    CHECK(forward_op(act, "expert down (grouped)").saved.value() == 0.0);
+    CHECK(test::forward_op(plain, "expert down (grouped)").saved.value() == 8388608.0);
+    CHECK(test::forward_op(act, "expert down (grouped)").saved.value() == 0.0);
     CHECK(recomputed(act) == std::multiset<std::string>{"expert swiglu"});
     const auto shared = layer(w, "recompute=selective,recompute-modules=shared_experts,flash=on,gbs=1", true);
     // The shared SwiGLU kept 2 x 1024 x 1024 x 2 = 4,194,304 and the shared down input 1024 x 1024 x 2
