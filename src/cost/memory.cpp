@@ -388,7 +388,6 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   out.parameters = state.parameters;
   out.gradients = state.gradients;
   out.optimizer_state = state.optimizer_state;
-  if (workload.shape) out.activations = activation_bytes(*workload.shape, plan);
   if (workload.shape && workload.shape->moe && plan.pp > 1) {
     // An MoE pipeline: the stage with the most bytes, its expert state from its own MoE blocks.
     const MoeStageMemory peak = moe_peak_stage(workload, plan);
@@ -404,6 +403,8 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
     out.parameters = state.parameters * share;
     out.gradients = state.gradients * share;
     out.optimizer_state = state.optimizer_state * share;
+  } else if (workload.shape) {
+    out.activations = activation_bytes(*workload.shape, plan);
   }
 
   // Temporary buffers: what the sharding strategy materialises beyond the sharded state.
