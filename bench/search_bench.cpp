@@ -1,10 +1,14 @@
 // Speed of plan search: every plan of GPT-3 175B on 1024 A100s (128 p4d nodes), analytical model,
 // all cores. Target (issue 6): under 1 second on the 2-core development machine. And every plan
-// of DeepSeek-V3 on 1024 H100s (issue 15): under 2 s.
+// of DeepSeek-V3 on 1024 H100s (issue 15): under 2 s. And what a search budget reads first (issue
+// 32): the candidates counted, against the same candidates built.
 #include <benchmark/benchmark.h>
 
+#include <cstddef>
 #include <filesystem>
+#include <vector>
 
+#include "stepcast/planner/candidates.hpp"
 #include "stepcast/planner/search.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
@@ -47,7 +51,43 @@ void BM_Moe_Search_DeepSeekV3_1024H100(benchmark::State& state) {
   run_search(state, "deepseek-v3.json", "dgx-h100.json", 128, 15360, 4096);
 }
 
+// The DeepSeek-V3 search space on 1024 H100s above (the search prices each candidate too).
+planner::SearchSpace deepseek_space() {
+  planner::SearchSpace space;
+  space.gpus = 1024;
+  space.gpus_per_node = 8;
+  space.global_batch = 15360;
+  space.seq_len = 4096;
+  return space;
+}
+
+workload::Workload deepseek_v3() {
+  return workload::load_workload(std::filesystem::path(STEPCAST_SOURCE_DIR) / "workloads/deepseek-v3.json");
+}
+
+void BM_Candidates_Count_DeepSeekV3_1024H100(benchmark::State& state) {
+  const workload::Workload w = deepseek_v3();
+  const planner::SearchSpace space = deepseek_space();
+  std::size_t n = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(n = planner::count_candidates(space, w));
+  state.counters["candidates"] = static_cast<double>(n);
+}
+
+void BM_Candidates_Build_DeepSeekV3_1024H100(benchmark::State& state) {
+  const workload::Workload w = deepseek_v3();
+  const planner::SearchSpace space = deepseek_space();
+  std::size_t n = 0;
+  for (auto _ : state) {
+    const std::vector<plan::Plan> all = planner::enumerate_candidates(space, w);
+    n = all.size();
+    benchmark::DoNotOptimize(all.data());
+  }
+  state.counters["candidates"] = static_cast<double>(n);
+}
+
 }  // namespace
 
+BENCHMARK(BM_Candidates_Count_DeepSeekV3_1024H100)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Candidates_Build_DeepSeekV3_1024H100)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Search_Gpt3_175b_1024Gpus)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Moe_Search_DeepSeekV3_1024H100)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();

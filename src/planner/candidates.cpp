@@ -154,14 +154,13 @@ std::vector<plan::RankOrder> rank_orders(int tp, int pp, int replicas, int gpus_
   return {plan::RankOrder::kStagesOutermost, plan::RankOrder::kStagesInsideReplicas};
 }
 
-}  // namespace
-
-std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload::Workload& workload) {
+/// Calls `emit` with every candidate of the space, unresolved, in candidate-id order.
+template <typename Emit>
+void visit_candidates(const SearchSpace& space, const workload::Workload& workload, const Emit& emit) {
   STEPCAST_ASSERT(space.gpus >= 1 && space.global_batch >= 1 && space.gpus_per_node >= 1,
                   "a search space needs GPUs and a batch");
   const int layers = workload.shape ? workload.shape->layers : 0;
   const std::vector<RecomputeChoice> recomputes = recompute_choices(workload);
-  std::vector<Plan> out;
   for (const int tp : divisors(space.gpus)) {
     for (const auto [cp, cp_comm] : context_choices(space.gpus / tp, space.max_cp)) {
       for (const int pp : divisors(space.gpus / (tp * cp))) {
@@ -202,13 +201,13 @@ std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload:
                       p.rank_order = order;
                       p.global_batch = space.global_batch;
                       p.seq_len = space.seq_len;
-                      out.push_back(plan::resolve(p, workload, space.gpus));
+                      emit(p);
                       // A sharded optimizer can gather its updated parameters beside the next forward
                       // (overlap-param-gather=on), unless the base plan has settled the overlap.
                       if ((sharding == Sharding::kZero1 || sharding == Sharding::kZero2) &&
                           !space.base.overlap_param_gather && space.base.overlap_grad_reduce.value_or(true)) {
                         p.overlap_param_gather = true;
-                        out.push_back(plan::resolve(p, workload, space.gpus));
+                        emit(p);
                       }
                     }
                   }
@@ -220,7 +219,20 @@ std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload:
       }
     }
   }
+}
+
+}  // namespace
+
+std::vector<Plan> enumerate_candidates(const SearchSpace& space, const workload::Workload& workload) {
+  std::vector<Plan> out;
+  visit_candidates(space, workload, [&](const Plan& p) { out.push_back(plan::resolve(p, workload, space.gpus)); });
   return out;
+}
+
+std::size_t count_candidates(const SearchSpace& space, const workload::Workload& workload) {
+  std::size_t n = 0;
+  visit_candidates(space, workload, [&n](const Plan&) { ++n; });
+  return n;
 }
 
 }  // namespace stepcast::planner

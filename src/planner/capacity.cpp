@@ -152,7 +152,7 @@ std::size_t cell_candidates(const CapacityRequest& req, const CellSpec& spec) {
   const CellPlace p = place(req, spec);
   if (req.plan || !p.whole_nodes) return 1;
   const topology::Topology topo = load(req, spec.topology, p.nodes);
-  return enumerate_candidates(cell_space(topo, req, spec.gpus), req.workloads[spec.workload]).size();
+  return count_candidates(cell_space(topo, req, spec.gpus), req.workloads[spec.workload]);
 }
 
 CapacityCell capacity_cell(const CapacityRequest& req, const CellSpec& spec) {

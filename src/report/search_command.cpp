@@ -87,7 +87,7 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
   // Read before the search, so a mistyped plan fails at once.
   const std::optional<plan::Plan> compared =
       c.compare.empty() ? std::nullopt : std::optional(compared_plan(c.compare, compare_inputs));
-  const std::size_t total = planner::enumerate_candidates(space, w).size();
+  const std::size_t total = planner::count_candidates(space, w);
   if (c.approve_work) {
     c.approve_work(planner::search_work(total), fmt::format("searching {} candidate plans", total),
                    "lower --max-mbs or --max-cp, or search fewer GPUs");

@@ -10,6 +10,7 @@
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/memory.hpp"
+#include "stepcast/planner/candidates.hpp"
 #include "stepcast/planner/search.hpp"
 #include "stepcast/topology/topology.hpp"
 
@@ -108,6 +109,8 @@ TEST_SUITE("planner.search") {
     //   Total 45 + 45 + 1941 = 2031 invalid, 20907 valid.
     const auto result = planner::search(gpt_1_3b(), two_p4d_nodes(), space_16());
     CHECK(result.candidates == 22938);
+    // The count a budget reads before the search builds anything.
+    CHECK(planner::count_candidates(space_16(), gpt_1_3b()) == 22938);
     CHECK(result.invalid == 2031);
     // Fitting plans are counted before spellings of one plan are merged into one row (plan_dedup.hpp).
     CHECK(result.ranked.size() + result.merged + result.not_fitting == 20907);

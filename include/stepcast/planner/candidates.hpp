@@ -2,6 +2,7 @@
 // micro-batch size, recompute and sequence parallel for a model on a number of GPUs.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "stepcast/plan/plan.hpp"
@@ -47,5 +48,9 @@ struct SearchSpace {
 /// - rank order: Megatron-Core's default (stages outermost), and with pp > 1, dp x cp > 1 and tp
 ///   below gpus_per_node also each replica's stages on nearby ranks (order=tp-pp-cp-ep-dp).
 std::vector<plan::Plan> enumerate_candidates(const SearchSpace& space, const workload::Workload& workload);
+
+/// enumerate_candidates(space, workload).size(), without building the candidates: what a search
+/// would cost is known before its memory is spent (a wide space holds millions of plans).
+std::size_t count_candidates(const SearchSpace& space, const workload::Workload& workload);
 
 }  // namespace stepcast::planner
