@@ -86,7 +86,7 @@ std::string search(const py::dict& values) {
   r.nodes = o.integer("nodes");
   r.gpus = o.integer("gpus");
   r.top = o.integer("top", r.top);
-  r.compare = o.text("compare");
+  r.compare = o.texts("compare");
   read_search_options(o, r);
   r.json = true;
   return without_gil([&r] { return report::search_command(r).text; });

@@ -86,7 +86,8 @@ def search(*, workload, topology, global_batch, gpus=None, gpus_per_domain=None,
     """Every valid plan of a model on a cluster, pruned by memory, ranked by predicted step time, the
     best ``refine`` re-timed on the event engine (``stepcast search --json``). The result's
     ``to_dataframe()`` gives the ranked plans; ``to_dataframe("rejections")`` the rejection counts;
-    with ``compare`` (a plan, as ``--compare``) ``table("compare")`` its step-time terms beside the best's."""
+    with ``compare`` (a plan, or a list of plans, as ``--compare``) ``table("compare")`` the first one's
+    step-time terms beside the best's, ``table("compare-2")`` the second's, and so on."""
     with Inputs() as inputs:
         options = {
             "workload": inputs.data_file("workload", workload),
@@ -107,7 +108,7 @@ def search(*, workload, topology, global_batch, gpus=None, gpus_per_domain=None,
             "calibration": opt.text("calibration", calibration),
             "set": opt.sets(set),
             "memory_margin": opt.text("memory_margin", memory_margin),
-            "compare": opt.text("compare", compare),
+            "compare": opt.texts("compare", compare),
         }
         return Report(json.loads(inputs.call(_stepcast.search, options)))
 

@@ -70,6 +70,18 @@ def test_search_compare_equals_the_command_and_its_terms_add_up():
     assert sum(r["compared_s"] for r in rows[:-1]) == pytest.approx(rows[-1]["compared_s"], rel=1e-6)
 
 
+def test_search_compares_a_list_of_plans_as_repeated_options():
+    plans = ["dp=2,tp=4,sp=on", "dp=8"]
+    result = stepcast.search(workload="llama2-7b", topology="p4d-24xlarge", nodes=1, global_batch=16, refine=0,
+                             top=3, compare=plans)
+    expected = cli_json("search", "--workload", "workloads/llama2-7b.json", "--topology",
+                        "topologies/p4d-24xlarge.json", "--nodes", "1", "--global-batch", "16", "--refine", "0",
+                        "--top", "3", "--compare", plans[0], "--compare", plans[1], "--json")
+    assert result == expected
+    notes = [n for n in result["notes"] if n.startswith("compared: ")]
+    assert notes[0].startswith("compared: dp=2,tp=4,") and notes[1].startswith("compared: dp=8,")
+
+
 def test_table_equals_the_command():
     result = stepcast.table(workloads=["llama2-7b"], topologies=["dgx-a100"], gpus=[8, 16], global_batch=64,
                             tokens=1e12)

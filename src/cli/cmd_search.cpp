@@ -77,7 +77,9 @@ void add_search_command(CLI::App& app) {
                   "Calibration file from `stepcast calibrate`: every plan's collectives and compute priced with it");
   sub->add_option("--compare", c->compare,
                   "A plan (compact form, as --plan) to set beside the best: its rank, or the rule it breaks or the "
-                  "memory it lacks, and the step-time terms it loses by");
+                  "memory it lacks, and the step-time terms it loses by (repeatable: one comparison per plan)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   add_what_if_options(*sub, c->gpus, c->gpus_per_domain, c->sets, c->memory_margin);
   auto budget = std::make_shared<Budget>();
   add_budget_options(*sub, *budget);

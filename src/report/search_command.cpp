@@ -47,7 +47,7 @@ std::string command_line(const SearchRequest& c) {
   if (c.flash) s += " --flash";
   if (c.no_flash) s += " --no-flash";
   if (!c.calibration.empty()) s += " --calibration " + c.calibration;
-  if (!c.compare.empty()) s += fmt::format(" --compare \"{}\"", c.compare);
+  for (const std::string& plan : c.compare) s += fmt::format(" --compare \"{}\"", plan);
   return s;
 }
 
@@ -85,8 +85,8 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
                                                        : cost::parse_memory_margin(c.memory_margin, "--memory-margin");
   const ComparisonInputs compare_inputs{&w, &topo, &space, &options.step};
   // Read before the search, so a mistyped plan fails at once.
-  const std::optional<plan::Plan> compared =
-      c.compare.empty() ? std::nullopt : std::optional(compared_plan(c.compare, compare_inputs));
+  std::vector<plan::Plan> compared;
+  for (const std::string& text : c.compare) compared.push_back(compared_plan(text, compare_inputs));
   const std::size_t total = planner::count_candidates(space, w);
   if (c.approve_work) {
     c.approve_work(planner::search_work(total), fmt::format("searching {} candidate plans", total),
@@ -140,10 +140,10 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
   context.margin = margin_note(options.step.memory.margin, topo.gpu());
   context.set_echo = set_echo_text(topology_path(c.topology), c.sets);
   context.lead = lead_note(result, compare_inputs);
-  if (compared) {
-    PlanComparison comparison = compare_with_best(result, *compared, compare_inputs);
-    context.comparison_notes = std::move(comparison.notes);
-    context.comparison = std::move(comparison.terms);
+  for (std::size_t i = 0; i < compared.size(); ++i) {
+    PlanComparison comparison = compare_with_best(result, compared[i], compare_inputs, i + 1);
+    context.comparison_notes.insert(context.comparison_notes.end(), comparison.notes.begin(), comparison.notes.end());
+    if (comparison.terms) context.comparisons.push_back(std::move(*comparison.terms));
   }
   CommandOutput out;
   out.text = render(search_report(result, context, static_cast<std::size_t>(c.top)), format);

@@ -105,8 +105,10 @@ std::optional<std::size_t> rank_of(const planner::SearchResult& result, const pl
   return std::nullopt;
 }
 
-Table terms_table(const std::vector<Term>& terms, Seconds best_step, Seconds named_step) {
-  Table t("compare", "Step-time terms of the best plan and the compared plan (analytical model)",
+Table terms_table(const std::vector<Term>& terms, Seconds best_step, Seconds named_step, std::size_t index,
+                  const std::string& named) {
+  Table t(index == 1 ? std::string("compare") : fmt::format("compare-{}", index),
+          fmt::format("Step-time terms of the best plan and compared plan {} ({}) (analytical model)", index, named),
           {{"term", "term", "", -1},
            {"best_s", "#1", "s", 4},
            {"compared_s", "compared", "s", 4},
@@ -175,7 +177,7 @@ std::string lead_note(const planner::SearchResult& result, const ComparisonInput
 }
 
 PlanComparison compare_with_best(const planner::SearchResult& result, const plan::Plan& named,
-                                 const ComparisonInputs& in) {
+                                 const ComparisonInputs& in, std::size_t index) {
   PlanComparison out;
   const std::string name = plan_summary(named);
   const planner::Evaluation e = planner::evaluate_plan(*in.workload, *in.topology, named, *in.space, *in.step);
@@ -220,7 +222,7 @@ PlanComparison compare_with_best(const planner::SearchResult& result, const plan
     for (const Term& t : terms) reversed.push_back({t.name, t.other, t.best});
     out.notes.push_back("why it leads #1" + lead_reasons(reversed, b));
   }
-  out.terms = terms_table(terms, a.step_time, b.step_time);
+  out.terms = terms_table(terms, a.step_time, b.step_time, index, name);
   return out;
 }
 

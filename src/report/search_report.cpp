@@ -181,7 +181,7 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
     plans.add_row(std::move(row));
   }
   r.tables.push_back(std::move(plans));
-  if (c.comparison) r.tables.push_back(*c.comparison);
+  r.tables.insert(r.tables.end(), c.comparisons.begin(), c.comparisons.end());
 
   r.tables.push_back(rejections_table(result, c.wide));
   if (!c.wide) r.text_width = kNarrowWidth;

@@ -7,8 +7,10 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "support/run_stepcast.hpp"
 
@@ -102,6 +104,33 @@ TEST_SUITE("report.search_compare") {
     const auto other_batch = test::run_stepcast_with_status(search + "--compare \"dp=8,gbs=64\"");
     CHECK(other_batch.exit_code == 2);
     CHECK(other_batch.output.find("gbs=64 is not the search's --global-batch 32") != std::string::npos);
+  }
+
+  TEST_CASE("--compare repeated: one note per plan in order, and a terms table for each that fits") {
+    // Three plans of Llama 3 8B on 8 H100s: ZeRO-3 over dp x cp (fits, outside the searched space),
+    // a pipeline of 3 stages x 3 chunks that 32 layers do not divide (a rule), and FSDP over 8.
+    const auto report = nlohmann::json::parse(test::run_stepcast(
+        "search --workload llama3-8b --topology dgx-h100 --gpus 8 --global-batch 32 --seq 8192 --refine 0 --json "
+        "--compare \"dp=4,cp=2,zero=3\" --compare \"dp=2,pp=4,vp=3,schedule=interleaved\" --compare \"fsdp=8\""));
+    std::vector<std::string> compared;
+    for (const auto& n : report.at("notes")) {
+      if (n.get<std::string>().starts_with("compared: ")) compared.push_back(n.get<std::string>());
+    }
+    REQUIRE(compared.size() == 3);
+    CHECK(compared[0].starts_with("compared: dp=4,tp=1,pp=1,"));
+    CHECK(compared[1].find("layers (32) must be divisible by pp*vp") != std::string::npos);
+    CHECK(compared[2].starts_with("compared: dp=8,"));
+    // Tables for the first and third plan, named by their place on the command line.
+    std::vector<std::string> names;
+    for (const auto& t : report.at("tables")) names.push_back(t.at("name").get<std::string>());
+    CHECK(std::count(names.begin(), names.end(), "compare") == 1);
+    CHECK(std::count(names.begin(), names.end(), "compare-2") == 0);
+    CHECK(std::count(names.begin(), names.end(), "compare-3") == 1);
+    check_terms_add_up(table(report, "compare").at("rows"));
+    check_terms_add_up(table(report, "compare-3").at("rows"));
+    // Both tables set their plan beside the same #1.
+    CHECK(table(report, "compare").at("rows").back().at("best_s") ==
+          table(report, "compare-3").at("rows").back().at("best_s"));
   }
 
   TEST_CASE("simulate runs both published plans, within 15% of their measured steps") {

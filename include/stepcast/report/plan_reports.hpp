@@ -33,12 +33,14 @@ struct SearchContext {
   std::string margin;    ///< the memory margin kept, in words
   std::string set_echo;  ///< what --set changed (set_echo.hpp), one line per edit
   std::string lead;      ///< what the best plan's lead rests on (search_compare.hpp); empty: none
-  /// --compare: where the named plan stands, and its step-time terms beside the best plan's.
+  /// --compare: where each named plan stands, and the step-time terms of those that fit beside
+  /// the best plan's.
   std::vector<std::string> comparison_notes;
-  std::optional<Table> comparison;
+  std::vector<Table> comparisons;
 };
 
-/// Tables "plans" (the `top` fastest fitting plans, ranked), "compare" with --compare, and
+/// Tables "plans" (the `top` fastest fitting plans, ranked), "compare" (then "compare-2", ...) for
+/// each fitting --compare plan, and
 /// "rejections" (count per reason).
 Report search_report(const planner::SearchResult& result, const SearchContext& context, std::size_t top);
 

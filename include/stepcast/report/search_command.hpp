@@ -43,9 +43,9 @@ struct SearchRequest {
   int gpus_per_domain = 0;  ///< --gpus-per-domain: GPUs used of each scale-up domain (0: all)
   std::vector<std::string> sets;
   std::string memory_margin;
-  /// --compare: a plan (compact form) to set beside the best: its rank, or why it was left out,
-  /// and the step-time terms it loses (or wins) by.
-  std::string compare;
+  /// --compare (repeatable): plans (compact form) to set beside the best, each with its rank, or
+  /// why it was left out, and the step-time terms it loses (or wins) by.
+  std::vector<std::string> compare;
   /// Approves the search's candidates, then the refinement's simulations; none: whatever they cost.
   WorkApproval approve_work;
 };

@@ -4,6 +4,7 @@
 // communication the model counts as hidden behind compute, is named where the user reads it.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,14 +36,15 @@ plan::Plan compared_plan(std::string_view text, const ComparisonInputs& in);
 /// hiding behind compute. Empty when no other layout fits.
 std::string lead_note(const planner::SearchResult& result, const ComparisonInputs& in);
 
-/// `--compare`: what became of `named` (its rank; the rule it breaks; its memory shortfall; or a
-/// fitting plan outside the searched space) and, when it fits, table "compare": each step-time
-/// term of the best plan beside the named plan's.
+/// `--compare`: what became of `named`, the `index`-th compared plan (from 1): its rank; the rule
+/// it breaks; its memory shortfall; or a fitting plan outside the searched space. When it fits,
+/// table "compare" (the first) or "compare-<index>": each step-time term of the best plan beside
+/// the named plan's.
 struct PlanComparison {
   std::vector<std::string> notes;
   std::optional<Table> terms;
 };
 PlanComparison compare_with_best(const planner::SearchResult& result, const plan::Plan& named,
-                                 const ComparisonInputs& in);
+                                 const ComparisonInputs& in, std::size_t index = 1);
 
 }  // namespace stepcast::report
