@@ -79,6 +79,10 @@ std::vector<Column> capacity_columns(const CostSettings& cost, bool simulated, b
                               {"memory_bytes", "memory/GPU", "GiB", 2, unit::kGibi}};
   // table --refine: the event engine's step time of the plan it picked, beside the analytical one.
   if (simulated) cols.insert(cols.begin() + 8, Column{"simulated_step_time_s", "simulated step", "s", 3});
+  // Where the shown step lands by the model's errors on measured runs like the plan.
+  const Column low{"interval_low_s", "90% low", "s", 3};
+  const Column high{"interval_high_s", "90% high", "s", 3};
+  cols.insert(cols.begin() + (simulated ? 9 : 8), {low, high});
   if (cost.tokens > 0.0) {
     cols.push_back({"train_days", "days", "", 1});
     cols.push_back({"gpu_hours", "GPU-hours", "", 0});
@@ -90,8 +94,9 @@ std::vector<Column> capacity_columns(const CostSettings& cost, bool simulated, b
 
 }  // namespace
 
-Report capacity_report(const std::vector<planner::CapacityCell>& cells, const std::string& command, int global_batch,
-                       int seq_len, const CostSettings& cost) {
+Report capacity_report(const std::vector<planner::CapacityCell>& cells,
+                       const std::vector<std::optional<calibrate::StepInterval>>& intervals, const std::string& command,
+                       int global_batch, int seq_len, const CostSettings& cost) {
   Report r;
   r.title = "Capacity table";
   r.notes.push_back("command: " + command);
@@ -135,8 +140,15 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
   bool one_capacity = true;
   double capacity = 0.0;
 
-  for (const auto& c : cells) {
+  if (std::any_of(intervals.begin(), intervals.end(), [](const auto& i) { return i.has_value(); })) {
+    r.notes.push_back(
+        "90% low / high: where each cell's step lands by the model's errors on measured runs of its plan's class "
+        "(in-fit residuals); blank where too few runs are like it");
+  }
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const planner::CapacityCell& c = cells[i];
     const auto& m = c.metrics;
+    const std::optional<calibrate::StepInterval> interval = i < intervals.size() ? intervals[i] : std::nullopt;
     const int seq = c.plan ? c.plan->seq_len : seq_len;
     std::vector<Cell> row = {Cell::of_text(c.workload), Cell::of_text(c.topology),
                              Cell::of_text(c.gpu),      Cell::of_integer(c.gpus),
@@ -146,10 +158,12 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells, const st
       row.push_back(Cell::of_number(m.step_time.value()));
       if (simulated)
         row.push_back(c.simulated_step_time ? Cell::of_number(c.simulated_step_time->value()) : Cell::empty());
+      row.push_back(interval ? Cell::of_number(interval->low.value()) : Cell::empty());
+      row.push_back(interval ? Cell::of_number(interval->high.value()) : Cell::empty());
       row.push_back(Cell::of_number(m.tokens_per_s));
       row.push_back(Cell::of_number(m.mfu));
     } else {
-      row.insert(row.end(), simulated ? 4 : 3, Cell::empty());
+      row.insert(row.end(), simulated ? 6 : 5, Cell::empty());
     }
     row.push_back(c.plan ? Cell::of_number(m.memory.total.value()) : Cell::empty());
     if (cost.tokens > 0.0) {

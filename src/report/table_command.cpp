@@ -5,6 +5,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/flash_default.hpp"
@@ -15,6 +19,7 @@
 #include "stepcast/report/fit_hint.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/set_echo.hpp"
+#include "stepcast/report/step_interval.hpp"
 #include "stepcast/report/writers.hpp"
 #include "stepcast/topology/overrides.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -44,6 +49,30 @@ void approve_cells(const planner::CapacityRequest& req, const WorkApproval& appr
                                                 candidates, i + 1, specs.size());
     approve(work, what, "give fewer workloads, topologies or GPU counts, or lower --max-mbs or --max-cp");
   }
+}
+
+// Each cell's 90% interval around the step it shows (the event engine's where refined), from the
+// model's errors on the shipped runs like its plan, on its cluster's GPU.
+std::vector<std::optional<calibrate::StepInterval>> cell_intervals(const std::vector<planner::CapacityCell>& cells,
+                                                                   const planner::CapacityRequest& req,
+                                                                   const cost::Calibration* calibration) {
+  std::map<std::string, topology::GpuSpec> gpu_of;  // topology name -> its GPU
+  for (const auto& path : req.topologies) {
+    const topology::Topology topo = topology::load_topology_with_sets(path, std::nullopt, req.sets);
+    gpu_of.try_emplace(topo.name(), topo.gpu());
+  }
+  const calibrate::ResidualSet residuals = shipped_residuals(calibration);
+  std::vector<std::optional<calibrate::StepInterval>> intervals;
+  for (const planner::CapacityCell& cell : cells) {
+    const auto gpu = gpu_of.find(cell.topology);
+    if (!cell.fits || !cell.plan || gpu == gpu_of.end()) {
+      intervals.emplace_back();
+      continue;
+    }
+    const Seconds step = cell.simulated_step_time.value_or(cell.metrics.step_time);
+    intervals.push_back(calibrate::step_interval(residuals, *cell.plan, gpu->second, step));
+  }
+  return intervals;
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -175,7 +204,8 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
     warn_outside_calibration(&*calibration, c.calibration, outside);
   }
   CostSettings cost{c.tokens};
-  Report r = capacity_report(cells, command_line(c), c.global_batch, c.seq, cost);
+  Report r = capacity_report(cells, cell_intervals(cells, req, calibration ? &*calibration : nullptr), command_line(c),
+                             c.global_batch, c.seq, cost);
   // What the margin and each --set made of every cluster, under the command line.
   std::vector<std::string> said = {margin_note(req.search.step.memory.margin)};
   for (const auto& path : req.topologies) {

@@ -43,6 +43,30 @@ TEST_SUITE("report.table_cli") {
     }
   }
 
+  TEST_CASE("table JSON: each fitting cell's 90% interval is the one predict gives its plan") {
+    const auto doc = nlohmann::json::parse(stepcast::test::run_stepcast(kTable + " --format json"));
+    int checked = 0;
+    for (const auto& row : doc["tables"][0]["rows"]) {
+      if (!row["fits"].get<bool>()) {
+        CHECK(row["interval_low_s"].is_null());
+        continue;
+      }
+      const std::string workload = row["workload"].get<std::string>() == "llama2-7b" ? "llama2-7b" : "llama2-13b";
+      const auto predicted = nlohmann::json::parse(stepcast::test::run_stepcast(
+          "predict --workload workloads/" + workload + ".json --topology topologies/p4d-24xlarge.json --gpus " +
+          std::to_string(row["gpus"].get<int>()) + " --plan \"" + row["plan"].get<std::string>() +
+          ",gbs=64,seq=4096\" --json"));
+      const auto& interval = predicted["step_time_interval_s"];
+      REQUIRE(interval.is_object());
+      CHECK(row["step_time_s"].get<double>() == doctest::Approx(predicted["step_time_s"].get<double>()));
+      CHECK(row["interval_low_s"].get<double>() == doctest::Approx(interval["low_s"].get<double>()));
+      CHECK(row["interval_high_s"].get<double>() == doctest::Approx(interval["high_s"].get<double>()));
+      CHECK(row["interval_low_s"].get<double>() < row["interval_high_s"].get<double>());
+      ++checked;
+    }
+    CHECK(checked >= 2);
+  }
+
   TEST_CASE("table Markdown: header, rule and four rows with the same number of cells") {
     const std::string md = stepcast::test::run_stepcast(kTable + " --format markdown");
     std::size_t rows = 0;

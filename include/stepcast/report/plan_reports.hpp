@@ -52,8 +52,11 @@ struct CostSettings {
 
 /// Table "capacity" (one row per cell) and four charts: tokens/s and MFU against GPU count (one
 /// line per workload and cluster), memory per GPU by term and step time by part (one bar per cell).
-Report capacity_report(const std::vector<planner::CapacityCell>& cells, const std::string& command, int global_batch,
-                       int seq_len, const CostSettings& cost);
+/// `intervals` holds each cell's 90% step-time interval around the step it shows (the simulated
+/// one where refined), in cell order; none where too few measured runs are like its plan.
+Report capacity_report(const std::vector<planner::CapacityCell>& cells,
+                       const std::vector<std::optional<calibrate::StepInterval>>& intervals, const std::string& command,
+                       int global_batch, int seq_len, const CostSettings& cost);
 
 /// The searched fields of a plan in short form: "dp=8 tp=2 pp=4 vp=2 zero-1 mbs=1 rc=selective
 /// sp 1f1b"; the fields every candidate shares (batch, precision, ...) are left out.
