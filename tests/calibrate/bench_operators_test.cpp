@@ -124,7 +124,7 @@ TEST_SUITE("calibrate.bench_operators") {
   }
 
   TEST_CASE(
-      "GPT-3 175B: dropout draws and writes its mask forward and reads it backward; a padded vocabulary runs "
+      "GPT-3 175B: dropout draws and writes its mask forward and reads it backward, a padded vocabulary runs "
       "element-wise") {
     const auto ops = list_for("workloads/gpt3-175b.json", "tp=8", 8);
     const auto& fwd = find(ops, "dropout + residual (attention)", cost::OpPass::kForward);

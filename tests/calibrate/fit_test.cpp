@@ -87,7 +87,7 @@ TEST_SUITE("calibrate.fit") {
     CHECK(after.median_abs_error_pct < 10.0);
   }
 
-  TEST_CASE("holdout spellings: every-other, sizes>=X, ranks=N; anything else is an input error") {
+  TEST_CASE("holdout spellings: every-other, sizes>=X, ranks=N, anything else is an input error") {
     CHECK(Holdout::parse("every-other").kind == Holdout::Kind::kEveryOther);
     CHECK(Holdout::parse("sizes>=1MiB").size == Bytes(1048576));
     CHECK(Holdout::parse("ranks=8").ranks == 8);

@@ -80,7 +80,7 @@ TEST_SUITE("calibrate.nccl_tests_forms") {
     CHECK(m.notes.empty());
   }
 
-  TEST_CASE("srun --label: padded task numbers stripped; srun's own lines and other tasks' lines skipped") {
+  TEST_CASE("srun --label: padded task numbers stripped, srun's own lines and other tasks' lines skipped") {
     const Measurements m = read_measurements(form("srun_label.log"));
     REQUIRE(m.runs.size() == 1);
     const auto& run = m.runs[0];
@@ -105,7 +105,7 @@ TEST_SUITE("calibrate.nccl_tests_forms") {
     CHECK(m.notes.empty());
   }
 
-  TEST_CASE("torchrun [rank0]: tags stripped; the collective comes from the file name") {
+  TEST_CASE("torchrun [rank0]: tags stripped, the collective comes from the file name") {
     const Measurements m = read_measurements(form("torchrun_rank_prefix_broadcast.log"));
     REQUIRE(m.runs.size() == 1);
     const auto& run = m.runs[0];
@@ -350,7 +350,7 @@ TEST_SUITE("calibrate.nccl_tests_forms") {
   }
 
   TEST_CASE(
-      "several runs in one file: each program from its command line; a run without Rank lines takes the one before") {
+      "several runs in one file: each program from its command line, a run without Rank lines takes the one before") {
     const Measurements m = read_measurements(form("several_runs.log"));
     REQUIRE(m.runs.size() == 3);
     CHECK(m.runs[0].op == CollectiveOp::kAllReduce);

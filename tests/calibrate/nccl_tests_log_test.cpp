@@ -104,7 +104,7 @@ TEST_SUITE("calibrate.nccl_tests_log") {
     CHECK(eighty.runs[4].points.back().out_of_place.time.value() == doctest::Approx(us(1128428)));
   }
 
-  TEST_CASE("Polaris logs: the collective comes from the file name; 29 sizes from 4 B (or 0 B) to 1 GiB") {
+  TEST_CASE("Polaris logs: the collective comes from the file name, 29 sizes from 4 B (or 0 B) to 1 GiB") {
     const Measurements ar = read_measurements(data("nccl-tests_allreduce_A100-40GB_polaris_2nodes_8ranks_alcf.txt"));
     REQUIRE(ar.runs.size() == 1);
     const auto& run = ar.runs[0];
@@ -140,7 +140,7 @@ TEST_SUITE("calibrate.nccl_tests_log") {
     CHECK(big.runs[0].points[28].out_of_place.time.value() == doctest::Approx(us(57191)));
   }
 
-  TEST_CASE("PCIe pair log: the shell prompt's command line names the program; 28 sizes from 8 B") {
+  TEST_CASE("PCIe pair log: the shell prompt's command line names the program, 28 sizes from 8 B") {
     const Measurements m = read_measurements(data("nccl-tests_allreduce_2xRTX2080Ti_PCIe_autodl_anthonyhoo.txt"));
     REQUIRE(m.runs.size() == 1);
     CHECK(m.runs[0].program == "all_reduce_perf");
@@ -196,7 +196,7 @@ TEST_SUITE("calibrate.nccl_tests_log") {
           "run is left out");
   }
 
-  TEST_CASE("a run cut before its summary is read with a note; a row cut mid-line is skipped, naming its line") {
+  TEST_CASE("a run cut before its summary is read with a note, a row cut mid-line is skipped, naming its line") {
     const Measurements cut = parse_nccl_tests_log(kHead + kRow, "cut.log");
     REQUIRE(cut.runs.size() == 1);
     CHECK(cut.runs[0].points.size() == 1);

@@ -82,7 +82,7 @@ TEST_SUITE("calibrate.runs_fit") {
     CHECK(fit.compute.kernel_overhead->value() == doctest::Approx(defaults.kernel_overhead.value()).epsilon(0.01));
   }
 
-  TEST_CASE("splits combine conditions; every-other counts the runs that meet them") {
+  TEST_CASE("splits combine conditions, every-other counts the runs that meet them") {
     const auto runs = read_training_runs({kVtrain}, kRoot);
     const auto mask = fit_mask(runs, parse_run_split("gpus=4,every-other", "test"));
     std::size_t fitted = 0;

@@ -249,7 +249,7 @@ TEST_SUITE("calibrate.training_runs") {
     CHECK(runs[0].measured.step_time->value() == doctest::Approx(0.372160408));
   }
 
-  TEST_CASE("a shape's left-out columns take a workload file's defaults; GPT's parameter count follows") {
+  TEST_CASE("a shape's left-out columns take a workload file's defaults, GPT's parameter count follows") {
     // l = 2, h = 64, a = 4, V = 1000, s = 128, LayerNorm (2h), biases, learned positions, tied:
     // per layer 12h^2 + 13h = 49152 + 832 = 49984; x 2 = 99968; embeddings Vh = 64000;
     // positions sh = 8192; final norm 2h = 128: 172288 (Narayanan et al. 2021, section 5.1).
@@ -269,7 +269,7 @@ TEST_SUITE("calibrate.training_runs") {
     CHECK(runs[0].group == "l=2 h=64 a=4 on dgx-a100, 8 GPUs");
   }
 
-  TEST_CASE("a workload path is relative to the runs file; a name is a shipped workload") {
+  TEST_CASE("a workload path is relative to the runs file, a name is a shipped workload") {
     const auto folder = write_runs("placeholder", "").parent_path() / "models";
     std::filesystem::create_directories(folder);
     std::filesystem::copy_file(kRoot / "workloads/mpt-125m.json", folder / "mine.json",

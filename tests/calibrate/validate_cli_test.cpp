@@ -54,7 +54,7 @@ TEST_SUITE("calibrate.validate_cli") {
     CHECK(found);
   }
 
-  TEST_CASE("validate says per file how many rows it read, skipped (why) and used; --verbose lists the lines") {
+  TEST_CASE("validate says per file how many rows it read, skipped (why) and used, --verbose lists the lines") {
     // The log (see its first lines): rows on lines 37 and 40; lines 38, 39 and 41 a broken row, its
     // rest and a row cut off; 42-43 NCCL's WARN and INFO; no summary after line 40.
     const std::string args = "validate --measured " + kCut + " --topology topologies/dgx-h100.json";
@@ -82,7 +82,7 @@ TEST_SUITE("calibrate.validate_cli") {
     CHECK(file.at("notes").at(0).at("line") == 40);
   }
 
-  TEST_CASE("calibrate prints the same summary; --op reads a tagged log that names no program") {
+  TEST_CASE("calibrate prints the same summary, --op reads a tagged log that names no program") {
     const std::string cal = (std::filesystem::temp_directory_path() / "stepcast_forms_calibration.json").string();
     const std::string args = "calibrate --measured " + kTagged + " --topology topologies/alcf-polaris.json -o " + cal;
     // mpirun --tag-output log: 8 rows (lines 22-25, 28-31) and 5 NCCL INFO lines, all_reduce_perf named nowhere.

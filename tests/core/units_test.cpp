@@ -24,7 +24,7 @@ double dur(const char* t) { return parse_duration(t).value(); }
 }  // namespace
 
 TEST_SUITE("core.units") {
-  TEST_CASE("bandwidth: 400 Gbps is 50e9 bytes per second; GB/s is bytes") {
+  TEST_CASE("bandwidth: 400 Gbps is 50e9 bytes per second, GB/s is bytes") {
     CHECK(parse_bandwidth("400 Gbps").value() == doctest::Approx(50e9));
     CHECK(parse_bandwidth("400Gbps").value() == doctest::Approx(50e9));
     CHECK(parse_bandwidth("400 Gbit/s").value() == doctest::Approx(50e9));
@@ -35,7 +35,7 @@ TEST_SUITE("core.units") {
     CHECK(parse_bandwidth("1 GiB/s").value() == doctest::Approx(1073741824.0));
   }
 
-  TEST_CASE("sizes: SI and binary prefixes differ; the seed's 14e9 B is 13.04 GiB") {
+  TEST_CASE("sizes: SI and binary prefixes differ, the seed's 14e9 B is 13.04 GiB") {
     CHECK(parse_bytes("14e9 B").value() == doctest::Approx(14e9));
     CHECK(parse_bytes("13.04 GiB").value() == doctest::Approx(13.04 * 1073741824.0));
     CHECK(parse_bytes("1 GB").value() == doctest::Approx(1e9));

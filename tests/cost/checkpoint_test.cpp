@@ -62,7 +62,7 @@ TEST_SUITE("cost.checkpoint") {
     CHECK(c.busiest_node_written.value() == doctest::Approx(c.total.value()));
   }
 
-  TEST_CASE("DDP: every rank holds all 16 B/param; only replica 0 writes; the total counts it once") {
+  TEST_CASE("DDP: every rank holds all 16 B/param, only replica 0 writes, the total counts it once") {
     // 16 x 7e9 = 112e9 B held per rank, 8 replicas, one writer.
     const CheckpointSize c =
         checkpoint_size(kSeedParams, make_plan(plan::Sharding::kDdp, 8), kMixedAdam, 8, with_gradients());
@@ -125,7 +125,7 @@ TEST_SUITE("cost.checkpoint") {
     }
   }
 
-  TEST_CASE("storage strings: a bandwidth is a shared aggregate; kinds and named tiers") {
+  TEST_CASE("storage strings: a bandwidth is a shared aggregate, kinds and named tiers") {
     const StorageTier plain = parse_storage("2 GB/s");
     CHECK(plain.kind == StorageKind::kShared);
     CHECK(plain.bandwidth.value() == doctest::Approx(2e9));

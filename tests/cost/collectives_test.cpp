@@ -293,7 +293,7 @@ TEST_SUITE("cost.collectives") {
     CHECK(one.bottleneck == Bottleneck::kIntraNode);
   }
 
-  TEST_CASE("send/recv: S bytes in one step; across nodes through the GPU's own NIC route") {
+  TEST_CASE("send/recv: S bytes in one step, across nodes through the GPU's own NIC route") {
     for (int n : {2, 3, 8, 1024}) {
       CAPTURE(n);
       const CollectiveCost c =
@@ -464,7 +464,7 @@ TEST_SUITE("cost.collectives") {
     }
   }
 
-  TEST_CASE("explain_collective: the terms carry the numbers; estimate_collective leaves them out") {
+  TEST_CASE("explain_collective: the terms carry the numbers, estimate_collective leaves them out") {
     const CollectiveCost quick =
         estimate_collective(CollectiveOp::kAllReduce, Algorithm::kRing, bytes(14e9), flat_400gbps(16));
     const CollectiveCost c =

@@ -18,7 +18,7 @@ constexpr double kHour = 3600.0;
 }  // namespace
 
 TEST_SUITE("cost.failure") {
-  TEST_CASE("job MTBF: n independent nodes fail n times as often; a GPU-hour rate scales with GPUs") {
+  TEST_CASE("job MTBF: n independent nodes fail n times as often, a GPU-hour rate scales with GPUs") {
     // 24 h per node over 16 nodes: 24 / 16 = 1.5 h.
     CHECK(job_mtbf_from_node_mtbf(seconds(24 * kHour), 16).value() == doctest::Approx(1.5 * kHour));
     // 1e-4 failures per GPU-hour on 1000 GPUs: 0.1 failures per hour, one every 10 h.
@@ -27,7 +27,7 @@ TEST_SUITE("cost.failure") {
     CHECK(job_mtbf_from_spot_rate(0.05, 4).value() == doctest::Approx(5 * kHour));
   }
 
-  TEST_CASE("Young 1974: tau = sqrt(2 delta M); 5 min checkpoints and a 24 h MTBF give 120 min") {
+  TEST_CASE("Young 1974: tau = sqrt(2 delta M), 5 min checkpoints and a 24 h MTBF give 120 min") {
     // sqrt(2 x 300 s x 86400 s) = sqrt(51 840 000 s^2) = 7200 s exactly.
     CHECK(young_interval(seconds(5 * kMinute), seconds(24 * kHour)).value() == doctest::Approx(7200.0));
     // sqrt(2 x 10 s x 5000 s) = sqrt(100 000) = 316.23 s.
@@ -82,7 +82,7 @@ TEST_SUITE("cost.failure") {
     CHECK(g.rework_fraction == doctest::Approx(0.0).epsilon(1e-6));
   }
 
-  TEST_CASE("goodput: Daly's complete model for a hand case; the fractions sum to one") {
+  TEST_CASE("goodput: Daly's complete model for a hand case, the fractions sum to one") {
     // tau = 3600, delta = 400, R = 600, M = 36000 s: W = 36000 e^(1/60) (e^(4000/36000) - 1)
     // = 36000 x 1.016806 x 0.117519 = 4301.8 s; goodput = 3600 / 4301.8 = 0.83686;
     // writes 400 / 4301.8 = 0.09299; failures 1 - 0.83686 - 0.09299 = 0.07015, split as

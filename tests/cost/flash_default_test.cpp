@@ -24,14 +24,14 @@ topology::GpuSpec without_fused_attention() {
 }  // namespace
 
 TEST_SUITE("cost.flash_default") {
-  TEST_CASE("A100, H100 and B200 files name a fused attention kernel (fa2, fa3, fa2); a block without one runs none") {
+  TEST_CASE("A100, H100 and B200 files name a fused attention kernel (fa2, fa3, fa2), a block without one runs none") {
     CHECK(catalogue_gpu("a100-sxm4-40gb").kernels.default_attention == "fa2");
     CHECK(catalogue_gpu("h100-sxm5-80gb").kernels.default_attention == "fa3");
     CHECK(cost::runs_flash_attention(catalogue_gpu("b200-sxm-180gb")));
     CHECK_FALSE(cost::runs_flash_attention(without_fused_attention()));
   }
 
-  TEST_CASE("a plan without flash= gets it on an A100; flash=off stays off (Korthikanti's accounting)") {
+  TEST_CASE("a plan without flash= gets it on an A100, flash=off stays off (Korthikanti's accounting)") {
     const auto a100 = catalogue_gpu("a100-sxm4-40gb");
     CHECK(cost::with_default_flash(plan::parse_plan("fsdp=8", "--plan"), a100).flash_attention);
     CHECK_FALSE(cost::with_default_flash(plan::parse_plan("fsdp=8,flash=off", "--plan"), a100).flash_attention);

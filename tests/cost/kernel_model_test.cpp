@@ -82,7 +82,7 @@ TEST_SUITE("cost.kernel_model") {
     CHECK(t.host == params.host_overhead);
   }
 
-  TEST_CASE("FlashAttention-3 on an A100 is refused; a GPU block without a figure a plan needs is refused") {
+  TEST_CASE("FlashAttention-3 on an A100 is refused, a GPU block without a figure a plan needs is refused") {
     auto gpu = a100();
     plan::Plan p;
     p.flash_attention = true;
@@ -102,7 +102,7 @@ TEST_SUITE("cost.kernel_model") {
               "topologies/gpus/README.md)");
   }
 
-  TEST_CASE("a figure that names a free parameter takes a calibration's value; a cited figure keeps the file's") {
+  TEST_CASE("a figure that names a free parameter takes a calibration's value, a cited figure keeps the file's") {
     // The B200's GEMM fraction is the free parameter blackwell_gemm_efficiency; its HBM fraction is
     // the A100's cited 0.88, borrowed, which no parameter value can move.
     const auto b200 = catalogue_gpu("b200-sxm-180gb");
@@ -135,7 +135,7 @@ TEST_SUITE("cost.kernel_model") {
   }
 
   TEST_CASE(
-      "launch stream: the host runs ahead; (h, g) = (1, 3), (1, 3), (5, 1) take max over k of H_1..k + G_k..n = 8") {
+      "launch stream: the host runs ahead, (h, g) = (1, 3), (1, 3), (5, 1) take max over k of H_1..k + G_k..n = 8") {
     // By hand: host issues at 1, 2, 7; the GPU runs 1-4, 4-7, 7-8.
     const auto k = [](double h, double g) { return cost::LaunchStream::of(Seconds(h), Seconds(g)); };
     const auto s = k(1, 3).then(k(1, 3)).then(k(5, 1));

@@ -21,7 +21,7 @@ MemoryBreakdown needing(double gib_total) {
 }  // namespace
 
 TEST_SUITE("cost.memory_margin") {
-  TEST_CASE("\"5%\" of a 40 GiB GPU keeps 2 GiB free; \"2 GiB\" keeps 2^31 bytes") {
+  TEST_CASE("\"5%\" of a 40 GiB GPU keeps 2 GiB free, \"2 GiB\" keeps 2^31 bytes") {
     const MemoryMargin share = parse_memory_margin("5%", "--memory-margin");
     CHECK(share.fraction == doctest::Approx(0.05));
     CHECK(share.of(gib(40)).value() == doctest::Approx(2.0 * 1024 * 1024 * 1024));
@@ -30,7 +30,7 @@ TEST_SUITE("cost.memory_margin") {
     CHECK(share.to_string() == "5%");
   }
 
-  TEST_CASE("a plan inside the margin does not fit; one at its edge does") {
+  TEST_CASE("a plan inside the margin does not fit, one at its edge does") {
     const MemoryMargin five = parse_memory_margin("5%", "--memory-margin");
     // 40 GiB - 38 GiB = 2 GiB free = the margin: fits.
     const MemoryFit edge = check_fit(needing(38.0), gib(40), five);

@@ -109,7 +109,7 @@ TEST_SUITE("cost.memory") {
     CHECK(grads("fsdp=8,grad-reduce=fp32") == doctest::Approx(7e9 * 2 / 8));
   }
 
-  TEST_CASE("fp32 Adam holds 4 + 4 + 8 bytes per parameter; mixed-precision SGD 2 + 2 + 4") {
+  TEST_CASE("fp32 Adam holds 4 + 4 + 8 bytes per parameter, mixed-precision SGD 2 + 2 + 4") {
     const auto fp32 = cost::state_bytes_per_parameter(plan::Precision::kFp32, plan::Optimizer::kAdam);
     CHECK(fp32.parameters + fp32.gradients + fp32.optimizer == 16.0);
     CHECK(fp32.optimizer == 8.0);
@@ -160,7 +160,7 @@ TEST_SUITE("cost.memory") {
   }
 
   TEST_CASE(
-      "the first stage of 1F1B holds p micro-batches of its layers; GPipe holds m; interleaving adds (p-1)/(pv)") {
+      "the first stage of 1F1B holds p micro-batches of its layers, GPipe holds m, interleaving adds (p-1)/(pv)") {
     auto s = test::gpt3_shape();
     plan::Plan p = gpt3_layer_plan(8, true, plan::Recompute::kSelective);
     p.pp = 8;

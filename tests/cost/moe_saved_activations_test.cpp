@@ -50,7 +50,7 @@ double moe_saved_bytes(const std::vector<cost::Operator>& ops) {
 
 TEST_SUITE("cost.moe_saved_activations") {
   // dp=2, ep=2, mbs=1, s=1024: a rank routes 1024 tokens, top-2, and its 2 experts take 2048 rows.
-  TEST_CASE("bf16: the router's input, its weights, the experts' inputs and SwiGLU's; the unpermute keeps nothing") {
+  TEST_CASE("bf16: the router's input, its weights, the experts' inputs and SwiGLU's, the unpermute keeps nothing") {
     const auto ops = moe_layer(tiny(), "dp=2,ep=2,flash=on");
     CHECK(test::forward_op(ops, "token unpermute (combine)").saved.value() == 0.0);
     // A rank's 4 / ep = 2 experts: Transformer Engine's grouped GEMM launches one cuBLAS GEMM each.

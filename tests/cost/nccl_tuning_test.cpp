@@ -65,7 +65,7 @@ TEST_SUITE("cost.nccl_tuning") {
     CHECK(s.comm_channels == 24);
   }
 
-  TEST_CASE("p4d: A100 12 NVLinks x 20 GB/s; two nodes: 4 EFA NICs of 12.5 GB/s give 4 ring channels of 12 GB/s") {
+  TEST_CASE("p4d: A100 12 NVLinks x 20 GB/s, two nodes: 4 EFA NICs of 12.5 GB/s give 4 ring channels of 12 GB/s") {
     // One node: 300 / 25 = 12 links x 20 = 240 GB/s; speeds 40, 30, ...: 6 x 40 = 240 = total,
     // stop; 40 >= 25: duplicated to 12 x 20; 12 x 30 = 360 > 240 so pass 2 keeps 20.
     const NcclSystem one = system_of("p4d-24xlarge.json", 1);
@@ -201,7 +201,7 @@ TEST_SUITE("cost.nccl_tuning") {
     CHECK(us(c.chosen().time) > 0.85 * 105854.0);
   }
 
-  TEST_CASE("one GPU per node: PAT (pat.cc) wins small all-gathers, the ring large ones; 8 GPUs per node: no PAT") {
+  TEST_CASE("one GPU per node: PAT (pat.cc) wins small all-gathers, the ring large ones, 8 GPUs per node: no PAT") {
     // 10 DGX H100 nodes, GPU 0 of each: ring graph 1 channel of 48 GB/s duplicated to 2 x 24.
     const NcclSystem s = system_of("dgx-h100.json", 10);
     const topology::Topology topo = topology::load_topology(STEPCAST_SOURCE_DIR "/topologies/dgx-h100.json", 10);

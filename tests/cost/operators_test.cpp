@@ -92,7 +92,7 @@ TEST_SUITE("cost.operators") {
   }
 
   TEST_CASE(
-      "the output layer: logits GEMM 2bshV/t FLOPs forward; the loss keeps 4bsV/t fp32 bytes (Korthikanti section "
+      "the output layer: logits GEMM 2bshV/t FLOPs forward, the loss keeps 4bsV/t fp32 bytes (Korthikanti section "
       "4.3)") {
     const auto s = test::gpt3_shape();
     const auto ops = cost::head_operators(s, context(1, 2048, 8, plan::Recompute::kNone, true));

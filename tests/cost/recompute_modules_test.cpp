@@ -120,7 +120,7 @@ TEST_SUITE("cost.recompute_modules") {
   }
 
   // DeepSeek-V3's attention (128 heads; q/k head 128 + 64 RoPE, v head 128; ranks 1536 and 512).
-  TEST_CASE("mla_up_proj: the core keeps its statistics alone; the up projections and RoPE run again") {
+  TEST_CASE("mla_up_proj: the core keeps its statistics alone, the up projections and RoPE run again") {
     const auto w = workload::load_workload(kSource / "tests/data/workloads/simumax-deepseek-v3-l4.json");
     const auto core = layer(w, "recompute=selective,flash=on,seq=4096,gbs=1");
     const auto up = layer(w, "recompute=selective,recompute-modules=mla_up_proj,flash=on,seq=4096,gbs=1");

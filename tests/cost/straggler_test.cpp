@@ -64,7 +64,7 @@ TEST_SUITE("cost.straggler") {
     CHECK(lognormal_stragglers(seconds(1.5), 0.0, 64).expected_step.value() == doctest::Approx(1.5));
   }
 
-  TEST_CASE("slow fraction: 1% of GPUs twice as slow; 100 GPUs are slow 1 - 0.99^100 = 63.4% of steps") {
+  TEST_CASE("slow fraction: 1% of GPUs twice as slow, 100 GPUs are slow 1 - 0.99^100 = 63.4% of steps") {
     // 0.99^100 = e^(100 ln 0.99) = e^(-1.005034) = 0.366032; P = 0.633968; E = 1 + 1 x P.
     const StragglerEstimate s = slow_fraction_stragglers(seconds(1.0), 0.01, 2.0, 100);
     CHECK(s.slowdown == doctest::Approx(1.633968).epsilon(1e-6));

@@ -33,7 +33,7 @@ class Recorder : public TimerHandler {
 }  // namespace
 
 TEST_SUITE("des.engine") {
-  TEST_CASE("two models interleave by tick; at equal ticks the first registered acts first") {
+  TEST_CASE("two models interleave by tick, at equal ticks the first registered acts first") {
     std::vector<std::string> log;
     Recorder ra("a", log);
     Recorder rb("b", log);

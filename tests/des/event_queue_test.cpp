@@ -35,7 +35,7 @@ TEST_SUITE("des.event_queue") {
     CHECK(q.next_tick() == kNever);
   }
 
-  TEST_CASE("a cancelled event never leaves; its handle goes stale") {
+  TEST_CASE("a cancelled event never leaves, its handle goes stale") {
     EventQueue q;
     const EventHandle a = q.schedule(4, 1);
     const EventHandle b = q.schedule(2, 2);

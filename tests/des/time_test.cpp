@@ -12,7 +12,7 @@ using stepcast::des::to_seconds;
 using stepcast::des::to_ticks;
 
 TEST_SUITE("des.time") {
-  TEST_CASE("one tick is one picosecond; durations round to the nearest tick") {
+  TEST_CASE("one tick is one picosecond, durations round to the nearest tick") {
     CHECK(to_ticks(seconds(1.0)) == 1'000'000'000'000);
     CHECK(to_ticks(microseconds(2.0)) == 2'000'000);
     // 1.4 ps rounds down, 1.6 ps rounds up.

@@ -165,7 +165,7 @@ TEST_SUITE("graph.collective_model") {
   }
 
   TEST_CASE(
-      "overlap-grad-reduce=off exposes the whole reduction; overlap-param-gather=on hides the gather behind the first "
+      "overlap-grad-reduce=off exposes the whole reduction, overlap-param-gather=on hides the gather behind the first "
       "forward") {
     // Llama-2 7B, zero=1 over 16 H100s on 2 DGX nodes, 4 micro-batches. Its 6,738,415,616
     // parameters (32 layers of 202,383,360; 2 x 32000 x 4096 + 4096 outside them) are gathered in

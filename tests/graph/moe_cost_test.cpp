@@ -116,7 +116,7 @@ TEST_SUITE("graph.moe") {
     CHECK(cost::model_state(w, whole).parameters.value() == doctest::Approx(2.0 * 124269568.0).epsilon(1e-12));
   }
 
-  TEST_CASE("a load factor stretches the all-to-alls and the expert GEMMs; a capacity factor caps it") {
+  TEST_CASE("a load factor stretches the all-to-alls and the expert GEMMs, a capacity factor caps it") {
     const auto topo = topology::load_topology(kSource / "topologies/flat-400gbps.json", 2);
     const auto w = tiny();
     const auto balanced = predict(w, "dp=2,ep=2,gbs=2", topo);

@@ -51,7 +51,7 @@ TEST_SUITE("plan.plan") {
     CHECK(p.sequence_parallel);
   }
 
-  TEST_CASE("fsdp=N is FULL_SHARD over N ranks; hybrid:AxB shards over A and replicates B times") {
+  TEST_CASE("fsdp=N is FULL_SHARD over N ranks, hybrid:AxB shards over A and replicates B times") {
     const auto full = plan::parse_plan("fsdp=8");
     CHECK(full.sharding == plan::Sharding::kFsdpFull);
     CHECK(full.dp == 8);
@@ -64,7 +64,7 @@ TEST_SUITE("plan.plan") {
     CHECK(plan::parse_plan("fsdp=none").zero_stage() == 0);
   }
 
-  TEST_CASE("dp left out is the GPU count over tp*pp; the global batch defaults to dp*mbs*pp") {
+  TEST_CASE("dp left out is the GPU count over tp*pp, the global batch defaults to dp*mbs*pp") {
     const auto w = llama2_7b_shape();
     const auto p = plan::resolve(plan::parse_plan("tp=2,pp=4"), w, 64);
     CHECK(p.dp == 8);

@@ -22,7 +22,7 @@ const std::filesystem::path kSource = STEPCAST_SOURCE_DIR;
 }  // namespace
 
 TEST_SUITE("planner.long_context") {
-  TEST_CASE("max_cp = 4 on 16 GPUs adds cp = 2 and 4, each as ring (p2p) and Ulysses (a2a); max_cp = 1 adds none") {
+  TEST_CASE("max_cp = 4 on 16 GPUs adds cp = 2 and 4, each as ring (p2p) and Ulysses (a2a), max_cp = 1 adds none") {
     const auto w = workload::load_workload(kSource / "workloads/llama3-8b.json");
     planner::SearchSpace space;
     space.gpus = 16;
@@ -109,7 +109,7 @@ TEST_SUITE("planner.long_context") {
     CHECK(two->pp_last_layers == 30);
   }
 
-  TEST_CASE("latent attention adds recompute-modules=mla_up_proj beside each selective candidate; GQA does not") {
+  TEST_CASE("latent attention adds recompute-modules=mla_up_proj beside each selective candidate, GQA does not") {
     // Megatron-Bridge's DeepSeek-V3 and Kimi-K2 presets recompute the up projections: each plan
     // the space offers with Korthikanti's selective recompute comes once more with mla_up_proj.
     planner::SearchSpace space;
@@ -134,7 +134,7 @@ TEST_SUITE("planner.long_context") {
     CHECK(std::none_of(llama.begin(), llama.end(), named));
   }
 
-  TEST_CASE("both rank orders where a pipeline has replicas and tp is below a node; tp-overlap only beside sp") {
+  TEST_CASE("both rank orders where a pipeline has replicas and tp is below a node, tp-overlap only beside sp") {
     const auto w = workload::load_workload(kSource / "workloads/llama3-8b.json");
     planner::SearchSpace space;
     space.gpus = 16;

@@ -29,7 +29,7 @@ plan::Plan parsed(const std::string& text) {
 }  // namespace
 
 TEST_SUITE("planner.plan_dedup") {
-  TEST_CASE("zero=3 and fsdp=full are one plan; zero=2 and fsdp=grad-op are not (buckets vs a block's gradient)") {
+  TEST_CASE("zero=3 and fsdp=full are one plan, zero=2 and fsdp=grad-op are not (buckets vs a block's gradient)") {
     CHECK(planner::equivalence_key(parsed("dp=16,zero=3")) == planner::equivalence_key(parsed("dp=16,fsdp=full")));
     CHECK(planner::equivalence_key(parsed("dp=16,zero=2")) != planner::equivalence_key(parsed("dp=16,fsdp=grad-op")));
   }
@@ -50,7 +50,7 @@ TEST_SUITE("planner.plan_dedup") {
   }
 
   TEST_CASE(
-      "Llama-2 7B on 16 A100s: no two rows are one plan priced alike; each fsdp=full plan sits in its zero=3 row") {
+      "Llama-2 7B on 16 A100s: no two rows are one plan priced alike, each fsdp=full plan sits in its zero=3 row") {
     const workload::Workload w = workload::load_workload(kSource / "workloads/llama2-7b.json");
     const topology::Topology topo = topology::load_topology(kSource / "topologies/p4d-24xlarge.json", 2);
     planner::SearchSpace space;

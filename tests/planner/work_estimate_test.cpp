@@ -31,7 +31,7 @@ TEST_SUITE("planner.work_estimate") {
     CHECK(e.memory.value() == doctest::Approx(kBase + 65536 * 200.0));
   }
 
-  TEST_CASE("tensor parallel adds two collectives of tp ranks per layer and pass; step noise every replica") {
+  TEST_CASE("tensor parallel adds two collectives of tp ranks per layer and pass, step noise every replica") {
     const auto w = workload::load_workload(kSource / "workloads/llama2-7b.json");
     plan::Plan p = plan::parse_plan("tp=2,pp=2,dp=2");
     p.global_batch = 16;

@@ -125,7 +125,7 @@ TEST_SUITE("report.chakra_output") {
     for (const auto& name : planted) CHECK(fs::is_symlink(dir.path / name));
   }
 
-  TEST_CASE("a killed run's temporary files are removed; a live process's are kept") {
+  TEST_CASE("a killed run's temporary files are removed, a live process's are kept") {
     Folder dir("stale");
     const std::string host = host_part();
     const std::string gone = std::to_string(finished_process());

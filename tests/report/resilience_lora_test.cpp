@@ -26,7 +26,7 @@ nlohmann::json resilience(const std::string& plan) {
 }  // namespace
 
 TEST_SUITE("report.resilience_lora") {
-  TEST_CASE("a LoRA checkpoint is the adapters' state; its restore reads the frozen base too") {
+  TEST_CASE("a LoRA checkpoint is the adapters' state, its restore reads the frozen base too") {
     const std::string plan = "tp=1,pp=2,zero=1,mbs=1,gbs=32,seq=4096";
     const auto lora = resilience(plan + ",peft=lora");
     const auto full = resilience(plan);

@@ -12,7 +12,7 @@ namespace scatter_chart_test {
 using namespace stepcast::report;
 
 TEST_SUITE("report.scatter_chart") {
-  TEST_CASE("points sit on log axes spanning whole decades; y = x runs corner to corner") {
+  TEST_CASE("points sit on log axes spanning whole decades, y = x runs corner to corner") {
     ScatterChart chart;
     chart.title = "t";
     chart.groups = {{"a", {{0.5, 0.6}}}, {"b", {{20.0, 10.0}}}};

@@ -94,7 +94,7 @@ TEST_SUITE("report.table_cli") {
     CHECK(stepcast::test::count_of(html, "<script") == 0);
   }
 
-  TEST_CASE("table HTML: the table before the charts; past 8 lines, one small chart per cluster and 8 workloads") {
+  TEST_CASE("table HTML: the table before the charts, past 8 lines, one small chart per cluster and 8 workloads") {
     // Nine workloads on one cluster: 9 lines split into charts of 8 and 1, for throughput and
     // for MFU, then the two bar charts: 6 <svg> elements, all after the table.
     const std::string nine =

@@ -79,7 +79,7 @@ TEST_SUITE("report.writers") {
     CHECK(t["rows"][2]["gpus"].is_null());
   }
 
-  TEST_CASE("Markdown: every table line has one more pipe than columns; numeric columns right-aligned") {
+  TEST_CASE("Markdown: every table line has one more pipe than columns, numeric columns right-aligned") {
     const std::string md = render_markdown(sample());
     CHECK(md.rfind("# Sample <report> & more\n", 0) == 0);
     std::size_t table_lines = 0;

@@ -60,7 +60,7 @@ Run run(const std::string& plan_text) {
 
 TEST_SUITE("sim.context_parallel") {
   TEST_CASE(
-      "a2a: each layer pass's all-to-alls run before its attention; alone on NVLink they take the analytical time") {
+      "a2a: each layer pass's all-to-alls run before its attention, alone on NVLink they take the analytical time") {
     const Run r = run("cp=8,cp-comm=a2a,flash=on,seq=32768");
     // Forward: Q,K,V then O; backward: dO then dQ,dK,dV (Jacobs et al. 2023, section 3).
     CHECK(pass_calls(r.graph, false).calls == 2);

@@ -266,7 +266,7 @@ TEST_SUITE("sim.step") {
     CHECK(r.breakdown.straggler_wait.value() == doctest::Approx(6 * kMs));
   }
 
-  TEST_CASE("same seed, same noise: identical steps; another seed differs") {
+  TEST_CASE("same seed, same noise: identical steps, another seed differs") {
     const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50));
     Perturbation noisy;
     noisy.noise_cv = 0.1;

@@ -35,7 +35,7 @@ TEST_SUITE("topology.scale_up_domain") {
     CHECK(c.intra_latency.value() == doctest::Approx(2 * 1.7 * kUs));
   }
 
-  TEST_CASE("--nodes counts trays; four racks are four nodes of 72 GPUs with 72 NICs each") {
+  TEST_CASE("--nodes counts trays, four racks are four nodes of 72 GPUs with 72 NICs each") {
     const Topology t = load_topology(shipped("gb200-nvl72.json"), 72);
     CHECK(t.gpu_count() == 288);
     CHECK(t.node_count() == 4);

@@ -39,7 +39,7 @@ ClusterSpec small_fat_tree() {
 }  // namespace
 
 TEST_SUITE("topology.tiers") {
-  TEST_CASE("p4d 2 nodes: 16 ranks span 2 nodes of 8; 8 ranks stay in node 0") {
+  TEST_CASE("p4d 2 nodes: 16 ranks span 2 nodes of 8, 8 ranks stay in node 0") {
     const Topology t = load_topology(shipped("p4d-24xlarge.json"));
     const CommTiers all = t.tiers(16);
     CHECK(all.ranks == 16);

@@ -29,7 +29,7 @@ TEST_SUITE("topology.what_if_cli") {
     CHECK(eight.at("time_s").get<double>() == doctest::Approx(0.49));
   }
 
-  TEST_CASE("predict --gpus 4: four GPUs of one p4d node; fsdp=4 holds 16 B x 6.74e9 / 4 of model state per GPU") {
+  TEST_CASE("predict --gpus 4: four GPUs of one p4d node, fsdp=4 holds 16 B x 6.74e9 / 4 of model state per GPU") {
     // ZeRO-3 / FULL_SHARD: 2 + 2 + 12 bytes per parameter (Rajbhandari et al. 2020) over 4 ranks;
     // Llama-2 7B has 6.74e9 parameters (Touvron et al. 2023).
     const auto j = nlohmann::json::parse(stepcast::test::run_stepcast(

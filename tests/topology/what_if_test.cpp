@@ -51,7 +51,7 @@ TEST_SUITE("topology.what_if") {
     CHECK(full.tiers(8).intra_bw.value() == doctest::Approx(300 * kGBps));
   }
 
-  TEST_CASE("--set of a number field takes a number: nodes=4 is 32 GPUs; edits apply in order") {
+  TEST_CASE("--set of a number field takes a number: nodes=4 is 32 GPUs, edits apply in order") {
     CHECK(load_topology_with_sets(shipped("p4d-24xlarge.json"), std::nullopt, {"nodes=4"}).gpu_count() == 32);
     CHECK(load_topology_with_sets(shipped("p4d-24xlarge.json"), std::nullopt, {"nodes=4", "nodes=3"}).gpu_count() ==
           24);
@@ -87,7 +87,7 @@ TEST_SUITE("topology.what_if") {
     CHECK(unit.find(":/node/nics/bandwidth:") != std::string::npos);
   }
 
-  TEST_CASE("--gpus: whole nodes set the node count; fewer than a node are the first GPUs of one node") {
+  TEST_CASE("--gpus: whole nodes set the node count, fewer than a node are the first GPUs of one node") {
     const SelectedTopology sixteen = load_selected_topology(shipped("p4d-24xlarge.json"), gpus(16));
     CHECK(sixteen.topology.node_count() == 2);
     CHECK(sixteen.gpus == 16);
@@ -139,7 +139,7 @@ TEST_SUITE("topology.what_if") {
               ->usd == 2.5);
   }
 
-  TEST_CASE("InfiniBand DGX files state that their switches reduce, with NCCL's CollNet off; --set turns it on") {
+  TEST_CASE("InfiniBand DGX files state that their switches reduce, with NCCL's CollNet off, --set turns it on") {
     // NVIDIA SHARP runs in Quantum InfiniBand switches; NCCL uses it only with the NCCL-SHARP
     // plugin and NCCL_COLLNET_ENABLE=1, off by default (NVIDIA HPC-X, "NCCL-RDMA-SHARP Plugins").
     for (const char* file : {"dgx-a100.json", "dgx-h100.json", "dgx-h200.json", "dgx-b200.json", "gb200-nvl72.json",

@@ -104,7 +104,7 @@ TEST_SUITE("workload.hf_families") {
     CHECK(w.shape->block_norms == 4);
   }
 
-  TEST_CASE("Qwen2 biases Q, K and V only; use_sliding_window windows the layers from max_window_layers on") {
+  TEST_CASE("Qwen2 biases Q, K and V only, use_sliding_window windows the layers from max_window_layers on") {
     // Qwen2.5-0.5B by hand: attention 2 x 896^2 + 2 x 896 x 128 + 896 + 2 x 128 (Q, K, V biases) =
     // 1,836,160; MLP 3 x 896 x 4864 = 13,074,432; norms 1,792: 14,912,384 x 24 = 357,897,216;
     // embedding 151936 x 896 = 136,134,656, tied; final norm 896: 494,032,768.
@@ -125,7 +125,7 @@ TEST_SUITE("workload.hf_families") {
     CHECK(load_workload(kData / "gpt-j-6b/config.json").parameters == 6050882784.0);
   }
 
-  TEST_CASE("OPT by hand: 2 extra position rows; BLOOM: ALiBi and a LayerNorm on the embeddings") {
+  TEST_CASE("OPT by hand: 2 extra position rows, BLOOM: ALiBi and a LayerNorm on the embeddings") {
     // OPT-125m: per block 4 x 768^2 + 4 x 768 + 2 x 768 x 3072 + 3072 + 768 + 4 x 768 = 7,087,872,
     // x 12 = 85,054,464; embedding 50272 x 768 = 38,608,896 (tied); positions (2048 + 2) x 768 =
     // 1,574,400; final LayerNorm 1,536: 125,239,296.

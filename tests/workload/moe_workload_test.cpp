@@ -118,7 +118,7 @@ TEST_SUITE("workload.moe") {
   }
 
   TEST_CASE(
-      "what the published active counts count: Qwen's include the embeddings; DeepSeek-V3's 37B is two printed "
+      "what the published active counts count: Qwen's include the embeddings, DeepSeek-V3's 37B is two printed "
       "digits") {
     // Qwen3-30B-A3B's model card gives "30.5B in total and 3.3B activated" and, apart, "Number of
     // Parameters (Non-Embedding): 29.9B". By hand (h 2048, 32 heads and 4 kv heads of 128, 128

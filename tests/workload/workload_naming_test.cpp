@@ -40,7 +40,7 @@ TEST_SUITE("workload.naming") {
     CHECK(w.name == "meta-llama/Llama-2-7b-hf");
   }
 
-  TEST_CASE("without _name_or_path, model_type names it; never the folder \"in\"") {
+  TEST_CASE("without _name_or_path, model_type names it, never the folder \"in\"") {
     const auto w =
         load_workload(copy_into_in(kSource / "tests/workload/data/llama-2-7b/config.json", "config.json", false));
     CHECK(w.name == "llama");
@@ -48,7 +48,7 @@ TEST_SUITE("workload.naming") {
     CHECK(load_workload(kSource / "tests/workload/data/pythia-160m/config.json").name == "gpt_neox");
   }
 
-  TEST_CASE("a config states no training length, only its longest context; a workload states its seq_len") {
+  TEST_CASE("a config states no training length, only its longest context, a workload states its seq_len") {
     // Llama-2-7b-hf's config: "max_position_embeddings": 4096, the context it supports.
     const auto hf = load_workload(kSource / "tests/workload/data/llama-2-7b/config.json");
     CHECK(hf.shape->seq_len == 0);
