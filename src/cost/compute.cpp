@@ -9,6 +9,7 @@
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/launch_stream.hpp"
+#include "stepcast/cost/memory.hpp"
 #include "stepcast/cost/moe_memory.hpp"
 #include "stepcast/cost/peft.hpp"
 
@@ -132,11 +133,25 @@ void explain_compute(ComputeEstimate& out, const workload::Workload& workload, c
                    p.attention_forward_efficiency, p.attention_backward_efficiency, format_seconds(p.kernel_overhead),
                    format_seconds(p.host_overhead), options.kernel_params ? " (calibrated)" : ""),
        sources});
+  if (out.offload) {
+    const std::vector<int> windows = offload_windows(s.layers, plan.offload_layers);
+    ex.push_back(
+        {"activation offload",
+         fmt::format("{} of {} layers' activations, {} each, over the host link at {}: {} a layer each way, beside "
+                     "windows of {}-{} layers (Transformer Engine's layer_window_map); waits of one micro-batch, "
+                     "forward + backward",
+                     plan.offload_layers, s.layers, format_bytes(layer_activation_bytes(s, plan)),
+                     format_bandwidth(*options.host_bandwidth), format_seconds(out.offload->copy),
+                     *std::min_element(windows.begin(), windows.end()),
+                     *std::max_element(windows.begin(), windows.end())),
+         fmt::format("{} + {}", format_seconds(out.offload->forward), format_seconds(out.offload->backward))});
+  }
   for (std::size_t i = 0; i < out.stages.size(); ++i) {
     const StageCompute& st = out.stages[i];
     ex.push_back({fmt::format("stage {} micro-batch", i),
-                  fmt::format("{:.4g} layers{}{}: forward + backward", st.layers, i == 0 ? " + embedding" : "",
-                              i + 1 == out.stages.size() ? " + output layer and loss" : ""),
+                  fmt::format("{:.4g} layers{}{}{}: forward + backward", st.layers, i == 0 ? " + embedding" : "",
+                              i + 1 == out.stages.size() ? " + output layer and loss" : "",
+                              out.offload ? " + the offload's waits" : ""),
                   fmt::format("{} + {}", format_seconds(st.forward), format_seconds(st.backward))});
   }
   ex.push_back(
@@ -422,6 +437,26 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
       out.critical_stage = s;
     }
     out.stages.push_back(std::move(st));
+  }
+  if (plan.offload_layers > 0) {
+    // A rule keeps offload to one stage (pp = 1) of one chunk: its layers' mean times set the windows.
+    StageCompute& st = out.stages.front();
+    LaunchStream forward;
+    LaunchStream backward;
+    for (const auto& [kind, count] : stage_layer_kinds(shape, map, 0)) {
+      forward = forward.then(timing_of(kind).streams.forward.times(count));
+      backward = backward.then(timing_of(kind).streams.backward.times(count));
+    }
+    STEPCAST_ASSERT(options.host_bandwidth.has_value(), "offload-layers= needs the host link's bandwidth");
+    const OffloadWaits waits =
+        offload_waits(shape.layers, plan.offload_layers, layer_activation_bytes(shape, plan), *options.host_bandwidth,
+                      forward.makespan / shape.layers, backward.makespan / shape.layers);
+    st.forward += waits.forward;
+    st.backward += waits.backward;
+    st.chunks.front().forward += waits.forward;
+    st.chunks.front().backward += waits.backward;
+    longest = st.forward + st.backward;
+    out.offload = waits;
   }
   out.time = longest * m;
   out.achieved_fraction = (out.flops.hardware / plan.gpus() / out.time) / out.peak;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/activation_offload.hpp"
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/moe_memory.hpp"
 #include "stepcast/cost/operators.hpp"
@@ -130,6 +131,9 @@ Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan
     total += kind_activation_bytes(shape, plan, kind) * (count * held);
   }
   if (plan.uneven_pipeline()) total = uneven_stage_memory(shape, plan, Bytes(0.0)).activations;
+  // offload-layers= (pp = 1): the layers kept and the last offloaded one, whose copy ends with the
+  // forward (activation_offload.hpp), of the stage's layers' mean bytes.
+  total = total * (static_cast<double>(offload_resident_layers(shape.layers, plan.offload_layers)) / shape.layers);
   if (plan.pp == 1) {
     // The first stage is also the last: the output layer's logits, kept in fp32 for the
     // cross-entropy, 4sbV/t (Korthikanti section 4.3), split over the vocabulary-parallel ranks
@@ -218,7 +222,15 @@ void explain_activations(Explanation& ex, const workload::Workload& workload, co
                          Bytes activations) {
   if (const auto& shape = workload.shape) {
     double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
-    double stage_layers = static_cast<double>(shape->layers) / plan.pp;
+    double stage_layers = static_cast<double>(offload_resident_layers(shape->layers, plan.offload_layers)) / plan.pp;
+    if (plan.offload_layers > 0) {
+      ex.push_back({"activation offload",
+                    fmt::format("{} of {} layers' activations go to the host in the forward; held at the peak: the "
+                                "{} kept and the last offloaded one, whose copy ends with the forward (Transformer "
+                                "Engine's cpu_offload, as Megatron-Core's cpu_offloading runs it)",
+                                plan.offload_layers, shape->layers, shape->layers - plan.offload_layers),
+                    fmt::format("{} layers", stage_layers)});
+    }
     if (shape->moe && plan.pp > 1) {
       const MoeStageMemory peak = moe_peak_stage(workload, plan);
       const double blocks = static_cast<double>(shape->moe_layer_count()) + shape->mtp_layers;

@@ -161,6 +161,15 @@ StepGraph plan_step_graph(const workload::Workload& workload, const plan::Plan& 
   if (options.calibration)
     compute_options.kernel_params = cost::kernel_params(*options.calibration, topology.gpu(), plan);
   compute_options.explain = options.explain;
+  if (plan.offload_layers > 0) {
+    if (!topology.host_link()) {
+      throw InputError(fmt::format(
+          "offload-layers= copies activations over each GPU's link to host memory, which topology {} does not state: "
+          "add \"host_link\": {{\"bandwidth_per_gpu\": ..., \"source\": ...}} to its \"node\" block",
+          topology.name()));
+    }
+    compute_options.host_bandwidth = topology.host_link()->bandwidth_per_gpu;
+  }
   // The planner's variants of one plan share its compute (ComputeCache); others price it here.
   ComputeCache own;
   ComputeCache* shared = options.explain ? nullptr : options.compute_cache;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "activation_offload.hpp"
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
 #include "peft.hpp"
@@ -159,6 +160,7 @@ std::vector<Verdict> problems(const Plan& p, const workload::Workload& workload,
   if (p.recompute_modules_given && p.recompute != Recompute::kSelective) {
     out.push_back({Rule::kRecomputeModulesNeedSelective, {{"recompute", std::string(to_string(p.recompute))}}});
   }
+  add_offload_problems(p, workload, out);
   add_expert_problems(p, workload, out);
   add_overlap_problems(p, out);
   add_peft_problems(p, workload, out);
@@ -375,6 +377,7 @@ std::string to_string(const Plan& p) {
   if (p.fp8_recipe_given) text += fmt::format(",fp8-recipe={}", to_string(p.fp8_recipe));
   if (p.fp8_params) text += ",fp8-params=on";
   if (p.recompute_modules_given) text += ",recompute-modules=" + recompute_modules_text(p.recompute_modules);
+  if (p.offload_layers > 0) text += fmt::format(",offload-layers={}", p.offload_layers);
   if (p.rank_order != RankOrder::kStagesOutermost) text += fmt::format(",order={}", to_string(p.rank_order));
   text += expert_settings_text(p);
   text += overlap_settings_text(p);

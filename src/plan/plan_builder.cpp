@@ -93,6 +93,7 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
                                                     "fp8-recipe",
                                                     "fp8-params",
                                                     "recompute-modules",
+                                                    "offload-layers",
                                                     "ep",
                                                     "etp",
                                                     "moe-dispatcher",
@@ -189,6 +190,8 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     }
   } else if (key == "recompute-modules") {
     set_recompute_modules(value, fail);
+  } else if (key == "offload-layers") {
+    plan_.offload_layers = parse_positive(key, value, fail);
   } else if (key == "schedule") {
     bool known = false;
     for (Schedule s : {Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved, Schedule::kZbH1}) {

@@ -1,6 +1,6 @@
 // Private: the sentences of each parallel dimension's rules, kept beside the rules themselves
 // (pipeline_split.cpp, context_parallel.cpp, expert_parallel.cpp, data_parallel_overlap.cpp,
-// peft.cpp).
+// peft.cpp, activation_offload.cpp).
 #pragma once
 
 #include <string>
@@ -14,5 +14,6 @@ std::string describe_context_parallel(const Verdict& verdict);
 std::string describe_expert(const Verdict& verdict);
 std::string describe_overlap(const Verdict& verdict);
 std::string describe_peft(const Verdict& verdict);
+std::string describe_offload(const Verdict& verdict);
 
 }  // namespace stepcast::plan

@@ -100,6 +100,10 @@ constexpr std::array kRules = {
     RuleInfo{Rule::kLoraWithRoutedExperts, "lora-with-routed-experts", "peft=lora with routed experts is not modelled"},
     RuleInfo{Rule::kLoraNeedsShape, "lora-needs-shape", "peft=lora needs a workload with layer shapes"},
     RuleInfo{Rule::kLoraWithMamba, "lora-with-mamba", "peft=lora with Mamba-2 layers is not modelled"},
+    RuleInfo{Rule::kOffloadBelowLayers, "offload-below-layers",
+             "offload-layers= must be fewer than the transformer layers"},
+    RuleInfo{Rule::kOffloadNeedsNoPipeline, "offload-needs-no-pipeline", "offload-layers= needs pp=1"},
+    RuleInfo{Rule::kOffloadNeedsNoRecompute, "offload-needs-no-recompute", "offload-layers= needs recompute=none"},
     RuleInfo{Rule::kSequenceLimit, "sequence-limit", "the sequence length is above stepcast's limit"},
     RuleInfo{Rule::kTokensPerStepLimit, "tokens-per-step-limit", "the tokens per step are above stepcast's limit"},
     RuleInfo{Rule::kMicroBatchLimit, "micro-batch-limit", "the micro-batches per step are above stepcast's limit"},
@@ -295,6 +299,10 @@ std::string describe(const Verdict& v) {
     case Rule::kLoraNeedsShape:
     case Rule::kLoraWithMamba:
       return describe_peft(v);
+    case Rule::kOffloadBelowLayers:
+    case Rule::kOffloadNeedsNoPipeline:
+    case Rule::kOffloadNeedsNoRecompute:
+      return describe_offload(v);
     case Rule::kSequenceLimit:
     case Rule::kTokensPerStepLimit:
     case Rule::kMicroBatchLimit:

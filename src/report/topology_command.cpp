@@ -94,6 +94,10 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
     out += fmt::format("links {:<11} {}{}\n", topology::to_string(tier), l.count, bw_range(l));
   }
   if (t.price()) out += fmt::format("price         {} USD per GPU-hour ({})\n", t.price()->usd, t.price()->source);
+  if (t.host_link()) {
+    out += fmt::format("host link     {} each way per GPU, every GPU copying at once ({})\n",
+                       format_bandwidth(t.host_link()->bandwidth_per_gpu), t.host_link()->source);
+  }
   if (t.collnet()) {
     out += fmt::format("collnet       the switches reduce in the network; NCCL's CollNet {} ({})\n",
                        t.collnet()->enabled ? "on" : "off, NCCL's default (--set collnet.enabled=true turns it on)",
@@ -141,6 +145,10 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
                           : nlohmann::json()},
       {"collnet", t.collnet() ? nlohmann::json{{"enabled", t.collnet()->enabled}, {"source", t.collnet()->source}}
                               : nlohmann::json()},
+      {"host_link", t.host_link()
+                        ? nlohmann::json{{"bandwidth_per_gpu_bytes_per_s", t.host_link()->bandwidth_per_gpu.value()},
+                                         {"source", t.host_link()->source}}
+                        : nlohmann::json()},
       {"tiers",
        {{"ranks", c.ranks},
         {"nodes", c.nodes},

@@ -144,9 +144,19 @@ void read_gpu_to_nic(const JsonReader& g2n, ClusterSpec& spec) {
   problems.throw_if_any();
 }
 
+HostLink read_host_link(const JsonReader& r) {
+  r.check_keys({"bandwidth_per_gpu", "source"});
+  HostLink link;
+  ProblemList problems;
+  problems.check([&] { link.bandwidth_per_gpu = bandwidth_of(r.at("bandwidth_per_gpu")); });
+  problems.check([&] { link.source = source_of(r); });
+  problems.throw_if_any();
+  return link;
+}
+
 void read_node(const JsonReader& node, ClusterSpec& spec, bool in_scale_up_domain) {
   ProblemList problems;
-  problems.check([&] { node.check_keys({"gpus_per_node", "intra", "nics", "gpu_to_nic", "source"}); });
+  problems.check([&] { node.check_keys({"gpus_per_node", "intra", "nics", "gpu_to_nic", "host_link", "source"}); });
   problems.check([&] { spec.gpus_per_node = int_of(node.at("gpus_per_node"), kMaxPerNode); });
   problems.check([&] {
     if (!in_scale_up_domain) {
@@ -160,6 +170,9 @@ void read_node(const JsonReader& node, ClusterSpec& spec, bool in_scale_up_domai
   problems.check([&] { read_nics(node.at("nics"), spec); });
   problems.check([&] {
     if (const auto g2n = node.find("gpu_to_nic")) read_gpu_to_nic(*g2n, spec);
+  });
+  problems.check([&] {
+    if (const auto host = node.find("host_link")) spec.host_link = read_host_link(*host);
   });
   problems.throw_if_any();
 }

@@ -202,6 +202,15 @@ const std::vector<Case>& cases() {
       {nemotron_nano, "peft=lora", 1, R::kLoraWithMamba,
        "peft=lora on a hybrid stack (nemotron-3-nano) is not modelled: stepcast's adapters cover transformer layers "
        "only"},
+      // Megatron-Core's TransformerConfig rules on cpu_offloading (Llama 2 7B has 32 layers).
+      {llama2_7b, "offload-layers=32", 1, R::kOffloadBelowLayers,
+       "offload-layers (32) must be fewer than the model's transformer layers (32): Megatron-Core offloads "
+       "cpu_offloading_num_layers < num_layers"},
+      {llama2_7b, "pp=2,offload-layers=8", 2, R::kOffloadNeedsNoPipeline,
+       "offload-layers= needs pp=1 (got pp=2): Megatron-Core has no activation offload with pipeline parallelism"},
+      {llama2_7b, "recompute=selective,offload-layers=8", 1, R::kOffloadNeedsNoRecompute,
+       "offload-layers= needs recompute=none (got recompute=selective): Megatron-Core does not offload activations "
+       "together with recomputation"},
       {seed_7b, "peft=lora", 1, R::kLoraNeedsShape,
        "peft=lora needs the model's layer shapes to size its adapters; seed-7b gives a parameter count only"},
       // Range limits: 2^27-token sequences, 2^36 tokens per step, 2^16 micro-batches per step.

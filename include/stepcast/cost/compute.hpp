@@ -8,6 +8,7 @@
 
 #include "stepcast/core/explain.hpp"
 #include "stepcast/core/units.hpp"
+#include "stepcast/cost/activation_offload.hpp"
 #include "stepcast/cost/kernel_model.hpp"
 #include "stepcast/cost/operators.hpp"
 #include "stepcast/plan/plan.hpp"
@@ -50,6 +51,8 @@ struct ComputeOptions {
   std::optional<KernelParams> kernel_params;
   /// Fill the kernel table and the explanation.
   bool explain = true;
+  /// Each GPU's link to host memory, each way: what offload-layers= copies over (required then).
+  std::optional<BytesPerSecond> host_bandwidth;
 };
 
 /// One micro-batch through one model chunk of a stage (plan::LayerMap says what it holds).
@@ -97,6 +100,8 @@ struct ComputeEstimate {
   double achieved_fraction = 0.0;
   FlopsPerSecond achieved;         ///< peak x achieved_fraction
   std::vector<KernelRow> kernels;  ///< the critical stage's operators (explain only)
+  /// offload-layers=: the copies' waits, inside the stage's forward and backward.
+  std::optional<OffloadWaits> offload;
   Explanation explanation;
 };
 

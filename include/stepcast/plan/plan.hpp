@@ -134,6 +134,10 @@ struct Plan {
   /// the other stages share the rest evenly.
   int pp_first_layers = 0;
   int pp_last_layers = 0;
+  /// Transformer layers whose saved activations go to host memory during the forward and come
+  /// back for the backward (offload-layers=N: Megatron-Core's cpu_offloading with
+  /// cpu_offloading_num_layers = N, activations only); 0: none.
+  int offload_layers = 0;
   /// The embedding and the loss each counted as one layer in the split, so the first and last
   /// stages hold one transformer layer fewer (Megatron's --account-for-embedding-in-pipeline-split
   /// and --account-for-loss-in-pipeline-split; Llama 3, Dubey et al. 2024 section 3.3.2).

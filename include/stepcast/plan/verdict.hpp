@@ -80,6 +80,10 @@ enum class Rule {
   kLoraWithRoutedExperts,   ///< workload (a name)
   kLoraNeedsShape,          ///< workload (a name)
   kLoraWithMamba,           ///< workload (a name)
+  // Activation offload to the host (activation_offload.cpp).
+  kOffloadBelowLayers,       ///< offload, layers
+  kOffloadNeedsNoPipeline,   ///< pp
+  kOffloadNeedsNoRecompute,  ///< recompute (a name)
   // Range limits (plan_limits.cpp): checked before any arithmetic on the batch.
   kSequenceLimit,       ///< seq, limit
   kTokensPerStepLimit,  ///< global_batch, seq, tokens, limit

@@ -158,6 +158,13 @@ struct GpuHourPrice {
   std::string source;
 };
 
+/// Each GPU's link to its host's memory (PCIe, or NVLink-C2C to a Grace CPU), each way, with every
+/// GPU of the node copying at once: what moves activations offloaded to the host.
+struct HostLink {
+  BytesPerSecond bandwidth_per_gpu;  ///< > 0
+  std::string source;
+};
+
 /// The fabric's in-network reduction as NCCL's CollNet reaches it: NVIDIA SHARP in Quantum InfiniBand
 /// switches (from Quantum HDR and ConnectX-6 on), which NCCL uses through the NCCL-SHARP plugin. A
 /// file states it where its switches reduce; `enabled` says whether the plugin is loaded and
@@ -206,6 +213,10 @@ class Topology {
   [[nodiscard]] const std::optional<GpuHourPrice>& price() const { return price_; }
   /// Called by the loader when the file states a price.
   void set_price(GpuHourPrice price) { price_ = std::move(price); }
+  /// The node's "host_link" block, if the file has one.
+  [[nodiscard]] const std::optional<HostLink>& host_link() const { return host_link_; }
+  /// Called by the loader when the file states the GPUs' host link.
+  void set_host_link(HostLink link) { host_link_ = std::move(link); }
   /// The fabric's "collnet" block (the graph form's top-level one), if the file has one.
   [[nodiscard]] const std::optional<CollNet>& collnet() const { return collnet_; }
   /// Called by the loader when the file states that the fabric reduces in the network.
@@ -255,6 +266,7 @@ class Topology {
   int trays_per_node_ = 1;
   int gpus_per_tray_ = 0;
   std::optional<GpuHourPrice> price_;
+  std::optional<HostLink> host_link_;
   std::optional<CollNet> collnet_;
   std::unique_ptr<Graph> graph_;
 };
