@@ -8,11 +8,15 @@
 // experts and reduce-scattered after. The backward runs the gradients of the same calls, and full
 // recompute the forward's again. The busiest rank's load factor stretches every call. They sit
 // between dependent kernels, unless moe-overlap hides them behind other compute (DeepSeek-V3's
-// DualPipe, section 3.2.1; Megatron-Core's a2a overlap).
+// DualPipe, section 3.2.1; Megatron-Core's a2a overlap). The flex dispatcher (DeepEP, HybridEP)
+// across scale-up domains runs two all-to-alls instead: one copy of a token to each other domain
+// holding one of its experts, among the GPUs of the same place in each domain, then each copy to
+// its experts inside the domain; the combine returns them in the reverse order.
 #include <algorithm>
 
 #include "expert_groups.hpp"
 #include "graph_support.hpp"
+#include "stepcast/cost/moe_dispatch.hpp"
 #include "stepcast/cost/operators.hpp"
 
 namespace stepcast::graph {
@@ -25,6 +29,11 @@ struct ExpertCalls {
   bool with_ep = false;
   bool with_etp = false;
   Bytes dispatch;  // S of one dispatch (and of one combine)
+  // The flex dispatcher across domains: the all-to-all between domains and its size; `ep_group`
+  // and `dispatch` are then the all-to-all inside each domain.
+  bool flex = false;
+  std::size_t between_group = 0;
+  Bytes between;
   cost::CollectiveOp dispatch_op = cost::CollectiveOp::kAllToAll;
   cost::CollectiveOp combine_op = cost::CollectiveOp::kAllToAll;
   Bytes expert_tp;  // S of one expert-TP all-gather (and reduce-scatter)
@@ -41,15 +50,65 @@ void add_pass(const GraphContext& context, StepGraph& graph, const ExpertCalls& 
     node.name = detail::with_placement(context, graph.groups[group], name, pass);
     graph.comm.push_back(node);
   };
-  if (calls.with_ep)
-    add(calls.ep_group, calls.dispatch_op, calls.dispatch, a2a ? "MoE dispatch all-to-all" : "MoE dispatch all-gather");
+  const auto op = cost::CollectiveOp::kAllToAll;
+  if (calls.flex) add(calls.between_group, op, calls.between, "MoE dispatch between domains (flex: a copy per domain)");
+  if (calls.with_ep) {
+    add(calls.ep_group, calls.dispatch_op, calls.dispatch,
+        calls.flex ? "MoE dispatch inside the domain (flex)"
+                   : (a2a ? "MoE dispatch all-to-all" : "MoE dispatch all-gather"));
+  }
   if (calls.with_etp) {
     add(calls.etp_group, cost::CollectiveOp::kAllGather, calls.expert_tp, "MoE expert-TP all-gather");
     add(calls.etp_group, cost::CollectiveOp::kReduceScatter, calls.expert_tp, "MoE expert-TP reduce-scatter");
   }
-  if (calls.with_ep)
+  if (calls.with_ep) {
     add(calls.ep_group, calls.combine_op, calls.dispatch,
-        a2a ? "MoE combine all-to-all" : "MoE combine reduce-scatter");
+        calls.flex ? "MoE combine inside the domain (flex)"
+                   : (a2a ? "MoE combine all-to-all" : "MoE combine reduce-scatter"));
+  }
+  if (calls.flex) add(calls.between_group, op, calls.between, "MoE combine between domains (flex: a copy per domain)");
+}
+
+/// The flex dispatcher's two groups of an expert-parallel group spanning `domains` scale-up
+/// domains (its ranks in domain order, ep / domains in each): the ranks at the same place in every
+/// domain, and each domain's ranks.
+void add_flex_groups(StepGraph& graph, const GroupSpec& ep, int domains, const Layout& layout,
+                     const detail::ExpertFold& fold, ExpertCalls& calls) {
+  const int per_domain = ep.ranks / domains;
+  GroupSpec between{ep.role,
+                    domains,
+                    ep.stride * per_domain,
+                    topology::Concurrency{per_domain, ep.stride},
+                    Representation::kEveryGroup,
+                    [layout, fold, per_domain, domains](int stage) {
+                      GroupSets out;
+                      for (const std::vector<int>& g : fold.groups(layout, stage, false)) {
+                        for (int i = 0; i < per_domain; ++i) {
+                          std::vector<int> rail;
+                          for (int d = 0; d < domains; ++d)
+                            rail.push_back(g[static_cast<std::size_t>(d * per_domain + i)]);
+                          out.push_back(std::move(rail));
+                        }
+                      }
+                      return out;
+                    }};
+  GroupSpec inside{ep.role,
+                   per_domain,
+                   ep.stride,
+                   ep.concurrency,
+                   Representation::kEveryGroup,
+                   [layout, fold, per_domain](int stage) {
+                     GroupSets out;
+                     for (const std::vector<int>& g : fold.groups(layout, stage, false)) {
+                       for (std::size_t at = 0; at < g.size(); at += static_cast<std::size_t>(per_domain))
+                         out.emplace_back(g.begin() + static_cast<std::ptrdiff_t>(at),
+                                          g.begin() + static_cast<std::ptrdiff_t>(at) + per_domain);
+                     }
+                     return out;
+                   }};
+  calls.flex = true;
+  calls.between_group = graph.add_group(std::move(between));
+  calls.ep_group = graph.add_group(std::move(inside));
 }
 
 }  // namespace
@@ -75,12 +134,21 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
                  topology::Concurrency{etp, 1},
                  Representation::kEveryGroup,
                  [layout, fold](int stage) { return fold.groups(layout, stage, false); }};
-    calls.ep_group = graph.add_group(std::move(ep));
-    calls.with_ep = true;
-    const bool a2a = p.moe_dispatcher == plan::MoeDispatcher::kAllToAll;
+    const bool a2a = p.moe_dispatcher != plan::MoeDispatcher::kAllGather;
     calls.dispatch = Bytes(routed * (a2a ? shape.moe->top_k : p.ep) * shape.hidden * bytes * load);
     calls.dispatch_op = a2a ? cost::CollectiveOp::kAllToAll : cost::CollectiveOp::kAllGather;
     calls.combine_op = a2a ? cost::CollectiveOp::kAllToAll : cost::CollectiveOp::kReduceScatter;
+    const bool flex = p.moe_dispatcher == plan::MoeDispatcher::kFlex;
+    const int domains = flex ? context.topology.tiers(ep.ranks, ep.stride, ep.concurrency).nodes : 1;
+    if (domains > 1 && p.ep % domains == 0 && shape.moe->experts % domains == 0) {
+      add_flex_groups(graph, ep, domains, layout, fold, calls);
+      // nccl-tests' S of an all-to-all counts the share a rank keeps: d remote copies are S (D-1)/D.
+      const double remote = cost::remote_domains_per_token(shape.moe->experts, shape.moe->top_k, domains);
+      calls.between = Bytes(routed * remote * shape.hidden * bytes * load * domains / (domains - 1));
+    } else {
+      calls.ep_group = graph.add_group(std::move(ep));
+    }
+    calls.with_ep = true;
   }
   if (etp > 1 && p.sequence_parallel) {
     GroupSpec group{"expert parallel", etp, 1, {}, Representation::kEveryGroup, [layout, fold](int stage) {

@@ -48,6 +48,8 @@ std::string_view to_string(MoeDispatcher d) {
       return "alltoall";
     case MoeDispatcher::kAllGather:
       return "allgather";
+    case MoeDispatcher::kFlex:
+      return "flex";
   }
   return "alltoall";
 }
@@ -62,8 +64,10 @@ bool set_expert_key(Plan& plan, std::string_view key, std::string_view value, co
       plan.moe_dispatcher = MoeDispatcher::kAllToAll;
     } else if (value == "allgather") {
       plan.moe_dispatcher = MoeDispatcher::kAllGather;
+    } else if (value == "flex") {
+      plan.moe_dispatcher = MoeDispatcher::kFlex;
     } else {
-      fail(fmt::format("moe-dispatcher= expects alltoall or allgather, got \"{}\"", value));
+      fail(fmt::format("moe-dispatcher= expects alltoall, allgather or flex, got \"{}\"", value));
     }
   } else if (key == "capacity-factor") {
     // Switch Transformer (Fedus et al. 2022, section 2.2) and Megatron-core: an expert takes at
@@ -142,7 +146,8 @@ void add_expert_problems(const Plan& p, const workload::Workload& workload, std:
   if (p.moe_imbalance > p.ep) {
     out.push_back({Rule::kImbalanceWithinEp, {{"imbalance", p.moe_imbalance}, {"ep", p.ep}}});
   }
-  if (p.moe_overlap && (p.ep < 2 || p.moe_dispatcher != MoeDispatcher::kAllToAll)) {
+  // Megatron-Core overlaps the all-to-all and flex dispatchers' calls (moe_a2a_overlap).
+  if (p.moe_overlap && (p.ep < 2 || p.moe_dispatcher == MoeDispatcher::kAllGather)) {
     out.push_back(
         {Rule::kMoeOverlapNeedsAllToAll, {{"ep", p.ep}, {"dispatcher", std::string(to_string(p.moe_dispatcher))}}});
   }
@@ -184,7 +189,7 @@ std::string describe_expert(const Verdict& v) {
     case Rule::kMoeOverlapNeedsAllToAll:
       return fmt::format(
           "moe-overlap=on overlaps the dispatch and combine all-to-alls: it needs ep > 1 and moe-dispatcher=alltoall "
-          "(got ep={}, moe-dispatcher={})",
+          "or flex (got ep={}, moe-dispatcher={})",
           n("ep"), v.text("dispatcher"));
     default:
       STEPCAST_UNREACHABLE("a rule of expert parallel");

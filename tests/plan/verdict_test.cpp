@@ -162,7 +162,7 @@ const std::vector<Case>& cases() {
        "moe-imbalance (2.5) cannot exceed ep (2): the busiest rank gets at most every token"},
       {mixtral, "moe-overlap=on", 1, R::kMoeOverlapNeedsAllToAll,
        "moe-overlap=on overlaps the dispatch and combine all-to-alls: it needs ep > 1 and moe-dispatcher=alltoall "
-       "(got ep=1, moe-dispatcher=alltoall)"},
+       "or flex (got ep=1, moe-dispatcher=alltoall)"},
       {llama2_7b, "overlap-grad-reduce=on", 1, R::kGradReduceNeedsDp,
        "overlap-grad-reduce=on needs data parallel: dp x cp > 1 ranks reducing gradients (got dp=1, cp=1)"},
       {llama2_7b, "zero=3,overlap-grad-reduce=on", 2, R::kGradReduceWithLayerwise,

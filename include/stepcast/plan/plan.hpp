@@ -63,7 +63,9 @@ enum class Schedule { kGpipe, k1F1B, kInterleaved, kZbH1 };
 enum class ContextComm { kP2p, kAllGather, kA2a };
 /// How routed tokens reach their experts (Megatron-core's token dispatchers): an all-to-all over
 /// the expert-parallel group, or an all-gather of every token with a reduce-scatter back.
-enum class MoeDispatcher { kAllToAll, kAllGather };
+/// Megatron-Core's token dispatchers: alltoall, allgather, and flex (DeepEP or HybridEP kernels,
+/// which send a token once to each scale-up domain that hosts one of its experts).
+enum class MoeDispatcher { kAllToAll, kAllGather, kFlex };
 
 /// What a step trains: every weight, or LoRA adapters beside frozen weights (peft=lora).
 enum class Peft { kNone, kLora };

@@ -1,0 +1,74 @@
+// The flex dispatcher (Megatron-Core's moe_token_dispatcher_type="flex", DeepEP and HybridEP
+// kernels): a token crosses to another scale-up domain once for all of its experts there, then
+// reaches them over NVLink (DeepSeek-V3 technical report, section 3.2.2). Qwen3-30B-A3B (hidden
+// 2048, 128 experts, top-8) with ep=16 over two DGX H100 nodes, as Megatron-Bridge's H100 preset
+// runs it (moe_flex_dispatcher_backend="hybridep").
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "stepcast/cost/moe_dispatch.hpp"
+#include "support/run_stepcast.hpp"
+
+namespace moe_flex_dispatch_test {
+
+using namespace stepcast;
+
+namespace {
+
+std::vector<nlohmann::json> moe_calls(const std::string& dispatcher, int gpus, int ep) {
+  const auto report = nlohmann::json::parse(
+      test::run_stepcast("predict --workload qwen3-30b-a3b --topology dgx-h100 --gpus " + std::to_string(gpus) +
+                         " --plan \"tp=1,pp=1,mbs=1,zero=1,grad-reduce=bf16,ep=" + std::to_string(ep) +
+                         ",recompute=none,gbs=1024,seq=4096,precision=fp8,moe-dispatcher=" + dispatcher + "\" --json"));
+  std::vector<nlohmann::json> calls;
+  for (const auto& c : report.at("breakdown").at("communication")) {
+    if (c.at("name").get<std::string>().starts_with("MoE")) calls.push_back(c);
+  }
+  return calls;
+}
+
+}  // namespace
+
+TEST_SUITE("graph.moe_flex_dispatch") {
+  TEST_CASE("remote domains per token: 4 experts in 2 domains, top-2, counted by hand") {
+    // Experts {0, 1} in the token's domain, {2, 3} in the other: of the C(4, 2) = 6 pairs only
+    // {0, 1} stays home, so 5 / 6 of the tokens cross once.
+    CHECK(cost::remote_domains_per_token(4, 2, 2) == doctest::Approx(5.0 / 6.0));
+    // One domain: nothing crosses. Every expert of its own domain: C(E - E/D, k) = 0 for k > E - E/D.
+    CHECK(cost::remote_domains_per_token(128, 8, 1) == 0.0);
+    CHECK(cost::remote_domains_per_token(8, 8, 2) == doctest::Approx(1.0));
+  }
+
+  TEST_CASE("Qwen3-30B-A3B, ep=16 over two nodes: one copy per node crosses, eight reach the experts") {
+    const auto calls = moe_calls("flex", 16, 16);
+    REQUIRE(calls.size() == 8);  // dispatch and combine, each between and inside the nodes, forward and backward
+    // A GPU routes its mbs x seq = 4096 tokens. Between the nodes: 1 - C(64, 8) / C(128, 8) =
+    // 1 - (64 x 63 x ... x 57) / (128 x 127 x ... x 121) = 1 - 0.0030959 = 0.9969041 copies a token
+    // of 2048 x 2 B, and nccl-tests' S of a 2-rank all-to-all counts the half a rank keeps:
+    // S = 4096 x 0.9969041 x 4096 B x 2 = 33,450,552 B.
+    CHECK(calls[0].at("ranks") == 2);
+    CHECK(calls[0].at("size_bytes").get<double>() == doctest::Approx(33450552.0).epsilon(1e-6));
+    // Inside each node all 8 copies reach their experts: S = 4096 x 8 x 4096 B = 134,217,728 B over 8 GPUs.
+    CHECK(calls[1].at("ranks") == 8);
+    CHECK(calls[1].at("size_bytes").get<double>() == doctest::Approx(134217728.0));
+    // The all-to-all dispatcher sends the same 8 copies over 16 ranks, half of them off the node.
+    const auto a2a = moe_calls("alltoall", 16, 16);
+    REQUIRE(a2a.size() == 4);
+    CHECK(a2a[0].at("ranks") == 16);
+    CHECK(a2a[0].at("size_bytes").get<double>() == doctest::Approx(134217728.0));
+    CHECK(calls[0].at("time_s").get<double>() < a2a[0].at("time_s").get<double>() / 2.0);
+  }
+
+  TEST_CASE("inside one node the flex dispatcher is the all-to-all") {
+    // ep=8 on 16 GPUs: each expert-parallel group fills one node.
+    const auto flex = moe_calls("flex", 16, 8);
+    const auto a2a = moe_calls("alltoall", 16, 8);
+    REQUIRE(flex.size() == a2a.size());
+    for (std::size_t i = 0; i < flex.size(); ++i) CHECK(flex[i].at("time_s") == a2a[i].at("time_s"));
+  }
+}
+
+}  // namespace moe_flex_dispatch_test
