@@ -80,13 +80,14 @@ void add_flex_groups(StepGraph& graph, const GroupSpec& ep, int domains, const L
                     ep.stride * per_domain,
                     topology::Concurrency{per_domain, ep.stride},
                     Representation::kEveryGroup,
-                    [layout, fold, per_domain, domains](int stage) {
+                    [layout, fold, per_domain](int stage) {
                       GroupSets out;
                       for (const std::vector<int>& g : fold.groups(layout, stage, false)) {
                         for (int i = 0; i < per_domain; ++i) {
                           std::vector<int> rail;
-                          for (int d = 0; d < domains; ++d)
-                            rail.push_back(g[static_cast<std::size_t>(d * per_domain + i)]);
+                          for (std::size_t at = static_cast<std::size_t>(i); at < g.size();
+                               at += static_cast<std::size_t>(per_domain))
+                            rail.push_back(g[at]);
                           out.push_back(std::move(rail));
                         }
                       }
