@@ -202,6 +202,31 @@ ChunkCompute time_chunk(const plan::ChunkContent& held, const std::vector<std::p
   return chunk;
 }
 
+/// offload-layers=: the copies' waits inside the stage's forward and backward (a rule keeps offload
+/// to one stage of one chunk), its layers' mean times setting the windows. Returns the stage's
+/// forward + backward.
+template <typename TimingOf>
+Seconds add_offload_waits(ComputeEstimate& out, const workload::TransformerShape& shape, const plan::Plan& plan,
+                          const plan::LayerMap& map, const ComputeOptions& options, TimingOf&& timing_of) {
+  STEPCAST_ASSERT(options.host_bandwidth.has_value(), "offload-layers= needs the host link's bandwidth");
+  LaunchStream forward;
+  LaunchStream backward;
+  for (const auto& [kind, count] : stage_layer_kinds(shape, map, 0)) {
+    forward = forward.then(timing_of(kind).streams.forward.times(count));
+    backward = backward.then(timing_of(kind).streams.backward.times(count));
+  }
+  const OffloadWaits waits =
+      offload_waits(shape.layers, plan.offload_layers, layer_activation_bytes(shape, plan), *options.host_bandwidth,
+                    forward.makespan / shape.layers, backward.makespan / shape.layers);
+  StageCompute& st = out.stages.front();
+  st.forward += waits.forward;
+  st.backward += waits.backward;
+  st.chunks.front().forward += waits.forward;
+  st.chunks.front().backward += waits.backward;
+  out.offload = waits;
+  return st.forward + st.backward;
+}
+
 }  // namespace
 
 Flops narayanan_step_flops(const workload::TransformerShape& shape, double batch_sequences, int seq_len,
@@ -438,26 +463,7 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
     }
     out.stages.push_back(std::move(st));
   }
-  if (plan.offload_layers > 0) {
-    // A rule keeps offload to one stage (pp = 1) of one chunk: its layers' mean times set the windows.
-    StageCompute& st = out.stages.front();
-    LaunchStream forward;
-    LaunchStream backward;
-    for (const auto& [kind, count] : stage_layer_kinds(shape, map, 0)) {
-      forward = forward.then(timing_of(kind).streams.forward.times(count));
-      backward = backward.then(timing_of(kind).streams.backward.times(count));
-    }
-    STEPCAST_ASSERT(options.host_bandwidth.has_value(), "offload-layers= needs the host link's bandwidth");
-    const OffloadWaits waits =
-        offload_waits(shape.layers, plan.offload_layers, layer_activation_bytes(shape, plan), *options.host_bandwidth,
-                      forward.makespan / shape.layers, backward.makespan / shape.layers);
-    st.forward += waits.forward;
-    st.backward += waits.backward;
-    st.chunks.front().forward += waits.forward;
-    st.chunks.front().backward += waits.backward;
-    longest = st.forward + st.backward;
-    out.offload = waits;
-  }
+  if (plan.offload_layers > 0) longest = add_offload_waits(out, shape, plan, map, options, timing_of);
   out.time = longest * m;
   out.achieved_fraction = (out.flops.hardware / plan.gpus() / out.time) / out.peak;
   out.achieved = out.peak * out.achieved_fraction;
