@@ -50,6 +50,9 @@ std::string plan_summary(const plan::Plan& p) {
   // Expert parallel layouts (MoE plans), in the compact form's keys.
   if (p.ep > 1) out += fmt::format(",ep={}", p.ep);
   if (p.etp > 0 && p.etp != p.tp) out += fmt::format(",etp={}", p.etp);
+  if (p.moe_dispatcher != plan::MoeDispatcher::kAllToAll)
+    out += fmt::format(",moe-dispatcher={}", plan::to_string(p.moe_dispatcher));
+  if (p.offload_layers > 0) out += fmt::format(",offload-layers={}", p.offload_layers);
   if (p.rank_order != plan::RankOrder::kStagesOutermost) out += fmt::format(",order={}", plan::to_string(p.rank_order));
   // Search tries ZeRO-1/2 with the updated parameters gathered beside the next forward.
   if (p.overlap_param_gather.value_or(false)) out += ",overlap-param-gather=on";

@@ -62,6 +62,14 @@ TEST_SUITE("graph.moe_flex_dispatch") {
     CHECK(calls[0].at("time_s").get<double>() < a2a[0].at("time_s").get<double>() / 2.0);
   }
 
+  TEST_CASE("search --compare names the compared plan's dispatcher") {
+    const std::string out = test::run_stepcast(
+        "search --workload qwen3-30b-a3b --topology dgx-h100 --gpus 16 --global-batch 1024 --seq 4096 --precision fp8 "
+        "--refine 0 --top 1 --compare \"tp=1,pp=1,mbs=1,zero=1,grad-reduce=bf16,ep=16,moe-dispatcher=flex\"");
+    CHECK(out.find("compared: dp=16,tp=1,pp=1,zero=1,mbs=1,recompute=none,ep=16,moe-dispatcher=flex") !=
+          std::string::npos);
+  }
+
   TEST_CASE("inside one node the flex dispatcher is the all-to-all") {
     // ep=8 on 16 GPUs: each expert-parallel group fills one node.
     const auto flex = moe_calls("flex", 16, 8);
