@@ -209,7 +209,15 @@ MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Pl
 namespace {
 
 /// Which buffer rule applied, so the explanation can name it.
-enum class BufferKind { kNone, kGatheredUnits, kGradOpUnit, kZeroBuckets, kDdpBucketView, kDdpBucketCopy };
+enum class BufferKind {
+  kNone,
+  kGatheredUnits,
+  kGatheredUnitsFp8Params,
+  kGradOpUnit,
+  kZeroBuckets,
+  kDdpBucketView,
+  kDdpBucketCopy
+};
 
 std::string sharded_note(const plan::Plan& plan, int from_stage) {
   return plan.zero_stage() >= from_stage && plan.state_shards() > 1 ? fmt::format(" / {} shards", plan.state_shards())
@@ -282,6 +290,11 @@ std::string buffer_rule(BufferKind buffers, const MemoryOptions& options, const 
     case BufferKind::kGatheredUnits:
       return fmt::format("(1 current + {} prefetched) all-gathered blocks x {} B/param + one block's gradients",
                          options.fsdp_prefetch_units, per.parameters);
+    case BufferKind::kGatheredUnitsFp8Params:
+      return fmt::format(
+          "(1 current + {} prefetched) all-gathered blocks' 16-bit parameters (their norms: fp8-params=on gathers "
+          "the quantized weights in the low-precision copies) x {} B/param + one block's gradients",
+          options.fsdp_prefetch_units, per.parameters);
     case BufferKind::kGradOpUnit:
       return "one block's unsharded gradients before its reduce-scatter";
     case BufferKind::kZeroBuckets:
@@ -431,8 +444,14 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
       if (stage == 3) {
         // FSDP/ZeRO-3 gather one unit (a transformer block) to compute it, plus the prefetched
         // ones, and hold its full gradient until the reduce-scatter (PyTorch FSDP notes).
-        out.temporary_buffers = Bytes(unit * (per.parameters * (1.0 + options.fsdp_prefetch_units) + per.gradients));
-        buffers = BufferKind::kGatheredUnits;
+        // fp8-params=on: a dense block's quantized weights are gathered in their format, which
+        // the low-precision copies hold (quantized_copy_bytes); the 16-bit gather keeps the rest.
+        const bool fp8_gather = fp8_share > 0.0 && !workload.shape->moe;
+        const double sixteen_bit =
+            fp8_gather ? std::max(0.0, unit - quantized_weight_count(*workload.shape) / plan.tp) : unit;
+        out.temporary_buffers =
+            Bytes(sixteen_bit * per.parameters * (1.0 + options.fsdp_prefetch_units) + unit * per.gradients);
+        buffers = fp8_gather ? BufferKind::kGatheredUnitsFp8Params : BufferKind::kGatheredUnits;
       } else {
         out.temporary_buffers = Bytes(unit * per.gradients);
         buffers = BufferKind::kGradOpUnit;

@@ -66,6 +66,22 @@ TEST_SUITE("graph.fp8_params") {
     CHECK(gathered_bytes(graph::predict_step(w, off, topo, options)) == doctest::Approx(35'276'853'248.0));
     CHECK(gathered_bytes(graph::predict_step(w, on, topo, options)) == doctest::Approx(18'698'547'264.0));
   }
+
+  TEST_CASE("Llama 3 70B under FSDP with fp8 weights: the gathered blocks' 16-bit copy is only their norms") {
+    // A block per GPU at tp=1: h (h + 2 kv) + h^2 + h 2f + f h = 8192 x 10240 + 8192^2 + 8192 x 57344 +
+    // 28672 x 8192 = 855,638,016 GEMM weights and 2 x 8192 = 16,384 norm weights, 855,654,400 in all.
+    // FSDP holds the current and one prefetched block and one block's 2-byte gradients. Without
+    // fp8-params both blocks are gathered in 16-bit: 2 x 855,654,400 x 2 B + 855,654,400 x 2 B =
+    // 5,133,926,400 B. With them the GEMM weights arrive quantized (the low-precision copies): the
+    // 16-bit gather keeps the norms, 2 x 16,384 x 2 B + 1,711,308,800 B = 1,711,374,336 B.
+    const auto w = workload::load_workload(kRoot + "/workloads/llama3-70b.json");
+    const std::string base = "dp=8,fsdp=full,mbs=1,gbs=64,seq=4096,precision=fp8";
+    const auto off = cost::estimate_memory(w, plan_of(w, base), cost::MemoryOptions{});
+    const auto on = cost::estimate_memory(w, plan_of(w, base + ",fp8-params=on"), cost::MemoryOptions{});
+    CHECK(off.temporary_buffers.value() == doctest::Approx(5'133'926'400.0));
+    CHECK(on.temporary_buffers.value() == doctest::Approx(1'711'374'336.0));
+    CHECK(on.quantized_copies.value() == doctest::Approx(off.quantized_copies.value()));
+  }
 }
 
 }  // namespace fp8_params_test
