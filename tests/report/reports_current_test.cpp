@@ -10,27 +10,21 @@
 
 namespace reports_current_test {
 
-namespace {
-
 // Under AddressSanitizer the regeneration takes over ten minutes (the Megatron-Bridge runs on the
 // event engine, 689 s measured on the 2-core CI machine): the sanitizer suite leaves it to the main
-// suite, which regenerates the same reports with the same code.
+// suite, which regenerates the same reports with the same code. The case is not compiled there at
+// all, since a test that runs no case fails (tests/CMakeLists.txt).
 #if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
+#define STEPCAST_REPORTS_SANITIZED 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
+#define STEPCAST_REPORTS_SANITIZED 1
 #endif
-#else
-constexpr bool kSanitized = false;
 #endif
 
-}  // namespace
-
+#ifndef STEPCAST_REPORTS_SANITIZED
 TEST_SUITE("report.reports") {
-  TEST_CASE("scripts/make-reports regenerates reports/ byte for byte" * doctest::skip(kSanitized)) {
+  TEST_CASE("scripts/make-reports regenerates reports/ byte for byte") {
     const std::filesystem::path root(STEPCAST_SOURCE_DIR);
     const std::filesystem::path tmp =
         std::filesystem::temp_directory_path() / fmt::format("stepcast-reports-{}", ::getpid());
@@ -46,5 +40,6 @@ TEST_SUITE("report.reports") {
     std::filesystem::remove_all(tmp);
   }
 }
+#endif
 
 }  // namespace reports_current_test
