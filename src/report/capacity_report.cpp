@@ -92,6 +92,63 @@ std::vector<Column> capacity_columns(const CostSettings& cost, bool simulated, b
   return cols;
 }
 
+/// Each cluster's price once, with its source, so every cost figure can be traced.
+void add_price_notes(Report& r, const std::vector<planner::CapacityCell>& cells) {
+  std::vector<std::string> seen;
+  for (const auto& c : cells) {
+    if (std::find(seen.begin(), seen.end(), c.topology) != seen.end()) continue;
+    seen.push_back(c.topology);
+    r.notes.push_back(
+        c.price ? fmt::format("{}: {} USD per GPU-hour ({})", c.topology, format_number(c.price->usd), c.price->source)
+                : fmt::format("{}: no price (the file states none; give --price)", c.topology));
+  }
+}
+
+/// What every row of one table shares: its optional columns and the training-cost settings.
+struct RowSettings {
+  bool simulated = false;
+  bool priced = false;
+  int global_batch = 0;
+  int seq_len = 0;
+  const CostSettings& cost;
+};
+
+/// One cell's row, in capacity_columns' order.
+std::vector<Cell> capacity_row(const planner::CapacityCell& c, const std::optional<calibrate::StepInterval>& interval,
+                               const RowSettings& s) {
+  const auto& m = c.metrics;
+  std::vector<Cell> row = {Cell::of_text(c.workload), Cell::of_text(c.topology),
+                           Cell::of_text(c.gpu),      Cell::of_integer(c.gpus),
+                           Cell::of_integer(c.nodes), c.plan ? Cell::of_text(plan_summary(*c.plan)) : Cell::empty(),
+                           Cell::of_flag(c.fits)};
+  if (c.fits) {
+    row.push_back(Cell::of_number(m.step_time.value()));
+    if (s.simulated)
+      row.push_back(c.simulated_step_time ? Cell::of_number(c.simulated_step_time->value()) : Cell::empty());
+    row.push_back(interval ? Cell::of_number(interval->low.value()) : Cell::empty());
+    row.push_back(interval ? Cell::of_number(interval->high.value()) : Cell::empty());
+    row.push_back(Cell::of_number(m.tokens_per_s));
+    row.push_back(Cell::of_number(m.mfu));
+  } else {
+    row.insert(row.end(), s.simulated ? 6 : 5, Cell::empty());
+  }
+  row.push_back(c.plan ? Cell::of_number(m.memory.total.value()) : Cell::empty());
+  if (s.cost.tokens > 0.0) {
+    if (c.fits) {
+      const int seq = c.plan ? c.plan->seq_len : s.seq_len;
+      const auto t =
+          planner::training_cost(s.cost.tokens, s.global_batch, seq, m.step_time, c.gpus, c.price ? c.price->usd : 0.0);
+      row.push_back(Cell::of_number(t.days));
+      row.push_back(Cell::of_number(t.gpu_hours));
+      if (s.priced) row.push_back(c.price ? Cell::of_number(t.cost) : Cell::empty());
+    } else {
+      row.insert(row.end(), s.priced ? 3 : 2, Cell::empty());
+    }
+  }
+  row.push_back(Cell::of_text(c.note));
+  return row;
+}
+
 }  // namespace
 
 Report capacity_report(const std::vector<planner::CapacityCell>& cells,
@@ -107,17 +164,7 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells,
                         return c.price.has_value();
                       });
   if (cost.tokens > 0.0) r.notes.push_back(fmt::format("training {} tokens", format_number(cost.tokens)));
-  if (priced) {
-    // Each cluster's price once, with its source, so every cost figure can be traced.
-    std::vector<std::string> seen;
-    for (const auto& c : cells) {
-      if (std::find(seen.begin(), seen.end(), c.topology) != seen.end()) continue;
-      seen.push_back(c.topology);
-      r.notes.push_back(c.price ? fmt::format("{}: {} USD per GPU-hour ({})", c.topology, format_number(c.price->usd),
-                                              c.price->source)
-                                : fmt::format("{}: no price (the file states none; give --price)", c.topology));
-    }
-  }
+  if (priced) add_price_notes(r, cells);
 
   const bool simulated = std::any_of(cells.begin(), cells.end(),
                                      [](const planner::CapacityCell& c) { return c.simulated_step_time.has_value(); });
@@ -145,40 +192,11 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells,
         "90% low / high: where each cell's step lands by the model's errors on measured runs of its plan's class "
         "(in-fit residuals); blank where too few runs are like it");
   }
+  const RowSettings settings{simulated, priced, global_batch, seq_len, cost};
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const planner::CapacityCell& c = cells[i];
     const auto& m = c.metrics;
-    const std::optional<calibrate::StepInterval> interval = i < intervals.size() ? intervals[i] : std::nullopt;
-    const int seq = c.plan ? c.plan->seq_len : seq_len;
-    std::vector<Cell> row = {Cell::of_text(c.workload), Cell::of_text(c.topology),
-                             Cell::of_text(c.gpu),      Cell::of_integer(c.gpus),
-                             Cell::of_integer(c.nodes), c.plan ? Cell::of_text(plan_summary(*c.plan)) : Cell::empty(),
-                             Cell::of_flag(c.fits)};
-    if (c.fits) {
-      row.push_back(Cell::of_number(m.step_time.value()));
-      if (simulated)
-        row.push_back(c.simulated_step_time ? Cell::of_number(c.simulated_step_time->value()) : Cell::empty());
-      row.push_back(interval ? Cell::of_number(interval->low.value()) : Cell::empty());
-      row.push_back(interval ? Cell::of_number(interval->high.value()) : Cell::empty());
-      row.push_back(Cell::of_number(m.tokens_per_s));
-      row.push_back(Cell::of_number(m.mfu));
-    } else {
-      row.insert(row.end(), simulated ? 6 : 5, Cell::empty());
-    }
-    row.push_back(c.plan ? Cell::of_number(m.memory.total.value()) : Cell::empty());
-    if (cost.tokens > 0.0) {
-      if (c.fits) {
-        const auto t =
-            planner::training_cost(cost.tokens, global_batch, seq, m.step_time, c.gpus, c.price ? c.price->usd : 0.0);
-        row.push_back(Cell::of_number(t.days));
-        row.push_back(Cell::of_number(t.gpu_hours));
-        if (priced) row.push_back(c.price ? Cell::of_number(t.cost) : Cell::empty());
-      } else {
-        row.insert(row.end(), priced ? 3 : 2, Cell::empty());
-      }
-    }
-    row.push_back(Cell::of_text(c.note));
-    table.add_row(std::move(row));
+    table.add_row(capacity_row(c, i < intervals.size() ? intervals[i] : std::nullopt, settings));
 
     if (!c.plan) continue;
     const double gib = unit::kGibi;
