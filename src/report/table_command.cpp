@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stepcast/core/errors.hpp"
@@ -51,21 +51,29 @@ void approve_cells(const planner::CapacityRequest& req, const WorkApproval& appr
   }
 }
 
+// Each cluster's name and GPU, in --topologies order, read once for the fused-attention default,
+// the precision check and the cells' intervals.
+using ClusterGpus = std::vector<std::pair<std::string, topology::GpuSpec>>;
+ClusterGpus cluster_gpus(const planner::CapacityRequest& req) {
+  ClusterGpus out;
+  for (const auto& path : req.topologies) {
+    const topology::Topology topo = topology::load_topology_with_sets(path, std::nullopt, req.sets);
+    out.emplace_back(topo.name(), topo.gpu());
+  }
+  return out;
+}
+
 // Each cell's 90% interval around the step it shows (the event engine's where refined), from the
 // model's errors on the shipped runs like its plan, on its cluster's GPU.
 std::vector<std::optional<calibrate::StepInterval>> cell_intervals(const std::vector<planner::CapacityCell>& cells,
-                                                                   const planner::CapacityRequest& req,
+                                                                   const ClusterGpus& gpus,
                                                                    const cost::Calibration* calibration) {
-  std::map<std::string, topology::GpuSpec> gpu_of;  // topology name -> its GPU
-  for (const auto& path : req.topologies) {
-    const topology::Topology topo = topology::load_topology_with_sets(path, std::nullopt, req.sets);
-    gpu_of.try_emplace(topo.name(), topo.gpu());
-  }
   const calibrate::ResidualSet residuals = shipped_residuals(calibration);
   std::vector<std::optional<calibrate::StepInterval>> intervals;
   for (const planner::CapacityCell& cell : cells) {
-    const auto gpu = gpu_of.find(cell.topology);
-    if (!cell.fits || !cell.plan || gpu == gpu_of.end()) {
+    const auto gpu =
+        std::find_if(gpus.begin(), gpus.end(), [&cell](const auto& g) { return g.first == cell.topology; });
+    if (!cell.fits || !cell.plan || gpu == gpus.end()) {
       intervals.emplace_back();
       continue;
     }
@@ -144,12 +152,9 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
   if (c.flash && c.no_flash)
     throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
   // Fused attention unless asked not to, where every cluster's GPU runs it.
-  bool every_gpu_runs_flash = true;
-  for (const auto& path : req.topologies) {
-    every_gpu_runs_flash =
-        every_gpu_runs_flash &&
-        cost::runs_flash_attention(topology::load_topology_with_sets(path, std::nullopt, c.sets).gpu());
-  }
+  const ClusterGpus gpus = cluster_gpus(req);
+  const bool every_gpu_runs_flash =
+      std::all_of(gpus.begin(), gpus.end(), [](const auto& g) { return cost::runs_flash_attention(g.second); });
   req.base.flash_attention = c.flash || (!c.no_flash && every_gpu_runs_flash);
   if (!c.plan.empty()) {
     plan::Plan family = plan::parse_plan(c.plan, "--plan");
@@ -160,10 +165,8 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
   }
   // Every table's GPU must run the precision, or its cells could not be priced.
   const plan::Precision precision = req.plan ? req.plan->precision : req.base.precision;
-  for (std::size_t i = 0; i < c.topologies.size(); ++i) {
-    cost::check_precision_supported(topology::load_topology_with_sets(req.topologies[i], std::nullopt, req.sets).gpu(),
-                                    precision, c.topologies[i]);
-  }
+  for (std::size_t i = 0; i < c.topologies.size(); ++i)
+    cost::check_precision_supported(gpus[i].second, precision, c.topologies[i]);
   req.search.threads = c.threads;
   req.refine = static_cast<std::size_t>(c.refine);
   std::optional<cost::Calibration> calibration;
@@ -204,7 +207,7 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
     warn_outside_calibration(&*calibration, c.calibration, outside);
   }
   CostSettings cost{c.tokens};
-  Report r = capacity_report(cells, cell_intervals(cells, req, calibration ? &*calibration : nullptr), command_line(c),
+  Report r = capacity_report(cells, cell_intervals(cells, gpus, calibration ? &*calibration : nullptr), command_line(c),
                              c.global_batch, c.seq, cost);
   // What the margin and each --set made of every cluster, under the command line.
   std::vector<std::string> said = {margin_note(req.search.step.memory.margin)};
