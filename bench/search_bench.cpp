@@ -17,17 +17,24 @@ namespace {
 
 using namespace stepcast;
 
-// Every plan of `workload` on `nodes` nodes of `topology_file`, on state.range(0) threads.
-void run_search(benchmark::State& state, const char* workload_file, const char* topology_file, int nodes,
-                int global_batch, int seq) {
-  const std::filesystem::path root(STEPCAST_SOURCE_DIR);
-  const workload::Workload w = workload::load_workload(root / "workloads" / workload_file);
-  const topology::Topology topo = topology::load_topology(root / "topologies" / topology_file, nodes);
+const std::filesystem::path kRoot(STEPCAST_SOURCE_DIR);
+
+// The search space of every plan on the topology's GPUs.
+planner::SearchSpace space_on(const topology::Topology& topo, int global_batch, int seq) {
   planner::SearchSpace space;
   space.gpus = topo.gpu_count();
   space.gpus_per_node = topo.gpus_per_node();
   space.global_batch = global_batch;
   space.seq_len = seq;
+  return space;
+}
+
+// Every plan of `workload` on `nodes` nodes of `topology_file`, on state.range(0) threads.
+void run_search(benchmark::State& state, const char* workload_file, const char* topology_file, int nodes,
+                int global_batch, int seq) {
+  const workload::Workload w = workload::load_workload(kRoot / "workloads" / workload_file);
+  const topology::Topology topo = topology::load_topology(kRoot / "topologies" / topology_file, nodes);
+  const planner::SearchSpace space = space_on(topo, global_batch, seq);
   planner::SearchOptions options;
   options.threads = static_cast<int>(state.range(0));
   std::size_t candidates = 0;
@@ -53,17 +60,10 @@ void BM_Moe_Search_DeepSeekV3_1024H100(benchmark::State& state) {
 
 // The DeepSeek-V3 search space on 1024 H100s above (the search prices each candidate too).
 planner::SearchSpace deepseek_space() {
-  planner::SearchSpace space;
-  space.gpus = 1024;
-  space.gpus_per_node = 8;
-  space.global_batch = 15360;
-  space.seq_len = 4096;
-  return space;
+  return space_on(topology::load_topology(kRoot / "topologies/dgx-h100.json", 128), 15360, 4096);
 }
 
-workload::Workload deepseek_v3() {
-  return workload::load_workload(std::filesystem::path(STEPCAST_SOURCE_DIR) / "workloads/deepseek-v3.json");
-}
+workload::Workload deepseek_v3() { return workload::load_workload(kRoot / "workloads/deepseek-v3.json"); }
 
 void BM_Candidates_Count_DeepSeekV3_1024H100(benchmark::State& state) {
   const workload::Workload w = deepseek_v3();
