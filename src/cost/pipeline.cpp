@@ -8,22 +8,6 @@
 
 namespace stepcast::cost {
 
-double bubble_fraction(plan::Schedule schedule, int p, int m, int v) {
-  STEPCAST_ASSERT(p >= 1 && m >= 1 && v >= 1, "pipeline degrees are at least 1");
-  if (p == 1) return 0.0;  // gradient accumulation runs micro-batches one after another
-  const double idle_slots = p - 1;
-  switch (schedule) {
-    case plan::Schedule::kGpipe:
-    case plan::Schedule::k1F1B:
-      return idle_slots / m;  // Narayanan et al. 2021, section 2.2.1
-    case plan::Schedule::kInterleaved:
-      return idle_slots / (static_cast<double>(v) * m);  // section 2.2.2
-    case plan::Schedule::kZbH1:
-      STEPCAST_UNREACHABLE("ZB-H1's bubble depends on its passes' times: zb_h1_pipeline");
-  }
-  STEPCAST_UNREACHABLE("unknown schedule");
-}
-
 double held_microbatches(plan::Schedule schedule, int p, int m, int v) {
   STEPCAST_ASSERT(p >= 1 && m >= 1 && v >= 1, "pipeline degrees are at least 1");
   if (p == 1) return 1.0;  // gradient accumulation runs micro-batches one after another
@@ -87,6 +71,94 @@ PipelineTime zb_h1_pipeline(const std::vector<StagePasses>& stages, int m) {
     if (c + 1 < p) round_trip -= at(c + 1).forward + at(c + 1).backward;
   }
   return best;
+}
+
+PipelineTime one_f_one_b_pipeline(std::vector<StagePasses> stages, int m) {
+  for (StagePasses& st : stages) {
+    st.backward += st.weight_grad;
+    st.weight_grad = Seconds(0.0);
+  }
+  return zb_h1_pipeline(stages, m);
+}
+
+// Stage c runs its m x v chunk passes back to back once micro-batch 0's first chunk reaches it,
+// and but for one wait: its first backward (the last chunk's of micro-batch 0) needs micro-batch 0
+// through chunk 0 of the stages from c on, every stage's other v-1 chunks, and back to c, while c
+// runs its warm-up forwards and that chunk's. After its last backward, micro-batch m-1's first
+// chunk runs down the stages below c. The step takes the longest of these paths over c.
+PipelineTime interleaved_pipeline(const std::vector<StagePasses>& stages, int m, int v, Seconds hop) {
+  const int p = static_cast<int>(stages.size());
+  STEPCAST_ASSERT(p >= 1 && m >= 1 && v >= 1, "a pipeline has stages, micro-batches and chunks");
+  const auto chunk_forward = [&](int s) { return stages[static_cast<std::size_t>(s)].forward / v; };
+  const auto chunk_backward = [&](int s) {
+    const StagePasses& st = stages[static_cast<std::size_t>(s)];
+    return (st.backward + st.weight_grad) / v;
+  };
+  Seconds round;  // one chunk's forward on every stage, and the hops between them
+  for (int s = 0; s < p; ++s) round += chunk_forward(s) + hop;
+  Seconds ahead = round - hop;  // chunk 0's forward from c to the last stage
+  Seconds back;                 // the last chunk's backward from the last stage down to c + 1
+  for (int s = 1; s < p; ++s) back += chunk_backward(s) + hop;
+  Seconds head;
+  Seconds down;
+  PipelineTime best;
+  for (int c = 0; c < p; ++c) {
+    const Seconds f = chunk_forward(c);
+    const int warm = std::min((p - c - 1) * 2 + (v - 1) * p, m * v);
+    const Seconds trip = ahead + round * (v - 1) + back;
+    const Seconds wait = std::max(Seconds(0.0), trip - f * (warm + 1));
+    const Seconds time = head + wait + (f + chunk_backward(c)) * (m * v) + down;
+    if (time > best.time) best = {time, c};
+    head += f + hop;
+    down += chunk_backward(c) + hop;
+    ahead -= f + hop;
+    if (c + 1 < p) back -= chunk_backward(c + 1) + hop;
+  }
+  return best;
+}
+
+PipelineTime gpipe_pipeline(const std::vector<StagePasses>& stages, int m) {
+  STEPCAST_ASSERT(!stages.empty() && m >= 1, "a pipeline has stages and micro-batches");
+  Seconds forwards;
+  Seconds backwards;
+  Seconds slowest_forward;
+  Seconds slowest_backward;
+  PipelineTime out;
+  Seconds pace;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const Seconds forward = stages[s].forward;
+    const Seconds backward = stages[s].backward + stages[s].weight_grad;
+    forwards += forward;
+    backwards += backward;
+    slowest_forward = std::max(slowest_forward, forward);
+    slowest_backward = std::max(slowest_backward, backward);
+    if (forward + backward > pace) {
+      pace = forward + backward;
+      out.pacing_stage = static_cast<int>(s);
+    }
+  }
+  out.time = forwards + backwards + (slowest_forward + slowest_backward) * (m - 1);
+  return out;
+}
+
+PipelineTime pipeline_time(plan::Schedule schedule, std::vector<StagePasses> stages, int m, int v, Seconds hop) {
+  if (schedule == plan::Schedule::kInterleaved) return interleaved_pipeline(stages, m, v, hop);
+  const std::size_t p = stages.size();
+  for (std::size_t s = 0; s < p; ++s) {
+    if (s + 1 < p) stages[s].forward += hop;
+    if (s > 0) stages[s].backward += hop;
+  }
+  switch (schedule) {
+    case plan::Schedule::kGpipe:
+      return gpipe_pipeline(stages, m);
+    case plan::Schedule::k1F1B:
+      return one_f_one_b_pipeline(stages, m);
+    case plan::Schedule::kZbH1:
+      return zb_h1_pipeline(stages, m);
+    case plan::Schedule::kInterleaved:
+      break;
+  }
+  STEPCAST_UNREACHABLE("unknown schedule");
 }
 
 }  // namespace stepcast::cost

@@ -69,11 +69,11 @@ std::vector<LayerWaits> stage_layer_waits(const AnalyticalComm& comm, const Step
   return waits;
 }
 
-void pace_layer_calls(AnalyticalComm& comm, const StepGraph& graph, int stage) {
+void pace_layer_calls(AnalyticalComm& comm, const StepGraph& graph, int stage, double hidden_less) {
   for (std::size_t i = 0; i < graph.comm.size(); ++i) {
     if (!inside_layers(graph.comm[i].anchor)) continue;
     const double share = detail::stage_shares(graph, graph.comm[i])[static_cast<std::size_t>(stage)];
-    const Seconds paced = comm.terms[i].exposed * share;
+    const Seconds paced = comm.terms[i].exposed * share * hidden_less;
     comm.exposed += paced - comm.terms[i].exposed;
     comm.in_layers += paced - comm.terms[i].exposed;
     comm.terms[i].exposed = paced;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -70,30 +71,6 @@ std::string compute_key(plan::Plan plan) {
   return plan::to_string(plan);
 }
 
-/// The bubble as a fraction of the ideal pipeline time, which includes the calls inside the
-/// layers each stage runs (Narayanan et al. 2021, section 2.2). With stages of unequal time (the
-/// first holds the embedding, the last the output layer and loss), the fill and drain run every
-/// stage but the slowest once per micro-batch slot: 1F1B takes m x slowest + (sum of the others),
-/// so the bubble's unit is the others' mean.
-Seconds fraction_bubble(const StepGraph& graph, const AnalyticalComm& comm, const plan::Plan& plan, StepPrediction& out,
-                        std::string* formula) {
-  const int m = plan.micro_batches();
-  const auto& stages = graph.compute.stages;
-  const cost::StageCompute& critical = stages[static_cast<std::size_t>(graph.compute.critical_stage)];
-  out.bubble_fraction = cost::bubble_fraction(plan.schedule, plan.pp, m, plan.vp);
-  Seconds others(0.0);
-  for (const cost::StageCompute& st : stages) others += st.forward + st.backward;
-  others -= critical.forward + critical.backward;
-  const Seconds bubble_unit = plan.pp > 1 ? others / (plan.pp - 1) : critical.forward + critical.backward;
-  if (formula) {
-    *formula = fmt::format(
-        "{:.4f} x (m x mean micro-batch of the other stages + exposed calls inside the layers); {} with p={}, m={}, "
-        "v={}",
-        out.bubble_fraction, plan::to_string(plan.schedule), plan.pp, m, plan.vp);
-  }
-  return (bubble_unit * m + comm.in_layers) * out.bubble_fraction;
-}
-
 bool is_send(const CommNode& node) { return node.anchor == Anchor::kStageSend; }
 
 /// One blocking send between neighbouring stages.
@@ -106,46 +83,91 @@ Seconds send_hop(const StepGraph& graph, const AnalyticalComm& comm) {
   return hop;
 }
 
-/// The sends' terms, which count two per micro-batch, as `stage` waits for them: one per
-/// micro-batch to each neighbour, an end stage having one. Returns their exposed time.
-Seconds pace_sends(const StepGraph& graph, AnalyticalComm& comm, int stage) {
+/// The part of the sends' terms, which count two per micro-batch and chunk, that `stage` waits
+/// for: one to each neighbour, an end stage having one (with interleaving the last stage passes
+/// each micro-batch on to the first's next chunk, so none is an end).
+double send_share(const StepGraph& graph, int stage) {
   const auto p = static_cast<int>(graph.stages.size());
-  const double share = ((stage > 0 ? 1.0 : 0.0) + (stage + 1 < p ? 1.0 : 0.0)) / 2.0;
+  if (graph.schedule == plan::Schedule::kInterleaved) return 1.0;
+  return ((stage > 0 ? 1.0 : 0.0) + (stage + 1 < p ? 1.0 : 0.0)) / 2.0;
+}
+
+/// The sends' exposed time, or with `scale`, scales it (`exposed` follows).
+Seconds scale_sends(const StepGraph& graph, AnalyticalComm& comm, double scale = 1.0) {
   Seconds sends;
   for (std::size_t i = 0; i < graph.comm.size(); ++i) {
     if (!is_send(graph.comm[i])) continue;
     CommTerm& t = comm.terms[i];
-    comm.exposed -= t.exposed * (1.0 - share);
-    t.exposed = t.exposed * share;
+    comm.exposed -= t.exposed * (1.0 - scale);
+    t.exposed = t.exposed * scale;
     sends += t.exposed;
   }
   return sends;
 }
 
-/// ZB-H1's bubble from each stage's F, B and W (cost::zb_h1_pipeline), each pass with the calls
-/// inside its stage's layers and its blocking send: the pipeline's time less the compute and the
-/// calls and sends of the stage that sets the pace, which the terms are then counted on.
-Seconds zb_h1_bubble(const StepGraph& graph, AnalyticalComm& comm, StepPrediction& out, std::string* formula) {
+/// Counts the calls inside the layers and the sends as the stage that sets the pace waits for
+/// them (`calls` its own, over the step) and returns the rest of the pipeline's `time` over the
+/// compute: the bubble. Where that stage computes less than the compute model's slowest, its
+/// waits cover the difference first: the sends' fill and drain (counted as if micro-batch 0 waited
+/// on every hop, where the pacing stage's own warm-up hides some), then its calls.
+Seconds pace_terms(const StepGraph& graph, AnalyticalComm& comm, Seconds time, int pace, Seconds calls) {
+  const double share = send_share(graph, pace);
+  const Seconds sends = scale_sends(graph, comm) * share;
+  const Seconds bubble = time - graph.compute.time - calls - sends;
+  const Seconds short_by = std::max(Seconds(0.0), -bubble);
+  const Seconds from_sends = std::min(short_by, sends);
+  scale_sends(graph, comm, sends > Seconds(0.0) ? share * (sends - from_sends) / sends : share);
+  const Seconds from_calls = std::min(short_by - from_sends, calls);
+  pace_layer_calls(comm, graph, pace, calls > Seconds(0.0) ? (calls - from_calls) / calls : 1.0);
+  return std::max(Seconds(0.0), bubble);
+}
+
+const char* schedule_source(plan::Schedule schedule) {
+  switch (schedule) {
+    case plan::Schedule::kGpipe:
+      return "gpipe (Huang et al. 2019)";
+    case plan::Schedule::k1F1B:
+      return "1f1b (Narayanan et al. 2021)";
+    case plan::Schedule::kInterleaved:
+      return "interleaved 1f1b (Narayanan et al. 2021)";
+    case plan::Schedule::kZbH1:
+      return "zb-h1 (Qi et al. 2023)";
+  }
+  STEPCAST_UNREACHABLE("unknown schedule");
+}
+
+/// The bubble from each stage's F, B and W (cost::pipeline_time), each pass with the calls inside
+/// its stage's layers, and the transfers between stages: the pipeline's time less the compute and
+/// the calls and sends of the stage that sets the pace, which the terms are then counted on. None
+/// on one stage, whose micro-batches run one after another.
+Seconds pipeline_bubble(const StepGraph& graph, AnalyticalComm& comm, StepPrediction& out, std::string* formula) {
   const auto p = static_cast<int>(graph.stages.size());
+  if (p == 1) {
+    if (formula) *formula = "one stage: its micro-batches run one after another";
+    return Seconds(0.0);
+  }
+  const plan::Schedule schedule = graph.schedule;
+  const bool zb = schedule == plan::Schedule::kZbH1;
   const std::vector<LayerWaits> waits = stage_layer_waits(comm, graph);
-  const Seconds hop = send_hop(graph, comm);
   std::vector<cost::StagePasses> passes;
   for (int s = 0; s < p; ++s) {
     const StageWork& st = graph.stages[static_cast<std::size_t>(s)];
     const LayerWaits& wait = waits[static_cast<std::size_t>(s)];
-    passes.push_back({st.forward + wait.forward + (s + 1 < p ? hop : Seconds(0.0)),
-                      st.backward - st.weight_grad + wait.backward + (s > 0 ? hop : Seconds(0.0)), st.weight_grad});
+    const Seconds deferred = zb ? st.weight_grad : Seconds(0.0);
+    passes.push_back({st.forward + wait.forward, st.backward - deferred + wait.backward, deferred});
   }
-  const cost::PipelineTime pipeline = cost::zb_h1_pipeline(passes, graph.micro_batches);
-  pace_layer_calls(comm, graph, pipeline.pacing_stage);
-  const Seconds sends = pace_sends(graph, comm, pipeline.pacing_stage);
-  const Seconds bubble = pipeline.time - graph.compute.time - comm.in_layers - sends;
+  const int m = graph.micro_batches;
+  const auto v = static_cast<int>(graph.stages[0].chunks.size());
+  const cost::PipelineTime pipeline = cost::pipeline_time(schedule, passes, m, v, send_hop(graph, comm));
+  const int pace = pipeline.pacing_stage;
+  const LayerWaits& wait = waits[static_cast<std::size_t>(pace)];
+  const Seconds bubble = pace_terms(graph, comm, pipeline.time, pace, (wait.forward + wait.backward) * m);
   out.bubble_fraction = bubble / (pipeline.time - bubble);
   if (formula) {
     *formula = fmt::format(
-        "zb-h1 (Qi et al. 2023) with p={}, m={}: stage {} sets the pace, {} from the first forward to the last weight "
-        "gradient, less the compute and that stage's calls and sends",
-        p, graph.micro_batches, pipeline.pacing_stage, format_seconds(pipeline.time));
+        "{} with p={}, m={}, v={}: stage {} sets the pace, {} from the first forward to the last {}, less the compute "
+        "and that stage's calls and sends",
+        schedule_source(schedule), p, m, v, pace, format_seconds(pipeline.time), zb ? "weight gradient" : "backward");
   }
   return bubble;
 }
@@ -202,8 +224,7 @@ StepPrediction evaluate_step(const StepGraph& graph, const workload::Workload& w
   AnalyticalComm comm = evaluate_communication(graph, pricing);
   std::string bubble;
   std::string* formula = options.explain ? &bubble : nullptr;
-  out.bubble = plan.schedule == plan::Schedule::kZbH1 && plan.pp > 1 ? zb_h1_bubble(graph, comm, out, formula)
-                                                                     : fraction_bubble(graph, comm, plan, out, formula);
+  out.bubble = pipeline_bubble(graph, comm, out, formula);
   out.communication = std::move(comm.terms);
   out.exposed_communication = comm.exposed;
   out.optimizer = graph.optimizer;

@@ -72,7 +72,14 @@ TEST_SUITE("graph.step") {
   TEST_CASE("tensor and pipeline parallel add their collectives and the bubble (p-1)/m") {
     const auto topo = topology::load_topology(kSource / "topologies/p4d-24xlarge.json", 2);
     const auto p = predict("llama2-13b.json", "tp=4,pp=2,gbs=64,sp=on,recompute=selective", topo);
-    CHECK(p.bubble_fraction == doctest::Approx(1.0 / 32.0));  // p = 2, m = 64 / (2 x 1) = 32
+    // p = 2, m = 64 / (2 x 1) = 32. 1F1B runs the heavier stage's 32 micro-batches (the last: the
+    // output layer and loss) and the other's once: (p-1)/m of it, scaled by the stages' ratio. The
+    // tensor calls inside the layers, the same on both stages, pull it a little towards 1/32.
+    const auto& stages = p.compute_detail.stages;
+    const double ratio = (stages[0].forward + stages[0].backward) / (stages[1].forward + stages[1].backward);
+    REQUIRE(ratio < 1.0);
+    CHECK(p.bubble_fraction >= ratio / 32.0);
+    CHECK(p.bubble_fraction <= 1.0 / 32.0);
     bool has_tp = false;
     bool has_pp = false;
     for (const auto& t : p.communication) {

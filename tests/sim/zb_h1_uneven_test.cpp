@@ -29,7 +29,7 @@ struct Passes {
   double weight_grad;  // W, ms
 };
 
-/// Three stages of the given passes, m = 4 micro-batches, the last stage the slowest.
+/// Three stages of the given passes, m = 4 micro-batches.
 graph::StepGraph uneven(plan::Schedule schedule, const std::vector<Passes>& stages) {
   graph::StepGraph g = sim::test::hand_step(3, kMicroBatches, schedule, 1, Seconds(0.0), Seconds(0.0));
   for (std::size_t s = 0; s < stages.size(); ++s) {
@@ -39,8 +39,14 @@ graph::StepGraph uneven(plan::Schedule schedule, const std::vector<Passes>& stag
     st.weight_grad = st.chunks[0].weight_grad = seconds(stages[s].weight_grad * kMs);
     g.compute.stages.push_back({st.forward, st.backward, st.weight_grad, 1.0, 0.0, st.chunks});
   }
-  g.compute.critical_stage = 2;
-  g.compute.time = (g.stages[2].forward + g.stages[2].backward) * kMicroBatches;
+  // The compute model's critical stage: the largest F + B + W.
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const Seconds work = (g.stages[s].forward + g.stages[s].backward) * kMicroBatches;
+    if (work > g.compute.time) {
+      g.compute.time = work;
+      g.compute.critical_stage = static_cast<int>(s);
+    }
+  }
   return g;
 }
 
@@ -89,6 +95,16 @@ TEST_SUITE("sim.zb_h1") {
     const Both one = both_engines(uneven(plan::Schedule::k1F1B, kStages));
     CHECK(one.predicted == doctest::Approx(40 * kMs));
     CHECK(one.simulated == doctest::Approx(40 * kMs));
+  }
+  TEST_CASE(
+      "1F1B with the slowest stage first: both engines take 28 ms, derived by hand, not m x slowest + the others") {
+    // (F, B) = (3, 4), (1, 2), (1, 2) ms, m = 4. Stage 0 runs F0 F1 F2 (0-9) while micro-batch 0
+    // goes to stage 2 and back (stage 1's B0 ends at 9), then B0 F3 B1 B2 B3, each backward back
+    // from stage 1 before stage 0 asks for it (at 9, 12, 19, 22 against 9, 16, 20, 24): 4 x 7 = 28
+    // ms. m x slowest + the others' F + B would give 28 + 6 = 34 ms.
+    const Both one = both_engines(uneven(plan::Schedule::k1F1B, {{3, 4, 0}, {1, 2, 0}, {1, 2, 0}}));
+    CHECK(one.predicted == doctest::Approx(28 * kMs));
+    CHECK(one.simulated == doctest::Approx(28 * kMs));
   }
 }
 

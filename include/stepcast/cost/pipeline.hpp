@@ -1,4 +1,4 @@
-// Pipeline-parallel schedules: the bubble (idle fraction) and the micro-batches whose
+// Pipeline-parallel schedules: a step's time from each stage's passes, and the micro-batches whose
 // activations the first stage holds at its peak.
 #pragma once
 
@@ -9,33 +9,50 @@
 
 namespace stepcast::cost {
 
-/// Bubble time as a fraction of the ideal (bubble-free) compute time of one step, for p stages,
-/// m micro-batches and v model chunks per stage: (p-1)/m for GPipe and 1F1B, (p-1)/(v*m) for
-/// interleaved 1F1B (Narayanan et al. 2021, section 2.2). 0 when p = 1. ZB-H1's bubble depends
-/// on its passes' times (zb_h1_pipeline).
-double bubble_fraction(plan::Schedule schedule, int p, int m, int v);
-
-/// One micro-batch's passes through one stage under ZB-H1, each with the calls it waits for.
+/// One micro-batch's passes through one stage (all its model chunks), each with the calls it
+/// waits for.
 struct StagePasses {
   Seconds forward;      ///< F
   Seconds backward;     ///< B: the input gradients only
   Seconds weight_grad;  ///< W
 };
 
-/// A pipeline's time from the first forward to the last weight gradient, and the stage whose
-/// micro-batches set it.
+/// A pipeline's time from the first forward to the last backward or weight gradient, and the stage
+/// whose micro-batches set it.
 struct PipelineTime {
   Seconds time;
   int pacing_stage = 0;
 };
 
-/// ZB-H1 (Qi et al. 2023, section 3.1) on stages of unequal passes, m micro-batches, each stage s
-/// deferring its W s micro-batches behind its B (pipeline_order): the longest of the paths that
-/// run one stage c's m micro-batches back to back. Exact where the stages before the one that
-/// sets the pace keep it fed (equal stages; an uneven split's last stage, which holds the output
-/// layer and loss), a lower bound elsewhere. On p equal stages with B >= W and F >= W: m(F+B+W) +
-/// (p-1)(F+B-W), the paper's bubble.
+/// The schedule's time on stages of unequal passes, m micro-batches and v model chunks a stage,
+/// each transfer between stages taking `hop`: the senders of GPipe, 1F1B and ZB-H1 wait for it
+/// (Megatron-LM's blocking p2p calls), interleaved 1F1B's hide it behind the next chunk but for
+/// the fill and the drain. Each closed form below takes the longest path through the schedule
+/// that runs one stage's micro-batches back to back; it is exact where the stages before the one
+/// that sets the pace keep it fed (equal stages, the slowest one last) and a lower bound
+/// elsewhere, where a path crosses stages more than once.
+PipelineTime pipeline_time(plan::Schedule schedule, std::vector<StagePasses> stages, int m, int v, Seconds hop);
+
+/// GPipe (Huang et al. 2019): every forward, then every backward (W inside B). The forwards take
+/// each stage's F once and the slowest F m-1 more times, the backwards alike: sum F + sum B +
+/// (m-1)(max F + max B), exact. The stage of the largest F + B paces it.
+PipelineTime gpipe_pipeline(const std::vector<StagePasses>& stages, int m);
+
+/// 1F1B (Narayanan et al. 2021, section 2.2.1): ZB-H1 with each stage's W run inside its B,
+/// nothing deferred. On p equal stages, (m+p-1)(F+B); with the slowest stage last, m times its
+/// F + B plus the others'. A stage slower than those after it runs its warm-up forwards while
+/// micro-batch 0 goes there and back, so it waits less than that.
+PipelineTime one_f_one_b_pipeline(std::vector<StagePasses> stages, int m);
+
+/// ZB-H1 (Qi et al. 2023, section 3.1), each stage s deferring its W s micro-batches behind its B
+/// (pipeline_order). On p equal stages with B >= W and F >= W: m(F+B+W) + (p-1)(F+B-W), the
+/// paper's bubble.
 PipelineTime zb_h1_pipeline(const std::vector<StagePasses>& stages, int m);
+
+/// Interleaved 1F1B (Narayanan et al. 2021, section 2.2.2; Megatron-LM's schedules.py warm-up),
+/// each stage's passes split evenly over its v chunks. On p equal stages, m v (f+b) + (p-1)(f+b)
+/// for a chunk's f and b: the bubble (p-1)/(v m).
+PipelineTime interleaved_pipeline(const std::vector<StagePasses>& stages, int m, int v, Seconds hop);
 
 /// Micro-batches' worth of a stage's layers that the first stage holds at its peak: m for GPipe
 /// (all forwards before any backward), min(p, m) for 1F1B and ZB-H1, and for interleaved 1F1B
