@@ -144,7 +144,9 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
     if (domains > 1 && p.ep % domains == 0 && shape.moe->experts % domains == 0) {
       add_flex_groups(graph, ep, domains, layout, fold, calls);
       // nccl-tests' S of an all-to-all counts the share a rank keeps: d remote copies are S (D-1)/D.
-      const double remote = cost::remote_domains_per_token(shape.moe->experts, shape.moe->top_k, domains);
+      const workload::MoeShape& moe = *shape.moe;
+      const double remote =
+          cost::remote_domains_per_token({moe.experts, moe.top_k, moe.router_groups, moe.router_group_topk}, domains);
       calls.between = Bytes(routed * remote * shape.hidden * bytes * load * domains / (domains - 1));
     } else {
       calls.ep_group = graph.add_group(std::move(ep));

@@ -21,7 +21,7 @@ constexpr std::array<std::string_view, 16> kMoeOrAttentionWords = {
     "head_dim", "nextn", "layer_types", "mlp_only", "n_group", "routed", "scoring", "aux_loss"};
 
 /// Keys this file reads.
-constexpr std::array<std::string_view, 32> kRead = {"head_dim",
+constexpr std::array<std::string_view, 35> kRead = {"head_dim",
                                                     "sliding_window",
                                                     "sliding_window_pattern",
                                                     "use_sliding_window",
@@ -52,23 +52,17 @@ constexpr std::array<std::string_view, 32> kRead = {"head_dim",
                                                     "moe_shared_expert_intermediate_size",
                                                     "moe_latent_size",
                                                     "mtp_layers_block_type",
-                                                    "mtp_hybrid_override_pattern"};
+                                                    "mtp_hybrid_override_pattern",
+                                                    "n_group",
+                                                    "topk_group",
+                                                    "topk_method"};
 
 /// Keys that change training behaviour but not the work or memory of a step: load-balancing
-/// losses, how routing scores are normalised or grouped, inference-time expert placement.
-constexpr std::array<std::string_view, 13> kNoCost = {"router_aux_loss_coef",
-                                                      "output_router_logits",
-                                                      "norm_topk_prob",
-                                                      "routed_scaling_factor",
-                                                      "scoring_func",
-                                                      "topk_method",
-                                                      "n_group",
-                                                      "topk_group",
-                                                      "aux_loss_alpha",
-                                                      "seq_aux",
-                                                      "ep_size",
-                                                      "router_jitter_noise",
-                                                      "moe_shared_expert_overlap"};
+/// losses, how routing scores are normalised, inference-time expert placement.
+constexpr std::array<std::string_view, 10> kNoCost = {
+    "router_aux_loss_coef", "output_router_logits",     "norm_topk_prob", "routed_scaling_factor",
+    "scoring_func",         "aux_loss_alpha",           "seq_aux",        "ep_size",
+    "router_jitter_noise",  "moe_shared_expert_overlap"};
 
 bool contains(std::string_view key, std::string_view word) { return key.find(word) != std::string_view::npos; }
 
@@ -84,6 +78,18 @@ int int_or_zero(const JsonReader& r, std::string_view key) {
   const std::int64_t v = found->integer();
   if (v < 0 || v > 1 << 30) found->fail(fmt::format("expected a whole number from 0 to 2^30, got {}", v));
   return static_cast<int>(v);
+}
+
+/// Group-limited routing: DeepSeek-V2's group_limited_greedy, V3's noaux_tc and NemotronH draw a
+/// token's experts from its best topk_group of n_group groups; DeepSeek's "greedy" from all
+/// (modeling_deepseek.py, modeling_nemotron_h.py).
+void read_router_groups(const JsonReader& r, MoeShape& m) {
+  const auto method = r.find("topk_method");
+  if (method && method->json() == "greedy") return;
+  const int groups = int_or_zero(r, "n_group");
+  if (groups == 0) return;
+  m.router_groups = groups;
+  m.router_group_topk = std::max(1, int_or_zero(r, "topk_group"));
 }
 
 int required_count(const JsonReader& r, std::string_view key) {
@@ -189,6 +195,7 @@ void read_moe(const JsonReader& r, const JsonReader& given, std::string_view mod
     m.first_dense_layers = int_or_zero(r, "first_k_dense_replace");
     m.layer_step = r.has("moe_layer_freq") ? required_count(r, "moe_layer_freq") : 1;
     m.step_from_one = false;
+    read_router_groups(r, m);
   } else {
     // Qwen2-MoE: one shared expert of shared_expert_intermediate_size behind a sigmoid gate;
     // every decoder_sparse_step-th layer counted from 1 (modeling_qwen2_moe.py).
@@ -230,6 +237,7 @@ void read_nemotron_moe(const JsonReader& r, TransformerShape& s) {
   m.expert_ffn = required_count(r, "moe_intermediate_size");
   m.shared_experts = int_or_zero(r, "n_shared_experts");
   m.shared_ffn = m.shared_experts > 0 ? required_count(r, "moe_shared_expert_intermediate_size") : 0;
+  read_router_groups(r, m);
   s.moe = m;
 }
 

@@ -365,9 +365,9 @@ constexpr std::string_view kDeepseekV2Defaults = R"({"vocab_size": 102400, "hidd
 constexpr std::string_view kDeepseekV3Defaults = R"({"vocab_size": 129280, "hidden_size": 7168,
   "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128,
   "num_key_value_heads": 128, "n_shared_experts": 1, "n_routed_experts": 256, "num_experts_per_tok": 8,
-  "first_k_dense_replace": 3, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
-  "v_head_dim": 128, "qk_nope_head_dim": 128, "max_position_embeddings": 4096, "tie_word_embeddings": false,
-  "attention_dropout": 0.0})";
+  "first_k_dense_replace": 3, "n_group": 8, "topk_group": 4, "q_lora_rank": 1536, "kv_lora_rank": 512,
+  "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "max_position_embeddings": 4096,
+  "tie_word_embeddings": false, "attention_dropout": 0.0})";
 constexpr std::string_view kGptOssDefaults = R"({"num_hidden_layers": 36, "num_local_experts": 128,
   "vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880, "head_dim": 64, "num_attention_heads": 64,
   "num_key_value_heads": 8, "sliding_window": 128, "max_position_embeddings": 131072, "attention_bias": true,

@@ -70,6 +70,20 @@ void check_hybrid(const TransformerShape& s, const JsonReader& where) {
     where.fail(fmt::format("{} Mamba heads are not divisible by the {} groups", m.heads, m.groups));
 }
 
+/// Group-limited routing draws a token's experts from whole groups of equal size.
+void check_router_groups(const MoeShape& m, const JsonReader& where) {
+  const int groups = m.router_groups;
+  if (m.experts % groups != 0)
+    where.fail(fmt::format("{} routed experts are not divisible by the {} router groups", m.experts, groups));
+  if (m.router_group_topk > groups) {
+    where.fail(fmt::format("the router's best {} groups are more than its {} groups", m.router_group_topk, groups));
+  }
+  if (m.top_k > m.router_group_topk * (m.experts / groups)) {
+    where.fail(fmt::format("top-k ({}) exceeds the {} experts of the router's best {} of {} groups", m.top_k,
+                           m.router_group_topk * (m.experts / groups), m.router_group_topk, groups));
+  }
+}
+
 }  // namespace
 
 /// Rules every shape must keep, whatever the file format; reported at the shape's pointer.
@@ -90,6 +104,7 @@ void check_shape(const TransformerShape& s, const JsonReader& where) {
       where.fail(fmt::format("MoE top-k ({}) exceeds the {} routed experts", s.moe->top_k, s.moe->experts));
     }
     if (s.moe_layer_count() == 0) where.fail("the MoE settings leave no layer with experts");
+    check_router_groups(*s.moe, where);
   }
 }
 
@@ -98,7 +113,7 @@ namespace {
 /// The MoE block of stepcast's own shape: {"experts", "top_k", "expert_ffn", ...}.
 MoeShape read_moe_shape(const JsonReader& r) {
   r.check_keys({"experts", "top_k", "expert_ffn", "shared_experts", "shared_ffn", "first_dense_layers", "layer_step",
-                "router_bias", "expert_biases", "shared_expert_gate"});
+                "router_bias", "expert_biases", "shared_expert_gate", "router_groups", "router_group_topk"});
   MoeShape m;
   m.experts = read_int(r.at("experts"));
   m.top_k = read_int(r.at("top_k"));
@@ -107,6 +122,8 @@ MoeShape read_moe_shape(const JsonReader& r) {
   m.shared_ffn = m.shared_experts > 0 ? read_int(r.at("shared_ffn")) : 0;
   if (const auto first = r.find("first_dense_layers")) m.first_dense_layers = read_non_negative(*first);
   m.layer_step = read_int_or(r, "layer_step", 1);
+  m.router_groups = read_int_or(r, "router_groups", 1);
+  m.router_group_topk = read_int_or(r, "router_group_topk", 1);
   m.step_from_one = false;  // stepcast's own form counts layers from 0, as DeepSeek does
   m.router_bias = read_bool_or(r, "router_bias", false);
   m.expert_biases = read_bool_or(r, "expert_biases", false);

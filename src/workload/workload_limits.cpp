@@ -73,7 +73,7 @@ void check_shape_limits(const TransformerShape& s, const JsonReader& where) {
   for (const Limit& limit : dense) check(limit, where);
   if (s.moe) {
     const MoeShape& m = *s.moe;
-    const std::array<Limit, 7> moe{{
+    const std::array<Limit, 9> moe{{
         {"routed expert count",
          m.experts,
          kMaxExperts,
@@ -87,6 +87,8 @@ void check_shape_limits(const TransformerShape& s, const JsonReader& where) {
          kMaxLayers,
          {"first_dense_layers", "first_k_dense_replace"}},
         {"MoE layer step", m.layer_step, kMaxLayers, {"layer_step", "decoder_sparse_step", "moe_layer_freq"}},
+        {"router group count", m.router_groups, kMaxExperts, {"router_groups", "n_group"}},
+        {"router groups a token draws from", m.router_group_topk, kMaxExperts, {"router_group_topk", "topk_group"}},
     }};
     for (const Limit& limit : moe) check(limit, where);
   }

@@ -36,10 +36,40 @@ TEST_SUITE("graph.moe_flex_dispatch") {
   TEST_CASE("remote domains per token: 4 experts in 2 domains, top-2, counted by hand") {
     // Experts {0, 1} in the token's domain, {2, 3} in the other: of the C(4, 2) = 6 pairs only
     // {0, 1} stays home, so 5 / 6 of the tokens cross once.
-    CHECK(cost::remote_domains_per_token(4, 2, 2) == doctest::Approx(5.0 / 6.0));
+    CHECK(cost::remote_domains_per_token({4, 2}, 2) == doctest::Approx(5.0 / 6.0));
     // One domain: nothing crosses. Every expert of its own domain: C(E - E/D, k) = 0 for k > E - E/D.
-    CHECK(cost::remote_domains_per_token(128, 8, 1) == 0.0);
-    CHECK(cost::remote_domains_per_token(8, 8, 2) == doctest::Approx(1.0));
+    CHECK(cost::remote_domains_per_token({128, 8}, 1) == 0.0);
+    CHECK(cost::remote_domains_per_token({8, 8}, 2) == doctest::Approx(1.0));
+  }
+
+  TEST_CASE("remote domains per token under group-limited routing, counted by hand") {
+    // 4 experts in 2 groups {0, 1} and {2, 3}, one per domain; a token takes both experts of its
+    // best group: it stays home when that group is its own domain's, half the time.
+    CHECK(cost::remote_domains_per_token({4, 2, 2, 1}, 2) == doctest::Approx(0.5));
+    // 8 experts in 4 groups of 2 on 2 domains ({0..3} and {4..7}); top-2 from the best 2 groups.
+    // The other domain holds 2 groups: both among the best 2 with odds 1/6 (then the 4 experts
+    // are all there: reached), one of them 4/6 (the top-2 of the 4 miss its 2 with odds C(2,2) /
+    // C(4,2) = 1/6), none 1/6. Reached: 1/6 + 4/6 x 5/6 = 26/36.
+    CHECK(cost::remote_domains_per_token({8, 2, 4, 2}, 2) == doctest::Approx(26.0 / 36.0));
+    // 8 experts in 2 groups of 4, each over 2 of 4 domains; top-2 from the best group. Another
+    // domain in the token's best group (odds 1/2) is missed with odds C(2,2) / C(4,2) = 1/6:
+    // 3 x 1/2 x 5/6 = 1.25 domains.
+    CHECK(cost::remote_domains_per_token({8, 2, 2, 1}, 4) == doctest::Approx(1.25));
+  }
+
+  TEST_CASE("DeepSeek-V3 on 8 nodes: at most 4 nodes a token, about 3.2 others where free routing reaches 4.6") {
+    // 256 experts, top-8, 8 groups of 32 (one a node), a token's experts from its best 4 groups
+    // (DeepSeek-V3 report, section 2.1.2). Another node is among the best 4 with odds 4/8, and
+    // then one of the 8 of the 4 x 32 = 128 experts lands on it unless all miss its 32:
+    // C(96, 8) / C(128, 8) = (96 x 95 x ... x 89) / (128 x 127 x ... x 121) = 0.0924.
+    double miss = 1.0;
+    for (int i = 0; i < 8; ++i) miss *= (96.0 - i) / (128.0 - i);
+    CHECK(miss == doctest::Approx(0.0924).epsilon(0.001));
+    CHECK(cost::remote_domains_per_token({256, 8, 8, 4}, 8) == doctest::Approx(7 * 0.5 * (1 - miss)));
+    // Free routing: 7 x (1 - C(224, 8) / C(256, 8)).
+    double free_miss = 1.0;
+    for (int i = 0; i < 8; ++i) free_miss *= (224.0 - i) / (256.0 - i);
+    CHECK(cost::remote_domains_per_token({256, 8}, 8) == doctest::Approx(7 * (1 - free_miss)));
   }
 
   TEST_CASE("Qwen3-30B-A3B, ep=16 over two nodes: one copy per node crosses, eight reach the experts") {

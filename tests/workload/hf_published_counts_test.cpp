@@ -109,6 +109,18 @@ TEST_SUITE("workload.hf_published") {
     const auto oss = load_workload(kData / "gpt-oss-20b/config.json");
     CHECK(std::fabs((oss.active_parameters - 201088.0 * 2880.0) / 3.61e9 - 1.0) <= 0.01);
   }
+  TEST_CASE("group-limited routing as the configs state it: DeepSeek-V3 top-8 from 4 of 8 groups, V2-Lite greedy") {
+    // DeepSeek-V3's config.json: n_group 8, topk_group 4, topk_method noaux_tc (its report,
+    // section 2.1.2: each token to at most 4 nodes). V2-Lite's: topk_method greedy, from all experts.
+    const auto v3 = load_workload(kData / "deepseek-v3/config.json");
+    REQUIRE(v3.shape->moe.has_value());
+    CHECK(v3.shape->moe->router_groups == 8);
+    CHECK(v3.shape->moe->router_group_topk == 4);
+    const auto lite = load_workload(kData / "deepseek-v2-lite/config.json");
+    REQUIRE(lite.shape->moe.has_value());
+    CHECK(lite.shape->moe->router_groups == 1);
+    CHECK(lite.shape->moe->router_group_topk == 1);
+  }
 }
 
 }  // namespace hf_published_counts_test

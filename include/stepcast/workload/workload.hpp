@@ -21,6 +21,11 @@ struct MoeShape {
   int shared_experts = 0;      ///< experts every token passes through (DeepSeek, Qwen2-MoE)
   int shared_ffn = 0;          ///< inner width of one shared expert
   int first_dense_layers = 0;  ///< leading layers with the dense MLP (DeepSeek's first_k_dense_replace)
+  /// Group-limited routing (DeepSeek-V3 report, section 2.1.2; Megatron-Core's
+  /// moe_router_num_groups and moe_router_group_topk): the experts in `router_groups` contiguous
+  /// groups, each token's top-k drawn from its best `router_group_topk` groups. 1 and 1: no limit.
+  int router_groups = 1;
+  int router_group_topk = 1;
   /// Every layer_step-th layer is an MoE layer (Qwen's decoder_sparse_step counts layers from 1,
   /// DeepSeek's moe_layer_freq from 0: step_from_one tells them apart).
   int layer_step = 1;
