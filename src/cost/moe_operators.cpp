@@ -216,6 +216,12 @@ void add_kind(std::vector<std::pair<LayerKind, int>>& kinds, LayerKind kind, int
 
 std::vector<std::pair<LayerKind, int>> layer_kinds(const workload::TransformerShape& shape, int first, int count) {
   std::vector<std::pair<LayerKind, int>> out;
+  // A dense stack without sliding layers or a hybrid pattern is one kind: the planner's common
+  // case, asked for every stage of every candidate.
+  if (!shape.moe && shape.sliding_window == 0 && !shape.hybrid) {
+    if (count > 0) out.push_back({LayerKind{false, false, shape.block(first)}, count});
+    return out;
+  }
   for (int i = first; i < first + count; ++i) {
     // Sliding layers spread evenly: layer i is one when the running count steps at it
     // (GPT-OSS's 18 of 36: every other layer).

@@ -165,6 +165,45 @@ void MaxMinSharing::solve(std::vector<SharedFlowId>& changed) {
   changed.insert(changed.end(), changed_scratch_.begin(), changed_scratch_.end());
 }
 
+bool MaxMinSharing::later(const ShareEntry& a, const ShareEntry& b) {
+  return a.share > b.share || (a.share == b.share && a.resource > b.resource);
+}
+
+bool MaxMinSharing::add_share(std::uint32_t r) {
+  const Resource& res = resources_[r];
+  if (res.unfrozen_weight <= 0.0) return false;
+  shares_.push_back({std::max(res.remaining, 0.0) / res.unfrozen_weight, r, res.version});
+  return true;
+}
+
+void MaxMinSharing::freeze(std::uint32_t f, double rate) {
+  Flow& flow = flows_[f];
+  flow.frozen = true;
+  if (flow.fresh || flow.rate != rate) changed_scratch_.push_back(f);
+  flow.fresh = false;
+  flow.rate = rate;
+  for (const Usage& u : flow.shared) {
+    if (!is_shared(u.resource)) continue;
+    Resource& res = resources_[u.resource];
+    res.remaining -= u.weight * rate;
+    res.unfrozen_weight -= u.weight;
+    if (!res.touched) {
+      res.touched = true;
+      touched_.push_back(u.resource);
+    }
+  }
+}
+
+// After a round's freezes: each changed resource's share once, its older entries now stale.
+void MaxMinSharing::reshare() {
+  for (const std::uint32_t r : touched_) {
+    resources_[r].touched = false;
+    ++resources_[r].version;
+    if (add_share(r)) std::push_heap(shares_.begin(), shares_.end(), later);
+  }
+  touched_.clear();
+}
+
 void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
                                    const std::vector<std::uint32_t>& flows) {
   for (const std::uint32_t r : resources) {
@@ -183,18 +222,6 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
   // The shared resource that saturates next is the top of a heap of shares, ties to the lowest
   // id, and the lowest limit the top of a heap of the unfrozen flows' limits, ties in id order:
   // the picks of scanning every resource and flow each round, in O(log n) instead of O(n) a round.
-  const auto later = [](const ShareEntry& a, const ShareEntry& b) {
-    return a.share > b.share || (a.share == b.share && a.resource > b.resource);
-  };
-  const auto add_share = [&](std::uint32_t r) {
-    const Resource& res = resources_[r];
-    if (res.unfrozen_weight <= 0.0) return false;
-    shares_.push_back({std::max(res.remaining, 0.0) / res.unfrozen_weight, r, res.version});
-    return true;
-  };
-  const auto push_share = [&](std::uint32_t r) {
-    if (add_share(r)) std::push_heap(shares_.begin(), shares_.end(), later);
-  };
   shares_.clear();
   for (const std::uint32_t r : resources) add_share(r);
   std::make_heap(shares_.begin(), shares_.end(), later);
@@ -209,33 +236,6 @@ void MaxMinSharing::fill_component(const std::vector<std::uint32_t>& resources,
       std::pop_heap(by_cap_.begin(), by_cap_.end(), higher_limit);
       by_cap_.pop_back();
     }
-  };
-
-  const auto freeze = [&](std::uint32_t f, double rate) {
-    Flow& flow = flows_[f];
-    flow.frozen = true;
-    if (flow.fresh || flow.rate != rate) changed_scratch_.push_back(f);
-    flow.fresh = false;
-    flow.rate = rate;
-    for (const Usage& u : flow.shared) {
-      if (!is_shared(u.resource)) continue;
-      Resource& res = resources_[u.resource];
-      res.remaining -= u.weight * rate;
-      res.unfrozen_weight -= u.weight;
-      if (!res.touched) {
-        res.touched = true;
-        touched_.push_back(u.resource);
-      }
-    }
-  };
-  // After a round's freezes: each changed resource's share once, its older entries now stale.
-  const auto reshare = [&] {
-    for (const std::uint32_t r : touched_) {
-      resources_[r].touched = false;
-      ++resources_[r].version;
-      push_share(r);
-    }
-    touched_.clear();
   };
   std::size_t unfrozen = flows.size();
   while (unfrozen > 0) {

@@ -81,6 +81,8 @@ class MaxMinSharing {
     std::uint32_t resource = 0;
     std::uint32_t version = 0;
   };
+  // The share heap's order: the lowest share on top, ties to the lowest id.
+  static bool later(const ShareEntry& a, const ShareEntry& b);
   struct Flow {
     std::vector<Usage> usages;
     // Its usages on resources another live flow crosses too, and stale entries of resources it has
@@ -103,6 +105,11 @@ class MaxMinSharing {
   [[nodiscard]] bool is_shared(ResourceId resource) const;
   void compact_shared(std::uint32_t flow);
   void fill_component(const std::vector<std::uint32_t>& resources, const std::vector<std::uint32_t>& flows);
+  // Progressive filling's steps: a resource's share onto the heap (false when no unfrozen flow
+  // crosses it), a flow frozen at `rate`, each resource a round's freezes changed reshared.
+  bool add_share(std::uint32_t resource);
+  void freeze(std::uint32_t flow, double rate);
+  void reshare();
 
   std::vector<Resource> resources_;
   std::vector<Flow> flows_;
