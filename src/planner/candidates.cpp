@@ -154,6 +154,24 @@ std::vector<plan::RankOrder> rank_orders(int tp, int pp, int replicas, int gpus_
   return {plan::RankOrder::kStagesOutermost, plan::RankOrder::kStagesInsideReplicas};
 }
 
+/// Whether a candidate is also tried with Megatron-Core's flex dispatcher (DeepEP, HybridEP): its
+/// experts whole (etp = 1, as every published flex recipe of the corpus runs them) on ep ranks
+/// that outgrow a scale-up domain, so tokens cross between domains, where flex sends each once a
+/// domain. Inside one domain flex prices as the all-to-all. A base plan that names its dispatcher
+/// keeps it.
+bool flex_applies(const SearchSpace& space, int ep, int etp) {
+  return ep > space.gpus_per_node && etp == 1 && space.base.moe_dispatcher == plan::MoeDispatcher::kAllToAll;
+}
+
+/// Emits `p`, then the same plan with the flex dispatcher where it applies.
+template <typename Emit>
+void emit_dispatchers(Plan p, bool flex, const Emit& emit) {
+  emit(p);
+  if (!flex) return;
+  p.moe_dispatcher = plan::MoeDispatcher::kFlex;
+  emit(p);
+}
+
 /// Calls `emit` with every candidate of the space, unresolved, in candidate-id order.
 template <typename Emit>
 void visit_candidates(const SearchSpace& space, const workload::Workload& workload, const Emit& emit) {
@@ -201,13 +219,14 @@ void visit_candidates(const SearchSpace& space, const workload::Workload& worklo
                       p.rank_order = order;
                       p.global_batch = space.global_batch;
                       p.seq_len = space.seq_len;
-                      emit(p);
+                      const bool flex = flex_applies(space, ep, etp == 0 ? tp : etp);
+                      emit_dispatchers(p, flex, emit);
                       // A sharded optimizer can gather its updated parameters beside the next forward
                       // (overlap-param-gather=on), unless the base plan has settled the overlap.
                       if ((sharding == Sharding::kZero1 || sharding == Sharding::kZero2) &&
                           !space.base.overlap_param_gather && space.base.overlap_grad_reduce.value_or(true)) {
                         p.overlap_param_gather = true;
-                        emit(p);
+                        emit_dispatchers(p, flex, emit);
                       }
                     }
                   }

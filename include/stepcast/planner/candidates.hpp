@@ -46,7 +46,10 @@ struct SearchSpace {
 /// - recompute: none, selective, full;
 /// - sequence parallel: off, and on when tp > 1, then also with tp-overlap=on;
 /// - rank order: Megatron-Core's default (stages outermost), and with pp > 1, dp x cp > 1 and tp
-///   below gpus_per_node also each replica's stages on nearby ranks (order=tp-pp-cp-ep-dp).
+///   below gpus_per_node also each replica's stages on nearby ranks (order=tp-pp-cp-ep-dp);
+/// - MoE: every ep dividing the experts with etp = tp or 1 that folds into a stage's GPUs, and
+///   with etp = 1 and ep above gpus_per_node (tokens cross scale-up domains) each plan also with
+///   moe-dispatcher=flex, unless the base plan names its dispatcher.
 std::vector<plan::Plan> enumerate_candidates(const SearchSpace& space, const workload::Workload& workload);
 
 /// enumerate_candidates(space, workload).size(), without building the candidates: what a search
