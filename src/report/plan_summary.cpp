@@ -39,6 +39,7 @@ std::string plan_summary(const plan::Plan& p) {
   if (p.vp > 1) out += fmt::format(",vp={}", p.vp);
   out += "," + sharding_text(p);
   out += fmt::format(",mbs={},recompute={}", p.micro_batch_size, plan::to_string(p.recompute));
+  if (p.recompute_modules_given) out += ",recompute-modules=" + plan::recompute_modules_text(p.recompute_modules);
   if (p.pp > 1) out += fmt::format(",schedule={}", plan::to_string(p.schedule));
   if (p.sequence_parallel) out += ",sp=on";
   if (p.tp_overlap) out += ",tp-overlap=on";
