@@ -163,13 +163,15 @@ bool flex_applies(const SearchSpace& space, int ep, int etp) {
   return ep > space.gpus_per_node && etp == 1 && space.base.moe_dispatcher == plan::MoeDispatcher::kAllToAll;
 }
 
-/// Emits `p`, then the same plan with the flex dispatcher where it applies.
+/// Emits `p`, then the same plan with the flex dispatcher where it applies (then back to the
+/// all-to-all, which flex_applies requires of the base), without copying the plan.
 template <typename Emit>
-void emit_dispatchers(Plan p, bool flex, const Emit& emit) {
+void emit_dispatchers(Plan& p, bool flex, const Emit& emit) {
   emit(p);
   if (!flex) return;
   p.moe_dispatcher = plan::MoeDispatcher::kFlex;
   emit(p);
+  p.moe_dispatcher = plan::MoeDispatcher::kAllToAll;
 }
 
 /// Calls `emit` with every candidate of the space, unresolved, in candidate-id order.
