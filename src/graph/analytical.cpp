@@ -69,11 +69,11 @@ std::vector<LayerWaits> stage_layer_waits(const AnalyticalComm& comm, const Step
   return waits;
 }
 
-void pace_layer_calls(AnalyticalComm& comm, const StepGraph& graph, int stage, double hidden_less) {
+void pace_layer_calls(AnalyticalComm& comm, const StepGraph& graph, int stage, double exposed_part) {
   for (std::size_t i = 0; i < graph.comm.size(); ++i) {
     if (!inside_layers(graph.comm[i].anchor)) continue;
     const double share = detail::stage_shares(graph, graph.comm[i])[static_cast<std::size_t>(stage)];
-    const Seconds paced = comm.terms[i].exposed * share * hidden_less;
+    const Seconds paced = comm.terms[i].exposed * share * exposed_part;
     comm.exposed += paced - comm.terms[i].exposed;
     comm.in_layers += paced - comm.terms[i].exposed;
     comm.terms[i].exposed = paced;

@@ -92,17 +92,23 @@ double send_share(const StepGraph& graph, int stage) {
   return ((stage > 0 ? 1.0 : 0.0) + (stage + 1 < p ? 1.0 : 0.0)) / 2.0;
 }
 
-/// The sends' exposed time, or with `scale`, scales it (`exposed` follows).
-Seconds scale_sends(const StepGraph& graph, AnalyticalComm& comm, double scale = 1.0) {
+/// The sends' exposed time.
+Seconds exposed_sends(const StepGraph& graph, const AnalyticalComm& comm) {
   Seconds sends;
+  for (std::size_t i = 0; i < graph.comm.size(); ++i) {
+    if (is_send(graph.comm[i])) sends += comm.terms[i].exposed;
+  }
+  return sends;
+}
+
+/// Scales the sends' exposed time (`exposed` follows).
+void scale_sends(const StepGraph& graph, AnalyticalComm& comm, double scale) {
   for (std::size_t i = 0; i < graph.comm.size(); ++i) {
     if (!is_send(graph.comm[i])) continue;
     CommTerm& t = comm.terms[i];
     comm.exposed -= t.exposed * (1.0 - scale);
     t.exposed = t.exposed * scale;
-    sends += t.exposed;
   }
-  return sends;
 }
 
 /// Counts the calls inside the layers and the sends as the stage that sets the pace waits for
@@ -112,7 +118,7 @@ Seconds scale_sends(const StepGraph& graph, AnalyticalComm& comm, double scale =
 /// on every hop, where the pacing stage's own warm-up hides some), then its calls.
 Seconds pace_terms(const StepGraph& graph, AnalyticalComm& comm, Seconds time, int pace, Seconds calls) {
   const double share = send_share(graph, pace);
-  const Seconds sends = scale_sends(graph, comm) * share;
+  const Seconds sends = exposed_sends(graph, comm) * share;
   const Seconds bubble = time - graph.compute.time - calls - sends;
   const Seconds short_by = std::max(Seconds(0.0), -bubble);
   const Seconds from_sends = std::min(short_by, sends);

@@ -116,8 +116,8 @@ AnalyticalComm evaluate_communication(const StepGraph& graph, const Pricing& pri
 std::vector<LayerWaits> stage_layer_waits(const AnalyticalComm& comm, const StepGraph& graph);
 
 /// The terms inside the layers as `stage` waits for them, when its micro-batches rather than the
-/// busiest stage's set the step: exposed in proportion to its calls, times `hidden_less` (the
-/// part of them the step does not hide otherwise); `exposed` and `in_layers` follow.
-void pace_layer_calls(AnalyticalComm& comm, const StepGraph& graph, int stage, double hidden_less = 1.0);
+/// busiest stage's set the step: exposed in proportion to its calls, times `exposed_part` (the
+/// part of them no other wait of the step hides); `exposed` and `in_layers` follow.
+void pace_layer_calls(AnalyticalComm& comm, const StepGraph& graph, int stage, double exposed_part);
 
 }  // namespace stepcast::graph
