@@ -137,9 +137,10 @@ Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan
   if (plan.pp == 1) {
     // The first stage is also the last: the output layer's logits, kept in fp32 for the
     // cross-entropy, 4sbV/t (Korthikanti section 4.3), split over the vocabulary-parallel ranks
-    // and the context-parallel ranks' s/cp tokens.
+    // and the context-parallel ranks' s/cp tokens; a fused loss keeps the 16-bit logits instead.
     const double sb = static_cast<double>(plan.seq_len) / plan.cp * plan.micro_batch_size;
-    total += Bytes(4.0 * sb * shape.vocab / plan.tp);
+    const double kept = plan.loss == plan::LossKernel::kFused ? operator_context(plan).activation_bytes : 4.0;
+    total += Bytes(kept * sb * shape.vocab / plan.tp);
   }
   return total;
 }
@@ -274,7 +275,9 @@ void explain_activations(Explanation& ex, const workload::Workload& workload, co
                               format_bytes(layer_activation_bytes(*shape, plan)), plan.seq_len, plan.micro_batch_size,
                               plan.tp, plan::to_string(plan.recompute), plan.sequence_parallel ? "on" : "off",
                               plan.flash_attention ? "on" : "off", stage_layers, held, plan::to_string(plan.schedule),
-                              plan.pp == 1 ? " + fp32 logits 4sbV/t" : ""),
+                              plan.pp != 1                            ? ""
+                              : plan.loss == plan::LossKernel::kFused ? " + the fused loss's 16-bit logits 2sbV/t"
+                                                                      : " + fp32 logits 4sbV/t"),
                   format_bytes(activations)});
   } else {
     ex.push_back(
@@ -341,7 +344,9 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
   ex.push_back({"temporary buffers", buffer_rule(buffers, options, per), format_bytes(m.temporary_buffers)});
   ex.push_back({"working set",
                 fmt::format("the layer being recomputed (recompute={}){}", plan::to_string(plan.recompute),
-                            plan.pp == 1 ? " + the loss's 16-bit logits sbV/t" : ""),
+                            plan.pp != 1                            ? ""
+                            : plan.loss == plan::LossKernel::kEager ? " + the loss's 16-bit logits and fp32 copy 6sbV/t"
+                                                                    : " + the loss's 16-bit logits sbV/t"),
                 format_bytes(m.working_set)});
   ex.push_back({"framework overhead", "CUDA context, cuBLAS/NCCL workspaces, allocator slack (--overhead)",
                 format_bytes(m.framework_overhead)});
@@ -480,10 +485,13 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   if (const auto& shape = workload.shape) {
     out.working_set = recompute_working_set(*shape, plan);
     if (plan.pp == 1) {
-      // The cross-entropy's 16-bit logits (and later their gradient) beside the fp32 softmax it keeps
-      // (Megatron-LM cross_entropy.py casts the logits to fp32 and works in place on the copy).
+      // The cross-entropy's 16-bit logits (and later their gradient) beside what it keeps
+      // (Megatron-LM cross_entropy.py casts the logits to fp32 and works in place on the copy);
+      // PyTorch's eager loss also holds autocast's fp32 copy while log_softmax writes its output.
       const double sb = static_cast<double>(plan.seq_len) / plan.cp * plan.micro_batch_size;
-      out.working_set += Bytes(sb * shape->vocab / plan.tp * operator_context(plan).activation_bytes);
+      const double e = operator_context(plan).activation_bytes;
+      const double held = plan.loss == plan::LossKernel::kEager ? e + 4.0 : e;
+      out.working_set += Bytes(sb * shape->vocab / plan.tp * held);
     }
   }
   out.framework_overhead = options.framework_overhead;

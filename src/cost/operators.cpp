@@ -304,6 +304,8 @@ OperatorContext operator_context(const plan::Plan& plan) {
   c.experts.load_factor =
       plan.capacity_factor ? std::min(plan.moe_imbalance, *plan.capacity_factor) : plan.moe_imbalance;
   c.lora_rank = plan.peft == plan::Peft::kLora ? plan.lora_rank : 0.0;
+  c.loss = plan.loss;
+  c.train_metrics = plan.train_metrics;
   return c;
 }
 
@@ -567,6 +569,63 @@ std::vector<Operator> embedding_operators(const TransformerShape& shape, const O
   return ops;
 }
 
+namespace {
+
+/// The forward of PyTorch's eager F.cross_entropy on fp32 logits, per logit: autocast's cast
+/// (reads the 16-bit logit, writes 4 B), log_softmax over a row larger than an SM's shared memory
+/// (cunn_SoftMaxForward: max, sum and output passes read it three times and write 4 B), and
+/// nll_loss's one gather a row. Three kernels.
+double eager_forward_bytes(double e) { return e + kFp32Bytes + 3.0 * kFp32Bytes + kFp32Bytes; }
+
+/// The cross-entropy of the loss (loss=) and of the training metrics (train-metrics=) over
+/// `logits` elements of this rank.
+void cross_entropy(OpList& fwd, OpList& bwd, double logits, const OperatorContext& c) {
+  const double e = c.activation_bytes;
+  switch (c.loss) {
+    case plan::LossKernel::kMegatron: {
+      // Vocabulary-parallel cross-entropy (Megatron-LM cross_entropy.py): the logits cast to
+      // fp32, max, exp and sum passes; it keeps the fp32 softmax (Korthikanti section 4.3:
+      // 4sbV/t). The backward writes softmax - one-hot in the working precision.
+      Operator& f = fwd.memory("cross-entropy", OpPass::kForward, logits, logits * (e + 4.0 * kFp32Bytes), 5.0 * logits);
+      f.saved = Bytes(logits * kFp32Bytes);
+      f.kernels = 4.0;
+      bwd.memory("cross-entropy backward", OpPass::kBackward, logits, logits * (kFp32Bytes + e), logits);
+      break;
+    }
+    case plan::LossKernel::kFused: {
+      // One kernel each way on the 16-bit logits (flash-attn's cross_entropy, from apex's
+      // xentropy: a max pass and a sum-of-exp pass in the forward, which keeps the logits and
+      // each row's log-sum-exp; the backward reads a logit and writes its gradient).
+      Operator& f = fwd.memory("cross-entropy (fused)", OpPass::kForward, logits, logits * 2.0 * e, 5.0 * logits);
+      f.saved = Bytes(logits * e);
+      bwd.memory("cross-entropy backward (fused)", OpPass::kBackward, logits, logits * 2.0 * e, 2.0 * logits);
+      break;
+    }
+    case plan::LossKernel::kEager: {
+      // Keeps log_softmax's fp32 output. The backward: nll_loss's zero-filled fp32 gradient,
+      // log_softmax's backward (a sum pass over the gradient, then gradient and output read and
+      // the input gradient written) and the cast back to the working precision.
+      Operator& f = fwd.memory("cross-entropy (eager fp32)", OpPass::kForward, logits,
+                               logits * eager_forward_bytes(e), 5.0 * logits);
+      f.saved = Bytes(logits * kFp32Bytes);
+      f.kernels = 3.0;
+      Operator& b = bwd.memory("cross-entropy backward (eager fp32)", OpPass::kBackward, logits,
+                               logits * (kFp32Bytes + 4.0 * kFp32Bytes + kFp32Bytes + e), 3.0 * logits);
+      b.kernels = 4.0;
+      break;
+    }
+  }
+  if (c.train_metrics > 0.0) {
+    // Each metric an eager cross-entropy forward over the same logits, after the backward
+    // (Composer's Trainer._eval_train_metrics under the autocast context); nothing kept.
+    Operator& m = fwd.memory("training metrics", OpPass::kForward, c.train_metrics * logits,
+                             c.train_metrics * logits * eager_forward_bytes(e), c.train_metrics * 5.0 * logits);
+    m.kernels = 3.0 * c.train_metrics;
+  }
+}
+
+}  // namespace
+
 std::vector<Operator> head_operators(const TransformerShape& shape, const OperatorContext& c) {
   std::vector<Operator> ops;
   std::vector<Operator> backward;
@@ -579,14 +638,7 @@ std::vector<Operator> head_operators(const TransformerShape& shape, const Operat
   const double vocab = shape.vocab / c.tp;  // vocabulary-parallel columns on this rank
   norm(fwd, bwd, "final norm", "final norm backward", shard_tokens, h, e);
   linear(fwd, bwd, "logits", "logits (dgrad)", "logits (wgrad)", tokens, vocab, h, e, shard_tokens * h * e);
-  // Vocabulary-parallel cross-entropy (Megatron-LM cross_entropy.py): the logits cast to fp32,
-  // max, exp and sum passes; it keeps the fp32 softmax (Korthikanti section 4.3: 4sbV/t). The
-  // backward writes softmax - one-hot in the working precision.
-  const double logits = tokens * vocab;
-  fwd.memory("cross-entropy", OpPass::kForward, logits, logits * (e + 4.0 * kFp32Bytes), 5.0 * logits).saved =
-      Bytes(logits * kFp32Bytes);
-  ops.back().kernels = 4.0;
-  bwd.memory("cross-entropy backward", OpPass::kBackward, logits, logits * (kFp32Bytes + e), logits);
+  cross_entropy(fwd, bwd, tokens * vocab, c);
   // The backward runs the loss first, then the logits GEMMs, then the norm.
   std::reverse(backward.begin(), backward.end());
   ops.insert(ops.end(), backward.begin(), backward.end());

@@ -12,6 +12,7 @@
 #include "activation_offload.hpp"
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
+#include "loss_settings.hpp"
 #include "peft.hpp"
 #include "plan_limits.hpp"
 #include "stepcast/core/errors.hpp"
@@ -382,6 +383,7 @@ std::string to_string(const Plan& p) {
   text += expert_settings_text(p);
   text += overlap_settings_text(p);
   text += peft_settings_text(p);
+  text += loss_settings_text(p);
   return text;
 }
 

@@ -3,6 +3,7 @@
 
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
+#include "loss_settings.hpp"
 #include "peft.hpp"
 #include "rank_order.hpp"
 #include "stepcast/plan/layer_map.hpp"
@@ -103,7 +104,9 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
                                                     "overlap-grad-reduce",
                                                     "overlap-param-gather",
                                                     "peft",
-                                                    "lora-rank"};
+                                                    "lora-rank",
+                                                    "loss",
+                                                    "train-metrics"};
   return all;
 }
 
@@ -161,11 +164,11 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     }
   } else if (set_placement_key(plan_, key, value, fail) || set_expert_key(plan_, key, value, fail) ||
              set_overlap_key(plan_, key, value, fail) || set_peft_key(plan_, key, value, fail) ||
-             set_sharding_key(key, value, fail)) {
+             set_loss_key(plan_, key, value, fail) || set_sharding_key(key, value, fail)) {
     // pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=, pp-layout=, order=;
     // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap= (expert_parallel.cpp);
     // overlap-grad-reduce=, overlap-param-gather= (data_parallel_overlap.cpp); peft=, lora-rank=
-    // (peft.cpp); zero=, fsdp=
+    // (peft.cpp); loss=, train-metrics= (loss_settings.cpp); zero=, fsdp=
   } else if (key == "tp-overlap") {
     plan_.tp_overlap = parse_switch(key, value, fail);
   } else if (key == "grad-reduce") {

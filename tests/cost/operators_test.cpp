@@ -3,6 +3,8 @@
 // the tensors its forward keeps add up to Korthikanti et al. 2022's Table 2 (memory_test.cpp).
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "stepcast/cost/operators.hpp"
 #include "support/gpt3_shape.hpp"
 
@@ -103,6 +105,35 @@ TEST_SUITE("cost.operators") {
     }
     CHECK(logits == doctest::Approx(2.0 * 2048 * 12288 * 51200 / 8.0));
     CHECK(kept == doctest::Approx(4.0 * 2048 * 51200 / 8.0));
+  }
+
+  TEST_CASE("the loss's bytes a logit: Megatron's 24, one fused kernel's 8, eager fp32's 48, and 22 for each training metric") {
+    // Counted by hand for 16-bit logits. Megatron-LM's vocabulary-parallel loss: reads the logit,
+    // max / exp / sum passes over an fp32 copy (4 x 4 B), then its backward reads the fp32
+    // softmax and writes the 16-bit gradient: 2 + 16 + 4 + 2 = 24. A fused kernel (apex's
+    // xentropy, flash-attn's loss): two reads forward, one read and one write backward: 8.
+    // PyTorch eager on fp32 logits: cast (2 + 4), log_softmax (3 reads + 1 write of 4 B), forward
+    // 22; backward: a zero-filled fp32 gradient (4), log_softmax's backward (read the gradient for
+    // its sum, then gradient and output read and result written: 16), cast back (4 + 2): 26.
+    // A training metric is another eager forward: 22.
+    const auto s = test::gpt3_shape();
+    const double logits = 2048.0 * 51200 / 8.0;
+    const auto bytes_a_logit = [&](plan::LossKernel loss, double metrics) {
+      auto c = context(1, 2048, 8, plan::Recompute::kNone, true);
+      c.loss = loss;
+      c.train_metrics = metrics;
+      double bytes = 0.0;
+      for (const auto& op : cost::head_operators(s, c)) {
+        if (op.name.find("cross-entropy") != std::string::npos || op.name == "training metrics") {
+          bytes += op.bytes.value();
+        }
+      }
+      return bytes / logits;
+    };
+    CHECK(bytes_a_logit(plan::LossKernel::kMegatron, 0) == doctest::Approx(24.0));
+    CHECK(bytes_a_logit(plan::LossKernel::kFused, 0) == doctest::Approx(8.0));
+    CHECK(bytes_a_logit(plan::LossKernel::kEager, 0) == doctest::Approx(48.0));
+    CHECK(bytes_a_logit(plan::LossKernel::kFused, 2) == doctest::Approx(8.0 + 2 * 22.0));
   }
 
   TEST_CASE("mixed-precision Adam moves 2 + 2 x 12 + 2 bytes per parameter in its update (ZeRO's 2 + 2 + 12 state)") {

@@ -161,6 +161,28 @@ TEST_SUITE("plan.plan") {
     CHECK_THROWS_AS(plan::parse_plan("overlap-param-gather=maybe"), InputError);
   }
 
+  TEST_CASE("loss keys: printed when given and read back; a kernel or a metric count outside the list is refused") {
+    const auto w = llama2_7b_shape();
+    const auto p = plan::resolve(plan::parse_plan("fsdp=8,loss=fused,train-metrics=2"), w, 8);
+    CHECK(p.loss == plan::LossKernel::kFused);
+    CHECK(p.train_metrics == 2);
+    const std::string text = plan::to_string(p);
+    CHECK(text.ends_with(",loss=fused,train-metrics=2"));
+    CHECK(plan::to_string(plan::resolve(plan::parse_plan(text), w, 8)) == text);
+    // Unwritten, they are Megatron-LM's loss and no metrics, and print nothing.
+    const auto plain = plan::resolve(plan::parse_plan("fsdp=8,train-metrics=0"), w, 8);
+    CHECK(plain.loss == plan::LossKernel::kMegatron);
+    CHECK(plan::to_string(plain).find("loss") == std::string::npos);
+    CHECK(plan::to_string(plain).find("metrics") == std::string::npos);
+    CHECK(parse_error("loss=liger") == "--plan: loss= expects megatron, fused or eager, got \"liger\"");
+    CHECK(parse_error("train-metrics=-1") ==
+          "--plan: train-metrics= expects a whole number of metrics a micro-batch from 0 to 16, got \"-1\"");
+    CHECK(parse_error("train-metrics=17") ==
+          "--plan: train-metrics= expects a whole number of metrics a micro-batch from 0 to 16, got \"17\"");
+    CHECK(parse_error("train-metrics=2x") ==
+          "--plan: train-metrics= expects a whole number of metrics a micro-batch from 0 to 16, got \"2x\"");
+  }
+
   TEST_CASE("communication keys: grad-reduce sets the reduction type, tp-overlap needs sequence parallel") {
     const auto w = llama2_7b_shape();
     const auto p = plan::resolve(plan::parse_plan("tp=2,sp=on,tp-overlap=on,grad-reduce=fp32"), w, 8);

@@ -70,6 +70,12 @@ enum class MoeDispatcher { kAllToAll, kAllGather, kFlex };
 /// What a step trains: every weight, or LoRA adapters beside frozen weights (peft=lora).
 enum class Peft { kNone, kLora };
 
+/// The cross-entropy kernels a framework runs on the logits (loss=): Megatron-LM's vocabulary-
+/// parallel loss (fp32 max, exp and sum passes), one fused kernel that reads the 16-bit logits
+/// (flash-attn's cross_entropy, Liger's), or PyTorch's eager F.cross_entropy on fp32 logits
+/// (autocast's fp32 cast, log_softmax, nll_loss: torchtitan, Composer, Hugging Face).
+enum class LossKernel { kMegatron, kFused, kEager };
+
 /// How a plan's ranks are numbered, tensor-parallel ranks innermost and context-parallel ranks
 /// inside the data-parallel replicas either way (expert-parallel groups fold inside the same):
 /// Megatron-Core's default order tp-cp-ep-dp-pp puts the pipeline stages outermost, each stage's
@@ -178,6 +184,12 @@ struct Plan {
   Peft peft = Peft::kNone;
   int lora_rank = 32;
   bool lora_rank_given = false;  ///< lora-rank= was written (refused without peft=lora)
+  LossKernel loss = LossKernel::kMegatron;
+  bool loss_given = false;  ///< loss= was written (printed only then)
+  /// Training metrics evaluated on each micro-batch's logits after its backward, each an eager
+  /// fp32 cross-entropy forward over the vocabulary (train-metrics=N: Composer's trainer runs the
+  /// model's train metrics, LanguageCrossEntropy and LanguagePerplexity for llm-foundry's MPT).
+  int train_metrics = 0;
 
   /// GPUs used: dp * tp * cp * pp.
   [[nodiscard]] int gpus() const { return dp * tp * cp * pp; }
