@@ -30,7 +30,8 @@ constexpr std::array<ParameterSpec, 5> kParameterList = {{
      "GB300), for which no maximum-achievable-matmul measurement is held"},
     {"blackwell_low_precision_gemm_efficiency", ParameterUnit::kFraction, 0.25, 0.95,
      "fraction of its own dense peak an FP8, MXFP8 or NVFP4 GEMM reaches on Blackwell GPUs (scale loads and "
-     "epilogues make it lower than BF16's)"},
+     "epilogues make it lower than BF16's)",
+     "blackwell_gemm_efficiency"},
     {"hopper_fp8_gemm_efficiency", ParameterUnit::kFraction, 0.35, 0.95,
      "fraction of the dense FP8 tensor-core peak large FP8 GEMMs reach on Hopper GPUs (H100, H200)"},
 }};

@@ -1,6 +1,7 @@
 // The fit of the model's free parameters: it recovers the values a synthetic set of runs was made
 // with, counts only the runs whose prediction depends on a parameter, keeps a parameter no run
-// depends on at its start, and writes a file both the defaults loader and --calibration read.
+// depends on at its start (or at the fitted value of the parameter it falls back to), and writes
+// a file both the defaults loader and --calibration read.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -64,6 +65,12 @@ TEST_SUITE("calibrate.defaults_fit") {
     CHECK(by_name["hopper_fp8_gemm_efficiency"].runs == 0);
     CHECK(by_name["hopper_fp8_gemm_efficiency"].value == doctest::Approx(0.7));
     CHECK(fit.fitted.sources.at("hopper_fp8_gemm_efficiency").starts_with("not fitted: no run of"));
+    // Blackwell's low-precision fraction names a fallback, the same GPUs' BF16 fraction: with no
+    // run of its own it takes the fitted 0.6, not its start of 0.7.
+    CHECK(by_name["blackwell_low_precision_gemm_efficiency"].runs == 0);
+    CHECK(by_name["blackwell_low_precision_gemm_efficiency"].value == doctest::Approx(0.6).epsilon(1e-3));
+    CHECK(fit.fitted.sources.at("blackwell_low_precision_gemm_efficiency")
+              .find("takes the fitted blackwell_gemm_efficiency, 0.6") != std::string::npos);
     CHECK(fit.runs_per_file.size() == 2);
   }
 
