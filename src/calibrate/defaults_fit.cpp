@@ -167,14 +167,14 @@ DefaultsFit fit_defaults(const std::vector<TrainingRun>& runs, const cost::Calib
     p.at_bound = p.runs > 0 && std::min(p.value - s.lower, s.upper - p.value) < kAtBound * (s.upper - s.lower);
     out.fitted.values[p.name] = p.value;
     out.fitted.sources[p.name] =
-        fallback    ? fmt::format("not fitted: no run of {} depends on it; takes the fitted {}, {}", files,
-                                  fallback->name, topology::format_parameter(s, p.value))
+        fallback ? fmt::format("not fitted: no run of {} depends on it; takes the fitted {}, {}", files, fallback->name,
+                               topology::format_parameter(s, p.value))
         : p.runs == 0 ? fmt::format("not fitted: no run of {} depends on it; kept at its start, {}", files,
                                     topology::format_parameter(s, p.value))
                       : fmt::format(
-                          "least squares on log throughput of the {} runs that depend on it, each file weighed "
-                          "alike ({}){}",
-                          p.runs, files, p.at_bound ? "; rests on a bound of its range" : "");
+                            "least squares on log throughput of the {} runs that depend on it, each file weighed "
+                            "alike ({}){}",
+                            p.runs, files, p.at_bound ? "; rests on a bound of its range" : "");
   }
   return out;
 }

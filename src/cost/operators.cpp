@@ -586,7 +586,8 @@ void cross_entropy(OpList& fwd, OpList& bwd, double logits, const OperatorContex
       // Vocabulary-parallel cross-entropy (Megatron-LM cross_entropy.py): the logits cast to
       // fp32, max, exp and sum passes; it keeps the fp32 softmax (Korthikanti section 4.3:
       // 4sbV/t). The backward writes softmax - one-hot in the working precision.
-      Operator& f = fwd.memory("cross-entropy", OpPass::kForward, logits, logits * (e + 4.0 * kFp32Bytes), 5.0 * logits);
+      Operator& f =
+          fwd.memory("cross-entropy", OpPass::kForward, logits, logits * (e + 4.0 * kFp32Bytes), 5.0 * logits);
       f.saved = Bytes(logits * kFp32Bytes);
       f.kernels = 4.0;
       bwd.memory("cross-entropy backward", OpPass::kBackward, logits, logits * (kFp32Bytes + e), logits);
@@ -605,8 +606,8 @@ void cross_entropy(OpList& fwd, OpList& bwd, double logits, const OperatorContex
       // Keeps log_softmax's fp32 output. The backward: nll_loss's zero-filled fp32 gradient,
       // log_softmax's backward (a sum pass over the gradient, then gradient and output read and
       // the input gradient written) and the cast back to the working precision.
-      Operator& f = fwd.memory("cross-entropy (eager fp32)", OpPass::kForward, logits,
-                               logits * eager_forward_bytes(e), 5.0 * logits);
+      Operator& f = fwd.memory("cross-entropy (eager fp32)", OpPass::kForward, logits, logits * eager_forward_bytes(e),
+                               5.0 * logits);
       f.saved = Bytes(logits * kFp32Bytes);
       f.kernels = 3.0;
       Operator& b = bwd.memory("cross-entropy backward (eager fp32)", OpPass::kBackward, logits,

@@ -107,7 +107,9 @@ TEST_SUITE("cost.operators") {
     CHECK(kept == doctest::Approx(4.0 * 2048 * 51200 / 8.0));
   }
 
-  TEST_CASE("the loss's bytes a logit: Megatron's 24, one fused kernel's 8, eager fp32's 48, and 22 for each training metric") {
+  TEST_CASE(
+      "the loss's bytes a logit: Megatron's 24, one fused kernel's 8, eager fp32's 48, and 22 for each training "
+      "metric") {
     // Counted by hand for 16-bit logits. Megatron-LM's vocabulary-parallel loss: reads the logit,
     // max / exp / sum passes over an fp32 copy (4 x 4 B), then its backward reads the fp32
     // softmax and writes the 16-bit gradient: 2 + 16 + 4 + 2 = 24. A fused kernel (apex's

@@ -125,8 +125,8 @@ struct OperatorContext {
   double lora_rank = 0.0;
   plan::LossKernel loss = plan::LossKernel::kMegatron;  ///< the cross-entropy's kernels (head_operators)
   double train_metrics = 0.0;  ///< eager fp32 cross-entropies a micro-batch's metrics run on its logits
-  LayerKind kind;         ///< which kind of block layer_operators lists
-  ExpertContext experts;  ///< MoE blocks only
+  LayerKind kind;              ///< which kind of block layer_operators lists
+  ExpertContext experts;       ///< MoE blocks only
 };
 
 OperatorContext operator_context(const plan::Plan& plan);
