@@ -2,6 +2,8 @@
 // Korthikanti et al. 2022's activation formulas derived by hand for one GPT-3 175B layer.
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "stepcast/cost/memory.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/workload/workload.hpp"
@@ -174,6 +176,29 @@ TEST_SUITE("cost.memory") {
     p.schedule = plan::Schedule::kInterleaved;
     p.vp = 2;
     CHECK(cost::activation_bytes(s, p).value() == doctest::Approx(138.0 * layer));
+  }
+
+  TEST_CASE("the loss's logits: a fused loss keeps 2sbV/t where Megatron's keeps 4sbV/t, eager holds 4sbV/t more") {
+    // GPT-3 on tp=8, one stage, s = 2048, b = 1: sbV/t = 2048 x 51200 / 8 logits on this rank.
+    // Megatron-LM keeps the fp32 softmax (4 B a logit), a fused kernel the 16-bit logits (2 B);
+    // PyTorch's eager loss keeps fp32 log-probabilities like Megatron's, and while log_softmax
+    // runs it holds autocast's fp32 copy (4 B) beside the 16-bit logits.
+    workload::Workload w;
+    w.name = "gpt3";
+    w.shape = test::gpt3_shape();
+    w.parameters = workload::parameter_count(*w.shape);
+    const double logits = 2048.0 * 51200 / 8.0;
+    const auto memory = [&](const char* loss) {
+      return cost::estimate_memory(
+          w, plan::resolve(plan::parse_plan(std::string("tp=8,sp=on,recompute=full,gbs=8,") + loss), w, 64));
+    };
+    const auto megatron = memory("loss=megatron");
+    const auto fused = memory("loss=fused");
+    const auto eager = memory("loss=eager");
+    CHECK((megatron.activations - fused.activations).value() == doctest::Approx(2.0 * logits));
+    CHECK((eager.activations - megatron.activations).value() == doctest::Approx(0.0));
+    CHECK((eager.working_set - megatron.working_set).value() == doctest::Approx(4.0 * logits));
+    CHECK((fused.working_set - megatron.working_set).value() == doctest::Approx(0.0));
   }
 
   TEST_CASE("the breakdown's terms add up to its total, and the fit says by how much") {
