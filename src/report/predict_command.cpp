@@ -34,7 +34,7 @@ std::string predict_text(const PlanInputs& in, const graph::StepPrediction& p, c
   for (const auto& term : p.communication) row(fmt::format("{} (exposed)", term.name), term.exposed);
   row("optimizer step", p.optimizer);
   row("step time", p.step_time);
-  out += fmt::format("  {}\n", interval_text(interval));
+  out += fmt::format("  {}\n", interval_text(interval, p.step_time));
   out += fmt::format("  {:<40} {:>12.6g}\n  {:<40} {:>12.4f}  ({})\n\n", "tokens/s", p.tokens_per_s, "MFU", p.mfu,
                      mfu_attention_basis(in.plan, in.workload));
   out += "Memory per GPU (first pipeline stage)\n";

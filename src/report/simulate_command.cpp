@@ -224,7 +224,7 @@ std::string simulate_text(const PlanInputs& in, const graph::StepPrediction& p, 
   row("data-parallel communication (exposed)", r.breakdown.dp_exposed);
   row("optimizer step", r.breakdown.optimizer);
   row("step time (simulated)", r.step_time);
-  out += fmt::format("  {}\n", interval_text(interval));
+  out += fmt::format("  {}\n", interval_text(interval, r.step_time));
   out += fmt::format("  {:<44} {:>12}\n", "step time (analytical)", format_seconds(p.step_time));
   if (r.breakdown.straggler_wait.value() != 0.0) {
     out +=

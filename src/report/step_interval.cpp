@@ -90,11 +90,20 @@ IntervalResult interval_for(const PlanInputs& in, Seconds step_time, const Inter
   return out;
 }
 
-std::string interval_text(const IntervalResult& result) {
+std::string interval_text(const IntervalResult& result, Seconds step) {
   if (!result.interval) return result.why_none;
   const calibrate::StepInterval& i = *result.interval;
-  return fmt::format("{:.0f}% interval {} - {} (median {}), from {}", i.coverage * 100.0, format_seconds(i.low),
-                     format_seconds(i.high), format_seconds(i.median), i.derived_from);
+  std::string text = fmt::format("{:.0f}% interval {} - {} (median {}), from {}", i.coverage * 100.0,
+                                 format_seconds(i.low), format_seconds(i.high), format_seconds(i.median), i.derived_from);
+  // A step outside its own interval: the model errs one way on runs like this plan, and the
+  // median is the better guess; said where it is read, not left to the reader's arithmetic.
+  if (step < i.low || step > i.high) {
+    text += fmt::format(
+        "\n  the step above lies {} this interval: on measured runs like this plan the model ran {} than they "
+        "did; expect about the median, {}",
+        step < i.low ? "below" : "above", step < i.low ? "faster" : "slower", format_seconds(i.median));
+  }
+  return text;
 }
 
 void add_interval_json(nlohmann::json& j, const IntervalResult& result) {

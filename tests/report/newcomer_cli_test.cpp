@@ -223,6 +223,24 @@ TEST_SUITE("report.newcomer") {
     CHECK(marked >= 1);
   }
 
+  TEST_CASE("a step outside its own interval says so and points to the median; one inside says nothing more") {
+    // Read back from the JSON: the line appears exactly when the step lies outside [low, high].
+    for (const char* args : {"predict --workload llama3-8b --topology dgx-h100 --plan fsdp=8 --global-batch 64",
+                             "predict --workload llama2-7b --topology p4d-24xlarge --nodes 1 --plan tp=8 --seq 4096 "
+                             "--global-batch 64"}) {
+      CAPTURE(args);
+      const nlohmann::json j = json_of(args);
+      REQUIRE(j["step_time_interval_s"].is_object());
+      const double step = j["step_time_s"];
+      const double low = j["step_time_interval_s"]["low_s"];
+      const double high = j["step_time_interval_s"]["high_s"];
+      const std::string text = run_stepcast(args);
+      const bool outside = step < low || step > high;
+      CHECK(contains(text, "the step above lies") == outside);
+      if (outside) CHECK(contains(text, step < low ? "lies below this interval" : "lies above this interval"));
+    }
+  }
+
   TEST_CASE("MFU counts the causal half of attention FlashAttention computes: Llama 3 8B by hand") {
     // Per token and layer: 2 x (Q, K, V, O: 2 x 4096^2 + 2 x 4096 x 1024 = 41,943,040; MLP 3 x 4096
     // x 14336 = 176,160,768) = 436,207,616, plus scores 2 x (s/2 keys) x 32 heads x (128 + 128) =

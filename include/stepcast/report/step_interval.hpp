@@ -52,8 +52,9 @@ struct IntervalResult {
 IntervalResult interval_for(const PlanInputs& in, Seconds step_time, const IntervalOptions& options,
                             bool achieved_fraction_given);
 
-/// "90% interval 1.2-1.5 s, from the model's errors on N measured runs of CLASS (files)", or why there is none.
-std::string interval_text(const IntervalResult& result);
+/// "90% interval 1.2-1.5 s, from the model's errors on N measured runs of CLASS (files)", or why there is none;
+/// a second line where `step` lies outside it, pointing to the median.
+std::string interval_text(const IntervalResult& result, Seconds step);
 
 /// Sets "step_time_interval_s" ({low_s, high_s, coverage, run_class, runs, derived_from}, or null)
 /// and, without one, "step_time_interval_note" in `j`.
