@@ -184,9 +184,11 @@ CapacityCell rebuild_cell(const CapacityRequest& req, const CellSpec& spec, cons
     const SearchSpace space = cell_space(topo, req, spec.gpus);
     const std::vector<plan::Plan> candidates = enumerate_candidates(space, w);
     STEPCAST_ASSERT(*choice.plan_id < candidates.size(), "a reported plan id lies inside the cell's search space");
-    cell.plan = candidates[*choice.plan_id];
-    // The figures search() stored for this candidate: the same evaluation of the same plan.
-    cell.metrics = evaluate_plan(w, topo, *cell.plan, space, req.search.step).metrics;
+    // The figures search() stored for this candidate: the same evaluation of the same plan (with
+    // the layers it offloads to fit).
+    const Evaluation e = evaluate_candidate(w, topo, candidates[*choice.plan_id], space, req.search.step);
+    cell.plan = e.offloaded.value_or(candidates[*choice.plan_id]);
+    cell.metrics = e.metrics;
   }
   label(req, cell, w, topo, spec, p.nodes);
   return cell;

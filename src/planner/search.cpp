@@ -75,6 +75,37 @@ Evaluation evaluate_plan(const workload::Workload& workload, const topology::Top
   return e;
 }
 
+Evaluation evaluate_candidate(const workload::Workload& workload, const topology::Topology& topology,
+                              const plan::Plan& plan, const SearchSpace& space,
+                              const graph::StepOptions& step_options) {
+  Evaluation e = evaluate_plan(workload, topology, plan, space, step_options);
+  const int layers = workload.shape ? workload.shape->layers : 0;
+  if (e.outcome != Evaluation::Outcome::kDoesNotFit || !topology.host_link() || plan.pp != 1 ||
+      plan.recompute != plan::Recompute::kNone || plan.offload_layers > 0 || layers < 2)
+    return e;
+  // Memory falls as more layers are offloaded: the fewest that fit, by bisection over 1 .. L-1.
+  cost::MemoryOptions memory = step_options.memory;
+  memory.explain = false;
+  const auto fits = [&](int offloaded) {
+    plan::Plan p = plan;
+    p.offload_layers = offloaded;
+    return cost::check_fit(cost::estimate_memory(workload, p, memory), topology.gpu().memory, memory.margin).fits;
+  };
+  if (!fits(layers - 1)) return e;
+  int low = 0;  // does not fit
+  int high = layers - 1;
+  while (high - low > 1) {
+    const int mid = low + (high - low) / 2;
+    (fits(mid) ? high : low) = mid;
+  }
+  plan::Plan p = plan;
+  p.offload_layers = high;
+  Evaluation offloaded = evaluate_plan(workload, topology, p, space, step_options);
+  if (offloaded.outcome != Evaluation::Outcome::kFits) return e;
+  offloaded.offloaded = std::move(p);
+  return offloaded;
+}
+
 SearchResult search(const workload::Workload& workload, const topology::Topology& topology, const SearchSpace& space,
                     const SearchOptions& options) {
   if (!workload.has_shape()) {
@@ -104,7 +135,7 @@ SearchResult search(const workload::Workload& workload, const topology::Topology
       const std::size_t end = std::min(n, begin + kChunk);
       for (std::size_t i = begin; i < end; ++i) {
         try {
-          results[i] = evaluate_plan(workload, topology, candidates[i], space, step);
+          results[i] = evaluate_candidate(workload, topology, candidates[i], space, step);
         } catch (...) {
           // Keep the error of the lowest candidate id, so which error surfaces is deterministic.
           const std::lock_guard lock(error_mutex);
@@ -132,7 +163,7 @@ SearchResult search(const workload::Workload& workload, const topology::Topology
   for (std::size_t i = 0; i < n; ++i) {
     const Evaluation& e = results[i];
     if (e.outcome == Evaluation::Outcome::kFits) {
-      out.ranked.push_back(RankedPlan{i, candidates[i], e.metrics, std::nullopt, {}});
+      out.ranked.push_back(RankedPlan{i, e.offloaded.value_or(candidates[i]), e.metrics, std::nullopt, {}});
       continue;
     }
     auto it = by_rule.find(e.verdict.rule);

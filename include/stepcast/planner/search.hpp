@@ -41,6 +41,9 @@ struct Evaluation {
   plan::Verdict verdict;
   /// Filled for kDoesNotFit (memory only) and kFits (everything).
   PlanMetrics metrics;
+  /// The plan evaluated in the candidate's place: the candidate with the fewest offloaded layers
+  /// that fit (evaluate_candidate); none: the candidate itself.
+  std::optional<plan::Plan> offloaded;
 };
 
 /// Options of a search beyond the space itself.
@@ -58,6 +61,14 @@ struct SearchOptions {
 /// memory against the topology's GPU, then predicts its step. `plan` must be resolved.
 Evaluation evaluate_plan(const workload::Workload& workload, const topology::Topology& topology, const plan::Plan& plan,
                          const SearchSpace& space, const graph::StepOptions& step_options);
+
+/// A searched candidate: evaluate_plan, and where it does not fit but could offload activations
+/// (one stage, no recompute, nothing offloaded yet, a topology with a host link), the same plan
+/// with the fewest offloaded layers that fit (offload-layers=, Megatron-Core's cpu_offloading)
+/// in its place, in `offloaded`.
+Evaluation evaluate_candidate(const workload::Workload& workload, const topology::Topology& topology,
+                              const plan::Plan& plan, const SearchSpace& space,
+                              const graph::StepOptions& step_options);
 
 /// A fitting plan with its candidate id.
 struct RankedPlan {
