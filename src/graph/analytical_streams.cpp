@@ -62,7 +62,8 @@ Seconds edge_calls(Evaluation& e, const CommNode& node, bool layer_zero) {
 // they take beyond the compute when the group's share of the NICs is too slow. In the backward
 // the regathers and the reduce-scatters share the stream and the backward's compute; the pass's
 // last reduce-scatters, issued as it ends, hide behind nothing of it, and the next pass's first
-// gather waits behind them on the stream.
+// gather waits behind them on the stream. Gathers issued only as the layer before ends (PyTorch
+// FSDP's BACKWARD_POST) hide behind nothing: the next layer waits for each whole.
 void expose_sharded_units(Evaluation& e) {
   std::vector<std::size_t> forward;
   std::vector<std::size_t> backward;
@@ -71,6 +72,10 @@ void expose_sharded_units(Evaluation& e) {
   Seconds first_backward;  // ... the backward's regathers of each pass's first (the chunk's last) layer
   Seconds last_reduction;  // ... the reduce-scatters after each backward pass's last layer
   for_anchor(e, Anchor::kLayerPrefetch, [&](std::size_t i, const CommNode& node) {
+    if (node.after_layer) {
+      e.terms[i].exposed = e.terms[i].time;
+      return;
+    }
     if (node.pass == Pass::kBackward) {
       backward.push_back(i);
       regathers.push_back(i);

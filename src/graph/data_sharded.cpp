@@ -25,8 +25,9 @@ int stage_layers(const StepGraph& graph) {
   return most;
 }
 
-/// Gathers before each pass (the backward's unless kept) and the reduce-scatter after it.
-void add_unit(StepGraph& graph, CommNode node, bool regather, Bytes unit, Bytes unit_grads, Bytes root,
+/// Gathers before each pass (the backward's unless kept; `late`: each issued as the layer before
+/// ends) and the reduce-scatter after it.
+void add_unit(StepGraph& graph, CommNode node, bool regather, bool late, Bytes unit, Bytes unit_grads, Bytes root,
               Bytes root_grads, std::string_view forward, std::string_view backward, std::string_view reduce) {
   node.op = cost::CollectiveOp::kAllGather;
   node.anchor = Anchor::kLayerPrefetch;
@@ -38,7 +39,9 @@ void add_unit(StepGraph& graph, CommNode node, bool regather, Bytes unit, Bytes 
   if (regather) {
     node.pass = Pass::kBackward;
     node.name = std::string(backward);
+    node.after_layer = late;
     graph.comm.push_back(node);
+    node.after_layer = false;
   }
   node.op = cost::CollectiveOp::kReduceScatter;
   node.anchor = Anchor::kLayerEnd;
@@ -80,7 +83,9 @@ void add_sharded(const GraphContext& context, StepGraph& graph, const DataState&
   const double layers = stage_layers(graph);
   const Bytes root = std::max(Bytes(0.0), state.weights - unit * layers);
   const Bytes root_grads = std::max(Bytes(0.0), state.grads - unit_grads * layers);
-  add_unit(graph, node, regather, unit, unit_grads, root, root_grads, "FSDP all-gather (forward)",
+  // PyTorch FSDP's BACKWARD_POST gathers the next unit after the current one's gradients.
+  const bool late = p.fsdp_prefetch == plan::FsdpPrefetch::kBackwardPost;
+  add_unit(graph, node, regather, late, unit, unit_grads, root, root_grads, "FSDP all-gather (forward)",
            "FSDP all-gather (backward)", "FSDP gradient reduce-scatter");
   if (moe && state.experts_apart && p.expert_dp() > 1) {
     GroupSpec experts = graph.groups[state.expert_data_group];
@@ -89,7 +94,7 @@ void add_sharded(const GraphContext& context, StepGraph& graph, const DataState&
     expert.group = graph.add_group(std::move(experts));
     expert.per_layer = moe_blocks_per_layer(graph);
     const GroupSpec& g = graph.groups[expert.group];
-    add_unit(graph, expert, regather, Bytes(moe->expert_block * state.parameter_bytes),
+    add_unit(graph, expert, regather, late, Bytes(moe->expert_block * state.parameter_bytes),
              Bytes(moe->expert_block * state.reduce_bytes), Bytes(0.0), Bytes(0.0),
              with_placement(context, g, "FSDP expert all-gather", "forward; edp"),
              with_placement(context, g, "FSDP expert all-gather", "backward; edp"),

@@ -29,6 +29,15 @@ bool set_overlap_key(Plan& plan, std::string_view key, std::string_view value, c
     plan.overlap_grad_reduce = parse_on_off(key, value, fail);
   } else if (key == "overlap-param-gather") {
     plan.overlap_param_gather = parse_on_off(key, value, fail);
+  } else if (key == "fsdp-prefetch") {
+    if (value == "backward-pre") {
+      plan.fsdp_prefetch = FsdpPrefetch::kBackwardPre;
+    } else if (value == "backward-post") {
+      plan.fsdp_prefetch = FsdpPrefetch::kBackwardPost;
+    } else {
+      fail(fmt::format("fsdp-prefetch= expects backward-pre or backward-post, got \"{}\"", value));
+    }
+    plan.fsdp_prefetch_given = true;
   } else {
     return false;
   }
@@ -60,6 +69,10 @@ void add_overlap_problems(const Plan& p, std::vector<Verdict>& out) {
       out.push_back({Rule::kParamGatherNeedsGradOverlap, {}});
     }
   }
+  // Only FULL_SHARD and HYBRID_SHARD gather a unit again for its backward.
+  if (p.fsdp_prefetch_given && !(p.is_fsdp() && stage == 3)) {
+    out.push_back({Rule::kFsdpPrefetchNeedsRegather, {{"sharding", std::string(to_string(p.sharding))}}});
+  }
 }
 
 std::string describe_overlap(const Verdict& v) {
@@ -85,6 +98,11 @@ std::string describe_overlap(const Verdict& v) {
     case Rule::kParamGatherNeedsGradOverlap:
       return "overlap-param-gather=on needs the gradient reduction overlapped too (overlap-grad-reduce=on), as "
              "Megatron-LM requires";
+    case Rule::kFsdpPrefetchNeedsRegather:
+      return fmt::format(
+          "fsdp-prefetch= chooses when PyTorch FSDP gathers a unit again for its backward: fsdp=full or fsdp=hybrid "
+          "(got {}, which gathers none)",
+          v.text("sharding"));
     default:
       STEPCAST_UNREACHABLE("a rule of the data-parallel overlap settings");
   }
@@ -94,6 +112,10 @@ std::string overlap_settings_text(const Plan& p) {
   std::string text;
   if (p.overlap_grad_reduce) text += fmt::format(",overlap-grad-reduce={}", on_off(*p.overlap_grad_reduce));
   if (p.overlap_param_gather) text += fmt::format(",overlap-param-gather={}", on_off(*p.overlap_param_gather));
+  if (p.fsdp_prefetch_given) {
+    text +=
+        p.fsdp_prefetch == FsdpPrefetch::kBackwardPost ? ",fsdp-prefetch=backward-post" : ",fsdp-prefetch=backward-pre";
+  }
   return text;
 }
 

@@ -103,6 +103,7 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
                                                     "moe-overlap",
                                                     "overlap-grad-reduce",
                                                     "overlap-param-gather",
+                                                    "fsdp-prefetch",
                                                     "peft",
                                                     "lora-rank",
                                                     "loss",
@@ -167,7 +168,7 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
              set_loss_key(plan_, key, value, fail) || set_sharding_key(key, value, fail)) {
     // pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=, pp-layout=, order=;
     // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap= (expert_parallel.cpp);
-    // overlap-grad-reduce=, overlap-param-gather= (data_parallel_overlap.cpp); peft=, lora-rank=
+    // overlap-grad-reduce=, overlap-param-gather=, fsdp-prefetch= (data_parallel_overlap.cpp); peft=, lora-rank=
     // (peft.cpp); loss=, train-metrics= (loss_settings.cpp); zero=, fsdp=
   } else if (key == "tp-overlap") {
     plan_.tp_overlap = parse_switch(key, value, fail);

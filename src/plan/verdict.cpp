@@ -94,6 +94,8 @@ constexpr std::array kRules = {
              "overlap-param-gather= needs zero=1 or zero=2"},
     RuleInfo{Rule::kParamGatherNeedsGradOverlap, "param-gather-needs-grad-overlap",
              "overlap-param-gather=on needs overlap-grad-reduce=on"},
+    RuleInfo{Rule::kFsdpPrefetchNeedsRegather, "fsdp-prefetch-needs-regather",
+             "fsdp-prefetch= needs fsdp=full or fsdp=hybrid"},
     RuleInfo{Rule::kLoraRankNeedsLora, "lora-rank-needs-lora", "lora-rank= needs peft=lora"},
     RuleInfo{Rule::kLoraWithShardedWeights, "lora-with-sharded-weights",
              "peft=lora with FSDP or ZeRO-3 is not modelled"},
@@ -292,6 +294,7 @@ std::string describe(const Verdict& v) {
     case Rule::kGradReduceOffWithZero2:
     case Rule::kParamGatherNeedsShardedOptimizer:
     case Rule::kParamGatherNeedsGradOverlap:
+    case Rule::kFsdpPrefetchNeedsRegather:
       return describe_overlap(v);
     case Rule::kLoraRankNeedsLora:
     case Rule::kLoraWithShardedWeights:

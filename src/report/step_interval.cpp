@@ -93,8 +93,9 @@ IntervalResult interval_for(const PlanInputs& in, Seconds step_time, const Inter
 std::string interval_text(const IntervalResult& result, Seconds step) {
   if (!result.interval) return result.why_none;
   const calibrate::StepInterval& i = *result.interval;
-  std::string text = fmt::format("{:.0f}% interval {} - {} (median {}), from {}", i.coverage * 100.0,
-                                 format_seconds(i.low), format_seconds(i.high), format_seconds(i.median), i.derived_from);
+  std::string text =
+      fmt::format("{:.0f}% interval {} - {} (median {}), from {}", i.coverage * 100.0, format_seconds(i.low),
+                  format_seconds(i.high), format_seconds(i.median), i.derived_from);
   // A step outside its own interval: the model errs one way on runs like this plan, and the
   // median is the better guess; said where it is read, not left to the reader's arithmetic.
   if (step < i.low || step > i.high) {

@@ -217,7 +217,8 @@ void StepRun::layer_compute(int k) {
   Rank& rk = rank(k);
   const PipelineOp& op = op_of(rk);
   if (rk.program && !rk.program->gathers.empty() && rk.layer + 1 < layers_of(rk, op)) {
-    rk.prefetch = issue_all(k, program_at(rk, op, rk.layer + 1)->gathers);
+    const LayerProgram* next = program_at(rk, op, rk.layer + 1);
+    if (!next->late_gathers) rk.prefetch = issue_all(k, next->gathers);
   }
   if (rk.program) {
     rk.layer_lanes_started = true;
@@ -300,10 +301,15 @@ void StepRun::slice_end(int k) {
   layer_end(k);
 }
 
-// The layer's gradients are complete: its reductions go on the stream; then the next layer.
+// The layer's gradients are complete: the next layer's late gathers and then its reductions go
+// on the stream; then the next layer.
 void StepRun::layer_end(int k) {
   Rank& rk = rank(k);
   const PipelineOp& op = op_of(rk);
+  if (rk.program && !rk.program->gathers.empty() && rk.layer + 1 < layers_of(rk, op)) {
+    const LayerProgram* next = program_at(rk, op, rk.layer + 1);
+    if (next->late_gathers) rk.prefetch = issue_all(k, next->gathers);
+  }
   if (rk.program && op.kind == PipelineOp::Kind::kBackward) {
     for (const std::uint32_t slot : rk.program->reductions) issue(k, slot);
   }

@@ -73,7 +73,8 @@ enum Lane : std::size_t { kBlockingLane = 0, kFirstSliceLane = 1, kLayerEndLane 
 struct LayerProgram {
   std::array<std::vector<std::uint32_t>, 3> lanes;  // blocking, first slice, layer end
   std::vector<std::uint32_t> gathers;               // kLayerPrefetch, issued for this layer
-  std::vector<std::uint32_t> reductions;            // kLayerEnd (backward only)
+  bool late_gathers = false;              // issued as the layer before ends, ahead of its reductions (after_layer)
+  std::vector<std::uint32_t> reductions;  // kLayerEnd (backward only)
 };
 
 struct Bucket {

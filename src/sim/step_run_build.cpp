@@ -268,6 +268,9 @@ void StepRun::build_layers(int s) {
     for (std::size_t lane = 0; lane < 3; ++lane)
       rounds(p.lanes[lane], Anchor::kLayerStart, pass, chunk, layer, root, joins[lane]);
     rounds(p.gathers, Anchor::kLayerPrefetch, pass, chunk, layer, root, std::nullopt);
+    for (const graph::CommNode& n : graph_->comm) {
+      if (n.anchor == Anchor::kLayerPrefetch && n.after_layer && runs_in(n, pass, false)) p.late_gathers = true;
+    }
     if (pass == 1) rounds(p.reductions, Anchor::kLayerEnd, pass, chunk, layer, root, std::nullopt);
     return p;
   };

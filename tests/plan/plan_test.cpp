@@ -161,7 +161,28 @@ TEST_SUITE("plan.plan") {
     CHECK_THROWS_AS(plan::parse_plan("overlap-param-gather=maybe"), InputError);
   }
 
-  TEST_CASE("loss keys: printed when given and read back; a kernel or a metric count outside the list is refused") {
+  TEST_CASE("fsdp-prefetch: printed when given, and refused where no unit is gathered again for its backward") {
+    const auto w = llama2_7b_shape();
+    const auto p = plan::resolve(plan::parse_plan("fsdp=16,fsdp-prefetch=backward-post"), w, 16);
+    CHECK(p.fsdp_prefetch == plan::FsdpPrefetch::kBackwardPost);
+    CHECK(plan::problems(p, w, 16).empty());
+    const std::string text = plan::to_string(p);
+    CHECK(text.ends_with(",fsdp-prefetch=backward-post"));
+    CHECK(plan::to_string(plan::resolve(plan::parse_plan(text), w, 16)) == text);
+    CHECK(plan::problems(plan::resolve(plan::parse_plan("fsdp=hybrid:8x2,fsdp-prefetch=backward-pre"), w, 16), w, 16)
+              .empty());
+    // SHARD_GRAD_OP keeps each unit gathered from its forward to its backward; ZeRO-1 gathers none.
+    for (const char* kept : {"fsdp=grad-op,fsdp-prefetch=backward-post", "zero=1,fsdp-prefetch=backward-post"}) {
+      CAPTURE(kept);
+      const auto found = plan::problems(plan::resolve(plan::parse_plan(kept), w, 16), w, 16);
+      REQUIRE(found.size() == 1);
+      CHECK(found.front().rule == plan::Rule::kFsdpPrefetchNeedsRegather);
+    }
+    CHECK(parse_error("fsdp-prefetch=forward") ==
+          "--plan: fsdp-prefetch= expects backward-pre or backward-post, got \"forward\"");
+  }
+
+  TEST_CASE("loss keys: printed when given and read back, a kernel or a metric count outside the list refused") {
     const auto w = llama2_7b_shape();
     const auto p = plan::resolve(plan::parse_plan("fsdp=8,loss=fused,train-metrics=2"), w, 8);
     CHECK(p.loss == plan::LossKernel::kFused);

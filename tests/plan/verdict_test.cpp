@@ -185,6 +185,9 @@ const std::vector<Case>& cases() {
       {llama2_7b, "zero=1,overlap-grad-reduce=off,overlap-param-gather=on", 2, R::kParamGatherNeedsGradOverlap,
        "overlap-param-gather=on needs the gradient reduction overlapped too (overlap-grad-reduce=on), as Megatron-LM "
        "requires"},
+      {llama2_7b, "fsdp=grad-op,fsdp-prefetch=backward-post", 2, R::kFsdpPrefetchNeedsRegather,
+       "fsdp-prefetch= chooses when PyTorch FSDP gathers a unit again for its backward: fsdp=full or fsdp=hybrid (got "
+       "fsdp-grad-op, which gathers none)"},
       {llama2_7b, "lora-rank=16", 1, R::kLoraRankNeedsLora,
        "lora-rank=16 needs peft=lora: the rank is the adapters' inner size"},
       {llama2_7b, "zero=3,peft=lora", 2, R::kLoraWithShardedWeights,

@@ -223,7 +223,7 @@ TEST_SUITE("report.newcomer") {
     CHECK(marked >= 1);
   }
 
-  TEST_CASE("a step outside its own interval says so and points to the median; one inside says nothing more") {
+  TEST_CASE("a step outside its own interval says so and points to the median, one inside says nothing more") {
     // Read back from the JSON: the line appears exactly when the step lies outside [low, high].
     for (const char* args : {"predict --workload llama3-8b --topology dgx-h100 --plan fsdp=8 --global-batch 64",
                              "predict --workload llama2-7b --topology p4d-24xlarge --nodes 1 --plan tp=8 --seq 4096 "

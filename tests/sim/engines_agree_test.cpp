@@ -60,6 +60,32 @@ TEST_SUITE("sim.engines") {
       CHECK(b.simulated.step_time.value() == doctest::Approx(b.predicted.step_time.value()).epsilon(0.02));
     }
   }
+
+  TEST_CASE("FSDP's backward prefetch: gathered after each layer's gradients, every backward gather waits whole") {
+    // Llama-2 7B over 8 GPUs of one p4d node: under backward-post each backward gather is issued
+    // as the layer before ends, so the next layer waits for all of it in both engines; under
+    // backward-pre only each pass's first.
+    const Both pre = both_engines("fsdp=8,gbs=8", 1);
+    const Both post = both_engines("fsdp=8,gbs=8,fsdp-prefetch=backward-post", 1);
+    for (const Both* b : {&pre, &post}) {
+      CHECK(b->simulated.step_time.value() == doctest::Approx(b->predicted.step_time.value()).epsilon(0.01));
+    }
+    double gathers = 0.0;
+    double exposed_pre = 0.0;
+    for (const auto& t : post.predicted.communication) {
+      if (t.name.starts_with("FSDP all-gather (backward)")) {
+        gathers = t.time.value();
+        CHECK(t.exposed.value() == doctest::Approx(t.time.value()));
+      }
+    }
+    for (const auto& t : pre.predicted.communication) {
+      if (t.name.starts_with("FSDP all-gather (backward)")) exposed_pre = t.exposed.value();
+    }
+    REQUIRE(gathers > 0.0);
+    CHECK(exposed_pre < 0.2 * gathers);
+    CHECK(post.simulated.step_time.value() - pre.simulated.step_time.value() ==
+          doctest::Approx(gathers - exposed_pre).epsilon(0.05));
+  }
 }
 
 }  // namespace engines_agree_test

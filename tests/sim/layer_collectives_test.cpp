@@ -78,6 +78,21 @@ TEST_SUITE("sim.layers") {
     CHECK(r.breakdown.dp_exposed.value() == doctest::Approx(0.6 * kMs));
   }
 
+  TEST_CASE("FSDP's BACKWARD_POST: each backward gather issued as the layer before ends, waited for whole") {
+    // The forward as above: L3 ends at 4.6 ms. Backward: G3 4.6-5.2, L3 5.2-7.2; at its end G2
+    // then RS3 go on the stream: G2 7.2-7.8, RS3 7.8-8.4, and L2 waits for G2: 7.8-9.8. So on:
+    // G1 9.8-10.4, L1 10.4-12.4; G0 12.4-13.0, L0 13.0-15.0; RS0 15.0-15.6 = the step. Waiting
+    // on gathers: the forward's first (0.6 ms) and all four backward ones (2.4 ms).
+    const topology::Topology t = sim::test::star_topology(4, BytesPerSecond(50e9), seconds(0.0), false);
+    graph::StepGraph g = fsdp(4.0, 8.0, true);
+    for (graph::CommNode& n : g.comm)
+      n.after_layer = n.pass == graph::Pass::kBackward && n.op == cost::CollectiveOp::kAllGather;
+    const StepResult r = simulate_step(t, g);
+    CHECK(r.step_time.value() == doctest::Approx(15.6 * kMs));
+    CHECK(r.breakdown.wait("shard group").value() == doctest::Approx(3.0 * kMs));
+    CHECK(r.breakdown.dp_exposed.value() == doctest::Approx(0.6 * kMs));
+  }
+
   TEST_CASE("FSDP, layers shorter than a gather: the forward is gather-bound, L x gather + one layer") {
     // Forward 0.3 ms per layer, gather 0.6 ms, SHARD_GRAD_OP (no gather for the backward). Layer l
     // waits for G(l), which starts when G(l-1) ends: G(l) ends at (l+1) x 0.6 ms, so the forward

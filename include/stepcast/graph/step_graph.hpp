@@ -103,6 +103,9 @@ struct CommNode {
   /// block's calls, once per block in the layer: some layers have none); empty: one round in
   /// every layer. The nodes of an anchor run round by round, each round in node order.
   std::vector<std::vector<int>> per_layer;
+  /// kLayerPrefetch: issued when the layer before ends instead of when it starts, ahead of its
+  /// kLayerEnd calls, so nothing of the layer before hides it (PyTorch FSDP's BACKWARD_POST).
+  bool after_layer = false;
   /// kLayerPrefetch, kLayerEnd: what the first layer of the first model chunk moves beyond `size`
   /// (the parameters outside the layers, the embeddings).
   Bytes root;

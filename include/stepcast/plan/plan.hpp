@@ -67,6 +67,11 @@ enum class ContextComm { kP2p, kAllGather, kA2a };
 /// which send a token once to each scale-up domain that hosts one of its experts).
 enum class MoeDispatcher { kAllToAll, kAllGather, kFlex };
 
+/// When PyTorch FSDP gathers the next unit in the backward (its BackwardPrefetch): when the
+/// current unit's gradient computation starts (BACKWARD_PRE, PyTorch's default) or after it ends
+/// (BACKWARD_POST, Composer's default), overlapping only the current unit's reduce-scatter.
+enum class FsdpPrefetch { kBackwardPre, kBackwardPost };
+
 /// What a step trains: every weight, or LoRA adapters beside frozen weights (peft=lora).
 enum class Peft { kNone, kLora };
 
@@ -133,6 +138,10 @@ struct Plan {
   /// forward (overlap-param-gather=on, Megatron-LM's --overlap-param-gather) or before it (off;
   /// none: off, as DeepSpeed and Megatron-LM by default).
   std::optional<bool> overlap_param_gather;
+  /// FSDP's backward prefetch (fsdp-prefetch=backward-pre|backward-post); given only with
+  /// backward regathers (fsdp=full or hybrid).
+  FsdpPrefetch fsdp_prefetch = FsdpPrefetch::kBackwardPre;
+  bool fsdp_prefetch_given = false;
   /// Context parallel (cp=): each sequence split over cp ranks (Megatron-Core context parallel).
   int cp = 1;
   ContextComm cp_comm = ContextComm::kP2p;

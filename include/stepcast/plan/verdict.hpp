@@ -74,6 +74,7 @@ enum class Rule {
   kGradReduceOffWithZero2,            ///< no values
   kParamGatherNeedsShardedOptimizer,  ///< setting (on/off), stage
   kParamGatherNeedsGradOverlap,       ///< no values
+  kFsdpPrefetchNeedsRegather,         ///< "sharding"
   // Fine-tuning (peft.cpp).
   kLoraRankNeedsLora,       ///< rank
   kLoraWithShardedWeights,  ///< sharding (a name)

@@ -67,8 +67,7 @@ Evaluation evaluate_plan(const workload::Workload& workload, const topology::Top
 /// with the fewest offloaded layers that fit (offload-layers=, Megatron-Core's cpu_offloading)
 /// in its place, in `offloaded`.
 Evaluation evaluate_candidate(const workload::Workload& workload, const topology::Topology& topology,
-                              const plan::Plan& plan, const SearchSpace& space,
-                              const graph::StepOptions& step_options);
+                              const plan::Plan& plan, const SearchSpace& space, const graph::StepOptions& step_options);
 
 /// A fitting plan with its candidate id.
 struct RankedPlan {
