@@ -187,7 +187,7 @@ CapacityCell rebuild_cell(const CapacityRequest& req, const CellSpec& spec, cons
     // The figures search() stored for this candidate: the same evaluation of the same plan (with
     // the layers it offloads to fit).
     const Evaluation e = evaluate_candidate(w, topo, candidates[*choice.plan_id], space, req.search.step);
-    cell.plan = e.offloaded.value_or(candidates[*choice.plan_id]);
+    cell.plan = e.plan_of(candidates[*choice.plan_id]);
     cell.metrics = e.metrics;
   }
   label(req, cell, w, topo, spec, p.nodes);

@@ -102,7 +102,7 @@ Evaluation evaluate_candidate(const workload::Workload& workload, const topology
   p.offload_layers = high;
   Evaluation offloaded = evaluate_plan(workload, topology, p, space, step_options);
   if (offloaded.outcome != Evaluation::Outcome::kFits) return e;
-  offloaded.offloaded = std::move(p);
+  offloaded.offloaded = high;
   return offloaded;
 }
 
@@ -163,7 +163,7 @@ SearchResult search(const workload::Workload& workload, const topology::Topology
   for (std::size_t i = 0; i < n; ++i) {
     const Evaluation& e = results[i];
     if (e.outcome == Evaluation::Outcome::kFits) {
-      out.ranked.push_back(RankedPlan{i, e.offloaded.value_or(candidates[i]), e.metrics, std::nullopt, {}});
+      out.ranked.push_back(RankedPlan{i, e.plan_of(candidates[i]), e.metrics, std::nullopt, {}});
       continue;
     }
     auto it = by_rule.find(e.verdict.rule);

@@ -41,9 +41,16 @@ struct Evaluation {
   plan::Verdict verdict;
   /// Filled for kDoesNotFit (memory only) and kFits (everything).
   PlanMetrics metrics;
-  /// The plan evaluated in the candidate's place: the candidate with the fewest offloaded layers
-  /// that fit (evaluate_candidate); none: the candidate itself.
-  std::optional<plan::Plan> offloaded;
+  /// Layers the candidate offloads in the plan evaluated in its place: the fewest that fit
+  /// (evaluate_candidate); 0: the candidate itself was evaluated.
+  int offloaded = 0;
+
+  /// The plan these figures are of: `candidate`, with the layers it offloads.
+  [[nodiscard]] plan::Plan plan_of(const plan::Plan& candidate) const {
+    plan::Plan p = candidate;
+    if (offloaded > 0) p.offload_layers = offloaded;
+    return p;
+  }
 };
 
 /// Options of a search beyond the space itself.
@@ -65,7 +72,7 @@ Evaluation evaluate_plan(const workload::Workload& workload, const topology::Top
 /// A searched candidate: evaluate_plan, and where it does not fit but could offload activations
 /// (one stage, no recompute, nothing offloaded yet, a topology with a host link), the same plan
 /// with the fewest offloaded layers that fit (offload-layers=, Megatron-Core's cpu_offloading)
-/// in its place, in `offloaded`.
+/// in its place (`offloaded`, plan_of).
 Evaluation evaluate_candidate(const workload::Workload& workload, const topology::Topology& topology,
                               const plan::Plan& plan, const SearchSpace& space, const graph::StepOptions& step_options);
 
