@@ -120,8 +120,9 @@ const topology::GpuFigure& gemm_figure(const topology::GpuSpec& gpu, plan::Preci
 /// nothing, the planner's path, skip the formatting).
 void add_source(std::string* out, std::string_view what, const topology::GpuFigure& f) {
   if (!out) return;
-  *out += fmt::format("{}{}: {}{}{}", out->empty() ? "" : "; ", what, f.source,
+  *out += fmt::format("{}{}: {}{}{}{}", out->empty() ? "" : "; ", what, f.source,
                       f.parameter.empty() ? "" : fmt::format(" (free parameter {})", f.parameter),
+                      f.scaled_by.empty() ? "" : fmt::format(" (times free parameter {})", f.scaled_by),
                       f.borrowed_from.empty() ? "" : fmt::format(" (borrowed from {})", f.borrowed_from));
 }
 
@@ -130,12 +131,16 @@ void add_source(std::string* out, std::string_view what, const topology::GpuFigu
 KernelParams kernel_params_of(const topology::GpuSpec& gpu, const plan::Plan& plan, const ParameterValues* parameters,
                               std::string* sources) {
   const topology::GpuKernelFigures& k = gpu.kernels;
-  // A figure's value: the file's, or its free parameter's (the calibration's, else the shipped one).
-  const auto value = [parameters](const topology::GpuFigure& f) {
-    if (parameters && !f.parameter.empty()) {
-      if (const auto it = parameters->find(f.parameter); it != parameters->end()) return it->second;
+  // A free parameter's value: the calibration's, else the shipped one (`shipped`).
+  const auto parameter = [parameters](const std::string& name, double shipped) {
+    if (parameters && !name.empty()) {
+      if (const auto it = parameters->find(name); it != parameters->end()) return it->second;
     }
-    return f.value;
+    return shipped;
+  };
+  // A figure's value: the file's or its free parameter's, times the parameter scaling it, if any.
+  const auto value = [&parameter](const topology::GpuFigure& f) {
+    return parameter(f.parameter, f.value) * parameter(f.scaled_by, f.scale);
   };
   KernelParams p;
   const topology::GpuFigure& gemm = gemm_figure(gpu, plan.precision);

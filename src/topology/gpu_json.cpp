@@ -38,10 +38,26 @@ class Defaults {
   std::optional<ModelParameters> values_;
 };
 
+/// The free parameter `r` names, which must be of `unit`.
+const ParameterSpec& named_parameter(const JsonReader& r, ParameterUnit unit) {
+  const std::string name = r.string();
+  const ParameterSpec* spec = find_parameter(name);
+  if (!spec) {
+    r.fail(fmt::format("\"{}\" is not a free parameter of stepcast (its parameters: {})", name, parameter_names()));
+  }
+  if (spec->unit != unit) {
+    r.fail(fmt::format("\"{}\" is {}, and this figure is {}", name,
+                       spec->unit == ParameterUnit::kSeconds ? "a time" : "a fraction",
+                       unit == ParameterUnit::kSeconds ? "a time" : "a fraction"));
+  }
+  return *spec;
+}
+
 /// A figure: {"value": V, "source": "..."} or {"parameter": NAME, "source": "..."}. Fractions are
-/// numbers in (0, 1]; times are strings with a unit, at least zero.
+/// numbers in (0, 1]; times are strings with a unit, at least zero. A cited fraction may add
+/// "scaled_by": NAME, a fraction parameter it is multiplied by.
 GpuFigure read_figure(const JsonReader& r, ParameterUnit unit, Defaults& defaults) {
-  r.check_keys({"value", "parameter", "source", "borrowed_from"});
+  r.check_keys({"value", "parameter", "source", "borrowed_from", "scaled_by"});
   GpuFigure f;
   f.source = r.at("source").string();
   if (f.source.empty()) r.at("source").fail("must say where the figure comes from, got an empty string");
@@ -68,20 +84,15 @@ GpuFigure read_figure(const JsonReader& r, ParameterUnit unit, Defaults& default
         v.fail(fmt::format("an efficiency is a fraction of the peak, in (0, 1], got {}", f.value));
       }
     }
+    if (const auto scaled = r.find("scaled_by")) {
+      if (unit != ParameterUnit::kFraction) scaled->fail("only a fraction of a peak is scaled by a parameter");
+      f.scaled_by = std::string(named_parameter(*scaled, ParameterUnit::kFraction).name);
+      f.scale = defaults.get().values.at(f.scaled_by).value;
+    }
     return f;
   }
-  const JsonReader p = r.at("parameter");
-  f.parameter = p.string();
-  const ParameterSpec* spec = find_parameter(f.parameter);
-  if (!spec) {
-    p.fail(
-        fmt::format("\"{}\" is not a free parameter of stepcast (its parameters: {})", f.parameter, parameter_names()));
-  }
-  if (spec->unit != unit) {
-    p.fail(fmt::format("\"{}\" is {}, and this figure is {}", f.parameter,
-                       spec->unit == ParameterUnit::kSeconds ? "a time" : "a fraction",
-                       unit == ParameterUnit::kSeconds ? "a time" : "a fraction"));
-  }
+  if (const auto scaled = r.find("scaled_by")) scaled->fail("scales a cited value; a parameter is fitted whole");
+  f.parameter = std::string(named_parameter(r.at("parameter"), unit).name);
   f.value = defaults.get().values.at(f.parameter).value;
   return f;
 }

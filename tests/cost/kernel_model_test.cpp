@@ -47,21 +47,24 @@ TEST_SUITE("cost.kernel_model") {
     CHECK(cost::gemm_quantization({1, 64, 64, 512}, 108) == doctest::Approx(2.0 / 108.0 * 0.5));
   }
 
-  TEST_CASE("a GEMM's time: FLOPs / (peak x efficiency x quantization) + the kernel overhead") {
+  TEST_CASE("a GEMM's time: FLOPs / (peak x efficiency x sustained share x quantization) + the kernel overhead") {
     const auto gpu = a100();
     plan::Plan p;
-    const auto params = cost::default_kernel_params(gpu, p);
-    // The default efficiency is the maximum achievable matmul rate 267.9 of 312 TFLOP/s.
-    CHECK(params.gemm_efficiency == doctest::Approx(267.9 / 312.0));
+    // The default efficiency is the maximum achievable matmul rate 267.9 of 312 TFLOP/s, times the
+    // share of it a step sustains: 0.9 here.
+    const cost::ParameterValues sustained = {{"sustained_gemm_fraction", 0.9}};
+    const auto params = cost::default_kernel_params(gpu, p, &sustained);
+    CHECK(params.gemm_efficiency == doctest::Approx(267.9 / 312.0 * 0.9));
     cost::Operator op;
     op.kind = cost::OpKind::kGemm;
     op.gemm = {1, 128 * 12, 128 * 18, 4096};
     op.flops = Flops(2.0 * 1536 * 2304 * 4096);
     op.bytes = Bytes(2.0 * (1536 * 4096 + 4096 * 2304 + 1536 * 2304));
     const auto t = cost::time_operator(op, gpu, plan::Precision::kBf16, params);
-    // 2.899e10 FLOP at 267.9 TFLOP/s = 108.2 us, far above its 38.5 MB at the default memory
+    // 2.899e10 FLOP at 0.9 x 267.9 TFLOP/s = 120.2 us, far above its 38.5 MB at the default memory
     // efficiency (0.88 x 2039 GB/s: 21.5 us).
-    CHECK(t.gpu.value() == doctest::Approx(2.0 * 1536 * 2304 * 4096 / 267.9e12 + params.kernel_overhead.value()));
+    CHECK(t.gpu.value() ==
+          doctest::Approx(2.0 * 1536 * 2304 * 4096 / (0.9 * 267.9e12) + params.kernel_overhead.value()));
     CHECK(t.bound == cost::Bound::kCompute);
   }
 
@@ -118,6 +121,22 @@ TEST_SUITE("cost.kernel_model") {
     CHECK(sources.find("(free parameter blackwell_gemm_efficiency)") != std::string::npos);
     // Predictions that explain nothing format no sources (the planner's path).
     CHECK(params.source.empty());
+  }
+
+  TEST_CASE("a cited maximum scaled by a free parameter: H100 BF16 GEMMs at 792.1/989 of peak x the sustained share") {
+    // ml-engineering's maximum achievable matmul on the H100 SXM, 792.1 of 989 TFLOP/s, times a
+    // calibration's sustained_gemm_fraction of 0.75: 0.6007 of the BF16 peak. FP8 GEMMs are their own
+    // free parameter, which the sustained share does not touch.
+    const auto h100 = catalogue_gpu("h100-sxm5-80gb");
+    plan::Plan p;
+    const cost::ParameterValues values = {{"sustained_gemm_fraction", 0.75}, {"hopper_fp8_gemm_efficiency", 0.6}};
+    CHECK(cost::default_kernel_params(h100, p, &values).gemm_efficiency == doctest::Approx(792.1 / 989.0 * 0.75));
+    p.precision = plan::Precision::kFp8;
+    const auto fp8 = cost::default_kernel_params(h100, p, &values);
+    CHECK(fp8.gemm_efficiency == doctest::Approx(0.6));
+    CHECK(fp8.gemm_efficiency_bf16 == doctest::Approx(792.1 / 989.0 * 0.75));
+    const std::string sources = cost::kernel_figure_sources(h100, p);
+    CHECK(sources.find("792.1 of 989 TFLOP/s (times free parameter sustained_gemm_fraction)") != std::string::npos);
   }
 
   TEST_CASE(

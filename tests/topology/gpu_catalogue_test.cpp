@@ -156,7 +156,8 @@ TEST_SUITE("topology.gpu_catalogue") {
                     "(topologies/gpus/: a100-sxm4-40gb") != std::string::npos);
   }
 
-  TEST_CASE("a kernel figure is a cited value or a free parameter, one of them, of the right unit") {
+  TEST_CASE(
+      "a kernel figure is a cited value or a free parameter, one of them, of the right unit, scaled by a fraction") {
     const auto both = gpu_with_kernels("both", R"({"memory": {"value": 0.5, "parameter": "kernel_overhead",
         "source": "x"}})");
     CHECK(error_of([&] { (void)load_gpu_file(both); }) ==
@@ -172,6 +173,24 @@ TEST_SUITE("topology.gpu_catalogue") {
               ":/kernels/host_overhead/parameter: \"launch\" is not a free parameter of stepcast (its "
               "parameters: " +
               parameter_names() + ")");
+    const auto scaled_time = gpu_with_kernels(
+        "scaled_time", R"({"gemm": {"bf16": {"value": 0.8, "scaled_by": "kernel_overhead", "source": "x"}}})");
+    CHECK(error_of([&] { (void)load_gpu_file(scaled_time); }) ==
+          scaled_time.string() +
+              ":/kernels/gemm/bf16/scaled_by: \"kernel_overhead\" is a time, and this figure is a fraction");
+    const auto scaled_parameter = gpu_with_kernels(
+        "scaled_parameter",
+        R"({"gemm": {"bf16": {"parameter": "blackwell_gemm_efficiency", "scaled_by": "sustained_gemm_fraction",
+        "source": "x"}}})");
+    CHECK(error_of([&] { (void)load_gpu_file(scaled_parameter); }) ==
+          scaled_parameter.string() +
+              ":/kernels/gemm/bf16/scaled_by: scales a cited value; a parameter is fitted whole");
+    const auto scaled_overhead = gpu_with_kernels(
+        "scaled_overhead", R"({"kernel_overhead": {"value": "5 us", "scaled_by": "sustained_gemm_fraction",
+        "source": "x"}})");
+    CHECK(error_of([&] { (void)load_gpu_file(scaled_overhead); }) ==
+          scaled_overhead.string() +
+              ":/kernels/kernel_overhead/scaled_by: only a fraction of a peak is scaled by a parameter");
     const auto above = gpu_with_kernels("above", R"({"gemm": {"bf16": {"value": 1.2, "source": "x"}}})");
     CHECK(error_of([&] { (void)load_gpu_file(above); }) ==
           above.string() + ":/kernels/gemm/bf16/value: an efficiency is a fraction of the peak, in (0, 1], got 1.2");

@@ -54,10 +54,14 @@ struct Hop {
 
 /// One kernel figure of a GPU file: a cited value, or one of the model's free parameters
 /// (model_parameters.hpp), whose value the shipped defaults give unless a calibration replaces it.
+/// A cited value may be scaled by a free parameter (a benchmark's maximum taken down to what a
+/// training step sustains).
 struct GpuFigure {
   double value = 0.0;     ///< the file's value, or the parameter's value in the shipped defaults
   std::string parameter;  ///< the free parameter the figure is; empty for a cited value
   std::string source;     ///< where the value comes from
+  std::string scaled_by;  ///< the free parameter a cited value is multiplied by; empty for none
+  double scale = 1.0;     ///< ... and its value in the shipped defaults
   /// The catalogue GPU the value was measured on, where that is another GPU (a figure of one
   /// GPU standing for another, said so in the file rather than silently); empty otherwise.
   std::string borrowed_from;
