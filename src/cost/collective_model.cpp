@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "stepcast/core/errors.hpp"
 #include "stepcast/core/numeric.hpp"
 
 namespace stepcast::cost {
@@ -39,6 +40,26 @@ int in_network_heads(NcclAlgorithm a, const NcclSystem& s) {
   if (a == NcclAlgorithm::kCollNetDirect || a == NcclAlgorithm::kCollNetChain) return s.collnet_heads;
   if (a == NcclAlgorithm::kNvls && s.nodes > 1) return s.nvls_channels;
   return 0;
+}
+
+// The thread blocks NCCL launches for a collective: one per channel (NCCL's enqueue.cc,
+// topoGetAlgoInfo's nc before it trims the channels of small calls): the communicator's channels
+// for ring, tree and PAT, the NVLS graph's for NVLS and NVLS-Tree, the CollNet graph's for CollNet.
+int nccl_blocks(NcclAlgorithm a, const NcclSystem& s) {
+  switch (a) {
+    case NcclAlgorithm::kNvls:
+    case NcclAlgorithm::kNvlsTree:
+      return s.nvls_channels;
+    case NcclAlgorithm::kCollNetDirect:
+      return s.collnet_direct.channels;
+    case NcclAlgorithm::kCollNetChain:
+      return s.collnet_chain.channels;
+    case NcclAlgorithm::kTree:
+    case NcclAlgorithm::kRing:
+    case NcclAlgorithm::kPat:
+      return s.comm_channels;
+  }
+  STEPCAST_UNREACHABLE("unknown NCCL algorithm");
 }
 
 // Whether a size and group fall outside what the calibration's NCCL protocol fit saw.
@@ -84,6 +105,9 @@ CollectivePrice point_to_point(const CollectiveGroup& group, CollectiveOp op, By
   p.flows.latency = p2p.latency;
   p.p2p = p2p;
   p.outside_calibration = outside_nccl_fit(model, size, t);
+  // A send to one peer runs on that peer's channels; an all-to-all on the communicator's, to
+  // every peer at once (NVIDIA/nccl src/graph/paths.cc, ncclTopoComputeP2pChannels).
+  p.blocks = op == CollectiveOp::kSendRecv ? p2p.channels_per_peer : group.nccl->comm_channels;
   return p;
 }
 
@@ -134,7 +158,13 @@ CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, 
   p.flows.latency = pick.latency;
   p.nccl = pick;
   p.outside_calibration = outside_nccl_fit(model, size, t);
+  p.blocks = nccl_blocks(pick.algorithm, *group.nccl);
   return p;
+}
+
+double sm_share(int blocks, int sm_count) {
+  if (sm_count < 2 || blocks <= 0) return 0.0;
+  return static_cast<double>(std::min(blocks, sm_count - 1)) / sm_count;
 }
 
 std::string model_name(const CollectivePrice& price) {

@@ -4,6 +4,8 @@
 // layer-start waits widen.
 #include "stepcast/graph/analytical.hpp"
 
+#include <algorithm>
+
 #include "analytical_rules.hpp"
 
 namespace stepcast::graph {
@@ -38,6 +40,7 @@ AnalyticalComm evaluate_communication(const StepGraph& graph, const Pricing& pri
     t.calls = loads.back().calls();
     t.time = loads.back().time();
     t.outside_calibration = price.outside_calibration;
+    t.blocks = price.blocks;
     out.terms.push_back(std::move(t));
   }
   detail::Evaluation e{graph, w, pricer, loads, out.terms, pricing.explain, {}};
@@ -78,6 +81,25 @@ void pace_layer_calls(AnalyticalComm& comm, const StepGraph& graph, int stage, d
     comm.in_layers += paced - comm.terms[i].exposed;
     comm.terms[i].exposed = paced;
   }
+}
+
+Seconds slow_compute_beside_calls(AnalyticalComm& comm, const StepGraph& graph, int sm_count) {
+  Seconds lost;
+  for (std::size_t i = 0; i < graph.comm.size(); ++i) {
+    const Anchor anchor = graph.comm[i].anchor;
+    if (anchor == Anchor::kStageSend) continue;
+    CommTerm& t = comm.terms[i];
+    const Seconds loss = (t.time - t.exposed) * cost::sm_share(t.blocks, sm_count);
+    lost += loss;
+    if (anchor == Anchor::kStepStart) {
+      // These calls run beside the first forward: where they outlast it, the pass they slow
+      // lasts as much longer and hides as much more of them.
+      const Seconds hidden_more = std::min(t.exposed, loss);
+      t.exposed -= hidden_more;
+      comm.exposed -= hidden_more;
+    }
+  }
+  return lost;
 }
 
 }  // namespace stepcast::graph

@@ -52,8 +52,9 @@ PriceCache::Priced Pricer::price(const CommNode& node, Bytes size) {
   auto it = cache_->prices.find(price_key);
   if (it == cache_->prices.end()) {
     const cost::CollectivePrice p = cost::price_collective(group->second, node.op, size, pricing_->model);
-    it =
-        cache_->prices.emplace(price_key, PriceCache::Priced{p.time, cost::model_name(p), p.outside_calibration}).first;
+    it = cache_->prices
+             .emplace(price_key, PriceCache::Priced{p.time, cost::model_name(p), p.outside_calibration, p.blocks})
+             .first;
   }
   return it->second;
 }

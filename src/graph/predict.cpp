@@ -32,22 +32,35 @@ std::string calls_text(const CommTerm& t) {
 }
 
 void explain_step(StepPrediction& out, const AnalyticalComm& comm, const std::string& bubble,
-                  const workload::Workload& workload, const plan::Plan& plan) {
+                  const workload::Workload& workload, const plan::Plan& plan, int sm_count) {
   auto& ex = out.explanation;
+  const std::string kernels = out.compute_detail.operator_model
+                                  ? "micro-batches x (forward + backward) of the slowest stage (kernel table)"
+                                  : "hardware FLOPs / GPUs / achieved rate";
   ex.push_back({"compute",
-                out.compute_detail.operator_model
-                    ? "micro-batches x (forward + backward) of the slowest stage (kernel table)"
-                    : "hardware FLOPs / GPUs / achieved rate",
+                out.compute_beside_collectives.value() > 0.0
+                    ? fmt::format("{} = {}, + {} the collectives beside it take (below)", kernels,
+                                  format_seconds(out.compute - out.compute_beside_collectives),
+                                  format_seconds(out.compute_beside_collectives))
+                    : kernels,
                 format_seconds(out.compute)});
   ex.push_back({"pipeline bubble", bubble, format_seconds(out.bubble)});
   for (const auto& t : out.communication) {
     ex.push_back({fmt::format("{} (exposed)", t.name),
-                  fmt::format("{} over {} ranks (stride {}, {} {}): {} total", calls_text(t), t.ranks, t.stride,
-                              cost::to_string(t.op), t.model, format_seconds(t.time)),
+                  fmt::format("{} over {} ranks (stride {}, {} {}{}): {} total", calls_text(t), t.ranks, t.stride,
+                              cost::to_string(t.op), t.model,
+                              t.blocks > 0 ? fmt::format(", {} SMs", t.blocks) : std::string(), format_seconds(t.time)),
                   format_seconds(t.exposed)});
   }
   for (const auto& row : comm.ring_steps)
     ex.push_back({fmt::format("CP exchange: {}", row.label), row.formula, row.value});
+  if (out.compute_beside_collectives.value() > 0.0) {
+    ex.push_back({"compute beside collectives",
+                  fmt::format("each collective's hidden time (its time less its exposed part) x the share of "
+                              "the GPU's {} SMs its NCCL kernel holds (one thread block a channel)",
+                              sm_count),
+                  format_seconds(out.compute_beside_collectives)});
+  }
   ex.push_back({"optimizer step",
                 fmt::format("gradient norm, update and zeroing over {:.4g} parameters per GPU (memory-bound)",
                             cost::optimizer_parameters_per_gpu(workload, plan)),
@@ -231,6 +244,8 @@ StepPrediction evaluate_step(const StepGraph& graph, const workload::Workload& w
   std::string bubble;
   std::string* formula = options.explain ? &bubble : nullptr;
   out.bubble = pipeline_bubble(graph, comm, out, formula);
+  out.compute_beside_collectives = slow_compute_beside_calls(comm, graph, topology.gpu().sm_count);
+  out.compute += out.compute_beside_collectives;
   out.communication = std::move(comm.terms);
   out.exposed_communication = comm.exposed;
   out.optimizer = graph.optimizer;
@@ -239,7 +254,7 @@ StepPrediction evaluate_step(const StepGraph& graph, const workload::Workload& w
   out.tokens_per_s = tokens / out.step_time.value();
   // MFU (Chowdhery et al. 2022, Appendix B): model FLOPs per second over the peak of all GPUs.
   out.mfu = (out.compute_detail.flops.model / out.step_time) / (out.compute_detail.peak * plan.gpus());
-  if (options.explain) explain_step(out, comm, bubble, workload, plan);
+  if (options.explain) explain_step(out, comm, bubble, workload, plan, topology.gpu().sm_count);
   return out;
 }
 

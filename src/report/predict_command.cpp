@@ -100,14 +100,15 @@ nlohmann::json predict_json(const PlanInputs& in, const graph::StepPrediction& p
                     {"calls", t.calls.count()},
                     {"call_sizes", sizes},
                     {"time_s", t.time.value()},
-                    {"exposed_s", t.exposed.value()}});
+                    {"exposed_s", t.exposed.value()},
+                    {"sm_blocks", t.blocks}});
   }
-  // The four time terms add up to step_time_s; memory's terms add up to memory_per_gpu_bytes.
-  j["breakdown"] = {{"compute_s", p.compute.value()},
-                    {"bubble_s", p.bubble.value()},
-                    {"exposed_communication_s", p.exposed_communication.value()},
-                    {"optimizer_s", p.optimizer.value()},
-                    {"communication", comm}};
+  // The four time terms add up to step_time_s (compute_s holds compute_beside_collectives_s);
+  // memory's terms add up to memory_per_gpu_bytes.
+  j["breakdown"] = {
+      {"compute_s", p.compute.value()},     {"compute_beside_collectives_s", p.compute_beside_collectives.value()},
+      {"bubble_s", p.bubble.value()},       {"exposed_communication_s", p.exposed_communication.value()},
+      {"optimizer_s", p.optimizer.value()}, {"communication", comm}};
   j["memory"] = memory_json(p.memory);
   j["groups"] = group_spans_json(spans);
   j["bubble_fraction"] = p.bubble_fraction;

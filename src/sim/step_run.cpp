@@ -29,9 +29,13 @@ StepResult StepRun::run() {
 void StepRun::on_timer(des::Tick now, std::uint64_t payload) {
   const int k = owner_of(payload);
   switch (kind_of(payload)) {
-    case Kind::kSliceDone:
+    case Kind::kSliceDone: {
+      Rank& rk = rank(k);
+      rk.slice_running = false;
+      rk.compute += now - rk.slice_start;
       slice_done(k);
       break;
+    }
     case Kind::kBucketReady: {
       Rank& rk = rank(k);
       ++rk.buckets_issued;
@@ -241,14 +245,18 @@ void StepRun::start_slice(int k) {
   const double slices = layers_of(rk, op) * per_layer;
   const des::Tick now = engine_.now();
   const des::Tick compute = des::to_ticks(work_of(op, rk.stage) / slices * rk.task_factor);
-  rk.compute += compute;
-  timers_.at(now + compute, tag(Kind::kSliceDone, k, 0));
+  rk.slice_running = true;
+  rk.slice_start = now;
+  rk.slice_since = now;
+  rk.slice_left = static_cast<double>(compute);
+  time_slice_end(k);
   rk.overlapping = !st.beside_slice.empty() && slice_calls(rk, op);
   if (rk.overlapping) {
     rk.slice_compute_done = false;
     start_lane(k, kSliceLane, st.beside_slice);
   }
-  // Buckets whose bytes this slice of their task completes become ready in proportion through it.
+  // Buckets whose bytes this slice of their task completes become ready in proportion through its
+  // work at the full rate (a slice the collectives beside it slow readies them a little early).
   const double done = rk.layer * per_layer + rk.slice;
   const double f0 = done / slices;
   const double f1 = (done + 1.0) / slices;
@@ -258,6 +266,30 @@ void StepRun::start_slice(int k) {
     const auto at = now + static_cast<des::Tick>(std::llround(static_cast<double>(compute) * (f - f0) / (f1 - f0)));
     timers_.at(at, tag(Kind::kBucketReady, k, static_cast<std::uint32_t>(j)));
   }
+}
+
+double StepRun::slice_rate(const Rank& rk) const { return 1.0 - cost::sm_share(rk.held_blocks, sm_count_); }
+
+void StepRun::time_slice_end(int k) {
+  Rank& rk = rank(k);
+  const auto left = static_cast<des::Tick>(std::llround(rk.slice_left / slice_rate(rk)));
+  rk.slice_timer = timers_.at(engine_.now() + left, tag(Kind::kSliceDone, k, 0));
+}
+
+void StepRun::hold(int k, int blocks) {
+  if (blocks == 0) return;
+  Rank& rk = rank(k);
+  if (!rk.slice_running) {
+    rk.held_blocks += blocks;
+    return;
+  }
+  // The work done at the old rate, then the rest at the new one.
+  const des::Tick now = engine_.now();
+  rk.slice_left = std::max(0.0, rk.slice_left - static_cast<double>(now - rk.slice_since) * slice_rate(rk));
+  rk.slice_since = now;
+  rk.held_blocks += blocks;
+  timers_.cancel(rk.slice_timer);
+  time_slice_end(k);
 }
 
 void StepRun::slice_done(int k) {

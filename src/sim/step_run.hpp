@@ -65,6 +65,7 @@ struct GroupRun {
 struct Slot {
   std::uint32_t node = 0;
   Bytes size;
+  int blocks = -1;  // NCCL's thread blocks (SMs) a call holds while it runs; -1: not priced yet
 };
 
 // The calls of one layer pass, by lane, as slots in the order they run.
@@ -152,6 +153,14 @@ struct Rank {
   std::array<LaneState, kLanes> lanes;
   bool layer_lanes_started = false;
   bool overlapping = false;  // the slice's compute and its beside-slice calls run side by side
+  // The slice's compute runs on the SMs the collectives running on this rank leave it
+  // (cost::sm_share): its timer moves whenever they start or end.
+  int held_blocks = 0;  // thread blocks of the collectives running on this rank
+  bool slice_running = false;
+  des::EventHandle slice_timer;
+  des::Tick slice_start = 0;
+  des::Tick slice_since = 0;  // when its rate last changed
+  double slice_left = 0.0;    // its work not yet done, in ticks at the full rate
   bool slice_compute_done = false;
   des::Tick slice_compute_end = 0;
   std::int64_t gather = -1;    // request of the current layer's last gather
@@ -265,6 +274,12 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   void lane_done(int k, Lane lane, des::Tick now);
   void overlap_tail(int k, des::Tick now);
   void charge(Rank& rk, std::uint32_t slot, des::Tick ticks);
+  // The SMs a slot's calls hold, and a change of the SMs the collectives running on rank `k` hold.
+  int blocks_of(int s, std::uint32_t slot);
+  void hold(int k, int blocks);
+  [[nodiscard]] double slice_rate(const Rank& rk) const;
+  // Times the running slice's end at the rate the SMs the collectives hold leave it.
+  void time_slice_end(int k);
 
   // The stage streams (step_run_stream.cpp).
   std::int64_t issue(int k, std::uint32_t slot, std::int64_t trigger);
@@ -290,6 +305,7 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   double noise_cv_;
   int replicas_;                  // data-parallel replicas simulated: all under step noise, else one for all
   bool has_layer_calls_ = false;  // some node sits inside the layers: tasks run layer by layer
+  int sm_count_ = 1;
   std::vector<Rank> ranks_;
   std::vector<Stage> stages_;
   std::vector<char> fwd_ready_;

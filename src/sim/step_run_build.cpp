@@ -57,7 +57,8 @@ StepRun::StepRun(const topology::Topology& topo, const graph::StepGraph& graph, 
       network_(topo, engine_, *this),
       trace_(trace),
       noise_cv_(pert.noise_cv),
-      replicas_(pert.step_cv > 0.0 ? graph.layout.replicas : 1) {
+      replicas_(pert.step_cv > 0.0 ? graph.layout.replicas : 1),
+      sm_count_(topo.gpu().sm_count) {
   runner_.attach(network_);
   engine_.add_model(timers_);
   engine_.add_model(network_);
@@ -145,6 +146,12 @@ cost::CollectivePrice StepRun::isolated_price(const Stage& st, std::uint32_t slo
   const graph::GroupSpec& g = graph_->groups[node.group];
   const cost::CollectiveGroup group = cost::collective_group(*topo_, topo_->tiers(g.ranks, g.stride, g.concurrency));
   return cost::price_collective(group, node.op, st.slots[slot].size, options_->model);
+}
+
+int StepRun::blocks_of(int s, std::uint32_t slot) {
+  Slot& sl = stages_[static_cast<std::size_t>(s)].slots[slot];
+  if (sl.blocks < 0) sl.blocks = isolated_price(stages_[static_cast<std::size_t>(s)], slot).blocks;
+  return sl.blocks;
 }
 
 std::uint32_t StepRun::schedule_for(int s, std::uint32_t slot, int component) {

@@ -26,6 +26,7 @@ void StepRun::start_call(int k, Lane lane) {
   const std::uint32_t slot = (*l.slots)[l.next];
   const std::uint32_t schedule = rk.schedule_of[slot];
   const int expected = rk.expected[slot];
+  hold(k, blocks_of(rk.stage, slot));
   std::uint32_t id = 0;
   const std::uint64_t key = (static_cast<std::uint64_t>(schedule) << 32) | rk.occurrences[slot]++;
   const auto open = expected > 1 ? open_rendezvous_.find(key) : open_rendezvous_.end();
@@ -56,6 +57,7 @@ void StepRun::call_done(int k, Lane lane, des::Tick now) {
   Rank& rk = rank(k);
   LaneState& l = rk.lanes[lane];
   const std::uint32_t slot = (*l.slots)[l.next];
+  hold(k, -blocks_of(rk.stage, slot));
   // A lane the compute waits on from the start charges each call to its group.
   if (l.compute_waiting && (lane == kBlockingLane || lane == kSliceLane)) charge(rk, slot, now - l.call_start);
   if (trace_) span(lane_track(k), l.call_start, now, node_of(stage_of(rk), slot).name);

@@ -33,6 +33,7 @@ void StepRun::pump(int s, std::int64_t trigger) {
   if (req.issued < replicas_) return;
   st.comm_busy = true;
   st.comm_start = engine_.now();
+  for (int r = 0; r < replicas_; ++r) hold(rank_index(r, s), blocks_of(s, req.slot));
   req.node = add_node(PathNode::Kind::kRequest, rank(rank_index(0, s)), trigger);
   nodes_.back().comm = st.slots[req.slot].node;
   // Every rank of the stage resolves a stream slot to the same schedule (the stage's groups).
@@ -47,6 +48,7 @@ void StepRun::stream_done(int s, std::uint32_t i, des::Tick now) {
   const Request req = st.requests[i];
   st.requests[i].done = true;
   st.comm_busy = false;
+  for (int r = 0; r < replicas_; ++r) hold(rank_index(r, s), -blocks_of(s, req.slot));
   nodes_[static_cast<std::size_t>(req.node)].end = now;
   if (trace_) {
     const std::uint32_t schedule = rank(rank_index(0, s)).schedule_of[req.slot];

@@ -74,12 +74,19 @@ struct CollectivePrice {
   FlowParameters flows;
   /// The calibration was fitted on other sizes, rank counts or node counts than this collective's.
   bool outside_calibration = false;
+  /// The thread blocks NCCL's kernel runs, one per channel, each holding an SM of every GPU of
+  /// the group while the call runs (the compute beside it has the others); 0 for a closed form.
+  int blocks = 0;
 };
 
 /// Prices `op` for `size` (nccl-tests' S) over the group. Throws InputError where the closed
 /// form refuses the combination or NCCL's filter leaves no candidate.
 CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, Bytes size,
                                  const CollectiveModel& model);
+
+/// The share of a GPU's `sm_count` SMs a collective of `blocks` thread blocks holds while it runs
+/// (CollectivePrice::blocks), leaving at least one SM to the compute beside it.
+double sm_share(int blocks, int sm_count);
 
 /// "ring/Simple", "nvls/Simple", "p2p/Simple" (send/recv, all-to-all), or a closed form's name ("ring", "direct").
 std::string model_name(const CollectivePrice& price);

@@ -63,6 +63,7 @@ struct CommTerm {
   Seconds exposed;  ///< the part that adds to the step time
   /// Its full-size calls lie outside the range the calibration was fitted on (an extrapolation).
   bool outside_calibration = false;
+  int blocks = 0;  ///< NCCL's thread blocks (SMs) a full-size call holds while it runs
 };
 
 /// Collectives priced for one topology and calibration, remembered by group shape, collective
@@ -74,6 +75,7 @@ class PriceCache {
     Seconds time;
     std::string model;
     bool outside_calibration = false;
+    int blocks = 0;
   };
   using GroupKey = std::tuple<int, int, int, int>;  // ranks, stride, concurrent groups, their offset
   /// Read once; the inner none: a GPU NCCL's model does not know.
@@ -119,5 +121,12 @@ std::vector<LayerWaits> stage_layer_waits(const AnalyticalComm& comm, const Step
 /// busiest stage's set the step: exposed in proportion to its calls, times `exposed_part` (the
 /// part of them no other wait of the step hides); `exposed` and `in_layers` follow.
 void pace_layer_calls(AnalyticalComm& comm, const StepGraph& graph, int stage, double exposed_part);
+
+/// The compute time the collectives beside it take: while a call runs, the compute beside it has
+/// the SMs the call leaves, so over the part of the calls the compute hides (their time less their
+/// exposed part) it loses the calls' SM share of that time. The parameter gathers beside the first
+/// forward are exposed that much less (the slowed pass hides more of them).
+/// Sends between stages are left out (a peer's few channels).
+Seconds slow_compute_beside_calls(AnalyticalComm& comm, const StepGraph& graph, int sm_count);
 
 }  // namespace stepcast::graph

@@ -52,7 +52,9 @@ StepGraph plan_step_graph(const workload::Workload& workload, const plan::Plan& 
 
 struct StepPrediction {
   Seconds step_time;  ///< compute + bubble + exposed communication + optimizer
-  Seconds compute;    ///< bubble-free compute of one GPU
+  Seconds compute;    ///< bubble-free compute of one GPU, with what the collectives beside it take
+  /// The part of `compute` lost to the collectives that run beside it (slow_compute_beside_calls).
+  Seconds compute_beside_collectives;
   Seconds bubble;
   Seconds exposed_communication;  ///< sum of CommTerm::exposed
   Seconds optimizer;              ///< the optimizer update (memory-bound)
