@@ -135,12 +135,11 @@ Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan
   // forward (activation_offload.hpp), of the stage's layers' mean bytes.
   total = total * (static_cast<double>(offload_resident_layers(shape.layers, plan.offload_layers)) / shape.layers);
   if (plan.pp == 1) {
-    // The first stage is also the last: the output layer's logits, kept in fp32 for the
-    // cross-entropy, 4sbV/t (Korthikanti section 4.3), split over the vocabulary-parallel ranks
-    // and the context-parallel ranks' s/cp tokens; a fused loss keeps the 16-bit logits instead.
+    // The first stage is also the last: what the loss keeps of the output layer's logits, the
+    // fp32 softmax 4sbV/t (Korthikanti section 4.3) or a fused loss's 16-bit logits, split over
+    // the vocabulary-parallel ranks and the context-parallel ranks' s/cp tokens.
     const double sb = static_cast<double>(plan.seq_len) / plan.cp * plan.micro_batch_size;
-    const double kept = plan.loss == plan::LossKernel::kFused ? operator_context(plan).activation_bytes : 4.0;
-    total += Bytes(kept * sb * shape.vocab / plan.tp);
+    total += Bytes(loss_saved_per_logit(operator_context(plan)) * sb * shape.vocab / plan.tp);
   }
   return total;
 }

@@ -569,6 +569,10 @@ std::vector<Operator> embedding_operators(const TransformerShape& shape, const O
   return ops;
 }
 
+double loss_saved_per_logit(const OperatorContext& ctx) {
+  return ctx.loss == plan::LossKernel::kFused ? ctx.activation_bytes : kFp32Bytes;
+}
+
 namespace {
 
 /// The forward of PyTorch's eager F.cross_entropy on fp32 logits, per logit: autocast's cast
@@ -588,7 +592,7 @@ void cross_entropy(OpList& fwd, OpList& bwd, double logits, const OperatorContex
       // 4sbV/t). The backward writes softmax - one-hot in the working precision.
       Operator& f =
           fwd.memory("cross-entropy", OpPass::kForward, logits, logits * (e + 4.0 * kFp32Bytes), 5.0 * logits);
-      f.saved = Bytes(logits * kFp32Bytes);
+      f.saved = Bytes(logits * loss_saved_per_logit(c));
       f.kernels = 4.0;
       bwd.memory("cross-entropy backward", OpPass::kBackward, logits, logits * (kFp32Bytes + e), logits);
       break;
@@ -598,7 +602,7 @@ void cross_entropy(OpList& fwd, OpList& bwd, double logits, const OperatorContex
       // xentropy: a max pass and a sum-of-exp pass in the forward, which keeps the logits and
       // each row's log-sum-exp; the backward reads a logit and writes its gradient).
       Operator& f = fwd.memory("cross-entropy (fused)", OpPass::kForward, logits, logits * 2.0 * e, 5.0 * logits);
-      f.saved = Bytes(logits * e);
+      f.saved = Bytes(logits * loss_saved_per_logit(c));
       bwd.memory("cross-entropy backward (fused)", OpPass::kBackward, logits, logits * 2.0 * e, 2.0 * logits);
       break;
     }
@@ -608,7 +612,7 @@ void cross_entropy(OpList& fwd, OpList& bwd, double logits, const OperatorContex
       // the input gradient written) and the cast back to the working precision.
       Operator& f = fwd.memory("cross-entropy (eager fp32)", OpPass::kForward, logits, logits * eager_forward_bytes(e),
                                5.0 * logits);
-      f.saved = Bytes(logits * kFp32Bytes);
+      f.saved = Bytes(logits * loss_saved_per_logit(c));
       f.kernels = 3.0;
       Operator& b = bwd.memory("cross-entropy backward (eager fp32)", OpPass::kBackward, logits,
                                logits * (kFp32Bytes + 4.0 * kFp32Bytes + kFp32Bytes + e), 3.0 * logits);

@@ -160,6 +160,10 @@ std::vector<Operator> layer_operators(const workload::TransformerShape& shape, c
 /// Token (and learned position) embedding of the first pipeline stage, forward and backward.
 std::vector<Operator> embedding_operators(const workload::TransformerShape& shape, const OperatorContext& ctx);
 
+/// Bytes the loss keeps per logit for its backward (the `saved` of head_operators' cross-entropy):
+/// the fp32 softmax of Megatron's and of PyTorch's eager loss, the 16-bit logits of a fused one.
+double loss_saved_per_logit(const OperatorContext& ctx);
+
 /// Final norm, vocabulary-parallel output projection (logits) and cross-entropy of the last
 /// pipeline stage, forward and backward.
 std::vector<Operator> head_operators(const workload::TransformerShape& shape, const OperatorContext& ctx);
