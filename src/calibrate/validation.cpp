@@ -68,7 +68,13 @@ Comparison compare_nccl(const std::vector<Sample>& samples, const topology::Topo
   for (const Sample& s : samples) {
     const cost::CollectivePrice price =
         cost::price_collective(cost::collective_group(topology, s.tiers), s.op, s.size, model);
-    points.push_back(compared(s, price.time, cost::model_name(price)));
+    ComparedPoint& p = points.emplace_back(compared(s, price.time, cost::model_name(price)));
+    p.predicted_latency = price.latency;
+    p.predicted_bandwidth_time = price.bandwidth_time;
+    if (price.network) {
+      p.network_factors = {price.network->latency_factor,
+                           price.p2p ? price.network->p2p_bandwidth_efficiency : price.network->bandwidth_efficiency};
+    }
   }
   return summarised(std::move(points));
 }

@@ -68,6 +68,21 @@ bool outside_nccl_fit(const CollectiveModel& model, Bytes size, const topology::
          !within_fitted_range(*model.calibration, size, t.ranks, t.nodes);
 }
 
+// The network's terms apply to NCCL's model across nodes, unless a calibration's NCCL protocol
+// factors (fitted on the user's own cluster, against NCCL's bare model) stand in for them.
+std::optional<NetworkFactors> network_factors(const CollectiveGroup& group, const CollectiveModel& model) {
+  if (model.calibration && !model.calibration->nccl_protocols.empty()) return std::nullopt;
+  return group.network;
+}
+
+// NCCL's pick as the network achieves it: NCCL still picks with its own model (it knows nothing
+// of the network's shortfall), then the pick takes latency_factor x its latency and its
+// bandwidth time over the efficiency.
+void achieve(Seconds& latency, Seconds& bandwidth_time, double latency_factor, double efficiency) {
+  latency = latency * latency_factor;
+  bandwidth_time = bandwidth_time / efficiency;
+}
+
 CollectivePrice closed_form(const CollectiveGroup& group, CollectiveOp op, Bytes size, Algorithm algorithm,
                             const Calibration* calibration) {
   const topology::CommTiers tiers = calibration ? apply(*calibration, group.tiers, op, size) : group.tiers;
@@ -91,8 +106,13 @@ CollectivePrice point_to_point(const CollectiveGroup& group, CollectiveOp op, By
                                const CollectiveModel& model) {
   const topology::CommTiers& t = group.tiers;
   const NcclTuning tuning = model.calibration ? nccl_tuning(*model.calibration) : NcclTuning{};
-  const NcclP2p p2p = nccl_p2p(op, size, *group.nccl, t.node_bw, t.oversubscription, tuning);
+  NcclP2p p2p = nccl_p2p(op, size, *group.nccl, t.node_bw, t.oversubscription, tuning);
   CollectivePrice p;
+  p.network = network_factors(group, model);
+  if (p.network) {
+    achieve(p2p.latency, p2p.bandwidth_time, p.network->latency_factor, p.network->p2p_bandwidth_efficiency);
+    p2p.time = p2p.latency + p2p.bandwidth_time;
+  }
   if (op == CollectiveOp::kSendRecv && t.nodes > 1 && t.group_nic_bw.value() > 0.0) {
     p.nic_share = std::min(1.0, t.node_bw / t.group_nic_bw);
   }
@@ -121,8 +141,12 @@ CollectiveGroup collective_group(const topology::Topology& topology, const topol
 
 CollectiveGroup collective_group(const std::optional<NcclHardware>& hardware, const topology::CommTiers& tiers,
                                  bool explain) {
-  CollectiveGroup g{tiers, std::nullopt};
+  CollectiveGroup g{tiers, std::nullopt, std::nullopt};
   if (tiers.ranks >= 2 && hardware) g.nccl = nccl_system(*hardware, tiers, explain);
+  if (tiers.nodes > 1 && hardware && hardware->network) {
+    const topology::NetworkTerms& n = *hardware->network;
+    g.network = NetworkFactors{n.latency_factor, n.bandwidth_efficiency, n.p2p_bandwidth_efficiency};
+  }
   return g;
 }
 
@@ -144,8 +168,14 @@ CollectivePrice price_collective(const CollectiveGroup& group, CollectiveOp op, 
     return p;
   }
   const NcclTuning tuning = model.calibration ? nccl_tuning(*model.calibration) : NcclTuning{};
-  const NcclCandidate pick = nccl_pick(op, size, *group.nccl, model.nccl, tuning);
+  NcclCandidate pick = nccl_pick(op, size, *group.nccl, model.nccl, tuning);
   CollectivePrice p;
+  p.network = network_factors(group, model);
+  if (p.network) {
+    achieve(pick.latency, pick.bandwidth_time, p.network->latency_factor, p.network->bandwidth_efficiency);
+    pick.time = pick.latency + pick.bandwidth_time;
+    pick.algbw = size / pick.bandwidth_time;
+  }
   if (t.nodes > 1 && t.group_nic_bw.value() > 0.0) p.nic_share = std::min(1.0, t.node_bw / t.group_nic_bw);
   p.latency = pick.latency;
   p.bandwidth_time = pick.bandwidth_time / p.nic_share;

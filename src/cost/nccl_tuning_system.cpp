@@ -124,8 +124,12 @@ NcclHardware nccl_hardware(const topology::Topology& topology) {
                                  topology.gpu().name, topology.name()));
   }
   const std::optional<topology::CollNet>& collnet = topology.collnet();
-  return NcclHardware{*cc, topology.gpu().name, intra_switch_name(topology), collnet.has_value(),
-                      collnet && collnet->enabled};
+  return NcclHardware{*cc,
+                      topology.gpu().name,
+                      intra_switch_name(topology),
+                      collnet.has_value(),
+                      collnet && collnet->enabled,
+                      topology.network()};
 }
 
 NcclSystem nccl_system(const topology::Topology& topology, const topology::CommTiers& tiers, bool explain) {

@@ -437,15 +437,21 @@ std::string run_nccl(const CollectiveRequest& o, const Request& request, const t
   for (Bytes size : request.sizes)
     run.choices.push_back(cost::nccl_choose(request.op, size, run.system, run.filter, tuning));
   if (run.calibrated) warn_sizes_outside(*calibration, o.calibration, request, tiers);
+  cost::CollectiveModel model;
+  model.nccl = run.filter;
+  model.calibration = run.calibrated ? &*calibration : nullptr;
+  const cost::CollectiveGroup group = cost::collective_group(topo, tiers);
+  std::vector<cost::CollectivePrice> prices;
+  for (Bytes size : request.sizes) prices.push_back(cost::price_collective(group, request.op, size, model));
+  if (prices.front().network) {
+    run.network = topo.network();
+    run.achieved = prices;
+  }
   if (request.engine == Engine::kDes) {
     // NCCL's pick as flows on the topology's links: the same model, contention from the links.
-    cost::CollectiveModel model;
-    model.nccl = run.filter;
-    model.calibration = run.calibrated ? &*calibration : nullptr;
-    const cost::CollectiveGroup group{tiers, run.system};
-    for (Bytes size : request.sizes) {
-      const cost::CollectivePrice price = cost::price_collective(group, request.op, size, model);
-      run.simulated.push_back(sim::simulate_collective(topo, request.op, size, price, first_ranks(tiers.ranks)));
+    for (std::size_t i = 0; i < request.sizes.size(); ++i) {
+      run.simulated.push_back(
+          sim::simulate_collective(topo, request.op, request.sizes[i], prices[i], first_ranks(tiers.ranks)));
     }
   }
   return o.json ? nccl_json(run, o.explain).dump(2) + "\n" : nccl_text(run, o.explain);

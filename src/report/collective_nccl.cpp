@@ -135,6 +135,14 @@ std::string single_text(const NcclRun& run, bool explain) {
   out += fmt::format("busbw        {}\n", format_bandwidth(busbw(run, run.sizes.front(), w)));
   out += fmt::format("bound by     {}\n", bound_text(run, w));
   out += fmt::format("why          {}\n", choice.why);
+  if (run.network) {
+    const cost::CollectivePrice& a = run.achieved.front();
+    out += fmt::format("network      {} ({}): NCCL's latency x {:.3g}, its bandwidth x {:.3g} across nodes\n",
+                       run.network->name, run.network->file, run.network->latency_factor,
+                       a.p2p ? run.network->p2p_bandwidth_efficiency : run.network->bandwidth_efficiency);
+    out += fmt::format("achieved     {} (latency {} + bandwidth {}): what predict and simulate charge\n",
+                       format_seconds(a.time), format_seconds(a.latency), format_seconds(a.bandwidth_time));
+  }
   if (!run.simulated.empty()) out += fmt::format("simulated    {}\n", simulated_text(run, 0));
   if (explain)
     out += "\n" + system_text(run) + "\ncandidates (time = latency + S / algbw):\n" + candidates_text(choice);
@@ -158,11 +166,20 @@ std::string sweep_text(const NcclRun& run, bool explain) {
       fmt::format("# {}, NCCL's choice ({}) on {}: {}; {}{}\n", cost::to_string(run.op), request_text(run.filter),
                   run.topo->name(), placement_text(run.tiers), kModel, run.calibrated ? ", calibrated" : "");
   const bool des = !run.simulated.empty();
-  out += fmt::format("# {:>15}  {:>10}  {:>14}  {:>12}  {:>12}  {}{}\n", "size (B)", "size", "time (us)",
-                     "algbw (GB/s)", "busbw (GB/s)", "algorithm/protocol", des ? "  simulated (us)" : "");
+  if (run.network) {
+    out += fmt::format(
+        "# network {} ({}): across nodes NCCL's latency x {:.3g}, its bandwidth x {:.3g}; "
+        "achieved is what predict and simulate charge\n",
+        run.network->name, run.network->file, run.network->latency_factor,
+        run.achieved.front().p2p ? run.network->p2p_bandwidth_efficiency : run.network->bandwidth_efficiency);
+  }
+  out += fmt::format("# {:>15}  {:>10}  {:>14}  {:>12}  {:>12}  {}{}{}\n", "size (B)", "size", "time (us)",
+                     "algbw (GB/s)", "busbw (GB/s)", "algorithm/protocol", run.network ? "   achieved (us)" : "",
+                     des ? "  simulated (us)" : "");
   for (std::size_t i = 0; i < run.sizes.size(); ++i) {
     const NcclCandidate& w = run.choices[i].chosen();
-    const std::string simulated = des ? fmt::format("  {:>14.2f}", run.simulated[i].value() * unit::kMega) : "";
+    std::string simulated = des ? fmt::format("  {:>14.2f}", run.simulated[i].value() * unit::kMega) : "";
+    if (run.network) simulated = fmt::format(" {:>15.2f}", run.achieved[i].time.value() * unit::kMega) + simulated;
     out += fmt::format("  {:>15}  {:>10}  {:>14.2f}  {:>12.2f}  {:>12.2f}  {:<18}{}\n", bytes_json(run.sizes[i]).dump(),
                        format_bytes(run.sizes[i]), w.time.value() * unit::kMega,
                        algbw(run.sizes[i], w).value() / unit::kGiga, busbw(run, run.sizes[i], w).value() / unit::kGiga,
@@ -215,6 +232,12 @@ nlohmann::json result_json(const NcclRun& run, std::size_t i, bool explain) {
                       {"why", choice.why},
                       {"candidates", std::move(candidates)}};
   if (!run.simulated.empty()) j["simulated_time_s"] = sig9(run.simulated[i].value());
+  if (run.network) {
+    const cost::CollectivePrice& a = run.achieved[i];
+    j["achieved"] = {{"latency_time_s", sig9(a.latency.value())},
+                     {"bandwidth_time_s", sig9(a.bandwidth_time.value())},
+                     {"time_s", sig9(a.time.value())}};
+  }
   return j;
 }
 
@@ -257,6 +280,13 @@ nlohmann::json nccl_json(const NcclRun& run, bool explain) {
       {"nodes", run.tiers.nodes},
       {"ranks_per_node", run.tiers.ranks_per_node},
       {"nccl_system", std::move(system)}};
+  if (run.network) {
+    j["network"] = {{"name", run.network->name},
+                    {"file", run.network->file},
+                    {"latency_factor", sig9(run.network->latency_factor)},
+                    {"bandwidth_efficiency", sig9(run.network->bandwidth_efficiency)},
+                    {"p2p_bandwidth_efficiency", sig9(run.network->p2p_bandwidth_efficiency)}};
+  }
   if (run.sweep) {
     j["results"] = nlohmann::json::array();
     for (std::size_t i = 0; i < run.sizes.size(); ++i) j["results"].push_back(result_json(run, i, explain));

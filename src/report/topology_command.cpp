@@ -103,6 +103,14 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
                        t.collnet()->enabled ? "on" : "off, NCCL's default (--set collnet.enabled=true turns it on)",
                        t.collnet()->source);
   }
+  if (const auto& n = t.network()) {
+    out += fmt::format(
+        "network       {}: across nodes NCCL's latency x {:.3g}, its bandwidth x {:.3g}, point-to-point x {:.3g} "
+        "({})\n",
+        n->name, n->latency_factor, n->bandwidth_efficiency, n->p2p_bandwidth_efficiency, n->file);
+  } else {
+    out += "network       not named: collectives across nodes take NCCL's model as it is\n";
+  }
   out += fmt::format("\nwhat a collective over {}{} GPUs sees ({} nodes, {} per node), each way:\n",
                      c.ranks == t.gpu_count() ? "all " : "the first ", c.ranks, c.nodes, c.ranks_per_node);
   out += fmt::format("  intra-node    {} GPU to GPU, latency {}\n", format_bandwidth(c.intra_bw),
@@ -144,6 +152,13 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
       {"price", t.price() ? nlohmann::json{{"usd_per_gpu_hour", t.price()->usd}, {"source", t.price()->source}}
                           : nlohmann::json()},
       {"collnet", t.collnet() ? nlohmann::json{{"enabled", t.collnet()->enabled}, {"source", t.collnet()->source}}
+                              : nlohmann::json()},
+      {"network", t.network() ? nlohmann::json{{"name", t.network()->name},
+                                               {"latency_factor", t.network()->latency_factor},
+                                               {"bandwidth_efficiency", t.network()->bandwidth_efficiency},
+                                               {"p2p_bandwidth_efficiency", t.network()->p2p_bandwidth_efficiency},
+                                               {"file", t.network()->file},
+                                               {"source", t.network()->source}}
                               : nlohmann::json()},
       {"host_link", t.host_link()
                         ? nlohmann::json{{"bandwidth_per_gpu_bytes_per_s", t.host_link()->bandwidth_per_gpu.value()},

@@ -102,6 +102,15 @@ nlohmann::json collective_points_json(const calibrate::Comparison& c) {
                       {"predicted_busbw_Bps", sig9(p.predicted_busbw.value())},
                       {"error_pct", sig9(p.error_pct)},
                       {"where", p.sample.where}});
+    if (p.predicted_latency.value() > 0.0 || p.predicted_bandwidth_time.value() > 0.0) {
+      nlohmann::json& point = points.back();
+      point["predicted_latency_s"] = sig9(p.predicted_latency.value());
+      point["predicted_bandwidth_time_s"] = sig9(p.predicted_bandwidth_time.value());
+      point["network_factors"] = p.network_factors
+                                     ? nlohmann::json{{"latency_factor", sig9(p.network_factors->first)},
+                                                      {"bandwidth_efficiency", sig9(p.network_factors->second)}}
+                                     : nlohmann::json(nullptr);
+    }
   }
   return points;
 }

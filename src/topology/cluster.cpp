@@ -135,6 +135,7 @@ Topology make_cluster(const ClusterSpec& spec) {
   Topology topology(spec.name, spec.source, spec.gpu, b.take_vertices(), b.take_links(), oversubscription,
                     spec.domain_trays > 0 ? spec.domain_trays : trays, spec.gpus_per_tray);
   if (spec.collnet) topology.set_collnet(*spec.collnet);
+  if (spec.network) topology.set_network(*spec.network);
   if (spec.host_link) topology.set_host_link(*spec.host_link);
   return topology;
 }

@@ -1,6 +1,8 @@
 // The GPU catalogue: named GPU files and the kernel figures of a GPU block (gpu_json.hpp).
 #include "gpu_json.hpp"
 
+#include "catalogue.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -165,32 +167,7 @@ int read_compute_capability(const JsonReader& r) {
 
 }  // namespace
 
-std::filesystem::path catalogue_gpu_file(const JsonReader& name) {
-  const std::string id = name.string();
-  static const std::regex kName(R"([a-z0-9][a-z0-9.\-]*)");
-  if (!std::regex_match(id, kName)) {
-    name.fail(
-        fmt::format("a GPU of the catalogue is named by its file in topologies/gpus/ without .json "
-                    "(lower case letters, digits, '.' and '-'), got \"{}\"",
-                    id));
-  }
-  std::filesystem::path beside = std::filesystem::path(name.file()).parent_path() / "gpus" / (id + ".json");
-  std::filesystem::path shipped = std::filesystem::path(STEPCAST_SOURCE_DIR) / "topologies" / "gpus" / (id + ".json");
-  std::error_code ec;
-  if (std::filesystem::exists(beside, ec)) return beside;
-  if (std::filesystem::exists(shipped, ec)) return shipped;
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(shipped.parent_path(), ec)) {
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());  // directory order is the file system's, not a fixed one
-  std::string known;
-  for (const std::string& n : names) known += fmt::format("{}{}", known.empty() ? "" : ", ", n);
-  name.fail(
-      fmt::format("no GPU file \"{}.json\" in gpus/ beside the topology nor in the shipped catalogue "
-                  "(topologies/gpus/: {})",
-                  id, known));
-}
+std::filesystem::path catalogue_gpu_file(const JsonReader& name) { return catalogue_file(name, "gpus", "GPU"); }
 
 void read_gpu_extras(const JsonReader& r, bool in_catalogue, GpuSpec& gpu) {
   ProblemList problems;

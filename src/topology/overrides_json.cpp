@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpu_json.hpp"
+#include "network_json.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/json_reader.hpp"
 #include "stepcast/core/nearest_name.hpp"
@@ -141,6 +142,7 @@ Topology load_topology_with_sets(const std::filesystem::path& file, std::optiona
   nlohmann::json doc = read_json_file(file);
   // A named GPU's figures are edited where the catalogue gives them.
   expand_named_gpu(doc, file);
+  expand_named_network(doc, file);
   std::vector<AppliedSet> applied;
   apply_sets(doc, file, sets, applied);
   std::string label = file.string();
@@ -154,6 +156,7 @@ std::vector<AppliedSet> applied_sets(const std::filesystem::path& file, const st
   if (sets.empty()) return applied;
   nlohmann::json doc = read_json_file(file);
   expand_named_gpu(doc, file);
+  expand_named_network(doc, file);
   apply_sets(doc, file, sets, applied);
   return applied;
 }

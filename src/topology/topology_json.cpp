@@ -8,6 +8,7 @@
 
 #include "connectivity.hpp"
 #include "gpu_json.hpp"
+#include "network_json.hpp"
 #include "stepcast/core/json_reader.hpp"
 #include "stepcast/core/problems.hpp"
 #include "stepcast/topology/cluster.hpp"
@@ -126,11 +127,14 @@ void read_intra(const JsonReader& intra, ClusterSpec& spec) {
 }
 
 void read_nics(const JsonReader& nics, ClusterSpec& spec) {
-  nics.check_keys({"count", "bandwidth", "latency", "source"});
+  nics.check_keys({"count", "bandwidth", "latency", "network", "source"});
   ProblemList problems;
   problems.check([&] { spec.nics_per_node = int_of(nics.at("count"), kMaxPerNode); });
   problems.check([&] { spec.nic_bandwidth = bandwidth_of(nics.at("bandwidth")); });
   problems.check([&] { spec.nic_latency = latency_of(nics.at("latency")); });
+  problems.check([&] {
+    if (const auto network = nics.find("network")) spec.network = read_network(*network);
+  });
   problems.check([&] { (void)source_of(nics); });
   problems.throw_if_any();
 }

@@ -31,6 +31,14 @@ topology::Topology shipped(const char* file, int nodes) {
   return topology::load_topology(kSource + "/topologies/" + file, nodes);
 }
 
+// The same with its network's terms at 1: NCCL's model as NCCL states it, which the hand
+// derivations below restate (the terms have their own test, tests/cost/network_terms_test.cpp).
+topology::Topology nccl_as_stated(const char* file, int nodes) {
+  return topology::load_topology_with_sets(kSource + "/topologies/" + file, nodes,
+                                           {"nics.network.latency_factor=1", "nics.network.bandwidth_efficiency=1",
+                                            "nics.network.p2p_bandwidth_efficiency=1"});
+}
+
 CollectivePrice price(const topology::Topology& topo, CollectiveOp op, Bytes size, int ranks, int stride = 1,
                       topology::Concurrency concurrency = {}) {
   return price_collective(collective_group(topo, topo.tiers(ranks, stride, concurrency)), op, size, {});
@@ -69,7 +77,7 @@ TEST_SUITE("graph.collective_model") {
     // log2(25 MiB / 64 B) = 18: 104.4 GB/s; 26214400 B / 104.4e9 = 251.1 us. Latency 14.0 + 2 x
     // ((8 - 1) x 1.25 NVLink + log2(128) = 7 x 8.5 network) = 150.5 us. In all 401.6 us, where
     // charging all 2046 ring steps the network's latency would take 29 ms.
-    const topology::Topology topo = shipped("dgx-h100.json", 128);
+    const topology::Topology topo = nccl_as_stated("dgx-h100.json", 128);
     const CollectivePrice p = price(topo, CollectiveOp::kAllReduce, Bytes(26214400.0), 1024);
     REQUIRE(p.nccl.has_value());
     CHECK(model_name(p) == "tree/LL128");
@@ -81,7 +89,7 @@ TEST_SUITE("graph.collective_model") {
   TEST_CASE("the step prices its gradient buckets with the same model: Llama-2 7B DDP on 1024 H100s") {
     // 6.738e9 bf16 gradients = 13.48e9 B in 25 MiB buckets: 514 full buckets at 401.6 us each
     // (above) and a partial last one, 515 calls, so the term lies between 514 and 515 bucket times.
-    const topology::Topology topo = shipped("dgx-h100.json", 128);
+    const topology::Topology topo = nccl_as_stated("dgx-h100.json", 128);
     const StepPrediction p = predict("llama2-7b.json", "dp=1024,gbs=1024,flash=on", topo);
     const CommTerm& ddp = term(p, "data");
     CHECK(ddp.model == "tree/LL128");
@@ -123,7 +131,7 @@ TEST_SUITE("graph.collective_model") {
     // communicator 4 channels, so 4 p2p channels; a network peer gets max(1 NIC, ceil(50 / 14 GB/s
     // per channel) = 4), halved while 4 x ceil(10 peers / 8 per batch) = 8 > 4: 2 channels of
     // 14 GB/s = 28 GB/s. 1 GiB: 38.35 ms (measured 43.15 ms on 10 H100 nodes, one GPU each).
-    const topology::Topology ten = shipped("dgx-h100.json", 10);
+    const topology::Topology ten = nccl_as_stated("dgx-h100.json", 10);
     const CollectivePrice q = price(ten, CollectiveOp::kSendRecv, Bytes(1073741824.0), 10, 8);
     CHECK(q.p2p->channels_per_peer == 2);
     CHECK(q.bandwidth_time.value() == doctest::Approx(1073741824.0 / 28e9));
@@ -133,7 +141,7 @@ TEST_SUITE("graph.collective_model") {
   TEST_CASE("all-to-all across nodes is bound by the node's NICs, which PXN spreads every GPU's traffic over") {
     // 4 DGX H100 nodes, 32 ranks: each rank's off-node share is 24/32 S; a node's 8 ranks send
     // 8 x 24/32 S through its 8 x 50 GB/s NICs. 1 GiB: 6 x 1 GiB / 400 GB/s = 16.1 ms.
-    const topology::Topology topo = shipped("dgx-h100.json", 4);
+    const topology::Topology topo = nccl_as_stated("dgx-h100.json", 4);
     const CollectivePrice p = price(topo, CollectiveOp::kAllToAll, Bytes(1073741824.0), 32);
     CHECK(p.bandwidth_time.value() == doctest::Approx(8.0 * 24.0 / 32.0 * 1073741824.0 / 400e9));
   }

@@ -2,7 +2,9 @@
 // the median, 90th percentile and worst absolute error.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stepcast/calibrate/fit.hpp"
@@ -17,6 +19,12 @@ struct ComparedPoint {
   Seconds predicted;
   BytesPerSecond predicted_busbw;
   double error_pct = 0.0;  ///< (predicted - measured) / measured x 100
+  /// NCCL's model only: the predicted time's latency and bandwidth parts, and the network's
+  /// latency factor and bandwidth efficiency they include (none where no network term applied),
+  /// from which a fit of the terms recovers NCCL's bare figures.
+  Seconds predicted_latency;
+  Seconds predicted_bandwidth_time;
+  std::optional<std::pair<double, double>> network_factors;
 };
 
 /// The median, 90th percentile and worst of a set of absolute errors (percent).

@@ -88,6 +88,8 @@ struct NcclHardware {
   std::string intra_switch;     ///< lower-case name of the switch GPU 0 links to in its node; empty if none
   bool collnet_fabric = false;  ///< the topology states that its switches reduce (a collnet block)
   bool collnet_enable = false;  ///< ... with NCCL's CollNet on
+  /// What the topology's NICs achieve against this model (its "network"), if it names one.
+  std::optional<topology::NetworkTerms> network;
 };
 
 /// InputError when the GPU's name matches no generation NCCL tunes for.

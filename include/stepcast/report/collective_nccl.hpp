@@ -3,10 +3,12 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "stepcast/core/units.hpp"
+#include "stepcast/cost/collective_model.hpp"
 #include "stepcast/cost/collectives.hpp"
 #include "stepcast/cost/nccl_tuning.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -26,6 +28,11 @@ struct NcclRun {
   std::vector<Bytes> sizes;
   std::vector<cost::NcclChoice> choices;  ///< one per size
   std::vector<Seconds> simulated;         ///< with --engine des: the discrete-event time per size
+  /// Across nodes on a topology that names its network (and no calibration's NCCL factors): the
+  /// network's terms and, per size, NCCL's pick as the network achieves it, which every other
+  /// command charges. Empty otherwise.
+  std::optional<topology::NetworkTerms> network;
+  std::vector<cost::CollectivePrice> achieved;
 };
 
 /// nccl-tests-style text: one size with NCCL's choice and why, or a sweep table with the sizes

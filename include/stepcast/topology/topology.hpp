@@ -178,6 +178,20 @@ struct CollNet {
   std::string source;
 };
 
+/// What a network technology's NICs achieve against NCCL's tuning model, which prices every NIC
+/// as InfiniBand at line rate: a collective across nodes takes NCCL's latency times
+/// `latency_factor` and NCCL's bandwidth time over `bandwidth_efficiency` (all-to-all and
+/// send/recv, on NCCL's point-to-point channels, over `p2p_bandwidth_efficiency`). A file of the
+/// network catalogue (topologies/networks/NAME.json) states them with what they were fitted on.
+struct NetworkTerms {
+  std::string name;  ///< the technology: "infiniband", "slingshot", ...
+  double bandwidth_efficiency = 1.0;
+  double p2p_bandwidth_efficiency = 1.0;
+  double latency_factor = 1.0;
+  std::string source;
+  std::string file;  ///< where the terms were read, for messages
+};
+
 /// A loaded, validated topology. Immutable; cheap to share by const reference.
 class Topology {
  public:
@@ -225,6 +239,10 @@ class Topology {
   [[nodiscard]] const std::optional<CollNet>& collnet() const { return collnet_; }
   /// Called by the loader when the file states that the fabric reduces in the network.
   void set_collnet(CollNet collnet) { collnet_ = std::move(collnet); }
+  /// The NICs' network technology and its terms ("nics"/"network"), if the file names one.
+  [[nodiscard]] const std::optional<NetworkTerms>& network() const { return network_; }
+  /// Called by the loader when the file names the NICs' network.
+  void set_network(NetworkTerms network) { network_ = std::move(network); }
 
   /// The links from GPU `src` to GPU `dst` (indices into gpus()), shortest by hop count, ties
   /// broken by vertex and link order so the result is deterministic. Routes never pass through a
@@ -272,6 +290,7 @@ class Topology {
   std::optional<GpuHourPrice> price_;
   std::optional<HostLink> host_link_;
   std::optional<CollNet> collnet_;
+  std::optional<NetworkTerms> network_;
   std::unique_ptr<Graph> graph_;
 };
 
