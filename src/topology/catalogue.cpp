@@ -33,8 +33,9 @@ std::filesystem::path catalogue_file(const JsonReader& name, std::string_view fo
   std::sort(names.begin(), names.end());  // directory order is the file system's, not a fixed one
   std::string known;
   for (const std::string& n : names) known += fmt::format("{}{}", known.empty() ? "" : ", ", n);
-  name.fail(fmt::format("no {} file \"{}\" in {}/ beside the topology nor in the shipped catalogue (topologies/{}/: {})",
-                        what, file, folder, folder, known));
+  name.fail(
+      fmt::format("no {} file \"{}\" in {}/ beside the topology nor in the shipped catalogue (topologies/{}/: {})",
+                  what, file, folder, folder, known));
 }
 
 }  // namespace stepcast::topology

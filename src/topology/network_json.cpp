@@ -60,7 +60,8 @@ void expand_named_network(nlohmann::json& doc, const std::filesystem::path& topo
   if (!node.contains("nics") || !node["nics"].is_object() || !node["nics"].contains("network")) return;
   if (!node["nics"]["network"].is_string()) return;
   const JsonReader root(doc, topology_file.string());
-  node["nics"]["network"] = read_json_file(catalogue_file(root.at("node").at("nics").at("network"), "networks", "network"));
+  node["nics"]["network"] =
+      read_json_file(catalogue_file(root.at("node").at("nics").at("network"), "networks", "network"));
 }
 
 }  // namespace stepcast::topology

@@ -7,12 +7,16 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "support/run_stepcast.hpp"
+#include "support/scratch_folder.hpp"
 
 namespace search_compare_test {
 
@@ -131,6 +135,36 @@ TEST_SUITE("report.search_compare") {
     // Both tables set their plan beside the same #1.
     CHECK(table(report, "compare").at("rows").back().at("best_s") ==
           table(report, "compare-3").at("rows").back().at("best_s"));
+  }
+
+  TEST_CASE("a compute lead says how much of it the fitted time per kernel makes") {
+    // tp=8 runs the same work of Llama 3 8B on 8 H100 in twice the kernels of #1's plan. The part
+    // of the compute difference the per-kernel overheads make is the difference less the one with
+    // no GPU or host time per kernel, which a calibration file of zero overheads gives here.
+    const std::string search = "--workload llama3-8b --topology dgx-h100 --gpus 8 --global-batch 64";
+    const auto report = nlohmann::json::parse(
+        test::run_stepcast("search " + search + " --refine 0 --top 1 --compare \"tp=8,zero=1\" --json"));
+    const std::string best = table(report, "plans").at("rows").at(0).at("plan").get<std::string>();
+    const test::ScratchFolder folder("stepcast_search_compare_", "overheads");
+    const auto zero = folder.path / "zero-overheads.json";
+    std::ofstream(zero) << R"({"source": "test", "compute": {"kernel_overhead": "0 s", "host_overhead": "0 s",
+        "source": "test: no time per kernel"}})";
+    const auto compute = [&](const std::string& plan, const std::string& extra) {
+      return nlohmann::json::parse(
+                 test::run_stepcast("predict --workload llama3-8b --topology dgx-h100 --gpus 8 --plan \"" + plan +
+                                    ",gbs=64\" --json" + extra))
+          .at("breakdown")
+          .at("compute_s")
+          .get<double>();
+    };
+    const std::string with_zero = " --calibration " + zero.string();
+    const double difference = compute("tp=8,zero=1", "") - compute(best, "");
+    const double work = compute("tp=8,zero=1", with_zero) - compute(best, with_zero);
+    const std::string why = note_starting(report, "why #1 leads it");
+    CAPTURE(why);
+    CHECK(why.find(fmt::format("its compute lead of {:.3f} s: {:.3f} s from the time per kernel", difference,
+                               difference - work)) != std::string::npos);
+    CHECK(why.find(fmt::format("{:.3f} s from the kernels' work", work)) != std::string::npos);
   }
 
   TEST_CASE("simulate runs both published plans, within 15% of their measured steps") {

@@ -37,10 +37,12 @@ TEST_SUITE("topology.network_catalogue") {
     // The technology as each file's NIC source names it (ConnectX NICs of NVIDIA's reference
     // architectures on InfiniBand, AWS's EFA, HPE Slingshot 11 on Polaris, RoCE per llm-foundry).
     const std::map<std::string, std::string> expected = {
-        {"alcf-polaris", "slingshot"},   {"dgx-a100", "infiniband"},      {"dgx-b200", "infiniband"},
-        {"dgx-b300", "infiniband"},      {"dgx-h100", "infiniband"},      {"dgx-h200", "infiniband"},
-        {"gb200-nvl72", "infiniband"},   {"gb200-nvl72-4racks", "infiniband"}, {"gb300-nvl72", "infiniband"},
-        {"mosaicml-a100-40gb", "roce"}, {"p4d-24xlarge", "efa"},          {"p4de-24xlarge", "efa"},
+        {"alcf-polaris", "slingshot"}, {"dgx-a100", "infiniband"},
+        {"dgx-b200", "infiniband"},    {"dgx-b300", "infiniband"},
+        {"dgx-h100", "infiniband"},    {"dgx-h200", "infiniband"},
+        {"gb200-nvl72", "infiniband"}, {"gb200-nvl72-4racks", "infiniband"},
+        {"gb300-nvl72", "infiniband"}, {"mosaicml-a100-40gb", "roce"},
+        {"p4d-24xlarge", "efa"},       {"p4de-24xlarge", "efa"},
         {"p5-48xlarge", "efa"}};
     for (const auto& [name, network] : expected) {
       CAPTURE(name);
@@ -78,8 +80,8 @@ TEST_SUITE("topology.network_catalogue") {
   }
 
   TEST_CASE("a topology states its own terms inline, and a term out of its bounds or an unknown name is refused") {
-    const Topology own = load_topology(scratch_file(
-        "inline_network.json", cluster_with_network(R"({"name": "ib", "bandwidth_efficiency": 0.5,
+    const Topology own = load_topology(
+        scratch_file("inline_network.json", cluster_with_network(R"({"name": "ib", "bandwidth_efficiency": 0.5,
             "p2p_bandwidth_efficiency": 0.25, "latency_factor": 2, "source": "measured"})")));
     REQUIRE(own.network().has_value());
     CHECK(own.network()->bandwidth_efficiency == 0.5);
@@ -87,21 +89,22 @@ TEST_SUITE("topology.network_catalogue") {
     CHECK(own.network()->latency_factor == 2.0);
 
     CHECK(error_of([] {
-            (void)load_topology(scratch_file(
-                "network_above_one.json", cluster_with_network(R"({"name": "ib", "bandwidth_efficiency": 1.2,
+            (void)load_topology(scratch_file("network_above_one.json",
+                                             cluster_with_network(R"({"name": "ib", "bandwidth_efficiency": 1.2,
                     "p2p_bandwidth_efficiency": 0.9, "latency_factor": 1, "source": "measured"})")));
-          }).find(":/node/nics/network/bandwidth_efficiency: an efficiency is the share of NCCL's modelled "
-                  "bandwidth the network achieves, between 0.05 and 1, got 1.2") != std::string::npos);
+          })
+              .find(":/node/nics/network/bandwidth_efficiency: an efficiency is the share of NCCL's modelled "
+                    "bandwidth the network achieves, between 0.05 and 1, got 1.2") != std::string::npos);
     CHECK(error_of([] {
             (void)load_topology(scratch_file("network_latency_zero.json",
                                              cluster_with_network(R"({"name": "ib", "bandwidth_efficiency": 1,
                     "p2p_bandwidth_efficiency": 1, "latency_factor": 0, "source": "measured"})")));
           }).find(":/node/nics/network/latency_factor: a factor on NCCL's latency between 0.1 and 1000, got 0") !=
           std::string::npos);
-    CHECK(error_of([] {
-            (void)load_topology(scratch_file("network_unknown.json", cluster_with_network("\"omnipath\"")));
-          }).find(":/node/nics/network: no network file \"omnipath.json\" in networks/ beside the topology nor in "
-                  "the shipped catalogue (topologies/networks/: efa, infiniband, roce, slingshot)") !=
+    CHECK(error_of(
+              [] { (void)load_topology(scratch_file("network_unknown.json", cluster_with_network("\"omnipath\""))); })
+              .find(":/node/nics/network: no network file \"omnipath.json\" in networks/ beside the topology nor in "
+                    "the shipped catalogue (topologies/networks/: efa, infiniband, roce, slingshot)") !=
           std::string::npos);
     CHECK_FALSE(load_topology(scratch_file("no_network.json", cluster_with_network(""))).network().has_value());
   }
