@@ -61,8 +61,23 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
         c.workload, {},
         "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
   }
+  // GPUs that fill no whole number of scale-up domains but whole trays of several (256 on NVL72
+  // racks) run on part of each: the search places them on the fewest domains, as a scheduler's
+  // segments do (64 of each rack's 72: NVIDIA's Slurm segment of 16 trays), and says so.
+  int per_domain = c.gpus_per_domain;
+  std::string placement;
+  if (per_domain == 0 && c.gpus > 0 && c.nodes == 0) {
+    const topology::Topology whole = topology::load_topology_with_sets(topology_path(c.topology), std::nullopt, c.sets);
+    per_domain = topology::partial_domain_gpus(c.gpus, whole);
+    if (per_domain > 0) {
+      placement = fmt::format(
+          "placement: {} GPUs fill no whole number of {}-GPU NVLink domains: the search runs them on {} of each of {} "
+          "domains, whole trays (--gpus-per-domain sets another)",
+          c.gpus, whole.domain_gpus(), per_domain, c.gpus / per_domain);
+    }
+  }
   const topology::SelectedTopology selected = topology::load_selected_topology(
-      topology_path(c.topology), topology_request(c.nodes, c.gpus, c.sets, c.gpus_per_domain));
+      topology_path(c.topology), topology_request(c.nodes, c.gpus, c.sets, per_domain));
   const topology::Topology& topo = selected.topology;
   planner::SearchSpace space;
   space.gpus = selected.gpus;
@@ -138,6 +153,7 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
     }
   }
   context.margin = margin_note(options.step.memory.margin, topo.gpu());
+  context.placement = placement;
   context.set_echo = set_echo_text(topology_path(c.topology), c.sets);
   context.lead = lead_note(result, compare_inputs);
   for (std::size_t i = 0; i < compared.size(); ++i) {

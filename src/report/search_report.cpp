@@ -98,6 +98,7 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
     r.notes.push_back(c.set_echo.substr(at, end - at));
     at = end == std::string::npos ? c.set_echo.size() : end + 1;
   }
+  if (!c.placement.empty()) r.notes.push_back(c.placement);
   r.notes.push_back(fmt::format("global batch {} sequences of {} tokens", c.global_batch, c.seq_len));
   if (!c.margin.empty()) r.notes.push_back(c.margin);
   r.notes.push_back(fmt::format("{} candidates: {} break a plan rule, {} do not fit in memory, {} fit",

@@ -74,6 +74,11 @@ SelectedTopology select_per_domain(const std::filesystem::path& file, const Topo
 
 }  // namespace
 
+int partial_domain_gpus(int gpus, const Topology& topology) {
+  if (gpus <= topology.domain_gpus() || gpus % topology.domain_gpus() == 0) return 0;
+  return per_domain_hint(gpus, topology);
+}
+
 SelectedTopology load_selected_topology(const std::filesystem::path& file, const TopologyRequest& request) {
   if (request.gpus_per_domain) return select_per_domain(file, request);
   Topology full = load_topology_with_sets(file, request.nodes, request.sets);

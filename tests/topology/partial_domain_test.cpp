@@ -131,6 +131,22 @@ TEST_SUITE("topology.partial_domain") {
     const std::string e = error_of([] { nvl72(256, std::nullopt); });
     CHECK(e.find("--gpus-per-domain 64 runs 4 domains of 64") != std::string::npos);
   }
+
+  TEST_CASE("the part of each rack a search takes: the most whole trays that split the GPUs into whole racks") {
+    const Topology rack = load_topology(shipped("gb200-nvl72.json"));
+    // 128 = 2 x 64 and 256 = 4 x 64: 64 (16 trays) is the largest multiple of 4 up to 72 dividing
+    // them. 200 = 5 x 40 (10 trays); 144 = 2 x 72 fills whole racks, and 72 or fewer one rack.
+    CHECK(partial_domain_gpus(128, rack) == 64);
+    CHECK(partial_domain_gpus(256, rack) == 64);
+    CHECK(partial_domain_gpus(200, rack) == 40);
+    CHECK(partial_domain_gpus(144, rack) == 0);
+    CHECK(partial_domain_gpus(72, rack) == 0);
+    CHECK(partial_domain_gpus(64, rack) == 0);
+    // 130 = 2 x 5 x 13: no multiple of 4 divides it, so no whole trays split it.
+    CHECK(partial_domain_gpus(130, rack) == 0);
+    // A DGX node is its own domain: nothing to split.
+    CHECK(partial_domain_gpus(12, load_topology(shipped("dgx-h100.json"))) == 0);
+  }
 }
 
 }  // namespace partial_domain_test

@@ -37,6 +37,12 @@ struct SelectedTopology {
 /// count that breaks the rule throws InputError (exit 2) with the rule.
 SelectedTopology load_selected_topology(const std::filesystem::path& file, const TopologyRequest& request);
 
+/// The GPUs of each scale-up domain a run of `gpus` takes when they fill no whole number of the
+/// topology's domains of several trays but whole trays of several domains do: the most such GPUs,
+/// so the fewest domains (256 on NVL72 racks: 64 of each of 4); 0 for whole domains, one domain or
+/// fewer, a domain of one node, or a count no whole trays split.
+int partial_domain_gpus(int gpus, const Topology& topology);
+
 /// load_topology with --set edits applied (no GPU selection).
 Topology load_topology_with_sets(const std::filesystem::path& file, std::optional<int> nodes,
                                  const std::vector<std::string>& sets,
