@@ -111,13 +111,19 @@ struct CellPlace {
   int per_node = 0;
   int nodes = 0;            ///< as --nodes counts them: trays of an NVL72 rack
   bool whole_nodes = true;  ///< false: a count above one node that the node size does not divide
+  /// The GPUs of each scale-up domain the cell uses where its count fills no whole domains but
+  /// whole trays of several do (the search's placement, topology::partial_domain_gpus); 0: the
+  /// request's --gpus-per-domain.
+  int per_domain = 0;
 };
 
-// A topology of the request as its file, --set edits and --gpus-per-domain describe it.
-topology::Topology load(const CapacityRequest& req, std::size_t index, std::optional<int> nodes = std::nullopt) {
-  const std::optional<int> per_domain =
-      req.gpus_per_domain > 0 ? std::optional<int>(req.gpus_per_domain) : std::nullopt;
-  return topology::load_topology_with_sets(req.topologies[index], nodes, req.sets, per_domain);
+// A topology of the request as its file, --set edits and --gpus-per-domain (or the cell's own
+// part of each domain) describe it.
+topology::Topology load(const CapacityRequest& req, std::size_t index, std::optional<int> nodes = std::nullopt,
+                        int cell_per_domain = 0) {
+  const int d = cell_per_domain > 0 ? cell_per_domain : req.gpus_per_domain;
+  return topology::load_topology_with_sets(req.topologies[index], nodes, req.sets,
+                                           d > 0 ? std::optional<int>(d) : std::nullopt);
 }
 
 CellPlace place(const CapacityRequest& req, const CellSpec& spec) {
@@ -127,9 +133,19 @@ CellPlace place(const CapacityRequest& req, const CellSpec& spec) {
   // graph made of several nodes (trays) of the file, which --nodes counts.
   const topology::Topology shape = load(req, spec.topology);
   p.per_node = shape.gpus_per_node();
+  if (req.gpus_per_domain == 0) p.per_domain = topology::partial_domain_gpus(spec.gpus, shape);
+  if (p.per_domain > 0) p.per_node = p.per_domain;
   p.nodes = (spec.gpus + p.per_node - 1) / p.per_node * shape.trays_per_node();
   p.whole_nodes = !(spec.gpus > p.per_node && spec.gpus % p.per_node != 0);
   return p;
+}
+
+/// "64 of each of 2 NVLink domains' 72 GPUs" where the cell runs on part of each domain.
+void note_placement(CapacityCell& cell, const CellPlace& p, const CellSpec& spec, const topology::Topology& topo) {
+  if (p.per_domain == 0) return;
+  const std::string placed =
+      fmt::format("{} of each of {} NVLink domains' {} GPUs", p.per_domain, spec.gpus / p.per_domain, topo.domain_gpus());
+  cell.note = cell.note.empty() ? placed : placed + "; " + cell.note;
 }
 
 void label(const CapacityRequest& req, CapacityCell& cell, const workload::Workload& w, const topology::Topology& topo,
@@ -151,20 +167,21 @@ void label(const CapacityRequest& req, CapacityCell& cell, const workload::Workl
 std::size_t cell_candidates(const CapacityRequest& req, const CellSpec& spec) {
   const CellPlace p = place(req, spec);
   if (req.plan || !p.whole_nodes) return 1;
-  const topology::Topology topo = load(req, spec.topology, p.nodes);
+  const topology::Topology topo = load(req, spec.topology, p.nodes, p.per_domain);
   return count_candidates(cell_space(topo, req, spec.gpus), req.workloads[spec.workload]);
 }
 
 CapacityCell capacity_cell(const CapacityRequest& req, const CellSpec& spec) {
   const workload::Workload& w = req.workloads[spec.workload];
   const CellPlace p = place(req, spec);
-  const topology::Topology topo = load(req, spec.topology, p.nodes);
+  const topology::Topology topo = load(req, spec.topology, p.nodes, p.per_domain);
   CapacityCell cell;
   if (!p.whole_nodes) {
     cell.note = fmt::format("{} GPUs do not fill whole nodes of {}", spec.gpus, p.per_node);
   } else {
     cell = req.plan ? family_cell(w, topo, req, spec.gpus) : searched_cell(w, topo, req, spec.gpus);
   }
+  note_placement(cell, p, spec, topo);
   label(req, cell, w, topo, spec, p.nodes);
   return cell;
 }
@@ -173,7 +190,7 @@ CapacityCell rebuild_cell(const CapacityRequest& req, const CellSpec& spec, cons
   const CellPlace p = place(req, spec);
   if (req.plan || !p.whole_nodes) return capacity_cell(req, spec);
   const workload::Workload& w = req.workloads[spec.workload];
-  const topology::Topology topo = load(req, spec.topology, p.nodes);
+  const topology::Topology topo = load(req, spec.topology, p.nodes, p.per_domain);
   CapacityCell cell;
   cell.candidates = choice.candidates;
   cell.fits = choice.fits;

@@ -86,4 +86,28 @@ TEST_CASE("a cell rebuilt from its choice alone equals the cell computed whole")
   CHECK(skipped.note == "12 GPUs do not fill whole nodes of 8");
 }
 
+TEST_CASE("a GB200 cell of 128 GPUs runs on 64 of each of 2 racks, as the search places it, and rebuilds") {
+  planner::CapacityRequest req;
+  req.workloads.push_back(workload::load_workload(kRoot / "workloads/llama3-8b.json"));
+  req.topologies.push_back(kRoot / "topologies/gb200-nvl72.json");
+  req.gpus = {128};
+  req.global_batch = 256;
+  req.seq_len = 8192;
+  req.search.threads = 1;
+  const planner::CapacityCell cell = planner::capacity_cell(req, {0, 0, 128});
+  REQUIRE(cell.plan.has_value());
+  CHECK(cell.note == "64 of each of 2 NVLink domains' 72 GPUs");
+  // Two racks of 18 trays, as --nodes counts them.
+  CHECK(cell.nodes == 36);
+  // The cell is the same as one asked for with --gpus-per-domain 64.
+  req.gpus_per_domain = 64;
+  const planner::CapacityCell asked = planner::capacity_cell(req, {0, 0, 128});
+  CHECK(plan::to_string(*asked.plan) == plan::to_string(*cell.plan));
+  CHECK(asked.metrics.step_time.value() == cell.metrics.step_time.value());
+  req.gpus_per_domain = 0;
+  const planner::CapacityCell rebuilt = planner::rebuild_cell(req, {0, 0, 128}, choice_of(cell));
+  CHECK(rebuilt.note == cell.note);
+  CHECK(rebuilt.metrics.step_time.value() == cell.metrics.step_time.value());
+}
+
 }  // namespace capacity_cells_test
