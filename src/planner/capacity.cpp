@@ -143,8 +143,8 @@ CellPlace place(const CapacityRequest& req, const CellSpec& spec) {
 /// "64 of each of 2 NVLink domains' 72 GPUs" where the cell runs on part of each domain.
 void note_placement(CapacityCell& cell, const CellPlace& p, const CellSpec& spec, const topology::Topology& topo) {
   if (p.per_domain == 0) return;
-  const std::string placed =
-      fmt::format("{} of each of {} NVLink domains' {} GPUs", p.per_domain, spec.gpus / p.per_domain, topo.domain_gpus());
+  const std::string placed = fmt::format("{} of each of {} NVLink domains' {} GPUs", p.per_domain,
+                                         spec.gpus / p.per_domain, topo.domain_gpus());
   cell.note = cell.note.empty() ? placed : placed + "; " + cell.note;
 }
 

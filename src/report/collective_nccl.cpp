@@ -181,8 +181,8 @@ std::string sweep_text(const NcclRun& run, bool explain) {
     const std::string achieved =
         run.network ? fmt::format(" {:>15.2f}", run.achieved[i].time.value() * unit::kMega) : "";
     const std::string simulated = des ? fmt::format("  {:>14.2f}", run.simulated[i].value() * unit::kMega) : "";
-    out += fmt::format("  {:>15}  {:>10}  {:>14.2f}  {:>12.2f}  {:>12.2f}  {:<18}{}{}\n", bytes_json(run.sizes[i]).dump(),
-                       format_bytes(run.sizes[i]), w.time.value() * unit::kMega,
+    out += fmt::format("  {:>15}  {:>10}  {:>14.2f}  {:>12.2f}  {:>12.2f}  {:<18}{}{}\n",
+                       bytes_json(run.sizes[i]).dump(), format_bytes(run.sizes[i]), w.time.value() * unit::kMega,
                        algbw(run.sizes[i], w).value() / unit::kGiga, busbw(run, run.sizes[i], w).value() / unit::kGiga,
                        name_of(w), achieved, simulated);
   }

@@ -15,23 +15,26 @@ using namespace stepcast;
 TEST_SUITE("report.search_placement") {
   TEST_CASE("128 GB200 GPUs: 64 of each of 2 racks, said in a note, and #1 priced on that placement") {
     const std::string where = "--workload llama3-8b --topology gb200-nvl72 --gpus 128";
-    const auto report = nlohmann::json::parse(
-        test::run_stepcast("search " + where + " --global-batch 256 --refine 0 --top 1 --json"));
+    const auto report =
+        nlohmann::json::parse(test::run_stepcast("search " + where + " --global-batch 256 --refine 0 --top 1 --json"));
     bool said = false;
     for (const auto& n : report.at("notes")) {
-      said = said || n.get<std::string>().starts_with(
-                         "placement: 128 GPUs fill no whole number of 72-GPU NVLink domains: the search runs them on 64 "
-                         "of each of 2 domains");
+      said =
+          said || n.get<std::string>().starts_with(
+                      "placement: 128 GPUs fill no whole number of 72-GPU NVLink domains: the search runs them on 64 "
+                      "of each of 2 domains");
     }
     CHECK(said);
     const nlohmann::json& plans = report.at("tables").at(0);
     REQUIRE(plans.at("name") == "plans");
     const auto& best = plans.at("rows").at(0);
-    const auto predicted = nlohmann::json::parse(test::run_stepcast(
-        "predict " + where + " --gpus-per-domain 64 --plan \"" + best.at("plan").get<std::string>() + ",gbs=256\" --json"));
+    const auto predicted =
+        nlohmann::json::parse(test::run_stepcast("predict " + where + " --gpus-per-domain 64 --plan \"" +
+                                                 best.at("plan").get<std::string>() + ",gbs=256\" --json"));
     CHECK(predicted.at("step_time_s").get<double>() == doctest::Approx(best.at("step_time_s").get<double>()));
     // Without the search's choice the same count is refused, naming the part of each rack that fits.
-    const test::CommandResult refused = test::run_stepcast_with_status("predict " + where + " --plan \"dp=128,gbs=256\"");
+    const test::CommandResult refused =
+        test::run_stepcast_with_status("predict " + where + " --plan \"dp=128,gbs=256\"");
     CHECK(refused.exit_code == 2);
     CHECK(refused.output.find("--gpus-per-domain 64 runs 2 domains of 64") != std::string::npos);
   }

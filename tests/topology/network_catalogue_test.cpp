@@ -44,7 +44,9 @@ TEST_SUITE("topology.network_catalogue") {
         {"gb300-nvl72", "infiniband"}, {"mosaicml-a100-40gb", "roce"},
         {"p4d-24xlarge", "efa"},       {"p4de-24xlarge", "efa"},
         {"p5-48xlarge", "efa"}};
-    for (const auto& [name, network] : expected) {
+    for (const auto& entry : expected) {
+      const std::string& name = entry.first;
+      const std::string& network = entry.second;
       CAPTURE(name);
       const Topology t = load_topology(shipped(name + ".json"));
       REQUIRE(t.network().has_value());

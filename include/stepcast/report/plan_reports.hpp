@@ -30,10 +30,10 @@ struct SearchContext {
   std::optional<ErrorScatter> scatter;
   /// The shown plans' 90% step-time intervals, in rank order (none: too few runs like the plan).
   std::vector<std::optional<calibrate::StepInterval>> intervals;
-  std::string margin;    ///< the memory margin kept, in words
+  std::string margin;     ///< the memory margin kept, in words
   std::string placement;  ///< how the GPUs sit in scale-up domains the search chose; empty: as asked
-  std::string set_echo;  ///< what --set changed (set_echo.hpp), one line per edit
-  std::string lead;      ///< what the best plan's lead rests on (search_compare.hpp); empty: none
+  std::string set_echo;   ///< what --set changed (set_echo.hpp), one line per edit
+  std::string lead;       ///< what the best plan's lead rests on (search_compare.hpp); empty: none
   /// --compare: where each named plan stands, and the step-time terms of those that fit beside
   /// the best plan's.
   std::vector<std::string> comparison_notes;
