@@ -5,7 +5,9 @@
 #include "stepcast/report/validate_command.hpp"
 
 #include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -292,6 +294,15 @@ ValidateOutput validate_command(const ValidateRequest& o) {
         : in.nccl_auto         ? "NCCL's tuning model picks"
                                : o.in.algorithm,
         topo.name(), held_out ? fmt::format(", points held out by --holdout {}", o.in.holdout) : std::string());
+    const bool network_terms = std::any_of(r.collectives.points.begin(), r.collectives.points.end(),
+                                           [](const calibrate::ComparedPoint& p) { return p.network_factors; });
+    if (network_terms && topo.network()) {
+      const topology::NetworkTerms& n = *topo.network();
+      text += fmt::format(
+          "across nodes NCCL's pick takes the {} terms: latency x {:.3g}, bandwidth x {:.3g}, point-to-point x {:.3g} "
+          "({})\n",
+          n.name, n.latency_factor, n.bandwidth_efficiency, n.p2p_bandwidth_efficiency, n.file);
+    }
     if (!in.measurements.empty()) {
       text += reading_summary(in.measurements, r.use, std::string(kHoldoutReason), o.in.verbose);
       text += table_text(r.collectives);

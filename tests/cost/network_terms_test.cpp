@@ -5,11 +5,16 @@
 // changes. Each expected figure below is derived in the test from NCCL's bare price.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "stepcast/cost/collective_model.hpp"
 #include "stepcast/topology/overrides.hpp"
+#include "support/run_stepcast.hpp"
 
 namespace network_terms_test {
 
@@ -85,6 +90,24 @@ TEST_SUITE("cost.network_terms") {
     const CollectivePrice p = priced(slow, 16, CollectiveOp::kAllReduce, gib, model);
     CHECK(p.time.value() == doctest::Approx(nccl.time.value()));
     CHECK_FALSE(p.network.has_value());
+  }
+}
+
+TEST_SUITE("cost.network_terms") {
+  TEST_CASE("validate names the network terms that priced the points across nodes, and none within a node") {
+    const nlohmann::json ib =
+        nlohmann::json::parse(std::ifstream(STEPCAST_SOURCE_DIR "/topologies/networks/infiniband.json"));
+    const std::string across = test::run_stepcast(
+        "validate --measured tests/data/nccl-tests/nccl-tests_5coll_H100_10nodes_8gpn_80ranks_xxrjun.txt "
+        "--topology dgx-h100 --min-size 1GiB");
+    CHECK(across.find(fmt::format("across nodes NCCL's pick takes the infiniband terms: latency x {:.3g}, bandwidth x "
+                                  "{:.3g}, point-to-point x {:.3g}",
+                                  ib.at("latency_factor").get<double>(), ib.at("bandwidth_efficiency").get<double>(),
+                                  ib.at("p2p_bandwidth_efficiency").get<double>())) != std::string::npos);
+    const std::string inside = test::run_stepcast(
+        "validate --measured tests/data/nccl-tests/nccl-tests_5coll_H100_1node_8gpu_xxrjun.txt --topology dgx-h100 "
+        "--nodes 1");
+    CHECK(inside.find("across nodes") == std::string::npos);
   }
 }
 
