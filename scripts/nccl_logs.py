@@ -1,14 +1,21 @@
 """The public nccl-tests logs of the development corpus and the shipped topology each ran on,
 shared by scripts/validate-logs and scripts/fit-networks."""
+import glob
 import json
 import os
 import re
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.path.join(os.path.dirname(ROOT), "shared", "data", "nccl-tests")
+# The corpus's logs as committed (copies of ../shared/data/nccl-tests, with their sources).
+DATA = os.path.join(ROOT, "tests", "data", "nccl-tests")
 # Which shipped topology each family of logs ran on, and the target median |error| (percent) of issue 13.
 MACHINES = [("_H100_", "topologies/dgx-h100.json", 10.0), ("_polaris_", "topologies/alcf-polaris.json", 15.0)]
+
+
+def corpus_logs(data=DATA):
+    """Every log of the folder, but the truncated copy the log reader's tests use (*_cut.txt)."""
+    return [p for p in sorted(glob.glob(os.path.join(data, "nccl-tests_*.txt"))) if not p.endswith("_cut.txt")]
 
 
 def nodes_of(name):
