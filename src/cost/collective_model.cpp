@@ -70,7 +70,7 @@ bool outside_nccl_fit(const CollectiveModel& model, Bytes size, const topology::
 
 // The network's terms apply to NCCL's model across nodes, unless a calibration's NCCL protocol
 // factors (fitted on the user's own cluster, against NCCL's bare model) stand in for them.
-std::optional<NetworkFactors> network_factors(const CollectiveGroup& group, const CollectiveModel& model) {
+std::optional<topology::NetworkFactors> network_factors(const CollectiveGroup& group, const CollectiveModel& model) {
   if (model.calibration && !model.calibration->nccl_protocols.empty()) return std::nullopt;
   return group.network;
 }
@@ -143,10 +143,7 @@ CollectiveGroup collective_group(const std::optional<NcclHardware>& hardware, co
                                  bool explain) {
   CollectiveGroup g{tiers, std::nullopt, std::nullopt};
   if (tiers.ranks >= 2 && hardware) g.nccl = nccl_system(*hardware, tiers, explain);
-  if (tiers.nodes > 1 && hardware && hardware->network) {
-    const topology::NetworkTerms& n = *hardware->network;
-    g.network = NetworkFactors{n.latency_factor, n.bandwidth_efficiency, n.p2p_bandwidth_efficiency};
-  }
+  if (tiers.nodes > 1 && hardware && hardware->network) g.network = hardware->network->factors;
   return g;
 }
 

@@ -138,8 +138,8 @@ std::string single_text(const NcclRun& run, bool explain) {
   if (run.network) {
     const cost::CollectivePrice& a = run.achieved.front();
     out += fmt::format("network      {} ({}): NCCL's latency x {:.3g}, its bandwidth x {:.3g} across nodes\n",
-                       run.network->name, run.network->file, run.network->latency_factor,
-                       a.p2p ? run.network->p2p_bandwidth_efficiency : run.network->bandwidth_efficiency);
+                       run.network->name, run.network->file, run.network->factors.latency_factor,
+                       run.network->factors.bandwidth_efficiency);
     out += fmt::format("achieved     {} (latency {} + bandwidth {}): what predict and simulate charge\n",
                        format_seconds(a.time), format_seconds(a.latency), format_seconds(a.bandwidth_time));
   }
@@ -170,8 +170,8 @@ std::string sweep_text(const NcclRun& run, bool explain) {
     out += fmt::format(
         "# network {} ({}): across nodes NCCL's latency x {:.3g}, its bandwidth x {:.3g}; "
         "achieved is what predict and simulate charge\n",
-        run.network->name, run.network->file, run.network->latency_factor,
-        run.achieved.front().p2p ? run.network->p2p_bandwidth_efficiency : run.network->bandwidth_efficiency);
+        run.network->name, run.network->file, run.network->factors.latency_factor,
+        run.network->factors.bandwidth_efficiency);
   }
   out += fmt::format("# {:>15}  {:>10}  {:>14}  {:>12}  {:>12}  {}{}{}\n", "size (B)", "size", "time (us)",
                      "algbw (GB/s)", "busbw (GB/s)", "algorithm/protocol", run.network ? "   achieved (us)" : "",
@@ -284,9 +284,9 @@ nlohmann::json nccl_json(const NcclRun& run, bool explain) {
   if (run.network) {
     j["network"] = {{"name", run.network->name},
                     {"file", run.network->file},
-                    {"latency_factor", sig9(run.network->latency_factor)},
-                    {"bandwidth_efficiency", sig9(run.network->bandwidth_efficiency)},
-                    {"p2p_bandwidth_efficiency", sig9(run.network->p2p_bandwidth_efficiency)}};
+                    {"latency_factor", sig9(run.network->factors.latency_factor)},
+                    {"bandwidth_efficiency", sig9(run.network->factors.bandwidth_efficiency)},
+                    {"p2p_bandwidth_efficiency", sig9(run.network->factors.p2p_bandwidth_efficiency)}};
   }
   if (run.sweep) {
     j["results"] = nlohmann::json::array();

@@ -107,7 +107,8 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
     out += fmt::format(
         "network       {}: across nodes NCCL's latency x {:.3g}, its bandwidth x {:.3g}, point-to-point x {:.3g} "
         "({})\n",
-        n->name, n->latency_factor, n->bandwidth_efficiency, n->p2p_bandwidth_efficiency, n->file);
+        n->name, n->factors.latency_factor, n->factors.bandwidth_efficiency, n->factors.p2p_bandwidth_efficiency,
+        n->file);
   } else {
     out += "network       not named: collectives across nodes take NCCL's model as it is\n";
   }
@@ -153,13 +154,14 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
                           : nlohmann::json()},
       {"collnet", t.collnet() ? nlohmann::json{{"enabled", t.collnet()->enabled}, {"source", t.collnet()->source}}
                               : nlohmann::json()},
-      {"network", t.network() ? nlohmann::json{{"name", t.network()->name},
-                                               {"latency_factor", t.network()->latency_factor},
-                                               {"bandwidth_efficiency", t.network()->bandwidth_efficiency},
-                                               {"p2p_bandwidth_efficiency", t.network()->p2p_bandwidth_efficiency},
-                                               {"file", t.network()->file},
-                                               {"source", t.network()->source}}
-                              : nlohmann::json()},
+      {"network", t.network()
+                      ? nlohmann::json{{"name", t.network()->name},
+                                       {"latency_factor", t.network()->factors.latency_factor},
+                                       {"bandwidth_efficiency", t.network()->factors.bandwidth_efficiency},
+                                       {"p2p_bandwidth_efficiency", t.network()->factors.p2p_bandwidth_efficiency},
+                                       {"file", t.network()->file},
+                                       {"source", t.network()->source}}
+                      : nlohmann::json()},
       {"host_link", t.host_link()
                         ? nlohmann::json{{"bandwidth_per_gpu_bytes_per_s", t.host_link()->bandwidth_per_gpu.value()},
                                          {"source", t.host_link()->source}}

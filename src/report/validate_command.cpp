@@ -301,7 +301,7 @@ ValidateOutput validate_command(const ValidateRequest& o) {
       text += fmt::format(
           "across nodes NCCL's pick takes the {} terms: latency x {:.3g}, bandwidth x {:.3g}, point-to-point x {:.3g} "
           "({})\n",
-          n.name, n.latency_factor, n.bandwidth_efficiency, n.p2p_bandwidth_efficiency, n.file);
+          n.name, n.factors.latency_factor, n.factors.bandwidth_efficiency, n.factors.p2p_bandwidth_efficiency, n.file);
     }
     if (!in.measurements.empty()) {
       text += reading_summary(in.measurements, r.use, std::string(kHoldoutReason), o.in.verbose);

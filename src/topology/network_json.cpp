@@ -26,14 +26,15 @@ NetworkTerms read_block(const JsonReader& r) {
   NetworkTerms n;
   ProblemList problems;
   problems.check([&] { n.name = r.at("name").string(); });
-  problems.check([&] { n.bandwidth_efficiency = efficiency_of(r.at("bandwidth_efficiency")); });
-  problems.check([&] { n.p2p_bandwidth_efficiency = efficiency_of(r.at("p2p_bandwidth_efficiency")); });
+  NetworkFactors& f = n.factors;
+  problems.check([&] { f.bandwidth_efficiency = efficiency_of(r.at("bandwidth_efficiency")); });
+  problems.check([&] { f.p2p_bandwidth_efficiency = efficiency_of(r.at("p2p_bandwidth_efficiency")); });
   problems.check([&] {
-    const JsonReader f = r.at("latency_factor");
-    n.latency_factor = f.number();
-    if (!(n.latency_factor >= kLeastLatencyFactor && n.latency_factor <= kMostLatencyFactor)) {
-      f.fail(fmt::format("a factor on NCCL's latency between {} and {}, got {}", kLeastLatencyFactor,
-                         kMostLatencyFactor, n.latency_factor));
+    const JsonReader factor = r.at("latency_factor");
+    f.latency_factor = factor.number();
+    if (!(f.latency_factor >= kLeastLatencyFactor && f.latency_factor <= kMostLatencyFactor)) {
+      factor.fail(fmt::format("a factor on NCCL's latency between {} and {}, got {}", kLeastLatencyFactor,
+                              kMostLatencyFactor, f.latency_factor));
     }
   });
   problems.check([&] {

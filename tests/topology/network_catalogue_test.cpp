@@ -52,10 +52,11 @@ TEST_SUITE("topology.network_catalogue") {
       REQUIRE(t.network().has_value());
       CHECK(t.network()->name == network);
       const nlohmann::json file = nlohmann::json::parse(std::ifstream(shipped("networks/" + network + ".json")));
-      CHECK(t.network()->bandwidth_efficiency == doctest::Approx(file.at("bandwidth_efficiency").get<double>()));
-      CHECK(t.network()->p2p_bandwidth_efficiency ==
+      CHECK(t.network()->factors.bandwidth_efficiency ==
+            doctest::Approx(file.at("bandwidth_efficiency").get<double>()));
+      CHECK(t.network()->factors.p2p_bandwidth_efficiency ==
             doctest::Approx(file.at("p2p_bandwidth_efficiency").get<double>()));
-      CHECK(t.network()->latency_factor == doctest::Approx(file.at("latency_factor").get<double>()));
+      CHECK(t.network()->factors.latency_factor == doctest::Approx(file.at("latency_factor").get<double>()));
       CHECK(t.network()->file == shipped("networks/" + network + ".json").string());
     }
     CHECK_FALSE(load_topology(shipped("flat-400gbps.json")).network().has_value());
@@ -86,9 +87,9 @@ TEST_SUITE("topology.network_catalogue") {
         scratch_file("inline_network.json", cluster_with_network(R"({"name": "ib", "bandwidth_efficiency": 0.5,
             "p2p_bandwidth_efficiency": 0.25, "latency_factor": 2, "source": "measured"})")));
     REQUIRE(own.network().has_value());
-    CHECK(own.network()->bandwidth_efficiency == 0.5);
-    CHECK(own.network()->p2p_bandwidth_efficiency == 0.25);
-    CHECK(own.network()->latency_factor == 2.0);
+    CHECK(own.network()->factors.bandwidth_efficiency == 0.5);
+    CHECK(own.network()->factors.p2p_bandwidth_efficiency == 0.25);
+    CHECK(own.network()->factors.latency_factor == 2.0);
 
     CHECK(error_of([] {
             (void)load_topology(scratch_file("network_above_one.json",

@@ -26,13 +26,6 @@ struct CollectiveModel {
   const Calibration* calibration = nullptr;
 };
 
-/// A topology's network terms (topology::NetworkTerms) as a collective across nodes applies them.
-struct NetworkFactors {
-  double latency_factor = 1.0;
-  double bandwidth_efficiency = 1.0;
-  double p2p_bandwidth_efficiency = 1.0;
-};
-
 /// A group of ranks as the model sees it: its tiers (node_bw already shared with the groups
 /// that run beside it) and NCCL's view of its GPUs.
 struct CollectiveGroup {
@@ -41,7 +34,7 @@ struct CollectiveGroup {
   std::optional<NcclSystem> nccl;
   /// What the NICs achieve against NCCL's model, for a group across nodes whose topology names
   /// its network; none within a node, where the terms do not apply.
-  std::optional<NetworkFactors> network;
+  std::optional<topology::NetworkFactors> network;
 };
 
 /// NCCL's view of the group (nccl_system) when its GPU is one NCCL tunes for; `explain` keeps
@@ -79,7 +72,7 @@ struct CollectivePrice {
   std::optional<NcclP2p> p2p;
   /// The network's terms that priced it (latency, bandwidth_time and flows include them); none
   /// within a node, on a topology that names no network, or under a calibration's NCCL factors.
-  std::optional<NetworkFactors> network;
+  std::optional<topology::NetworkFactors> network;
   /// Set when a closed form priced it (by request, a closed-form calibration, or a GPU NCCL's
   /// model does not know).
   std::optional<Algorithm> closed_form;

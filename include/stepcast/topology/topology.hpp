@@ -181,13 +181,18 @@ struct CollNet {
 /// What a network technology's NICs achieve against NCCL's tuning model, which prices every NIC
 /// as InfiniBand at line rate: a collective across nodes takes NCCL's latency times
 /// `latency_factor` and NCCL's bandwidth time over `bandwidth_efficiency` (all-to-all and
-/// send/recv, on NCCL's point-to-point channels, over `p2p_bandwidth_efficiency`). A file of the
-/// network catalogue (topologies/networks/NAME.json) states them with what they were fitted on.
-struct NetworkTerms {
-  std::string name;  ///< the technology: "infiniband", "slingshot", ...
+/// send/recv, on NCCL's point-to-point channels, over `p2p_bandwidth_efficiency`).
+struct NetworkFactors {
+  double latency_factor = 1.0;
   double bandwidth_efficiency = 1.0;
   double p2p_bandwidth_efficiency = 1.0;
-  double latency_factor = 1.0;
+};
+
+/// A network technology's factors as a file of the network catalogue
+/// (topologies/networks/NAME.json) states them, with what they were fitted on.
+struct NetworkTerms {
+  std::string name;  ///< the technology: "infiniband", "slingshot", ...
+  NetworkFactors factors;
   std::string source;
   std::string file;  ///< where the terms were read, for messages
 };
