@@ -32,12 +32,16 @@ std::vector<GroupSpan> group_spans(const graph::StepGraph& graph, const topology
     span.role = g.role;
     span.ranks = g.ranks;
     span.stride = g.stride;
+    // The group the collectives are priced on (the one over the most nodes), as the graph's
+    // members spell it where they list it.
+    const int start = topology.slowest_group_start(g.ranks, g.stride);
+    for (int r = 0; r < g.ranks; ++r) span.gpus.push_back(start + r * g.stride);
     const graph::GroupSets sets = g.members ? g.members(0) : graph::GroupSets{};
     if (!sets.empty() && !sets.front().empty()) {
-      span.gpus = sets.front();
       span.groups = static_cast<int>(sets.size());
-    } else {
-      for (int r = 0; r < g.ranks; ++r) span.gpus.push_back(r * g.stride);
+      const auto priced =
+          std::find_if(sets.begin(), sets.end(), [start](const std::vector<int>& set) { return set.front() == start; });
+      if (priced != sets.end()) span.gpus = *priced;
     }
     const topology::CommTiers tiers = topology.tiers(g.ranks, g.stride, g.concurrency);
     span.domains = tiers.nodes;
@@ -50,11 +54,13 @@ std::vector<GroupSpan> group_spans(const graph::StepGraph& graph, const topology
 }
 
 Table group_span_table(const std::vector<GroupSpan>& spans) {
-  Table t("groups", "Parallel groups: where the first of each kind sits (the rank order's placement)",
+  Table t("groups",
+          "Parallel groups: the group of each kind its collectives are priced on, the one over the most scale-up "
+          "domains (the rank order's placement)",
           {{"group", "group", "", -1},
            {"ranks", "ranks", "", -1},
            {"stride", "stride", "", -1},
-           {"gpus", "GPUs of the first", "", -1},
+           {"gpus", "its GPUs", "", -1},
            {"groups", "groups per stage", "", -1},
            {"domains", "scale-up domains", "", -1},
            {"ranks_per_domain", "ranks per domain", "", -1},

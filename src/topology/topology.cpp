@@ -365,7 +365,7 @@ CommTiers Topology::tiers(int ranks, int stride, Concurrency concurrency) const 
     const std::lock_guard lock(g.tiers_mutex);
     if (const auto it = g.tiers_cache.find(key); it != g.tiers_cache.end()) return it->second;
   }
-  const CommTiers t = compute_tiers(ranks, stride, concurrency);
+  const CommTiers t = compute_tiers(ranks, stride, concurrency, slowest_group_start(ranks, stride));
   const std::lock_guard lock(g.tiers_mutex);
   // Bounded, so a sweep over many group shapes cannot grow it without end.
   constexpr std::size_t kMaxCached = 4096;
@@ -373,7 +373,40 @@ CommTiers Topology::tiers(int ranks, int stride, Concurrency concurrency) const 
   return t;
 }
 
-CommTiers Topology::compute_tiers(int ranks, int stride, Concurrency concurrency) const {
+// The plan's groups of one kind tile the GPUs: blocks of ranks x stride GPUs, each holding
+// `stride` groups that start at its first `stride` GPUs. They run in step (a layer's all-to-all,
+// the step's gradient sync), so the slowest sets the pace: the one over the most nodes, as a
+// 64-rank expert group from GPU 64 of 72-GPU racks spans two racks where the first spans one
+// (ties: the most leaf switches, whose uplinks a fat tree oversubscribes).
+int Topology::slowest_group_start(int ranks, int stride) const {
+  const Graph& g = *graph_;
+  const std::int64_t block = static_cast<std::int64_t>(ranks) * stride;
+  const std::int64_t span = static_cast<std::int64_t>(ranks - 1) * stride;
+  int slowest = 0;
+  std::pair<int, int> most{0, 0};  // (nodes, leaf switches) spanned
+  for (std::int64_t b = 0; b + span < gpu_count(); b += block) {
+    for (std::int64_t start = b; start < b + stride && start + span < gpu_count(); ++start) {
+      std::pair<int, int> spanned{0, 0};
+      std::int64_t leaf = -1;
+      for (int r = 0, current = -1; r < ranks; ++r) {
+        const int node = g.gpu_node[static_cast<std::size_t>(start + static_cast<std::int64_t>(r) * stride)];
+        if (node == current) continue;
+        current = node;
+        ++spanned.first;
+        const std::int64_t node_leaf = g.first_hop_out[static_cast<std::size_t>(node)];
+        spanned.second += node_leaf != leaf ? 1 : 0;
+        leaf = node_leaf;
+      }
+      if (spanned > most) {
+        most = spanned;
+        slowest = static_cast<int>(start);
+      }
+    }
+  }
+  return slowest;
+}
+
+CommTiers Topology::compute_tiers(int ranks, int stride, Concurrency concurrency, int start) const {
   const Graph& g = *graph_;
   CommTiers t;
   t.ranks = ranks;
@@ -381,11 +414,11 @@ CommTiers Topology::compute_tiers(int ranks, int stride, Concurrency concurrency
   BytesPerSecond node_bw(kInf), intra_bw(kInf), gpu_nic_bw(kInf);
   Seconds intra_latency, inter_latency;
   int nodes = 0, busiest = 0, on_node = 0, current = -1;
-  const int first_node = g.gpu_node[0];
+  const int first_node = g.gpu_node[static_cast<std::size_t>(start)];
   const std::int64_t first_leaf = g.first_hop_out[static_cast<std::size_t>(first_node)];
   bool several_leaves = false;
   for (int r = 0; r < ranks; ++r) {
-    const auto gpu = static_cast<std::size_t>(r) * static_cast<std::size_t>(stride);
+    const auto gpu = static_cast<std::size_t>(start) + static_cast<std::size_t>(r) * static_cast<std::size_t>(stride);
     const int node = g.gpu_node[gpu];
     if (node != current) {
       const auto n = static_cast<std::size_t>(node);
@@ -401,6 +434,8 @@ CommTiers Topology::compute_tiers(int ranks, int stride, Concurrency concurrency
     }
     busiest = std::max(busiest, ++on_node);
     gpu_nic_bw = std::min(gpu_nic_bw, g.gpu_nic_bw[gpu]);
+    // Routes from GPU 0 stand for routes from the group's first GPU: the fabric looks alike from
+    // every node (a group starting past node 0 reaches its other nodes by routes of the same tiers).
     if (node != first_node) inter_latency = std::max(inter_latency, g.latency_from_first[gpu]);
   }
   t.nodes = nodes;
@@ -411,17 +446,17 @@ CommTiers Topology::compute_tiers(int ranks, int stride, Concurrency concurrency
   t.gpu_nic_bw = gpu_nic_bw;
   t.inter_latency = inter_latency;
   t.oversubscription = several_leaves ? oversubscription_ : 1.0;
-  if (nodes > 1) add_nic_figures(t, ranks, stride, concurrency);
+  if (nodes > 1) add_nic_figures(t, ranks, stride, concurrency, start);
   return t;
 }
 
 // Per node of the group: the NICs its ranks use and, with the concurrent groups' GPUs counted as
 // users too, each NIC's rate split evenly among its users (max-min fair for equal demands, as the
 // flow-level simulator shares a link). The group's figure is its weakest node's.
-void Topology::add_nic_figures(CommTiers& t, int ranks, int stride, Concurrency concurrency) const {
+void Topology::add_nic_figures(CommTiers& t, int ranks, int stride, Concurrency concurrency, int start) const {
   const Graph& g = *graph_;
   const auto gpu_at = [&](int group, int r) {
-    return static_cast<std::int64_t>(group) * concurrency.offset + static_cast<std::int64_t>(r) * stride;
+    return start + static_cast<std::int64_t>(group) * concurrency.offset + static_cast<std::int64_t>(r) * stride;
   };
   // The NICs a GPU uses: its own, or every NIC of its node when it is wired to none.
   const auto nics_of = [&](std::size_t gpu) -> const std::vector<Graph::NicShare>& {

@@ -79,10 +79,27 @@ TEST_SUITE("report.group_spans") {
     CHECK(pipe.at("domains") == 2);
   }
 
+  TEST_CASE("ep=64 on 576 GB200 GPUs of 8 whole racks: the expert group priced is GPUs 64-127, over two racks") {
+    // Expert groups of 64 consecutive GPUs: 0-63 sits in rack 0 (GPUs 0-71); 64-127 holds rack 0's
+    // last 8 and rack 1's first 56, so its all-to-all crosses the racks' NICs, and every layer
+    // waits for it. On 64 of each of 9 racks, every expert group is one rack.
+    const std::string args =
+        "--workload deepseek-v3 --topology gb200-nvl72 --gpus 576 --plan "
+        "\"dp=576,zero=2,mbs=4,ep=64,offload-layers=53,gbs=4608\"";
+    const auto whole = group(args, "expert parallel");
+    CHECK(whole.at("gpus").front() == 64);
+    CHECK(whole.at("gpus").back() == 127);
+    CHECK(whole.at("domains") == 2);
+    CHECK(whole.at("ranks_per_domain") == 56);
+    const auto part = group(args + " --gpus-per-domain 64", "expert parallel");
+    CHECK(part.at("gpus").front() == 0);
+    CHECK(part.at("domains") == 1);
+  }
+
   TEST_CASE("--explain prints the table") {
     const std::string out = test::run_stepcast(
         "predict " + kDgx + "\"dp=4,tp=4,pp=4,sp=on,zero=1,recompute=full,gbs=128,seq=8192\" --explain");
-    CHECK(out.find("Parallel groups: where the first of each kind sits") != std::string::npos);
+    CHECK(out.find("Parallel groups: the group of each kind its collectives are priced on") != std::string::npos);
     CHECK(out.find("0,4,8,12") != std::string::npos);
   }
 }

@@ -66,6 +66,24 @@ TEST_SUITE("topology.tiers") {
     CHECK(s2.ranks_per_node == 4);
   }
 
+  TEST_CASE("groups that straddle nodes: the one over the most nodes is described, as the slowest sets the pace") {
+    // 8 GB200 NVL72 racks of 72 GPUs: 64-GPU groups tile them as 0-63 (rack 0), 64-127 (8 in
+    // rack 0, 56 in rack 1), ...; 8-GPU groups (72 = 9 x 8) and 72-GPU groups never straddle.
+    const Topology t = load_topology(shipped("gb200-nvl72.json"), 8 * 18);
+    const CommTiers ep = t.tiers(64);
+    CHECK(ep.nodes == 2);
+    CHECK(ep.ranks_per_node == 56);
+    CHECK(t.slowest_group_start(64, 1) == 64);
+    CHECK(t.tiers(8).nodes == 1);
+    CHECK(t.tiers(72).nodes == 1);
+    // Stride 8: groups i, i+8, ..., i+504 for i < 8, each one GPU in 8 across all 576 GPUs: 8 racks.
+    CHECK(t.tiers(64, 8).nodes == 8);
+    // p4d nodes of 8: groups of 4 or 8 never straddle two nodes.
+    const Topology p4d = load_topology(shipped("p4d-24xlarge.json"), 4);
+    CHECK(p4d.tiers(4).nodes == 1);
+    CHECK(p4d.slowest_group_start(4, 1) == 0);
+  }
+
   TEST_CASE("an uneven group reports its busiest node") {
     const Topology t = load_topology(shipped("p4d-24xlarge.json"));
     // 12 ranks: 8 on node 0, 4 on node 1.

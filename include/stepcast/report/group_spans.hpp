@@ -19,7 +19,7 @@ struct GroupSpan {
   std::string role;  ///< GroupSpec::role
   int ranks = 1;
   int stride = 1;            ///< GPU index distance between consecutive ranks
-  std::vector<int> gpus;     ///< the GPUs of the first group of the first stage
+  std::vector<int> gpus;     ///< the GPUs of the group priced (Topology::slowest_group_start)
   int groups = 1;            ///< groups of this kind in the first stage
   int domains = 1;           ///< scale-up domains the group spans
   int ranks_per_domain = 1;  ///< of its ranks on each spanned domain (the busiest)

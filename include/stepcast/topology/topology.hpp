@@ -261,13 +261,20 @@ class Topology {
   /// channels over its NICs; otherwise the single route().
   [[nodiscard]] std::vector<std::vector<Hop>> routes(int src_gpu, int dst_gpu) const;
 
-  /// Tier figures for a collective over the GPUs 0, stride, 2*stride, ... ((ranks-1)*stride);
-  /// stride > 1 describes a data-parallel group of a plan whose tensor/pipeline ranks are
-  /// consecutive. Precondition: 1 <= ranks, 1 <= stride and (ranks-1)*stride < gpu_count().
+  /// Tier figures for a collective over a group of `ranks` GPUs `stride` apart: of the groups of
+  /// that shape that tile the GPUs (from 0, 1, ..., stride-1, then a block of ranks x stride
+  /// later), the one over the most nodes (the first such), since the groups run in step and the
+  /// slowest sets the pace; stride > 1 describes a data-parallel group of a plan whose
+  /// tensor/pipeline ranks are consecutive. Precondition: 1 <= ranks, 1 <= stride and
+  /// (ranks-1)*stride < gpu_count().
   /// Reads figures precomputed at load, O(ranks) with no graph search, and remembers the result
   /// per (ranks, stride, concurrency), so repeated calls cost a lookup. Thread-safe.
   /// `concurrency` names the groups that share the NICs with this one (CommTiers::shared_nic_bw).
   [[nodiscard]] CommTiers tiers(int ranks, int stride = 1, Concurrency concurrency = {}) const;
+
+  /// The first GPU of the group tiers() describes: of the groups of `ranks` GPUs `stride` apart
+  /// that tile the GPUs, the first over the most nodes. O(GPUs).
+  [[nodiscard]] int slowest_group_start(int ranks, int stride) const;
 
  private:
   // The constructor's indexes of the graph (topology.cpp), in the order it builds them.
@@ -275,10 +282,10 @@ class Topology {
   void index_intra_node(const std::vector<int>& first_gpu, const std::vector<int>& per_node);
   void index_gpu_nics(const std::vector<int>& first_gpu, const std::vector<BytesPerSecond>& uplink);
   void index_latency_from_first();
-  [[nodiscard]] CommTiers compute_tiers(int ranks, int stride, Concurrency concurrency) const;
+  [[nodiscard]] CommTiers compute_tiers(int ranks, int stride, Concurrency concurrency, int start) const;
   // Shortest route between two vertices through no GPU other than the ends (ties by vertex and link order).
   [[nodiscard]] std::vector<Hop> route_between(VertexId from, VertexId to) const;
-  void add_nic_figures(CommTiers& t, int ranks, int stride, Concurrency concurrency) const;
+  void add_nic_figures(CommTiers& t, int ranks, int stride, Concurrency concurrency, int start) const;
 
   struct Graph;  // Boost.Graph adjacency list, kept out of this header
   std::string name_;
