@@ -51,36 +51,63 @@ std::string command_line(const SearchRequest& c) {
   return s;
 }
 
-}  // namespace
+/// The parts of each scale-up domain to search on (0: whole domains). A count that fills no whole
+/// number of domains but whole trays of several (256 on NVL72 racks) runs on part of each, as a
+/// scheduler's segments place it (64 of each rack's 72: NVIDIA's Slurm segment of 16 trays); a
+/// count whole domains hold that such a segment also splits (576: 8 x 72 or 9 x 64) is searched
+/// both ways, since power-of-two groups (ep=64) fit a 64-GPU domain and straddle 72-GPU ones.
+std::vector<int> placements_to_search(const SearchRequest& c) {
+  if (c.gpus_per_domain > 0 || c.gpus == 0 || c.nodes > 0) return {c.gpus_per_domain};
+  const topology::Topology whole = topology::load_topology_with_sets(topology_path(c.topology), std::nullopt, c.sets);
+  if (const int part = topology::partial_domain_gpus(c.gpus, whole); part > 0) return {part};
+  if (const int part = topology::partial_domain_alternative(c.gpus, whole); part > 0) return {0, part};
+  return {0};
+}
 
-CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_refine) {
-  const Format format = c.json ? Format::kJson : parse_format(c.format, "--format");
-  const workload::Workload w = workload::load_workload(workload_path(c.workload));
-  if (!w.has_shape()) {
-    throw InputError(
-        c.workload, {},
-        "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
-  }
-  // GPUs that fill no whole number of scale-up domains but whole trays of several (256 on NVL72
-  // racks) run on part of each: the search places them on the fewest domains, as a scheduler's
-  // segments do (64 of each rack's 72: NVIDIA's Slurm segment of 16 trays), and says so.
-  int per_domain = c.gpus_per_domain;
-  std::string placement;
-  if (per_domain == 0 && c.gpus > 0 && c.nodes == 0) {
-    const topology::Topology whole = topology::load_topology_with_sets(topology_path(c.topology), std::nullopt, c.sets);
-    per_domain = topology::partial_domain_gpus(c.gpus, whole);
-    if (per_domain > 0) {
-      placement = fmt::format(
-          "placement: {} GPUs fill no whole number of {}-GPU NVLink domains: the search runs them on {} of each of {} "
-          "domains, whole trays (--gpus-per-domain sets another)",
-          c.gpus, whole.domain_gpus(), per_domain, c.gpus / per_domain);
-    }
-  }
-  const topology::SelectedTopology selected = topology::load_selected_topology(
-      topology_path(c.topology), topology_request(c.nodes, c.gpus, c.sets, per_domain));
-  const topology::Topology& topo = selected.topology;
+planner::SearchOptions search_options(const SearchRequest& c, const cost::Calibration* calibration) {
+  planner::SearchOptions options;
+  options.threads = c.threads;
+  options.step.calibration = calibration;
+  options.step.memory.margin = c.memory_margin.empty() ? cost::default_memory_margin()
+                                                       : cost::parse_memory_margin(c.memory_margin, "--memory-margin");
+  return options;
+}
+
+/// One placement's analytical search: its GPUs, the space searched on them and the ranking.
+struct PlacedSearch {
+  topology::SelectedTopology selected;
   planner::SearchSpace space;
-  space.gpus = selected.gpus;
+  planner::SearchResult result;
+  int per_domain = 0;   ///< GPUs used of each domain (0: all of it)
+  int domain_gpus = 0;  ///< of a whole domain
+
+  [[nodiscard]] std::string where() const {
+    return per_domain == 0 ? fmt::format("{} whole domains", selected.gpus / domain_gpus)
+                           : fmt::format("{} of each of {} domains", per_domain, selected.gpus / per_domain);
+  }
+  [[nodiscard]] std::string summary() const {
+    if (result.ranked.empty()) return fmt::format("no plan fits on {}", where());
+    return fmt::format("{:.3f} s on {}", result.ranked.front().metrics.step_time.value(), where());
+  }
+  [[nodiscard]] bool faster_than(const PlacedSearch& other) const {
+    if (result.ranked.empty()) return false;
+    return other.result.ranked.empty() ||
+           result.ranked.front().metrics.step_time < other.result.ranked.front().metrics.step_time;
+  }
+};
+
+PlacedSearch search_placed(const SearchRequest& c, const workload::Workload& w, const cost::Calibration* calibration,
+                           int per_domain, bool several) {
+  PlacedSearch placed{topology::load_selected_topology(topology_path(c.topology),
+                                                       topology_request(c.nodes, c.gpus, c.sets, per_domain)),
+                      {},
+                      {},
+                      per_domain,
+                      0};
+  const topology::Topology& topo = placed.selected.topology;
+  placed.domain_gpus = topo.domain_gpus();
+  planner::SearchSpace& space = placed.space;
+  space.gpus = placed.selected.gpus;
   space.gpus_per_node = topo.gpus_per_node();
   space.global_batch = c.global_batch;
   space.seq_len = sequence_length(w, c.seq);
@@ -91,26 +118,64 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
     throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
   space.base.flash_attention = c.flash || (!c.no_flash && cost::runs_flash_attention(topo.gpu()));
   cost::check_precision_supported(topo.gpu(), space.base.precision, c.topology);
-  std::optional<cost::Calibration> calibration;
-  if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
-  planner::SearchOptions options;
-  options.threads = c.threads;
-  options.step.calibration = calibration ? &*calibration : nullptr;
-  options.step.memory.margin = c.memory_margin.empty() ? cost::default_memory_margin()
-                                                       : cost::parse_memory_margin(c.memory_margin, "--memory-margin");
-  const ComparisonInputs compare_inputs{&w, &topo, &space, &options.step};
+  planner::SearchOptions options = search_options(c, calibration);
   // Read before the search, so a mistyped plan fails at once.
-  std::vector<plan::Plan> compared;
-  for (const std::string& text : c.compare) compared.push_back(compared_plan(text, compare_inputs));
+  const ComparisonInputs inputs{&w, &topo, &space, &options.step};
+  for (const std::string& text : c.compare) static_cast<void>(compared_plan(text, inputs));
   const std::size_t total = planner::count_candidates(space, w);
+  const std::string on = several ? " on " + placed.where() : std::string{};
   if (c.approve_work) {
-    c.approve_work(planner::search_work(total), fmt::format("searching {} candidate plans", total),
+    c.approve_work(planner::search_work(total), fmt::format("searching {} candidate plans{}", total, on),
                    "lower --max-mbs or --max-cp, or search fewer GPUs");
   }
-  Progress progress("plans", total);
+  Progress progress("plans" + on, total);
   options.on_progress = [&progress](std::size_t n) { progress.advance(n); };
-  planner::SearchResult result = planner::search(w, topo, space, options);
+  placed.result = planner::search(w, topo, space, options);
   progress.finish();
+  return placed;
+}
+
+}  // namespace
+
+CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_refine) {
+  const Format format = c.json ? Format::kJson : parse_format(c.format, "--format");
+  const workload::Workload w = workload::load_workload(workload_path(c.workload));
+  if (!w.has_shape()) {
+    throw InputError(
+        c.workload, {},
+        "plan search needs a workload with a transformer shape (layers, hidden, heads), not a bare parameter count");
+  }
+  std::optional<cost::Calibration> calibration;
+  if (!c.calibration.empty()) calibration = cost::load_calibration(data_path(c.calibration));
+  const cost::Calibration* calibrated = calibration ? &*calibration : nullptr;
+  const std::vector<int> placements = placements_to_search(c);
+  std::optional<PlacedSearch> best;
+  std::string placement;
+  for (const int per_domain : placements) {
+    PlacedSearch placed = search_placed(c, w, calibrated, per_domain, placements.size() > 1);
+    if (placements.size() > 1) placement += (placement.empty() ? "" : ", ") + placed.summary();
+    if (!best || placed.faster_than(*best)) best = std::move(placed);
+  }
+  if (placements.size() > 1) {
+    placement = fmt::format(
+        "placement: {} GPUs fill {} whole {}-GPU NVLink domains, or {} of each of {} in whole trays; the search "
+        "ranked both (best plan {}) and shows the faster (--gpus-per-domain sets one)",
+        c.gpus, c.gpus / best->domain_gpus, best->domain_gpus, placements.back(), c.gpus / placements.back(),
+        placement);
+  } else if (placements.front() > 0 && c.gpus_per_domain == 0) {
+    placement = fmt::format(
+        "placement: {} GPUs fill no whole number of {}-GPU NVLink domains: the search runs them on {} of each of {} "
+        "domains, whole trays (--gpus-per-domain sets another)",
+        c.gpus, best->domain_gpus, placements.front(), c.gpus / placements.front());
+  }
+  const topology::SelectedTopology& selected = best->selected;
+  const topology::Topology& topo = selected.topology;
+  const planner::SearchSpace& space = best->space;
+  planner::SearchResult& result = best->result;
+  planner::SearchOptions options = search_options(c, calibrated);
+  const ComparisonInputs compare_inputs{&w, &topo, &space, &options.step};
+  std::vector<plan::Plan> compared;
+  for (const std::string& text : c.compare) compared.push_back(compared_plan(text, compare_inputs));
   const auto refine = static_cast<std::size_t>(c.refine);
   if (c.approve_work && refine > 0) {
     planner::WorkEstimate work;

@@ -79,6 +79,16 @@ int partial_domain_gpus(int gpus, const Topology& topology) {
   return per_domain_hint(gpus, topology);
 }
 
+int partial_domain_alternative(int gpus, const Topology& topology) {
+  const int domain = topology.domain_gpus();
+  const int tray = topology.gpus_per_tray();
+  if (domain == tray || gpus < 2 * domain || gpus % domain != 0) return 0;
+  for (int d = domain - tray; 2 * d > domain; d -= tray) {
+    if (gpus % d == 0) return d;
+  }
+  return 0;
+}
+
 SelectedTopology load_selected_topology(const std::filesystem::path& file, const TopologyRequest& request) {
   if (request.gpus_per_domain) return select_per_domain(file, request);
   Topology full = load_topology_with_sets(file, request.nodes, request.sets);

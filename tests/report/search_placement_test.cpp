@@ -2,7 +2,10 @@
 // on part of each rack, as NVIDIA's Megatron-Bridge GB200 runs of 128 and 256 GPUs ran on 64 of
 // each rack's 72 (16 of 18 trays), rather than refusing the count.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 #include <string>
 
@@ -37,6 +40,31 @@ TEST_SUITE("report.search_placement") {
         test::run_stepcast_with_status("predict " + where + " --plan \"dp=128,gbs=256\"");
     CHECK(refused.exit_code == 2);
     CHECK(refused.output.find("--gpus-per-domain 64 runs 2 domains of 64") != std::string::npos);
+  }
+
+  TEST_CASE("576 GB200 GPUs: 8 whole racks and 64 of each of 9 are both searched, and the faster shown") {
+    // 576 = 8 x 72 = 9 x 64: the search runs both placements; its #1 is the faster of the two
+    // searches the user could run with --gpus-per-domain 72 and 64.
+    const std::string where = "--workload llama3-8b --topology gb200-nvl72 --gpus 576";
+    const std::string rest = " --global-batch 1152 --refine 0 --top 1 --json";
+    const auto best_of = [&](const std::string& extra) {
+      const auto report = nlohmann::json::parse(test::run_stepcast("search " + where + extra + rest));
+      return report.at("tables").at(0).at("rows").at(0).at("step_time_s").get<double>();
+    };
+    const double whole = best_of(" --gpus-per-domain 72");
+    const double part = best_of(" --gpus-per-domain 64");
+    const auto both = nlohmann::json::parse(test::run_stepcast("search " + where + rest));
+    CHECK(both.at("tables").at(0).at("rows").at(0).at("step_time_s").get<double>() ==
+          doctest::Approx(std::min(whole, part)));
+    std::string note;
+    for (const auto& n : both.at("notes")) {
+      if (n.get<std::string>().starts_with("placement:")) note = n.get<std::string>();
+    }
+    CHECK(
+        note.starts_with("placement: 576 GPUs fill 8 whole 72-GPU NVLink domains, or 64 of each of 9 in whole "
+                         "trays; the search ranked both"));
+    CHECK(note.find(fmt::format("{:.3f} s on 8 whole domains", whole)) != std::string::npos);
+    CHECK(note.find(fmt::format("{:.3f} s on 64 of each of 9 domains", part)) != std::string::npos);
   }
 }
 

@@ -147,6 +147,24 @@ TEST_SUITE("topology.partial_domain") {
     // A DGX node is its own domain: nothing to split.
     CHECK(partial_domain_gpus(12, load_topology(shipped("dgx-h100.json"))) == 0);
   }
+
+  TEST_CASE("a count whole racks hold may also run on part of more racks: 576 is 8 x 72 or 9 x 64") {
+    const Topology rack = load_topology(shipped("gb200-nvl72.json"));
+    // 576 = 8 x 72 = 9 x 64: 68 (17 trays) does not divide it, 64 (16 trays) does.
+    CHECK(partial_domain_alternative(576, rack) == 64);
+    // 1152 = 16 x 72 = 18 x 64.
+    CHECK(partial_domain_alternative(1152, rack) == 64);
+    // 144 = 2 x 72 = 3 x 48: 68 down to 52 leave a remainder, 48 (12 trays) is the first that does not.
+    CHECK(partial_domain_alternative(144, rack) == 48);
+    // 216 = 3 x 72: of 68 down to 40, none divides 216 (216 / 40 = 5.4, / 36 = 6 is half a rack):
+    // an alternative of half a rack or less is no placement a scheduler picks for whole racks.
+    CHECK(partial_domain_alternative(216, rack) == 0);
+    // One rack, or a count no whole racks hold, has no alternative here (partial_domain_gpus places those).
+    CHECK(partial_domain_alternative(72, rack) == 0);
+    CHECK(partial_domain_alternative(256, rack) == 0);
+    // A DGX node is its own domain: nothing to split.
+    CHECK(partial_domain_alternative(64, load_topology(shipped("dgx-h100.json"))) == 0);
+  }
 }
 
 }  // namespace partial_domain_test

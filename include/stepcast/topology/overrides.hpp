@@ -43,6 +43,12 @@ SelectedTopology load_selected_topology(const std::filesystem::path& file, const
 /// fewer, a domain of one node, or a count no whole trays split.
 int partial_domain_gpus(int gpus, const Topology& topology);
 
+/// For `gpus` that fill two or more whole scale-up domains of several trays, the other placement a
+/// scheduler's segments give them: the most whole trays, more than half a domain and fewer than
+/// all of it, that split them into more domains (576 on NVL72 racks: 64 of each of 9, beside 8
+/// whole racks); 0 when none does.
+int partial_domain_alternative(int gpus, const Topology& topology);
+
 /// load_topology with --set edits applied (no GPU selection).
 Topology load_topology_with_sets(const std::filesystem::path& file, std::optional<int> nodes,
                                  const std::vector<std::string>& sets,
