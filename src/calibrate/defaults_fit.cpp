@@ -152,29 +152,18 @@ DefaultsFit fit_defaults(const std::vector<TrainingRun>& runs, const cost::Calib
   std::string files;
   for (const auto& [file, n] : out.runs_per_file)
     files += fmt::format("{}{} ({} runs)", files.empty() ? "" : ", ", file, n);
-  // A parameter no run depends on takes its fallback's fitted value where it names one that was
-  // fitted (the same GPUs' nearest measured figure), rather than a start no run has seen.
-  const auto fitted_fallback = [&](const topology::ParameterSpec& s) -> const FittedParameter* {
-    for (const FittedParameter& q : out.parameters) {
-      if (!s.fallback.empty() && q.name == s.fallback && q.runs > 0) return &q;
-    }
-    return nullptr;
-  };
   for (FittedParameter& p : out.parameters) {
     const topology::ParameterSpec& s = *topology::find_parameter(p.name);
-    const FittedParameter* fallback = p.runs == 0 ? fitted_fallback(s) : nullptr;
-    p.value = end.parameters.values.at(fallback ? fallback->name : p.name);
+    p.value = end.parameters.values.at(p.name);
     p.at_bound = p.runs > 0 && std::min(p.value - s.lower, s.upper - p.value) < kAtBound * (s.upper - s.lower);
     out.fitted.values[p.name] = p.value;
     out.fitted.sources[p.name] =
-        fallback ? fmt::format("not fitted: no run of {} depends on it; takes the fitted {}, {}", files, fallback->name,
-                               topology::format_parameter(s, p.value))
-        : p.runs == 0 ? fmt::format("not fitted: no run of {} depends on it; kept at its start, {}", files,
-                                    topology::format_parameter(s, p.value))
-                      : fmt::format(
-                            "least squares on log throughput of the {} runs that depend on it, each file weighed "
-                            "alike ({}){}",
-                            p.runs, files, p.at_bound ? "; rests on a bound of its range" : "");
+        p.runs == 0 ? fmt::format("not fitted: no run of {} depends on it; kept at its start, {}", files,
+                                  topology::format_parameter(s, p.value))
+                    : fmt::format(
+                          "least squares on log throughput of the {} runs that depend on it, each file weighed "
+                          "alike ({}){}",
+                          p.runs, files, p.at_bound ? "; rests on a bound of its range" : "");
   }
   return out;
 }

@@ -22,20 +22,14 @@ constexpr double kOneMicrosecond = 1e-6;
 // on), while H100 reaches 0.80 (ml-engineering's maximum-achievable-matmul table). A training step's
 // GEMMs sustain at most that maximum (the best shape of an isolated sweep); the floor, half of it,
 // is there only so that a fit never rests on it.
-constexpr std::array<ParameterSpec, 6> kParameterList = {{
+constexpr std::array<ParameterSpec, 4> kParameterList = {{
     {"kernel_overhead", ParameterUnit::kSeconds, 0.5 * kOneMicrosecond, 100.0 * kOneMicrosecond,
      "GPU time every kernel costs beyond its roofline time (launch, ramp-up and drain)"},
     {"host_overhead", ParameterUnit::kSeconds, 1.0 * kOneMicrosecond, 200.0 * kOneMicrosecond,
      "host (CPU) time the framework spends issuing one kernel"},
     {"blackwell_gemm_efficiency", ParameterUnit::kFraction, 0.35, 0.95,
      "fraction of the dense 16- and 32-bit tensor-core peak large GEMMs reach on Blackwell GPUs (B200, GB200, B300, "
-     "GB300), for which no maximum-achievable-matmul measurement is held"},
-    {"blackwell_low_precision_gemm_efficiency", ParameterUnit::kFraction, 0.25, 0.95,
-     "fraction of its own dense peak an FP8, MXFP8 or NVFP4 GEMM reaches on Blackwell GPUs (scale loads and "
-     "epilogues make it lower than BF16's)",
-     "blackwell_gemm_efficiency"},
-    {"hopper_fp8_gemm_efficiency", ParameterUnit::kFraction, 0.35, 0.95,
-     "fraction of the dense FP8 tensor-core peak large FP8 GEMMs reach on Hopper GPUs (H100, H200)"},
+     "GB300), whose maximum-achievable-matmul figure is a best shape Megatron's GEMM shapes do not reach"},
     {"sustained_gemm_fraction", ParameterUnit::kFraction, 0.5, 1.0,
      "fraction of a GPU's measured maximum achievable matmul rate that the GEMMs of a training step sustain (the "
      "maximum is the best shape of an isolated sweep; the GPU files that cite one scale it by this)"},

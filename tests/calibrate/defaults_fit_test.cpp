@@ -1,7 +1,6 @@
 // The fit of the model's free parameters: it recovers the values a synthetic set of runs was made
 // with, counts only the runs whose prediction depends on a parameter, keeps a parameter no run
-// depends on at its start (or at the fitted value of the parameter it falls back to), and writes
-// a file both the defaults loader and --calibration read.
+// depends on at its start, and writes a file both the defaults loader and --calibration read.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -23,10 +22,10 @@ const std::filesystem::path kRoot = STEPCAST_SOURCE_DIR;
 
 cost::Calibration with_parameters(double kernel_us, double host_us, double blackwell_gemm, double sustained) {
   cost::Calibration c;
-  c.parameters.values = {
-      {"kernel_overhead", kernel_us * 1e-6},         {"host_overhead", host_us * 1e-6},
-      {"blackwell_gemm_efficiency", blackwell_gemm}, {"blackwell_low_precision_gemm_efficiency", 0.7},
-      {"hopper_fp8_gemm_efficiency", 0.7},           {"sustained_gemm_fraction", sustained}};
+  c.parameters.values = {{"kernel_overhead", kernel_us * 1e-6},
+                         {"host_overhead", host_us * 1e-6},
+                         {"blackwell_gemm_efficiency", blackwell_gemm},
+                         {"sustained_gemm_fraction", sustained}};
   for (const auto& [name, v] : c.parameters.values) c.parameters.sources[name] = "test";
   return c;
 }
@@ -60,24 +59,27 @@ TEST_SUITE("calibrate.defaults_fit") {
     CHECK(by_name["sustained_gemm_fraction"].value == doctest::Approx(0.85).epsilon(1e-3));
     CHECK(fit.rms_after < 1e-4);
     // Every run depends on the overheads; only the B200 runs (the 43 SimuMax rows) on Blackwell's
-    // GEMM fraction, only the A100 runs (vTrain's 1440, a cited maximum) on the sustained share; no run (all bf16 or
-    // fp16) on the low-precision fractions, which keep their start and say so.
+    // GEMM fraction, only the A100 runs (vTrain's 1440, a cited maximum) on the sustained share.
     CHECK(by_name["kernel_overhead"].runs == 1440 + 43);
     CHECK(by_name["blackwell_gemm_efficiency"].runs == 43);
     // (less the few whose GEMMs run shorter than the host, at 45 us a kernel, takes to issue them:
     // GEMM speed does not move those).
     CHECK(by_name["sustained_gemm_fraction"].runs > 1400);
     CHECK(by_name["sustained_gemm_fraction"].runs < 1440);
-    CHECK(by_name["hopper_fp8_gemm_efficiency"].runs == 0);
-    CHECK(by_name["hopper_fp8_gemm_efficiency"].value == doctest::Approx(0.7));
-    CHECK(fit.fitted.sources.at("hopper_fp8_gemm_efficiency").starts_with("not fitted: no run of"));
-    // Blackwell's low-precision fraction names a fallback, the same GPUs' BF16 fraction: with no
-    // run of its own it takes the fitted 0.6, not its start of 0.7.
-    CHECK(by_name["blackwell_low_precision_gemm_efficiency"].runs == 0);
-    CHECK(by_name["blackwell_low_precision_gemm_efficiency"].value == doctest::Approx(0.6).epsilon(1e-3));
-    CHECK(fit.fitted.sources.at("blackwell_low_precision_gemm_efficiency")
-              .find("takes the fitted blackwell_gemm_efficiency, 0.6") != std::string::npos);
     CHECK(fit.runs_per_file.size() == 2);
+  }
+
+  TEST_CASE("a parameter no run depends on keeps its start and says so: Blackwell's fraction on A100 runs alone") {
+    auto runs = synthetic(with_parameters(12.0, 45.0, 0.6, 0.85));
+    std::erase_if(runs, [](const TrainingRun& r) { return r.file.find("simumax") != std::string::npos; });
+    const DefaultsFit fit = fit_defaults(runs, with_parameters(5.0, 20.0, 0.8, 0.95));
+    std::map<std::string, FittedParameter> by_name;
+    for (const auto& p : fit.parameters) by_name[p.name] = p;
+    CHECK(by_name["blackwell_gemm_efficiency"].runs == 0);
+    CHECK(by_name["blackwell_gemm_efficiency"].value == doctest::Approx(0.8));
+    CHECK(fit.fitted.sources.at("blackwell_gemm_efficiency").starts_with("not fitted: no run of"));
+    CHECK(fit.fitted.sources.at("blackwell_gemm_efficiency").find("kept at its start, 0.8") != std::string::npos);
+    CHECK(by_name["sustained_gemm_fraction"].runs > 1400);
   }
 
   TEST_CASE("the written file is a defaults file and a calibration: both loaders read the fitted values") {

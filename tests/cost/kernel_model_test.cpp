@@ -123,20 +123,23 @@ TEST_SUITE("cost.kernel_model") {
     CHECK(params.source.empty());
   }
 
-  TEST_CASE("a cited maximum scaled by a free parameter: H100 BF16 GEMMs at 792.1/989 of peak x the sustained share") {
-    // ml-engineering's maximum achievable matmul on the H100 SXM, 792.1 of 989 TFLOP/s, times a
-    // calibration's sustained_gemm_fraction of 0.75: 0.6007 of the BF16 peak. FP8 GEMMs are their own
-    // free parameter, which the sustained share does not touch.
+  TEST_CASE(
+      "a cited maximum scaled by a free parameter: H100 GEMMs at 792.1/989 (BF16), 1402.6/1979 (FP8) x the share") {
+    // ml-engineering's maximum achievable matmul on the H100 SXM, 792.1 of 989 TFLOP/s in BF16 and
+    // 1402.6 of 1979 in FP8, times a calibration's sustained_gemm_fraction of 0.75: 0.6007 of the
+    // BF16 peak and 0.5316 of the FP8 peak; an FP8 plan's other GEMMs keep BF16's.
     const auto h100 = catalogue_gpu("h100-sxm5-80gb");
     plan::Plan p;
-    const cost::ParameterValues values = {{"sustained_gemm_fraction", 0.75}, {"hopper_fp8_gemm_efficiency", 0.6}};
+    const cost::ParameterValues values = {{"sustained_gemm_fraction", 0.75}};
     CHECK(cost::default_kernel_params(h100, p, &values).gemm_efficiency == doctest::Approx(792.1 / 989.0 * 0.75));
     p.precision = plan::Precision::kFp8;
     const auto fp8 = cost::default_kernel_params(h100, p, &values);
-    CHECK(fp8.gemm_efficiency == doctest::Approx(0.6));
+    CHECK(fp8.gemm_efficiency == doctest::Approx(1402.6 / 1979.0 * 0.75));
     CHECK(fp8.gemm_efficiency_bf16 == doctest::Approx(792.1 / 989.0 * 0.75));
     const std::string sources = cost::kernel_figure_sources(h100, p);
     CHECK(sources.find("792.1 of 989 TFLOP/s (times free parameter sustained_gemm_fraction)") != std::string::npos);
+    CHECK(sources.find("H100 SXM 1402.6 of 1979 TFLOP/s (torch 2.7.0+cu126) (times free parameter "
+                       "sustained_gemm_fraction)") != std::string::npos);
   }
 
   TEST_CASE(

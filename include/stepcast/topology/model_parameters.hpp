@@ -21,9 +21,6 @@ struct ParameterSpec {
   double lower = 0.0;  ///< in SI units (seconds) or as a fraction
   double upper = 0.0;
   std::string_view meaning;
-  /// The parameter whose fitted value this one takes when no run of a fit depends on it (the
-  /// nearest figure the same GPUs measured), or empty: it keeps its start.
-  std::string_view fallback = {};
 };
 
 /// This build's free parameters, in a fixed order.
