@@ -24,6 +24,7 @@ std::string encode_choice(const planner::CapacityCell& cell) {
   ranks::WireWriter w;
   w.u64(cell.plan_id ? 1 : 0).u64(cell.plan_id.value_or(0)).u64(cell.fits ? 1 : 0).u64(cell.candidates).text(cell.note);
   w.u64(cell.simulated_step_time ? 1 : 0).f64(cell.simulated_step_time.value_or(Seconds{}).value());
+  w.u64(static_cast<std::uint64_t>(cell.per_domain));
   return w.take();
 }
 
@@ -39,6 +40,7 @@ planner::CellChoice decode_choice(const std::string& bytes) {
   const bool simulated = r.u64() != 0;
   const double step = r.f64();
   if (simulated) choice.simulated_step_time = Seconds{step};
+  choice.per_domain = static_cast<int>(r.u64());
   return choice;
 }
 

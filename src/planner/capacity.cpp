@@ -126,14 +126,27 @@ topology::Topology load(const CapacityRequest& req, std::size_t index, std::opti
                                            d > 0 ? std::optional<int>(d) : std::nullopt);
 }
 
-CellPlace place(const CapacityRequest& req, const CellSpec& spec) {
+/// The parts of each scale-up domain a cell is searched on (0: whole domains, or the request's
+/// --gpus-per-domain), as `search` places a GPU count: a count no whole domains hold on the
+/// fewest domains whole trays split it into; one they hold both whole and on the largest part
+/// above half a domain that splits it (576 on NVL72 racks: 8 x 72 and 9 x 64).
+std::vector<int> placements(const CapacityRequest& req, const CellSpec& spec) {
+  if (req.gpus_per_domain > 0) return {0};
+  const topology::Topology shape = load(req, spec.topology);
+  if (const int part = topology::partial_domain_gpus(spec.gpus, shape); part > 0) return {part};
+  if (req.plan) return {0};
+  if (const int part = topology::partial_domain_alternative(spec.gpus, shape); part > 0) return {0, part};
+  return {0};
+}
+
+CellPlace place(const CapacityRequest& req, const CellSpec& spec, int per_domain) {
   STEPCAST_ASSERT(spec.gpus >= 1, "GPU counts are positive");
   CellPlace p;
   // The file's own size tells the node shape; a scale-up domain (NVL72) is one node of the
   // graph made of several nodes (trays) of the file, which --nodes counts.
   const topology::Topology shape = load(req, spec.topology);
   p.per_node = shape.gpus_per_node();
-  if (req.gpus_per_domain == 0) p.per_domain = topology::partial_domain_gpus(spec.gpus, shape);
+  p.per_domain = per_domain;
   if (p.per_domain > 0) p.per_node = p.per_domain;
   p.nodes = (spec.gpus + p.per_node - 1) / p.per_node * shape.trays_per_node();
   p.whole_nodes = !(spec.gpus > p.per_node && spec.gpus % p.per_node != 0);
@@ -142,10 +155,17 @@ CellPlace place(const CapacityRequest& req, const CellSpec& spec) {
 
 /// "64 of each of 2 NVLink domains' 72 GPUs" where the cell runs on part of each domain.
 void note_placement(CapacityCell& cell, const CellPlace& p, const CellSpec& spec, const topology::Topology& topo) {
+  cell.per_domain = p.per_domain;
   if (p.per_domain == 0) return;
   const std::string placed = fmt::format("{} of each of {} NVLink domains' {} GPUs", p.per_domain,
                                          spec.gpus / p.per_domain, topo.domain_gpus());
   cell.note = cell.note.empty() ? placed : placed + "; " + cell.note;
+}
+
+/// The step a cell ranks by (the engine's where refined); none when nothing fits.
+std::optional<Seconds> ranked_step(const CapacityCell& cell) {
+  if (!cell.fits || !cell.plan) return std::nullopt;
+  return cell.simulated_step_time.value_or(cell.metrics.step_time);
 }
 
 void label(const CapacityRequest& req, CapacityCell& cell, const workload::Workload& w, const topology::Topology& topo,
@@ -165,15 +185,21 @@ void label(const CapacityRequest& req, CapacityCell& cell, const workload::Workl
 }  // namespace
 
 std::size_t cell_candidates(const CapacityRequest& req, const CellSpec& spec) {
-  const CellPlace p = place(req, spec);
-  if (req.plan || !p.whole_nodes) return 1;
-  const topology::Topology topo = load(req, spec.topology, p.nodes, p.per_domain);
-  return count_candidates(cell_space(topo, req, spec.gpus), req.workloads[spec.workload]);
+  std::size_t total = 0;
+  for (const int per_domain : placements(req, spec)) {
+    const CellPlace p = place(req, spec, per_domain);
+    if (req.plan || !p.whole_nodes) return 1;
+    const topology::Topology topo = load(req, spec.topology, p.nodes, p.per_domain);
+    total += count_candidates(cell_space(topo, req, spec.gpus), req.workloads[spec.workload]);
+  }
+  return total;
 }
 
-CapacityCell capacity_cell(const CapacityRequest& req, const CellSpec& spec) {
+namespace {
+
+CapacityCell placed_cell(const CapacityRequest& req, const CellSpec& spec, int per_domain) {
   const workload::Workload& w = req.workloads[spec.workload];
-  const CellPlace p = place(req, spec);
+  const CellPlace p = place(req, spec, per_domain);
   const topology::Topology topo = load(req, spec.topology, p.nodes, p.per_domain);
   CapacityCell cell;
   if (!p.whole_nodes) {
@@ -186,8 +212,31 @@ CapacityCell capacity_cell(const CapacityRequest& req, const CellSpec& spec) {
   return cell;
 }
 
+}  // namespace
+
+CapacityCell capacity_cell(const CapacityRequest& req, const CellSpec& spec) {
+  const std::vector<int> options = placements(req, spec);
+  CapacityCell best = placed_cell(req, spec, options.front());
+  if (options.size() == 1) return best;
+  // Searched whole and on part of each domain: the faster fitting cell, with what the other
+  // placement's best plan takes.
+  CapacityCell other = placed_cell(req, spec, options.back());
+  const std::size_t candidates = best.candidates + other.candidates;
+  const std::optional<Seconds> whole = ranked_step(best), part = ranked_step(other);
+  if (part && (!whole || *part < *whole)) std::swap(best, other);
+  best.candidates = candidates;
+  const std::string alternative = other.per_domain == 0 ? std::string("on whole NVLink domains")
+                                                        : fmt::format("on {} of each of {} NVLink domains",
+                                                                      other.per_domain, spec.gpus / other.per_domain);
+  const std::optional<Seconds> lost = ranked_step(other);
+  const std::string said = lost ? fmt::format("{}: {:.3f} s", alternative, lost->value())
+                                : fmt::format("{}: no plan fits", alternative);
+  best.note = best.note.empty() ? said : best.note + "; " + said;
+  return best;
+}
+
 CapacityCell rebuild_cell(const CapacityRequest& req, const CellSpec& spec, const CellChoice& choice) {
-  const CellPlace p = place(req, spec);
+  const CellPlace p = place(req, spec, choice.per_domain);
   if (req.plan || !p.whole_nodes) return capacity_cell(req, spec);
   const workload::Workload& w = req.workloads[spec.workload];
   const topology::Topology topo = load(req, spec.topology, p.nodes, p.per_domain);
@@ -197,6 +246,7 @@ CapacityCell rebuild_cell(const CapacityRequest& req, const CellSpec& spec, cons
   cell.note = choice.note;
   cell.simulated_step_time = choice.simulated_step_time;
   cell.plan_id = choice.plan_id;
+  cell.per_domain = choice.per_domain;
   if (choice.plan_id) {
     const SearchSpace space = cell_space(topo, req, spec.gpus);
     const std::vector<plan::Plan> candidates = enumerate_candidates(space, w);

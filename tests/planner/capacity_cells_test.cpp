@@ -2,6 +2,7 @@
 // engine finds fastest among the analytical top K, and a cell rebuilt on rank 0 from its choice
 // alone (candidate id, counts, note, simulated time) equals the cell its rank computed.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -32,7 +33,7 @@ planner::CapacityRequest request(std::size_t refine) {
 }
 
 planner::CellChoice choice_of(const planner::CapacityCell& c) {
-  return {c.plan_id, c.fits, c.candidates, c.note, c.simulated_step_time};
+  return {c.per_domain, c.plan_id, c.fits, c.candidates, c.note, c.simulated_step_time};
 }
 
 }  // namespace
@@ -107,6 +108,40 @@ TEST_CASE("a GB200 cell of 128 GPUs runs on 64 of each of 2 racks, as the search
   req.gpus_per_domain = 0;
   const planner::CapacityCell rebuilt = planner::rebuild_cell(req, {0, 0, 128}, choice_of(cell));
   CHECK(rebuilt.note == cell.note);
+  CHECK(rebuilt.metrics.step_time.value() == cell.metrics.step_time.value());
+}
+
+TEST_CASE("a GB200 cell of 576 GPUs is searched on 8 whole racks and on 64 of each of 9, shows the faster, rebuilds") {
+  // 576 = 8 x 72 = 9 x 64. Each placement asked for alone (--gpus-per-domain 72, 64) gives the
+  // two cells; the table's cell is the faster, noting the other's step.
+  planner::CapacityRequest req;
+  req.workloads.push_back(workload::load_workload(kRoot / "workloads/llama3-8b.json"));
+  req.topologies.push_back(kRoot / "topologies/gb200-nvl72.json");
+  req.gpus = {576};
+  req.global_batch = 1152;
+  req.seq_len = 8192;
+  req.search.threads = 1;
+  const planner::CapacityCell cell = planner::capacity_cell(req, {0, 0, 576});
+  REQUIRE(cell.plan.has_value());
+  req.gpus_per_domain = 72;
+  const planner::CapacityCell whole = planner::capacity_cell(req, {0, 0, 576});
+  req.gpus_per_domain = 64;
+  const planner::CapacityCell part = planner::capacity_cell(req, {0, 0, 576});
+  req.gpus_per_domain = 0;
+  REQUIRE(whole.fits);
+  REQUIRE(part.fits);
+  const bool part_faster = part.metrics.step_time < whole.metrics.step_time;
+  const planner::CapacityCell& faster = part_faster ? part : whole;
+  const planner::CapacityCell& slower = part_faster ? whole : part;
+  CHECK(cell.metrics.step_time.value() == faster.metrics.step_time.value());
+  CHECK(cell.per_domain == (part_faster ? 64 : 0));
+  CHECK(cell.candidates == whole.candidates + part.candidates);
+  const std::string other =
+      part_faster ? "on whole NVLink domains: " : "on 64 of each of 9 NVLink domains: ";
+  CHECK(cell.note.find(other + fmt::format("{:.3f} s", slower.metrics.step_time.value())) != std::string::npos);
+  const planner::CapacityCell rebuilt = planner::rebuild_cell(req, {0, 0, 576}, choice_of(cell));
+  CHECK(rebuilt.note == cell.note);
+  CHECK(rebuilt.nodes == cell.nodes);
   CHECK(rebuilt.metrics.step_time.value() == cell.metrics.step_time.value());
 }
 

@@ -76,6 +76,9 @@ struct CapacityCell {
   /// What a GPU-hour of the cluster costs: the request's price, else the topology file's; absent
   /// when neither gives one.
   std::optional<topology::GpuHourPrice> price;
+  /// The GPUs used of each scale-up domain where the cell runs on part of each (0: whole domains,
+  /// or the request's --gpus-per-domain).
+  int per_domain = 0;
 };
 
 /// Where one cell sits in a request: indices into its workloads and topologies, and a GPU count.
@@ -97,6 +100,7 @@ CapacityCell capacity_cell(const CapacityRequest& request, const CellSpec& spec)
 
 /// What a searched cell chose, as another process reports it.
 struct CellChoice {
+  int per_domain = 0;  ///< the placement the plan was chosen on (CapacityCell::per_domain)
   std::optional<std::size_t> plan_id;
   bool fits = false;
   std::size_t candidates = 0;
