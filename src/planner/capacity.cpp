@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <numeric>
+#include <vector>
+
 #include "stepcast/core/errors.hpp"
 #include "stepcast/planner/refine.hpp"
 #include "stepcast/topology/overrides.hpp"
@@ -184,15 +187,20 @@ void label(const CapacityRequest& req, CapacityCell& cell, const workload::Workl
 
 }  // namespace
 
-std::size_t cell_candidates(const CapacityRequest& req, const CellSpec& spec) {
-  std::size_t total = 0;
+std::vector<std::size_t> cell_searches(const CapacityRequest& req, const CellSpec& spec) {
+  std::vector<std::size_t> out;
   for (const int per_domain : placements(req, spec)) {
     const CellPlace p = place(req, spec, per_domain);
-    if (req.plan || !p.whole_nodes) return 1;
+    if (req.plan || !p.whole_nodes) return {1};
     const topology::Topology topo = load(req, spec.topology, p.nodes, p.per_domain);
-    total += count_candidates(cell_space(topo, req, spec.gpus), req.workloads[spec.workload]);
+    out.push_back(count_candidates(cell_space(topo, req, spec.gpus), req.workloads[spec.workload]));
   }
-  return total;
+  return out;
+}
+
+std::size_t cell_candidates(const CapacityRequest& req, const CellSpec& spec) {
+  const std::vector<std::size_t> searches = cell_searches(req, spec);
+  return std::accumulate(searches.begin(), searches.end(), std::size_t{0});
 }
 
 namespace {

@@ -28,8 +28,9 @@ namespace stepcast::report {
 namespace {
 
 // The cells' searches, estimated from their candidate counts before any runs, the largest cells
-// first so that a request far over the budget is refused after counting a few. The cells run one
-// after another: their times add up, their memory does not. (The plans a --refine simulates are
+// first so that a request far over the budget is refused after counting a few. The cells, and a
+// cell's searches on two placements, run one after another: their times add up, their memory does
+// not. (The plans a --refine simulates are
 // known only once each cell is searched.)
 void approve_cells(const planner::CapacityRequest& req, const WorkApproval& approve) {
   std::vector<planner::CellSpec> specs = planner::capacity_cells(req);
@@ -38,11 +39,12 @@ void approve_cells(const planner::CapacityRequest& req, const WorkApproval& appr
   planner::WorkEstimate work;
   std::size_t candidates = 0;
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    const std::size_t n = planner::cell_candidates(req, specs[i]);
-    const planner::WorkEstimate cell = planner::search_work(n);
-    candidates += n;
-    work.time = work.time + cell.time;
-    work.memory = std::max(work.memory, cell.memory);
+    for (const std::size_t n : planner::cell_searches(req, specs[i])) {
+      const planner::WorkEstimate search = planner::search_work(n);
+      candidates += n;
+      work.time = work.time + search.time;
+      work.memory = std::max(work.memory, search.memory);
+    }
     const bool last = i + 1 == specs.size();
     const std::string what = last ? fmt::format("searching {} candidate plans in {} cells", candidates, specs.size())
                                   : fmt::format("searching at least {} candidate plans (in the {} largest of {} cells)",

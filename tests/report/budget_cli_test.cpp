@@ -3,7 +3,10 @@
 // second of CPU time (the children's rusage), and write nothing. Expected estimates are derived by
 // hand from the rates planner/work_estimate.cpp states.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <sys/resource.h>
+
+#include <algorithm>
 
 #include <string>
 #include <vector>
@@ -59,6 +62,26 @@ TEST_SUITE("report.budget_cli") {
         "table --workloads workloads/llama3-70b.json --topologies topologies/dgx-h100.json --gpus 64,128 "
         "--global-batch 1024 --time-budget \"0.01 s\"",
         "candidate plans (in the 1 largest of 2 cells) would take about");
+  }
+
+  TEST_CASE("table: a cell searched on two placements adds their times and keeps the larger memory") {
+    // 576 GB200 GPUs are searched on 8 whole racks and on 64 of each of 9, one after the other:
+    // 13 us a candidate for both, and 64 MiB + 1,500 B a candidate for the larger search alone.
+    const std::string cell = "table --workloads llama3-8b --topologies gb200-nvl72 --gpus 576 --global-batch 1152";
+    const auto candidates = [&](const std::string& extra) {
+      const std::string out = stepcast::test::run_stepcast_with_status(cell + extra + " --memory-budget \"1 MiB\"").output;
+      const std::size_t at = out.find("searching ");
+      REQUIRE(at != std::string::npos);
+      return std::stod(out.substr(at + 10));
+    };
+    const double whole = candidates(" --gpus-per-domain 72");
+    const double part = candidates(" --gpus-per-domain 64");
+    const double larger = std::max(whole, part);
+    const std::string both = stepcast::test::run_stepcast_with_status(cell + " --memory-budget \"1 MiB\"").output;
+    CHECK(both.find(fmt::format("searching {:.0f} candidate plans in 1 cells would take about {:.2f} s of CPU time "
+                                "and {:.2f} MiB of memory",
+                                whole + part, 13e-6 * (whole + part), 64.0 + 1500.0 * larger / (1024.0 * 1024.0))) !=
+          std::string::npos);
   }
 
   TEST_CASE("simulate --seeds: two billion seeds") {

@@ -91,8 +91,12 @@ struct CellSpec {
 /// The cells of a sweep in capacity_sweep's order (workload, topology, GPU count).
 std::vector<CellSpec> capacity_cells(const CapacityRequest& request);
 
-/// The plans a cell's search evaluates (1 for a plan family or a skipped cell): a measure of its
-/// work, known before it runs.
+/// The plans each of a cell's searches evaluates, one search per placement it is tried on (a
+/// single 1 for a plan family or a skipped cell): a measure of its work, known before it runs.
+/// The searches run one after another.
+std::vector<std::size_t> cell_searches(const CapacityRequest& request, const CellSpec& spec);
+
+/// The plans a cell evaluates in all: the sum of cell_searches.
 std::size_t cell_candidates(const CapacityRequest& request, const CellSpec& spec);
 
 /// Runs one cell as capacity_sweep does.
