@@ -130,16 +130,12 @@ topology::Topology load(const CapacityRequest& req, std::size_t index, std::opti
 }
 
 /// The parts of each scale-up domain a cell is searched on (0: whole domains, or the request's
-/// --gpus-per-domain), as `search` places a GPU count: a count no whole domains hold on the
-/// fewest domains whole trays split it into; one they hold both whole and on the largest part
-/// above half a domain that splits it (576 on NVL72 racks: 8 x 72 and 9 x 64).
+/// --gpus-per-domain), as `search` places a GPU count (topology::domain_placements).
 std::vector<int> placements(const CapacityRequest& req, const CellSpec& spec) {
   if (req.gpus_per_domain > 0) return {0};
-  const topology::Topology shape = load(req, spec.topology);
-  if (const int part = topology::partial_domain_gpus(spec.gpus, shape); part > 0) return {part};
-  if (req.plan) return {0};
-  if (const int part = topology::partial_domain_alternative(spec.gpus, shape); part > 0) return {0, part};
-  return {0};
+  std::vector<int> out = topology::domain_placements(spec.gpus, load(req, spec.topology));
+  if (req.plan) out.resize(1);  // a plan family is priced where the count is placed first
+  return out;
 }
 
 CellPlace place(const CapacityRequest& req, const CellSpec& spec, int per_domain) {

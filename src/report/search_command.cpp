@@ -51,17 +51,14 @@ std::string command_line(const SearchRequest& c) {
   return s;
 }
 
-/// The parts of each scale-up domain to search on (0: whole domains). A count that fills no whole
-/// number of domains but whole trays of several (256 on NVL72 racks) runs on part of each, as a
-/// scheduler's segments place it (64 of each rack's 72: NVIDIA's Slurm segment of 16 trays); a
-/// count whole domains hold that such a segment also splits (576: 8 x 72 or 9 x 64) is searched
-/// both ways, since power-of-two groups (ep=64) fit a 64-GPU domain and straddle 72-GPU ones.
+/// The parts of each scale-up domain to search on (0: whole domains): the request's, or where it
+/// gives only --gpus, every placement a scheduler's segments give the count (64 of each rack's 72:
+/// NVIDIA's Slurm segment of 16 trays). Both are searched where both exist (576: 8 x 72 or 9 x 64),
+/// since power-of-two groups (ep=64) fit a 64-GPU domain and straddle 72-GPU ones.
 std::vector<int> placements_to_search(const SearchRequest& c) {
   if (c.gpus_per_domain > 0 || c.gpus == 0 || c.nodes > 0) return {c.gpus_per_domain};
-  const topology::Topology whole = topology::load_topology_with_sets(topology_path(c.topology), std::nullopt, c.sets);
-  if (const int part = topology::partial_domain_gpus(c.gpus, whole); part > 0) return {part};
-  if (const int part = topology::partial_domain_alternative(c.gpus, whole); part > 0) return {0, part};
-  return {0};
+  return topology::domain_placements(
+      c.gpus, topology::load_topology_with_sets(topology_path(c.topology), std::nullopt, c.sets));
 }
 
 planner::SearchOptions search_options(const SearchRequest& c, const cost::Calibration* calibration) {

@@ -30,8 +30,7 @@ namespace {
 // The cells' searches, estimated from their candidate counts before any runs, the largest cells
 // first so that a request far over the budget is refused after counting a few. The cells, and a
 // cell's searches on two placements, run one after another: their times add up, their memory does
-// not. (The plans a --refine simulates are
-// known only once each cell is searched.)
+// not. (The plans a --refine simulates are known only once each cell is searched.)
 void approve_cells(const planner::CapacityRequest& req, const WorkApproval& approve) {
   std::vector<planner::CellSpec> specs = planner::capacity_cells(req);
   std::stable_sort(specs.begin(), specs.end(),

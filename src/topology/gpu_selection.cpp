@@ -89,6 +89,12 @@ int partial_domain_alternative(int gpus, const Topology& topology) {
   return 0;
 }
 
+std::vector<int> domain_placements(int gpus, const Topology& topology) {
+  if (const int part = partial_domain_gpus(gpus, topology); part > 0) return {part};
+  if (const int part = partial_domain_alternative(gpus, topology); part > 0) return {0, part};
+  return {0};
+}
+
 SelectedTopology load_selected_topology(const std::filesystem::path& file, const TopologyRequest& request) {
   if (request.gpus_per_domain) return select_per_domain(file, request);
   Topology full = load_topology_with_sets(file, request.nodes, request.sets);

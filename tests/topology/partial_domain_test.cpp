@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "stepcast/topology/overrides.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -164,6 +165,14 @@ TEST_SUITE("topology.partial_domain") {
     CHECK(partial_domain_alternative(256, rack) == 0);
     // A DGX node is its own domain: nothing to split.
     CHECK(partial_domain_alternative(64, load_topology(shipped("dgx-h100.json"))) == 0);
+  }
+
+  TEST_CASE("the placements a count is searched on: part of each rack, both, or whole racks only") {
+    const Topology rack = load_topology(shipped("gb200-nvl72.json"));
+    // 256 fills no whole racks: 64 of each of 4. 576 = 8 x 72 = 9 x 64: both. 216 = 3 x 72 only.
+    CHECK(domain_placements(256, rack) == std::vector<int>{64});
+    CHECK(domain_placements(576, rack) == std::vector<int>{0, 64});
+    CHECK(domain_placements(216, rack) == std::vector<int>{0});
   }
 }
 

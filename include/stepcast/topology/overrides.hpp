@@ -49,6 +49,11 @@ int partial_domain_gpus(int gpus, const Topology& topology);
 /// whole racks); 0 when none does.
 int partial_domain_alternative(int gpus, const Topology& topology);
 
+/// The GPUs of each scale-up domain a run of `gpus` may use, as a scheduler's segments place it (0:
+/// whole domains): {partial_domain_gpus} where no whole domains hold the count, {0,
+/// partial_domain_alternative} where another part of each also splits it, else {0}.
+std::vector<int> domain_placements(int gpus, const Topology& topology);
+
 /// load_topology with --set edits applied (no GPU selection).
 Topology load_topology_with_sets(const std::filesystem::path& file, std::optional<int> nodes,
                                  const std::vector<std::string>& sets,
