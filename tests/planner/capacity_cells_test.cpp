@@ -32,6 +32,18 @@ planner::CapacityRequest request(std::size_t refine) {
   return req;
 }
 
+// Llama 3 8B at 8192 tokens on GB200 NVL72 racks, `gpus` GPUs, `global_batch` sequences.
+planner::CapacityRequest gb200_llama3_8b(int gpus, int global_batch) {
+  planner::CapacityRequest req;
+  req.workloads.push_back(workload::load_workload(kRoot / "workloads/llama3-8b.json"));
+  req.topologies.push_back(kRoot / "topologies/gb200-nvl72.json");
+  req.gpus = {gpus};
+  req.global_batch = global_batch;
+  req.seq_len = 8192;
+  req.search.threads = 1;
+  return req;
+}
+
 planner::CellChoice choice_of(const planner::CapacityCell& c) {
   return {c.per_domain, c.plan_id, c.fits, c.candidates, c.note, c.simulated_step_time};
 }
@@ -88,13 +100,7 @@ TEST_CASE("a cell rebuilt from its choice alone equals the cell computed whole")
 }
 
 TEST_CASE("a GB200 cell of 128 GPUs runs on 64 of each of 2 racks, as the search places it, and rebuilds") {
-  planner::CapacityRequest req;
-  req.workloads.push_back(workload::load_workload(kRoot / "workloads/llama3-8b.json"));
-  req.topologies.push_back(kRoot / "topologies/gb200-nvl72.json");
-  req.gpus = {128};
-  req.global_batch = 256;
-  req.seq_len = 8192;
-  req.search.threads = 1;
+  planner::CapacityRequest req = gb200_llama3_8b(128, 256);
   const planner::CapacityCell cell = planner::capacity_cell(req, {0, 0, 128});
   REQUIRE(cell.plan.has_value());
   CHECK(cell.note == "64 of each of 2 NVLink domains' 72 GPUs");
@@ -114,13 +120,7 @@ TEST_CASE("a GB200 cell of 128 GPUs runs on 64 of each of 2 racks, as the search
 TEST_CASE("a GB200 cell of 576 GPUs is searched on 8 whole racks and on 64 of each of 9, shows the faster, rebuilds") {
   // 576 = 8 x 72 = 9 x 64. Each placement asked for alone (--gpus-per-domain 72, 64) gives the
   // two cells; the table's cell is the faster, noting the other's step.
-  planner::CapacityRequest req;
-  req.workloads.push_back(workload::load_workload(kRoot / "workloads/llama3-8b.json"));
-  req.topologies.push_back(kRoot / "topologies/gb200-nvl72.json");
-  req.gpus = {576};
-  req.global_batch = 1152;
-  req.seq_len = 8192;
-  req.search.threads = 1;
+  planner::CapacityRequest req = gb200_llama3_8b(576, 1152);
   const planner::CapacityCell cell = planner::capacity_cell(req, {0, 0, 576});
   REQUIRE(cell.plan.has_value());
   req.gpus_per_domain = 72;
