@@ -233,8 +233,8 @@ CapacityCell capacity_cell(const CapacityRequest& req, const CellSpec& spec) {
                                                         : fmt::format("on {} of each of {} NVLink domains",
                                                                       other.per_domain, spec.gpus / other.per_domain);
   const std::optional<Seconds> lost = ranked_step(other);
-  const std::string said = lost ? fmt::format("{}: {:.3f} s", alternative, lost->value())
-                                : fmt::format("{}: no plan fits", alternative);
+  const std::string said =
+      lost ? fmt::format("{}: {:.3f} s", alternative, lost->value()) : fmt::format("{}: no plan fits", alternative);
   best.note = best.note.empty() ? said : best.note + "; " + said;
   return best;
 }

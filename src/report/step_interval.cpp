@@ -49,20 +49,19 @@ calibrate::ResidualSet residuals_on(const std::vector<std::string>& runs_files, 
     for (const DevelopmentSource& source : kShippedRuns) {
       add(source.runs);
       if (left_out)
-        fitted_without.emplace(files.back().string(), cost::load_calibration(data_path(std::string(source.fitted_without))));
+        fitted_without.emplace(files.back().string(),
+                               cost::load_calibration(data_path(std::string(source.fitted_without))));
     }
   } else {
     for (const std::string& f : runs_files) add(f);
   }
   const auto runs = calibrate::read_training_runs(files, STEPCAST_SOURCE_DIR);
-  const calibrate::RunValidation validation =
-      calibrate::validate_runs(runs, [&](const calibrate::TrainingRun& r) {
-        const auto fit = fitted_without.find(r.file);
-        return calibrate::predict_analytically(r, fit != fitted_without.end() ? &fit->second : cal);
-      });
+  const calibrate::RunValidation validation = calibrate::validate_runs(runs, [&](const calibrate::TrainingRun& r) {
+    const auto fit = fitted_without.find(r.file);
+    return calibrate::predict_analytically(r, fit != fitted_without.end() ? &fit->second : cal);
+  });
   calibrate::ResidualSet residuals = calibrate::residuals_of(runs, validation);
-  residuals.source =
-      left_out ? names + "; each source's errors with it left out of the fit, tests/data/loso/" : names;
+  residuals.source = left_out ? names + "; each source's errors with it left out of the fit, tests/data/loso/" : names;
   return residuals;
 }
 

@@ -117,15 +117,15 @@ TEST_SUITE("calibrate.prediction_interval") {
     // left-out interval's median is the longer step.
     const std::string cmd = "predict --workload llama3-8b --topology dgx-h100 --plan fsdp=8 --global-batch 64 --json";
     const auto left_out = nlohmann::json::parse(stepcast::test::run_stepcast(cmd)).at("step_time_interval_s");
-    const auto in_fit = nlohmann::json::parse(
-                            stepcast::test::run_stepcast(
-                                cmd +
-                                " --interval-runs tests/data/runs/vtrain_single_node_a100.csv "
-                                "tests/data/runs/llm_foundry_mpt.csv tests/data/runs/megatron_bridge.csv "
-                                "tests/data/runs/simumax_b200.csv"))
-                            .at("step_time_interval_s");
-    CHECK(left_out.at("derived_from").get<std::string>().ends_with(
-        "; each source's errors with it left out of the fit, tests/data/loso/)"));
+    const auto in_fit =
+        nlohmann::json::parse(stepcast::test::run_stepcast(
+                                  cmd + " --interval-runs tests/data/runs/vtrain_single_node_a100.csv "
+                                        "tests/data/runs/llm_foundry_mpt.csv tests/data/runs/megatron_bridge.csv "
+                                        "tests/data/runs/simumax_b200.csv"))
+            .at("step_time_interval_s");
+    CHECK(left_out.at("derived_from")
+              .get<std::string>()
+              .ends_with("; each source's errors with it left out of the fit, tests/data/loso/)"));
     CHECK(left_out.at("runs") == in_fit.at("runs"));
     CHECK(left_out.at("median_s").get<double>() > in_fit.at("median_s").get<double>());
   }

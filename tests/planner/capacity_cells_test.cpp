@@ -136,8 +136,7 @@ TEST_CASE("a GB200 cell of 576 GPUs is searched on 8 whole racks and on 64 of ea
   CHECK(cell.metrics.step_time.value() == faster.metrics.step_time.value());
   CHECK(cell.per_domain == (part_faster ? 64 : 0));
   CHECK(cell.candidates == whole.candidates + part.candidates);
-  const std::string other =
-      part_faster ? "on whole NVLink domains: " : "on 64 of each of 9 NVLink domains: ";
+  const std::string other = part_faster ? "on whole NVLink domains: " : "on 64 of each of 9 NVLink domains: ";
   CHECK(cell.note.find(other + fmt::format("{:.3f} s", slower.metrics.step_time.value())) != std::string::npos);
   const planner::CapacityCell rebuilt = planner::rebuild_cell(req, {0, 0, 576}, choice_of(cell));
   CHECK(rebuilt.note == cell.note);

@@ -69,7 +69,8 @@ TEST_SUITE("report.budget_cli") {
     // 13 us a candidate for both, and 64 MiB + 1,500 B a candidate for the larger search alone.
     const std::string cell = "table --workloads llama3-8b --topologies gb200-nvl72 --gpus 576 --global-batch 1152";
     const auto candidates = [&](const std::string& extra) {
-      const std::string out = stepcast::test::run_stepcast_with_status(cell + extra + " --memory-budget \"1 MiB\"").output;
+      const std::string out =
+          stepcast::test::run_stepcast_with_status(cell + extra + " --memory-budget \"1 MiB\"").output;
       const std::size_t at = out.find("searching ");
       REQUIRE(at != std::string::npos);
       return std::stod(out.substr(at + 10));
