@@ -258,15 +258,15 @@ double attention_matmul_parameters(const workload::TransformerShape& shape) {
 }
 
 /// Matmul parameters a token passes through in one block's MLP: the dense MLP, or the router,
-/// its top-k routed experts and the shared experts.
+/// LatentMoE's projections, its top-k routed experts (on the expert width) and the shared experts.
 double mlp_matmul_parameters(const workload::TransformerShape& shape, bool moe) {
   const double h = shape.hidden;
   const double matrices = shape.gated_mlp ? 3.0 : 2.0;
   if (!moe) return matrices * h * shape.ffn_hidden;
   const auto& m = *shape.moe;
-  return h * m.experts +
-         matrices * h *
-             (static_cast<double>(m.top_k) * m.expert_ffn + static_cast<double>(m.shared_experts) * m.shared_ffn);
+  return h * m.experts + workload::latent_projection_parameters(shape) +
+         matrices * static_cast<double>(shape.expert_width()) * m.top_k * m.expert_ffn +
+         matrices * h * m.shared_experts * m.shared_ffn;
 }
 
 /// Matmul parameters a token passes through in one Mamba-2 mixer: in_proj and out_proj.

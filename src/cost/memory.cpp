@@ -177,7 +177,7 @@ MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Pl
   const workload::TransformerShape& shape = *workload.shape;
   const MoeModelState even = moe_state_split(workload, plan);
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
-  const double moe_blocks = shape.moe_layer_count() + shape.mtp_layers;
+  const double moe_blocks = shape.moe_layer_count() + shape.mtp_weight_modules();
   // Each kind of block's activations, priced once (a stage holds a few kinds, many times over).
   std::vector<std::pair<LayerKind, Bytes>> priced;
   const auto kind_bytes = [&](const LayerKind& kind) {
@@ -189,8 +189,11 @@ MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Pl
   };
   MoeStageMemory peak;
   for (int k = 0; k < plan.pp; ++k) {
-    MoeStageMemory st{
-        k, k == plan.pp - 1 ? static_cast<double>(shape.mtp_layers) : 0.0, held_at_stage(plan, k), Bytes(0.0), {}};
+    MoeStageMemory st{k,
+                      k == plan.pp - 1 ? static_cast<double>(shape.mtp_weight_modules()) : 0.0,
+                      held_at_stage(plan, k),
+                      Bytes(0.0),
+                      {}};
     for (const auto& [kind, count] : stage_layer_kinds(shape, map, k)) {
       if (kind.moe) st.moe_blocks += count;
       st.activations += kind_bytes(kind) * (count * st.held);
@@ -241,7 +244,7 @@ void explain_activations(Explanation& ex, const workload::Workload& workload, co
     }
     if (shape->moe && plan.pp > 1) {
       const MoeStageMemory peak = moe_peak_stage(workload, plan);
-      const double blocks = static_cast<double>(shape->moe_layer_count()) + shape->mtp_layers;
+      const double blocks = static_cast<double>(shape->moe_layer_count()) + shape->mtp_weight_modules();
       held = peak.held;
       ex.push_back(
           {"peak stage",

@@ -13,10 +13,13 @@ ExpertSplit expert_split(const workload::Workload& workload, const plan::Plan& p
   STEPCAST_ASSERT(workload.shape && workload.shape->moe, "expert_split needs an MoE workload");
   const auto& s = *workload.shape;
   ExpertSplit out;
-  const double moe_blocks = s.moe_layer_count() + s.mtp_layers;
+  const double moe_blocks = s.moe_layer_count() + s.mtp_weight_modules();
   out.routed = moe_blocks * s.moe->experts * workload::expert_parameter_count(s);
   out.dense = workload.parameters - out.routed;
-  out.dense_per_gpu = out.dense / (static_cast<double>(plan.tp) * plan.pp);
+  // LatentMoE's projections are duplicated on every tp rank (Megatron-Core's MoELayer builds
+  // them parallel_mode="duplicated"); the rest of the dense part is split over tp.
+  const double duplicated = moe_blocks * workload::latent_projection_parameters(s);
+  out.dense_per_gpu = ((out.dense - duplicated) / plan.tp + duplicated) / plan.pp;
   out.expert_per_gpu = out.routed / (static_cast<double>(plan.expert_tp()) * plan.ep * plan.pp);
   out.dense_shards = plan.state_shards();
   // The shard group's share of the expert data-parallel ranks: edp when the state is sharded
@@ -67,8 +70,8 @@ Bytes moe_dispatch_buffers(const workload::TransformerShape& shape, const plan::
   OperatorContext ctx = operator_context(plan);
   ctx.kind.moe = true;
   const double e = ctx.activation_bytes;
-  const double sent = routed_tokens_per_gpu(ctx) * shape.moe->top_k * shape.hidden * e;
-  const double received = expert_rows_per_gpu(shape, ctx) * shape.hidden * e;
+  const double sent = routed_tokens_per_gpu(ctx) * shape.moe->top_k * shape.expert_width() * e;
+  const double received = expert_rows_per_gpu(shape, ctx) * shape.expert_width() * e;
   return Bytes(sent + received);
 }
 

@@ -136,8 +136,19 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   fwd.push_back(memory("router top-k", OpPass::kForward, routed * experts, 2.0, e, 5.0));
   fwd.back().saved = Bytes(routed * experts * e);  // the routing probabilities, for their gradient
   bwd.push_back(memory("router top-k backward", OpPass::kBackward, routed * experts, 2.0, e, 3.0));
+  // LatentMoE: the routed tokens projected to the latent width before the permute, the
+  // dispatch and the experts (Megatron-Core's fc1_latent_proj, duplicated on every tp rank and
+  // run on the rank's own tokens); its input is the tensor the router keeps.
+  const double w = shape.expert_width();
+  const bool latent = m.latent > 0;
+  const Quantized projection{&c, "quantize latent projection input", "quantize latent projection output gradient"};
+  if (latent) {
+    const double own_input = is_low_precision(c.precision) && !norm_recomputed ? routed * h : 0.0;
+    grouped_linear(fwd, bwd, "latent down projection", "latent down projection (dgrad)",
+                   "latent down projection (wgrad)", {1.0, routed, w, h}, e, own_input, projection);
+  }
   // Permute: copy each token k times, ordered by expert, before the dispatch all-to-all.
-  const double copies = routed * k * h;
+  const double copies = routed * k * w;
   fwd.push_back(memory("token permute (dispatch)", OpPass::kForward, copies, 2.0, e, 0.0));
   bwd.push_back(memory("token permute backward", OpPass::kBackward, copies, 2.0, e, 0.0));
 
@@ -150,7 +161,7 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   const double up = (shape.gated_mlp ? 2.0 : 1.0) * f;
   const Quantized expert{&c, "quantize expert input", "quantize expert output gradient"};
   grouped_linear(fwd, bwd, "expert gate+up (grouped)", "expert gate+up (grouped dgrad)",
-                 "expert gate+up (grouped wgrad)", {local, per_expert, up, h}, e, rows * h, expert);
+                 "expert gate+up (grouped wgrad)", {local, per_expert, up, w}, e, rows * w, expert);
   const double inner = rows * f;
   // The activation also multiplies each row by its routing weight (Megatron-Core's
   // activation_func_with_probs, moe/experts.py); the rows' weights it keeps (one value a row,
@@ -169,11 +180,16 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   // again before the down GEMM's backward (Megatron-Core's output-discarding checkpoint).
   const double down_input = recomputes(c, plan::kRecomputeMoeAct) ? 0.0 : inner;
   grouped_linear(fwd, bwd, "expert down (grouped)", "expert down (grouped dgrad)", "expert down (grouped wgrad)",
-                 {local, per_expert, h, f}, e, down_input, expert);
+                 {local, per_expert, w, f}, e, down_input, expert);
   // Unpermute: after the combine all-to-all, each token's k copies summed. The experts applied
   // the routing weights already, so the sum keeps nothing for the backward.
   fwd.push_back(memory("token unpermute (combine)", OpPass::kForward, copies, 2.0, e, 2.0));
   bwd.push_back(memory("token unpermute backward", OpPass::kBackward, copies, 2.0, e, 2.0));
+  // LatentMoE: the combined tokens back to h (fc2_latent_proj), keeping its latent input.
+  if (latent) {
+    grouped_linear(fwd, bwd, "latent up projection", "latent up projection (dgrad)", "latent up projection (wgrad)",
+                   {1.0, routed, h, w}, e, routed * w, projection);
+  }
 
   if (m.shared_experts > 0) {
     const std::size_t shared_begin = fwd.size();

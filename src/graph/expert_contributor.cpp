@@ -1,9 +1,10 @@
 // Expert parallel (Megatron-Core's MoE layers and token dispatchers, token_dispatcher.py): each
 // MoE block of a micro-batch dispatches its tokens' top-k copies over the expert-parallel group
 // before its experts and combines them after; with the all-to-all dispatcher each rank sends
-// S = tokens x top-k x h x bytes (nccl-tests' all-to-all size; tokens: the b s / cp the rank holds,
-// / tp under sequence parallel, cost::routed_tokens_per_gpu), the all-gather dispatcher gathers
-// the hidden states of the whole group and reduce-scatters the outputs back. With expert tensor
+// S = tokens x top-k x h x bytes (nccl-tests' all-to-all size; h: LatentMoE's latent where the
+// model has one; tokens: the b s / cp the rank holds, / tp under sequence parallel,
+// cost::routed_tokens_per_gpu), the all-gather dispatcher gathers the hidden states of the whole
+// group and reduce-scatters the outputs back. With expert tensor
 // parallel and sequence parallel the dispatched rows are gathered inside the etp group before the
 // experts and reduce-scattered after. The backward runs the gradients of the same calls, and full
 // recompute the forward's again. The busiest rank's load factor stretches every call. They sit
@@ -136,7 +137,7 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
                  Representation::kEveryGroup,
                  [layout, fold](int stage) { return fold.groups(layout, stage, false); }};
     const bool a2a = p.moe_dispatcher != plan::MoeDispatcher::kAllGather;
-    calls.dispatch = Bytes(routed * (a2a ? shape.moe->top_k : p.ep) * shape.hidden * bytes * load);
+    calls.dispatch = Bytes(routed * (a2a ? shape.moe->top_k : p.ep) * shape.expert_width() * bytes * load);
     calls.dispatch_op = a2a ? cost::CollectiveOp::kAllToAll : cost::CollectiveOp::kAllGather;
     calls.combine_op = a2a ? cost::CollectiveOp::kAllToAll : cost::CollectiveOp::kReduceScatter;
     const bool flex = p.moe_dispatcher == plan::MoeDispatcher::kFlex;
@@ -147,7 +148,7 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
       const workload::MoeShape& moe = *shape.moe;
       const double remote =
           cost::remote_domains_per_token({moe.experts, moe.top_k, moe.router_groups, moe.router_group_topk}, domains);
-      calls.between = Bytes(routed * remote * shape.hidden * bytes * load * domains / (domains - 1));
+      calls.between = Bytes(routed * remote * shape.expert_width() * bytes * load * domains / (domains - 1));
     } else {
       calls.ep_group = graph.add_group(std::move(ep));
     }
@@ -159,7 +160,7 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
                     }};
     calls.etp_group = graph.add_group(std::move(group));
     calls.with_etp = true;
-    calls.expert_tp = Bytes(routed * etp * shape.moe->top_k * shape.hidden * bytes * load);
+    calls.expert_tp = Bytes(routed * etp * shape.moe->top_k * shape.expert_width() * bytes * load);
   }
   if (!calls.with_ep && !calls.with_etp) return;
   CommNode node;

@@ -226,8 +226,6 @@ void read_moe(const JsonReader& r, const JsonReader& given, std::string_view mod
 /// squared-ReLU experts of moe_intermediate_size and n_shared_experts shared ones of
 /// moe_shared_expert_intermediate_size, ungated; a sigmoid router whose correction bias is not trained.
 void read_nemotron_moe(const JsonReader& r, TransformerShape& s) {
-  if (const auto latent = r.find("moe_latent_size"); latent && !latent->json().is_null())
-    latent->fail("LatentMoE (experts on a latent projection, Nemotron 3 Super) is not modelled");
   if (s.hybrid->pattern.find('E') == std::string::npos) return;
   MoeShape m;
   m.experts = required_count(r, "n_routed_experts");
@@ -238,7 +236,22 @@ void read_nemotron_moe(const JsonReader& r, TransformerShape& s) {
   m.shared_experts = int_or_zero(r, "n_shared_experts");
   m.shared_ffn = m.shared_experts > 0 ? required_count(r, "moe_shared_expert_intermediate_size") : 0;
   read_router_groups(r, m);
+  // LatentMoE (Nemotron 3 Super): the experts on moe_latent_size, null where there is none.
+  m.latent = int_or_zero(r, "moe_latent_size");
+  if (m.latent > s.hidden)
+    r.at("moe_latent_size").fail(fmt::format("a latent of {} is wider than the hidden size {}", m.latent, s.hidden));
   s.moe = m;
+}
+
+/// A hybrid model's MTP module as stepcast prices it: attention, then routed experts where the
+/// model has them (Nemotron 3 Super's mtp_hybrid_override_pattern "*E") or a dense MLP ("*-").
+void check_hybrid_mtp(const JsonReader& r, const TransformerShape& s) {
+  const auto pattern = r.find("mtp_hybrid_override_pattern");
+  if (s.mtp_layers == 0 || !pattern || pattern->json().is_null()) return;
+  const std::string expected = s.moe ? "*E" : "*-";
+  if (pattern->string() != expected)
+    pattern->fail(fmt::format("an MTP module of \"{}\" is not modelled: stepcast prices \"{}\" (attention, then {})",
+                              pattern->string(), expected, s.moe ? "routed experts" : "an MLP"));
 }
 
 void read_mla(const JsonReader& r, TransformerShape& s) {
@@ -274,6 +287,7 @@ void read_hf_extensions(const JsonReader& merged, const JsonReader& given, const
   }
   read_mla(merged, s);
   s.mtp_layers = int_or_zero(merged, "num_nextn_predict_layers");
+  if (s.hybrid) check_hybrid_mtp(merged, s);
 }
 
 }  // namespace stepcast::workload

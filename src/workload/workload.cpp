@@ -68,11 +68,16 @@ double layer_parameter_count(const TransformerShape& s) {
 
 double expert_parameter_count(const TransformerShape& s) {
   STEPCAST_ASSERT(s.moe.has_value(), "expert_parameter_count needs an MoE shape");
-  const double h = s.hidden;
+  const double w = s.expert_width();
   const double f = s.moe->expert_ffn;
-  double expert = (s.gated_mlp ? 3.0 : 2.0) * h * f;
-  if (s.moe->expert_biases) expert += (s.gated_mlp ? 2.0 : 1.0) * f + h;
+  double expert = (s.gated_mlp ? 3.0 : 2.0) * w * f;
+  if (s.moe->expert_biases) expert += (s.gated_mlp ? 2.0 : 1.0) * f + w;
   return expert;
+}
+
+double latent_projection_parameters(const TransformerShape& s) {
+  if (!s.moe || s.moe->latent == 0) return 0.0;
+  return 2.0 * static_cast<double>(s.hidden) * s.moe->latent;
 }
 
 namespace {
@@ -82,11 +87,12 @@ double shared_expert_parameters(const TransformerShape& s) {
   return (s.gated_mlp ? 3.0 : 2.0) * static_cast<double>(s.hidden) * s.moe->shared_ffn;
 }
 
-/// The router and shared experts: what every token of an MoE MLP passes through.
+/// The router, LatentMoE's two projections and the shared experts: what every token of an MoE
+/// MLP passes through.
 double router_and_shared_parameters(const TransformerShape& s) {
   const MoeShape& m = *s.moe;
   const double h = s.hidden;
-  double router = h * m.experts + (m.router_bias ? m.experts : 0.0);
+  double router = h * m.experts + (m.router_bias ? m.experts : 0.0) + latent_projection_parameters(s);
   double shared = m.shared_experts * shared_expert_parameters(s);
   if (m.shared_expert_gate && m.shared_experts > 0) shared += h;
   return router + shared;
@@ -172,18 +178,20 @@ double block_parameter_count(const TransformerShape& s, int index, bool active) 
 
 namespace {
 
+/// The MTP modules the model holds, each MoE block counted whole or (`active`) with its top-k
+/// experts: each module's block is an MoE block where the model has experts (DeepSeek-V3).
+double mtp_modules(const TransformerShape& s, bool active) {
+  const double block = !s.moe   ? layer_parameter_count(s)
+                       : active ? moe_layer_active_parameter_count(s)
+                                : moe_layer_parameter_count(s);
+  return s.mtp_weight_modules() * (block + mtp_extra_parameters(s));
+}
+
 /// Blocks and MTP modules, each MoE block counted whole or (`active`) with its top-k experts.
 double blocks(const TransformerShape& s, bool active) {
   double total = 0.0;
   for (int i = 0; i < s.layers; ++i) total += block_parameter_count(s, i, active);
-  if (s.mtp_layers > 0) {
-    // Each MTP module's block is an MoE block where the model has experts (DeepSeek-V3).
-    const double block = !s.moe   ? layer_parameter_count(s)
-                         : active ? moe_layer_active_parameter_count(s)
-                                  : moe_layer_parameter_count(s);
-    total += s.mtp_layers * (block + mtp_extra_parameters(s));
-  }
-  return total;
+  return total + mtp_modules(s, active);
 }
 
 double embeddings_and_final_norm(const TransformerShape& s) {
@@ -198,6 +206,8 @@ double embeddings_and_final_norm(const TransformerShape& s) {
 }
 
 }  // namespace
+
+double mtp_parameter_count(const TransformerShape& s) { return mtp_modules(s, false); }
 
 double active_parameter_count(const TransformerShape& s) { return blocks(s, true) + embeddings_and_final_norm(s); }
 

@@ -64,7 +64,6 @@ void check_hybrid(const TransformerShape& s, const JsonReader& where) {
   if (s.moe && (s.moe->first_dense_layers > 0 || s.moe->layer_step != 1))
     where.fail("a hybrid pattern places the expert layers itself: leave out the MoE layer step and first dense layers");
   if (s.sliding_window > 0) where.fail("sliding-window attention in a hybrid stack is not modelled");
-  if (s.mtp_layers > 0) where.fail("MTP modules after a hybrid stack are not modelled");
   const MambaShape& m = s.hybrid->mamba;
   if (m.heads % m.groups != 0)
     where.fail(fmt::format("{} Mamba heads are not divisible by the {} groups", m.heads, m.groups));
@@ -113,7 +112,7 @@ namespace {
 /// The MoE block of stepcast's own shape: {"experts", "top_k", "expert_ffn", ...}.
 MoeShape read_moe_shape(const JsonReader& r) {
   r.check_keys({"experts", "top_k", "expert_ffn", "shared_experts", "shared_ffn", "first_dense_layers", "layer_step",
-                "router_bias", "expert_biases", "shared_expert_gate", "router_groups", "router_group_topk"});
+                "router_bias", "expert_biases", "shared_expert_gate", "router_groups", "router_group_topk", "latent"});
   MoeShape m;
   m.experts = read_int(r.at("experts"));
   m.top_k = read_int(r.at("top_k"));
@@ -128,6 +127,7 @@ MoeShape read_moe_shape(const JsonReader& r) {
   m.router_bias = read_bool_or(r, "router_bias", false);
   m.expert_biases = read_bool_or(r, "expert_biases", false);
   m.shared_expert_gate = read_bool_or(r, "shared_expert_gate", false);
+  if (r.has("latent")) m.latent = read_int(r.at("latent"));
   return m;
 }
 
@@ -177,6 +177,7 @@ TransformerShape read_shape(const JsonReader& r) {
                 "sliding_window",
                 "sliding_layers",
                 "mtp_layers",
+                "mtp_shared_weights",
                 "moe",
                 "mla",
                 "hybrid_pattern",
@@ -227,6 +228,9 @@ TransformerShape read_shape(const JsonReader& r) {
     r.at("sliding_layers").fail("needs \"sliding_window\" (the window's length in tokens)");
   }
   if (const auto mtp = r.find("mtp_layers")) s.mtp_layers = read_non_negative(*mtp);
+  s.mtp_shared_weights = read_bool_or(r, "mtp_shared_weights", false);
+  if (s.mtp_shared_weights && s.mtp_layers < 2)
+    r.at("mtp_shared_weights").fail("shares one MTP module's weights between depths: needs mtp_layers >= 2");
   if (const auto moe = r.find("moe")) s.moe = read_moe_shape(*moe);
   if (const auto mla = r.find("mla")) {
     s.mla = read_mla_shape(*mla);
@@ -239,7 +243,7 @@ TransformerShape read_shape(const JsonReader& r) {
 
 Workload read_stepcast_workload(const JsonReader& r) {
   r.check_keys({"name", "source", "shape", "parameters", "published_parameters", "published_source",
-                "published_active_parameters", "published_active_source"});
+                "published_active_parameters", "published_active_source", "published_without_mtp"});
   Workload w;
   w.name = r.at("name").string();
   w.source = r.at("source").string();
@@ -263,6 +267,7 @@ Workload read_stepcast_workload(const JsonReader& r) {
   if (const auto published = r.find("published_parameters")) w.published_parameters = published->positive_number();
   if (const auto active = r.find("published_active_parameters"))
     w.published_active_parameters = active->positive_number();
+  w.published_without_mtp = read_bool_or(r, "published_without_mtp", false);
   return w;
 }
 

@@ -73,7 +73,7 @@ void check_shape_limits(const TransformerShape& s, const JsonReader& where) {
   for (const Limit& limit : dense) check(limit, where);
   if (s.moe) {
     const MoeShape& m = *s.moe;
-    const std::array<Limit, 9> moe{{
+    const std::array<Limit, 10> moe{{
         {"routed expert count",
          m.experts,
          kMaxExperts,
@@ -82,6 +82,7 @@ void check_shape_limits(const TransformerShape& s, const JsonReader& where) {
         {"expert MLP width", m.expert_ffn, kMaxFfn, {"expert_ffn", "moe_intermediate_size"}},
         {"shared expert count", m.shared_experts, kMaxSharedExperts, {"shared_experts", "n_shared_experts"}},
         {"shared expert MLP width", m.shared_ffn, kMaxFfn, {"shared_ffn", "shared_expert_intermediate_size"}},
+        {"expert latent width", m.latent, kMaxHidden, {"latent", "moe_latent_size"}},
         {"leading dense layer count",
          m.first_dense_layers,
          kMaxLayers,

@@ -14,6 +14,24 @@
 //   total 23 x 38,744,896 + 6 x 23,399,040 + 23 x 1,297,468,032 + 704,645,760 = 31,577,937,344;
 //   active 23 x 38,744,896 + 6 x 23,399,040 + 23 x 80,169,600 + 704,645,760 = 3,580,073,408.
 // The model card: 31.6B parameters, about 3.2B active (3.6B including embeddings).
+//
+// Nemotron 3 Super (workloads/nemotron-3-super.json): h = 4096, 88 layers: 40 Mamba-2, 40 MoE,
+// 8 attention; LatentMoE experts on a 1024 latent.
+//   Mamba-2 layer: in_proj 4096 x (2 x 8192 + 2 x 8 x 128 + 128 = 18,560) = 76,021,760; conv1d
+//     over 8192 + 2048 = 10,240 channels, 4 taps and a bias: 51,200; dt bias, A, D: 384; the gated
+//     norm 8192; out_proj 8192 x 4096 = 33,554,432; the layer's norm 4096: 109,640,064.
+//   attention layer: q and o 2 x 4096 x 4096, k and v 2 x 4096 x 256, norm 4096: 35,655,680.
+//   MoE layer: router 4096 x 512 = 2,097,152; latent projections 2 x 4096 x 1024 = 8,388,608;
+//     512 squared-ReLU experts of 2 x 1024 x 2688 = 5,505,024 each; one shared expert
+//     2 x 4096 x 5376 = 44,040,192; norm 4096: 2,873,102,336; one token's share (22 experts):
+//     175,640,576.
+//   embedding and untied output head 2 x 131,072 x 4096, final norm 4096: 1,073,745,920.
+//   main model 40 x 109,640,064 + 8 x 35,655,680 + 40 x 2,873,102,336 + 1,073,745,920 =
+//   120,668,687,360 (its page: 120.6B); active 40 x 175,640,576 in place of the MoE layers:
+//   12,770,216,960.
+//   The MTP module, held once for its two depths: attention 35,651,584, the MoE MLP
+//   2,097,152 + 8,388,608 + 512 x 5,505,024 + 44,040,192, two block norms 8192, its projection
+//   2 x 4096 x 4096 and two norms 8192: 2,942,320,640.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -34,6 +52,7 @@ namespace {
 const fs::path kSource = STEPCAST_SOURCE_DIR;
 
 workload::Workload nano() { return workload::load_workload(kSource / "workloads/nemotron-3-nano.json"); }
+workload::Workload super() { return workload::load_workload(kSource / "workloads/nemotron-3-super.json"); }
 
 /// Nano's file with one piece of its shape replaced.
 std::string error_with(const std::string& from, const std::string& to) {
@@ -93,6 +112,35 @@ TEST_SUITE("workload.hybrid") {
     CHECK_FALSE(w.shape->rotary);
   }
 
+  TEST_CASE("Nemotron 3 Super: LatentMoE experts and a shared-weight MTP module, as derived above") {
+    const auto w = super();
+    const auto& shape = *w.shape;
+    CHECK(shape.layers == 88);
+    CHECK(shape.moe_layer_count() == 40);
+    CHECK(shape.expert_width() == 1024);
+    CHECK(workload::block_parameter_count(shape, 0) == 109'640'064.0);
+    CHECK(workload::block_parameter_count(shape, 7) == 35'655'680.0);
+    CHECK(workload::block_parameter_count(shape, 1) == 2'873'102'336.0);
+    CHECK(workload::block_parameter_count(shape, 1, true) == 175'640'576.0);
+    CHECK(shape.mtp_layers == 2);
+    CHECK(shape.mtp_weight_modules() == 1);
+    CHECK(workload::mtp_parameter_count(shape) == 2'942'320'640.0);
+    CHECK(w.parameters - workload::mtp_parameter_count(shape) == 120'668'687'360.0);
+    CHECK(w.parameters == 120'668'687'360.0 + 2'942'320'640.0);
+    CHECK(w.parameters - workload::mtp_parameter_count(shape) == doctest::Approx(120.6e9).epsilon(0.01));
+  }
+
+  TEST_CASE("Nemotron 3 Super read from a config.json of its keys: the main model and one MTP module") {
+    // NemotronHConfig's keys with the values public launch scripts give the model (the file's
+    // _name_or_path); num_nextn_predict_layers 1: one module at one depth, counted once.
+    const auto w = workload::load_workload(kSource / "tests/workload/data/nemotron-3-super-120b-a12b-config.json");
+    REQUIRE(w.shape);
+    CHECK(w.shape->hybrid->pattern == super().shape->hybrid->pattern);
+    CHECK(w.shape->moe->latent == 1024);
+    CHECK(w.shape->mtp_layers == 1);
+    CHECK(w.parameters == 120'668'687'360.0 + 2'942'320'640.0);
+  }
+
   TEST_CASE("a pattern that contradicts the shape is refused at its key") {
     CHECK(error_with("\"hybrid_pattern\": \"MEMEM*", "\"hybrid_pattern\": \"MXMEM*")
               .find("letter 'X' at layer 1 is none of M (Mamba-2), * (attention), - (MLP), E (routed experts)") !=
@@ -105,6 +153,8 @@ TEST_SUITE("workload.hybrid") {
               .find("needs \"hybrid_pattern\"") != std::string::npos);
     CHECK(error_with("\"expert_ffn\": 1856,", "\"expert_ffn\": 1856, \"layer_step\": 2,")
               .find("a hybrid pattern places the expert layers itself") != std::string::npos);
+    CHECK(error_with("\"norm\": \"rmsnorm\",", "\"norm\": \"rmsnorm\", \"mtp_shared_weights\": true,")
+              .find("shares one MTP module's weights between depths: needs mtp_layers >= 2") != std::string::npos);
   }
 }
 

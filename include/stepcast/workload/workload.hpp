@@ -2,6 +2,7 @@
 // count (the seeds' "7B model"). Loaded from stepcast's JSON or a Hugging Face config.json.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -33,6 +34,11 @@ struct MoeShape {
   bool router_bias = false;         ///< GPT-OSS's router carries a bias
   bool expert_biases = false;       ///< GPT-OSS's experts carry biases
   bool shared_expert_gate = false;  ///< Qwen2-MoE gates its shared expert with an h x 1 sigmoid
+  /// LatentMoE (Nemotron 3 Super's moe_latent_size): the routed experts run on a latent width.
+  /// fc1_latent_proj (h -> latent) before the dispatch and fc2_latent_proj (latent -> h) after
+  /// the combine, both duplicated on every tensor-parallel rank (Megatron-Core's MoELayer); the
+  /// router and shared experts read the full hidden state. 0: the experts read the hidden state.
+  int latent = 0;
 
   /// Whether layer `index` (0-based) is an MoE layer.
   [[nodiscard]] bool is_moe_layer(int index) const;
@@ -120,7 +126,11 @@ struct TransformerShape {
   int sliding_layers = 0;
   /// Multi-token-prediction modules after the model (DeepSeek-V3 section 2.2); trained, so
   /// counted and priced each as one more MoE layer plus its projection (2h x h) and two norms.
+  /// A hybrid model's module is attention then an MLP or experts (Nemotron 3 Super's "*E").
   int mtp_layers = 0;
+  /// One module's weights run at every MTP depth (Megatron-Core's mtp_use_repeated_layer, as
+  /// Megatron-Bridge trains Nemotron 3 Super): priced mtp_layers times, its weights held once.
+  bool mtp_shared_weights = false;
   std::optional<MoeShape> moe;        ///< routed experts, absent for a dense model
   std::optional<MlaShape> mla;        ///< latent attention in place of Q, K, V projections
   std::optional<HybridShape> hybrid;  ///< single-sublayer layers by pattern, absent for a transformer
@@ -137,6 +147,10 @@ struct TransformerShape {
   [[nodiscard]] bool is_moe_layer(int index) const;
   /// Layers with routed experts (0 for a dense model), MTP modules not included.
   [[nodiscard]] int moe_layer_count() const;
+  /// MTP modules whose weights the model holds (one for all depths under mtp_shared_weights).
+  [[nodiscard]] int mtp_weight_modules() const { return mtp_shared_weights ? std::min(mtp_layers, 1) : mtp_layers; }
+  /// Width of a token as the routed experts and the dispatch see it: LatentMoE's latent, else h.
+  [[nodiscard]] int expert_width() const { return moe && moe->latent > 0 ? moe->latent : hidden; }
 };
 
 /// A workload as the cost models see it.
@@ -148,6 +162,8 @@ struct Workload {
   std::optional<double> published_parameters;  ///< the count its publisher states, if known
   double active_parameters = 0.0;              ///< parameters one token passes through (= parameters when dense)
   std::optional<double> published_active_parameters;  ///< the active count its publisher states
+  /// The published counts are of the main model, its MTP modules left out (Nemotron 3 Super's).
+  bool published_without_mtp = false;
   /// Where the shape's sequence length comes from when a plan gives none, for the note commands
   /// print: a stepcast workload's "seq_len", or a config's "max_position_embeddings" (the longest
   /// context the model supports, not a training length).
@@ -169,8 +185,12 @@ double layer_parameter_count(const TransformerShape& shape);
 /// part of it one token passes through (its top-k routed experts only).
 double moe_layer_parameter_count(const TransformerShape& shape);
 double moe_layer_active_parameter_count(const TransformerShape& shape);
-/// Parameters of one routed expert (gated or plain MLP of expert_ffn, biases if any).
+/// Parameters of one routed expert (gated or plain MLP of expert_ffn on the expert width, biases
+/// if any).
 double expert_parameter_count(const TransformerShape& shape);
+/// LatentMoE's two projections of one MoE block (h x latent each, without biases as Nemotron 3
+/// Super has none); 0 without a latent.
+double latent_projection_parameters(const TransformerShape& shape);
 /// Attention parameters of one block (Q, K, V, O or the latent projections; biases, sinks, q/k norms).
 double attention_parameter_count(const TransformerShape& shape);
 /// Parameters of layer `index` whatever it holds (a transformer block, dense or MoE, or a hybrid's
@@ -179,6 +199,9 @@ double block_parameter_count(const TransformerShape& shape, int index, bool acti
 /// Parameters of one Mamba-2 mixer: in_proj, conv1d with its bias, dt bias, A and D per head, the
 /// gated norm, out_proj (Hugging Face's NemotronHMamba2Mixer), without the layer's own norm.
 double mamba_parameter_count(const TransformerShape& shape);
+/// Parameters of the MTP modules the model holds (their blocks, projections and norms; the
+/// embedding and output head they share counted with the main model).
+double mtp_parameter_count(const TransformerShape& shape);
 /// Parameters one token passes through: the routed experts it is not sent to left out;
 /// embeddings and MTP modules counted as in parameter_count.
 double active_parameter_count(const TransformerShape& shape);
