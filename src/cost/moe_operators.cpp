@@ -127,6 +127,7 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   const double routed = routed_tokens_per_gpu(c);
   const double experts = m.experts;
   const double k = m.top_k;
+  const std::size_t begin = fwd.size();
 
   // Router: scores = x W_r (h x E), then softmax or sigmoid and top-k over the E scores of each token.
   // It keeps its input, the pre-MLP norm's output, unless that norm runs again (layernorm recompute).
@@ -212,6 +213,14 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
       fwd[i].recompute_module = plan::kRecomputeSharedExperts;
       // Checkpointed whole: they keep only their input, the tensor the router keeps.
       if (recomputes(c, plan::kRecomputeSharedExperts)) fwd[i].saved = Bytes(0.0);
+    }
+  }
+  if (recomputes(c, plan::kRecomputeMoe)) {
+    // Checkpointed whole (MoELayer's moe_layer_recompute, tensor_parallel.checkpoint over its
+    // forward): it keeps its input alone, the tensor the router kept, and runs everything again.
+    for (std::size_t i = begin; i < fwd.size(); ++i) {
+      fwd[i].recompute_module = plan::kRecomputeMoe;
+      if (i != begin) fwd[i].saved = Bytes(0.0);
     }
   }
 }

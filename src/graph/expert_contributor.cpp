@@ -168,7 +168,10 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
   node.per_layer = detail::moe_blocks_per_layer(graph);
   node.join = p.moe_overlap ? Join::kLayerEnd : Join::kBeforeCompute;
   node.window = Window::kLayerPass;
-  node.pass = p.recompute == plan::Recompute::kFull ? Pass::kForwardAndRecompute : Pass::kForward;
+  // Full recompute and the "moe" module run the layer's forward again, its all-to-alls with it.
+  const bool again = p.recompute == plan::Recompute::kFull ||
+                     (p.recompute == plan::Recompute::kSelective && (p.recompute_modules & plan::kRecomputeMoe) != 0U);
+  node.pass = again ? Pass::kForwardAndRecompute : Pass::kForward;
   add_pass(context, graph, calls, node, false);
   node.pass = Pass::kBackward;
   add_pass(context, graph, calls, node, true);

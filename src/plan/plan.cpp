@@ -23,8 +23,13 @@ namespace {
 
 /// Megatron-Core's names of the recompute modules, in its documentation's order.
 constexpr std::pair<unsigned, std::string_view> kRecomputeModuleNames[] = {
-    {kRecomputeCoreAttn, "core_attn"},    {kRecomputeMoeAct, "moe_act"}, {kRecomputeLayernorm, "layernorm"},
-    {kRecomputeMlaUpProj, "mla_up_proj"}, {kRecomputeMlp, "mlp"},        {kRecomputeSharedExperts, "shared_experts"},
+    {kRecomputeCoreAttn, "core_attn"},
+    {kRecomputeMoeAct, "moe_act"},
+    {kRecomputeLayernorm, "layernorm"},
+    {kRecomputeMlaUpProj, "mla_up_proj"},
+    {kRecomputeMlp, "mlp"},
+    {kRecomputeSharedExperts, "shared_experts"},
+    {kRecomputeMoe, "moe"},
 };
 
 }  // namespace

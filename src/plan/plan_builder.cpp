@@ -242,15 +242,10 @@ void PlanBuilder::set_recompute_modules(std::string_view value, const KeyFailure
     const std::size_t end = std::min(value.find('+', start), value.size());
     const std::string_view name = value.substr(start, end - start);
     const std::optional<unsigned> bit = recompute_module(name);
-    if (name == "moe") {
-      fail(
-          "recompute-modules=moe (the whole MoE layer, whose recompute repeats its dispatch all-to-all) is not "
-          "modelled; name the parts: moe_act and shared_experts");
-    }
     if (!bit) {
       fail(fmt::format(
           "recompute-modules= expects Megatron-Core's module names joined by '+' (core_attn, moe_act, layernorm, "
-          "mla_up_proj, mlp, shared_experts), got \"{}\"",
+          "mla_up_proj, mlp, shared_experts, moe), got \"{}\"",
           name));
     }
     if ((modules & *bit) != 0U) fail(fmt::format("recompute-modules= names {} twice", name));

@@ -6,7 +6,9 @@
 // - "mla_up_proj" (output-discarding) drops the Q, K and V latent attention's up projections
 //   and RoPE make, which the attention core keeps, and runs those again;
 // - "moe_act" drops the experts' activation output, the down GEMM's input;
-// - "shared_experts" keeps nothing of the shared experts beyond the router's input.
+// - "shared_experts" keeps nothing of the shared experts beyond the router's input;
+// - "moe" (normal checkpointing of the whole MoE layer, MoELayer's moe_layer_recompute) keeps only
+//   the router's input and runs every kernel of the layer's forward again.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -63,8 +65,8 @@ TEST_SUITE("cost.recompute_modules") {
     CHECK(p.recompute_modules == (plan::kRecomputeMlaUpProj | plan::kRecomputeMlp));
     CHECK(plan::to_string(p).find(",recompute-modules=mla_up_proj+mlp") != std::string::npos);
     CHECK(plan::parse_plan("recompute=selective").recompute_modules == plan::kRecomputeCoreAttn);
-    CHECK_THROWS_WITH_AS(plan::parse_plan("recompute=selective,recompute-modules=moe"),
-                         doctest::Contains("name the parts: moe_act and shared_experts"), InputError);
+    CHECK(plan::to_string(plan::parse_plan("recompute=selective,recompute-modules=moe+core_attn"))
+              .find(",recompute-modules=core_attn+moe") != std::string::npos);
     CHECK_THROWS_WITH_AS(plan::parse_plan("recompute=selective,recompute-modules=attention"),
                          doctest::Contains("got \"attention\""), InputError);
     CHECK_THROWS_WITH_AS(plan::parse_plan("recompute=selective,recompute-modules=mlp+mlp"),
@@ -151,6 +153,29 @@ TEST_SUITE("cost.recompute_modules") {
     CHECK(saved(plain) - saved(shared) == 4194304.0 + 2097152.0);
     CHECK(recomputed(shared) ==
           std::multiset<std::string>{"shared expert gate+up", "shared expert swiglu", "shared expert down"});
+  }
+
+  TEST_CASE("moe: the whole MoE layer keeps the router's input alone and runs its forward again") {
+    auto w = workload::load_workload(kSource / "tests/cost/data/moe-2gpu.json");
+    w.shape->moe->shared_experts = 1;
+    w.shape->moe->shared_ffn = 1024;
+    const auto plain = layer(w, "recompute=selective,recompute-modules=core_attn,flash=on,gbs=1", true);
+    const auto moe = layer(w, "recompute=selective,recompute-modules=core_attn+moe,flash=on,gbs=1", true);
+    // Kept by the layer: its input, 1024 tokens x 1024 x 2 = 2,097,152 B, the router's.
+    CHECK(test::forward_op(moe, "router").saved.value() == 2097152.0);
+    CHECK(test::forward_op(moe, "expert down (grouped)").saved.value() == 0.0);
+    CHECK(test::forward_op(moe, "shared expert swiglu").saved.value() == 0.0);
+    CHECK(recomputed(moe) == std::multiset<std::string>{"flash attention", "router", "router top-k",
+                                                        "token permute (dispatch)", "expert gate+up (grouped)",
+                                                        "expert swiglu", "expert down (grouped)",
+                                                        "token unpermute (combine)", "shared expert gate+up",
+                                                        "shared expert swiglu", "shared expert down"});
+    // What the MoE layer kept beyond its input: the routing probabilities 1024 x 4 x 2; the experts'
+    // 2048 rows of inputs (1024 wide), SwiGLU inputs (2 x 2048) and down inputs (2048), 2 B each; the
+    // shared experts' SwiGLU inputs (2 x 1024) and down input (1024) over 1024 tokens.
+    const double kept =
+        1024.0 * 4.0 * 2.0 + 2048.0 * (1024.0 + 2.0 * 2048.0 + 2048.0) * 2.0 + 1024.0 * (2.0 * 1024.0 + 1024.0) * 2.0;
+    CHECK(saved(plain) - saved(moe) == kept);
   }
 }
 

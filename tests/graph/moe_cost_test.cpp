@@ -103,6 +103,24 @@ TEST_SUITE("graph.moe") {
     CHECK(bwd->exposed.value() == doctest::Approx(bwd->time.value()));
   }
 
+  TEST_CASE("recompute-modules=moe runs each block's dispatch and combine again before its backward") {
+    // The MoE layer checkpointed whole (MoELayer's moe_layer_recompute) repeats its forward, the
+    // all-to-alls with it: 2 MoE blocks x 1 micro-batch x (forward + recompute) = 4 calls of each;
+    // the backward's gradients stay 2.
+    const auto topo = topology::load_topology(kSource / "topologies/flat-400gbps.json", 2);
+    const auto w = tiny();
+    const auto p = predict(w, "dp=2,ep=2,mbs=1,gbs=2,recompute=selective,recompute-modules=core_attn+moe", topo);
+    const graph::CommTerm* fwd = find_term(p, "MoE dispatch all-to-all (forward");
+    const graph::CommTerm* combine = find_term(p, "MoE combine all-to-all (forward");
+    const graph::CommTerm* bwd = find_term(p, "MoE dispatch all-to-all (backward");
+    REQUIRE(fwd != nullptr);
+    REQUIRE(combine != nullptr);
+    REQUIRE(bwd != nullptr);
+    CHECK(fwd->calls.count() == 4);
+    CHECK(combine->calls.count() == 4);
+    CHECK(bwd->calls.count() == 2);
+  }
+
   TEST_CASE("ep=2 holds half the routed experts per GPU: 99,103,744 of 124,269,568 parameters") {
     // Per block: attention 4 x 1024^2 = 4,194,304; router 4 x 1024 = 4,096; norms 2,048; experts
     // 4 x 3 x 1024 x 2048 = 25,165,824. Two blocks 58,732,544; embeddings 2 x 32000 x 1024 =

@@ -49,6 +49,9 @@ enum RecomputeModule : unsigned {
   kRecomputeMlp = 1U << 3U,            ///< "mlp": a dense block's whole MLP (not an MoE block's)
   kRecomputeMoeAct = 1U << 4U,         ///< "moe_act": the routed experts' activation
   kRecomputeSharedExperts = 1U << 5U,  ///< "shared_experts": an MoE block's shared experts
+  /// "moe": an MoE block's whole MoE layer checkpointed (router, dispatch, experts, combine, shared
+  /// experts), its all-to-alls run again with it (MoELayer's moe_layer_recompute)
+  kRecomputeMoe = 1U << 6U,
 };
 
 /// Pipeline schedules: GPipe (Huang et al. 2019), 1F1B and interleaved 1F1B (Narayanan et al.
