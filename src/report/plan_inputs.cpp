@@ -133,8 +133,13 @@ std::string plan_facts_text(const PlanInputs& in, bool batch_note) {
     return n < 1e9 ? fmt::format("{:.4g} million", n / 1e6) : fmt::format("{:.4g} billion", n / 1e9);
   };
   std::string out = in.set_echo + "Parameters: " + count(w.parameters);
-  if (w.active_parameters > 0.0 && w.active_parameters < w.parameters)
-    out += fmt::format(" ({} active per token)", count(w.active_parameters));
+  // The MTP modules are said apart: publishers often count the main model alone.
+  const double mtp = w.shape ? workload::mtp_parameter_count(*w.shape) : 0.0;
+  const bool active = w.active_parameters > 0.0 && w.active_parameters < w.parameters;
+  if (active || mtp > 0.0) {
+    out += fmt::format(" ({}{}{})", active ? count(w.active_parameters) + " active per token" : "",
+                       active && mtp > 0.0 ? "; " : "", mtp > 0.0 ? count(mtp) + " of them in the MTP modules" : "");
+  }
   out += "\n";
   if (!w.architecture.empty()) out += "Architecture: " + w.architecture + "\n";
   if (in.topology && in.topology->gpus_per_node() < in.topology->domain_gpus()) {

@@ -40,6 +40,7 @@
 
 #include "stepcast/workload/workload.hpp"
 #include "support/input_error_text.hpp"
+#include "support/run_stepcast.hpp"
 #include "support/scratch_folder.hpp"
 
 namespace hybrid_workload_test {
@@ -139,6 +140,18 @@ TEST_SUITE("workload.hybrid") {
     CHECK(w.shape->moe->latent == 1024);
     CHECK(w.shape->mtp_layers == 1);
     CHECK(w.parameters == 120'668'687'360.0 + 2'942'320'640.0);
+  }
+
+  TEST_CASE("predict says the MTP module apart on its Parameters line") {
+    // 120,668,687,360 + 2,942,320,640 = 123,611,008,000 in all; active: 12,770,216,960 in the main
+    // model and the module's 244,858,880 (attention 35,651,584, router, latent and shared expert
+    // 54,525,952, 22 experts 121,110,528, norms 16,384, projection 33,554,432) = 13,015,075,840.
+    const std::string out = test::run_stepcast(
+        "memory --workload workloads/nemotron-3-super.json --plan dp=64,ep=64,zero=1,mbs=1,gbs=512 --topology "
+        "gb300-nvl72 "
+        "--gpus 64");
+    CHECK(out.find("Parameters: 123.6 billion (13.02 billion active per token; 2.942 billion of them in the MTP "
+                   "modules)") != std::string::npos);
   }
 
   TEST_CASE("a pattern that contradicts the shape is refused at its key") {
