@@ -177,7 +177,7 @@ MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Pl
   const workload::TransformerShape& shape = *workload.shape;
   const MoeModelState even = moe_state_split(workload, plan);
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
-  const double moe_blocks = shape.moe_layer_count() + shape.mtp_weight_modules();
+  const double moe_blocks = shape.moe_weight_blocks();
   // Each kind of block's activations, priced once (a stage holds a few kinds, many times over).
   std::vector<std::pair<LayerKind, Bytes>> priced;
   const auto kind_bytes = [&](const LayerKind& kind) {
@@ -244,7 +244,7 @@ void explain_activations(Explanation& ex, const workload::Workload& workload, co
     }
     if (shape->moe && plan.pp > 1) {
       const MoeStageMemory peak = moe_peak_stage(workload, plan);
-      const double blocks = static_cast<double>(shape->moe_layer_count()) + shape->mtp_weight_modules();
+      const double blocks = shape->moe_weight_blocks();
       held = peak.held;
       ex.push_back(
           {"peak stage",

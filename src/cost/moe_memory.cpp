@@ -13,7 +13,7 @@ ExpertSplit expert_split(const workload::Workload& workload, const plan::Plan& p
   STEPCAST_ASSERT(workload.shape && workload.shape->moe, "expert_split needs an MoE workload");
   const auto& s = *workload.shape;
   ExpertSplit out;
-  const double moe_blocks = s.moe_layer_count() + s.mtp_weight_modules();
+  const double moe_blocks = s.moe_weight_blocks();
   out.routed = moe_blocks * s.moe->experts * workload::expert_parameter_count(s);
   out.dense = workload.parameters - out.routed;
   // LatentMoE's projections are duplicated on every tp rank (Megatron-Core's MoELayer builds

@@ -169,8 +169,7 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
   node.join = p.moe_overlap ? Join::kLayerEnd : Join::kBeforeCompute;
   node.window = Window::kLayerPass;
   // Full recompute and the "moe" module run the layer's forward again, its all-to-alls with it.
-  const bool again = p.recompute == plan::Recompute::kFull ||
-                     (p.recompute == plan::Recompute::kSelective && (p.recompute_modules & plan::kRecomputeMoe) != 0U);
+  const bool again = p.recompute == plan::Recompute::kFull || cost::recomputes(ops, plan::kRecomputeMoe);
   node.pass = again ? Pass::kForwardAndRecompute : Pass::kForward;
   add_pass(context, graph, calls, node, false);
   node.pass = Pass::kBackward;

@@ -2,6 +2,7 @@
 #include "stepcast/report/plan_inputs.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -134,12 +135,12 @@ std::string plan_facts_text(const PlanInputs& in, bool batch_note) {
   };
   std::string out = in.set_echo + "Parameters: " + count(w.parameters);
   // The MTP modules are said apart: publishers often count the main model alone.
-  const double mtp = w.shape ? workload::mtp_parameter_count(*w.shape) : 0.0;
-  const bool active = w.active_parameters > 0.0 && w.active_parameters < w.parameters;
-  if (active || mtp > 0.0) {
-    out += fmt::format(" ({}{}{})", active ? count(w.active_parameters) + " active per token" : "",
-                       active && mtp > 0.0 ? "; " : "", mtp > 0.0 ? count(mtp) + " of them in the MTP modules" : "");
-  }
+  std::vector<std::string> shares;
+  if (w.active_parameters > 0.0 && w.active_parameters < w.parameters)
+    shares.push_back(count(w.active_parameters) + " active per token");
+  if (const double mtp = w.shape ? workload::mtp_parameter_count(*w.shape) : 0.0; mtp > 0.0)
+    shares.push_back(count(mtp) + " of them in the MTP modules");
+  if (!shares.empty()) out += fmt::format(" ({})", fmt::join(shares, "; "));
   out += "\n";
   if (!w.architecture.empty()) out += "Architecture: " + w.architecture + "\n";
   if (in.topology && in.topology->gpus_per_node() < in.topology->domain_gpus()) {

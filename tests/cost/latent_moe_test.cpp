@@ -34,6 +34,7 @@
 #include "stepcast/cost/operators.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/workload/workload.hpp"
+#include "support/operator_lookup.hpp"
 
 namespace latent_moe_test {
 
@@ -57,14 +58,6 @@ cost::OperatorContext moe_context() {
   return c;
 }
 
-const cost::Operator& find(const std::vector<cost::Operator>& ops, std::string_view name) {
-  for (const auto& op : ops) {
-    if (op.name == name) return op;
-  }
-  FAIL("no operator " << name);
-  return ops.front();
-}
-
 void check_gemm(const cost::Operator& op, double batch, double m, double n, double k) {
   CAPTURE(op.name);
   CHECK(op.gemm.batch == batch);
@@ -78,13 +71,13 @@ void check_gemm(const cost::Operator& op, double batch, double m, double n, doub
 TEST_SUITE("cost.latent_moe") {
   TEST_CASE("the experts and the permute run on the latent, between the two latent projections") {
     const auto ops = cost::layer_operators(*super().shape, moe_context());
-    check_gemm(find(ops, "router"), 1.0, 8192.0, 512.0, 4096.0);
-    check_gemm(find(ops, "latent down projection"), 1.0, 8192.0, 1024.0, 4096.0);
-    CHECK(find(ops, "token permute (dispatch)").elements == 8192.0 * 22.0 * 1024.0);
-    check_gemm(find(ops, "expert gate+up (grouped)"), 8.0, 22'528.0, 2688.0, 1024.0);
-    check_gemm(find(ops, "expert down (grouped)"), 8.0, 22'528.0, 1024.0, 2688.0);
-    check_gemm(find(ops, "latent up projection"), 1.0, 8192.0, 4096.0, 1024.0);
-    check_gemm(find(ops, "shared expert down"), 1.0, 8192.0, 4096.0, 5376.0);
+    check_gemm(test::forward_op(ops, "router"), 1.0, 8192.0, 512.0, 4096.0);
+    check_gemm(test::forward_op(ops, "latent down projection"), 1.0, 8192.0, 1024.0, 4096.0);
+    CHECK(test::forward_op(ops, "token permute (dispatch)").elements == 8192.0 * 22.0 * 1024.0);
+    check_gemm(test::forward_op(ops, "expert gate+up (grouped)"), 8.0, 22'528.0, 2688.0, 1024.0);
+    check_gemm(test::forward_op(ops, "expert down (grouped)"), 8.0, 22'528.0, 1024.0, 2688.0);
+    check_gemm(test::forward_op(ops, "latent up projection"), 1.0, 8192.0, 4096.0, 1024.0);
+    check_gemm(test::forward_op(ops, "shared expert down"), 1.0, 8192.0, 4096.0, 5376.0);
   }
 
   TEST_CASE("the dispatch buffers hold the latent copies: sent and received, 352 MiB each") {

@@ -39,6 +39,14 @@ std::vector<cost::Operator> layer(const workload::Workload& w, const std::string
   return cost::layer_operators(*w.shape, c);
 }
 
+/// moe-2gpu (h 1024, s 1024, 4 experts of 2048, top-2) with one shared expert of 1024.
+workload::Workload moe_with_shared_expert() {
+  auto w = workload::load_workload(kSource / "tests/cost/data/moe-2gpu.json");
+  w.shape->moe->shared_experts = 1;
+  w.shape->moe->shared_ffn = 1024;
+  return w;
+}
+
 double saved(const std::vector<cost::Operator>& ops) { return test::forward_saved_bytes(ops); }
 
 std::multiset<std::string> recomputed(const std::vector<cost::Operator>& ops) {
@@ -138,9 +146,7 @@ TEST_SUITE("cost.recompute_modules") {
 
   // moe-2gpu: h 1024, s 1024, 4 experts of 2048, top-2; on one GPU (ep 1) its 4 experts take 2048 rows.
   TEST_CASE("moe_act and shared_experts: the experts' activation output and the shared experts are not kept") {
-    auto w = workload::load_workload(kSource / "tests/cost/data/moe-2gpu.json");
-    w.shape->moe->shared_experts = 1;
-    w.shape->moe->shared_ffn = 1024;
+    const auto w = moe_with_shared_expert();
     const auto plain = layer(w, "recompute=none,flash=on,gbs=1", true);
     const auto act = layer(w, "recompute=selective,recompute-modules=moe_act,flash=on,gbs=1", true);
     // The down GEMM kept 2048 x 2048 x 2 = 8,388,608 B of the activation's output.
@@ -156,9 +162,7 @@ TEST_SUITE("cost.recompute_modules") {
   }
 
   TEST_CASE("moe: the whole MoE layer keeps the router's input alone and runs its forward again") {
-    auto w = workload::load_workload(kSource / "tests/cost/data/moe-2gpu.json");
-    w.shape->moe->shared_experts = 1;
-    w.shape->moe->shared_ffn = 1024;
+    const auto w = moe_with_shared_expert();
     const auto plain = layer(w, "recompute=selective,recompute-modules=core_attn,flash=on,gbs=1", true);
     const auto moe = layer(w, "recompute=selective,recompute-modules=core_attn+moe,flash=on,gbs=1", true);
     // Kept by the layer: its input, 1024 tokens x 1024 x 2 = 2,097,152 B, the router's.

@@ -38,6 +38,24 @@ const graph::CommTerm* find_term(const graph::StepPrediction& p, const std::stri
   return nullptr;
 }
 
+/// The MoE all-to-alls of a prediction: the forward dispatch and combine, the backward dispatch
+/// (a test failure when one is missing).
+struct DispatchTerms {
+  const graph::CommTerm& dispatch;
+  const graph::CommTerm& combine;
+  const graph::CommTerm& backward;
+};
+
+DispatchTerms dispatch_terms(const graph::StepPrediction& p) {
+  const graph::CommTerm* fwd = find_term(p, "MoE dispatch all-to-all (forward");
+  const graph::CommTerm* combine = find_term(p, "MoE combine all-to-all (forward");
+  const graph::CommTerm* bwd = find_term(p, "MoE dispatch all-to-all (backward");
+  REQUIRE(fwd != nullptr);
+  REQUIRE(combine != nullptr);
+  REQUIRE(bwd != nullptr);
+  return {*fwd, *combine, *bwd};
+}
+
 }  // namespace
 
 TEST_SUITE("graph.moe") {
@@ -73,19 +91,14 @@ TEST_SUITE("graph.moe") {
     // S = b s x top-k x h x 2 B = 1024 x 2 x 1024 x 2 = 4,194,304 B (4 MiB) per rank and call.
     const double size = 1024.0 * 2.0 * 1024.0 * 2.0;
     // Calls: 2 MoE blocks x 1 micro-batch, a dispatch and a combine in each pass.
-    const graph::CommTerm* fwd = find_term(p, "MoE dispatch all-to-all (forward");
-    const graph::CommTerm* combine = find_term(p, "MoE combine all-to-all (forward");
-    const graph::CommTerm* bwd = find_term(p, "MoE dispatch all-to-all (backward");
-    REQUIRE(fwd != nullptr);
-    REQUIRE(combine != nullptr);
-    REQUIRE(bwd != nullptr);
-    CHECK(fwd->size.value() == doctest::Approx(size));
-    CHECK(combine->size.value() == doctest::Approx(size));
-    CHECK(fwd->calls.count() == 2);
-    CHECK(combine->calls.count() == 2);
-    CHECK(bwd->calls.count() == 2);
-    CHECK(fwd->ranks == 2);
-    CHECK(fwd->name.find("2 ranks over 2 nodes, 1 per node") != std::string::npos);
+    const auto [fwd, combine, bwd] = dispatch_terms(p);
+    CHECK(fwd.size.value() == doctest::Approx(size));
+    CHECK(combine.size.value() == doctest::Approx(size));
+    CHECK(fwd.calls.count() == 2);
+    CHECK(combine.calls.count() == 2);
+    CHECK(bwd.calls.count() == 2);
+    CHECK(fwd.ranks == 2);
+    CHECK(fwd.name.find("2 ranks over 2 nodes, 1 per node") != std::string::npos);
     // Each rank keeps its own half and sends S/2 = 2,097,152 B to the other node. NCCL gives a
     // network peer max(1 NIC, ceil(50 GB/s / 14 GB/s per channel)) = 4 p2p channels (paths.cc,
     // NCCL_P2P_PER_CHANNEL_NET_BW; the communicator's 4 channels hold them, one batch of peers):
@@ -96,11 +109,11 @@ TEST_SUITE("graph.moe") {
     const cost::CollectivePrice price =
         cost::price_collective(group, cost::CollectiveOp::kAllToAll, Bytes(size), cost::CollectiveModel{});
     CHECK(price.bandwidth_time.value() == doctest::Approx(per_call).epsilon(1e-9));
-    CHECK(fwd->time.value() == doctest::Approx(2.0 * (price.latency.value() + per_call)).epsilon(1e-9));
-    CHECK(bwd->time.value() == doctest::Approx(fwd->time.value()));
+    CHECK(fwd.time.value() == doctest::Approx(2.0 * (price.latency.value() + per_call)).epsilon(1e-9));
+    CHECK(bwd.time.value() == doctest::Approx(fwd.time.value()));
     // Without moe-overlap they sit between the router and the experts: all exposed.
-    CHECK(fwd->exposed.value() == doctest::Approx(fwd->time.value()));
-    CHECK(bwd->exposed.value() == doctest::Approx(bwd->time.value()));
+    CHECK(fwd.exposed.value() == doctest::Approx(fwd.time.value()));
+    CHECK(bwd.exposed.value() == doctest::Approx(bwd.time.value()));
   }
 
   TEST_CASE("recompute-modules=moe runs each block's dispatch and combine again before its backward") {
@@ -110,15 +123,10 @@ TEST_SUITE("graph.moe") {
     const auto topo = topology::load_topology(kSource / "topologies/flat-400gbps.json", 2);
     const auto w = tiny();
     const auto p = predict(w, "dp=2,ep=2,mbs=1,gbs=2,recompute=selective,recompute-modules=core_attn+moe", topo);
-    const graph::CommTerm* fwd = find_term(p, "MoE dispatch all-to-all (forward");
-    const graph::CommTerm* combine = find_term(p, "MoE combine all-to-all (forward");
-    const graph::CommTerm* bwd = find_term(p, "MoE dispatch all-to-all (backward");
-    REQUIRE(fwd != nullptr);
-    REQUIRE(combine != nullptr);
-    REQUIRE(bwd != nullptr);
-    CHECK(fwd->calls.count() == 4);
-    CHECK(combine->calls.count() == 4);
-    CHECK(bwd->calls.count() == 2);
+    const DispatchTerms terms = dispatch_terms(p);
+    CHECK(terms.dispatch.calls.count() == 4);
+    CHECK(terms.combine.calls.count() == 4);
+    CHECK(terms.backward.calls.count() == 2);
   }
 
   TEST_CASE("ep=2 holds half the routed experts per GPU: 99,103,744 of 124,269,568 parameters") {

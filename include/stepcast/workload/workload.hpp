@@ -149,6 +149,8 @@ struct TransformerShape {
   [[nodiscard]] int moe_layer_count() const;
   /// MTP modules whose weights the model holds (one for all depths under mtp_shared_weights).
   [[nodiscard]] int mtp_weight_modules() const { return mtp_shared_weights ? std::min(mtp_layers, 1) : mtp_layers; }
+  /// Blocks whose routed experts the model holds: its MoE layers and its MTP modules' weights.
+  [[nodiscard]] int moe_weight_blocks() const { return moe_layer_count() + mtp_weight_modules(); }
   /// Width of a token as the routed experts and the dispatch see it: LatentMoE's latent, else h.
   [[nodiscard]] int expert_width() const { return moe && moe->latent > 0 ? moe->latent : hidden; }
 };
