@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/launch_stream.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/memory.hpp"
 #include "stepcast/cost/moe_memory.hpp"
 #include "stepcast/cost/peft.hpp"
@@ -211,7 +213,7 @@ Seconds add_offload_waits(ComputeEstimate& out, const workload::TransformerShape
   STEPCAST_ASSERT(options.host_bandwidth.has_value(), "offload-layers= needs the host link's bandwidth");
   LaunchStream forward;
   LaunchStream backward;
-  for (const auto& [kind, count] : stage_layer_kinds(shape, map, 0)) {
+  for (const auto& [kind, count] : stage_layer_kinds(shape, map, 0, bf16_layers(plan))) {
     forward = forward.then(timing_of(kind).streams.forward.times(count));
     backward = backward.then(timing_of(kind).streams.backward.times(count));
   }
@@ -412,10 +414,10 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   std::vector<KernelTime> head_times;
   std::vector<KernelTime> optimizer_times;
   const bool ex = options.explain;
-  // One operator list per kind of block (dense or MoE, full or sliding-window attention): a
-  // dense model without windows has one.
-  std::vector<KindTiming> kinds;
-  kinds.reserve(4);  // at most dense/MoE x full/sliding: references into it stay valid
+  // One operator list per kind of block (dense or MoE, full or sliding-window attention, a
+  // hybrid's sublayers, kept in bf16 or not): a dense model without windows has one. A deque, so
+  // the references timing_of returns stay valid as kinds are added.
+  std::deque<KindTiming> kinds;
   const auto timing_of = [&](LayerKind kind) -> const KindTiming& {
     for (const KindTiming& k : kinds) {
       if (k.kind == kind) return k;
@@ -439,7 +441,8 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   // model also the embedding, the last the output layer and loss (and the MTP modules after it,
   // each one more block and the shared output layer again).
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
-  const LayerKind mtp_kind{shape.moe.has_value(), false};
+  const LayerKind mtp_kind{shape.moe.has_value(), false, workload::Block::kTransformer,
+                           plan.mtp_bf16 && is_low_precision(plan.precision)};
 
   // The attention kernels of one layer: context parallel's ring steps run beside them.
   for (const Operator& op : timing_of(layer_kinds(shape, 0, 1).front().first).ops) {
@@ -453,7 +456,7 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
     StageCompute st;
     for (int c = 0; c < map.vp; ++c) {
       const plan::ChunkContent& held = map.at(s, c);
-      auto chunk_kinds = layer_kinds(shape, map.first_decoder(s, c), held.decoders);
+      auto chunk_kinds = layer_kinds(shape, map.first_decoder(s, c), held.decoders, bf16_layers(plan));
       if (held.mtp > 0) chunk_kinds.push_back({mtp_kind, held.mtp});
       add_chunk(st, time_chunk(held, chunk_kinds, embedding, head, timing_of), held.decoders);
     }
@@ -473,7 +476,7 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
       for (std::size_t i = 0; i < ops.size(); ++i) out.kernels.push_back({ops[i], times[i], per_step});
     };
     if (out.critical_stage == 0) add(embedding_ops, embedding_times, m);
-    for (const auto& [kind, count] : stage_layer_kinds(shape, map, out.critical_stage)) {
+    for (const auto& [kind, count] : stage_layer_kinds(shape, map, out.critical_stage, bf16_layers(plan))) {
       const KindTiming& k = timing_of(kind);
       add(k.ops, k.times, count * m);
     }

@@ -239,11 +239,17 @@ void add_kind(std::vector<std::pair<LayerKind, int>>& kinds, LayerKind kind, int
 
 }  // namespace
 
-std::vector<std::pair<LayerKind, int>> layer_kinds(const workload::TransformerShape& shape, int first, int count) {
+Bf16Layers bf16_layers(const plan::Plan& plan) {
+  if (!is_low_precision(plan.precision)) return {};
+  return {plan.bf16_first_layers, plan.bf16_last_layers};
+}
+
+std::vector<std::pair<LayerKind, int>> layer_kinds(const workload::TransformerShape& shape, int first, int count,
+                                                   Bf16Layers bf16) {
   std::vector<std::pair<LayerKind, int>> out;
-  // A dense stack without sliding layers or a hybrid pattern is one kind: the planner's common
-  // case, asked for every stage of every candidate.
-  if (!shape.moe && shape.sliding_window == 0 && !shape.hybrid) {
+  // A dense stack without sliding layers, a hybrid pattern or bf16 layers is one kind: the
+  // planner's common case, asked for every stage of every candidate.
+  if (!shape.moe && shape.sliding_window == 0 && !shape.hybrid && bf16.first == 0 && bf16.last == 0) {
     if (count > 0) out.push_back({LayerKind{false, false, shape.block(first)}, count});
     return out;
   }
@@ -253,17 +259,18 @@ std::vector<std::pair<LayerKind, int>> layer_kinds(const workload::TransformerSh
     const long sl = shape.sliding_window > 0 ? shape.sliding_layers : 0;
     const bool sliding =
         sl > 0 && (static_cast<long>(i) + 1) * sl / shape.layers > static_cast<long>(i) * sl / shape.layers;
-    add_kind(out, LayerKind{shape.is_moe_layer(i), sliding, shape.block(i)}, 1);
+    const bool kept = i < bf16.first || i >= shape.layers - bf16.last;
+    add_kind(out, LayerKind{shape.is_moe_layer(i), sliding, shape.block(i), kept}, 1);
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 
 std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::TransformerShape& shape,
-                                                         const plan::LayerMap& map, int stage) {
+                                                         const plan::LayerMap& map, int stage, Bf16Layers bf16) {
   std::vector<std::pair<LayerKind, int>> out;
   for (int c = 0; c < map.vp; ++c) {
-    for (const auto& [kind, count] : layer_kinds(shape, map.first_decoder(stage, c), map.at(stage, c).decoders)) {
+    for (const auto& [kind, count] : layer_kinds(shape, map.first_decoder(stage, c), map.at(stage, c).decoders, bf16)) {
       add_kind(out, kind, count);
     }
   }

@@ -478,6 +478,12 @@ std::vector<Operator> with_recompute_and_backward(std::vector<Operator> ops, std
 
 std::vector<Operator> layer_operators(const TransformerShape& shape, const OperatorContext& c) {
   STEPCAST_ASSERT(c.seq > 0.0 && c.micro_batch > 0.0 && c.tp >= 1.0, "layer_operators needs a resolved plan");
+  if (c.kind.bf16 && c.precision != plan::Precision::kBf16) {
+    // A layer kept out of the autocast: its GEMMs in bf16, nothing to quantize.
+    OperatorContext kept = c;
+    kept.precision = plan::Precision::kBf16;
+    return layer_operators(shape, kept);
+  }
   std::vector<Operator> ops;
   ops.reserve(40);
   std::vector<Operator> backward;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "activation_offload.hpp"
+#include "bf16_layers.hpp"
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
 #include "loss_settings.hpp"
@@ -167,6 +168,7 @@ std::vector<Verdict> problems(const Plan& p, const workload::Workload& workload,
     out.push_back({Rule::kRecomputeModulesNeedSelective, {{"recompute", std::string(to_string(p.recompute))}}});
   }
   add_offload_problems(p, workload, out);
+  add_bf16_layer_problems(p, workload, out);
   add_expert_problems(p, workload, out);
   add_overlap_problems(p, out);
   add_peft_problems(p, workload, out);
@@ -384,6 +386,9 @@ std::string to_string(const Plan& p) {
   if (p.fp8_params) text += ",fp8-params=on";
   if (p.recompute_modules_given) text += ",recompute-modules=" + recompute_modules_text(p.recompute_modules);
   if (p.offload_layers > 0) text += fmt::format(",offload-layers={}", p.offload_layers);
+  if (p.bf16_first_layers > 0) text += fmt::format(",bf16-first-layers={}", p.bf16_first_layers);
+  if (p.bf16_last_layers > 0) text += fmt::format(",bf16-last-layers={}", p.bf16_last_layers);
+  if (p.mtp_bf16) text += ",mtp-bf16=on";
   if (p.rank_order != RankOrder::kStagesOutermost) text += fmt::format(",order={}", to_string(p.rank_order));
   text += expert_settings_text(p);
   text += overlap_settings_text(p);

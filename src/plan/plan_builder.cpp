@@ -95,6 +95,9 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
                                                     "fp8-params",
                                                     "recompute-modules",
                                                     "offload-layers",
+                                                    "bf16-first-layers",
+                                                    "bf16-last-layers",
+                                                    "mtp-bf16",
                                                     "ep",
                                                     "etp",
                                                     "moe-dispatcher",
@@ -196,6 +199,12 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     set_recompute_modules(value, fail);
   } else if (key == "offload-layers") {
     plan_.offload_layers = parse_positive(key, value, fail);
+  } else if (key == "bf16-first-layers") {
+    plan_.bf16_first_layers = parse_positive(key, value, fail);
+  } else if (key == "bf16-last-layers") {
+    plan_.bf16_last_layers = parse_positive(key, value, fail);
+  } else if (key == "mtp-bf16") {
+    plan_.mtp_bf16 = parse_switch(key, value, fail);
   } else if (key == "schedule") {
     bool known = false;
     for (Schedule s : {Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved, Schedule::kZbH1}) {

@@ -106,6 +106,13 @@ constexpr std::array kRules = {
              "offload-layers= must be fewer than the transformer layers"},
     RuleInfo{Rule::kOffloadNeedsNoPipeline, "offload-needs-no-pipeline", "offload-layers= needs pp=1"},
     RuleInfo{Rule::kOffloadNeedsNoRecompute, "offload-needs-no-recompute", "offload-layers= needs recompute=none"},
+    RuleInfo{Rule::kBf16LayersNeedLowPrecision, "bf16-layers-need-low-precision",
+             "bf16-first-layers=, bf16-last-layers= and mtp-bf16= need precision=fp8, mxfp8 or nvfp4"},
+    RuleInfo{Rule::kBf16LayersBelowLayers, "bf16-layers-below-layers",
+             "bf16-first-layers= and bf16-last-layers= together must be fewer than the transformer layers"},
+    RuleInfo{Rule::kBf16LayersNotDelayed, "bf16-layers-not-delayed",
+             "bf16-first-layers= and bf16-last-layers= do not run with fp8-recipe=delayed"},
+    RuleInfo{Rule::kMtpBf16NeedsMtp, "mtp-bf16-needs-mtp", "mtp-bf16=on needs a workload with MTP modules"},
     RuleInfo{Rule::kSequenceLimit, "sequence-limit", "the sequence length is above stepcast's limit"},
     RuleInfo{Rule::kTokensPerStepLimit, "tokens-per-step-limit", "the tokens per step are above stepcast's limit"},
     RuleInfo{Rule::kMicroBatchLimit, "micro-batch-limit", "the micro-batches per step are above stepcast's limit"},
@@ -306,6 +313,11 @@ std::string describe(const Verdict& v) {
     case Rule::kOffloadNeedsNoPipeline:
     case Rule::kOffloadNeedsNoRecompute:
       return describe_offload(v);
+    case Rule::kBf16LayersNeedLowPrecision:
+    case Rule::kBf16LayersBelowLayers:
+    case Rule::kBf16LayersNotDelayed:
+    case Rule::kMtpBf16NeedsMtp:
+      return describe_bf16_layers(v);
     case Rule::kSequenceLimit:
     case Rule::kTokensPerStepLimit:
     case Rule::kMicroBatchLimit:

@@ -54,6 +54,9 @@ std::string plan_summary(const plan::Plan& p) {
   if (p.moe_dispatcher != plan::MoeDispatcher::kAllToAll)
     out += fmt::format(",moe-dispatcher={}", plan::to_string(p.moe_dispatcher));
   if (p.offload_layers > 0) out += fmt::format(",offload-layers={}", p.offload_layers);
+  if (p.bf16_first_layers > 0) out += fmt::format(",bf16-first-layers={}", p.bf16_first_layers);
+  if (p.bf16_last_layers > 0) out += fmt::format(",bf16-last-layers={}", p.bf16_last_layers);
+  if (p.mtp_bf16) out += ",mtp-bf16=on";
   if (p.rank_order != plan::RankOrder::kStagesOutermost) out += fmt::format(",order={}", plan::to_string(p.rank_order));
   // Search tries ZeRO-1/2 with the updated parameters gathered beside the next forward.
   if (p.overlap_param_gather.value_or(false)) out += ",overlap-param-gather=on";

@@ -214,6 +214,18 @@ const std::vector<Case>& cases() {
       {llama2_7b, "recompute=selective,offload-layers=8", 1, R::kOffloadNeedsNoRecompute,
        "offload-layers= needs recompute=none (got recompute=selective): Megatron-Core does not offload activations "
        "together with recomputation"},
+      // Megatron-Core's first_last_layers_bf16 (fp8_utils.get_fp8_context; Llama 2 7B has 32 layers).
+      {llama2_7b, "bf16-last-layers=4", 1, R::kBf16LayersNeedLowPrecision,
+       "bf16-first-layers=, bf16-last-layers= and mtp-bf16= need precision=fp8, mxfp8 or nvfp4 (got precision=bf16): "
+       "they keep layers out of the quantized GEMMs, and a bf16 plan has none"},
+      {llama2_7b, "precision=mxfp8,mtp-bf16=on", 1, R::kMtpBf16NeedsMtp,
+       "mtp-bf16=on keeps the MTP modules in bf16, and llama2-7b has none (its workload gives no \"mtp_layers\")"},
+      {llama2_7b, "precision=nvfp4,bf16-first-layers=16,bf16-last-layers=16", 1, R::kBf16LayersBelowLayers,
+       "bf16-first-layers (16) + bf16-last-layers (16) must be fewer than the model's transformer layers (32): "
+       "otherwise no layer runs in the plan's precision"},
+      {llama2_7b, "precision=fp8,bf16-last-layers=1", 1, R::kBf16LayersNotDelayed,
+       "bf16-first-layers= and bf16-last-layers= need fp8-recipe=current with precision=fp8: Megatron-Core refuses "
+       "them with delayed scaling (\"Delayed scaling does not support first / last layer in BF16\")"},
       {seed_7b, "peft=lora", 1, R::kLoraNeedsShape,
        "peft=lora needs the model's layer shapes to size its adapters; seed-7b gives a parameter count only"},
       // Range limits: 2^27-token sequences, 2^36 tokens per step, 2^16 micro-batches per step.

@@ -70,6 +70,8 @@ struct LayerKind {
   bool moe = false;
   bool sliding = false;
   workload::Block block = workload::Block::kTransformer;
+  /// Kept out of a low-precision plan's quantized GEMMs (bf16-first-layers=, bf16-last-layers=).
+  bool bf16 = false;
   friend bool operator==(const LayerKind&, const LayerKind&) = default;
   /// Whether the layer holds attention (a transformer block or a hybrid's attention layer).
   [[nodiscard]] bool has_attention() const {
@@ -82,19 +84,31 @@ struct LayerKind {
   /// The fixed order kinds are listed in: transformer, Mamba, attention, MLP; dense before MoE,
   /// full before sliding.
   friend bool operator<(const LayerKind& a, const LayerKind& b) {
-    return std::tuple(a.block, a.moe, a.sliding) < std::tuple(b.block, b.moe, b.sliding);
+    return std::tuple(a.block, a.moe, a.sliding, a.bf16) < std::tuple(b.block, b.moe, b.sliding, b.bf16);
   }
 };
 
+/// The layers of the stack a low-precision plan keeps in bf16: the first `first` and the last
+/// `last` by global index (Megatron-Core's is_first_last_bf16_layer).
+struct Bf16Layers {
+  int first = 0;
+  int last = 0;
+};
+
+/// The plan's bf16 layers (none unless its precision is a quantized one).
+Bf16Layers bf16_layers(const plan::Plan& plan);
+
 /// How many layers of each kind the `count` layers from layer `first` on are: DeepSeek-V3's
 /// first dense layers by their index; sliding-window layers spread evenly (GPT-OSS alternates
-/// them); a hybrid's by its pattern. Kinds with no layer are left out, in LayerKind's order.
-std::vector<std::pair<LayerKind, int>> layer_kinds(const workload::TransformerShape& shape, int first, int count);
+/// them); a hybrid's by its pattern; the plan's bf16 layers by their index. Kinds with no layer
+/// are left out, in LayerKind's order.
+std::vector<std::pair<LayerKind, int>> layer_kinds(const workload::TransformerShape& shape, int first, int count,
+                                                   Bf16Layers bf16 = {});
 
 /// The same over all the model chunks of a pipeline stage, each holding the layers the layer map
 /// gives it (Megatron-Core's placement: so DeepSeek-V3's dense layers sit on the first stage).
 std::vector<std::pair<LayerKind, int>> stage_layer_kinds(const workload::TransformerShape& shape,
-                                                         const plan::LayerMap& map, int stage);
+                                                         const plan::LayerMap& map, int stage, Bf16Layers bf16 = {});
 
 /// The expert-parallel layout of an MoE block, resolved from a plan.
 struct ExpertContext {

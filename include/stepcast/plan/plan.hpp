@@ -158,6 +158,15 @@ struct Plan {
   /// back for the backward (offload-layers=N: Megatron-Core's cpu_offloading with
   /// cpu_offloading_num_layers = N, activations only); 0: none.
   int offload_layers = 0;
+  /// Transformer layers at the start and at the end of the stack that run in bf16 under a
+  /// low-precision plan (bf16-first-layers=, bf16-last-layers=: Megatron-Core's
+  /// first_last_layers_bf16 with num_layers_at_start_in_bf16 / num_layers_at_end_in_bf16,
+  /// fp8_utils.is_first_last_bf16_layer over global layer indices); 0: none.
+  int bf16_first_layers = 0;
+  int bf16_last_layers = 0;
+  /// The MTP modules run in bf16 under a low-precision plan (mtp-bf16=on: Megatron-Core's
+  /// keep_mtp_spec_in_bf16, which builds them outside the fp8/fp4 autocast).
+  bool mtp_bf16 = false;
   /// The embedding and the loss each counted as one layer in the split, so the first and last
   /// stages hold one transformer layer fewer (Megatron's --account-for-embedding-in-pipeline-split
   /// and --account-for-loss-in-pipeline-split; Llama 3, Dubey et al. 2024 section 3.3.2).

@@ -85,6 +85,11 @@ enum class Rule {
   kOffloadBelowLayers,       ///< offload, layers
   kOffloadNeedsNoPipeline,   ///< pp
   kOffloadNeedsNoRecompute,  ///< recompute (a name)
+  // Layers kept in bf16 under a low-precision plan (bf16_layers.cpp).
+  kBf16LayersNeedLowPrecision,  ///< precision (a name)
+  kBf16LayersBelowLayers,       ///< first, last, layers
+  kBf16LayersNotDelayed,        ///< no values
+  kMtpBf16NeedsMtp,             ///< workload (a name)
   // Range limits (plan_limits.cpp): checked before any arithmetic on the batch.
   kSequenceLimit,       ///< seq, limit
   kTokensPerStepLimit,  ///< global_batch, seq, tokens, limit
