@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <deque>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/launch_stream.hpp"
@@ -414,14 +413,22 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   std::vector<KernelTime> head_times;
   std::vector<KernelTime> optimizer_times;
   const bool ex = options.explain;
-  // One operator list per kind of block (dense or MoE, full or sliding-window attention, a
-  // hybrid's sublayers, kept in bf16 or not): a dense model without windows has one. A deque, so
-  // the references timing_of returns stay valid as kinds are added.
-  std::deque<KindTiming> kinds;
+  // One operator list per kind of block: a dense model without windows has one (the planner's
+  // path). Otherwise at most five kinds of layer (dense or MoE x full or sliding attention; a
+  // hybrid's Mamba, full and sliding attention, dense and MoE MLP), twice that with layers kept
+  // in bf16, and the MTP block. Reserved whole, so the references timing_of returns stay valid.
+  const Bf16Layers bf16 = bf16_layers(plan);
+  const bool kept_layers = bf16.first + bf16.last > 0;
+  const bool one_kind =
+      !shape.moe && shape.sliding_window == 0 && !shape.hybrid && !kept_layers && shape.mtp_layers == 0;
+  const std::size_t most_kinds = one_kind ? 1 : (kept_layers ? 10 : 5) + 1;
+  std::vector<KindTiming> kinds;
+  kinds.reserve(most_kinds);
   const auto timing_of = [&](LayerKind kind) -> const KindTiming& {
     for (const KindTiming& k : kinds) {
       if (k.kind == kind) return k;
     }
+    STEPCAST_ASSERT(kinds.size() < most_kinds, "more kinds of block than compute reserved for");
     OperatorContext kind_ctx = ctx;
     kind_ctx.kind = kind;
     KindTiming k{kind, layer_operators(shape, kind_ctx), {}, {}};
@@ -456,7 +463,7 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
     StageCompute st;
     for (int c = 0; c < map.vp; ++c) {
       const plan::ChunkContent& held = map.at(s, c);
-      auto chunk_kinds = layer_kinds(shape, map.first_decoder(s, c), held.decoders, bf16_layers(plan));
+      auto chunk_kinds = layer_kinds(shape, map.first_decoder(s, c), held.decoders, bf16);
       if (held.mtp > 0) chunk_kinds.push_back({mtp_kind, held.mtp});
       add_chunk(st, time_chunk(held, chunk_kinds, embedding, head, timing_of), held.decoders);
     }
@@ -476,7 +483,7 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
       for (std::size_t i = 0; i < ops.size(); ++i) out.kernels.push_back({ops[i], times[i], per_step});
     };
     if (out.critical_stage == 0) add(embedding_ops, embedding_times, m);
-    for (const auto& [kind, count] : stage_layer_kinds(shape, map, out.critical_stage, bf16_layers(plan))) {
+    for (const auto& [kind, count] : stage_layer_kinds(shape, map, out.critical_stage, bf16)) {
       const KindTiming& k = timing_of(kind);
       add(k.ops, k.times, count * m);
     }

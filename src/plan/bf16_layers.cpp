@@ -40,8 +40,9 @@ std::string describe_bf16_layers(const Verdict& v) {
           "precision={}): they keep layers out of the quantized GEMMs, and a {} plan has none",
           v.text("precision"), v.text("precision"));
     case Rule::kMtpBf16NeedsMtp:
-      return fmt::format("mtp-bf16=on keeps the MTP modules in bf16, and {} has none (its workload gives no \"mtp_layers\")",
-                         v.text("workload"));
+      return fmt::format(
+          "mtp-bf16=on keeps the MTP modules in bf16, and {} has none (its workload gives no \"mtp_layers\")",
+          v.text("workload"));
     case Rule::kBf16LayersBelowLayers:
       return fmt::format(
           "bf16-first-layers ({}) + bf16-last-layers ({}) must be fewer than the model's transformer layers ({}): "
