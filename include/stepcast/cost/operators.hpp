@@ -82,7 +82,7 @@ struct LayerKind {
     return block == workload::Block::kTransformer || block == workload::Block::kMlp;
   }
   /// The fixed order kinds are listed in: transformer, Mamba, attention, MLP; dense before MoE,
-  /// full before sliding.
+  /// full before sliding, quantized before bf16.
   friend bool operator<(const LayerKind& a, const LayerKind& b) {
     return std::tuple(a.block, a.moe, a.sliding, a.bf16) < std::tuple(b.block, b.moe, b.sliding, b.bf16);
   }
