@@ -9,6 +9,8 @@
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/kernel_model.hpp"
+#include "stepcast/cost/operators.hpp"
+#include "stepcast/plan/layer_map.hpp"
 
 namespace stepcast::cost {
 
@@ -79,11 +81,28 @@ double scaling_state_bytes_per_gemm(plan::Precision precision, plan::Fp8Recipe r
   return kTensorsPerGemm * per_tensor * kFp32Bytes;
 }
 
+namespace {
+
+/// The layers of the first pipeline stage the plan keeps in bf16 (bf16-first-layers=,
+/// bf16-last-layers=): they run unquantized and hold no copies.
+double kept_layers_of_first_stage(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  const Bf16Layers bf16 = bf16_layers(plan);
+  if (bf16.first + bf16.last == 0) return 0.0;
+  const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
+  double kept = 0.0;
+  for (const auto& [kind, count] : stage_layer_kinds(shape, map, 0, bf16)) kept += kind.bf16 ? count : 0;
+  return kept;
+}
+
+}  // namespace
+
 Bytes quantized_copy_bytes(const workload::TransformerShape& shape, const plan::Plan& plan, int fsdp_prefetch_units) {
   if (!is_low_precision(plan.precision)) return Bytes(0.0);
-  // Under FSDP/ZeRO-3 the 16-bit block is gathered, then quantized: only the gathered blocks have copies.
-  const double blocks =
-      plan.zero_stage() == 3 ? 1.0 + fsdp_prefetch_units : static_cast<double>(shape.layers) / plan.pp;
+  // Under FSDP/ZeRO-3 the 16-bit block is gathered, then quantized: only the gathered blocks have
+  // copies (a kept layer's gather still counted as one). Otherwise the stage's quantized layers.
+  const double blocks = plan.zero_stage() == 3
+                            ? 1.0 + fsdp_prefetch_units
+                            : static_cast<double>(shape.layers) / plan.pp - kept_layers_of_first_stage(shape, plan);
   constexpr double kGemmsPerLayer = 4.0;  // QKV, output projection, MLP up (and gate), MLP down
   const double weights = quantized_weight_count(shape) / plan.tp;
   const double copies = weights * kQuantizedCopies * quantized_bytes_per_element(plan.precision);

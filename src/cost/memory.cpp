@@ -127,7 +127,7 @@ Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan
   Bytes total(0.0);
   // Each kind of block the first stage holds (dense or MoE, full or sliding-window attention).
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
-  for (const auto& [kind, count] : stage_layer_kinds(shape, map, 0)) {
+  for (const auto& [kind, count] : stage_layer_kinds(shape, map, 0, bf16_layers(plan))) {
     total += kind_activation_bytes(shape, plan, kind) * (count * held);
   }
   if (plan.uneven_pipeline()) total = uneven_stage_memory(shape, plan, Bytes(0.0)).activations;
@@ -194,7 +194,7 @@ MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Pl
                       held_at_stage(plan, k),
                       Bytes(0.0),
                       {}};
-    for (const auto& [kind, count] : stage_layer_kinds(shape, map, k)) {
+    for (const auto& [kind, count] : stage_layer_kinds(shape, map, k, bf16_layers(plan))) {
       if (kind.moe) st.moe_blocks += count;
       st.activations += kind_bytes(kind) * (count * st.held);
     }

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "stepcast/cost/compute.hpp"
+#include "stepcast/cost/low_precision.hpp"
+#include "stepcast/cost/memory.hpp"
 #include "stepcast/cost/operators.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -71,6 +73,28 @@ TEST_SUITE("cost.bf16_layers") {
     // The quantized layer has the extra cast kernels (two before each of the four GEMM groups'
     // inputs under current scaling at least) that the kept layer lacks.
     CHECK(fp8_ops.size() > kept_ops.size());
+  }
+
+  TEST_CASE("kept layers hold no quantized copies and keep a bf16 layer's activations") {
+    const workload::Workload w = llama2_7b();
+    const auto resolved = [&](const std::string& text) { return plan::resolve(plan::parse_plan(text), w, 1); };
+    // Llama-2 7B's linear weights per layer: 202,375,168 (low_precision_test.cpp derives them);
+    // NVFP4 keeps two copies at 0.5625 B an element. One GPU, 32 layers, 3 kept: 29 layers' copies.
+    const plan::Plan kept = resolved("dp=1,precision=nvfp4,bf16-first-layers=1,bf16-last-layers=2");
+    CHECK(cost::quantized_copy_bytes(*w.shape, kept, 1).value() == doctest::Approx(29.0 * 202375168.0 * 2.0 * 0.5625));
+    // pp=4: stage 0 holds layers 0-7, layer 0 kept: 7 layers' copies.
+    const plan::Plan staged =
+        plan::resolve(plan::parse_plan("dp=1,pp=4,precision=nvfp4,bf16-first-layers=1,bf16-last-layers=2"), w, 4);
+    CHECK(cost::quantized_copy_bytes(*w.shape, staged, 1).value() == doctest::Approx(7.0 * 202375168.0 * 2.0 * 0.5625));
+    // Activations, one GPU holding one micro-batch: 29 layers as an NVFP4 layer keeps them and 3
+    // as a bf16 layer does.
+    const plan::Plan fp4 = resolved("dp=1,precision=nvfp4");
+    const plan::Plan bf16 = resolved("dp=1,precision=bf16");
+    const double fp4_layer = cost::layer_activation_bytes(*w.shape, fp4).value();
+    const double bf16_layer = cost::layer_activation_bytes(*w.shape, bf16).value();
+    CHECK(bf16_layer != doctest::Approx(fp4_layer));
+    CHECK(cost::activation_bytes(*w.shape, kept).value() - cost::activation_bytes(*w.shape, fp4).value() ==
+          doctest::Approx(3.0 * (bf16_layer - fp4_layer)));
   }
 
   TEST_CASE("mtp-bf16=on: Nemotron 3 Super's two MTP depths run their GEMMs at the bf16 rate") {

@@ -41,8 +41,8 @@ double quantized_weight_count(const workload::TransformerShape& shape);
 double scaling_state_bytes_per_gemm(plan::Precision precision, plan::Fp8Recipe recipe);
 
 /// The low-precision weight copies and scaling state one GPU holds (zero outside fp8, mxfp8 and
-/// nvfp4): both copies of every linear weight of its stage's layers, split by tp, or under
-/// FSDP/ZeRO-3 of the (1 + prefetched) blocks it has gathered.
+/// nvfp4): both copies of every linear weight of its stage's layers but those kept in bf16, split
+/// by tp, or under FSDP/ZeRO-3 of the (1 + prefetched) blocks it has gathered.
 Bytes quantized_copy_bytes(const workload::TransformerShape& shape, const plan::Plan& plan, int fsdp_prefetch_units);
 
 /// The share of a model's parameters kept in the low-precision format alone under fp8-params=on
