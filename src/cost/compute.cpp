@@ -110,6 +110,17 @@ void explain_compute(ComputeEstimate& out, const workload::Workload& workload, c
       ex.push_back({"layer map, " + row.stages, row.chunks, fmt::format("{} layers", row.layers)});
     }
   }
+  const Bf16Layers bf16 = bf16_layers(plan);
+  const bool mtp_bf16 = plan.mtp_bf16 && s.mtp_layers > 0 && is_low_precision(plan.precision);
+  if (bf16.first + bf16.last > 0 || mtp_bf16) {
+    // Megatron-Core's first_last_layers_bf16 and keep_mtp_spec_in_bf16: outside the autocast.
+    ex.push_back({"layers in bf16",
+                  fmt::format("the first {} and the last {} of {} layers{}, their GEMMs in bf16 and nothing "
+                              "quantized (first_last_layers_bf16{})",
+                              bf16.first, bf16.last, s.layers, mtp_bf16 ? " and the MTP modules" : "",
+                              mtp_bf16 ? ", keep_mtp_spec_in_bf16" : ""),
+                  fmt::format("{} layers", bf16.first + bf16.last + (mtp_bf16 ? s.mtp_layers : 0))});
+  }
   ex.push_back({"hardware FLOPs", fmt::format("model FLOPs + recompute={}", plan::to_string(plan.recompute)),
                 format_flops(out.flops.hardware)});
   if (!out.operator_model) {

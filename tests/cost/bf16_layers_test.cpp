@@ -118,6 +118,24 @@ TEST_SUITE("cost.bf16_layers") {
     // FLOPs counted are the same.
     CHECK(kept.flops.hardware.value() == doctest::Approx(quantized.flops.hardware.value()));
   }
+
+  TEST_CASE("--explain names the layers kept in bf16: Super's last 14 of 88 and its two MTP depths") {
+    const workload::Workload w =
+        workload::load_workload(std::string(STEPCAST_SOURCE_DIR) + "/workloads/nemotron-3-super.json");
+    const topology::GpuSpec gpu =
+        topology::load_topology(std::string(STEPCAST_SOURCE_DIR) + "/topologies/gb300-nvl72.json", 18).gpu();
+    const plan::Plan p =
+        plan::resolve(plan::parse_plan("tp=1,pp=1,ep=64,mbs=1,precision=nvfp4,bf16-last-layers=14,mtp-bf16=on"), w, 64);
+    const cost::ComputeEstimate c = cost::estimate_compute(w, p, gpu, cost::ComputeOptions{});
+    bool named = false;
+    for (const auto& row : c.explanation) {
+      if (row.label != "layers in bf16") continue;
+      named = true;
+      CHECK(row.value == "16 layers");  // 14 decoder layers + 2 MTP depths
+      CHECK(row.formula.find("the first 0 and the last 14 of 88 layers and the MTP modules") != std::string::npos);
+    }
+    CHECK(named);
+  }
 }
 
 }  // namespace bf16_layers_test
