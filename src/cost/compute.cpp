@@ -9,7 +9,6 @@
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/launch_stream.hpp"
-#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/memory.hpp"
 #include "stepcast/cost/moe_memory.hpp"
 #include "stepcast/cost/peft.hpp"
@@ -111,8 +110,8 @@ void explain_compute(ComputeEstimate& out, const workload::Workload& workload, c
     }
   }
   const Bf16Layers bf16 = bf16_layers(plan);
-  const bool mtp_bf16 = plan.mtp_bf16 && s.mtp_layers > 0 && is_low_precision(plan.precision);
-  if (bf16.first + bf16.last > 0 || mtp_bf16) {
+  const bool mtp_bf16 = bf16.mtp && s.mtp_layers > 0;
+  if (bf16.any_layer() || mtp_bf16) {
     // Megatron-Core's first_last_layers_bf16 and keep_mtp_spec_in_bf16: outside the autocast.
     ex.push_back({"layers in bf16",
                   fmt::format("the first {} and the last {} of {} layers{}, their GEMMs in bf16 and nothing "
@@ -429,10 +428,8 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   // hybrid's Mamba, full and sliding attention, dense and MoE MLP), twice that with layers kept
   // in bf16, and the MTP block. Reserved whole, so the references timing_of returns stay valid.
   const Bf16Layers bf16 = bf16_layers(plan);
-  const bool kept_layers = bf16.first + bf16.last > 0;
-  const bool one_kind =
-      !shape.moe && shape.sliding_window == 0 && !shape.hybrid && !kept_layers && shape.mtp_layers == 0;
-  const std::size_t most_kinds = one_kind ? 1 : (kept_layers ? 10 : 5) + 1;
+  const bool one_kind = one_layer_kind(shape, bf16) && shape.mtp_layers == 0;
+  const std::size_t most_kinds = one_kind ? 1 : (bf16.any_layer() ? 10 : 5) + 1;
   std::vector<KindTiming> kinds;
   kinds.reserve(most_kinds);
   const auto timing_of = [&](LayerKind kind) -> const KindTiming& {
@@ -459,8 +456,7 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   // model also the embedding, the last the output layer and loss (and the MTP modules after it,
   // each one more block and the shared output layer again).
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
-  const LayerKind mtp_kind{shape.moe.has_value(), false, workload::Block::kTransformer,
-                           plan.mtp_bf16 && is_low_precision(plan.precision)};
+  const LayerKind mtp_kind{shape.moe.has_value(), false, workload::Block::kTransformer, bf16.mtp};
 
   // The attention kernels of one layer: context parallel's ring steps run beside them.
   for (const Operator& op : timing_of(layer_kinds(shape, 0, 1).front().first).ops) {

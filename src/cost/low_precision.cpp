@@ -87,7 +87,7 @@ namespace {
 /// bf16-last-layers=): they run unquantized and hold no copies.
 double kept_layers_of_first_stage(const workload::TransformerShape& shape, const plan::Plan& plan) {
   const Bf16Layers bf16 = bf16_layers(plan);
-  if (bf16.first + bf16.last == 0) return 0.0;
+  if (!bf16.any_layer()) return 0.0;
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
   double kept = 0.0;
   for (const auto& [kind, count] : stage_layer_kinds(shape, map, 0, bf16)) kept += kind.bf16 ? count : 0;

@@ -241,15 +241,17 @@ void add_kind(std::vector<std::pair<LayerKind, int>>& kinds, LayerKind kind, int
 
 Bf16Layers bf16_layers(const plan::Plan& plan) {
   if (!is_low_precision(plan.precision)) return {};
-  return {plan.bf16_first_layers, plan.bf16_last_layers};
+  return {plan.bf16_first_layers, plan.bf16_last_layers, plan.mtp_bf16};
+}
+
+bool one_layer_kind(const workload::TransformerShape& shape, Bf16Layers bf16) {
+  return !shape.moe && shape.sliding_window == 0 && !shape.hybrid && !bf16.any_layer();
 }
 
 std::vector<std::pair<LayerKind, int>> layer_kinds(const workload::TransformerShape& shape, int first, int count,
                                                    Bf16Layers bf16) {
   std::vector<std::pair<LayerKind, int>> out;
-  // A dense stack without sliding layers, a hybrid pattern or bf16 layers is one kind: the
-  // planner's common case, asked for every stage of every candidate.
-  if (!shape.moe && shape.sliding_window == 0 && !shape.hybrid && bf16.first == 0 && bf16.last == 0) {
+  if (one_layer_kind(shape, bf16)) {
     if (count > 0) out.push_back({LayerKind{false, false, shape.block(first)}, count});
     return out;
   }

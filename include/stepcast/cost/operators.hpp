@@ -88,15 +88,22 @@ struct LayerKind {
   }
 };
 
-/// The layers of the stack a low-precision plan keeps in bf16: the first `first` and the last
-/// `last` by global index (Megatron-Core's is_first_last_bf16_layer).
+/// What a low-precision plan keeps in bf16: the first `first` and the last `last` layers of the
+/// stack by global index (Megatron-Core's is_first_last_bf16_layer), and the MTP modules.
 struct Bf16Layers {
   int first = 0;
   int last = 0;
+  bool mtp = false;
+  /// Whether any layer of the stack is kept.
+  [[nodiscard]] bool any_layer() const { return first + last > 0; }
 };
 
-/// The plan's bf16 layers (none unless its precision is a quantized one).
+/// What the plan keeps in bf16 (nothing unless its precision is a quantized one).
 Bf16Layers bf16_layers(const plan::Plan& plan);
+
+/// Whether every layer of the stack is one kind: dense, without sliding windows, a hybrid pattern
+/// or layers kept in bf16 (the planner's common case, asked for every stage of every candidate).
+bool one_layer_kind(const workload::TransformerShape& shape, Bf16Layers bf16);
 
 /// How many layers of each kind the `count` layers from layer `first` on are: DeepSeek-V3's
 /// first dense layers by their index; sliding-window layers spread evenly (GPT-OSS alternates
