@@ -64,6 +64,42 @@ bool set_placement_key(Plan& plan, std::string_view key, std::string_view value,
   return true;
 }
 
+/// The keys of what format each GEMM runs in: precision=, the fp8 recipe and weights (fp8-recipe=,
+/// fp8-params=) and what stays in bf16 (bf16-first-layers=, bf16-last-layers=, mtp-bf16=). False
+/// for any other key.
+bool set_precision_key(Plan& plan, std::string_view key, std::string_view value, const KeyFailure& fail) {
+  if (key == "precision") {
+    try {
+      plan.precision = parse_precision(value, std::string());
+    } catch (const std::exception&) {
+      fail(fmt::format("precision= expects fp32, tf32, bf16, fp16, fp8, mxfp8 or nvfp4, got \"{}\"", value));
+    }
+  } else if (key == "fp8-recipe") {
+    if (value == "delayed") {
+      plan.fp8_recipe = Fp8Recipe::kDelayed;
+    } else if (value == "current") {
+      plan.fp8_recipe = Fp8Recipe::kCurrent;
+    } else {
+      fail(
+          fmt::format("fp8-recipe= expects delayed or current (Transformer Engine's DelayedScaling or "
+                      "Float8CurrentScaling), got \"{}\"",
+                      value));
+    }
+    plan.fp8_recipe_given = true;
+  } else if (key == "fp8-params") {
+    plan.fp8_params = parse_switch(key, value, fail);
+  } else if (key == "bf16-first-layers") {
+    plan.bf16_first_layers = parse_positive(key, value, fail);
+  } else if (key == "bf16-last-layers") {
+    plan.bf16_last_layers = parse_positive(key, value, fail);
+  } else if (key == "mtp-bf16") {
+    plan.mtp_bf16 = parse_switch(key, value, fail);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 const std::vector<std::string_view>& PlanBuilder::keys() {
@@ -166,10 +202,12 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     } else {
       fail(fmt::format("cp-comm= expects p2p, all-gather or a2a, got \"{}\"", value));
     }
-  } else if (set_placement_key(plan_, key, value, fail) || set_expert_key(plan_, key, value, fail) ||
-             set_overlap_key(plan_, key, value, fail) || set_peft_key(plan_, key, value, fail) ||
-             set_loss_key(plan_, key, value, fail) || set_sharding_key(key, value, fail)) {
-    // pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=, pp-layout=, order=;
+  } else if (set_placement_key(plan_, key, value, fail) || set_precision_key(plan_, key, value, fail) ||
+             set_expert_key(plan_, key, value, fail) || set_overlap_key(plan_, key, value, fail) ||
+             set_peft_key(plan_, key, value, fail) || set_loss_key(plan_, key, value, fail) ||
+             set_sharding_key(key, value, fail)) {
+    // pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=, pp-layout=, order=; precision=,
+    // fp8-recipe=, fp8-params=, bf16-first-layers=, bf16-last-layers=, mtp-bf16= (above);
     // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap= (expert_parallel.cpp);
     // overlap-grad-reduce=, overlap-param-gather=, fsdp-prefetch= (data_parallel_overlap.cpp); peft=, lora-rank=
     // (peft.cpp); loss=, train-metrics= (loss_settings.cpp); zero=, fsdp=
@@ -199,12 +237,6 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     set_recompute_modules(value, fail);
   } else if (key == "offload-layers") {
     plan_.offload_layers = parse_positive(key, value, fail);
-  } else if (key == "bf16-first-layers") {
-    plan_.bf16_first_layers = parse_positive(key, value, fail);
-  } else if (key == "bf16-last-layers") {
-    plan_.bf16_last_layers = parse_positive(key, value, fail);
-  } else if (key == "mtp-bf16") {
-    plan_.mtp_bf16 = parse_switch(key, value, fail);
   } else if (key == "schedule") {
     bool known = false;
     for (Schedule s : {Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved, Schedule::kZbH1}) {
@@ -214,27 +246,6 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
       }
     }
     if (!known) fail(fmt::format("schedule= expects gpipe, 1f1b, interleaved or zb-h1, got \"{}\"", value));
-  } else if (key == "precision") {
-    const std::string origin;
-    try {
-      plan_.precision = parse_precision(value, origin);
-    } catch (const std::exception&) {
-      fail(fmt::format("precision= expects fp32, tf32, bf16, fp16, fp8, mxfp8 or nvfp4, got \"{}\"", value));
-    }
-  } else if (key == "fp8-recipe") {
-    if (value == "delayed") {
-      plan_.fp8_recipe = Fp8Recipe::kDelayed;
-    } else if (value == "current") {
-      plan_.fp8_recipe = Fp8Recipe::kCurrent;
-    } else {
-      fail(
-          fmt::format("fp8-recipe= expects delayed or current (Transformer Engine's DelayedScaling or "
-                      "Float8CurrentScaling), got \"{}\"",
-                      value));
-    }
-    plan_.fp8_recipe_given = true;
-  } else if (key == "fp8-params") {
-    plan_.fp8_params = parse_switch(key, value, fail);
   } else if (key == "optimizer") {
     try {
       plan_.optimizer = parse_optimizer(value, std::string());
