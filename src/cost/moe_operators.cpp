@@ -1,8 +1,9 @@
 // The MLP of an MoE block as Megatron-core runs it with its all-to-all token dispatcher
 // (Megatron-LM's MoE guide; Gale et al. 2023, MegaBlocks, for grouped expert GEMMs): the router
-// GEMM and top-k, the permute that orders token copies by expert, the experts as grouped GEMMs
-// at their real shape (tokens per expert rows), the unpermute that sums each token's weighted
-// copies, and the shared experts beside them. Under fp8/mxfp8/nvfp4 the experts' and the shared
+// GEMM and top-k, the permute that orders token copies by expert, the sort of the rows a rank
+// receives by local expert (and back), the experts as grouped GEMMs at their real shape (tokens
+// per expert rows), the unpermute that sums each token's weighted copies, and the shared experts
+// beside them. Under fp8/mxfp8/nvfp4 the experts' and the shared
 // experts' GEMMs run quantized, as Transformer Engine's GroupedLinear and Linear do under
 // fp8_autocast; the router's stays in 16-bit. Which blocks of a stage are MoE or sliding-window.
 #include <algorithm>
@@ -160,6 +161,16 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   const double per_expert = rows / local;
   const double f = m.expert_ffn / c.experts.etp;
   const double up = (shape.gated_mlp ? 2.0 : 1.0) * f;
+  // The all-to-all dispatcher's second permutation: the rows a rank receives (its share of the
+  // expert group's rows, before any expert-TP gather) sorted from source-rank blocks into
+  // local-expert order, one read and one write, when the rank holds more than one expert
+  // (Megatron-Core's MoEAlltoAllTokenDispatcher, sort_chunks_by_idxs); the combine restores them.
+  const bool regroups = c.experts.regroups_by_expert && local > 1.0;
+  const double received = rows / c.experts.etp * w;
+  if (regroups) {
+    fwd.push_back(memory("regroup rows by expert (dispatch)", OpPass::kForward, received, 2.0, e, 0.0));
+    bwd.push_back(memory("regroup rows by expert (dispatch) backward", OpPass::kBackward, received, 2.0, e, 0.0));
+  }
   const Quantized expert{&c, "quantize expert input", "quantize expert output gradient"};
   grouped_linear(fwd, bwd, "expert gate+up (grouped)", "expert gate+up (grouped dgrad)",
                  "expert gate+up (grouped wgrad)", {local, per_expert, up, w}, e, rows * w, expert);
@@ -182,6 +193,10 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   const double down_input = recomputes(c, plan::kRecomputeMoeAct) ? 0.0 : inner;
   grouped_linear(fwd, bwd, "expert down (grouped)", "expert down (grouped dgrad)", "expert down (grouped wgrad)",
                  {local, per_expert, w, f}, e, down_input, expert);
+  if (regroups) {
+    fwd.push_back(memory("restore rows by source (combine)", OpPass::kForward, received, 2.0, e, 0.0));
+    bwd.push_back(memory("restore rows by source (combine) backward", OpPass::kBackward, received, 2.0, e, 0.0));
+  }
   // Unpermute: after the combine all-to-all, each token's k copies summed. The experts applied
   // the routing weights already, so the sum keeps nothing for the backward.
   fwd.push_back(memory("token unpermute (combine)", OpPass::kForward, copies, 2.0, e, 2.0));

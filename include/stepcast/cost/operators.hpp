@@ -124,6 +124,10 @@ struct ExpertContext {
   /// Rows of the busiest rank's expert GEMMs over the balanced share: the imbalance, capped by
   /// the capacity factor when tokens are dropped.
   double load_factor = 1.0;
+  /// The all-to-all dispatcher: the rows a rank receives come in blocks by source rank and are
+  /// sorted by local expert before the experts, and back after them (Megatron-Core's
+  /// sort_chunks_by_idxs); the flex dispatcher delivers them by expert.
+  bool regroups_by_expert = false;
 };
 
 /// The settings an operator list depends on, resolved from a plan.
