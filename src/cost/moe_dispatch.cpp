@@ -45,4 +45,9 @@ double remote_domains_per_token(const RoutedExperts& routing, int domains) {
   return (domains - 1) * (1.0 - untouched);
 }
 
+double ranks_reached_per_token(const RoutedExperts& routing, int ranks) {
+  if (ranks <= 1) return 1.0;
+  return remote_domains_per_token(routing, ranks) * ranks / (ranks - 1);
+}
+
 }  // namespace stepcast::cost

@@ -10,9 +10,10 @@
 // recompute the forward's again. The busiest rank's load factor stretches every call. They sit
 // between dependent kernels, unless moe-overlap hides them behind other compute (DeepSeek-V3's
 // DualPipe, section 3.2.1; Megatron-Core's a2a overlap). The flex dispatcher (DeepEP, HybridEP)
-// across scale-up domains runs two all-to-alls instead: one copy of a token to each other domain
-// holding one of its experts, among the GPUs of the same place in each domain, then each copy to
-// its experts inside the domain; the combine returns them in the reverse order.
+// sends a token once to each GPU holding one of its experts, not once per expert; across scale-up
+// domains it runs two all-to-alls instead: one copy of a token to each other domain holding one of
+// its experts, among the GPUs of the same place in each domain, then a copy to each GPU of its
+// experts inside the domain; the combine returns them in the reverse order.
 #include <algorithm>
 
 #include "expert_groups.hpp"
@@ -136,18 +137,21 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
                  topology::Concurrency{etp, 1},
                  Representation::kEveryGroup,
                  [layout, fold](int stage) { return fold.groups(layout, stage, false); }};
+    const workload::MoeShape& moe = *shape.moe;
+    const cost::RoutedExperts routing{moe.experts, moe.top_k, moe.router_groups, moe.router_group_topk};
     const bool a2a = p.moe_dispatcher != plan::MoeDispatcher::kAllGather;
-    calls.dispatch = Bytes(routed * (a2a ? shape.moe->top_k : p.ep) * shape.expert_width() * bytes * load);
+    const bool flex = p.moe_dispatcher == plan::MoeDispatcher::kFlex;
+    // Copies of a token: the all-to-all one per expert, the flex dispatcher one per GPU holding
+    // one of its experts, the all-gather one per rank.
+    const double copies = flex ? cost::ranks_reached_per_token(routing, p.ep) : (a2a ? moe.top_k : p.ep);
+    calls.dispatch = Bytes(routed * copies * shape.expert_width() * bytes * load);
     calls.dispatch_op = a2a ? cost::CollectiveOp::kAllToAll : cost::CollectiveOp::kAllGather;
     calls.combine_op = a2a ? cost::CollectiveOp::kAllToAll : cost::CollectiveOp::kReduceScatter;
-    const bool flex = p.moe_dispatcher == plan::MoeDispatcher::kFlex;
     const int domains = flex ? context.topology.tiers(ep.ranks, ep.stride, ep.concurrency).nodes : 1;
-    if (domains > 1 && p.ep % domains == 0 && shape.moe->experts % domains == 0) {
+    if (domains > 1 && p.ep % domains == 0 && moe.experts % domains == 0) {
       add_flex_groups(graph, ep, domains, layout, fold, calls);
       // nccl-tests' S of an all-to-all counts the share a rank keeps: d remote copies are S (D-1)/D.
-      const workload::MoeShape& moe = *shape.moe;
-      const double remote =
-          cost::remote_domains_per_token({moe.experts, moe.top_k, moe.router_groups, moe.router_group_topk}, domains);
+      const double remote = cost::remote_domains_per_token(routing, domains);
       calls.between = Bytes(routed * remote * shape.expert_width() * bytes * load * domains / (domains - 1));
     } else {
       calls.ep_group = graph.add_group(std::move(ep));

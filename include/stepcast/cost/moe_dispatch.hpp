@@ -28,4 +28,11 @@ struct RoutedExperts {
 /// 1 <= group_topk <= groups, 1 <= top_k <= the best groups' experts.
 double remote_domains_per_token(const RoutedExperts& routing, int domains);
 
+/// GPUs of an expert-parallel group of `ranks` a token's experts sit on, its own included: the
+/// flex dispatcher sends a token once to each (DeepEP's get_dispatch_layout marks a token per rank,
+/// is_token_in_rank; HybridEP's receive buffer holds at most one copy of each token a source rank
+/// sends), where the all-to-all sends one per expert. remote_domains_per_token over `ranks` GPUs,
+/// times ranks / (ranks - 1): the own GPU is reached as often as any other. 1 on one GPU.
+double ranks_reached_per_token(const RoutedExperts& routing, int ranks);
+
 }  // namespace stepcast::cost
