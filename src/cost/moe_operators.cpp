@@ -163,9 +163,10 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   const double up = (shape.gated_mlp ? 2.0 : 1.0) * f;
   // The all-to-all dispatcher's second permutation: the rows a rank receives (its share of the
   // expert group's rows, before any expert-TP gather) sorted from source-rank blocks into
-  // local-expert order, one read and one write, when the rank holds more than one expert
-  // (Megatron-Core's MoEAlltoAllTokenDispatcher, sort_chunks_by_idxs); the combine restores them.
-  const bool regroups = c.experts.regroups_by_expert && local > 1.0;
+  // local-expert order, one read and one write, when the rank holds more than one expert and
+  // receives from more than one rank (Megatron-Core's MoEAlltoAllTokenDispatcher,
+  // sort_chunks_by_idxs; from one rank they arrive in expert order); the combine restores them.
+  const bool regroups = c.experts.regroups_by_expert && local > 1.0 && c.experts.ep > 1.0;
   const double received = rows / c.experts.etp * w;
   if (regroups) {
     fwd.push_back(memory("regroup rows by expert (dispatch)", OpPass::kForward, received, 2.0, e, 0.0));

@@ -85,6 +85,8 @@ TEST_SUITE("cost.alltoall_regroup") {
     const auto w = tiny();
     // ep=4 of 4 experts: one expert a rank, whose rows arrive already together.
     CHECK(count_named(moe_layer(w, "dp=4,ep=4,flash=on,moe-dispatcher=alltoall", 4), kSort) == 0);
+    // ep=1: the rank's own rows, which the permute put in expert order already.
+    CHECK(count_named(moe_layer(w, "dp=2,ep=1,flash=on,moe-dispatcher=alltoall", 2), kSort) == 0);
     // The flex dispatcher hands the grouped GEMM its rows by expert.
     CHECK(count_named(moe_layer(w, "dp=2,ep=2,flash=on,moe-dispatcher=flex", 2), kSort) == 0);
     CHECK(count_named(moe_layer(w, "dp=2,ep=2,flash=on,moe-dispatcher=flex", 2), kRestore) == 0);
