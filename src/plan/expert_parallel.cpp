@@ -95,6 +95,35 @@ bool set_expert_key(Plan& plan, std::string_view key, std::string_view value, co
   return true;
 }
 
+namespace {
+
+/// Megatron-Core's checks of its EP all-to-all overlap (TransformerConfig.__post_init__, under
+/// overlap_moe_expert_parallel_comm; Megatron-Bridge's moe_a2a_overlap turns it on): the combined
+/// 1F1B schedule pairs one micro-batch's forward with another's backward, layer by layer.
+void add_moe_overlap_problems(const Plan& p, const workload::TransformerShape& shape, std::vector<Verdict>& out) {
+  if (p.ep < 2 || p.moe_dispatcher == MoeDispatcher::kAllGather) {
+    out.push_back(
+        {Rule::kMoeOverlapNeedsAllToAll, {{"ep", p.ep}, {"dispatcher", std::string(to_string(p.moe_dispatcher))}}});
+  }
+  // "virtual_pipeline_model_parallel_size must be specified when pipeline_model_parallel_size > 1";
+  // a pipeline layout sets it (vp = the layout's chunks per stage, 1 included).
+  if (p.pp > 1 && p.vp < 2 && p.pp_layout.empty())
+    out.push_back({Rule::kMoeOverlapNeedsVirtualPipeline, {{"pp", p.pp}}});
+  // "disable full recomputation", and the moe module re-runs the dispatch the schedule overlaps.
+  if (p.recompute == Recompute::kFull) out.push_back({Rule::kMoeOverlapWithFullRecompute, {}});
+  if (p.recompute == Recompute::kSelective && (p.recompute_modules & kRecomputeMoe) != 0U) {
+    out.push_back({Rule::kMoeOverlapWithMoeRecompute, {}});
+  }
+  // "mtp_num_layers is None or 1".
+  if (shape.mtp_layers > 1) out.push_back({Rule::kMoeOverlapWithMtpLayers, {{"mtp", shape.mtp_layers}}});
+  // "only supported with bf16 or fp16 model": fp8 and the block-scaled formats run a 16-bit model.
+  if (p.precision == Precision::kFp32 || p.precision == Precision::kTf32) {
+    out.push_back({Rule::kMoeOverlapNeeds16Bit, {{"precision", std::string(to_string(p.precision))}}});
+  }
+}
+
+}  // namespace
+
 void add_expert_problems(const Plan& p, const workload::Workload& workload, std::vector<Verdict>& out) {
   const bool moe = workload.shape && workload.shape->moe;
   if (!moe) {
@@ -146,11 +175,7 @@ void add_expert_problems(const Plan& p, const workload::Workload& workload, std:
   if (p.moe_imbalance > p.ep) {
     out.push_back({Rule::kImbalanceWithinEp, {{"imbalance", p.moe_imbalance}, {"ep", p.ep}}});
   }
-  // Megatron-Core overlaps the all-to-all and flex dispatchers' calls (moe_a2a_overlap).
-  if (p.moe_overlap && (p.ep < 2 || p.moe_dispatcher == MoeDispatcher::kAllGather)) {
-    out.push_back(
-        {Rule::kMoeOverlapNeedsAllToAll, {{"ep", p.ep}, {"dispatcher", std::string(to_string(p.moe_dispatcher))}}});
-  }
+  if (p.moe_overlap) add_moe_overlap_problems(p, *workload.shape, out);
 }
 
 std::string describe_expert(const Verdict& v) {
@@ -191,6 +216,26 @@ std::string describe_expert(const Verdict& v) {
           "moe-overlap=on overlaps the dispatch and combine all-to-alls: it needs ep > 1 and moe-dispatcher=alltoall "
           "or flex (got ep={}, moe-dispatcher={})",
           n("ep"), v.text("dispatcher"));
+    case Rule::kMoeOverlapNeedsVirtualPipeline:
+      return fmt::format(
+          "moe-overlap=on with pp={} needs a virtual pipeline (vp > 1 with schedule=interleaved, or a pp-layout=): "
+          "Megatron-Core pairs forwards with backwards in the interleaved schedule only",
+          n("pp"));
+    case Rule::kMoeOverlapWithFullRecompute:
+      return "moe-overlap=on cannot run with recompute=full: Megatron-Core disables full recomputation under its EP "
+             "all-to-all overlap (choose recompute=selective or none)";
+    case Rule::kMoeOverlapWithMoeRecompute:
+      return "moe-overlap=on cannot recompute the moe module: it runs the dispatch the overlap schedules again "
+             "(Megatron-Core refuses recompute-modules with moe under its EP all-to-all overlap)";
+    case Rule::kMoeOverlapWithMtpLayers:
+      return fmt::format(
+          "moe-overlap=on runs at most one MTP layer (Megatron-Core: mtp_num_layers None or 1); the workload has {}",
+          n("mtp"));
+    case Rule::kMoeOverlapNeeds16Bit:
+      return fmt::format(
+          "moe-overlap=on needs a 16-bit model (bf16, fp16, or fp8 and the block-scaled formats over "
+          "one), as Megatron-Core requires (got precision={})",
+          v.text("precision"));
     default:
       STEPCAST_UNREACHABLE("a rule of expert parallel");
   }

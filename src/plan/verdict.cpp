@@ -86,6 +86,15 @@ constexpr std::array kRules = {
     RuleInfo{Rule::kImbalanceWithinEp, "imbalance-within-ep", "moe-imbalance cannot exceed ep"},
     RuleInfo{Rule::kMoeOverlapNeedsAllToAll, "moe-overlap-needs-all-to-all",
              "moe-overlap=on needs ep > 1 and moe-dispatcher=alltoall"},
+    RuleInfo{Rule::kMoeOverlapNeedsVirtualPipeline, "moe-overlap-needs-virtual-pipeline",
+             "moe-overlap=on with pp > 1 needs a virtual pipeline"},
+    RuleInfo{Rule::kMoeOverlapWithFullRecompute, "moe-overlap-with-full-recompute",
+             "moe-overlap=on with recompute=full"},
+    RuleInfo{Rule::kMoeOverlapWithMoeRecompute, "moe-overlap-with-moe-recompute",
+             "moe-overlap=on with the moe recompute module"},
+    RuleInfo{Rule::kMoeOverlapWithMtpLayers, "moe-overlap-with-mtp-layers",
+             "moe-overlap=on with more than one MTP layer"},
+    RuleInfo{Rule::kMoeOverlapNeeds16Bit, "moe-overlap-needs-16-bit", "moe-overlap=on needs a 16-bit model"},
     RuleInfo{Rule::kGradReduceNeedsDp, "grad-reduce-needs-dp", "overlap-grad-reduce= needs data parallel"},
     RuleInfo{Rule::kGradReduceWithLayerwise, "grad-reduce-with-layerwise",
              "overlap-grad-reduce= chooses nothing for FSDP or ZeRO-3"},
@@ -295,6 +304,11 @@ std::string describe(const Verdict& v) {
     case Rule::kTpWithEpNeedsSp:
     case Rule::kImbalanceWithinEp:
     case Rule::kMoeOverlapNeedsAllToAll:
+    case Rule::kMoeOverlapNeedsVirtualPipeline:
+    case Rule::kMoeOverlapWithFullRecompute:
+    case Rule::kMoeOverlapWithMoeRecompute:
+    case Rule::kMoeOverlapWithMtpLayers:
+    case Rule::kMoeOverlapNeeds16Bit:
       return describe_expert(v);
     case Rule::kGradReduceNeedsDp:
     case Rule::kGradReduceWithLayerwise:

@@ -33,6 +33,11 @@ const workload::Workload& seed_7b() {
   return w;
 }
 
+const workload::Workload& nemotron_super() {
+  static const workload::Workload w = workload::load_workload(STEPCAST_SOURCE_DIR "/workloads/nemotron-3-super.json");
+  return w;
+}
+
 const workload::Workload& nemotron_nano() {
   static const workload::Workload w = workload::load_workload(STEPCAST_SOURCE_DIR "/workloads/nemotron-3-nano.json");
   return w;
@@ -163,6 +168,21 @@ const std::vector<Case>& cases() {
       {mixtral, "moe-overlap=on", 1, R::kMoeOverlapNeedsAllToAll,
        "moe-overlap=on overlaps the dispatch and combine all-to-alls: it needs ep > 1 and moe-dispatcher=alltoall "
        "or flex (got ep=1, moe-dispatcher=alltoall)"},
+      // Megatron-Core's checks of overlap_moe_expert_parallel_comm (TransformerConfig.__post_init__).
+      {mixtral, "pp=2,dp=2,ep=2,moe-overlap=on", 4, R::kMoeOverlapNeedsVirtualPipeline,
+       "moe-overlap=on with pp=2 needs a virtual pipeline (vp > 1 with schedule=interleaved, or a pp-layout=): "
+       "Megatron-Core pairs forwards with backwards in the interleaved schedule only"},
+      {mixtral, "dp=2,ep=2,moe-overlap=on,recompute=full", 2, R::kMoeOverlapWithFullRecompute,
+       "moe-overlap=on cannot run with recompute=full: Megatron-Core disables full recomputation under its EP "
+       "all-to-all overlap (choose recompute=selective or none)"},
+      {mixtral, "dp=2,ep=2,moe-overlap=on,recompute=selective,recompute-modules=moe", 2, R::kMoeOverlapWithMoeRecompute,
+       "moe-overlap=on cannot recompute the moe module: it runs the dispatch the overlap schedules again "
+       "(Megatron-Core refuses recompute-modules with moe under its EP all-to-all overlap)"},
+      {nemotron_super, "dp=8,ep=8,moe-overlap=on", 8, R::kMoeOverlapWithMtpLayers,
+       "moe-overlap=on runs at most one MTP layer (Megatron-Core: mtp_num_layers None or 1); the workload has 2"},
+      {mixtral, "dp=2,ep=2,moe-overlap=on,precision=fp32", 2, R::kMoeOverlapNeeds16Bit,
+       "moe-overlap=on needs a 16-bit model (bf16, fp16, or fp8 and the block-scaled formats over one), as "
+       "Megatron-Core requires (got precision=fp32)"},
       {llama2_7b, "overlap-grad-reduce=on", 1, R::kGradReduceNeedsDp,
        "overlap-grad-reduce=on needs data parallel: dp x cp > 1 ranks reducing gradients (got dp=1, cp=1)"},
       {llama2_7b, "zero=3,overlap-grad-reduce=on", 2, R::kGradReduceWithLayerwise,

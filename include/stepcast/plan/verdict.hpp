@@ -58,16 +58,21 @@ enum class Rule {
   kA2aKvHeadsDivideTpCp,  ///< kv_heads, tp, cp
   kCpWithMamba,           ///< cp, workload (a name)
   // Expert parallel (expert_parallel.cpp).
-  kExpertSettingsNeedMoe,    ///< ep, etp (0: not given), workload (a name)
-  kMoeWithHybridShard,       ///< sharding (a name)
-  kMoeShardingNeedsDp,       ///< sharding (a name)
-  kEpDividesExperts,         ///< experts, ep
-  kEtpNeedsEp,               ///< etp, tp
-  kEtpDividesExpertFfn,      ///< expert_ffn, etp
-  kExpertFolding,            ///< tp, cp, dp, dense, etp, ep, expert
-  kTpWithEpNeedsSp,          ///< tp, ep
-  kImbalanceWithinEp,        ///< imbalance (a ratio), ep
-  kMoeOverlapNeedsAllToAll,  ///< ep, dispatcher (a name)
+  kExpertSettingsNeedMoe,           ///< ep, etp (0: not given), workload (a name)
+  kMoeWithHybridShard,              ///< sharding (a name)
+  kMoeShardingNeedsDp,              ///< sharding (a name)
+  kEpDividesExperts,                ///< experts, ep
+  kEtpNeedsEp,                      ///< etp, tp
+  kEtpDividesExpertFfn,             ///< expert_ffn, etp
+  kExpertFolding,                   ///< tp, cp, dp, dense, etp, ep, expert
+  kTpWithEpNeedsSp,                 ///< tp, ep
+  kImbalanceWithinEp,               ///< imbalance (a ratio), ep
+  kMoeOverlapNeedsAllToAll,         ///< ep, dispatcher (a name)
+  kMoeOverlapNeedsVirtualPipeline,  ///< pp
+  kMoeOverlapWithFullRecompute,     ///< no values
+  kMoeOverlapWithMoeRecompute,      ///< no values
+  kMoeOverlapWithMtpLayers,         ///< mtp (MTP layers of the workload)
+  kMoeOverlapNeeds16Bit,            ///< precision (a name)
   // Data-parallel overlap settings (data_parallel_overlap.cpp).
   kGradReduceNeedsDp,                 ///< setting (on/off), dp, cp
   kGradReduceWithLayerwise,           ///< setting (on/off), sharding (a name: FSDP or ZeRO-3)
