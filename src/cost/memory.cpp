@@ -123,7 +123,8 @@ Bytes recompute_working_set(const workload::TransformerShape& shape, const plan:
 }
 
 Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
-  const double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
+  const double held =
+      held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp) + overlap_extra_microbatches(plan);
   Bytes total(0.0);
   // Each kind of block the first stage holds (dense or MoE, full or sliding-window attention).
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
@@ -148,11 +149,13 @@ namespace {
 
 /// Micro-batches pipeline stage k holds at its peak: stage k of 1F1B min(p - k, m) (Narayanan et
 /// al. 2021, section 2.2.1), GPipe all m; the interleaved schedule's stage 0 held_microbatches'
-/// count and stage k that scaled by the same ramp (an assumption past stage 0).
+/// count and stage k that scaled by the same ramp (an assumption past stage 0); and the chunk the
+/// EP all-to-all overlap runs ahead on every stage.
 double held_at_stage(const plan::Plan& plan, int k) {
   const int m = plan.micro_batches();
   if (plan.schedule == plan::Schedule::kGpipe) return m;
-  return held_microbatches(plan.schedule, plan.pp, m, plan.vp) * std::min(plan.pp - k, m) / std::min(plan.pp, m);
+  return held_microbatches(plan.schedule, plan.pp, m, plan.vp) * std::min(plan.pp - k, m) / std::min(plan.pp, m) +
+         overlap_extra_microbatches(plan);
 }
 
 }  // namespace
@@ -232,7 +235,8 @@ std::string sharded_note(const plan::Plan& plan, int from_stage) {
 void explain_activations(Explanation& ex, const workload::Workload& workload, const plan::Plan& plan,
                          Bytes activations) {
   if (const auto& shape = workload.shape) {
-    double held = held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp);
+    double held =
+        held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp) + overlap_extra_microbatches(plan);
     double stage_layers = static_cast<double>(offload_resident_layers(shape->layers, plan.offload_layers)) / plan.pp;
     if (plan.offload_layers > 0) {
       ex.push_back({"activation offload",

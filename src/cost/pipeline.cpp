@@ -24,6 +24,11 @@ double held_microbatches(plan::Schedule schedule, int p, int m, int v) {
   STEPCAST_UNREACHABLE("unknown schedule");
 }
 
+double overlap_extra_microbatches(const plan::Plan& plan) {
+  const bool paired = plan.moe_overlap && plan.pp > 1 && plan.schedule == plan::Schedule::kInterleaved;
+  return paired ? 1.0 / plan.vp : 0.0;
+}
+
 double cooldown_microbatches(plan::Schedule schedule, int p, int m, int v) {
   STEPCAST_ASSERT(p >= 1 && m >= 1 && v >= 1, "pipeline degrees are at least 1");
   if (p == 1) return 0.0;  // gradient accumulation: every backward follows its own forward

@@ -59,6 +59,12 @@ PipelineTime interleaved_pipeline(const std::vector<StagePasses>& stages, int m,
 /// min(p, m) x (1 + (p-1)/(p*v)) (Korthikanti et al. 2022, section 4.2.3). 1 when p = 1.
 double held_microbatches(plan::Schedule schedule, int p, int m, int v);
 
+/// Micro-batches' worth of a stage's layers a plan's stage k holds beyond its schedule's count:
+/// under moe-overlap=on the interleaved schedule runs one more model chunk's forward before its
+/// steady state (Megatron-LM schedules.py: "we schedule one extra micro-batch forward step before
+/// the 1f1b stages" when overlap_moe_expert_parallel_comm is on), 1/v of a micro-batch; 0 otherwise.
+double overlap_extra_microbatches(const plan::Plan& plan);
+
 /// Micro-batches' worth of backward passes the first stage runs after its last forward (the
 /// pipeline's cooldown, which mirrors its warm-up): m for GPipe, min(p-1, m) for 1F1B and ZB-H1,
 /// and for interleaved 1F1B min((p-1) x 2 + (v-1) x p, m x v) model-chunk passes over v
