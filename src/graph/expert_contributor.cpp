@@ -34,6 +34,7 @@ struct ExpertCalls {
   // The flex dispatcher across domains: the all-to-all between domains and its size; `ep_group`
   // and `dispatch` are then the all-to-all inside each domain.
   bool flex = false;
+  bool per_gpu = false;  // the flex dispatcher, inside a domain or across: a copy per GPU of a token's experts
   std::size_t between_group = 0;
   Bytes between;
   cost::CollectiveOp dispatch_op = cost::CollectiveOp::kAllToAll;
@@ -56,8 +57,9 @@ void add_pass(const GraphContext& context, StepGraph& graph, const ExpertCalls& 
   if (calls.flex) add(calls.between_group, op, calls.between, "MoE dispatch between domains (flex: a copy per domain)");
   if (calls.with_ep) {
     add(calls.ep_group, calls.dispatch_op, calls.dispatch,
-        calls.flex ? "MoE dispatch inside the domain (flex)"
-                   : (a2a ? "MoE dispatch all-to-all" : "MoE dispatch all-gather"));
+        calls.flex      ? "MoE dispatch inside the domain (flex: a copy per GPU)"
+        : calls.per_gpu ? "MoE dispatch all-to-all (flex: a copy per GPU)"
+                        : (a2a ? "MoE dispatch all-to-all" : "MoE dispatch all-gather"));
   }
   if (calls.with_etp) {
     add(calls.etp_group, cost::CollectiveOp::kAllGather, calls.expert_tp, "MoE expert-TP all-gather");
@@ -65,8 +67,9 @@ void add_pass(const GraphContext& context, StepGraph& graph, const ExpertCalls& 
   }
   if (calls.with_ep) {
     add(calls.ep_group, calls.combine_op, calls.dispatch,
-        calls.flex ? "MoE combine inside the domain (flex)"
-                   : (a2a ? "MoE combine all-to-all" : "MoE combine reduce-scatter"));
+        calls.flex      ? "MoE combine inside the domain (flex: a copy per GPU)"
+        : calls.per_gpu ? "MoE combine all-to-all (flex: a copy per GPU)"
+                        : (a2a ? "MoE combine all-to-all" : "MoE combine reduce-scatter"));
   }
   if (calls.flex) add(calls.between_group, op, calls.between, "MoE combine between domains (flex: a copy per domain)");
 }
@@ -145,6 +148,7 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
     // one of its experts, the all-gather one per rank.
     const double copies = flex ? cost::ranks_reached_per_token(routing, p.ep) : (a2a ? moe.top_k : p.ep);
     calls.dispatch = Bytes(routed * copies * shape.expert_width() * bytes * load);
+    calls.per_gpu = flex;
     calls.dispatch_op = a2a ? cost::CollectiveOp::kAllToAll : cost::CollectiveOp::kAllGather;
     calls.combine_op = a2a ? cost::CollectiveOp::kAllToAll : cost::CollectiveOp::kReduceScatter;
     const int domains = flex ? context.topology.tiers(ep.ranks, ep.stride, ep.concurrency).nodes : 1;
