@@ -146,7 +146,10 @@ void add_expert_parallel(const GraphContext& context, StepGraph& graph) {
     const bool flex = p.moe_dispatcher == plan::MoeDispatcher::kFlex;
     // Copies of a token: the all-to-all one per expert, the flex dispatcher one per GPU holding
     // one of its experts, the all-gather one per rank.
-    const double copies = flex ? cost::ranks_reached_per_token(routing, p.ep) : (a2a ? moe.top_k : p.ep);
+    // (A plan whose ep does not divide the experts is refused before its graph is built.)
+    const bool even = moe.experts % p.ep == 0;
+    const double copies =
+        flex && even ? cost::ranks_reached_per_token(routing, p.ep) : (a2a ? moe.top_k : static_cast<double>(p.ep));
     calls.dispatch = Bytes(routed * copies * shape.expert_width() * bytes * load);
     calls.per_gpu = flex;
     calls.dispatch_op = a2a ? cost::CollectiveOp::kAllToAll : cost::CollectiveOp::kAllGather;
