@@ -92,6 +92,44 @@ Operator memory(std::string_view name, OpPass pass, double elements, double stre
   return op;
 }
 
+/// The shared experts beside the routed ones: a dense MLP of shared_experts x shared_ffn over the
+/// rank's own tokens, split over tp as the dense MLP, checkpointed whole under the shared_experts
+/// recompute module.
+void append_shared_experts(const workload::TransformerShape& shape, const OperatorContext& c, bool norm_recomputed,
+                           std::vector<Operator>& fwd, std::vector<Operator>& bwd) {
+  const workload::MoeShape& m = *shape.moe;
+  const double e = c.activation_bytes;
+  const double h = shape.hidden;
+  const double tokens = c.micro_batch * c.seq / c.cp;  // the dense GEMMs' rows, as layer_operators
+  const std::size_t shared_begin = fwd.size();
+  const double width = static_cast<double>(m.shared_experts) * m.shared_ffn / c.tp;
+  const double shared_up = (shape.gated_mlp ? 2.0 : 1.0) * width;
+  const Quantized shared{&c, "quantize shared expert input", "quantize shared expert output gradient"};
+  // In 16-bit its input is the tensor the router keeps already; quantized, it keeps its own copy
+  // (none where the norm runs again: Megatron-Core then keeps the 16-bit input, which it discards).
+  const double own_input = is_low_precision(c.precision) && !norm_recomputed ? routed_tokens_per_gpu(c) * h : 0.0;
+  grouped_linear(fwd, bwd, "shared expert gate+up", "shared expert gate+up (dgrad)", "shared expert gate+up (wgrad)",
+                 {1.0, tokens, shared_up, h}, e, own_input, shared);
+  const double shared_inner = tokens * width;
+  fwd.push_back(memory("shared expert swiglu", OpPass::kForward, shared_inner, 3.0, e, 6.0));
+  fwd.back().saved = Bytes(2.0 * shared_inner * e);
+  bwd.push_back(memory("shared expert swiglu backward", OpPass::kBackward, shared_inner, 5.0, e, 10.0));
+  grouped_linear(fwd, bwd, "shared expert down", "shared expert down (dgrad)", "shared expert down (wgrad)",
+                 {1.0, tokens, h, width}, e, shared_inner, shared);
+  for (std::size_t i = shared_begin; i < fwd.size(); ++i) {
+    fwd[i].recompute_module = plan::kRecomputeSharedExperts;
+    // Checkpointed whole: they keep only their input, the tensor the router keeps.
+    if (recomputes(c, plan::kRecomputeSharedExperts)) fwd[i].saved = Bytes(0.0);
+  }
+}
+
+/// A copy of `elements` values in the forward (one read, one write) and its inverse in the backward.
+void row_copy(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std::string_view name,
+              std::string_view backward_name, double elements, double e) {
+  fwd.push_back(memory(name, OpPass::kForward, elements, 2.0, e, 0.0));
+  bwd.push_back(memory(backward_name, OpPass::kBackward, elements, 2.0, e, 0.0));
+}
+
 }  // namespace
 
 double routed_tokens_per_gpu(const OperatorContext& c) {
@@ -122,9 +160,8 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   const workload::MoeShape& m = *shape.moe;
   const double e = c.activation_bytes;
   const double h = shape.hidden;
-  // The dense GEMMs' rows (the rank's b s / cp tokens, as layer_operators) and the tokens the
-  // router, the permute and the dispatch take: those, split again under sequence parallel.
-  const double tokens = c.micro_batch * c.seq / c.cp;
+  // The tokens the router, the permute and the dispatch take: the rank's b s / cp, split again
+  // under sequence parallel.
   const double routed = routed_tokens_per_gpu(c);
   const double experts = m.experts;
   const double k = m.top_k;
@@ -151,8 +188,7 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   }
   // Permute: copy each token k times, ordered by expert, before the dispatch all-to-all.
   const double copies = routed * k * w;
-  fwd.push_back(memory("token permute (dispatch)", OpPass::kForward, copies, 2.0, e, 0.0));
-  bwd.push_back(memory("token permute backward", OpPass::kBackward, copies, 2.0, e, 0.0));
+  row_copy(fwd, bwd, "token permute (dispatch)", "token permute backward", copies, e);
 
   // Experts: one grouped GEMM per projection over the rank's E/ep experts, each expert taking
   // its share of the rank's rows (tokens per expert), the inner width split over etp.
@@ -168,10 +204,8 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   // sort_chunks_by_idxs; from one rank they arrive in expert order); the combine restores them.
   const bool regroups = c.experts.regroups_by_expert && local > 1.0 && c.experts.ep > 1.0;
   const double received = rows / c.experts.etp * w;
-  if (regroups) {
-    fwd.push_back(memory("regroup rows by expert (dispatch)", OpPass::kForward, received, 2.0, e, 0.0));
-    bwd.push_back(memory("regroup rows by expert (dispatch) backward", OpPass::kBackward, received, 2.0, e, 0.0));
-  }
+  if (regroups)
+    row_copy(fwd, bwd, "regroup rows by expert (dispatch)", "regroup rows by expert (dispatch) backward", received, e);
   const Quantized expert{&c, "quantize expert input", "quantize expert output gradient"};
   grouped_linear(fwd, bwd, "expert gate+up (grouped)", "expert gate+up (grouped dgrad)",
                  "expert gate+up (grouped wgrad)", {local, per_expert, up, w}, e, rows * w, expert);
@@ -194,10 +228,8 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   const double down_input = recomputes(c, plan::kRecomputeMoeAct) ? 0.0 : inner;
   grouped_linear(fwd, bwd, "expert down (grouped)", "expert down (grouped dgrad)", "expert down (grouped wgrad)",
                  {local, per_expert, w, f}, e, down_input, expert);
-  if (regroups) {
-    fwd.push_back(memory("restore rows by source (combine)", OpPass::kForward, received, 2.0, e, 0.0));
-    bwd.push_back(memory("restore rows by source (combine) backward", OpPass::kBackward, received, 2.0, e, 0.0));
-  }
+  if (regroups)
+    row_copy(fwd, bwd, "restore rows by source (combine)", "restore rows by source (combine) backward", received, e);
   // Unpermute: after the combine all-to-all, each token's k copies summed. The experts applied
   // the routing weights already, so the sum keeps nothing for the backward.
   fwd.push_back(memory("token unpermute (combine)", OpPass::kForward, copies, 2.0, e, 2.0));
@@ -208,29 +240,7 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
                    {1.0, routed, h, w}, e, routed * w, projection);
   }
 
-  if (m.shared_experts > 0) {
-    const std::size_t shared_begin = fwd.size();
-    // Shared experts: a dense MLP of shared_experts x shared_ffn, split over tp as the dense MLP.
-    const double width = static_cast<double>(m.shared_experts) * m.shared_ffn / c.tp;
-    const double shared_up = (shape.gated_mlp ? 2.0 : 1.0) * width;
-    const Quantized shared{&c, "quantize shared expert input", "quantize shared expert output gradient"};
-    // In 16-bit its input is the tensor the router keeps already; quantized, it keeps its own copy
-    // (none where the norm runs again: Megatron-Core then keeps the 16-bit input, which it discards).
-    const double own_input = is_low_precision(c.precision) && !norm_recomputed ? routed * h : 0.0;
-    grouped_linear(fwd, bwd, "shared expert gate+up", "shared expert gate+up (dgrad)", "shared expert gate+up (wgrad)",
-                   {1.0, tokens, shared_up, h}, e, own_input, shared);
-    const double shared_inner = tokens * width;
-    fwd.push_back(memory("shared expert swiglu", OpPass::kForward, shared_inner, 3.0, e, 6.0));
-    fwd.back().saved = Bytes(2.0 * shared_inner * e);
-    bwd.push_back(memory("shared expert swiglu backward", OpPass::kBackward, shared_inner, 5.0, e, 10.0));
-    grouped_linear(fwd, bwd, "shared expert down", "shared expert down (dgrad)", "shared expert down (wgrad)",
-                   {1.0, tokens, h, width}, e, shared_inner, shared);
-    for (std::size_t i = shared_begin; i < fwd.size(); ++i) {
-      fwd[i].recompute_module = plan::kRecomputeSharedExperts;
-      // Checkpointed whole: they keep only their input, the tensor the router keeps.
-      if (recomputes(c, plan::kRecomputeSharedExperts)) fwd[i].saved = Bytes(0.0);
-    }
-  }
+  if (m.shared_experts > 0) append_shared_experts(shape, c, norm_recomputed, fwd, bwd);
   if (recomputes(c, plan::kRecomputeMoe)) {
     // Checkpointed whole (MoELayer's moe_layer_recompute, tensor_parallel.checkpoint over its
     // forward): it keeps its input alone, the tensor the router kept, and runs everything again.
