@@ -123,8 +123,7 @@ Bytes recompute_working_set(const workload::TransformerShape& shape, const plan:
 }
 
 Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
-  const double held =
-      held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp) + overlap_extra_microbatches(plan);
+  const double held = held_microbatches(plan);
   Bytes total(0.0);
   // Each kind of block the first stage holds (dense or MoE, full or sliding-window attention).
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
@@ -235,8 +234,7 @@ std::string sharded_note(const plan::Plan& plan, int from_stage) {
 void explain_activations(Explanation& ex, const workload::Workload& workload, const plan::Plan& plan,
                          Bytes activations) {
   if (const auto& shape = workload.shape) {
-    double held =
-        held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp) + overlap_extra_microbatches(plan);
+    double held = held_microbatches(plan);
     double stage_layers = static_cast<double>(offload_resident_layers(shape->layers, plan.offload_layers)) / plan.pp;
     if (plan.offload_layers > 0) {
       ex.push_back({"activation offload",

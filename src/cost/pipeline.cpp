@@ -29,6 +29,10 @@ double overlap_extra_microbatches(const plan::Plan& plan) {
   return paired ? 1.0 / plan.vp : 0.0;
 }
 
+double held_microbatches(const plan::Plan& plan) {
+  return held_microbatches(plan.schedule, plan.pp, plan.micro_batches(), plan.vp) + overlap_extra_microbatches(plan);
+}
+
 double cooldown_microbatches(plan::Schedule schedule, int p, int m, int v) {
   STEPCAST_ASSERT(p >= 1 && m >= 1 && v >= 1, "pipeline degrees are at least 1");
   if (p == 1) return 0.0;  // gradient accumulation: every backward follows its own forward

@@ -65,6 +65,9 @@ double held_microbatches(plan::Schedule schedule, int p, int m, int v);
 /// the 1f1b stages" when overlap_moe_expert_parallel_comm is on), 1/v of a micro-batch; 0 otherwise.
 double overlap_extra_microbatches(const plan::Plan& plan);
 
+/// The plan's first stage at its peak: its schedule's held_microbatches and the overlap's chunk.
+double held_microbatches(const plan::Plan& plan);
+
 /// Micro-batches' worth of backward passes the first stage runs after its last forward (the
 /// pipeline's cooldown, which mirrors its warm-up): m for GPipe, min(p-1, m) for 1F1B and ZB-H1,
 /// and for interleaved 1F1B min((p-1) x 2 + (v-1) x p, m x v) model-chunk passes over v
