@@ -16,20 +16,14 @@ constexpr double kOneMicrosecond = 1e-6;
 // The bounds are the physical range of each figure, wide enough that a fit never rests on one:
 // a kernel's fixed cost lies between a launch with nothing to do (under a microsecond on the GPU)
 // and a tenth of a millisecond; a host issues a kernel in 1 to 200 microseconds (eager PyTorch on
-// a slow CPU). A large GEMM reaches from about a third to 95% of its tensor peak: kernel
-// measurements on B200 in Megatron's shapes run from 0.45 to 0.65 of the BF16 peak (MooreThreads/
-// SimuMax configs/system/b200_bf16_ceperm.json, a shape sweep named here for the range, not fitted
-// on), while H100 reaches 0.80 (ml-engineering's maximum-achievable-matmul table). A training step's
-// GEMMs sustain at most that maximum (the best shape of an isolated sweep); the floor, half of it,
-// is there only so that a fit never rests on it.
-constexpr std::array<ParameterSpec, 4> kParameterList = {{
+// a slow CPU). A training step's GEMMs sustain at most a GPU's maximum achievable matmul rate (the
+// best shape of an isolated sweep); the floor, half of it, is there only so that a fit never rests
+// on it.
+constexpr std::array<ParameterSpec, 3> kParameterList = {{
     {"kernel_overhead", ParameterUnit::kSeconds, 0.5 * kOneMicrosecond, 100.0 * kOneMicrosecond,
      "GPU time every kernel costs beyond its roofline time (launch, ramp-up and drain)"},
     {"host_overhead", ParameterUnit::kSeconds, 1.0 * kOneMicrosecond, 200.0 * kOneMicrosecond,
      "host (CPU) time the framework spends issuing one kernel"},
-    {"blackwell_gemm_efficiency", ParameterUnit::kFraction, 0.35, 0.95,
-     "fraction of the dense 16- and 32-bit tensor-core peak large GEMMs reach on Blackwell GPUs (B200, GB200, B300, "
-     "GB300), whose maximum-achievable-matmul figure is a best shape Megatron's GEMM shapes do not reach"},
     {"sustained_gemm_fraction", ParameterUnit::kFraction, 0.5, 1.0,
      "fraction of a GPU's measured maximum achievable matmul rate that the GEMMs of a training step sustain (the "
      "maximum is the best shape of an isolated sweep; the GPU files that cite one scale it by this)"},

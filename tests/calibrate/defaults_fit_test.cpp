@@ -20,12 +20,10 @@ namespace {
 
 const std::filesystem::path kRoot = STEPCAST_SOURCE_DIR;
 
-cost::Calibration with_parameters(double kernel_us, double host_us, double blackwell_gemm, double sustained) {
+cost::Calibration with_parameters(double kernel_us, double host_us, double sustained) {
   cost::Calibration c;
-  c.parameters.values = {{"kernel_overhead", kernel_us * 1e-6},
-                         {"host_overhead", host_us * 1e-6},
-                         {"blackwell_gemm_efficiency", blackwell_gemm},
-                         {"sustained_gemm_fraction", sustained}};
+  c.parameters.values = {
+      {"kernel_overhead", kernel_us * 1e-6}, {"host_overhead", host_us * 1e-6}, {"sustained_gemm_fraction", sustained}};
   for (const auto& [name, v] : c.parameters.values) c.parameters.sources[name] = "test";
   return c;
 }
@@ -46,22 +44,18 @@ std::vector<TrainingRun> synthetic(const cost::Calibration& truth) {
 }  // namespace
 
 TEST_SUITE("calibrate.defaults_fit") {
-  TEST_CASE(
-      "the fit recovers kernel 12 us, host 45 us, Blackwell's GEMM fraction 0.6 and the sustained share 0.85 from runs "
-      "made with them") {
-    const auto runs = synthetic(with_parameters(12.0, 45.0, 0.6, 0.85));
-    const DefaultsFit fit = fit_defaults(runs, with_parameters(5.0, 20.0, 0.8, 0.95));
+  TEST_CASE("the fit recovers kernel 12 us, host 45 us and the sustained share 0.85 from runs made with them") {
+    const auto runs = synthetic(with_parameters(12.0, 45.0, 0.85));
+    const DefaultsFit fit = fit_defaults(runs, with_parameters(5.0, 20.0, 0.95));
     std::map<std::string, FittedParameter> by_name;
     for (const auto& p : fit.parameters) by_name[p.name] = p;
     CHECK(by_name["kernel_overhead"].value == doctest::Approx(12e-6).epsilon(1e-3));
     CHECK(by_name["host_overhead"].value == doctest::Approx(45e-6).epsilon(1e-3));
-    CHECK(by_name["blackwell_gemm_efficiency"].value == doctest::Approx(0.6).epsilon(1e-3));
     CHECK(by_name["sustained_gemm_fraction"].value == doctest::Approx(0.85).epsilon(1e-3));
     CHECK(fit.rms_after < 1e-4);
-    // Every run depends on the overheads; only the B200 runs (the 43 SimuMax rows) on Blackwell's
-    // GEMM fraction, only the A100 runs (vTrain's 1440, a cited maximum) on the sustained share.
+    // Every run depends on the overheads; only the A100 runs (vTrain's 1440, a cited maximum) on the
+    // sustained share: the B200's BF16 GEMM figure is measured in training shapes, not scaled by it.
     CHECK(by_name["kernel_overhead"].runs == 1440 + 43);
-    CHECK(by_name["blackwell_gemm_efficiency"].runs == 43);
     // (less the few whose GEMMs run shorter than the host, at 45 us a kernel, takes to issue them:
     // GEMM speed does not move those).
     CHECK(by_name["sustained_gemm_fraction"].runs > 1400);
@@ -69,28 +63,28 @@ TEST_SUITE("calibrate.defaults_fit") {
     CHECK(fit.runs_per_file.size() == 2);
   }
 
-  TEST_CASE("a parameter no run depends on keeps its start and says so: Blackwell's fraction on A100 runs alone") {
-    auto runs = synthetic(with_parameters(12.0, 45.0, 0.6, 0.85));
-    std::erase_if(runs, [](const TrainingRun& r) { return r.file.find("simumax") != std::string::npos; });
-    const DefaultsFit fit = fit_defaults(runs, with_parameters(5.0, 20.0, 0.8, 0.95));
+  TEST_CASE("a parameter no run depends on keeps its start and says so: the sustained share on B200 BF16 runs alone") {
+    auto runs = synthetic(with_parameters(12.0, 45.0, 0.85));
+    std::erase_if(runs, [](const TrainingRun& r) { return r.file.find("vtrain") != std::string::npos; });
+    const DefaultsFit fit = fit_defaults(runs, with_parameters(5.0, 20.0, 0.95));
     std::map<std::string, FittedParameter> by_name;
     for (const auto& p : fit.parameters) by_name[p.name] = p;
-    CHECK(by_name["blackwell_gemm_efficiency"].runs == 0);
-    CHECK(by_name["blackwell_gemm_efficiency"].value == doctest::Approx(0.8));
-    CHECK(fit.fitted.sources.at("blackwell_gemm_efficiency").starts_with("not fitted: no run of"));
-    CHECK(fit.fitted.sources.at("blackwell_gemm_efficiency").find("kept at its start, 0.8") != std::string::npos);
-    CHECK(by_name["sustained_gemm_fraction"].runs > 1400);
+    CHECK(by_name["sustained_gemm_fraction"].runs == 0);
+    CHECK(by_name["sustained_gemm_fraction"].value == doctest::Approx(0.95));
+    CHECK(fit.fitted.sources.at("sustained_gemm_fraction").starts_with("not fitted: no run of"));
+    CHECK(fit.fitted.sources.at("sustained_gemm_fraction").find("kept at its start, 0.95") != std::string::npos);
+    CHECK(by_name["kernel_overhead"].runs == 43);
   }
 
   TEST_CASE("the written file is a defaults file and a calibration: both loaders read the fitted values") {
-    const auto runs = synthetic(with_parameters(12.0, 45.0, 0.6, 0.85));
-    const DefaultsFit fit = fit_defaults(runs, with_parameters(5.0, 20.0, 0.8, 0.95));
+    const auto runs = synthetic(with_parameters(12.0, 45.0, 0.85));
+    const DefaultsFit fit = fit_defaults(runs, with_parameters(5.0, 20.0, 0.95));
     const auto path = std::filesystem::temp_directory_path() / "stepcast_defaults_fit_test.json";
     std::ofstream(path) << defaults_json_text(fit);
     const topology::ModelParameters loaded = topology::load_model_parameters(path);
     CHECK(loaded.values.at("host_overhead").value == doctest::Approx(45e-6).epsilon(1e-3));
     const cost::Calibration cal = cost::load_calibration(path);
-    CHECK(cal.parameters.values.at("blackwell_gemm_efficiency") == doctest::Approx(0.6).epsilon(1e-3));
+    CHECK(cal.parameters.values.at("sustained_gemm_fraction") == doctest::Approx(0.85).epsilon(1e-3));
     CHECK(cal.parameters.values.size() == topology::model_parameters().size());
   }
 }

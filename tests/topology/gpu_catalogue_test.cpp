@@ -180,7 +180,7 @@ TEST_SUITE("topology.gpu_catalogue") {
               ":/kernels/gemm/bf16/scaled_by: \"kernel_overhead\" is a time, and this figure is a fraction");
     const auto scaled_parameter = gpu_with_kernels(
         "scaled_parameter",
-        R"({"gemm": {"bf16": {"parameter": "blackwell_gemm_efficiency", "scaled_by": "sustained_gemm_fraction",
+        R"({"gemm": {"bf16": {"parameter": "sustained_gemm_fraction", "scaled_by": "sustained_gemm_fraction",
         "source": "x"}}})");
     CHECK(error_of([&] { (void)load_gpu_file(scaled_parameter); }) ==
           scaled_parameter.string() +
