@@ -104,13 +104,16 @@ double MemoryKernel::bytes(double elements) const {
   return elements * (static_cast<double>(element_bytes) * (reads + writes) + (mask == MaskAccess::kNone ? 0.0 : 1.0));
 }
 
-std::vector<BenchOperator> bench_operators(const workload::Workload& workload, const plan::Plan& plan) {
+std::vector<BenchOperator> bench_operators(const workload::Workload& workload, const plan::Plan& plan,
+                                           bool fp8_any_layout) {
   STEPCAST_ASSERT(workload.shape.has_value(), "bench_operators needs a workload with a shape");
   const workload::TransformerShape& shape = *workload.shape;
-  const cost::OperatorContext ctx = cost::operator_context(plan);
+  cost::OperatorContext ctx = cost::operator_context(plan);
+  ctx.fp8_any_layout = fp8_any_layout;
   std::vector<Operator> ops = cost::embedding_operators(shape, ctx);
-  for (const auto& list : {cost::layer_operators(shape, ctx), cost::head_operators(shape, ctx),
-                           cost::optimizer_operators(cost::optimizer_parameters_per_gpu(workload, plan), plan)}) {
+  for (const auto& list :
+       {cost::layer_operators(shape, ctx), cost::head_operators(shape, ctx),
+        cost::optimizer_operators(cost::optimizer_parameters_per_gpu(workload, plan), plan, fp8_any_layout)}) {
     ops.insert(ops.end(), list.begin(), list.end());
   }
   // The activations' type: 16-bit under mixed precision (fp8 GEMMs take and return 16-bit

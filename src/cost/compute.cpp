@@ -9,6 +9,7 @@
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/launch_stream.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/memory.hpp"
 #include "stepcast/cost/moe_memory.hpp"
 #include "stepcast/cost/peft.hpp"
@@ -398,7 +399,8 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   STEPCAST_ASSERT(out.peak.value() > 0.0, "estimate_compute needs a peak rate for the precision");
   const int m = plan.micro_batches();
   std::vector<KernelTime>* no_times = nullptr;
-  const auto optimizer_ops = optimizer_operators(optimizer_parameters_per_gpu(workload, plan), plan,
+  const bool fp8_any_layout = fp8_gemm_any_layout(gpu);
+  const auto optimizer_ops = optimizer_operators(optimizer_parameters_per_gpu(workload, plan), plan, fp8_any_layout,
                                                  parameters_per_model_rank(workload, plan).frozen);
 
   if (options.achieved_fraction) {
@@ -416,7 +418,8 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
         gpu.name));
   }
   out.params = options.kernel_params ? *options.kernel_params : default_kernel_params(gpu, plan);
-  const OperatorContext ctx = operator_context(plan);
+  OperatorContext ctx = operator_context(plan);
+  ctx.fp8_any_layout = fp8_any_layout;
   const auto embedding_ops = embedding_operators(shape, ctx);
   const auto head_ops = head_operators(shape, ctx);
   std::vector<KernelTime> embedding_times;

@@ -22,10 +22,6 @@ constexpr double kMxBlock = 32.0;
 /// "Pretraining Large Language Models with NVFP4", 2025, section 2).
 constexpr double kNvfp4Block = 16.0;
 constexpr double kFp4ElementBytes = 0.5;
-/// TE keeps a row-wise copy for the GEMM that reads the tensor as stored and a column-wise one for
-/// the GEMM that reads its transpose (fprop and dgrad read the weight each way; fprop and wgrad
-/// the input); the block-scaled formats need both, since their scales run along one axis.
-constexpr double kQuantizedCopies = 2.0;
 /// DelayedScaling's default amax_history_len (TE common recipe API) and the fp32 figures kept per
 /// tensor beside it (scale and scale_inv); a GEMM quantizes three tensors.
 constexpr double kAmaxHistory = 1024.0;
@@ -55,9 +51,20 @@ double quantized_bytes_per_element(plan::Precision p) {
   STEPCAST_UNREACHABLE("quantized_bytes_per_element needs a low-precision format");
 }
 
-QuantizeCost quantize_cost(double elements, double input_bytes, plan::Precision precision, plan::Fp8Recipe recipe) {
+bool fp8_gemm_any_layout(const topology::GpuSpec& gpu) {
+  const int cc = gpu.compute_capability;
+  return (cc >= 100 && cc < 120) || cc >= 130;
+}
+
+double quantized_copies(plan::Precision precision, bool fp8_any_layout) {
+  return precision == plan::Precision::kFp8 && fp8_any_layout ? 1.0 : 2.0;
+}
+
+QuantizeCost quantize_cost(double elements, double input_bytes, plan::Precision precision, plan::Fp8Recipe recipe,
+                           bool fp8_any_layout) {
   QuantizeCost c;
-  c.bytes = elements * (input_bytes + kQuantizedCopies * quantized_bytes_per_element(precision));
+  c.bytes =
+      elements * (input_bytes + quantized_copies(precision, fp8_any_layout) * quantized_bytes_per_element(precision));
   c.flops = kQuantizeFlopsPerElement * elements;
   if (precision == plan::Precision::kFp8 && recipe == plan::Fp8Recipe::kCurrent) {
     // Float8CurrentScaling needs the tensor's own amax before it can scale: one more read, one more kernel.
@@ -96,7 +103,8 @@ double kept_layers_of_first_stage(const workload::TransformerShape& shape, const
 
 }  // namespace
 
-Bytes quantized_copy_bytes(const workload::TransformerShape& shape, const plan::Plan& plan, int fsdp_prefetch_units) {
+Bytes quantized_copy_bytes(const workload::TransformerShape& shape, const plan::Plan& plan, int fsdp_prefetch_units,
+                           bool fp8_any_layout) {
   if (!is_low_precision(plan.precision)) return Bytes(0.0);
   // Under FSDP/ZeRO-3 the 16-bit block is gathered, then quantized: only the gathered blocks have
   // copies (a kept layer's gather still counted as one). Otherwise the stage's quantized layers.
@@ -105,7 +113,8 @@ Bytes quantized_copy_bytes(const workload::TransformerShape& shape, const plan::
                             : static_cast<double>(shape.layers) / plan.pp - kept_layers_of_first_stage(shape, plan);
   constexpr double kGemmsPerLayer = 4.0;  // QKV, output projection, MLP up (and gate), MLP down
   const double weights = quantized_weight_count(shape) / plan.tp;
-  const double copies = weights * kQuantizedCopies * quantized_bytes_per_element(plan.precision);
+  const double copies =
+      weights * quantized_copies(plan.precision, fp8_any_layout) * quantized_bytes_per_element(plan.precision);
   const double state = kGemmsPerLayer * scaling_state_bytes_per_gemm(plan.precision, plan.fp8_recipe);
   return Bytes(blocks * (copies + state));
 }

@@ -499,7 +499,9 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
     }
   }
   out.framework_overhead = options.framework_overhead;
-  if (workload.shape) out.quantized_copies = quantized_copy_bytes(*workload.shape, plan, options.fsdp_prefetch_units);
+  if (workload.shape)
+    out.quantized_copies =
+        quantized_copy_bytes(*workload.shape, plan, options.fsdp_prefetch_units, options.fp8_any_layout);
   out.total = out.parameters + out.gradients + out.optimizer_state + out.activations + out.temporary_buffers +
               out.working_set + out.framework_overhead + out.quantized_copies;
   if (options.explain) {

@@ -29,7 +29,7 @@ Operator make(std::string_view name, OpPass pass, OpKind kind) {
 
 /// A quantize kernel over `elements` 16-bit values (low_precision.hpp).
 Operator quantize(std::string_view name, OpPass pass, double elements, double e, const OperatorContext& c) {
-  const QuantizeCost cast = quantize_cost(elements, e, c.precision, c.fp8_recipe);
+  const QuantizeCost cast = quantize_cost(elements, e, c.precision, c.fp8_recipe, c.fp8_any_layout);
   Operator op = make(name, pass, OpKind::kMemory);
   op.elements = elements;
   op.bytes = Bytes(cast.bytes);

@@ -118,7 +118,8 @@ void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dg
             double kept_16bit = 0.0) {
   const bool q = quantized != nullptr && is_low_precision(quantized->precision);
   if (q) {
-    const QuantizeCost cast = quantize_cost(m * k, e, quantized->precision, quantized->fp8_recipe);
+    const QuantizeCost cast =
+        quantize_cost(m * k, e, quantized->precision, quantized->fp8_recipe, quantized->fp8_any_layout);
     fwd.memory("quantize GEMM input", OpPass::kForward, m * k, cast.bytes, cast.flops).kernels = cast.kernels;
     // A frozen weight needs no input for its weight gradient: only its adapter's 16-bit one stays.
     if (!fwd.frozen()) saved_bytes = saved_bytes / e * quantized_bytes_per_element(quantized->precision) + kept_16bit;
@@ -135,7 +136,8 @@ void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dg
   if (fwd.adapter_rank() > 0.0) adapter(fwd, bwd, m, n, k, fwd.adapter_rank(), e);
   if (q) {
     // Pushed after the backward GEMMs, since the backward list is reversed: it runs before them.
-    const QuantizeCost cast = quantize_cost(m * n, e, quantized->precision, quantized->fp8_recipe);
+    const QuantizeCost cast =
+        quantize_cost(m * n, e, quantized->precision, quantized->fp8_recipe, quantized->fp8_any_layout);
     bwd.memory("quantize output gradient", OpPass::kBackward, m * n, cast.bytes, cast.flops).kernels = cast.kernels;
   }
 }
@@ -657,7 +659,8 @@ std::vector<Operator> head_operators(const TransformerShape& shape, const Operat
   return ops;
 }
 
-std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& plan, double frozen) {
+std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& plan, bool fp8_any_layout,
+                                          double frozen) {
   std::vector<Operator> ops;
   OpList opt(ops, OpPart::kOptimizer);
   const StateBytesPerParameter per = state_bytes_per_parameter(plan.precision, plan.optimizer);
@@ -675,7 +678,7 @@ std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& p
     // micro-batches: Megatron-LM's is_first_microbatch, frozen weights too), all of this GPU's
     // parameters counted.
     const double weights = p + frozen;
-    const QuantizeCost cast = quantize_cost(weights, per.parameters, plan.precision, plan.fp8_recipe);
+    const QuantizeCost cast = quantize_cost(weights, per.parameters, plan.precision, plan.fp8_recipe, fp8_any_layout);
     opt.memory("quantize weights", OpPass::kForward, weights, cast.bytes, cast.flops).kernels = cast.kernels;
   }
   return ops;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/pipeline.hpp"
 #include "stepcast/graph/contributors.hpp"
 
@@ -231,6 +232,7 @@ StepPrediction evaluate_step(const StepGraph& graph, const workload::Workload& w
   StepPrediction out;
   cost::MemoryOptions memory_options = options.memory;
   memory_options.explain = options.explain;
+  memory_options.fp8_any_layout = cost::fp8_gemm_any_layout(topology.gpu());
   out.memory = cost::estimate_memory(workload, plan, memory_options);
   out.fit = cost::check_fit(out.memory, topology.gpu().memory, options.memory.margin);
   out.compute_detail = graph.compute;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/planner/plan_dedup.hpp"
 
 namespace stepcast::planner {
@@ -56,6 +57,7 @@ Evaluation evaluate_plan(const workload::Workload& workload, const topology::Top
   graph::StepOptions options = step_options;
   options.explain = false;
   options.memory.explain = false;
+  options.memory.fp8_any_layout = cost::fp8_gemm_any_layout(topology.gpu());
   const cost::MemoryBreakdown memory = cost::estimate_memory(workload, plan, options.memory);
   const cost::MemoryFit fit = cost::check_fit(memory, topology.gpu().memory, options.memory.margin);
   if (!fit.fits) {
@@ -86,6 +88,7 @@ Evaluation evaluate_candidate(const workload::Workload& workload, const topology
   // Memory falls as more layers are offloaded: the fewest that fit, by bisection over 1 .. L-1.
   cost::MemoryOptions memory = step_options.memory;
   memory.explain = false;
+  memory.fp8_any_layout = cost::fp8_gemm_any_layout(topology.gpu());
   const auto fits = [&](int offloaded) {
     plan::Plan p = plan;
     p.offload_layers = offloaded;

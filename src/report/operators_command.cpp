@@ -4,6 +4,7 @@
 
 #include "stepcast/calibrate/bench_operators.hpp"
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/report/operator_table.hpp"
 #include "stepcast/report/writers.hpp"
 
@@ -16,7 +17,8 @@ std::string operators_command(const OperatorsRequest& c) {
     throw InputError(c.plan.workload, {},
                      "operators needs the model's shape (layers, hidden, heads, ...), not only a parameter count");
   }
-  const auto operators = calibrate::bench_operators(in.workload, in.plan);
+  const auto operators =
+      calibrate::bench_operators(in.workload, in.plan, cost::fp8_gemm_any_layout(in.topology->gpu()));
   return render(operator_report(in.workload, in.plan, in.topology->gpu().name, operators), format);
 }
 

@@ -9,6 +9,7 @@
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/units.hpp"
 #include "stepcast/cost/flash_default.hpp"
+#include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/memory_margin.hpp"
 #include "stepcast/report/data_path.hpp"
 #include "stepcast/report/set_echo.hpp"
@@ -79,6 +80,7 @@ PlanInputs load_plan_inputs(const PlanOptions& o) {
   } else if (in.topology) {
     in.memory.margin = cost::default_memory_margin();
   }
+  if (in.topology) in.memory.fp8_any_layout = cost::fp8_gemm_any_layout(in.topology->gpu());
   if (o.global_batch > 0) p.global_batch = o.global_batch;
   if (o.seq > 0) p.seq_len = o.seq;
   if (p.seq_len == 0 && in.workload.shape) {

@@ -26,7 +26,7 @@ std::vector<BenchOperator> list_for(const std::string& workload_file, const std:
   const workload::Workload w = workload::load_workload(root(workload_file));
   const plan::Plan p = plan::resolve(plan::parse_plan(plan_text), w, gpus);
   plan::validate(p, w, gpus);
-  return bench_operators(w, p);
+  return bench_operators(w, p, false);
 }
 
 const BenchOperator& find(const std::vector<BenchOperator>& ops, std::string_view name, cost::OpPass pass) {
@@ -51,7 +51,7 @@ TEST_SUITE("calibrate.bench_operators") {
       for (const std::string& text : plans) {
         const plan::Plan p = plan::resolve(plan::parse_plan(text), w, 8);
         if (!plan::problems(p, w, 8).empty()) continue;  // e.g. heads that tp=8 does not divide
-        for (const BenchOperator& b : bench_operators(w, p)) {
+        for (const BenchOperator& b : bench_operators(w, p, false)) {
           if (b.op.kind != cost::OpKind::kMemory) {
             CHECK_FALSE(b.kernel.has_value());
             continue;

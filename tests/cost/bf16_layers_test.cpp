@@ -81,11 +81,13 @@ TEST_SUITE("cost.bf16_layers") {
     // Llama-2 7B's linear weights per layer: 202,375,168 (low_precision_test.cpp derives them);
     // NVFP4 keeps two copies at 0.5625 B an element. One GPU, 32 layers, 3 kept: 29 layers' copies.
     const plan::Plan kept = resolved("dp=1,precision=nvfp4,bf16-first-layers=1,bf16-last-layers=2");
-    CHECK(cost::quantized_copy_bytes(*w.shape, kept, 1).value() == doctest::Approx(29.0 * 202375168.0 * 2.0 * 0.5625));
+    CHECK(cost::quantized_copy_bytes(*w.shape, kept, 1, false).value() ==
+          doctest::Approx(29.0 * 202375168.0 * 2.0 * 0.5625));
     // pp=4: stage 0 holds layers 0-7, layer 0 kept: 7 layers' copies.
     const plan::Plan staged =
         plan::resolve(plan::parse_plan("dp=1,pp=4,precision=nvfp4,bf16-first-layers=1,bf16-last-layers=2"), w, 4);
-    CHECK(cost::quantized_copy_bytes(*w.shape, staged, 1).value() == doctest::Approx(7.0 * 202375168.0 * 2.0 * 0.5625));
+    CHECK(cost::quantized_copy_bytes(*w.shape, staged, 1, false).value() ==
+          doctest::Approx(7.0 * 202375168.0 * 2.0 * 0.5625));
     // Activations, one GPU holding one micro-batch: 29 layers as an NVFP4 layer keeps them and 3
     // as a bf16 layer does.
     const plan::Plan fp4 = resolved("dp=1,precision=nvfp4");

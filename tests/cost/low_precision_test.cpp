@@ -28,7 +28,9 @@ plan::Plan resolved(const std::string& text, const workload::Workload& w, int gp
 }  // namespace
 
 TEST_SUITE("cost.low_precision") {
-  TEST_CASE("fp8 weight copies of Llama-2 7B: two 1-byte copies of every linear weight plus delayed-scaling state") {
+  TEST_CASE(
+      "fp8 weight copies of Llama-2 7B where FP8 GEMMs read only TN (Hopper): two 1-byte copies of every linear weight "
+      "plus delayed-scaling state") {
     const workload::Workload w = llama2_7b();
     // Per layer, h = 4096, 32 kv heads of 128 (kv width 4096), f = 11008, gated MLP:
     //   QKV h(h + 2*4096) = 4096 x 12288        =  50,331,648
@@ -41,24 +43,61 @@ TEST_SUITE("cost.low_precision") {
     // x 1 B = 12,952,010,752 B; delayed scaling keeps per GEMM 3 tensors x (1024 amax history + scale
     // + scale_inv) x 4 B = 12,312 B, x 4 GEMMs x 32 layers = 1,575,936 B. Total 12,953,586,688 B.
     const plan::Plan fp8 = resolved("dp=1,precision=fp8", w, 1);
-    CHECK(cost::quantized_copy_bytes(*w.shape, fp8, 1).value() == doctest::Approx(12953586688.0));
+    CHECK(cost::quantized_copy_bytes(*w.shape, fp8, 1, false).value() == doctest::Approx(12953586688.0));
     CHECK(cost::estimate_memory(w, fp8).quantized_copies.value() == doctest::Approx(12953586688.0));
     // tp = 2, pp = 2 (4 GPUs): 16 layers x 202,375,168 / 2 x 2 B = 3,238,002,688 B, plus 16 x 4 x
     // 12,312 B = 787,968 B of state: 3,238,790,656 B.
     const plan::Plan split = resolved("dp=1,tp=2,pp=2,precision=fp8", w, 4);
-    CHECK(cost::quantized_copy_bytes(*w.shape, split, 1).value() == doctest::Approx(3238790656.0));
+    CHECK(cost::quantized_copy_bytes(*w.shape, split, 1, false).value() == doctest::Approx(3238790656.0));
     // Current scaling keeps only amax, scale and scale_inv: 3 x 3 x 4 B = 36 B per GEMM.
     const plan::Plan current = resolved("dp=1,precision=fp8,fp8-recipe=current", w, 1);
-    CHECK(cost::quantized_copy_bytes(*w.shape, current, 1).value() == doctest::Approx(12952010752.0 + 32 * 4 * 36.0));
+    CHECK(cost::quantized_copy_bytes(*w.shape, current, 1, false).value() ==
+          doctest::Approx(12952010752.0 + 32 * 4 * 36.0));
     // MXFP8: 1 B + one E8M0 scale per 32 elements = 1.03125 B per element, per copy:
     // 32 x 202,375,168 x 2 x 1.03125 = 13,356,761,088 B, no scaling state beyond the block scales.
     const plan::Plan mx = resolved("dp=1,precision=mxfp8", w, 1);
-    CHECK(cost::quantized_copy_bytes(*w.shape, mx, 1).value() == doctest::Approx(13356761088.0));
+    CHECK(cost::quantized_copy_bytes(*w.shape, mx, 1, false).value() == doctest::Approx(13356761088.0));
     // NVFP4: 0.5 B + one E4M3 scale per 16 elements = 0.5625 B: 32 x 202,375,168 x 2 x 0.5625.
     const plan::Plan fp4 = resolved("dp=1,precision=nvfp4", w, 1);
-    CHECK(cost::quantized_copy_bytes(*w.shape, fp4, 1).value() == doctest::Approx(32.0 * 202375168.0 * 2.0 * 0.5625));
+    CHECK(cost::quantized_copy_bytes(*w.shape, fp4, 1, false).value() ==
+          doctest::Approx(32.0 * 202375168.0 * 2.0 * 0.5625));
     // bf16 keeps none.
     CHECK(cost::estimate_memory(w, resolved("dp=1,precision=bf16", w, 1)).quantized_copies.value() == 0.0);
+  }
+
+  TEST_CASE(
+      "where FP8 GEMMs take any layout (Blackwell), per-tensor fp8 keeps one copy, the block-scaled formats two") {
+    // Transformer Engine's nvte_is_non_tn_fp8_gemm_supported: compute capability 10.x, 11.x, 13.0 on.
+    const auto gpu = [](const char* id) {
+      return topology::load_gpu_file(std::string(STEPCAST_SOURCE_DIR) + "/topologies/gpus/" + id + ".json");
+    };
+    CHECK(cost::fp8_gemm_any_layout(gpu("b200-sxm-180gb")));
+    CHECK(cost::fp8_gemm_any_layout(gpu("gb300-279gb")));
+    CHECK_FALSE(cost::fp8_gemm_any_layout(gpu("h100-sxm5-80gb")));
+    topology::GpuSpec consumer;
+    consumer.compute_capability = 120;  // TE's stated exception: SM 12.0 reads TN only
+    CHECK_FALSE(cost::fp8_gemm_any_layout(consumer));
+    const workload::Workload w = llama2_7b();
+    // One 1-byte copy: 32 x 202,375,168 = 6,476,005,376 B, plus the same 1,575,936 B of delayed
+    // scaling state: 6,477,581,312 B. MXFP8 keeps both copies, 13,356,761,088 B as above.
+    const plan::Plan fp8 = resolved("dp=1,precision=fp8", w, 1);
+    CHECK(cost::quantized_copy_bytes(*w.shape, fp8, 1, true).value() == doctest::Approx(6477581312.0));
+    cost::MemoryOptions blackwell;
+    blackwell.fp8_any_layout = true;
+    CHECK(cost::estimate_memory(w, fp8, blackwell).quantized_copies.value() == doctest::Approx(6477581312.0));
+    const plan::Plan mx = resolved("dp=1,precision=mxfp8", w, 1);
+    CHECK(cost::quantized_copy_bytes(*w.shape, mx, 1, true).value() == doctest::Approx(13356761088.0));
+    // A quantize kernel over 1e6 bf16 elements: reads 2 B and writes its copies. Delayed scaling:
+    // 2 + 2 x 1 = 4 B an element on Hopper, 2 + 1 = 3 B on Blackwell; current scaling reads the
+    // input once more for its amax (5 and 4 B); MXFP8 writes two 1.03125 B copies on either.
+    using plan::Fp8Recipe;
+    using plan::Precision;
+    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kDelayed, false).bytes == doctest::Approx(4e6));
+    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kDelayed, true).bytes == doctest::Approx(3e6));
+    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kCurrent, false).bytes == doctest::Approx(6e6));
+    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kCurrent, true).bytes == doctest::Approx(5e6));
+    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kMxfp8, Fp8Recipe::kDelayed, true).bytes ==
+          doctest::Approx(1e6 * (2.0 + 2.0 * 1.03125)));
   }
 
   TEST_CASE(

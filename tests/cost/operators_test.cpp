@@ -140,7 +140,7 @@ TEST_SUITE("cost.operators") {
 
   TEST_CASE("mixed-precision Adam moves 2 + 2 x 12 + 2 bytes per parameter in its update (ZeRO's 2 + 2 + 12 state)") {
     plan::Plan p;
-    const auto ops = cost::optimizer_operators(1e9, p);
+    const auto ops = cost::optimizer_operators(1e9, p, false);
     double update = 0.0;
     for (const auto& op : ops) {
       if (op.name == "optimizer update") update = op.bytes.value();

@@ -55,8 +55,10 @@ struct BenchOperator {
 
 /// Every operator the compute model prices for one micro-batch of `plan` (a resolved, valid
 /// plan of a workload with a shape): the embedding, one transformer layer, the output layer and
-/// loss, and the optimizer step of one GPU, in that order, each pass as operators.hpp lists it.
-std::vector<BenchOperator> bench_operators(const workload::Workload& workload, const plan::Plan& plan);
+/// loss, and the optimizer step of one GPU, in that order, each pass as operators.hpp lists it
+/// (`fp8_any_layout`: the GPU's FP8 GEMMs take any layout, cost::fp8_gemm_any_layout).
+std::vector<BenchOperator> bench_operators(const workload::Workload& workload, const plan::Plan& plan,
+                                           bool fp8_any_layout);
 
 std::string_view to_string(MemoryPattern pattern);
 std::string_view to_string(MaskAccess mask);

@@ -20,15 +20,28 @@ bool is_low_precision(plan::Precision precision);
 /// 1 + 1/32 (an E8M0 scale per 32 elements); nvfp4 1/2 + 1/16 (an E4M3 scale per 16 elements).
 double quantized_bytes_per_element(plan::Precision precision);
 
+/// Whether the GPU's FP8 GEMMs take their operands in any layout, as Transformer Engine asks
+/// (nvte_is_non_tn_fp8_gemm_supported: compute capability 10.x, 11.x and 13.0 on); Hopper's, and
+/// a GPU of unknown capability's, read only the TN layout.
+bool fp8_gemm_any_layout(const topology::GpuSpec& gpu);
+
+/// Quantized copies Transformer Engine keeps of a tensor that GEMMs read both ways (the weight in
+/// fprop and dgrad, the input in fprop and wgrad): a row-wise and a column-wise one for the
+/// block-scaled formats, whose scales run along one axis, and for per-tensor fp8 where FP8 GEMMs
+/// read only the TN layout; one per-tensor fp8 copy where they take any layout (TE's quantizer
+/// then makes no transpose: create_transpose = columnwise && !nvte_is_non_tn_fp8_gemm_supported()).
+double quantized_copies(plan::Precision precision, bool fp8_any_layout);
+
 /// What one quantize kernel moves and runs: it reads `elements` of `input_bytes` each and writes
-/// the row-wise and column-wise quantized copies; current scaling reads the tensor once more
-/// for its amax first (a second kernel).
+/// the quantized copies (quantized_copies); current scaling reads the tensor once more for its
+/// amax first (a second kernel).
 struct QuantizeCost {
   double bytes = 0.0;
   double flops = 0.0;
   double kernels = 1.0;
 };
-QuantizeCost quantize_cost(double elements, double input_bytes, plan::Precision precision, plan::Fp8Recipe recipe);
+QuantizeCost quantize_cost(double elements, double input_bytes, plan::Precision precision, plan::Fp8Recipe recipe,
+                           bool fp8_any_layout);
 
 /// Weights of one transformer block's linear GEMMs (QKV, output projection, MLP): the GEMMs that
 /// run in the low-precision format, before tensor-parallel sharding.
@@ -41,9 +54,10 @@ double quantized_weight_count(const workload::TransformerShape& shape);
 double scaling_state_bytes_per_gemm(plan::Precision precision, plan::Fp8Recipe recipe);
 
 /// The low-precision weight copies and scaling state one GPU holds (zero outside fp8, mxfp8 and
-/// nvfp4): both copies of every linear weight of its stage's layers but those kept in bf16, split
-/// by tp, or under FSDP/ZeRO-3 of the (1 + prefetched) blocks it has gathered.
-Bytes quantized_copy_bytes(const workload::TransformerShape& shape, const plan::Plan& plan, int fsdp_prefetch_units);
+/// nvfp4): the copies (quantized_copies) of every linear weight of its stage's layers but those
+/// kept in bf16, split by tp, or under FSDP/ZeRO-3 of the (1 + prefetched) blocks it has gathered.
+Bytes quantized_copy_bytes(const workload::TransformerShape& shape, const plan::Plan& plan, int fsdp_prefetch_units,
+                           bool fp8_any_layout);
 
 /// The share of a model's parameters kept in the low-precision format alone under fp8-params=on
 /// (0 otherwise): every weight but the embedding and the output layer, which Megatron-Core keeps in

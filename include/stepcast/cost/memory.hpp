@@ -28,6 +28,9 @@ struct MemoryOptions {
   bool explain = true;
   /// Memory kept free below the GPU's capacity (--memory-margin): a plan within it does not fit.
   MemoryMargin margin;
+  /// The GPU's FP8 GEMMs take any layout, so per-tensor fp8 weights keep one quantized copy
+  /// (low_precision.hpp, fp8_gemm_any_layout); false without a GPU.
+  bool fp8_any_layout = false;
 };
 
 /// Bytes per parameter of the model state before sharding (ZeRO paper, section 3.1: 2 + 2 + K).

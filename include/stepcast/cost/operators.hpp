@@ -145,6 +145,8 @@ struct OperatorContext {
   /// fp8, mxfp8 or nvfp4: the layers' linear GEMMs run quantized, with quantize kernels before them.
   plan::Precision precision = plan::Precision::kBf16;
   plan::Fp8Recipe fp8_recipe = plan::Fp8Recipe::kDelayed;
+  /// The GPU's FP8 GEMMs take any layout: one per-tensor fp8 copy (fp8_gemm_any_layout).
+  bool fp8_any_layout = false;
   /// peft=lora: the adapters' rank; the weights are frozen (no weight gradients) and each
   /// linear layer of a transformer block gains its adapter. 0: every weight trains.
   double lora_rank = 0.0;
@@ -196,8 +198,10 @@ std::vector<Operator> head_operators(const workload::TransformerShape& shape, co
 /// The optimizer step of one GPU over `parameters` parameters it updates (after sharding), with
 /// the gradient norm for clipping and the cast of the updated master weights to the working
 /// precision. Bytes per parameter from the state sizes (memory.hpp), once per step. A
-/// low-precision plan also quantizes its `frozen` weights (peft=lora) once per step.
-std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& plan, double frozen = 0.0);
+/// low-precision plan also quantizes its `frozen` weights (peft=lora) once per step, writing the
+/// copies quantized_copies gives (`fp8_any_layout`: the GPU's, low_precision.hpp).
+std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& plan, bool fp8_any_layout,
+                                          double frozen = 0.0);
 
 /// The adapter parameters of one GPU's layer: the k x n of its adapter GEMMs (peft=lora).
 double adapter_parameters(const std::vector<Operator>& layer);
