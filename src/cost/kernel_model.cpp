@@ -41,6 +41,14 @@ double wave_utilisation(double units, int sm_count) {
   return units / (waves * sm_count);
 }
 
+/// A fused-attention pass's efficiency at head dimension `d` over the one at the head dimension
+/// its figure was measured at: a score's matmul work grows with d, its non-matmul work (the
+/// softmax's exponentials and rescaling) does not (FlashAttention-2, section 3.1; FlashAttention-3
+/// and -4 on the exponential's share).
+double head_dim_factor(const topology::AttentionHeadDimPass& h, double d) {
+  return (1.0 + h.non_matmul / h.measured_at) / (1.0 + h.non_matmul / d);
+}
+
 }  // namespace
 
 FlopsPerSecond peak_rate(const topology::GpuSpec& gpu, plan::Precision precision) {
@@ -167,8 +175,17 @@ KernelParams kernel_params_of(const topology::GpuSpec& gpu, const plan::Plan& pl
     }
     p.attention_forward_efficiency = value(it->second.forward);
     p.attention_backward_efficiency = value(it->second.backward);
+    p.attention_head_dim = it->second.head_dim;
     add_source(sources, fmt::format("attention {} forward", kernel), it->second.forward);
     add_source(sources, fmt::format("attention {} backward", kernel), it->second.backward);
+    if (sources != nullptr && p.attention_head_dim) {
+      const topology::AttentionHeadDim& h = *p.attention_head_dim;
+      *sources += fmt::format(
+          "; attention {} by head dimension d: x (1 + b/d0) / (1 + b/d), forward b = {:.3g} from d0 = {:g}, "
+          "backward b = {:.3g} from d0 = {:g}: {}{}",
+          kernel, h.forward.non_matmul, h.forward.measured_at, h.backward.non_matmul, h.backward.measured_at, h.source,
+          h.borrowed_from.empty() ? "" : fmt::format(" (borrowed from {})", h.borrowed_from));
+    }
   }
   if (!k.kernel_overhead) missing_figure(gpu, "/kernel_overhead", "the GPU time per kernel beyond its roofline");
   if (!k.host_overhead) missing_figure(gpu, "/host_overhead", "the host time per kernel launch");
@@ -210,7 +227,12 @@ KernelTime time_operator(const Operator& op, const topology::GpuSpec& gpu, plan:
       // FlashAttention runs in 16-bit whatever the GEMM precision; its thread blocks (a block of
       // queries of one head of one sequence) fill the SMs in waves.
       const bool forward = op.pass == OpPass::kForward || op.pass == OpPass::kRecompute;
-      const double pass = forward ? params.attention_forward_efficiency : params.attention_backward_efficiency;
+      double pass = forward ? params.attention_forward_efficiency : params.attention_backward_efficiency;
+      if (params.attention_head_dim && op.head_dim > 0.0) {
+        const topology::AttentionHeadDimPass& h =
+            forward ? params.attention_head_dim->forward : params.attention_head_dim->backward;
+        pass *= head_dim_factor(h, op.head_dim);
+      }
       compute_efficiency = pass * wave_utilisation(op.elements, gpu.sm_count);
       compute = op.flops / (gpu.peak_bf16 * compute_efficiency);
       break;

@@ -255,6 +255,7 @@ void fused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, co
   // One kernel's shape: the ring step's under context parallel, else all queries against the
   // keys in reach (a sliding window's w).
   f.gemm = c.cp == 1.0 ? GemmShape{heads, s, w, d} : cpa.shape;
+  f.head_dim = 0.5 * (d + dv);
   f.elements = f.gemm.batch * std::ceil(f.gemm.m / kFlashQueryBlock);  // thread blocks of one kernel
   f.flops = Flops(causal_flops);
   // Q, K, V in; O and statistics out; each extra ring step reads Q, a K/V chunk and the running

@@ -55,6 +55,17 @@ const ParameterSpec& named_parameter(const JsonReader& r, ParameterUnit unit) {
   return *spec;
 }
 
+/// A "borrowed_from" that names a GPU of the catalogue.
+std::string read_lender(const JsonReader& b) {
+  std::string lender = b.string();
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::path(STEPCAST_SOURCE_DIR) / "topologies" / "gpus" / (lender + ".json"),
+                               ec)) {
+    b.fail(fmt::format("names \"{}\", which is no GPU of the catalogue (topologies/gpus/)", lender));
+  }
+  return lender;
+}
+
 /// A figure: {"value": V, "source": "..."} or {"parameter": NAME, "source": "..."}. Fractions are
 /// numbers in (0, 1]; times are strings with a unit, at least zero. A cited fraction may add
 /// "scaled_by": NAME, a fraction parameter it is multiplied by.
@@ -63,14 +74,7 @@ GpuFigure read_figure(const JsonReader& r, ParameterUnit unit, Defaults& default
   GpuFigure f;
   f.source = r.at("source").string();
   if (f.source.empty()) r.at("source").fail("must say where the figure comes from, got an empty string");
-  if (const auto b = r.find("borrowed_from")) {
-    f.borrowed_from = b->string();
-    std::error_code ec;
-    if (!std::filesystem::exists(
-            std::filesystem::path(STEPCAST_SOURCE_DIR) / "topologies" / "gpus" / (f.borrowed_from + ".json"), ec)) {
-      b->fail(fmt::format("names \"{}\", which is no GPU of the catalogue (topologies/gpus/)", f.borrowed_from));
-    }
-  }
+  if (const auto b = r.find("borrowed_from")) f.borrowed_from = read_lender(*b);
   const bool has_value = r.has("value");
   if (has_value == r.has("parameter")) {
     r.fail("give either \"value\" (a cited figure) or \"parameter\" (a free parameter of the model), not both");
@@ -97,6 +101,32 @@ GpuFigure read_figure(const JsonReader& r, ParameterUnit unit, Defaults& default
   f.parameter = std::string(named_parameter(r.at("parameter"), unit).name);
   f.value = defaults.get().values.at(f.parameter).value;
   return f;
+}
+
+/// An attention kernel's "head_dim" block: {"forward": {"measured_at": D, "non_matmul": B},
+/// "backward": {...}, "source": TEXT, "borrowed_from": GPU (optional)}.
+AttentionHeadDim read_head_dim(const JsonReader& r) {
+  r.check_keys({"forward", "backward", "source", "borrowed_from"});
+  AttentionHeadDim h;
+  h.source = r.at("source").string();
+  if (h.source.empty()) r.at("source").fail("must say where the terms come from, got an empty string");
+  if (const auto b = r.find("borrowed_from")) h.borrowed_from = read_lender(*b);
+  const auto pass = [](const JsonReader& p) {
+    p.check_keys({"measured_at", "non_matmul"});
+    AttentionHeadDimPass out;
+    out.measured_at = p.at("measured_at").number();
+    if (!(out.measured_at >= 8.0 && out.measured_at <= 1024.0)) {
+      p.at("measured_at").fail(fmt::format("a head dimension from 8 to 1024, got {}", out.measured_at));
+    }
+    out.non_matmul = p.at("non_matmul").number();
+    if (!(out.non_matmul >= 0.0 && out.non_matmul <= 1024.0)) {
+      p.at("non_matmul").fail(fmt::format("head dimensions of matmul work from 0 to 1024, got {}", out.non_matmul));
+    }
+    return out;
+  };
+  h.forward = pass(r.at("forward"));
+  h.backward = pass(r.at("backward"));
+  return h;
 }
 
 GpuKernelFigures read_kernels(const JsonReader& r) {
@@ -130,16 +160,18 @@ GpuKernelFigures read_kernels(const JsonReader& r) {
           fig.fail(fmt::format("unknown attention kernel \"{}\" (expected default or one of {})", kernel,
                                listed(kAttentionKernels)));
         }
-        fig.check_keys({"forward", "backward"});
+        fig.check_keys({"forward", "backward", "head_dim"});
         AttentionFigures a;
         a.forward = read_figure(fig.at("forward"), ParameterUnit::kFraction, defaults);
         a.backward = read_figure(fig.at("backward"), ParameterUnit::kFraction, defaults);
+        if (const auto h = fig.find("head_dim")) a.head_dim = read_head_dim(*h);
         k.attention[kernel] = a;
       });
     }
     const JsonReader d = attention->at("default");
     k.default_attention = d.string();
-    if (!k.attention.contains(k.default_attention)) {
+    // A kernel whose block was refused above is not reported twice.
+    if (!k.attention.contains(k.default_attention) && !attention->has(k.default_attention)) {
       d.fail(fmt::format("names \"{}\", which this block gives no figures for", k.default_attention));
     }
   });

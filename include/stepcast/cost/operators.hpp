@@ -44,7 +44,10 @@ struct Operator {
   OpPart part = OpPart::kLayer;
   OpPass pass = OpPass::kForward;
   OpKind kind = OpKind::kMemory;
-  GemmShape gemm;         ///< GEMMs and fused attention
+  GemmShape gemm;  ///< GEMMs and fused attention
+  /// Fused attention: the matmul work of a score in head dimensions, the mean of the query-key
+  /// and value heads' (d under multi-head attention; (192 + 128) / 2 under DeepSeek's MLA).
+  double head_dim = 0.0;
   double elements = 0.0;  ///< memory-bound kernels: elements of the largest tensor touched
   Flops flops;            ///< executed (causal attention counts the half it computes)
   Bytes bytes;            ///< read + written in HBM

@@ -67,11 +67,27 @@ struct GpuFigure {
   std::string borrowed_from;
 };
 
+/// How a fused-attention pass's efficiency moves with the head dimension d: a score costs matmul
+/// work in proportion to d and non-matmul work (the softmax's exponentials, rescaling, masking)
+/// that does not grow with it, `non_matmul` head dimensions' worth, so the efficiency goes as
+/// 1 / (1 + non_matmul / d), relative to the head dimension the pass's figure was measured at.
+struct AttentionHeadDimPass {
+  double measured_at = 0.0;  ///< the head dimension of the pass's efficiency figure
+  double non_matmul = 0.0;   ///< non-matmul work per score, in head dimensions of matmul work
+};
+struct AttentionHeadDim {
+  AttentionHeadDimPass forward;
+  AttentionHeadDimPass backward;
+  std::string source;         ///< the per-head-dimension measurements the terms come from
+  std::string borrowed_from;  ///< the catalogue GPU they were measured on, where another
+};
+
 /// A fused-attention kernel on this GPU: the fraction of the 16-bit tensor peak its forward and
-/// backward reach on long sequences.
+/// backward reach on long sequences, and how it moves with the head dimension (absent: not at all).
 struct AttentionFigures {
   GpuFigure forward;
   GpuFigure backward;
+  std::optional<AttentionHeadDim> head_dim;
 };
 
 /// The compute model's figures of a GPU (cost/kernel_model.hpp says how each is used), from its

@@ -1,0 +1,105 @@
+// Fused attention's efficiency by head dimension: a score costs matmul work in proportion to the
+// head dimension d and non-matmul work (exponentials, rescaling) that does not grow with it, so
+// the efficiency goes as 1 / (1 + b / d). The terms b are solved from the FlashAttention-3 paper's
+// H100 measurements at d = 64 and 128 (Shah et al. 2024, arXiv:2407.08608); the checks below use
+// measurements the terms were not solved from, or derive the expected value by hand.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "stepcast/cost/kernel_model.hpp"
+#include "stepcast/cost/operators.hpp"
+#include "stepcast/topology/topology.hpp"
+
+namespace attention_head_dim_test {
+
+using namespace stepcast;
+
+namespace {
+
+topology::GpuSpec catalogue_gpu(const char* id) {
+  return topology::load_gpu_file(std::string(STEPCAST_SOURCE_DIR) + "/topologies/gpus/" + id + ".json");
+}
+
+/// A long forward (or backward) attention kernel of 1024 x 16384 x 16384 scores at head dimension
+/// d, its thread blocks a whole number of waves on the H100's 132 SMs and the B200's 148.
+cost::Operator attention(double d, cost::OpPass pass) {
+  cost::Operator op;
+  op.kind = cost::OpKind::kFusedAttention;
+  op.pass = pass;
+  op.gemm = {1024.0, 16384.0, 16384.0, d};
+  op.head_dim = d;
+  op.elements = 132.0 * 148.0 * 8.0;
+  op.flops = Flops(4.0 * 1024.0 * 16384.0 * 16384.0 * d);
+  return op;
+}
+
+double efficiency(const topology::GpuSpec& gpu, plan::FlashKernel kernel, double d, cost::OpPass pass) {
+  plan::Plan p;
+  p.flash_attention = true;
+  p.flash_kernel = kernel;
+  const cost::KernelParams params = cost::default_kernel_params(gpu, p);
+  return cost::time_operator(attention(d, pass), gpu, p.precision, params).efficiency;
+}
+
+}  // namespace
+
+TEST_SUITE("cost.attention_head_dim") {
+  TEST_CASE("FlashAttention-3's 740 TFLOP/s is its head-dimension-256 figure: at 128 the H100 runs about 648") {
+    // The H100 file's FlashAttention-3 forward is 740 of 989.4 TFLOP/s, measured at d = 256. The
+    // forward's b, solved from 497 (d = 64) and 648 (d = 128) TFLOP/s: r = 648/497 = 1.3038,
+    // b = 128 (r - 1) / (2 - r) = 55.86. At d = 128: 740 x (1 + 55.86/256) / (1 + 55.86/128)
+    // = 740 x 1.2182 / 1.4364 = 627.6 TFLOP/s, within 4% of the 648 the paper measured there.
+    const topology::GpuSpec h100 = catalogue_gpu("h100-sxm5-80gb");
+    CHECK(efficiency(h100, plan::FlashKernel::kFa3, 256.0, cost::OpPass::kForward) * 989.4 == doctest::Approx(740.0).epsilon(1e-3));
+    CHECK(efficiency(h100, plan::FlashKernel::kFa3, 128.0, cost::OpPass::kForward) * 989.4 == doctest::Approx(627.6).epsilon(1e-3));
+    CHECK(efficiency(h100, plan::FlashKernel::kFa3, 128.0, cost::OpPass::kForward) * 989.4 == doctest::Approx(648.0).epsilon(0.04));
+  }
+
+  TEST_CASE("cuDNN's forward at head dimension 64 runs at 413/595 of its rate at 128, its backward at 395/465") {
+    // The B200's cuDNN terms are the H100's (borrowed): forward b = 100.85, backward b = 27.57,
+    // both from d = 128; the figures at 128 are the B200's own.
+    const topology::GpuSpec b200 = catalogue_gpu("b200-sxm-180gb");
+    const double f128 = efficiency(b200, plan::FlashKernel::kNewest, 128.0, cost::OpPass::kForward);
+    const double b128 = efficiency(b200, plan::FlashKernel::kNewest, 128.0, cost::OpPass::kBackward);
+    CHECK(f128 == doctest::Approx(1613.0 / 1.3 / 2250.0));
+    CHECK(efficiency(b200, plan::FlashKernel::kNewest, 64.0, cost::OpPass::kForward) / f128 == doctest::Approx(413.0 / 595.0).epsilon(1e-3));
+    CHECK(efficiency(b200, plan::FlashKernel::kNewest, 64.0, cost::OpPass::kBackward) / b128 ==
+          doctest::Approx(395.0 / 465.0).epsilon(1e-3));
+  }
+
+  TEST_CASE("DeepSeek-V3's latent attention (192 query-key, 128 value) runs as head dimension 160, above 128's rate") {
+    // (1 + 100.85/128) / (1 + 100.85/160) = 1.7879 / 1.6303 = 1.0967 for cuDNN's forward.
+    const topology::GpuSpec b200 = catalogue_gpu("b200-sxm-180gb");
+    CHECK(efficiency(b200, plan::FlashKernel::kNewest, 160.0, cost::OpPass::kForward) /
+              efficiency(b200, plan::FlashKernel::kNewest, 128.0, cost::OpPass::kForward) ==
+          doctest::Approx(1.0967).epsilon(1e-3));
+    cost::OperatorContext c;
+    c.micro_batch = 1.0;
+    c.seq = 4096.0;
+    c.flash = true;
+    workload::TransformerShape mla;
+    mla.layers = 1;
+    mla.hidden = 7168;
+    mla.heads = 128;
+    mla.kv_heads = 128;
+    mla.ffn_hidden = 18432;
+    mla.vocab = 129280;
+    mla.seq_len = 4096;
+    mla.mla = workload::MlaShape{.q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128,
+                                        .qk_rope_head_dim = 64, .v_head_dim = 128};
+    for (const cost::Operator& op : cost::layer_operators(mla, c)) {
+      if (op.kind == cost::OpKind::kFusedAttention) CHECK(op.head_dim == doctest::Approx(160.0));
+    }
+  }
+
+  TEST_CASE("a kernel without head-dimension terms keeps its figure at every head dimension") {
+    // Triton's measured forward moves less than 2% between d = 64 and 128 (403 and 395 TFLOP/s):
+    // the files give it no terms.
+    const topology::GpuSpec h100 = catalogue_gpu("h100-sxm5-80gb");
+    CHECK(efficiency(h100, plan::FlashKernel::kTriton, 64.0, cost::OpPass::kForward) ==
+          doctest::Approx(efficiency(h100, plan::FlashKernel::kTriton, 128.0, cost::OpPass::kForward)));
+  }
+}
+
+}  // namespace attention_head_dim_test
