@@ -74,6 +74,10 @@ QuantizeCost quantize_cost(double elements, double input_bytes, plan::Precision 
   return c;
 }
 
+double scale_swizzle_kernels(plan::Precision precision) {
+  return precision == plan::Precision::kMxfp8 || precision == plan::Precision::kNvfp4 ? 2.0 : 0.0;
+}
+
 double quantized_weight_count(const workload::TransformerShape& shape) {
   const double h = shape.hidden;
   const double kv_width = static_cast<double>(shape.kv_heads) * shape.head_dim();

@@ -52,9 +52,10 @@ struct Quantized {
 /// kernel launch from one framework call: Transformer Engine's GroupedLinear issues one cuBLAS
 /// GEMM per expert over four streams (te_general_grouped_gemm -> nvte_multi_stream_cublas_gemm,
 /// "for now, we only have multi-stream cublas backend"; transformer_engine/common/gemm/
-/// cublaslt_gemm.cu). A quantized GEMM casts its input before the forward and its output
-/// gradient before the backward GEMMs, and keeps the input's quantized copy (`saved_elements` of
-/// it) instead of the 16-bit one.
+/// cublaslt_gemm.cu); a block-scaled one first swizzles each operand's scales over all the experts
+/// in one launch (scale_swizzle_kernels). A quantized GEMM casts its input before the forward and
+/// its output gradient before the backward GEMMs, and keeps the input's quantized copy
+/// (`saved_elements` of it) instead of the 16-bit one.
 void grouped_linear(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std::string_view name,
                     std::string_view dgrad, std::string_view wgrad, GemmShape g, double e, double saved_elements,
                     const Quantized& quantized = {}) {
@@ -66,7 +67,7 @@ void grouped_linear(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std:
     op.flops = Flops(2.0 * shape.batch * shape.m * shape.n * shape.k);
     op.bytes = Bytes(shape.batch * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) * e);
     op.low_precision = low;
-    op.kernels = shape.batch;
+    op.kernels = shape.batch + (low ? scale_swizzle_kernels(q->precision) : 0.0);
     op.host_calls = 1.0;
     return op;
   };

@@ -110,8 +110,9 @@ void adapter(OpList& fwd, OpList& bwd, double m, double n, double k, double r, d
 /// autograd's add into .grad in PyTorch), so it also reads the k x n gradient it adds to.
 /// Under a low-precision plan (`quantized`: a transformer layer's linear, as Transformer Engine
 /// runs them) all three GEMMs run quantized: a quantize kernel casts the input before the forward
-/// and the output gradient before the backward GEMMs, and the forward keeps its input's quantized
-/// copy instead of the 16-bit one (plus `kept_16bit` bytes another operator still needs).
+/// and the output gradient before the backward GEMMs, each block-scaled GEMM swizzles its operands'
+/// scales first (scale_swizzle_kernels), and the forward keeps its input's quantized copy instead
+/// of the 16-bit one (plus `kept_16bit` bytes another operator still needs).
 /// A frozen weight (peft=lora) has no weight gradient; its layer's adapter runs beside it.
 void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dgrad, std::string_view wgrad, double m,
             double n, double k, double e, double saved_bytes, const OperatorContext* quantized = nullptr,
@@ -124,14 +125,21 @@ void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dg
     // A frozen weight needs no input for its weight gradient: only its adapter's 16-bit one stays.
     if (!fwd.frozen()) saved_bytes = saved_bytes / e * quantized_bytes_per_element(quantized->precision) + kept_16bit;
   }
+  // A quantized GEMM: one framework call that launches the GEMM and its operands' scale swizzles.
+  const auto quantize_gemm = [&](Operator& op) {
+    op.low_precision = q;
+    if (!q) return;
+    op.kernels = 1.0 + scale_swizzle_kernels(quantized->precision);
+    op.host_calls = 1.0;
+  };
   Operator& f = fwd.gemm(name, OpPass::kForward, {1.0, m, n, k}, e);
   f.saved = Bytes(saved_bytes);
-  f.low_precision = q;
-  bwd.gemm(dgrad, OpPass::kBackward, {1.0, m, k, n}, e).low_precision = q;
+  quantize_gemm(f);
+  quantize_gemm(bwd.gemm(dgrad, OpPass::kBackward, {1.0, m, k, n}, e));
   if (!fwd.frozen()) {
     Operator& w = bwd.gemm(wgrad, OpPass::kWeightGrad, {1.0, k, n, m}, e);
     w.bytes += Bytes(k * n * e);
-    w.low_precision = q;
+    quantize_gemm(w);
   }
   if (fwd.adapter_rank() > 0.0) adapter(fwd, bwd, m, n, k, fwd.adapter_rank(), e);
   if (q) {

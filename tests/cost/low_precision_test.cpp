@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/kernel_model.hpp"
@@ -125,6 +126,35 @@ TEST_SUITE("cost.low_precision") {
       CHECK_FALSE(op.low_precision);
       CHECK(op.name != "quantize GEMM input");
     }
+  }
+
+  TEST_CASE(
+      "a block-scaled GEMM swizzles both operands' scales first: three launches from one call, per-tensor fp8 one") {
+    // Transformer Engine's GEMM call rewrites an MXFP8 or NVFP4 operand's compact scales into the
+    // tensor cores' swizzled order with one nvte_swizzle_scaling_factors launch per operand
+    // (transformer_engine/pytorch/csrc/extensions/swizzle.cpp, NVTE_MXFP8_1D_SCALING and
+    // NVTE_NVFP4_1D_SCALING); a per-tensor fp8 scale is one number and needs none.
+    using plan::Precision;
+    CHECK(cost::scale_swizzle_kernels(Precision::kMxfp8) == 2.0);
+    CHECK(cost::scale_swizzle_kernels(Precision::kNvfp4) == 2.0);
+    CHECK(cost::scale_swizzle_kernels(Precision::kFp8) == 0.0);
+    CHECK(cost::scale_swizzle_kernels(Precision::kBf16) == 0.0);
+    const workload::Workload w = llama2_7b();
+    const auto launches = [&](const std::string& text) {
+      double kernels = 0.0, calls = 0.0;
+      for (const cost::Operator& op : cost::layer_operators(*w.shape, cost::operator_context(resolved(text, w, 1)))) {
+        if (op.kind != cost::OpKind::kGemm || !op.low_precision) continue;
+        kernels += op.kernels;
+        calls += op.host_calls.value_or(op.kernels);
+      }
+      return std::pair{kernels, calls};
+    };
+    // 4 linears x 3 GEMMs (fprop, dgrad, wgrad) = 12 quantized GEMM calls; each block-scaled one
+    // launches 1 GEMM + 2 swizzles: 36 kernels from 12 calls. Per-tensor fp8: 12 and 12.
+    CHECK(launches("dp=1,precision=mxfp8,flash=on") == std::pair{36.0, 12.0});
+    CHECK(launches("dp=1,precision=nvfp4,flash=on") == std::pair{36.0, 12.0});
+    CHECK(launches("dp=1,precision=fp8,flash=on") == std::pair{12.0, 12.0});
+    CHECK(launches("dp=1,precision=fp8,fp8-recipe=current,flash=on") == std::pair{12.0, 12.0});
   }
 
   TEST_CASE("a quantized GEMM runs at the fp8 peak, a 16-bit GEMM of the same plan at the bf16 peak") {

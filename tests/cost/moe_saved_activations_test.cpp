@@ -67,6 +67,7 @@ TEST_SUITE("cost.moe_saved_activations") {
     const auto ops = moe_layer(tiny(), "dp=2,ep=2,flash=on,precision=fp8");
     const cost::Operator up = test::forward_op(ops, "expert gate+up (grouped)");
     CHECK(up.low_precision);
+    CHECK(up.kernels == 2.0);  // one per-tensor scale an operand: no swizzle before the expert GEMMs
     CHECK(test::forward_op(ops, "expert down (grouped)").low_precision);
     CHECK_FALSE(test::forward_op(ops, "router").low_precision);
     CHECK(up.saved.value() == 2048.0 * 1024.0);
@@ -90,6 +91,11 @@ TEST_SUITE("cost.moe_saved_activations") {
 
   TEST_CASE("mxfp8: each kept element carries its share of an E8M0 scale per 32") {
     const auto ops = moe_layer(tiny(), "dp=2,ep=2,flash=on,precision=mxfp8");
+    // The grouped GEMM swizzles each operand's scales over both local experts in one launch
+    // (Transformer Engine's multi_tensor_swizzle_scales_for_gemm): 2 expert GEMMs + 2 swizzles,
+    // all from one framework call.
+    CHECK(test::forward_op(ops, "expert gate+up (grouped)").kernels == 4.0);
+    CHECK(test::forward_op(ops, "expert gate+up (grouped)").host_calls == 1.0);
     CHECK(test::forward_op(ops, "expert gate+up (grouped)").saved.value() == 2048.0 * 1024.0 * (1.0 + 1.0 / 32.0));
     CHECK(test::forward_op(ops, "expert down (grouped)").saved.value() == 2048.0 * 2048.0 * (1.0 + 1.0 / 32.0));
   }

@@ -43,6 +43,15 @@ struct QuantizeCost {
 QuantizeCost quantize_cost(double elements, double input_bytes, plan::Precision precision, plan::Fp8Recipe recipe,
                            bool fp8_any_layout);
 
+/// Kernels Transformer Engine launches before a block-scaled GEMM (mxfp8, nvfp4) to rewrite its
+/// two operands' scales from the compact order its quantizers write into the swizzled order the
+/// tensor cores read: one nvte_swizzle_scaling_factors launch per operand of a Linear's GEMM, one
+/// multi-tensor launch per operand over a GroupedLinear's experts (transformer_engine/pytorch/csrc/
+/// extensions/swizzle.cpp; TE issue 2446, 2025-12: "disentangle scale swizzling from GEMM"). Per-
+/// tensor fp8 has one scale per tensor and launches none. TE releases from 2026-08 write the
+/// activations' scales swizzled at quantization (PR 3338), leaving the weights' two.
+double scale_swizzle_kernels(plan::Precision precision);
+
 /// Weights of one transformer block's linear GEMMs (QKV, output projection, MLP): the GEMMs that
 /// run in the low-precision format, before tensor-parallel sharding.
 double quantized_weight_count(const workload::TransformerShape& shape);
