@@ -49,6 +49,14 @@ double head_dim_factor(const topology::AttentionHeadDimPass& h, double d) {
   return (1.0 + h.non_matmul / h.measured_at) / (1.0 + h.non_matmul / d);
 }
 
+/// A fused-attention pass's efficiency with `keys` keys per query over the one at the length its
+/// figure was measured at: a block of queries streams its keys and pays a fixed part besides
+/// (FlashAttention-3 paper, Figures 5 and 7: every kernel's rate climbs with the sequence length at
+/// a fixed number of thread blocks).
+double sequence_factor(const topology::AttentionSequencePass& q, double keys) {
+  return (1.0 + q.fixed_keys / q.measured_at) / (1.0 + q.fixed_keys / keys);
+}
+
 }  // namespace
 
 FlopsPerSecond peak_rate(const topology::GpuSpec& gpu, plan::Precision precision) {
@@ -176,6 +184,7 @@ KernelParams kernel_params_of(const topology::GpuSpec& gpu, const plan::Plan& pl
     p.attention_forward_efficiency = value(it->second.forward);
     p.attention_backward_efficiency = value(it->second.backward);
     p.attention_head_dim = it->second.head_dim;
+    p.attention_sequence = it->second.sequence;
     add_source(sources, fmt::format("attention {} forward", kernel), it->second.forward);
     add_source(sources, fmt::format("attention {} backward", kernel), it->second.backward);
     if (sources != nullptr && p.attention_head_dim) {
@@ -185,6 +194,14 @@ KernelParams kernel_params_of(const topology::GpuSpec& gpu, const plan::Plan& pl
           "backward b = {:.3g} from d0 = {:g}: {}{}",
           kernel, h.forward.non_matmul, h.forward.measured_at, h.backward.non_matmul, h.backward.measured_at, h.source,
           h.borrowed_from.empty() ? "" : fmt::format(" (borrowed from {})", h.borrowed_from));
+    }
+    if (sources != nullptr && p.attention_sequence) {
+      const topology::AttentionSequence& q = *p.attention_sequence;
+      *sources += fmt::format(
+          "; attention {} by keys per query s: x (1 + k/s0) / (1 + k/s), forward k = {:.4g} from s0 = {:g}, "
+          "backward k = {:.4g} from s0 = {:g}: {}{}",
+          kernel, q.forward.fixed_keys, q.forward.measured_at, q.backward.fixed_keys, q.backward.measured_at, q.source,
+          q.borrowed_from.empty() ? "" : fmt::format(" (borrowed from {})", q.borrowed_from));
     }
   }
   if (!k.kernel_overhead) missing_figure(gpu, "/kernel_overhead", "the GPU time per kernel beyond its roofline");
@@ -232,6 +249,10 @@ KernelTime time_operator(const Operator& op, const topology::GpuSpec& gpu, plan:
         const topology::AttentionHeadDimPass& h =
             forward ? params.attention_head_dim->forward : params.attention_head_dim->backward;
         pass *= head_dim_factor(h, op.head_dim);
+      }
+      if (params.attention_sequence && op.gemm.n > 0.0) {
+        pass *= sequence_factor(forward ? params.attention_sequence->forward : params.attention_sequence->backward,
+                                op.gemm.n);
       }
       compute_efficiency = pass * wave_utilisation(op.elements, gpu.sm_count);
       compute = op.flops / (gpu.peak_bf16 * compute_efficiency);

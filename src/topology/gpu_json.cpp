@@ -129,6 +129,32 @@ AttentionHeadDim read_head_dim(const JsonReader& r) {
   return h;
 }
 
+/// An attention kernel's "sequence" block: {"forward": {"measured_at": S, "fixed_keys": K},
+/// "backward": {...}, "source": TEXT, "borrowed_from": GPU (optional)}.
+AttentionSequence read_sequence(const JsonReader& r) {
+  r.check_keys({"forward", "backward", "source", "borrowed_from"});
+  AttentionSequence q;
+  q.source = r.at("source").string();
+  if (q.source.empty()) r.at("source").fail("must say where the terms come from, got an empty string");
+  if (const auto b = r.find("borrowed_from")) q.borrowed_from = read_lender(*b);
+  const auto pass = [](const JsonReader& p) {
+    p.check_keys({"measured_at", "fixed_keys"});
+    AttentionSequencePass out;
+    out.measured_at = p.at("measured_at").number();
+    if (!(out.measured_at >= 16.0 && out.measured_at <= 16777216.0)) {
+      p.at("measured_at").fail(fmt::format("keys per query from 16 to 16777216, got {}", out.measured_at));
+    }
+    out.fixed_keys = p.at("fixed_keys").number();
+    if (!(out.fixed_keys >= 0.0 && out.fixed_keys <= 65536.0)) {
+      p.at("fixed_keys").fail(fmt::format("keys' worth of work from 0 to 65536, got {}", out.fixed_keys));
+    }
+    return out;
+  };
+  q.forward = pass(r.at("forward"));
+  q.backward = pass(r.at("backward"));
+  return q;
+}
+
 GpuKernelFigures read_kernels(const JsonReader& r) {
   r.check_keys({"gemm", "memory", "attention", "kernel_overhead", "host_overhead"});
   GpuKernelFigures k;
@@ -160,11 +186,12 @@ GpuKernelFigures read_kernels(const JsonReader& r) {
           fig.fail(fmt::format("unknown attention kernel \"{}\" (expected default or one of {})", kernel,
                                listed(kAttentionKernels)));
         }
-        fig.check_keys({"forward", "backward", "head_dim"});
+        fig.check_keys({"forward", "backward", "head_dim", "sequence"});
         AttentionFigures a;
         a.forward = read_figure(fig.at("forward"), ParameterUnit::kFraction, defaults);
         a.backward = read_figure(fig.at("backward"), ParameterUnit::kFraction, defaults);
         if (const auto h = fig.find("head_dim")) a.head_dim = read_head_dim(*h);
+        if (const auto q = fig.find("sequence")) a.sequence = read_sequence(*q);
         k.attention[kernel] = a;
       });
     }

@@ -30,13 +30,15 @@ struct KernelParams {
   double gemm_efficiency_bf16 = 0.0;
   /// Achieved fraction of the datasheet HBM bandwidth for memory-bound kernels.
   double memory_efficiency = 0.0;
-  /// Fused attention: fraction of the 16-bit tensor peak its forward and backward reach on
-  /// long sequences.
+  /// Fused attention: fraction of the 16-bit tensor peak its forward and backward reach (at the
+  /// head dimension and keys per query of their figures).
   double attention_forward_efficiency = 0.0;
   double attention_backward_efficiency = 0.0;
   /// ... at the head dimension these were measured at, and how they move with it (absent: not at
   /// all; topology::AttentionHeadDim).
   std::optional<topology::AttentionHeadDim> attention_head_dim;
+  /// ... and with the keys each query attends (absent: not at all; topology::AttentionSequence).
+  std::optional<topology::AttentionSequence> attention_sequence;
   /// GPU time every kernel costs beyond its roofline time (launch, ramp-up and drain).
   Seconds kernel_overhead;
   /// Host (CPU) time the framework spends issuing one kernel; a stream of small kernels runs at

@@ -82,12 +82,30 @@ struct AttentionHeadDim {
   std::string borrowed_from;  ///< the catalogue GPU they were measured on, where another
 };
 
+/// How a fused-attention pass's efficiency moves with the keys each query attends in one kernel
+/// (the sequence, a sliding window, or a context-parallel ring step's chunk): a block of queries
+/// does work in proportion to its keys plus a fixed part (loading its queries, the softmax
+/// epilogue, writing its output, the causal diagonal's masking) worth `fixed_keys` keys, so the
+/// efficiency goes as 1 / (1 + fixed_keys / s), relative to the length the figure was measured at.
+struct AttentionSequencePass {
+  double measured_at = 0.0;  ///< the keys per query of the pass's efficiency figure
+  double fixed_keys = 0.0;   ///< a query block's fixed work, in keys' worth of streaming work
+};
+struct AttentionSequence {
+  AttentionSequencePass forward;
+  AttentionSequencePass backward;
+  std::string source;         ///< the measurements by sequence length the terms come from
+  std::string borrowed_from;  ///< the catalogue GPU they were measured on, where another
+};
+
 /// A fused-attention kernel on this GPU: the fraction of the 16-bit tensor peak its forward and
-/// backward reach on long sequences, and how it moves with the head dimension (absent: not at all).
+/// backward reach, and how that moves with the head dimension and with the sequence length
+/// (absent: not at all).
 struct AttentionFigures {
   GpuFigure forward;
   GpuFigure backward;
   std::optional<AttentionHeadDim> head_dim;
+  std::optional<AttentionSequence> sequence;
 };
 
 /// The compute model's figures of a GPU (cost/kernel_model.hpp says how each is used), from its
