@@ -157,6 +157,38 @@ std::optional<double> spearman(const std::vector<double>& a, const std::vector<d
   return cov / std::sqrt(var_a * var_b);
 }
 
+namespace {
+
+/// A group's distinct plans (workload and resolved plan) with a measured throughput: each at its
+/// runs' mean measured throughput and its prediction (the same for every run of the plan).
+struct DistinctPlans {
+  std::vector<double> measured;
+  std::vector<double> predicted;
+};
+DistinctPlans distinct_plans(const std::vector<TrainingRun>& runs, const std::vector<ComparedRun>& compared,
+                             const std::vector<std::size_t>& in_group) {
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<std::vector<double>, double>> by_plan;
+  for (const std::size_t i : in_group) {
+    if (!compared[i].measured_tokens_per_s) continue;
+    const std::string key = runs[i].workload_name + " " + plan::to_string(runs[i].plan);
+    auto [it, added] = by_plan.try_emplace(key);
+    if (added) order.push_back(key);
+    it->second.first.push_back(*compared[i].measured_tokens_per_s);
+    it->second.second = *compared[i].predicted_tokens_per_s;
+  }
+  DistinctPlans out;
+  for (const std::string& key : order) {
+    const auto& [measured, predicted] = by_plan.at(key);
+    out.measured.push_back(std::accumulate(measured.begin(), measured.end(), 0.0) /
+                           static_cast<double>(measured.size()));
+    out.predicted.push_back(predicted);
+  }
+  return out;
+}
+
+}  // namespace
+
 RunValidation validate_runs(const std::vector<TrainingRun>& runs, const RunEngine& engine,
                             const std::function<void()>& progress) {
   RunValidation out;
@@ -186,6 +218,7 @@ RunValidation validate_runs(const std::vector<TrainingRun>& runs, const RunEngin
   }
   out.metrics = summaries(out.runs, all);
   std::vector<double> correlations;
+  std::vector<double> plan_correlations;
   for (const std::string& name : group_order) {
     const std::vector<std::size_t>& in_group = members[name];
     GroupResult g;
@@ -201,10 +234,16 @@ RunValidation validate_runs(const std::vector<TrainingRun>& runs, const RunEngin
     }
     g.spearman = spearman(measured, predicted);
     if (g.spearman) correlations.push_back(*g.spearman);
+    const DistinctPlans distinct = distinct_plans(runs, out.runs, in_group);
+    g.plans = distinct.measured.size();
+    g.plan_spearman = spearman(distinct.measured, distinct.predicted);
+    if (g.plan_spearman) plan_correlations.push_back(*g.plan_spearman);
     out.groups.push_back(std::move(g));
   }
   out.ranked_groups = correlations.size();
   if (!correlations.empty()) out.median_spearman = percentile(correlations, 50.0);
+  out.plan_ranked_groups = plan_correlations.size();
+  if (!plan_correlations.empty()) out.median_plan_spearman = percentile(plan_correlations, 50.0);
   return out;
 }
 

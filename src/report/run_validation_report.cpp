@@ -157,6 +157,12 @@ std::string run_validation_text(const std::vector<TrainingRun>& runs, const RunV
   out += r.median_spearman ? fmt::format("Median Spearman over the {} groups with one: {:+.3f}\n", r.ranked_groups,
                                          *r.median_spearman)
                            : std::string("No group has 3 or more runs with a throughput: no Spearman correlation\n");
+  if (r.median_plan_spearman) {
+    out += fmt::format(
+        "Median Spearman over the distinct plans of the {} groups with 3 or more (runs of one plan at their mean): "
+        "{:+.3f}\n",
+        r.plan_ranked_groups, *r.median_plan_spearman);
+  }
   const calibrate::IntervalCoverage coverage = calibrate::interval_coverage(runs, r);
   out +=
       "\nThe 90% step-time interval predict prints, derived from every other compared run and checked on the others\n";
@@ -226,11 +232,15 @@ std::string run_validation_json(const std::vector<TrainingRun>& runs, const RunV
     groups.push_back({{"group", g.group},
                       {"runs", g.runs},
                       {"spearman", g.spearman ? Json(sig9(*g.spearman)) : Json(nullptr)},
+                      {"plans", g.plans},
+                      {"plan_spearman", g.plan_spearman ? Json(sig9(*g.plan_spearman)) : Json(nullptr)},
                       {"summary", std::move(metrics)}});
   }
   j["groups"] = std::move(groups);
   j["median_spearman"] = r.median_spearman ? Json(sig9(*r.median_spearman)) : Json(nullptr);
   j["ranked_groups"] = r.ranked_groups;
+  j["median_plan_spearman"] = r.median_plan_spearman ? Json(sig9(*r.median_plan_spearman)) : Json(nullptr);
+  j["plan_ranked_groups"] = r.plan_ranked_groups;
   const calibrate::IntervalCoverage coverage = calibrate::interval_coverage(runs, r);
   const auto line_json = [](const calibrate::IntervalCoverage::Line& l) {
     return Json{{"run_class", l.run_class},

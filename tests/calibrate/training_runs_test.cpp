@@ -157,6 +157,28 @@ TEST_SUITE("calibrate.training_runs") {
     CHECK(r.metrics[0].p90_abs_error_pct == doctest::Approx(100.0));  // ceil(0.9 x 6) = 6th
   }
 
+  TEST_CASE("distinct plans: runs of one plan count once, at their mean, in the group's second Spearman") {
+    // p and q run one plan (global batch 8), measured 1 and 1.2 s, predicted 1 s each; r (batch 16)
+    // measured 1.5 s, predicted 2.5 s; s (batch 32) measured 2.5 s, predicted 2 s.
+    // Throughput, tokens per step / step time (1024 tokens a sequence): measured 8192, 6826.7,
+    // 10922.7, 13107.2 -> ranks 2, 1, 3, 4; predicted 8192, 8192, 6553.6, 16384 -> ranks 2.5, 2.5,
+    // 1, 4. Around 2.5: cov = 0 + 0 - 0.75 + 2.25 = 1.5, var 5 and 4.5: rho = 1.5 / sqrt(22.5).
+    // Distinct plans: batch 8 at (8192 + 6826.7) / 2 = 7509.3 measured, 8192 predicted; batch 16
+    // 10922.7 and 6553.6; batch 32 13107.2 and 16384. Measured ranks 1, 2, 3; predicted 2, 1, 3:
+    // rho = 1 - 6 x (1 + 1) / (3 x 8) = 0.5.
+    const std::string text =
+        kShapeHeader + shape_rows("g", {{"p", 8, "1 s"}, {"q", 8, "1.2 s"}, {"r", 16, "1.5 s"}, {"s", 32, "2.5 s"}});
+    const RunValidation r =
+        validate_runs(read("plans.csv", text), fixed_engine({{"p", 1.0}, {"q", 1.0}, {"r", 2.5}, {"s", 2.0}}));
+    REQUIRE(r.groups.size() == 1);
+    CHECK(*r.groups[0].spearman == doctest::Approx(1.5 / std::sqrt(22.5)));
+    CHECK(r.groups[0].plans == 3);
+    REQUIRE(r.groups[0].plan_spearman.has_value());
+    CHECK(*r.groups[0].plan_spearman == doctest::Approx(0.5));
+    CHECK(r.plan_ranked_groups == 1);
+    CHECK(*r.median_plan_spearman == doctest::Approx(0.5));
+  }
+
   TEST_CASE("Spearman: perfect order is +1, reversed -1, a constant side has none") {
     CHECK(*spearman({1, 2, 3, 4}, {10, 20, 30, 400}) == doctest::Approx(1.0));
     CHECK(*spearman({1, 2, 3}, {3, 2, 1}) == doctest::Approx(-1.0));

@@ -94,6 +94,11 @@ struct GroupResult {
   std::size_t runs = 0;                ///< compared runs of the group
   std::vector<MetricSummary> metrics;  ///< the figures its runs measured
   std::optional<double> spearman;  ///< of measured vs predicted throughput; none below 3 runs or with all ranks tied
+  /// The same over the group's distinct plans: runs of one workload and resolved plan (the same
+  /// plan measured in several software releases, say) count once, at their mean measured
+  /// throughput, since the model predicts them alike and cannot order them; none below 3 plans.
+  std::size_t plans = 0;
+  std::optional<double> plan_spearman;
 };
 
 struct RunValidation {
@@ -102,6 +107,8 @@ struct RunValidation {
   std::vector<GroupResult> groups;        ///< in order of first appearance
   std::optional<double> median_spearman;  ///< over the groups that have one
   std::size_t ranked_groups = 0;
+  std::optional<double> median_plan_spearman;  ///< over the groups with a plan_spearman
+  std::size_t plan_ranked_groups = 0;
   std::size_t inexpressible = 0;
   std::size_t not_fitting = 0;  ///< compared runs the memory model says do not fit (they ran, so it erred)
 };
