@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/low_precision.hpp"
@@ -41,20 +44,24 @@ double wave_utilisation(double units, int sm_count) {
   return units / (waves * sm_count);
 }
 
-/// A fused-attention pass's efficiency at head dimension `d` over the one at the head dimension
-/// its figure was measured at: a score's matmul work grows with d, its non-matmul work (the
-/// softmax's exponentials and rescaling) does not (FlashAttention-2, section 3.1; FlashAttention-3
-/// and -4 on the exponential's share).
-double head_dim_factor(const topology::AttentionHeadDimPass& h, double d) {
-  return (1.0 + h.non_matmul / h.measured_at) / (1.0 + h.non_matmul / d);
+/// A fused-attention pass's efficiency at size `x` over the one at the size its figure was
+/// measured at (topology::AttentionScaling): by head dimension, a score's non-matmul work does not
+/// grow with it (FlashAttention-2, section 3.1; FlashAttention-3 and -4 on the exponential's
+/// share); by keys per query, a block of queries pays a fixed part besides streaming its keys
+/// (FlashAttention-3 paper, Figures 5 and 7: every kernel's rate climbs with the sequence length
+/// at a fixed number of thread blocks).
+double scaling_factor(const topology::AttentionScalingPass& s, double x) {
+  return (1.0 + s.fixed / s.measured_at) / (1.0 + s.fixed / x);
 }
 
-/// A fused-attention pass's efficiency with `keys` keys per query over the one at the length its
-/// figure was measured at: a block of queries streams its keys and pays a fixed part besides
-/// (FlashAttention-3 paper, Figures 5 and 7: every kernel's rate climbs with the sequence length at
-/// a fixed number of thread blocks).
-double sequence_factor(const topology::AttentionSequencePass& q, double keys) {
-  return (1.0 + q.fixed_keys / q.measured_at) / (1.0 + q.fixed_keys / keys);
+/// "; attention KERNEL by WHAT: x (1 + k/x0) / (1 + k/x), forward k = ... from x0 = ...,
+/// backward ...: SOURCE", the sources line of one scaling block.
+std::string scaling_source(std::string_view kernel, std::string_view what, const topology::AttentionScaling& s) {
+  return fmt::format(
+      "; attention {} by {}: x (1 + k/x0) / (1 + k/x), forward k = {:.4g} from x0 = {:g}, backward k = {:.4g} "
+      "from x0 = {:g}: {}{}",
+      kernel, what, s.forward.fixed, s.forward.measured_at, s.backward.fixed, s.backward.measured_at, s.source,
+      s.borrowed_from.empty() ? "" : fmt::format(" (borrowed from {})", s.borrowed_from));
 }
 
 }  // namespace
@@ -187,22 +194,10 @@ KernelParams kernel_params_of(const topology::GpuSpec& gpu, const plan::Plan& pl
     p.attention_sequence = it->second.sequence;
     add_source(sources, fmt::format("attention {} forward", kernel), it->second.forward);
     add_source(sources, fmt::format("attention {} backward", kernel), it->second.backward);
-    if (sources != nullptr && p.attention_head_dim) {
-      const topology::AttentionHeadDim& h = *p.attention_head_dim;
-      *sources += fmt::format(
-          "; attention {} by head dimension d: x (1 + b/d0) / (1 + b/d), forward b = {:.3g} from d0 = {:g}, "
-          "backward b = {:.3g} from d0 = {:g}: {}{}",
-          kernel, h.forward.non_matmul, h.forward.measured_at, h.backward.non_matmul, h.backward.measured_at, h.source,
-          h.borrowed_from.empty() ? "" : fmt::format(" (borrowed from {})", h.borrowed_from));
-    }
-    if (sources != nullptr && p.attention_sequence) {
-      const topology::AttentionSequence& q = *p.attention_sequence;
-      *sources += fmt::format(
-          "; attention {} by keys per query s: x (1 + k/s0) / (1 + k/s), forward k = {:.4g} from s0 = {:g}, "
-          "backward k = {:.4g} from s0 = {:g}: {}{}",
-          kernel, q.forward.fixed_keys, q.forward.measured_at, q.backward.fixed_keys, q.backward.measured_at, q.source,
-          q.borrowed_from.empty() ? "" : fmt::format(" (borrowed from {})", q.borrowed_from));
-    }
+    if (sources != nullptr && p.attention_head_dim)
+      *sources += scaling_source(kernel, "head dimension", *p.attention_head_dim);
+    if (sources != nullptr && p.attention_sequence)
+      *sources += scaling_source(kernel, "keys per query", *p.attention_sequence);
   }
   if (!k.kernel_overhead) missing_figure(gpu, "/kernel_overhead", "the GPU time per kernel beyond its roofline");
   if (!k.host_overhead) missing_figure(gpu, "/host_overhead", "the host time per kernel launch");
@@ -245,15 +240,11 @@ KernelTime time_operator(const Operator& op, const topology::GpuSpec& gpu, plan:
       // queries of one head of one sequence) fill the SMs in waves.
       const bool forward = op.pass == OpPass::kForward || op.pass == OpPass::kRecompute;
       double pass = forward ? params.attention_forward_efficiency : params.attention_backward_efficiency;
-      if (params.attention_head_dim && op.head_dim > 0.0) {
-        const topology::AttentionHeadDimPass& h =
-            forward ? params.attention_head_dim->forward : params.attention_head_dim->backward;
-        pass *= head_dim_factor(h, op.head_dim);
-      }
-      if (params.attention_sequence && op.gemm.n > 0.0) {
-        pass *= sequence_factor(forward ? params.attention_sequence->forward : params.attention_sequence->backward,
-                                op.gemm.n);
-      }
+      const auto scale = [&](const std::optional<topology::AttentionScaling>& s, double x) {
+        if (s && x > 0.0) pass *= scaling_factor(forward ? s->forward : s->backward, x);
+      };
+      scale(params.attention_head_dim, op.head_dim);
+      scale(params.attention_sequence, op.gemm.n);
       compute_efficiency = pass * wave_utilisation(op.elements, gpu.sm_count);
       compute = op.flops / (gpu.peak_bf16 * compute_efficiency);
       break;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stepcast/core/problems.hpp"
@@ -103,56 +104,47 @@ GpuFigure read_figure(const JsonReader& r, ParameterUnit unit, Defaults& default
   return f;
 }
 
-/// An attention kernel's "head_dim" block: {"forward": {"measured_at": D, "non_matmul": B},
-/// "backward": {...}, "source": TEXT, "borrowed_from": GPU (optional)}.
-AttentionHeadDim read_head_dim(const JsonReader& r) {
-  r.check_keys({"forward", "backward", "source", "borrowed_from"});
-  AttentionHeadDim h;
-  h.source = r.at("source").string();
-  if (h.source.empty()) r.at("source").fail("must say where the terms come from, got an empty string");
-  if (const auto b = r.find("borrowed_from")) h.borrowed_from = read_lender(*b);
-  const auto pass = [](const JsonReader& p) {
-    p.check_keys({"measured_at", "non_matmul"});
-    AttentionHeadDimPass out;
-    out.measured_at = p.at("measured_at").number();
-    if (!(out.measured_at >= 8.0 && out.measured_at <= 1024.0)) {
-      p.at("measured_at").fail(fmt::format("a head dimension from 8 to 1024, got {}", out.measured_at));
-    }
-    out.non_matmul = p.at("non_matmul").number();
-    if (!(out.non_matmul >= 0.0 && out.non_matmul <= 1024.0)) {
-      p.at("non_matmul").fail(fmt::format("head dimensions of matmul work from 0 to 1024, got {}", out.non_matmul));
-    }
-    return out;
-  };
-  h.forward = pass(r.at("forward"));
-  h.backward = pass(r.at("backward"));
-  return h;
-}
+/// The bounds and wording of one attention scaling block (topology::AttentionScaling).
+struct ScalingBlock {
+  std::string_view fixed_key;  ///< the JSON name of the pass's fixed term
+  double measured_min, measured_max;
+  std::string_view measured_what;  ///< "a head dimension", ...
+  double fixed_max;
+  std::string_view fixed_what;  ///< "head dimensions of matmul work", ...
+};
+/// {"forward": {"measured_at": D, "non_matmul": B}, "backward": {...}, "source": TEXT,
+/// "borrowed_from": GPU (optional)}.
+constexpr ScalingBlock kHeadDimBlock{"non_matmul",       8.0,    1024.0,
+                                     "a head dimension", 1024.0, "head dimensions of matmul work"};
+/// {"forward": {"measured_at": S, "fixed_keys": K}, ... as above}.
+constexpr ScalingBlock kSequenceBlock{"fixed_keys", 16.0, 16777216.0, "keys per query", 65536.0, "keys' worth of work"};
 
-/// An attention kernel's "sequence" block: {"forward": {"measured_at": S, "fixed_keys": K},
-/// "backward": {...}, "source": TEXT, "borrowed_from": GPU (optional)}.
-AttentionSequence read_sequence(const JsonReader& r) {
+/// An attention kernel's "head_dim" or "sequence" block.
+AttentionScaling read_scaling(const JsonReader& r, const ScalingBlock& block) {
   r.check_keys({"forward", "backward", "source", "borrowed_from"});
-  AttentionSequence q;
-  q.source = r.at("source").string();
-  if (q.source.empty()) r.at("source").fail("must say where the terms come from, got an empty string");
-  if (const auto b = r.find("borrowed_from")) q.borrowed_from = read_lender(*b);
-  const auto pass = [](const JsonReader& p) {
-    p.check_keys({"measured_at", "fixed_keys"});
-    AttentionSequencePass out;
+  AttentionScaling s;
+  s.source = r.at("source").string();
+  if (s.source.empty()) r.at("source").fail("must say where the terms come from, got an empty string");
+  if (const auto b = r.find("borrowed_from")) s.borrowed_from = read_lender(*b);
+  const auto pass = [&block](const JsonReader& p) {
+    const std::string fixed_key(block.fixed_key);
+    p.check_keys({"measured_at", fixed_key});
+    AttentionScalingPass out;
     out.measured_at = p.at("measured_at").number();
-    if (!(out.measured_at >= 16.0 && out.measured_at <= 16777216.0)) {
-      p.at("measured_at").fail(fmt::format("keys per query from 16 to 16777216, got {}", out.measured_at));
+    if (!(out.measured_at >= block.measured_min && out.measured_at <= block.measured_max)) {
+      p.at("measured_at")
+          .fail(fmt::format("{} from {} to {}, got {}", block.measured_what, block.measured_min, block.measured_max,
+                            out.measured_at));
     }
-    out.fixed_keys = p.at("fixed_keys").number();
-    if (!(out.fixed_keys >= 0.0 && out.fixed_keys <= 65536.0)) {
-      p.at("fixed_keys").fail(fmt::format("keys' worth of work from 0 to 65536, got {}", out.fixed_keys));
+    out.fixed = p.at(fixed_key).number();
+    if (!(out.fixed >= 0.0 && out.fixed <= block.fixed_max)) {
+      p.at(fixed_key).fail(fmt::format("{} from 0 to {}, got {}", block.fixed_what, block.fixed_max, out.fixed));
     }
     return out;
   };
-  q.forward = pass(r.at("forward"));
-  q.backward = pass(r.at("backward"));
-  return q;
+  s.forward = pass(r.at("forward"));
+  s.backward = pass(r.at("backward"));
+  return s;
 }
 
 GpuKernelFigures read_kernels(const JsonReader& r) {
@@ -190,8 +182,8 @@ GpuKernelFigures read_kernels(const JsonReader& r) {
         AttentionFigures a;
         a.forward = read_figure(fig.at("forward"), ParameterUnit::kFraction, defaults);
         a.backward = read_figure(fig.at("backward"), ParameterUnit::kFraction, defaults);
-        if (const auto h = fig.find("head_dim")) a.head_dim = read_head_dim(*h);
-        if (const auto q = fig.find("sequence")) a.sequence = read_sequence(*q);
+        if (const auto h = fig.find("head_dim")) a.head_dim = read_scaling(*h, kHeadDimBlock);
+        if (const auto q = fig.find("sequence")) a.sequence = read_scaling(*q, kSequenceBlock);
         k.attention[kernel] = a;
       });
     }

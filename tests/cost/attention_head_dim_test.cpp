@@ -11,6 +11,7 @@
 #include "stepcast/cost/operators.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
+#include "support/attention_efficiency.hpp"
 
 namespace attention_head_dim_test {
 
@@ -18,29 +19,11 @@ using namespace stepcast;
 
 namespace {
 
-topology::GpuSpec catalogue_gpu(const char* id) {
-  return topology::load_gpu_file(std::string(STEPCAST_SOURCE_DIR) + "/topologies/gpus/" + id + ".json");
-}
+using test::catalogue_gpu;
 
-/// A long forward (or backward) attention kernel of 1024 x 16384 x 16384 scores at head dimension
-/// d, its thread blocks a whole number of waves on the H100's 132 SMs and the B200's 148.
-cost::Operator attention(double d, cost::OpPass pass) {
-  cost::Operator op;
-  op.kind = cost::OpKind::kFusedAttention;
-  op.pass = pass;
-  op.gemm = {1024.0, 16384.0, 16384.0, d};
-  op.head_dim = d;
-  op.elements = 132.0 * 148.0 * 8.0;
-  op.flops = Flops(4.0 * 1024.0 * 16384.0 * 16384.0 * d);
-  return op;
-}
-
+/// A long pass (16384 keys per query) at head dimension d.
 double efficiency(const topology::GpuSpec& gpu, plan::FlashKernel kernel, double d, cost::OpPass pass) {
-  plan::Plan p;
-  p.flash_attention = true;
-  p.flash_kernel = kernel;
-  const cost::KernelParams params = cost::default_kernel_params(gpu, p);
-  return cost::time_operator(attention(d, pass), gpu, p.precision, params).efficiency;
+  return test::attention_efficiency(gpu, kernel, d, 16384.0, pass);
 }
 
 }  // namespace

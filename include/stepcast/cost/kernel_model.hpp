@@ -35,10 +35,10 @@ struct KernelParams {
   double attention_forward_efficiency = 0.0;
   double attention_backward_efficiency = 0.0;
   /// ... at the head dimension these were measured at, and how they move with it (absent: not at
-  /// all; topology::AttentionHeadDim).
-  std::optional<topology::AttentionHeadDim> attention_head_dim;
-  /// ... and with the keys each query attends (absent: not at all; topology::AttentionSequence).
-  std::optional<topology::AttentionSequence> attention_sequence;
+  /// all; topology::AttentionScaling).
+  std::optional<topology::AttentionScaling> attention_head_dim;
+  /// ... and with the keys each query attends (absent: not at all).
+  std::optional<topology::AttentionScaling> attention_sequence;
   /// GPU time every kernel costs beyond its roofline time (launch, ramp-up and drain).
   Seconds kernel_overhead;
   /// Host (CPU) time the framework spends issuing one kernel; a stream of small kernels runs at

@@ -67,34 +67,24 @@ struct GpuFigure {
   std::string borrowed_from;
 };
 
-/// How a fused-attention pass's efficiency moves with the head dimension d: a score costs matmul
-/// work in proportion to d and non-matmul work (the softmax's exponentials, rescaling, masking)
-/// that does not grow with it, `non_matmul` head dimensions' worth, so the efficiency goes as
-/// 1 / (1 + non_matmul / d), relative to the head dimension the pass's figure was measured at.
-struct AttentionHeadDimPass {
-  double measured_at = 0.0;  ///< the head dimension of the pass's efficiency figure
-  double non_matmul = 0.0;   ///< non-matmul work per score, in head dimensions of matmul work
+/// How a fused-attention pass's efficiency moves with one size x of its work: the work grows
+/// with x, and a part that does not comes on top, `fixed` units of x's worth, so the efficiency
+/// goes as 1 / (1 + fixed / x), relative to the x the pass's figure was measured at. Two sizes
+/// move it:
+/// - the head dimension d: a score's matmuls grow with d, its non-matmul work (the softmax's
+///   exponentials, rescaling, masking) does not (the GPU file's "head_dim" block, "non_matmul");
+/// - the keys s each query attends in one kernel (the sequence, a sliding window, a context-
+///   parallel ring step's chunk): a block of queries streams its keys and pays a fixed part besides
+///   (loading its queries, the softmax epilogue, writing its output, the causal diagonal's
+///   masking; the "sequence" block, "fixed_keys").
+struct AttentionScalingPass {
+  double measured_at = 0.0;  ///< the x of the pass's efficiency figure
+  double fixed = 0.0;        ///< the work that does not grow with x, in units of x's work
 };
-struct AttentionHeadDim {
-  AttentionHeadDimPass forward;
-  AttentionHeadDimPass backward;
-  std::string source;         ///< the per-head-dimension measurements the terms come from
-  std::string borrowed_from;  ///< the catalogue GPU they were measured on, where another
-};
-
-/// How a fused-attention pass's efficiency moves with the keys each query attends in one kernel
-/// (the sequence, a sliding window, or a context-parallel ring step's chunk): a block of queries
-/// does work in proportion to its keys plus a fixed part (loading its queries, the softmax
-/// epilogue, writing its output, the causal diagonal's masking) worth `fixed_keys` keys, so the
-/// efficiency goes as 1 / (1 + fixed_keys / s), relative to the length the figure was measured at.
-struct AttentionSequencePass {
-  double measured_at = 0.0;  ///< the keys per query of the pass's efficiency figure
-  double fixed_keys = 0.0;   ///< a query block's fixed work, in keys' worth of streaming work
-};
-struct AttentionSequence {
-  AttentionSequencePass forward;
-  AttentionSequencePass backward;
-  std::string source;         ///< the measurements by sequence length the terms come from
+struct AttentionScaling {
+  AttentionScalingPass forward;
+  AttentionScalingPass backward;
+  std::string source;         ///< the measurements the terms come from
   std::string borrowed_from;  ///< the catalogue GPU they were measured on, where another
 };
 
@@ -104,8 +94,8 @@ struct AttentionSequence {
 struct AttentionFigures {
   GpuFigure forward;
   GpuFigure backward;
-  std::optional<AttentionHeadDim> head_dim;
-  std::optional<AttentionSequence> sequence;
+  std::optional<AttentionScaling> head_dim;
+  std::optional<AttentionScaling> sequence;
 };
 
 /// The compute model's figures of a GPU (cost/kernel_model.hpp says how each is used), from its
