@@ -205,6 +205,8 @@ KernelParams kernel_params_of(const topology::GpuSpec& gpu, const plan::Plan& pl
   p.host_overhead = Seconds(value(*k.host_overhead));
   add_source(sources, "kernel overhead", *k.kernel_overhead);
   add_source(sources, "host overhead", *k.host_overhead);
+  p.collective_overhead = Seconds(value(k.collective_overhead));
+  add_source(sources, "collective overhead", k.collective_overhead);
   return p;
 }
 

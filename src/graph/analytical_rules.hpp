@@ -30,7 +30,10 @@ class Pricer {
  public:
   Pricer(const StepGraph& graph, const Pricing& pricing);
   [[nodiscard]] PriceCache::Priced price(const CommNode& node, Bytes size);
-  [[nodiscard]] Seconds time(const CommNode& node, Bytes size) { return price(node, size).time; }
+  /// One call: NCCL's price and what a step's call costs beyond it (KernelParams::collective_overhead).
+  [[nodiscard]] Seconds time(const CommNode& node, Bytes size) {
+    return price(node, size).time + graph_->compute.params.collective_overhead;
+  }
   /// Every call of `calls`, one after another.
   [[nodiscard]] Seconds time(const CommNode& node, const Calls& calls);
   /// The group stays inside one node (its calls leave the NICs free).

@@ -46,12 +46,17 @@ void explain_step(StepPrediction& out, const AnalyticalComm& comm, const std::st
                     : kernels,
                 format_seconds(out.compute)});
   ex.push_back({"pipeline bubble", bubble, format_seconds(out.bubble)});
+  // Each call costs the step's collective overhead beyond NCCL's price of it.
+  const Seconds overhead = out.compute_detail.params.collective_overhead;
+  const std::string per_call =
+      overhead.value() > 0.0 ? fmt::format(", each + {} collective overhead", format_seconds(overhead)) : std::string();
   for (const auto& t : out.communication) {
-    ex.push_back({fmt::format("{} (exposed)", t.name),
-                  fmt::format("{} over {} ranks (stride {}, {} {}{}): {} total", calls_text(t), t.ranks, t.stride,
-                              cost::to_string(t.op), t.model,
-                              t.blocks > 0 ? fmt::format(", {} SMs", t.blocks) : std::string(), format_seconds(t.time)),
-                  format_seconds(t.exposed)});
+    ex.push_back(
+        {fmt::format("{} (exposed)", t.name),
+         fmt::format("{} over {} ranks (stride {}, {} {}{}{}): {} total", calls_text(t), t.ranks, t.stride,
+                     cost::to_string(t.op), t.model, t.blocks > 0 ? fmt::format(", {} SMs", t.blocks) : std::string(),
+                     per_call, format_seconds(t.time)),
+         format_seconds(t.exposed)});
   }
   for (const auto& row : comm.ring_steps)
     ex.push_back({fmt::format("CP exchange: {}", row.label), row.formula, row.value});

@@ -83,7 +83,8 @@ class Tables {
       const graph::GroupSpec& spec = g_->groups[n.group];
       const cost::CollectiveGroup group =
           cost::collective_group(*topo_, topo_->tiers(spec.ranks, spec.stride, spec.concurrency));
-      it->second = cost::price_collective(group, n.op, size, *model_).time;
+      // As both engines price a step's call: NCCL's price and the collective overhead beyond it.
+      it->second = cost::price_collective(group, n.op, size, *model_).time + g_->compute.params.collective_overhead;
     }
     return it->second;
   }

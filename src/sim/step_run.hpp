@@ -241,6 +241,8 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   const GroupRun& group_run(int s, std::size_t group);
   // The schedule of `slot` for component `component` of its group (-1: every group of the stage).
   std::uint32_t schedule_for(int s, std::uint32_t slot, int component);
+  // A call of the step: NCCL's price plus KernelParams::collective_overhead.
+  cost::CollectivePrice step_price(const cost::CollectiveGroup& group, cost::CollectiveOp op, Bytes size) const;
   // Without contention: the analytical engine's price of a slot's call, as a delay.
   cost::CollectivePrice isolated_price(const Stage& st, std::uint32_t slot) const;
   void resolve_schedules(int k);

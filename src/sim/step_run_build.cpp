@@ -139,13 +139,24 @@ std::uint32_t StepRun::add_slot(int s, std::size_t node, Bytes size) {
   return static_cast<std::uint32_t>(st.slots.size() - 1);
 }
 
+// A step's call: NCCL's price, and what the call costs beyond it (KernelParams::
+// collective_overhead), which arrives with the model's latency, after the last byte.
+cost::CollectivePrice StepRun::step_price(const cost::CollectiveGroup& group, cost::CollectiveOp op, Bytes size) const {
+  cost::CollectivePrice price = cost::price_collective(group, op, size, options_->model);
+  const Seconds overhead = graph_->compute.params.collective_overhead;
+  price.time += overhead;
+  price.latency += overhead;
+  price.flows.latency += overhead;
+  return price;
+}
+
 // Each collective is priced by the cost model for one group alone (NCCL's pick, calibration
 // applied); the groups beside it and everything else on the links are the simulation's to share.
 cost::CollectivePrice StepRun::isolated_price(const Stage& st, std::uint32_t slot) const {
   const graph::CommNode& node = node_of(st, slot);
   const graph::GroupSpec& g = graph_->groups[node.group];
   const cost::CollectiveGroup group = cost::collective_group(*topo_, topo_->tiers(g.ranks, g.stride, g.concurrency));
-  return cost::price_collective(group, node.op, st.slots[slot].size, options_->model);
+  return step_price(group, node.op, st.slots[slot].size);
 }
 
 int StepRun::blocks_of(int s, std::uint32_t slot) {
@@ -180,7 +191,7 @@ std::uint32_t StepRun::schedule_for(int s, std::uint32_t slot, int component) {
   const int stride = ranks > 1 ? first[1] - first[0] : 1;
   const cost::CollectiveGroup group = cost::collective_group(*topo_, topo_->tiers(ranks, std::max(1, stride)));
   const Bytes size = st.slots[slot].size;
-  const cost::CollectivePrice price = cost::price_collective(group, node.op, size, options_->model);
+  const cost::CollectivePrice price = step_price(group, node.op, size);
   schedules_.push_back(build_collective(network_, *topo_, node.op, size, price, groups));
   const auto id = static_cast<std::uint32_t>(schedules_.size() - 1);
   schedule_ids_.emplace(key, id);

@@ -202,6 +202,10 @@ GpuKernelFigures read_kernels(const JsonReader& r) {
     if (const auto t = r.find("host_overhead")) k.host_overhead = read_figure(*t, ParameterUnit::kSeconds, defaults);
   });
   problems.throw_if_any();
+  k.collective_overhead.parameter = "collective_overhead";
+  k.collective_overhead.value = defaults.get().values.at(k.collective_overhead.parameter).value;
+  k.collective_overhead.source =
+      "a free parameter of the model (topologies/model-defaults.json says what it was fitted on)";
   return k;
 }
 

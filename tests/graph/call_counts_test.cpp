@@ -1,7 +1,8 @@
 // Every communication term counts the collective calls NCCL is asked for in a step, in whole
 // calls grouped by size: FSDP units with the parameters outside the layers riding in the first,
 // gradient buckets with a smaller last one. The counts and sizes are derived by hand from the
-// models' shapes; the time is each group's count x the one collective model's price of its size.
+// models' shapes; the time is each group's count x the one collective model's price of its size
+// and the step's collective overhead.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -76,8 +77,9 @@ TEST_SUITE("graph.call_counts") {
     // Priced call by call on the one collective model: the 64 ranks, one per GPU of 8 nodes.
     const auto topo = topology::load_topology(kRoot + "/topologies/dgx-h100.json", 8);
     const cost::CollectiveGroup group = cost::collective_group(topo, topo.tiers(64, 1, {}));
+    const double overhead = p.compute_detail.params.collective_overhead.value();
     const auto price = [&](cost::CollectiveOp op, double bytes) {
-      return cost::price_collective(group, op, Bytes(bytes), {}).time.value();
+      return cost::price_collective(group, op, Bytes(bytes), {}).time.value() + overhead;
     };
     const auto units = [&](cost::CollectiveOp op, double micro_batches) {
       return micro_batches * (79.0 * price(op, kUnitBytes) + price(op, kFirstUnitBytes));

@@ -103,13 +103,14 @@ TEST_SUITE("graph.moe") {
     // network peer max(1 NIC, ceil(50 GB/s / 14 GB/s per channel)) = 4 p2p channels (paths.cc,
     // NCCL_P2P_PER_CHANNEL_NET_BW; the communicator's 4 channels hold them, one batch of peers):
     // 56 GB/s, capped at the NIC's 50. 2,097,152 / 50e9 = 41.94 us of bandwidth per call, plus
-    // NCCL's per-call latency.
+    // NCCL's per-call latency and the step's collective overhead.
     const double per_call = size / 2.0 / 50e9;
     const cost::CollectiveGroup group = cost::collective_group(topo, topo.tiers(2, 1));
     const cost::CollectivePrice price =
         cost::price_collective(group, cost::CollectiveOp::kAllToAll, Bytes(size), cost::CollectiveModel{});
     CHECK(price.bandwidth_time.value() == doctest::Approx(per_call).epsilon(1e-9));
-    CHECK(fwd.time.value() == doctest::Approx(2.0 * (price.latency.value() + per_call)).epsilon(1e-9));
+    const double overhead = p.compute_detail.params.collective_overhead.value();
+    CHECK(fwd.time.value() == doctest::Approx(2.0 * (price.latency.value() + per_call + overhead)).epsilon(1e-9));
     CHECK(bwd.time.value() == doctest::Approx(fwd.time.value()));
     // Without moe-overlap they sit between the router and the experts: all exposed.
     CHECK(fwd.exposed.value() == doctest::Approx(fwd.time.value()));

@@ -62,7 +62,8 @@ TEST_SUITE("sim.toy_dimension") {
     REQUIRE(toy.comm.size() == plain.comm.size() + 1);
 
     // Analytical: 32 layers x m = 2 micro-batches of forward passes, each call blocking: 64 calls
-    // of the collective model's all-reduce of 8 MiB over the node's 8 GPUs, all exposed.
+    // of the collective model's all-reduce of 8 MiB over the node's 8 GPUs, each with the step's
+    // collective overhead, all exposed.
     const graph::StepPrediction before = graph::evaluate_step(plain, w, p, t, options);
     const graph::StepPrediction after = graph::evaluate_step(toy, w, p, t, options);
     const graph::CommTerm& term = after.communication.back();
@@ -70,7 +71,8 @@ TEST_SUITE("sim.toy_dimension") {
     CHECK(term.calls.count() == 64);
     const cost::CollectivePrice one = cost::price_collective(cost::collective_group(t, t.tiers(8, 1)),
                                                              cost::CollectiveOp::kAllReduce, Bytes(kToyBytes), {});
-    CHECK(term.time.value() == doctest::Approx(64.0 * one.time.value()).epsilon(1e-9));
+    const double overhead = after.compute_detail.params.collective_overhead.value();
+    CHECK(term.time.value() == doctest::Approx(64.0 * (one.time.value() + overhead)).epsilon(1e-9));
     CHECK(term.exposed.value() == doctest::Approx(term.time.value()));
     CHECK(after.step_time.value() - before.step_time.value() >= term.exposed.value() * (1.0 - 1e-9));
 

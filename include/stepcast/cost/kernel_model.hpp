@@ -44,6 +44,9 @@ struct KernelParams {
   /// Host (CPU) time the framework spends issuing one kernel; a stream of small kernels runs at
   /// this pace when the GPU finishes them faster.
   Seconds host_overhead;
+  /// Time every collective of a step costs beyond NCCL's model of it (nccl-tests times calls
+  /// back to back, which hides it): the framework's stream synchronisation and launch.
+  Seconds collective_overhead;
   std::string source;  ///< a calibration that replaced figures, if any (kernel_figure_sources names the others)
 };
 

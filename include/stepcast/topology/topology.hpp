@@ -109,6 +109,9 @@ struct GpuKernelFigures {
   std::string default_attention;
   std::optional<GpuFigure> kernel_overhead;  ///< seconds of GPU time per kernel beyond its roofline
   std::optional<GpuFigure> host_overhead;    ///< seconds of host time per kernel launch
+  /// Seconds every collective of a step costs beyond NCCL's model: the free parameter
+  /// collective_overhead, a framework's cost rather than the GPU's, so no file names it.
+  GpuFigure collective_overhead;
 };
 
 /// The GPU model of a cluster's nodes, with the figures the cost model needs, each from the file.
