@@ -12,21 +12,15 @@ namespace stepcast::calibrate {
 
 namespace {
 
-std::string shape_of(const plan::Plan& p) {
-  std::string out;
-  const auto add = [&out](const char* part) { out += (out.empty() ? "" : "+") + std::string(part); };
-  if (p.tp > 1) add("tp");
-  if (p.pp > 1) add("pp");
-  if (p.ep > 1) add("ep");
-  if (p.dp > 1) add(p.zero_stage() >= 1 ? "sharded dp" : "dp");
-  return out.empty() ? "one GPU" : out;
-}
-
-/// The fallback class of a plan: the same generation, and expert-parallel plans with expert-parallel
-/// ones (their all-to-alls are errors of their own), others with the same sharding.
-std::string family_of(const plan::Plan& p, const topology::GpuSpec& gpu) {
-  if (p.ep > 1) return gpu_generation(gpu) + ", any expert-parallel";
-  return gpu_generation(gpu) + (p.dp > 1 && p.zero_stage() >= 1 ? ", any sharded" : ", any unsharded");
+/// A plan's family: the plans whose errors the model makes alike. Expert-parallel plans (their
+/// all-to-alls), plans that shard parameters (FSDP and ZeRO-3 gather every layer's weights in each
+/// pass) and the rest, whose data parallelism reduces gradients and gathers parameters once a step
+/// (dense 3D: TP/PP/CP/DP, ZeRO-1/2). Finer classes (one per tp/pp/dp shape) held one source's runs
+/// each, so their intervals said where that source's cluster ran, not where another's would.
+std::string family_of(const plan::Plan& p) {
+  if (p.ep > 1) return "expert-parallel";
+  if (p.dp > 1 && p.zero_stage() >= 3) return "FSDP/ZeRO-3";
+  return "dense 3D";
 }
 
 /// The value below which `q` of the sorted sample lies (linear between order statistics).
@@ -47,7 +41,7 @@ std::string gpu_generation(const topology::GpuSpec& gpu) {
 }
 
 std::string run_class(const plan::Plan& plan, const topology::GpuSpec& gpu) {
-  return gpu_generation(gpu) + ", " + shape_of(plan);
+  return gpu_generation(gpu) + ", " + family_of(plan);
 }
 
 ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidation& validation,
@@ -59,7 +53,6 @@ ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidati
     // Predicted over measured step time = measured over predicted throughput.
     const double residual = std::log(*c.measured_tokens_per_s / *c.predicted_tokens_per_s);
     out.by_class[run_class(r.plan, r.topology->gpu())].push_back(residual);
-    out.by_class[family_of(r.plan, r.topology->gpu())].push_back(residual);
     out.by_generation[gpu_generation(r.topology->gpu())].push_back(residual);
   }
   for (auto& [name, v] : out.by_class) std::sort(v.begin(), v.end());
@@ -69,23 +62,20 @@ ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidati
 
 std::optional<StepInterval> step_interval(const ResidualSet& residuals, const plan::Plan& plan,
                                           const topology::GpuSpec& gpu, Seconds predicted, double coverage) {
-  for (const std::string& name : {run_class(plan, gpu), family_of(plan, gpu)}) {
-    const auto it = residuals.by_class.find(name);
-    if (it == residuals.by_class.end() || it->second.size() < kMinIntervalRuns) continue;
-    const double tail = (1.0 - coverage) / 2.0;
-    StepInterval out;
-    // The run took p / exp(r): the largest errors bound it from below.
-    out.low = predicted * std::exp(-quantile(it->second, 1.0 - tail));
-    out.high = predicted * std::exp(-quantile(it->second, tail));
-    out.median = predicted * std::exp(-quantile(it->second, 0.5));
-    out.coverage = coverage;
-    out.run_class = name;
-    out.runs = it->second.size();
-    out.derived_from =
-        fmt::format("the model's errors on {} measured runs of {} ({})", out.runs, name, residuals.source);
-    return out;
-  }
-  return std::nullopt;
+  const std::string name = run_class(plan, gpu);
+  const auto it = residuals.by_class.find(name);
+  if (it == residuals.by_class.end() || it->second.size() < kMinIntervalRuns) return std::nullopt;
+  const double tail = (1.0 - coverage) / 2.0;
+  StepInterval out;
+  // The run took p / exp(r): the largest errors bound it from below.
+  out.low = predicted * std::exp(-quantile(it->second, 1.0 - tail));
+  out.high = predicted * std::exp(-quantile(it->second, tail));
+  out.median = predicted * std::exp(-quantile(it->second, 0.5));
+  out.coverage = coverage;
+  out.run_class = name;
+  out.runs = it->second.size();
+  out.derived_from = fmt::format("the model's errors on {} measured runs of {} ({})", out.runs, name, residuals.source);
+  return out;
 }
 
 IntervalCoverage interval_coverage(const std::vector<TrainingRun>& runs, const RunValidation& validation,

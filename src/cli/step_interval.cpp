@@ -6,9 +6,9 @@ namespace stepcast::cli {
 void add_interval_options(CLI::App& command, IntervalOptions& o) {
   command
       .add_option("--interval-runs", o.runs,
-                  "Measured runs files whose errors give the step time's 90% interval (default: the shipped vTrain and "
-                  "llm-foundry "
-                  "runs); the runs of the plan's GPU generation and parallelism shape are used")
+                  "Measured runs files whose errors give the step time's 90% interval (default: the four shipped "
+                  "development sources, each predicted by the defaults fitted without it); the runs of the plan's GPU "
+                  "generation and plan family are used")
       ->expected(1, -1);
 }
 

@@ -64,7 +64,8 @@ TEST_SUITE("sim.collective_overhead") {
     CHECK(tb.time.value() - ta.time.value() == doctest::Approx(256 * 100e-6).epsilon(1e-9));
     CHECK(tb.exposed.value() - ta.exposed.value() == doctest::Approx(256 * 100e-6).epsilon(1e-9));
     const double analytical = pb.step_time.value() - pa.step_time.value();
-    const double simulated = sim::simulate_step(topo, b).step_time.value() - sim::simulate_step(topo, a).step_time.value();
+    const double simulated =
+        sim::simulate_step(topo, b).step_time.value() - sim::simulate_step(topo, a).step_time.value();
     // The gradient buckets hide behind the backward but for the last (Li et al. 2020), one more
     // exposed call: 257 x 100 us in all. The buckets' longer hidden time also holds NCCL's SMs
     // longer, which slows the compute beside them.

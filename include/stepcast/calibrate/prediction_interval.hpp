@@ -1,5 +1,5 @@
 // An honest interval around a predicted step time: the spread of the model's errors on measured
-// runs like the one predicted (same GPU generation and parallelism shape), read from runs files.
+// runs like the one predicted (same GPU generation and plan family), read from runs files.
 #pragma once
 
 #include <cstddef>
@@ -15,8 +15,8 @@
 
 namespace stepcast::calibrate {
 
-/// The class whose measured errors stand for a plan's: its GPU's generation and the parallelism
-/// it uses, e.g. "Ampere, tp+pp+dp", "Hopper, sharded dp" or "Hopper, pp+ep+sharded dp".
+/// The class whose measured errors stand for a plan's: its GPU's generation and its plan family,
+/// "Ampere, dense 3D" (TP/PP/CP/DP, ZeRO-1/2), "Hopper, FSDP/ZeRO-3" or "Hopper, expert-parallel".
 std::string run_class(const plan::Plan& plan, const topology::GpuSpec& gpu);
 
 /// The GPU's generation as run classes name it ("Hopper"); its name where its file states none.
@@ -51,10 +51,9 @@ struct StepInterval {
 /// Classes with fewer comparable runs than this give no interval.
 inline constexpr std::size_t kMinIntervalRuns = 10;
 
-/// The central `coverage` share of the errors of the plan's class (or, with too few, of its GPU
-/// generation's runs with the same sharding; an expert-parallel plan's, of its generation's
-/// expert-parallel runs), turned into bounds on the step time: a run the
-/// model predicts p with error r took p / exp(r). None without kMinIntervalRuns comparable runs.
+/// The central `coverage` share of the errors of the plan's class (run_class), turned into bounds
+/// on the step time: a run the model predicts p with error r took p / exp(r). None without
+/// kMinIntervalRuns runs of the class.
 std::optional<StepInterval> step_interval(const ResidualSet& residuals, const plan::Plan& plan,
                                           const topology::GpuSpec& gpu, Seconds predicted, double coverage = 0.9);
 
