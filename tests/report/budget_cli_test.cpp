@@ -7,7 +7,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,7 +34,8 @@ double children_cpu_seconds() {
 /// Runs `args -o <folder>/out.txt` and checks the refusal: exit 2, `message` in the output, under
 /// a second of CPU, and the folder still empty.
 void check_refused(const std::string& args, const std::string& message) {
-  Folder dir("refused");
+  // A folder of the request's own: CTest runs this file's cases at once, each in its process.
+  Folder dir("refused_" + std::to_string(std::hash<std::string>{}(args)));
   const double before = children_cpu_seconds();
   const stepcast::test::CommandResult r =
       stepcast::test::run_stepcast_with_status(args + " -o " + (dir.path / "out.txt").string());
