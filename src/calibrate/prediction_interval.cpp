@@ -1,5 +1,6 @@
 // Intervals from measured errors: the empirical quantiles of log(predicted / measured) over runs
-// of the same class, checked on runs they were not derived from.
+// of the same class, widened by how far sources' medians lie apart, checked on runs they were not
+// derived from.
 #include "stepcast/calibrate/prediction_interval.hpp"
 
 #include <fmt/format.h>
@@ -12,13 +13,14 @@ namespace stepcast::calibrate {
 
 namespace {
 
-/// A plan's family: the plans whose errors the model makes alike. Expert-parallel plans (their
-/// all-to-alls), plans that shard parameters (FSDP and ZeRO-3 gather every layer's weights in each
-/// pass) and the rest, whose data parallelism reduces gradients and gathers parameters once a step
-/// (dense 3D: TP/PP/CP/DP, ZeRO-1/2). Finer classes (one per tp/pp/dp shape) held one source's runs
-/// each, so their intervals said where that source's cluster ran, not where another's would.
-std::string family_of(const plan::Plan& p) {
-  if (p.ep > 1) return "expert-parallel";
+/// A plan's family: the plans whose errors the model makes alike. Models with routed experts
+/// (their router, permutes and grouped GEMMs, and all-to-alls at ep > 1), plans that shard
+/// parameters (FSDP and ZeRO-3 gather every layer's weights in each pass) and the rest, whose data
+/// parallelism reduces gradients and gathers parameters once a step (dense 3D: TP/PP/CP/DP,
+/// ZeRO-1/2). Finer classes (one per tp/pp/dp shape) held one source's runs each, so their
+/// intervals said where that source's cluster ran, not where another's would.
+std::string family_of(const workload::Workload& w, const plan::Plan& p) {
+  if (w.shape && w.shape->moe) return "MoE";
   if (p.dp > 1 && p.zero_stage() >= 3) return "FSDP/ZeRO-3";
   return "dense 3D";
 }
@@ -31,7 +33,62 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
 }
 
+/// The x below which a standard normal variable lies with probability p (bisection on erfc).
+double normal_quantile(double p) {
+  double lo = -10.0;
+  double hi = 10.0;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
 }  // namespace
+
+std::vector<double> within_source_deviations(const ErrorsBySource& errors) {
+  std::vector<double> out;
+  for (const auto& [file, e] : errors) {
+    const double median = quantile(e, 0.5);
+    for (const double x : e) out.push_back(x - median);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+double between_source_spread(const ResidualSet& residuals) {
+  // Group -> source -> errors: by class, or by plan family over every generation where no class
+  // holds two sources.
+  using Groups = std::map<std::string, ErrorsBySource>;
+  const auto spread = [](const Groups& groups) -> std::optional<double> {
+    double variance_sum = 0.0;
+    std::size_t shared = 0;
+    for (const auto& [name, sources] : groups) {
+      if (sources.size() < 2) continue;
+      std::vector<double> medians;
+      for (const auto& [file, errors] : sources) medians.push_back(quantile(errors, 0.5));
+      double mean = 0.0;
+      for (const double m : medians) mean += m / static_cast<double>(medians.size());
+      double squares = 0.0;
+      for (const double m : medians) squares += (m - mean) * (m - mean);
+      variance_sum += squares / static_cast<double>(medians.size() - 1);
+      ++shared;
+    }
+    if (shared == 0) return std::nullopt;
+    return std::sqrt(variance_sum / static_cast<double>(shared));
+  };
+  if (const auto by_class = spread(residuals.by_class)) return *by_class;
+  Groups by_family;
+  for (const auto& [name, sources] : residuals.by_class) {
+    const std::string family = name.substr(name.rfind(", ") + 2);
+    for (const auto& [file, errors] : sources) {
+      std::vector<double>& merged = by_family[family][file];
+      merged.insert(merged.end(), errors.begin(), errors.end());
+      std::sort(merged.begin(), merged.end());
+    }
+  }
+  return spread(by_family).value_or(0.0);
+}
 
 std::string gpu_generation(const topology::GpuSpec& gpu) {
   if (gpu.generation.empty()) return gpu.name;
@@ -40,8 +97,8 @@ std::string gpu_generation(const topology::GpuSpec& gpu) {
   return out;
 }
 
-std::string run_class(const plan::Plan& plan, const topology::GpuSpec& gpu) {
-  return gpu_generation(gpu) + ", " + family_of(plan);
+std::string run_class(const workload::Workload& workload, const plan::Plan& plan, const topology::GpuSpec& gpu) {
+  return gpu_generation(gpu) + ", " + family_of(workload, plan);
 }
 
 ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidation& validation,
@@ -52,29 +109,47 @@ ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidati
     const TrainingRun& r = runs[c.index];
     // Predicted over measured step time = measured over predicted throughput.
     const double residual = std::log(*c.measured_tokens_per_s / *c.predicted_tokens_per_s);
-    out.by_class[run_class(r.plan, r.topology->gpu())].push_back(residual);
-    out.by_generation[gpu_generation(r.topology->gpu())].push_back(residual);
+    out.by_class[run_class(*r.workload, r.plan, r.topology->gpu())][r.file].push_back(residual);
+    out.by_generation[gpu_generation(r.topology->gpu())][r.file].push_back(residual);
   }
-  for (auto& [name, v] : out.by_class) std::sort(v.begin(), v.end());
-  for (auto& [name, v] : out.by_generation) std::sort(v.begin(), v.end());
+  for (auto* groups : {&out.by_class, &out.by_generation})
+    for (auto& [name, sources] : *groups)
+      for (auto& [file, v] : sources) std::sort(v.begin(), v.end());
   return out;
 }
 
-std::optional<StepInterval> step_interval(const ResidualSet& residuals, const plan::Plan& plan,
-                                          const topology::GpuSpec& gpu, Seconds predicted, double coverage) {
-  const std::string name = run_class(plan, gpu);
+std::optional<StepInterval> step_interval(const ResidualSet& residuals, const workload::Workload& workload,
+                                          const plan::Plan& plan, const topology::GpuSpec& gpu, Seconds predicted,
+                                          double coverage) {
+  const std::string name = run_class(workload, plan, gpu);
   const auto it = residuals.by_class.find(name);
-  if (it == residuals.by_class.end() || it->second.size() < kMinIntervalRuns) return std::nullopt;
+  if (it == residuals.by_class.end()) return std::nullopt;
+  // Centre: the mean of the sources' medians (each source one cluster's offset); spread: each
+  // run's deviation from its own source's median.
+  const std::vector<double> deviations = within_source_deviations(it->second);
+  if (deviations.size() < kMinIntervalRuns) return std::nullopt;
+  double centre = 0.0;
+  for (const auto& [file, errors] : it->second)
+    centre += quantile(errors, 0.5) / static_cast<double>(it->second.size());
   const double tail = (1.0 - coverage) / 2.0;
+  const double tau = between_source_spread(residuals);
+  const double offset = normal_quantile(1.0 - tail) * tau;
+  const double below = std::hypot(quantile(deviations, tail), offset);
+  const double above = std::hypot(quantile(deviations, 1.0 - tail), offset);
   StepInterval out;
   // The run took p / exp(r): the largest errors bound it from below.
-  out.low = predicted * std::exp(-quantile(it->second, 1.0 - tail));
-  out.high = predicted * std::exp(-quantile(it->second, tail));
-  out.median = predicted * std::exp(-quantile(it->second, 0.5));
+  out.low = predicted * std::exp(-(centre + above));
+  out.high = predicted * std::exp(-(centre - below));
+  out.median = predicted * std::exp(-centre);
   out.coverage = coverage;
   out.run_class = name;
-  out.runs = it->second.size();
-  out.derived_from = fmt::format("the model's errors on {} measured runs of {} ({})", out.runs, name, residuals.source);
+  out.runs = deviations.size();
+  out.sources = it->second.size();
+  out.between_source = tau;
+  out.derived_from = fmt::format(
+      "the model's errors on {} measured runs of {}{} ({})", out.runs, name,
+      tau > 0.0 ? fmt::format(", widened by the spread between sources ({:.3f} in log step)", tau) : std::string(),
+      residuals.source);
   return out;
 }
 
@@ -84,11 +159,7 @@ IntervalCoverage interval_coverage(const std::vector<TrainingRun>& runs, const R
   std::size_t n = 0;
   for (const ComparedRun& c : validation.runs) {
     if (!c.compared() || !c.measured_tokens_per_s) continue;
-    if (n++ % 2 == 0) {
-      derive[c.index] = true;
-    } else {
-      continue;
-    }
+    if (n++ % 2 == 0) derive[c.index] = true;
   }
   const ResidualSet set = residuals_of(runs, validation, &derive);
   IntervalCoverage out;
@@ -96,12 +167,12 @@ IntervalCoverage interval_coverage(const std::vector<TrainingRun>& runs, const R
   for (const ComparedRun& c : validation.runs) {
     if (!c.compared() || !c.measured_tokens_per_s || derive[c.index]) continue;
     const TrainingRun& r = runs[c.index];
-    const std::string name = run_class(r.plan, r.topology->gpu());
+    const std::string name = run_class(*r.workload, r.plan, r.topology->gpu());
     IntervalCoverage::Line& line = lines[name];
     line.run_class = name;
     ++line.checked;
     ++out.overall.checked;
-    const auto interval = step_interval(set, r.plan, r.topology->gpu(), c.prediction.step_time, coverage);
+    const auto interval = step_interval(set, *r.workload, r.plan, r.topology->gpu(), c.prediction.step_time, coverage);
     if (!interval) {
       ++line.without_interval;
       ++out.overall.without_interval;

@@ -205,7 +205,7 @@ std::string run_validation_json(const std::vector<TrainingRun>& runs, const RunV
     }
     row["status"] = "compared";
     row["plan"] = plan::to_string(run.plan);
-    row["run_class"] = calibrate::run_class(run.plan, run.topology->gpu());
+    row["run_class"] = calibrate::run_class(*run.workload, run.plan, run.topology->gpu());
     row["predicted_step_time_s"] = sig9(cr.prediction.step_time.value());
     row["predicted_memory_per_gpu_bytes"] = sig9(cr.prediction.memory.value());
     row["fits"] = cr.prediction.fit.fits;

@@ -206,12 +206,12 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
   context.wide = c.wide || format != Format::kText;
   if (!result.ranked.empty()) {
     const calibrate::ResidualSet residuals = shipped_residuals(options.step.calibration);
-    context.scatter = error_scatter_for(residuals, result.ranked.front().plan, topo.gpu());
+    context.scatter = error_scatter_for(residuals, w, result.ranked.front().plan, topo.gpu());
     // Each shown plan's 90% interval around the step it is ranked by (the engine's when refined).
     for (std::size_t i = 0; i < std::min(static_cast<std::size_t>(c.top), result.ranked.size()); ++i) {
       const planner::RankedPlan& p = result.ranked[i];
       const Seconds step = p.simulated_step_time.value_or(p.metrics.step_time);
-      context.intervals.push_back(calibrate::step_interval(residuals, p.plan, topo.gpu(), step));
+      context.intervals.push_back(calibrate::step_interval(residuals, w, p.plan, topo.gpu(), step));
     }
   }
   context.margin = margin_note(options.step.memory.margin, topo.gpu());

@@ -76,21 +76,24 @@ double median_of(std::vector<double> v) {
 std::optional<calibrate::StepInterval> step_interval_for(const PlanInputs& in, Seconds step_time,
                                                          const IntervalOptions& o) {
   const calibrate::ResidualSet residuals = residuals_on(o.runs, in.calibration ? &*in.calibration : nullptr);
-  return calibrate::step_interval(residuals, in.plan, in.topology->gpu(), step_time);
+  return calibrate::step_interval(residuals, in.workload, in.plan, in.topology->gpu(), step_time);
 }
 
 calibrate::ResidualSet shipped_residuals(const cost::Calibration* calibration) { return residuals_on({}, calibration); }
 
-std::optional<ErrorScatter> error_scatter_for(const calibrate::ResidualSet& residuals, const plan::Plan& plan,
+std::optional<ErrorScatter> error_scatter_for(const calibrate::ResidualSet& residuals,
+                                              const workload::Workload& workload, const plan::Plan& plan,
                                               const topology::GpuSpec& gpu) {
   ErrorScatter out;
-  out.run_class = calibrate::run_class(plan, gpu);
-  std::vector<double> errors;
-  if (const auto it = residuals.by_class.find(out.run_class); it != residuals.by_class.end()) errors = it->second;
+  out.run_class = calibrate::run_class(workload, plan, gpu);
+  const auto deviations = [](const auto& groups, const std::string& name) {
+    const auto it = groups.find(name);
+    return it == groups.end() ? std::vector<double>{} : calibrate::within_source_deviations(it->second);
+  };
+  std::vector<double> errors = deviations(residuals.by_class, out.run_class);
   if (errors.size() < calibrate::kMinIntervalRuns) {
     out.run_class = calibrate::gpu_generation(gpu);
-    const auto it = residuals.by_generation.find(out.run_class);
-    errors = it == residuals.by_generation.end() ? std::vector<double>{} : it->second;
+    errors = deviations(residuals.by_generation, out.run_class);
   }
   if (errors.size() < calibrate::kMinIntervalRuns) return std::nullopt;
   const double centre = median_of(errors);
@@ -111,7 +114,7 @@ IntervalResult interval_for(const PlanInputs& in, Seconds step_time, const Inter
   if (!out.interval) {
     out.why_none =
         fmt::format("no interval: fewer than {} measured runs like this plan ({}); give your own with --interval-runs",
-                    calibrate::kMinIntervalRuns, calibrate::run_class(in.plan, in.topology->gpu()));
+                    calibrate::kMinIntervalRuns, calibrate::run_class(in.workload, in.plan, in.topology->gpu()));
   }
   return out;
 }
@@ -140,9 +143,11 @@ void add_interval_json(nlohmann::json& j, const IntervalResult& result) {
     return;
   }
   const calibrate::StepInterval& i = *result.interval;
-  j["step_time_interval_s"] = {
-      {"low_s", i.low.value()},   {"high_s", i.high.value()}, {"median_s", i.median.value()},  {"coverage", i.coverage},
-      {"run_class", i.run_class}, {"runs", i.runs},           {"derived_from", i.derived_from}};
+  j["step_time_interval_s"] = {{"low_s", i.low.value()},        {"high_s", i.high.value()},
+                               {"median_s", i.median.value()},  {"coverage", i.coverage},
+                               {"run_class", i.run_class},      {"runs", i.runs},
+                               {"sources", i.sources},          {"between_source_spread", i.between_source},
+                               {"derived_from", i.derived_from}};
 }
 
 }  // namespace stepcast::report

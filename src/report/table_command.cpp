@@ -67,6 +67,7 @@ ClusterGpus cluster_gpus(const planner::CapacityRequest& req) {
 // Each cell's 90% interval around the step it shows (the event engine's where refined), from the
 // model's errors on the shipped runs like its plan, on its cluster's GPU.
 std::vector<std::optional<calibrate::StepInterval>> cell_intervals(const std::vector<planner::CapacityCell>& cells,
+                                                                   const std::vector<workload::Workload>& workloads,
                                                                    const ClusterGpus& gpus,
                                                                    const cost::Calibration* calibration) {
   const calibrate::ResidualSet residuals = shipped_residuals(calibration);
@@ -74,12 +75,14 @@ std::vector<std::optional<calibrate::StepInterval>> cell_intervals(const std::ve
   for (const planner::CapacityCell& cell : cells) {
     const auto gpu =
         std::find_if(gpus.begin(), gpus.end(), [&cell](const auto& g) { return g.first == cell.topology; });
-    if (!cell.fits || !cell.plan || gpu == gpus.end()) {
+    const auto w = std::find_if(workloads.begin(), workloads.end(),
+                                [&cell](const workload::Workload& x) { return x.name == cell.workload; });
+    if (!cell.fits || !cell.plan || gpu == gpus.end() || w == workloads.end()) {
       intervals.emplace_back();
       continue;
     }
     const Seconds step = cell.simulated_step_time.value_or(cell.metrics.step_time);
-    intervals.push_back(calibrate::step_interval(residuals, *cell.plan, gpu->second, step));
+    intervals.push_back(calibrate::step_interval(residuals, *w, *cell.plan, gpu->second, step));
   }
   return intervals;
 }
@@ -208,8 +211,8 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
     warn_outside_calibration(&*calibration, c.calibration, outside);
   }
   CostSettings cost{c.tokens};
-  Report r = capacity_report(cells, cell_intervals(cells, gpus, calibration ? &*calibration : nullptr), command_line(c),
-                             c.global_batch, c.seq, cost);
+  Report r = capacity_report(cells, cell_intervals(cells, req.workloads, gpus, calibration ? &*calibration : nullptr),
+                             command_line(c), c.global_batch, c.seq, cost);
   // What the margin and each --set made of every cluster, under the command line.
   std::vector<std::string> said = {margin_note(req.search.step.memory.margin)};
   for (const auto& path : req.topologies) {

@@ -23,6 +23,19 @@ topology::GpuSpec a100() {
   return g;
 }
 
+/// A dense model and one with routed experts; the class reads no other field of either.
+workload::Workload dense_model() {
+  workload::Workload w;
+  w.shape = workload::TransformerShape{};
+  return w;
+}
+
+workload::Workload moe_model() {
+  workload::Workload w = dense_model();
+  w.shape->moe = workload::MoeShape{};
+  return w;
+}
+
 plan::Plan fsdp8() {
   plan::Plan p;
   p.dp = 8;
@@ -35,7 +48,7 @@ plan::Plan fsdp8() {
 
 TEST_SUITE("calibrate.prediction_interval") {
   TEST_CASE("run classes name the GPU generation and the plan family") {
-    CHECK(run_class(fsdp8(), a100()) == "Ampere, FSDP/ZeRO-3");
+    CHECK(run_class(dense_model(), fsdp8(), a100()) == "Ampere, FSDP/ZeRO-3");
     plan::Plan p;
     p.dp = 2;
     p.tp = 2;
@@ -43,18 +56,18 @@ TEST_SUITE("calibrate.prediction_interval") {
     topology::GpuSpec h100;
     h100.name = "H100-SXM5-80GB";
     h100.generation = "hopper";
-    CHECK(run_class(p, h100) == "Hopper, dense 3D");
+    CHECK(run_class(dense_model(), p, h100) == "Hopper, dense 3D");
     // ZeRO-1 and ZeRO-2 gather parameters once a step, as Megatron's distributed optimizer does,
     // not every layer's in each pass as ZeRO-3 does: dense 3D with the rest.
     p.sharding = plan::Sharding::kZero1;
-    CHECK(run_class(p, h100) == "Hopper, dense 3D");
+    CHECK(run_class(dense_model(), p, h100) == "Hopper, dense 3D");
     p.sharding = plan::Sharding::kZero2;
-    CHECK(run_class(p, h100) == "Hopper, dense 3D");
+    CHECK(run_class(dense_model(), p, h100) == "Hopper, dense 3D");
     p.sharding = plan::Sharding::kZero3;
-    CHECK(run_class(p, h100) == "Hopper, FSDP/ZeRO-3");
+    CHECK(run_class(dense_model(), p, h100) == "Hopper, FSDP/ZeRO-3");
     // A GPU block that states no generation is classed by its name.
     h100.generation.clear();
-    CHECK(run_class(p, h100) == "H100-SXM5-80GB, FSDP/ZeRO-3");
+    CHECK(run_class(dense_model(), p, h100) == "H100-SXM5-80GB, FSDP/ZeRO-3");
   }
 
   TEST_CASE(
@@ -64,9 +77,9 @@ TEST_SUITE("calibrate.prediction_interval") {
     // 10 / exp(r): from 10 exp(-0.095) = 9.0937 s to 10 exp(-0.005) = 9.9501 s; the median error
     // 0.05 (the 6th of 11) gives 10 exp(-0.05) = 9.5123 s.
     ResidualSet set;
-    for (int i = 0; i <= 10; ++i) set.by_class["Ampere, FSDP/ZeRO-3"].push_back(0.01 * i);
+    for (int i = 0; i <= 10; ++i) set.by_class["Ampere, FSDP/ZeRO-3"]["a"].push_back(0.01 * i);
     set.source = "hand-made";
-    const auto interval = step_interval(set, fsdp8(), a100(), Seconds(10.0));
+    const auto interval = step_interval(set, dense_model(), fsdp8(), a100(), Seconds(10.0));
     REQUIRE(interval);
     CHECK(interval->low.value() == doctest::Approx(9.0937).epsilon(1e-4));
     CHECK(interval->high.value() == doctest::Approx(9.9501).epsilon(1e-4));
@@ -75,33 +88,90 @@ TEST_SUITE("calibrate.prediction_interval") {
     CHECK(interval->run_class == "Ampere, FSDP/ZeRO-3");
   }
 
+  TEST_CASE("two sources 0.2 apart: centre between them, widened by 1.645 x their spread, 10 s -> 6.785 .. 10.918 s") {
+    // Source a: eleven errors 0.00 .. 0.10 (median 0.05); source b: 0.20 .. 0.30 (median 0.25),
+    // both of Hopper dense 3D; a also ran Ampere dense 3D. The one shared class gives the spread
+    // between sources: the sample variance of 0.05 and 0.25 is 0.2^2 / 2 = 0.02, tau = 0.14142.
+    // Centre c = (0.05 + 0.25) / 2 = 0.15. The 22 deviations from each run's own source median
+    // are -0.05, -0.05, -0.04, -0.04, ..., 0.05, 0.05: the 5% quantile at position 0.05 x 21 =
+    // 1.05 is -0.0495, the 95% at 19.95 is 0.0495. With z = 1.644854 (the normal 95% point),
+    // each side is hypot(0.0495, 1.644854 x 0.14142) = 0.237826, so r spans 0.15 -/+ 0.237826 and
+    // a 10 s prediction 10 exp(-0.387826) = 6.7853 s .. 10 exp(0.087826) = 10.9180 s, centre
+    // 10 exp(-0.15) = 8.6071 s.
+    topology::GpuSpec h100;
+    h100.name = "H100-SXM5-80GB";
+    h100.generation = "hopper";
+    plan::Plan dense;
+    dense.dp = 8;
+    ResidualSet set;
+    for (int i = 0; i <= 10; ++i) {
+      set.by_class["Hopper, dense 3D"]["a"].push_back(0.01 * i);
+      set.by_class["Hopper, dense 3D"]["b"].push_back(0.2 + 0.01 * i);
+      set.by_class["Ampere, dense 3D"]["a"].push_back(0.01 * i);
+    }
+    CHECK(between_source_spread(set) == doctest::Approx(0.141421).epsilon(1e-5));
+    const auto hopper = step_interval(set, dense_model(), dense, h100, Seconds(10.0));
+    REQUIRE(hopper);
+    CHECK(hopper->low.value() == doctest::Approx(6.7853).epsilon(1e-4));
+    CHECK(hopper->high.value() == doctest::Approx(10.9180).epsilon(1e-4));
+    CHECK(hopper->median.value() == doctest::Approx(8.6071).epsilon(1e-4));
+    CHECK(hopper->runs == 22);
+    CHECK(hopper->sources == 2);
+    // Ampere dense 3D, a's runs alone, still takes the spread between sources: an unseen cluster
+    // is one more source. Its eleven deviations -0.05 .. 0.05 give -/+0.045 (positions 0.5 and
+    // 9.5); each side hypot(0.045, 0.232617) = 0.236930 about c = 0.05: 10 exp(-0.286930) =
+    // 7.5056 s .. 10 exp(0.186930) = 12.0554 s.
+    const auto ampere = step_interval(set, dense_model(), dense, a100(), Seconds(10.0));
+    REQUIRE(ampere);
+    CHECK(ampere->low.value() == doctest::Approx(7.5056).epsilon(1e-4));
+    CHECK(ampere->high.value() == doctest::Approx(12.0554).epsilon(1e-4));
+    CHECK(ampere->sources == 1);
+  }
+
+  TEST_CASE("no class two sources share: the spread between them over the plan family, every generation together") {
+    // a ran dense 3D on Ampere (median 0.05), b on Hopper (median 0.25), c FSDP on Hopper only:
+    // no class holds two sources, the dense 3D family holds a and b, so tau = sqrt(0.2^2 / 2) =
+    // 0.141421 as in the case above; FSDP holds one source and adds nothing.
+    ResidualSet set;
+    for (int i = 0; i <= 10; ++i) {
+      set.by_class["Ampere, dense 3D"]["a"].push_back(0.01 * i);
+      set.by_class["Hopper, dense 3D"]["b"].push_back(0.2 + 0.01 * i);
+      set.by_class["Hopper, FSDP/ZeRO-3"]["c"].push_back(0.5);
+    }
+    CHECK(between_source_spread(set) == doctest::Approx(0.141421).epsilon(1e-5));
+    set.by_class.erase("Hopper, dense 3D");
+    CHECK(between_source_spread(set) == 0.0);
+  }
+
   TEST_CASE("a class of fewer than ten runs gives no interval, and a plan never takes another family's runs") {
     ResidualSet set;
-    for (int i = 0; i < 9; ++i) set.by_class["Ampere, FSDP/ZeRO-3"].push_back(0.0);
-    CHECK_FALSE(step_interval(set, fsdp8(), a100(), Seconds(1.0)));
-    for (int i = 0; i < 10; ++i) set.by_class["Ampere, dense 3D"].push_back(-0.2);
-    CHECK_FALSE(step_interval(set, fsdp8(), a100(), Seconds(1.0)));
-    set.by_class["Ampere, FSDP/ZeRO-3"].push_back(0.0);
-    const auto interval = step_interval(set, fsdp8(), a100(), Seconds(1.0));
+    for (int i = 0; i < 9; ++i) set.by_class["Ampere, FSDP/ZeRO-3"]["a"].push_back(0.0);
+    CHECK_FALSE(step_interval(set, dense_model(), fsdp8(), a100(), Seconds(1.0)));
+    for (int i = 0; i < 10; ++i) set.by_class["Ampere, dense 3D"]["a"].push_back(-0.2);
+    CHECK_FALSE(step_interval(set, dense_model(), fsdp8(), a100(), Seconds(1.0)));
+    set.by_class["Ampere, FSDP/ZeRO-3"]["a"].push_back(0.0);
+    const auto interval = step_interval(set, dense_model(), fsdp8(), a100(), Seconds(1.0));
     REQUIRE(interval);
     CHECK(interval->run_class == "Ampere, FSDP/ZeRO-3");
     CHECK(interval->low.value() == doctest::Approx(1.0));
   }
 
-  TEST_CASE("an expert-parallel plan takes expert-parallel runs' errors only, and a dense plan never takes them") {
+  TEST_CASE("a model with routed experts takes MoE runs' errors only, at any ep, and a dense model never takes them") {
     topology::GpuSpec h100;
     h100.name = "H100-SXM5-80GB";
     h100.generation = "hopper";
     plan::Plan moe = fsdp8();
     moe.ep = 8;
-    CHECK(run_class(moe, h100) == "Hopper, expert-parallel");
+    CHECK(run_class(moe_model(), moe, h100) == "Hopper, MoE");
+    // Without expert parallelism its router, permutes and grouped GEMMs still run: still MoE.
+    CHECK(run_class(moe_model(), fsdp8(), h100) == "Hopper, MoE");
     ResidualSet set;
-    for (int i = 0; i < 10; ++i) set.by_class["Hopper, expert-parallel"].push_back(0.1);
-    const auto interval = step_interval(set, moe, h100, Seconds(1.0));
+    for (int i = 0; i < 10; ++i) set.by_class["Hopper, MoE"]["a"].push_back(0.1);
+    const auto interval = step_interval(set, moe_model(), moe, h100, Seconds(1.0));
     REQUIRE(interval);
-    CHECK(interval->run_class == "Hopper, expert-parallel");
-    // Ten MoE errors, no dense ones: a dense sharded plan has no interval.
-    CHECK_FALSE(step_interval(set, fsdp8(), h100, Seconds(1.0)));
+    CHECK(interval->run_class == "Hopper, MoE");
+    // Ten MoE errors, no dense ones: a dense model's sharded plan has no interval.
+    CHECK_FALSE(step_interval(set, dense_model(), fsdp8(), h100, Seconds(1.0)));
   }
 
   TEST_CASE("predict prints the interval from the shipped runs, and none with an explicit achieved fraction") {

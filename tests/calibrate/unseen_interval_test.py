@@ -16,25 +16,54 @@ _loader.exec_module(accuracy_report)
 failures = []
 
 
+def close(what, got, want, tol=1e-6):
+    if not math.isclose(got, want, abs_tol=tol):
+        failures.append(f"{what}: {got}, expected {want}")
+
+
 def run(source, run_class, residual):
     return {"source": source, "run": {"run_class": run_class}, "held": 100.0 * (math.exp(-residual) - 1.0)}
 
 
-# Source a: ten runs of class X with residuals 0.00, 0.01, ..., 0.09. Their 5% and 95% quantiles
-# interpolate between order statistics at positions 0.45 and 8.55: 0.0045 and 0.0855.
-sample = sorted(0.01 * i for i in range(10))
-for q, want in ((0.05, 0.0045), (0.95, 0.0855)):
-    got = accuracy_report.quantile(sample, q)
-    if not math.isclose(got, want, abs_tol=1e-12):
-        failures.append(f"quantile {q}: {got}, expected {want}")
-# Source b: two runs of X, residual 0.05 (inside a's interval) and 0.2 (outside), and one of class
-# Y, which no other source ran (no interval). Source a is checked against b's two X runs: fewer
-# than ten, so none of its runs has an interval.
-runs = [run("a", "X", r) for r in sample] + [run("b", "X", 0.05), run("b", "X", 0.2), run("b", "Y", 0.0)]
-got = accuracy_report.unseen_coverage(runs, ["a", "b"])
-want = [("a", 10, 0, 10), ("b", 3, 1, 1)]
-if got != want:
-    failures.append(f"coverage {got}, expected {want}")
+# Ten residuals 0.00, 0.01, ..., 0.09: the 5% and 95% quantiles interpolate between order
+# statistics at positions 0.45 and 8.55: 0.0045 and 0.0855.
+sample = [0.01 * i for i in range(10)]
+close("quantile 0.05", accuracy_report.quantile(sample, 0.05), 0.0045)
+close("quantile 0.95", accuracy_report.quantile(sample, 0.95), 0.0855)
+
+# Class X: source a's ten runs 0.00 .. 0.09 (median 0.045), c's ten 0.10 .. 0.19 (median 0.145),
+# b's two, 0.05 and 0.25; b also ran one run of class Y, which no other source ran.
+runs = [run("a", "X", r) for r in sample] + [run("c", "X", 0.1 + r) for r in sample] + \
+    [run("b", "X", 0.05), run("b", "X", 0.25), run("b", "Y", 0.0)]
+
+# b left out: a and c share X, medians 0.045 and 0.145: sample variance 0.1^2 / 2 = 0.005, tau =
+# 0.0707107; centre 0.095. The twenty deviations from each run's own source median are -0.045,
+# -0.045, -0.035, ..., 0.045, 0.045: both quantiles (positions 0.95 and 18.05) are -/+0.045. Each
+# side is hypot(0.045, 1.644854 x 0.0707107) = 0.124711: r from -0.029711 to 0.219711, so b's 0.05
+# is inside and 0.25 is not; its Y run has no interval. Width exp(0.249422) - 1 = 0.283276.
+others = {"X": {"a": sample, "c": [0.1 + r for r in sample]}}
+close("tau without b", accuracy_report.between_source_spread(others), 0.0707107)
+low, high = accuracy_report.class_interval(others["X"], 0.0707107)
+close("low without b", low, -0.029711)
+close("high without b", high, 0.219711)
+
+# c left out: a and b share X, medians 0.045 and 0.15: variance 0.105^2 / 2, tau = 0.0742462;
+# centre 0.0975. Deviations -0.1, -0.045, -0.035, ..., 0.045, 0.1 (twelve): the 5% quantile at
+# position 0.55 is -0.1 + 0.055 x 0.55 = -0.06975, the 95% at 10.45 is 0.06975; each side
+# hypot(0.06975, 1.644854 x 0.0742462) = 0.140640: r from -0.043140 to 0.238140, which holds all
+# ten of c's runs (0.10 .. 0.19).
+got = accuracy_report.unseen_coverage(runs, ["b", "c"])
+want = [("b", 3, 1, 1), ("c", 10, 10, 0)]
+if [line[:4] for line in got] != want:
+    failures.append(f"coverage {[line[:4] for line in got]}, expected {want}")
+else:
+    close("width for b", got[0][4][0], 0.283276, tol=1e-5)
+    close("width for c", got[1][4][0], math.exp(2 * 0.140640) - 1.0, tol=1e-5)
+# No class shared: a's dense 3D runs on Ampere (median 0.045) and c's on Hopper (0.145) share the
+# family, tau = 0.0707107 as above; one source alone has no spread, tau 0.
+close("tau by family", accuracy_report.between_source_spread(
+    {"Ampere, dense 3D": {"a": sample}, "Hopper, dense 3D": {"c": [0.1 + r for r in sample]}}), 0.0707107)
+close("tau, one source", accuracy_report.between_source_spread({"X": {"a": sample}}), 0.0)
 
 if failures:
     print("\n".join(failures))

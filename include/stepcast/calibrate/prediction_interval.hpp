@@ -12,23 +12,40 @@
 #include "stepcast/core/units.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/topology/topology.hpp"
+#include "stepcast/workload/workload.hpp"
 
 namespace stepcast::calibrate {
 
 /// The class whose measured errors stand for a plan's: its GPU's generation and its plan family,
-/// "Ampere, dense 3D" (TP/PP/CP/DP, ZeRO-1/2), "Hopper, FSDP/ZeRO-3" or "Hopper, expert-parallel".
-std::string run_class(const plan::Plan& plan, const topology::GpuSpec& gpu);
+/// "Ampere, dense 3D" (TP/PP/CP/DP, ZeRO-1/2), "Hopper, FSDP/ZeRO-3" or "Hopper, MoE" (a model
+/// with routed experts, at any ep).
+std::string run_class(const workload::Workload& workload, const plan::Plan& plan, const topology::GpuSpec& gpu);
 
 /// The GPU's generation as run classes name it ("Hopper"); its name where its file states none.
 std::string gpu_generation(const topology::GpuSpec& gpu);
 
+/// One group's errors by source: the runs file a run comes from -> its errors, each sorted.
+using ErrorsBySource = std::map<std::string, std::vector<double>>;
+
 /// The model's errors on measured runs, log(predicted / measured step time), by run class.
 struct ResidualSet {
-  std::map<std::string, std::vector<double>> by_class;  ///< each sorted
-  /// Every run of a GPU generation once (gpu_generation), each sorted.
-  std::map<std::string, std::vector<double>> by_generation;
+  std::map<std::string, ErrorsBySource> by_class;
+  /// Every run of a GPU generation once (gpu_generation).
+  std::map<std::string, ErrorsBySource> by_generation;
   std::string source;  ///< the runs files they come from
 };
+
+/// Each run's error less its own source's median, sorted: the scatter of runs on one cluster,
+/// without the offset between clusters.
+std::vector<double> within_source_deviations(const ErrorsBySource& errors);
+
+/// How far apart sources' median errors lie on runs of the same class: the root mean, over the
+/// classes two or more sources share, of the sample variance of their medians (log step). Each
+/// source is one cluster, framework and software stack, and on the classes they share the medians
+/// lie further apart than one source's runs scatter; a user's cluster is one more draw of that
+/// offset. Where no class holds two sources, the same over plan families (each source's runs of a
+/// family on every GPU generation together); 0 where no family does either.
+double between_source_spread(const ResidualSet& residuals);
 
 /// The residuals of the compared runs of `validation` (made from `runs`) that measured
 /// throughput; `use`, when given, picks which (by index into runs).
@@ -39,23 +56,30 @@ ResidualSet residuals_of(const std::vector<TrainingRun>& runs, const RunValidati
 struct StepInterval {
   Seconds low;
   Seconds high;
-  /// The step the comparable runs' median error gives (p / exp(median r)): where the point
-  /// prediction lies outside [low, high], the model errs one way on runs like this plan.
+  /// The step the comparable runs' central error gives (p / exp(c)), c the mean of the sources'
+  /// median errors (one source: its median): where the point prediction lies outside
+  /// [low, high], the model errs one way on runs like this plan.
   Seconds median;
   double coverage = 0.9;  ///< the share of comparable runs' errors it spans
   std::string run_class;  ///< the class whose errors were used
   std::size_t runs = 0;
-  std::string derived_from;  ///< one sentence: runs, class, source
+  std::size_t sources = 0;      ///< the sources those runs come from
+  double between_source = 0.0;  ///< between_source_spread of the residual set (log step)
+  std::string derived_from;     ///< one sentence: runs, class, source
 };
 
 /// Classes with fewer comparable runs than this give no interval.
 inline constexpr std::size_t kMinIntervalRuns = 10;
 
-/// The central `coverage` share of the errors of the plan's class (run_class), turned into bounds
-/// on the step time: a run the model predicts p with error r took p / exp(r). None without
-/// kMinIntervalRuns runs of the class.
-std::optional<StepInterval> step_interval(const ResidualSet& residuals, const plan::Plan& plan,
-                                          const topology::GpuSpec& gpu, Seconds predicted, double coverage = 0.9);
+/// The interval of a plan's step on a cluster none of the sources measured: the class's errors
+/// (run_class) taken as centre c plus each run's deviation from its source's median; the
+/// deviations' (1 - coverage) / 2 and (1 + coverage) / 2 quantiles, each combined root-sum-square
+/// with z * between_source_spread (z the normal quantile of the same share) for the offset of an
+/// unseen source. A run the model predicts p with error r took p / exp(r). With one source and no
+/// spread, the class's own quantiles. None without kMinIntervalRuns runs of the class.
+std::optional<StepInterval> step_interval(const ResidualSet& residuals, const workload::Workload& workload,
+                                          const plan::Plan& plan, const topology::GpuSpec& gpu, Seconds predicted,
+                                          double coverage = 0.9);
 
 /// How often the interval held: derived from every other compared run (the 1st, 3rd, ...), checked
 /// on the others, per class and overall.

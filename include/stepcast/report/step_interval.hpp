@@ -23,10 +23,11 @@ struct IntervalOptions {
 std::optional<calibrate::StepInterval> step_interval_for(const PlanInputs& in, Seconds step_time,
                                                          const IntervalOptions& options);
 
-/// How far the model's errors on measured runs like a plan scatter around their median: two
-/// predictions closer than this cannot be told apart by the model (search marks them as ties).
+/// How far the model's errors on measured runs like a plan scatter about their own source's
+/// median (a cluster's offset is common to every plan ranked on it): two predictions closer than
+/// this cannot be told apart by the model (search marks them as ties).
 struct ErrorScatter {
-  double relative = 0.0;  ///< exp(median |r - median r|) - 1 of the log errors r
+  double relative = 0.0;  ///< exp(median |d - median d|) - 1 of the deviations d (within_source_deviations)
   std::size_t runs = 0;
   std::string run_class;  ///< the class (or GPU generation) whose runs were used
 };
@@ -38,7 +39,8 @@ calibrate::ResidualSet shipped_residuals(const cost::Calibration* calibration);
 /// The scatter for `plan` on `gpu` in `residuals`: its run class's errors, or its GPU
 /// generation's when the class has fewer than kMinIntervalRuns; none when the generation has
 /// fewer too.
-std::optional<ErrorScatter> error_scatter_for(const calibrate::ResidualSet& residuals, const plan::Plan& plan,
+std::optional<ErrorScatter> error_scatter_for(const calibrate::ResidualSet& residuals,
+                                              const workload::Workload& workload, const plan::Plan& plan,
                                               const topology::GpuSpec& gpu);
 
 /// A step time's interval, or why there is none.
