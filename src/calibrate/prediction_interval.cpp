@@ -124,8 +124,9 @@ std::optional<StepInterval> step_interval(const ResidualSet& residuals, const wo
   const std::string name = run_class(workload, plan, gpu);
   const auto it = residuals.by_class.find(name);
   if (it == residuals.by_class.end()) return std::nullopt;
-  // Centre: the mean of the sources' medians (each source one cluster's offset); spread: each
-  // run's deviation from its own source's median.
+  // Centre: the mean of the sources' medians, each source one cluster's offset and weighed
+  // alike (the offset between sources outweighs a median's sampling noise, even a two-run
+  // source's); spread: each run's deviation from its own source's median.
   const std::vector<double> deviations = within_source_deviations(it->second);
   if (deviations.size() < kMinIntervalRuns) return std::nullopt;
   double centre = 0.0;
