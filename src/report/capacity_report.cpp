@@ -190,8 +190,8 @@ Report capacity_report(const std::vector<planner::CapacityCell>& cells,
   if (std::any_of(intervals.begin(), intervals.end(), [](const auto& i) { return i.has_value(); })) {
     r.notes.push_back(
         "90% low / high: where each cell's step lands by the model's errors on measured runs of its plan's class "
-        "(each source's runs predicted by the defaults fitted without it, or by --calibration's); blank where too "
-        "few runs are like it");
+        "(each source's runs predicted by the defaults fitted without it, or by --calibration's), widened by how far "
+        "the sources' median errors lie apart; blank where too few runs are like it");
   }
   const RowSettings settings{simulated, priced, global_batch, seq_len, cost};
   for (std::size_t i = 0; i < cells.size(); ++i) {

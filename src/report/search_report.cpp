@@ -129,8 +129,8 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
     if (std::any_of(c.intervals.begin(), c.intervals.end(), [](const auto& i) { return i.has_value(); })) {
       r.notes.push_back(
           "90% interval: where each plan's step lands by the model's errors on measured runs of its class (each "
-          "source's runs predicted by the defaults fitted without it, or by --calibration's); blank where too few "
-          "runs are like it");
+          "source's runs predicted by the defaults fitted without it, or by --calibration's), widened by how far the "
+          "sources' median errors lie apart; blank where too few runs are like it");
     }
     if (!c.lead.empty()) r.notes.push_back(c.lead);
   }
