@@ -9,6 +9,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "stepcast/core/normal_distribution.hpp"
+
 namespace stepcast::calibrate {
 
 namespace {
@@ -31,17 +33,6 @@ double quantile(const std::vector<double>& sorted, double q) {
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
-}
-
-/// The x below which a standard normal variable lies with probability p (bisection on erfc).
-double normal_quantile(double p) {
-  double lo = -10.0;
-  double hi = 10.0;
-  for (int i = 0; i < 100; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
 }
 
 }  // namespace
@@ -134,7 +125,7 @@ std::optional<StepInterval> step_interval(const ResidualSet& residuals, const wo
     centre += quantile(errors, 0.5) / static_cast<double>(it->second.size());
   const double tail = (1.0 - coverage) / 2.0;
   const double tau = between_source_spread(residuals);
-  const double offset = normal_quantile(1.0 - tail) * tau;
+  const double offset = standard_normal_quantile(1.0 - tail) * tau;
   const double below = std::hypot(quantile(deviations, tail), offset);
   const double above = std::hypot(quantile(deviations, 1.0 - tail), offset);
   StepInterval out;

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 #include <cmath>
-#include <numbers>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/core/normal_distribution.hpp"
 
 namespace stepcast::cost {
 namespace {
@@ -17,9 +17,6 @@ constexpr double kLimit = 12.0;
 // Simpson's error is O(h^4 f''''); the density is smooth with width >= ~0.3 for n <= 1e6, so a step
 // of 1/2000 gives errors far below the printed digits.
 constexpr int kIntervals = 48000;
-
-double standard_normal_pdf(double x) { return std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi); }
-double standard_normal_cdf(double x) { return 0.5 * std::erfc(-x / std::numbers::sqrt2); }
 
 // integral of g(x) n phi(x) Phi(x)^(n-1) dx over [-kLimit, kLimit], composite Simpson rule
 // (David and Nagaraja, "Order Statistics", eq. 2.1.1 for the density of the maximum).
