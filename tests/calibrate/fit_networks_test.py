@@ -2,18 +2,14 @@
 above it. A row is (NCCL's latency, NCCL's bandwidth time, measured time, point-to-point?); the
 unknowns are a (the latency factor), b = 1 / bandwidth efficiency, c = 1 / point-to-point efficiency,
 and a row's error is (a L + b B (or c B)) / t - 1."""
-import importlib.machinery
-import importlib.util
 import math
 import os
 import sys
 
-SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts")
-sys.path.insert(0, SCRIPTS)
-_loader = importlib.machinery.SourceFileLoader("fit_networks", os.path.join(SCRIPTS, "fit-networks"))
-_spec = importlib.util.spec_from_loader("fit_networks", _loader)
-fit_networks = importlib.util.module_from_spec(_spec)
-_loader.exec_module(fit_networks)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
+from script_module import load_script  # noqa: E402
+
+fit_networks = load_script("fit-networks")
 
 failures = []
 

@@ -1,17 +1,14 @@
 """scripts/accuracy-report's check of the 90% interval on a source it never saw, on runs built by
 hand: each run's class, source and throughput error left out of the fit ("held", percent), and a
 residual r = log(measured / predicted throughput) = -log(1 + held / 100)."""
-import importlib.machinery
-import importlib.util
 import math
 import os
 import sys
 
-SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts")
-_loader = importlib.machinery.SourceFileLoader("accuracy_report", os.path.join(SCRIPTS, "accuracy-report"))
-_spec = importlib.util.spec_from_loader("accuracy_report", _loader)
-accuracy_report = importlib.util.module_from_spec(_spec)
-_loader.exec_module(accuracy_report)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
+from script_module import load_script  # noqa: E402
+
+accuracy_report = load_script("accuracy-report")
 
 failures = []
 
