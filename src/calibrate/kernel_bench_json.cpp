@@ -6,6 +6,8 @@
 
 #include "stepcast/calibrate/kernel_bench.hpp"
 #include "stepcast/core/json_reader.hpp"
+#include "stepcast/cost/low_precision.hpp"
+#include "stepcast/plan/plan.hpp"
 
 namespace stepcast::calibrate {
 namespace {
@@ -154,6 +156,9 @@ cost::Operator TimedOperator::op() const {
   o.flops = flops;
   o.bytes = bytes;
   o.kernels = kernels;
+  // A GEMM timed in fp8 (or a block-scaled format) is one of a layer's low-precision GEMMs: it runs
+  // at that format's peak, where a low-precision plan's other GEMMs run in bf16.
+  o.low_precision = kind == cost::OpKind::kGemm && cost::is_low_precision(plan::parse_precision(precision, {}));
   return o;
 }
 

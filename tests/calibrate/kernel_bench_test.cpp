@@ -160,6 +160,28 @@ TEST_SUITE("calibrate.kernel_bench") {
     CHECK(after.points[2].error_pct == doctest::Approx(0.0).epsilon(1e-6));
   }
 
+  TEST_CASE("an fp8 GEMM the bench timed is priced at the fp8 peak, as predict prices a layer's fp8 GEMMs") {
+    // The fixture's bf16 output projection (2 x 4096^3 FLOP) timed as fp8 in 0.1 ms. Uncalibrated it
+    // runs at the H100's fp8 peak, 1978.9 TFLOP/s, times its fp8 efficiency (ml-engineering's FP8
+    // maximum-achievable-matmul fraction 0.70874 times the shipped sustained share) and the same
+    // 1024/1056 quantization: 137438953472 / (1978.9e12 x 0.969697 x e) + o. At the bf16 peak
+    // (the low-precision flag lost on reading) it would take 2.0001 times as long.
+    auto doc = nlohmann::json::parse(read_text_file(kFixture));
+    doc["operators"][0]["precision"] = "fp8";
+    doc["operators"][0]["time_s"] = 1e-4;
+    const KernelBench bench = parse_kernel_bench_json(doc.dump(), kFixture);
+    const auto topo = topology::load_topology(root("topologies/dgx-h100.json"), 1);
+    const double sustained =
+        topology::load_model_parameters(topology::shipped_defaults_file()).values.at("sustained_gemm_fraction").value;
+    const double efficiency = 0.7087417887822132 * sustained;
+    const OperatorComparison c = compare_operators(bench, topo.gpu(), {});
+    REQUIRE(c.points.size() == 3);
+    CHECK(c.points[0].measured->precision == "fp8");
+    CHECK(c.points[0].predicted.value() * 1e6 ==
+          doctest::Approx(137438953472.0 / (1978.9e12 * kQuantization * efficiency) * 1e6 + kernel_overhead_us())
+              .epsilon(1e-9));
+  }
+
   TEST_CASE("calibrate writes the GEMM efficiency and predict's GEMMs run at it") {
     const std::string cal = (std::filesystem::temp_directory_path() / "stepcast_kernel_cal_test.json").string();
     const std::string out = stepcast::test::run_stepcast("calibrate --measured " + kFixture +
