@@ -124,7 +124,8 @@ DefaultsFit fit_defaults(const std::vector<TrainingRun>& runs, const cost::Calib
         p.start + (p.start - s.lower < s.upper - p.start ? 1.0 : -1.0) * kProbe * (s.upper - s.lower);
     const std::vector<double> times = step_times(fitted, moved);
     for (std::size_t i = 0; i < fitted.size(); ++i) p.runs += times[i] != base_times[i] ? 1 : 0;
-    if (p.runs > 0) free.push_back(&s);
+    p.measured = base.parameters.measured.contains(name);
+    if (p.runs > 0 && !p.measured) free.push_back(&s);
     out.parameters.push_back(p);
   }
   if (fitted.size() < free.size()) {
@@ -155,10 +156,13 @@ DefaultsFit fit_defaults(const std::vector<TrainingRun>& runs, const cost::Calib
   for (FittedParameter& p : out.parameters) {
     const topology::ParameterSpec& s = *topology::find_parameter(p.name);
     p.value = end.parameters.values.at(p.name);
-    p.at_bound = p.runs > 0 && std::min(p.value - s.lower, s.upper - p.value) < kAtBound * (s.upper - s.lower);
+    p.at_bound = p.runs > 0 && !p.measured &&
+                 std::min(p.value - s.lower, s.upper - p.value) < kAtBound * (s.upper - s.lower);
     out.fitted.values[p.name] = p.value;
     out.fitted.sources[p.name] =
-        p.runs == 0 ? fmt::format("not fitted: no run of {} depends on it; kept at its start, {}", files,
+        p.measured ? fmt::format("measured, not fitted ({} runs depend on it): {}", p.runs,
+                                 base.parameters.sources.at(p.name))
+        : p.runs == 0 ? fmt::format("not fitted: no run of {} depends on it; kept at its start, {}", files,
                                   topology::format_parameter(s, p.value))
                     : fmt::format(
                           "least squares on log throughput of the {} runs that depend on it, each file weighed "

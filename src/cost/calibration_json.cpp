@@ -138,7 +138,8 @@ FittedRange read_range(const JsonReader& r) {
   return f;
 }
 
-// {NAME: {"value": ..., "source": "..."}}: each a free parameter of this build, within its bounds.
+// {NAME: {"value": ..., "source": "...", "measured": true|false}}: each a free parameter of this
+// build, within its bounds; "measured" (default false) marks a value measured rather than fitted.
 CalibratedParameters read_parameters(const JsonReader& r) {
   CalibratedParameters out;
   for (const auto& [name, entry] : r.members()) {
@@ -146,7 +147,7 @@ CalibratedParameters read_parameters(const JsonReader& r) {
     if (!spec) {
       entry.fail(fmt::format("\"{}\" is not a free parameter of this build ({})", name, topology::parameter_names()));
     }
-    entry.check_keys({"value", "source"});
+    entry.check_keys({"value", "source", "measured"});
     const JsonReader v = entry.at("value");
     const double value = spec->unit == topology::ParameterUnit::kSeconds ? v.quantity<Seconds>().value() : v.number();
     if (!(value >= spec->lower && value <= spec->upper)) {
@@ -156,6 +157,7 @@ CalibratedParameters read_parameters(const JsonReader& r) {
     }
     out.values.emplace(name, value);
     out.sources.emplace(name, entry.at("source").string());
+    if (const auto m = entry.find("measured"); m && m->boolean()) out.measured.insert(name);
   }
   return out;
 }

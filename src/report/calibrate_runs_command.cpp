@@ -46,7 +46,9 @@ CalibrateOutput fit_defaults_to_runs(const std::vector<std::filesystem::path>& f
     const topology::ParameterSpec& s = *topology::find_parameter(p.name);
     out.text += fmt::format("  {:<28} {:>12} -> {:>12}  ({}){}\n", p.name, topology::format_parameter(s, p.start),
                             topology::format_parameter(s, p.value),
-                            p.runs ? fmt::format("{} runs", p.runs) : std::string("not fitted: no run depends on it"),
+                            p.measured ? std::string("measured, not fitted")
+                            : p.runs   ? fmt::format("{} runs", p.runs)
+                                       : std::string("not fitted: no run depends on it"),
                             p.at_bound ? ", at a bound" : "");
   }
   for (const auto& [file, n] : fit.runs_per_file) out.text += fmt::format("  fitted on {}: {} runs\n", file, n);

@@ -20,6 +20,7 @@ struct FittedParameter {
   double value = 0.0;
   std::size_t runs = 0;   ///< fit runs whose prediction depends on it; 0: not fitted, start kept
   bool at_bound = false;  ///< the fit rests within 0.1% of the parameter's range of a bound
+  bool measured = false;  ///< held at the base calibration's measured value, not fitted
 };
 
 struct DefaultsFit {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,9 @@ struct FittedRange {
 struct CalibratedParameters {
   ParameterValues values;                      ///< by parameter name, in SI units
   std::map<std::string, std::string> sources;  ///< what each was fitted on, by name
+  /// Those measured rather than fitted ("measured": true in the file): a fit of the defaults holds
+  /// them at their value instead of freeing them.
+  std::set<std::string> measured;
 };
 
 /// Everything a calibration file holds. Empty by default: applying it changes nothing.
