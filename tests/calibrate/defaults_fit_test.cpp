@@ -76,6 +76,32 @@ TEST_SUITE("calibrate.defaults_fit") {
     CHECK(by_name["kernel_overhead"].runs == 43);
   }
 
+  TEST_CASE("a measured parameter is held, not fitted: host 45 us measured, the others recovered beside it") {
+    // Runs made with kernel 12 us, host 45 us, sustained 0.85; the base says host is measured at
+    // 45 us. Held there, the two free parameters recover the values the runs were made with. Held at
+    // 30 us instead, host stays at 30 us exactly whatever the runs say (the others absorb what they can).
+    const auto runs = synthetic(with_parameters(12.0, 45.0, 0.85));
+    cost::Calibration base = with_parameters(5.0, 45.0, 0.95);
+    base.parameters.measured.insert("host_overhead");
+    base.parameters.sources["host_overhead"] = "measured on an eager layer";
+    const DefaultsFit fit = fit_defaults(runs, base);
+    std::map<std::string, FittedParameter> by_name;
+    for (const auto& p : fit.parameters) by_name[p.name] = p;
+    CHECK(by_name["host_overhead"].measured);
+    CHECK(by_name["host_overhead"].value == doctest::Approx(45e-6).epsilon(1e-12));
+    CHECK(by_name["kernel_overhead"].value == doctest::Approx(12e-6).epsilon(1e-3));
+    CHECK(by_name["sustained_gemm_fraction"].value == doctest::Approx(0.85).epsilon(1e-3));
+    CHECK(fit.fitted.sources.at("host_overhead").starts_with("measured, not fitted ("));
+    CHECK(fit.fitted.sources.at("host_overhead").ends_with("runs depend on it): measured on an eager layer"));
+
+    base.parameters.values["host_overhead"] = 30e-6;
+    const DefaultsFit held = fit_defaults(runs, base);
+    for (const auto& p : held.parameters) {
+      if (p.name == "host_overhead") CHECK(p.value == doctest::Approx(30e-6).epsilon(1e-12));
+    }
+    CHECK(held.rms_after > 1e-4);  // 30 us is not what the runs were made with
+  }
+
   TEST_CASE("the written file is a defaults file and a calibration: both loaders read the fitted values") {
     const auto runs = synthetic(with_parameters(12.0, 45.0, 0.85));
     const DefaultsFit fit = fit_defaults(runs, with_parameters(5.0, 20.0, 0.95));
