@@ -156,18 +156,21 @@ DefaultsFit fit_defaults(const std::vector<TrainingRun>& runs, const cost::Calib
   for (FittedParameter& p : out.parameters) {
     const topology::ParameterSpec& s = *topology::find_parameter(p.name);
     p.value = end.parameters.values.at(p.name);
-    p.at_bound = p.runs > 0 && !p.measured &&
-                 std::min(p.value - s.lower, s.upper - p.value) < kAtBound * (s.upper - s.lower);
+    p.at_bound =
+        p.runs > 0 && !p.measured && std::min(p.value - s.lower, s.upper - p.value) < kAtBound * (s.upper - s.lower);
     out.fitted.values[p.name] = p.value;
-    out.fitted.sources[p.name] =
-        p.measured ? fmt::format("measured, not fitted ({} runs depend on it): {}", p.runs,
-                                 base.parameters.sources.at(p.name))
-        : p.runs == 0 ? fmt::format("not fitted: no run of {} depends on it; kept at its start, {}", files,
-                                  topology::format_parameter(s, p.value))
-                    : fmt::format(
-                          "least squares on log throughput of the {} runs that depend on it, each file weighed "
-                          "alike ({}){}",
-                          p.runs, files, p.at_bound ? "; rests on a bound of its range" : "");
+    std::string& source = out.fitted.sources[p.name];
+    if (p.measured) {
+      source =
+          fmt::format("measured, not fitted ({} runs depend on it): {}", p.runs, base.parameters.sources.at(p.name));
+    } else if (p.runs == 0) {
+      source = fmt::format("not fitted: no run of {} depends on it; kept at its start, {}", files,
+                           topology::format_parameter(s, p.value));
+    } else {
+      source = fmt::format(
+          "least squares on log throughput of the {} runs that depend on it, each file weighed alike ({}){}", p.runs,
+          files, p.at_bound ? "; rests on a bound of its range" : "");
+    }
   }
   return out;
 }
