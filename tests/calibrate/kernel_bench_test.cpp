@@ -138,7 +138,7 @@ TEST_SUITE("calibrate.kernel_bench") {
     const double o = kernel_overhead_us();
     // Uncalibrated, with s the shipped sustained share: 143.25 us / (0.800910 s) + o against 200 us;
     // the tf32 GEMM at the same efficiency of its own peak 286.50 us / (0.800910 s) + o against 400 us. Both are
-    // compute-bound: their 100.7 MB (201.3 MB in tf32) at 0.88 x 3350 GB/s take 34 us (68 us). The skipped fp16 GEMM is
+    // compute-bound: their 100.7 MB (201.3 MB in tf32) at 0.8753 x 3350 GB/s take 34 us (68 us). The skipped fp16 GEMM is
     // not compared.
     const OperatorComparison before = compare_operators(fixture(), topo.gpu(), {});
     REQUIRE(before.points.size() == 3);
@@ -276,21 +276,21 @@ TEST_SUITE("calibrate.kernel_bench") {
     const auto topo = topology::load_topology(root("topologies/dgx-h100.json"), 1);
     const KernelBench b = operators_fixture();
     // Uncalibrated H100 defaults: GEMMs at 792.1/989 = 0.800910 of peak times the shipped sustained
-    // share s, HBM at the measured 0.88
-    // of a streaming read, o per kernel on the GPU (kernel_tables.hpp).
+    // share s, HBM at 0.8753 (the H200's copy kernel, 4201.6 of 4800 GB/s, the same GH100 die), o per
+    // kernel on the GPU (kernel_tables.hpp).
     const double o = kernel_overhead_us();
-    constexpr double kHbm = 0.88;
+    constexpr double kHbm = 0.8753;
     const OperatorComparison before = compare_operators(b, topo.gpu(), {});
     REQUIRE(before.points.size() == 8);  // seven timed operators and the empty kernel
     const auto pct = [](double predicted, double measured) { return (predicted - measured) / measured * 100.0; };
     // qkv: 429.757 / (0.800910 s) + o against 562.
     CHECK(before.points[0].error_pct == doctest::Approx(pct(kQkvIdealUs / hopper_default() + o, 562.0)).epsilon(1e-6));
-    // Scores: memory-bound in the model too, 1140850688 B / (0.88 x 3350 GB/s) = 386.99 us + o against 420.
+    // Scores: memory-bound in the model too, 1140850688 B / (0.8753 x 3350 GB/s) = 389.07 us + o against 420.
     CHECK(before.points[2].bound == cost::Bound::kMemory);
     CHECK(before.points[2].error_pct ==
           doctest::Approx(pct(1140850688.0 / (kHbm * kBw) * 1e6 + o, 420.0)).epsilon(1e-6));
-    // Memory-bound family: norm 20.0325 / 0.88 + o against 32, swiglu 80.756 / 0.88 + o against
-    // 102, loss (four launches) 704.2675 / 0.88 + 4 o against 1000, and the compute-heavy one, its
+    // Memory-bound family: norm 20.0325 / 0.8753 + o against 32, swiglu 80.756 / 0.8753 + o against
+    // 102, loss (four launches) 704.2675 / 0.8753 + 4 o against 1000, and the compute-heavy one, its
     // 100 us of arithmetic above its 11.4 us of traffic, 100 + o against 110. Median of the four
     // absolute errors: the mean of the middle two.
     const auto& memory = before.families[static_cast<std::size_t>(OperatorFamily::kMemory)];
