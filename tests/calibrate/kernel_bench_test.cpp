@@ -138,8 +138,8 @@ TEST_SUITE("calibrate.kernel_bench") {
     const double o = kernel_overhead_us();
     // Uncalibrated, with s the shipped sustained share: 143.25 us / (0.800910 s) + o against 200 us;
     // the tf32 GEMM at the same efficiency of its own peak 286.50 us / (0.800910 s) + o against 400 us. Both are
-    // compute-bound: their 100.7 MB (201.3 MB in tf32) at 0.8753 x 3350 GB/s take 34 us (68 us). The skipped fp16 GEMM is
-    // not compared.
+    // compute-bound: their 100.7 MB (201.3 MB in tf32) at 0.8753 x 3350 GB/s take 34 us (68 us). The skipped fp16 GEMM
+    // is not compared.
     const OperatorComparison before = compare_operators(fixture(), topo.gpu(), {});
     REQUIRE(before.points.size() == 3);
     CHECK(before.families[static_cast<std::size_t>(OperatorFamily::kGemm)].skipped == 1);
