@@ -75,9 +75,10 @@ double between_source_spread(const ResidualSet& residuals) {
     for (const auto& [file, errors] : sources) {
       std::vector<double>& merged = by_family[family][file];
       merged.insert(merged.end(), errors.begin(), errors.end());
-      std::sort(merged.begin(), merged.end());
     }
   }
+  for (auto& [family, sources] : by_family)
+    for (auto& [file, errors] : sources) std::sort(errors.begin(), errors.end());
   return spread(by_family).value_or(0.0);
 }
 
