@@ -6,10 +6,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
 #include <cctype>
 #include <cmath>
-
-#include "stepcast/core/normal_distribution.hpp"
 
 namespace stepcast::calibrate {
 
@@ -47,13 +46,14 @@ std::vector<double> within_source_deviations(const ErrorsBySource& errors) {
   return out;
 }
 
-double between_source_spread(const ResidualSet& residuals) {
+SourceSpread between_source_spread(const ResidualSet& residuals) {
   // Group -> source -> errors: by class, or by plan family over every generation where no class
   // holds two sources.
   using Groups = std::map<std::string, ErrorsBySource>;
-  const auto spread = [](const Groups& groups) -> std::optional<double> {
+  const auto spread = [](const Groups& groups) -> std::optional<SourceSpread> {
     double variance_sum = 0.0;
     std::size_t shared = 0;
+    std::size_t dof = 0;
     for (const auto& [name, sources] : groups) {
       if (sources.size() < 2) continue;
       std::vector<double> medians;
@@ -64,9 +64,10 @@ double between_source_spread(const ResidualSet& residuals) {
       for (const double m : medians) squares += (m - mean) * (m - mean);
       variance_sum += squares / static_cast<double>(medians.size() - 1);
       ++shared;
+      dof += medians.size() - 1;
     }
     if (shared == 0) return std::nullopt;
-    return std::sqrt(variance_sum / static_cast<double>(shared));
+    return SourceSpread{std::sqrt(variance_sum / static_cast<double>(shared)), dof};
   };
   if (const auto by_class = spread(residuals.by_class)) return *by_class;
   Groups by_family;
@@ -79,7 +80,14 @@ double between_source_spread(const ResidualSet& residuals) {
   }
   for (auto& [family, sources] : by_family)
     for (auto& [file, errors] : sources) std::sort(errors.begin(), errors.end());
-  return spread(by_family).value_or(0.0);
+  return spread(by_family).value_or(SourceSpread{});
+}
+
+double new_source_offset(const SourceSpread& spread, std::size_t class_sources, double coverage) {
+  if (spread.degrees_of_freedom == 0 || spread.tau <= 0.0) return 0.0;
+  const boost::math::students_t t(static_cast<double>(spread.degrees_of_freedom));
+  const double upper = boost::math::quantile(t, (1.0 + coverage) / 2.0);
+  return upper * spread.tau * std::sqrt(1.0 + 1.0 / static_cast<double>(class_sources));
 }
 
 std::string gpu_generation(const topology::GpuSpec& gpu) {
@@ -125,8 +133,8 @@ std::optional<StepInterval> step_interval(const ResidualSet& residuals, const wo
   for (const auto& [file, errors] : it->second)
     centre += quantile(errors, 0.5) / static_cast<double>(it->second.size());
   const double tail = (1.0 - coverage) / 2.0;
-  const double tau = between_source_spread(residuals);
-  const double offset = standard_normal_quantile(1.0 - tail) * tau;
+  const SourceSpread spread = between_source_spread(residuals);
+  const double offset = new_source_offset(spread, it->second.size(), coverage);
   const double below = std::hypot(quantile(deviations, tail), offset);
   const double above = std::hypot(quantile(deviations, 1.0 - tail), offset);
   StepInterval out;
@@ -138,10 +146,14 @@ std::optional<StepInterval> step_interval(const ResidualSet& residuals, const wo
   out.run_class = name;
   out.runs = deviations.size();
   out.sources = it->second.size();
-  out.between_source = tau;
+  out.between_source = spread.tau;
+  out.between_source_dof = spread.degrees_of_freedom;
   out.derived_from = fmt::format(
       "the model's errors on {} measured runs of {}{} ({})", out.runs, name,
-      tau > 0.0 ? fmt::format(", widened by the spread between sources ({:.3f} in log step)", tau) : std::string(),
+      offset > 0.0 ? fmt::format(", widened for a cluster none of them ran by the spread between sources ({:.3f} in "
+                                 "log step; Student's t, {} degrees of freedom)",
+                                 spread.tau, spread.degrees_of_freedom)
+                   : std::string(),
       residuals.source);
   return out;
 }

@@ -143,10 +143,15 @@ void add_interval_json(nlohmann::json& j, const IntervalResult& result) {
     return;
   }
   const calibrate::StepInterval& i = *result.interval;
-  j["step_time_interval_s"] = {{"low_s", i.low.value()},        {"high_s", i.high.value()},
-                               {"median_s", i.median.value()},  {"coverage", i.coverage},
-                               {"run_class", i.run_class},      {"runs", i.runs},
-                               {"sources", i.sources},          {"between_source_spread", i.between_source},
+  j["step_time_interval_s"] = {{"low_s", i.low.value()},
+                               {"high_s", i.high.value()},
+                               {"median_s", i.median.value()},
+                               {"coverage", i.coverage},
+                               {"run_class", i.run_class},
+                               {"runs", i.runs},
+                               {"sources", i.sources},
+                               {"between_source_spread", i.between_source},
+                               {"between_source_dof", i.between_source_dof},
                                {"derived_from", i.derived_from}};
 }
 

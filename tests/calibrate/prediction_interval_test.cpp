@@ -88,16 +88,29 @@ TEST_SUITE("calibrate.prediction_interval") {
     CHECK(interval->run_class == "Ampere, FSDP/ZeRO-3");
   }
 
-  TEST_CASE("two sources 0.2 apart: centre between them, widened by 1.645 x their spread, 10 s -> 6.785 .. 10.918 s") {
+  TEST_CASE("Student's t on the spread's degrees of freedom, and the centre's own uncertainty, widen a new source") {
+    // Student's t, 95% point: 2.131847 on 4 degrees of freedom, 6.313752 on 1 (closed form for 1:
+    // tan(0.45 pi); tables, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2, print 2.132 and 6.314). tau 0.1 over a class of
+    // two sources: 2.131847 x 0.1 x sqrt(1 + 1/2) = 0.261097; of one source: x sqrt(2) = 0.301489. No degrees of
+    // freedom, no spread: nothing to widen by.
+    CHECK(new_source_offset({0.1, 4}, 2, 0.9) == doctest::Approx(0.261097).epsilon(1e-5));
+    CHECK(new_source_offset({0.1, 4}, 1, 0.9) == doctest::Approx(0.301489).epsilon(1e-5));
+    CHECK(new_source_offset({0.1, 1}, 2, 0.9) == doctest::Approx(6.313752 * 0.1 * std::sqrt(1.5)).epsilon(1e-5));
+    CHECK(new_source_offset({0.0, 0}, 2, 0.9) == 0.0);
+  }
+
+  TEST_CASE(
+      "two sources 0.2 apart: centre between them, widened by t(1 dof) x their spread, 10 s -> 2.880 .. 25.72 s") {
     // Source a: eleven errors 0.00 .. 0.10 (median 0.05); source b: 0.20 .. 0.30 (median 0.25),
     // both of Hopper dense 3D; a also ran Ampere dense 3D. The one shared class gives the spread
-    // between sources: the sample variance of 0.05 and 0.25 is 0.2^2 / 2 = 0.02, tau = 0.14142.
-    // Centre c = (0.05 + 0.25) / 2 = 0.15. The 22 deviations from each run's own source median
-    // are -0.05, -0.05, -0.04, -0.04, ..., 0.05, 0.05: the 5% quantile at position 0.05 x 21 =
-    // 1.05 is -0.0495, the 95% at 19.95 is 0.0495. With z = 1.644854 (the normal 95% point),
-    // each side is hypot(0.0495, 1.644854 x 0.14142) = 0.237826, so r spans 0.15 -/+ 0.237826 and
-    // a 10 s prediction 10 exp(-0.387826) = 6.7853 s .. 10 exp(0.087826) = 10.9180 s, centre
-    // 10 exp(-0.15) = 8.6071 s.
+    // between sources: the sample variance of 0.05 and 0.25 is 0.2^2 / 2 = 0.02, tau = 0.14142,
+    // on 2 - 1 = 1 degree of freedom. Centre c = (0.05 + 0.25) / 2 = 0.15. The 22 deviations from
+    // each run's own source median are -0.05, -0.05, -0.04, -0.04, ..., 0.05, 0.05: the 5%
+    // quantile at position 0.05 x 21 = 1.05 is -0.0495, the 95% at 19.95 is 0.0495. A new
+    // source's offset: t = 6.313752 (95% point, 1 degree of freedom) x 0.14142 x sqrt(1 + 1/2) =
+    // 1.093574, so each side is hypot(0.0495, 1.093574) = 1.094694, r spans 0.15 -/+ 1.094694 and
+    // a 10 s prediction 10 exp(-1.244694) = 2.8803 s .. 10 exp(0.944694) = 25.720 s, centre
+    // 10 exp(-0.15) = 8.6071 s. Two sources 0.2 apart say little about where a third lies.
     topology::GpuSpec h100;
     h100.name = "H100-SXM5-80GB";
     h100.generation = "hopper";
@@ -109,22 +122,25 @@ TEST_SUITE("calibrate.prediction_interval") {
       set.by_class["Hopper, dense 3D"]["b"].push_back(0.2 + 0.01 * i);
       set.by_class["Ampere, dense 3D"]["a"].push_back(0.01 * i);
     }
-    CHECK(between_source_spread(set) == doctest::Approx(0.141421).epsilon(1e-5));
+    CHECK(between_source_spread(set).tau == doctest::Approx(0.141421).epsilon(1e-5));
+    CHECK(between_source_spread(set).degrees_of_freedom == 1);
     const auto hopper = step_interval(set, dense_model(), dense, h100, Seconds(10.0));
     REQUIRE(hopper);
-    CHECK(hopper->low.value() == doctest::Approx(6.7853).epsilon(1e-4));
-    CHECK(hopper->high.value() == doctest::Approx(10.9180).epsilon(1e-4));
+    CHECK(hopper->low.value() == doctest::Approx(2.8803).epsilon(1e-4));
+    CHECK(hopper->high.value() == doctest::Approx(25.720).epsilon(1e-4));
     CHECK(hopper->median.value() == doctest::Approx(8.6071).epsilon(1e-4));
     CHECK(hopper->runs == 22);
     CHECK(hopper->sources == 2);
+    CHECK(hopper->between_source_dof == 1);
     // Ampere dense 3D, a's runs alone, still takes the spread between sources: an unseen cluster
-    // is one more source. Its eleven deviations -0.05 .. 0.05 give -/+0.045 (positions 0.5 and
-    // 9.5); each side hypot(0.045, 0.232617) = 0.236930 about c = 0.05: 10 exp(-0.286930) =
-    // 7.5056 s .. 10 exp(0.186930) = 12.0554 s.
+    // is one more source, and the centre is one source's median: 6.313752 x 0.14142 x sqrt(2) =
+    // 1.262750. Its eleven deviations -0.05 .. 0.05 give -/+0.045 (positions 0.5 and 9.5); each
+    // side hypot(0.045, 1.262750) = 1.263552 about c = 0.05: 10 exp(-1.313552) = 2.6886 s ..
+    // 10 exp(1.213552) = 33.654 s.
     const auto ampere = step_interval(set, dense_model(), dense, a100(), Seconds(10.0));
     REQUIRE(ampere);
-    CHECK(ampere->low.value() == doctest::Approx(7.5056).epsilon(1e-4));
-    CHECK(ampere->high.value() == doctest::Approx(12.0554).epsilon(1e-4));
+    CHECK(ampere->low.value() == doctest::Approx(2.6886).epsilon(1e-4));
+    CHECK(ampere->high.value() == doctest::Approx(33.654).epsilon(1e-4));
     CHECK(ampere->sources == 1);
   }
 
@@ -138,9 +154,11 @@ TEST_SUITE("calibrate.prediction_interval") {
       set.by_class["Hopper, dense 3D"]["b"].push_back(0.2 + 0.01 * i);
       set.by_class["Hopper, FSDP/ZeRO-3"]["c"].push_back(0.5);
     }
-    CHECK(between_source_spread(set) == doctest::Approx(0.141421).epsilon(1e-5));
+    CHECK(between_source_spread(set).tau == doctest::Approx(0.141421).epsilon(1e-5));
+    CHECK(between_source_spread(set).degrees_of_freedom == 1);
     set.by_class.erase("Hopper, dense 3D");
-    CHECK(between_source_spread(set) == 0.0);
+    CHECK(between_source_spread(set).tau == 0.0);
+    CHECK(between_source_spread(set).degrees_of_freedom == 0);
   }
 
   TEST_CASE("a class of fewer than ten runs gives no interval, and a plan never takes another family's runs") {

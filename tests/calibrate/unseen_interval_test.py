@@ -28,39 +28,47 @@ sample = [0.01 * i for i in range(10)]
 close("quantile 0.05", accuracy_report.quantile(sample, 0.05), 0.0045)
 close("quantile 0.95", accuracy_report.quantile(sample, 0.95), 0.0855)
 
+# Student's t, 95% point, in closed form: on 1 degree of freedom tan(0.45 pi) = 6.313752, on 2
+# 0.9 x sqrt(2 / (1 - 0.9^2)) = 2.919986; tables (NIST/SEMATECH e-Handbook 1.3.6.7.2) print 2.132 on 4.
+close("t on 1", accuracy_report.student_t_quantile(0.95, 1), 6.313752, tol=1e-6)
+close("t on 2", accuracy_report.student_t_quantile(0.95, 2), 2.919986, tol=1e-6)
+close("t on 4", accuracy_report.student_t_quantile(0.95, 4), 2.132, tol=5e-4)
+
 # Class X: source a's ten runs 0.00 .. 0.09 (median 0.045), c's ten 0.10 .. 0.19 (median 0.145),
-# b's two, 0.05 and 0.25; b also ran one run of class Y, which no other source ran.
+# b's two, 0.05 and 0.75; b also ran one run of class Y, which no other source ran.
 runs = [run("a", "X", r) for r in sample] + [run("c", "X", 0.1 + r) for r in sample] + \
-    [run("b", "X", 0.05), run("b", "X", 0.25), run("b", "Y", 0.0)]
+    [run("b", "X", 0.05), run("b", "X", 0.75), run("b", "Y", 0.0)]
 
 # b left out: a and c share X, medians 0.045 and 0.145: sample variance 0.1^2 / 2 = 0.005, tau =
-# 0.0707107; centre 0.095. The twenty deviations from each run's own source median are -0.045,
-# -0.045, -0.035, ..., 0.045, 0.045: both quantiles (positions 0.95 and 18.05) are -/+0.045. Each
-# side is hypot(0.045, 1.644854 x 0.0707107) = 0.124711: r from -0.029711 to 0.219711, so b's 0.05
-# is inside and 0.25 is not; its Y run has no interval. Width exp(0.249422) - 1 = 0.283276.
+# 0.0707107 on 1 degree of freedom; centre 0.095. The twenty deviations from each run's own
+# source median are -0.045, -0.045, -0.035, ..., 0.045, 0.045: both quantiles (positions 0.95 and
+# 18.05) are -/+0.045. A new source's offset: 6.313752 x 0.0707107 x sqrt(1 + 1/2) = 0.546787;
+# each side hypot(0.045, 0.546787) = 0.548636: r from -0.453636 to 0.643636, so b's 0.05 is
+# inside and 0.75 is not; its Y run has no interval. Width exp(1.097271) - 1 = 1.995980.
 others = {"X": {"a": sample, "c": [0.1 + r for r in sample]}}
-close("tau without b", accuracy_report.between_source_spread(others), 0.0707107)
-low, high = accuracy_report.class_interval(others["X"], 0.0707107)
-close("low without b", low, -0.029711)
-close("high without b", high, 0.219711)
+close("tau without b", accuracy_report.between_source_spread(others)[0], 0.0707107)
+low, high = accuracy_report.class_interval(others["X"], accuracy_report.between_source_spread(others))
+close("low without b", low, -0.453636)
+close("high without b", high, 0.643636)
 
-# c left out: a and b share X, medians 0.045 and 0.15: variance 0.105^2 / 2, tau = 0.0742462;
-# centre 0.0975. Deviations -0.1, -0.045, -0.035, ..., 0.045, 0.1 (twelve): the 5% quantile at
-# position 0.55 is -0.1 + 0.055 x 0.55 = -0.06975, the 95% at 10.45 is 0.06975; each side
-# hypot(0.06975, 1.644854 x 0.0742462) = 0.140640: r from -0.043140 to 0.238140, which holds all
-# ten of c's runs (0.10 .. 0.19).
+# c left out: a and b share X, medians 0.045 and 0.40: variance 0.355^2 / 2, tau = 0.251023;
+# centre 0.2225. Deviations -0.35, -0.045, -0.035, ..., 0.045, 0.35 (twelve): the 5% quantile at
+# position 0.55 is -0.35 + 0.305 x 0.55 = -0.18225, the 95% at 10.45 is 0.18225; offset 6.313752 x
+# 0.251023 x sqrt(1.5) = 1.941094, each side hypot(0.18225, 1.941094) = 1.949631: r from
+# -1.727131 to 2.172131, which holds all ten of c's runs (0.10 .. 0.19).
 got = accuracy_report.unseen_coverage(runs, ["b", "c"])
 want = [("b", 3, 1, 1), ("c", 10, 10, 0)]
 if [line[:4] for line in got] != want:
     failures.append(f"coverage {[line[:4] for line in got]}, expected {want}")
 else:
-    close("width for b", got[0][4][0], 0.283276, tol=1e-5)
-    close("width for c", got[1][4][0], math.exp(2 * 0.140640) - 1.0, tol=1e-5)
+    close("width for b", got[0][4][0], 1.995980, tol=1e-5)
+    close("width for c", got[1][4][0], math.exp(2 * 1.949631) - 1.0, tol=1e-4)
 # No class shared: a's dense 3D runs on Ampere (median 0.045) and c's on Hopper (0.145) share the
-# family, tau = 0.0707107 as above; one source alone has no spread, tau 0.
+# family, tau = 0.0707107 as above on 1 degree of freedom; one source alone has no spread.
 close("tau by family", accuracy_report.between_source_spread(
-    {"Ampere, dense 3D": {"a": sample}, "Hopper, dense 3D": {"c": [0.1 + r for r in sample]}}), 0.0707107)
-close("tau, one source", accuracy_report.between_source_spread({"X": {"a": sample}}), 0.0)
+    {"Ampere, dense 3D": {"a": sample}, "Hopper, dense 3D": {"c": [0.1 + r for r in sample]}})[0], 0.0707107)
+if accuracy_report.between_source_spread({"X": {"a": sample}}) != (0.0, 0):
+    failures.append("one source: a spread")
 
 if failures:
     print("\n".join(failures))

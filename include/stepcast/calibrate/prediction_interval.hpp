@@ -44,8 +44,22 @@ std::vector<double> within_source_deviations(const ErrorsBySource& errors);
 /// source is one cluster, framework and software stack, and on the classes they share the medians
 /// lie further apart than one source's runs scatter; a user's cluster is one more draw of that
 /// offset. Where no class holds two sources, the same over plan families (each source's runs of a
-/// family on every GPU generation together); 0 where no family does either.
-double between_source_spread(const ResidualSet& residuals);
+/// family on every GPU generation together); 0 where no family does either. Its degrees of
+/// freedom: the sum over those groups of their sources less one (a pooled variance's).
+struct SourceSpread {
+  double tau = 0.0;
+  std::size_t degrees_of_freedom = 0;
+};
+SourceSpread between_source_spread(const ResidualSet& residuals);
+
+/// How far a source none of a class's `class_sources` sources is may lie from their mean median,
+/// at `coverage` (each side): t x tau x sqrt(1 + 1 / class_sources), t Student's quantile on the
+/// spread's degrees of freedom. The prediction interval of a new study in a random-effects
+/// meta-analysis (Higgins, Thompson and Spiegelhalter 2009, J. R. Stat. Soc. A 172: mean +/-
+/// t x sqrt(tau^2 + var(mean))): tau is estimated from a few sources, so its quantile is t's, not
+/// the normal's, and the class's centre is itself a mean of class_sources draws of the offset.
+/// 0 without a spread.
+double new_source_offset(const SourceSpread& spread, std::size_t class_sources, double coverage);
 
 /// The residuals of the compared runs of `validation` (made from `runs`) that measured
 /// throughput; `use`, when given, picks which (by index into runs).
@@ -63,9 +77,10 @@ struct StepInterval {
   double coverage = 0.9;  ///< the share of comparable runs' errors it spans
   std::string run_class;  ///< the class whose errors were used
   std::size_t runs = 0;
-  std::size_t sources = 0;      ///< the sources those runs come from
-  double between_source = 0.0;  ///< between_source_spread of the residual set (log step)
-  std::string derived_from;     ///< one sentence: runs, class, source
+  std::size_t sources = 0;             ///< the sources those runs come from
+  double between_source = 0.0;         ///< between_source_spread of the residual set (log step)
+  std::size_t between_source_dof = 0;  ///< its degrees of freedom
+  std::string derived_from;            ///< one sentence: runs, class, source
 };
 
 /// Classes with fewer comparable runs than this give no interval.
@@ -74,9 +89,8 @@ inline constexpr std::size_t kMinIntervalRuns = 10;
 /// The interval of a plan's step on a cluster none of the sources measured: the class's errors
 /// (run_class) taken as centre c plus each run's deviation from its source's median; the
 /// deviations' (1 - coverage) / 2 and (1 + coverage) / 2 quantiles, each combined root-sum-square
-/// with z * between_source_spread (z the normal quantile of the same share) for the offset of an
-/// unseen source. A run the model predicts p with error r took p / exp(r). With one source and no
-/// spread, the class's own quantiles. None without kMinIntervalRuns runs of the class.
+/// with new_source_offset for the offset of an unseen source. A run the model predicts p with error r took p / exp(r).
+/// With one source and no spread, the class's own quantiles. None without kMinIntervalRuns runs of the class.
 std::optional<StepInterval> step_interval(const ResidualSet& residuals, const workload::Workload& workload,
                                           const plan::Plan& plan, const topology::GpuSpec& gpu, Seconds predicted,
                                           double coverage = 0.9);
