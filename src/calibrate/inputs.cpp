@@ -15,6 +15,8 @@ MeasurementFiles read_measurement_files(const std::vector<std::filesystem::path>
     const std::string text = read_text_file(f);
     if (is_kernel_bench_json(text)) {
       out.kernels.push_back(parse_kernel_bench_json(text, f.string()));
+    } else if (is_eager_host_json(text)) {
+      out.eager_host.push_back(parse_eager_host_json(text, f.string()));
     } else {
       out.collectives.push_back(parse_measurements(text, f.string(), facts));
     }

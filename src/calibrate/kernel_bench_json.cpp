@@ -102,14 +102,7 @@ LaunchTiming read_launch(const JsonReader& r) {
 
 }  // namespace
 
-bool is_kernel_bench_json(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || text[first] != '{') return false;
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return false;
-  const auto tool = j.find("tool");
-  return tool != j.end() && tool->is_string() && tool->get<std::string>() == kTool;
-}
+bool is_kernel_bench_json(const std::string& text) { return is_json_from_tool(text, kTool); }
 
 KernelBench parse_kernel_bench_json(const std::string& text, const std::string& origin) {
   const nlohmann::json j = parse_json_text(text, origin);

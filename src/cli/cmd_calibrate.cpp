@@ -1,6 +1,7 @@
 // `stepcast calibrate`: fits the alpha-beta tier figures to measured collectives (nccl-tests logs
 // or stepcast-nccl-bench JSON) and the compute model's kernel parameters to measured operators
-// (stepcast-kernel-bench JSON), and writes a calibration file that --calibration reads.
+// (stepcast-kernel-bench JSON) and the host time per launch to eager PyTorch layers
+// (scripts/measure-eager-host JSON), and writes a calibration file that --calibration reads.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -32,6 +33,8 @@ void add_calibrate_command(CLI::App& app) {
       "model's latency factor and bandwidth efficiency per protocol; write a calibration\n"
       "file for --calibration. Measurements: nccl-tests logs or stepcast-nccl-bench JSON. From\n"
       "stepcast-kernel-bench JSON, the compute model's GEMM efficiency per precision and HBM efficiency.\n"
+      "From scripts/measure-eager-host JSON, the host time per kernel launch (host_overhead) of your\n"
+      "framework and CPU.\n"
       "With --runs, the compute model's kernel parameters fitted to measured training runs, with the\n"
       "error on held-out runs.");
   add_measured_options(

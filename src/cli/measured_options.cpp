@@ -11,8 +11,9 @@ namespace stepcast::cli {
 void add_measured_options(CLI::App& command, MeasuredOptions& o, const std::string& verb,
                           const std::string& holdout_help) {
   command
-      .add_option("--measured", o.measured,
-                  "nccl-tests log, stepcast-nccl-bench or stepcast-kernel-bench JSON (repeatable)")
+      .add_option(
+          "--measured", o.measured,
+          "nccl-tests log, stepcast-nccl-bench, stepcast-kernel-bench or scripts/measure-eager-host JSON (repeatable)")
       ->required()
       ->expected(1, -1);
   command.add_option("--topology", o.topology, "Topology the measurements ran on, e.g. topologies/dgx-h100.json")

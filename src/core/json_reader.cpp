@@ -10,6 +10,15 @@
 
 namespace stepcast {
 
+bool is_json_from_tool(std::string_view text, std::string_view tool) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || text[first] != '{') return false;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return false;
+  const auto it = j.find("tool");
+  return it != j.end() && it->is_string() && it->get<std::string>() == tool;
+}
+
 nlohmann::json parse_json_text(std::string_view text, const std::string& origin) {
   if (text.size() > kMaxJsonInputBytes) {
     throw InputError(origin, {},

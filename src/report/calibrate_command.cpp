@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "stepcast/calibrate/eager_host.hpp"
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/calibrate/fit_nccl.hpp"
 #include "stepcast/calibrate/inputs.hpp"
@@ -198,6 +199,39 @@ std::string calibrate_kernels(const calibrate::KernelBench& bench, const topolog
   return report;
 }
 
+// host_overhead from eager PyTorch layers into `cal`; returns the report's lines.
+std::string calibrate_host(const std::vector<calibrate::EagerHostFile>& files, cost::Calibration& cal) {
+  std::size_t shapes = 0;
+  for (const calibrate::EagerHostFile& f : files) shapes += f.shapes.size();
+  const auto fit = calibrate::fit_host_overhead(files);
+  if (!fit) {
+    return fmt::format(
+        "host overhead: not fitted, none of the {} timed shapes is host-bound (the GPU, not the host, set their "
+        "time)\n",
+        shapes);
+  }
+  if (!cal.compute) cal.compute = cost::ComputeCalibration{};
+  cal.compute->host_overhead = fit->host_overhead;
+  cal.compute->fitted_on["host_overhead"] = fit->source;
+  cal.compute->source += fmt::format("{}eager PyTorch layers: host overhead", cal.compute->source.empty() ? "" : "; ");
+  std::string out = fmt::format(
+      "host overhead: {} of {} shapes host-bound; each one's host issue time per layer over the launches the model "
+      "counts for that layer\n",
+      fit->rows.size(), shapes);
+  std::size_t width = 4;
+  for (const calibrate::HostPerLaunch& r : fit->rows) width = std::max(width, r.file.size());
+  out += fmt::format("{:<{}} {:>7} {:>6} {:>9} {:>4} {:>7} {:>10} {:>12} {:>9} {:>14}\n", "file", width, "hidden",
+                     "heads", "sequence", "mbs", "layers", "recompute", "issue/layer", "launches", "per launch");
+  for (const calibrate::HostPerLaunch& r : fit->rows) {
+    out += fmt::format(
+        "{:<{}} {:>7} {:>6} {:>9} {:>4} {:>7} {:>10} {:>12} {:>9.0f} {:>11.3f} us\n", r.file, width, r.layer.hidden,
+        r.layer.heads, r.layer.sequence, r.layer.micro_batch, r.layer.layers, r.layer.full_recompute ? "full" : "none",
+        format_seconds(r.layer.issue / static_cast<double>(r.layer.layers)), r.launches, r.per_launch.value() * 1e6);
+  }
+  out += fmt::format("host overhead {} (the median; written)\n", format_seconds(fit->host_overhead));
+  return out;
+}
+
 }  // namespace
 
 CalibrateOutput calibrate_command(const MeasuredOptions& o) {
@@ -218,6 +252,7 @@ CalibrateOutput calibrate_command(const MeasuredOptions& o) {
   std::string report;
   if (!in.measurements.empty()) report += calibrate_collectives(o, in, cal);
   for (const calibrate::KernelBench& bench : in.kernels) report += calibrate_kernels(bench, in.topology.gpu(), cal);
+  if (!in.eager_host.empty()) report += calibrate_host(in.eager_host, cal);
   return {cost::to_json_text(cal), report};
 }
 

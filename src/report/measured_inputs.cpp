@@ -105,8 +105,9 @@ MeasuredInputs load_measured_inputs(const MeasuredOptions& o) {
   if (!o.min_size.empty()) filter.min_size = size_option("--min-size", o.min_size);
   if (!o.max_size.empty()) filter.max_size = size_option("--max-size", o.max_size);
   filter.holdout = calibrate::Holdout::parse(o.holdout);
-  return MeasuredInputs{std::move(read.collectives),   std::move(read.kernels), std::move(topo), filter,
-                        algorithm_option(o.algorithm), o.algorithm == "auto"};
+  return MeasuredInputs{
+      std::move(read.collectives),   std::move(read.kernels), std::move(read.eager_host), std::move(topo), filter,
+      algorithm_option(o.algorithm), o.algorithm == "auto"};
 }
 
 }  // namespace stepcast::report

@@ -266,6 +266,12 @@ ValidateOutput validate_command(const ValidateRequest& o) {
     throw InputError("--topology", {}, "--measured needs the topology the measurements ran on");
   ValidateOutput out;
   const MeasuredInputs in = load_measured_inputs(o.in);
+  if (!in.eager_host.empty()) {
+    throw InputError(in.eager_host.front().file, {},
+                     "an eager-host file (scripts/measure-eager-host) measures the host time per kernel launch, which "
+                     "`calibrate --measured` turns into host_overhead; validate compares collectives and kernel-bench "
+                     "operators");
+  }
   const topology::Topology& topo = in.topology;
   const cost::Calibration cal = o.calibration.empty() ? cost::Calibration{} : cost::load_calibration(o.calibration);
   Results r;

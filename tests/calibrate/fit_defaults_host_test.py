@@ -1,5 +1,6 @@
-"""scripts/fit-defaults' measured host_overhead, on rows built by hand: each host-bound layer's issue
-time per layer over the launches the model counts for it, the median over the host-bound rows."""
+"""scripts/fit-defaults takes host_overhead from `stepcast calibrate --measured` on eager-host files:
+the value, its source and each host-bound layer's row as calibrate prints them, on
+tests/data/eager-host/hand-made.json (argv[1]: the stepcast binary)."""
 import math
 import os
 import sys
@@ -8,18 +9,21 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from script_module import load_script  # noqa: E402
 
 fit_defaults = load_script("fit-defaults")
+HAND_MADE = "tests/data/eager-host/hand-made.json"
 
-
-def row(issue_s, layers, recompute, host_bound):
-    return {"issue_s": issue_s, "layers": layers, "recompute": recompute, "host_bound": host_bound}
-
-
-# 8 ms over 4 layers with 40 launches a layer: 50 us; 12 ms over 4 layers with 50 launches (full
-# recompute): 60 us; 3 ms over 1 layer with 40 launches: 75 us; the GPU-bound row (1 s) is not
-# host time and stays out. Median of 50, 60, 75 us: 60 us.
-rows = [row(8e-3, 4, "none", True), row(12e-3, 4, "full", True), row(3e-3, 1, "none", True),
-        row(1.0, 4, "none", False)]
-got = fit_defaults.host_per_launch(rows, lambda r: 50.0 if r["recompute"] == "full" else 40.0)
-if not math.isclose(got, 60e-6, rel_tol=1e-12):
-    print(f"host per launch: {got}, expected 60e-6")
+# 5.76 ms over 4 layers of 36 launches (a GPT layer's, tests/calibrate/eager_host_test.cpp) = 40 us;
+# 9.8 ms over 4 layers of 49 (full recompute) = 50 us; the third shape is GPU-bound. Median 45 us.
+value, source, rows = fit_defaults.host_calibration(sys.argv[1], [HAND_MADE])
+failures = []
+if not math.isclose(value, 45e-6, rel_tol=1e-8):
+    failures.append(f"host_overhead {value}, expected 45e-6")
+if HAND_MADE not in source or "the median over 2 host-bound GPT layers" not in source:
+    failures.append(f"source: {source}")
+want = [(HAND_MADE, 1024, "none", 36.0, 40e-6), (HAND_MADE, 1024, "full", 49.0, 50e-6)]
+got = [(r["file"], r["hidden"], r["recompute"], r["launches"], round(r["per_launch_s"], 12)) for r in rows]
+if got != want:
+    failures.append(f"rows {got}, expected {want}")
+if failures:
+    print("\n".join(failures))
     sys.exit(1)
+print("fit-defaults' measured host_overhead: ok")

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "stepcast/calibrate/eager_host.hpp"
 #include "stepcast/calibrate/kernel_bench.hpp"
 #include "stepcast/calibrate/measurement.hpp"
 #include "stepcast/topology/topology.hpp"
@@ -15,9 +16,10 @@ namespace stepcast::calibrate {
 struct MeasurementFiles {
   std::vector<Measurements> collectives;  ///< nccl-tests logs and stepcast-nccl-bench JSON
   std::vector<KernelBench> kernels;       ///< stepcast-kernel-bench JSON
+  std::vector<EagerHostFile> eager_host;  ///< scripts/measure-eager-host JSON
 };
 
-/// Reads every file, telling the three kinds apart by their content; `facts` fill in and check
+/// Reads every file, telling the four kinds apart by their content; `facts` fill in and check
 /// what the collective files say about their runs (RunFacts).
 MeasurementFiles read_measurement_files(const std::vector<std::filesystem::path>& files, const RunFacts& facts = {});
 

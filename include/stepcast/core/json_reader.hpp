@@ -25,6 +25,11 @@ nlohmann::json read_json_file(const std::filesystem::path& path);
 /// Parses JSON text that came from `origin` (a file name or "--plan"), same errors as above.
 nlohmann::json parse_json_text(std::string_view text, const std::string& origin);
 
+/// Whether `text` is a JSON object whose "tool" member is `tool`: how a measurement file says which
+/// program wrote it (stepcast-kernel-bench, scripts/measure-eager-host). Anything else, malformed
+/// JSON included, is not.
+bool is_json_from_tool(std::string_view text, std::string_view tool);
+
 /// A read-only view of one JSON value with its file and JSON pointer.
 class JsonReader {
  public:

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "stepcast/calibrate/eager_host.hpp"
 #include "stepcast/calibrate/fit.hpp"
 #include "stepcast/calibrate/kernel_bench.hpp"
 #include "stepcast/calibrate/measurement.hpp"
@@ -16,7 +17,8 @@
 namespace stepcast::report {
 
 struct MeasuredOptions {
-  std::vector<std::string> measured;  ///< nccl-tests logs, stepcast-nccl-bench or stepcast-kernel-bench JSON
+  std::vector<std::string>
+      measured;  ///< nccl-tests logs, stepcast-nccl-bench, stepcast-kernel-bench or eager-host JSON
   std::string topology;
   int nodes = 0;          ///< 0 = as many nodes as the largest run needs; else also the hosts of each run
   std::string op;         ///< the collective of runs whose log does not name it
@@ -33,6 +35,7 @@ struct MeasuredOptions {
 struct MeasuredInputs {
   std::vector<calibrate::Measurements> measurements;  ///< collectives
   std::vector<calibrate::KernelBench> kernels;        ///< operators timed on one GPU
+  std::vector<calibrate::EagerHostFile> eager_host;   ///< eager PyTorch layers' host time
   topology::Topology topology;
   calibrate::PointFilter filter;
   std::optional<cost::Algorithm> algorithm;  ///< none: each collective's default
