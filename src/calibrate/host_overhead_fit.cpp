@@ -103,8 +103,8 @@ std::optional<HostOverheadFit> fit_host_overhead(const std::vector<EagerHostFile
       "{}-{}, {}) timed by scripts/measure-eager-host on {} ({})",
       fit.rows.size(), *hidden.begin(), *hidden.rbegin(),
       recompute.size() == 2 ? "with and without full recompute"
-      : *recompute.begin() ? "with full recompute"
-                           : "without recompute",
+      : *recompute.begin()  ? "with full recompute"
+                            : "without recompute",
       on, names);
   return fit;
 }
