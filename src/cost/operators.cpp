@@ -114,14 +114,22 @@ void adapter(OpList& fwd, OpList& bwd, double m, double n, double k, double r, d
 /// scales first (scale_swizzle_kernels), and the forward keeps its input's quantized copy instead
 /// of the 16-bit one (plus `kept_16bit` bytes another operator still needs).
 /// A frozen weight (peft=lora) has no weight gradient; its layer's adapter runs beside it.
+/// Under sequence parallel (`gathered`), Transformer Engine quantizes the tensor a linear gathers
+/// over the tensor ranks before the all-gather, on this rank's 1/t of the tokens: a column-parallel
+/// GEMM's input (linear.py: gather_along_first_dim(inputmat, tp_group, quantizer=input_quantizer);
+/// distributed.py's _all_gather_fp8 and _all_gather_mxfp8 cast the local shard, then gather its
+/// quantized data) and a row-parallel GEMM's output gradient (grad_output_preprocess, the same call).
+enum class SpGathered { kNone, kInput, kOutputGradient };
 void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dgrad, std::string_view wgrad, double m,
             double n, double k, double e, double saved_bytes, const OperatorContext* quantized = nullptr,
-            double kept_16bit = 0.0) {
+            double kept_16bit = 0.0, SpGathered gathered = SpGathered::kNone) {
   const bool q = quantized != nullptr && is_low_precision(quantized->precision);
+  const double shards = q && quantized->sequence_parallel ? quantized->tp : 1.0;
   if (q) {
+    const double input = m * k / (gathered == SpGathered::kInput ? shards : 1.0);
     const QuantizeCost cast =
-        quantize_cost(m * k, e, quantized->precision, quantized->fp8_recipe, quantized->fp8_any_layout);
-    fwd.memory("quantize GEMM input", OpPass::kForward, m * k, cast.bytes, cast.flops).kernels = cast.kernels;
+        quantize_cost(input, e, quantized->precision, quantized->fp8_recipe, quantized->fp8_any_layout);
+    fwd.memory("quantize GEMM input", OpPass::kForward, input, cast.bytes, cast.flops).kernels = cast.kernels;
     // A frozen weight needs no input for its weight gradient: only its adapter's 16-bit one stays.
     if (!fwd.frozen()) saved_bytes = saved_bytes / e * quantized_bytes_per_element(quantized->precision) + kept_16bit;
   }
@@ -144,9 +152,10 @@ void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dg
   if (fwd.adapter_rank() > 0.0) adapter(fwd, bwd, m, n, k, fwd.adapter_rank(), e);
   if (q) {
     // Pushed after the backward GEMMs, since the backward list is reversed: it runs before them.
+    const double gradient = m * n / (gathered == SpGathered::kOutputGradient ? shards : 1.0);
     const QuantizeCost cast =
-        quantize_cost(m * n, e, quantized->precision, quantized->fp8_recipe, quantized->fp8_any_layout);
-    bwd.memory("quantize output gradient", OpPass::kBackward, m * n, cast.bytes, cast.flops).kernels = cast.kernels;
+        quantize_cost(gradient, e, quantized->precision, quantized->fp8_recipe, quantized->fp8_any_layout);
+    bwd.memory("quantize output gradient", OpPass::kBackward, gradient, cast.bytes, cast.flops).kernels = cast.kernels;
   }
 }
 
@@ -374,7 +383,7 @@ void attention_projections(OpList& fwd, OpList& bwd, const TransformerShape& sha
            heads * (m.qk_nope_head_dim + m.v_head_dim) / t, m.kv_lora_rank, e, d.tokens * m.kv_lora_rank * e, &c);
   } else {
     linear(fwd, bwd, "qkv projection", "qkv projection (dgrad)", "qkv projection (wgrad)", d.tokens,
-           (d.q_width + 2.0 * d.kv_width) / t, h, e, norm_output, &c);
+           (d.q_width + 2.0 * d.kv_width) / t, h, e, norm_output, &c, 0.0, SpGathered::kInput);
   }
   if (shape.rotary) {
     // Q and K; under latent attention only their rope dims (each head's and the shared key's).
@@ -395,7 +404,7 @@ void dense_mlp(OpList& fwd, OpList& bwd, const TransformerShape& shape, const Op
   linear(fwd, bwd, shape.gated_mlp ? "mlp gate+up projection" : "mlp up projection",
          shape.gated_mlp ? "mlp gate+up projection (dgrad)" : "mlp up projection (dgrad)",
          shape.gated_mlp ? "mlp gate+up projection (wgrad)" : "mlp up projection (wgrad)", d.tokens, up_width, d.h, e,
-         norm_output, &c);
+         norm_output, &c, 0.0, SpGathered::kInput);
   const double inner = d.tokens * d.f / d.t;
   if (shape.gated_mlp) {
     // SwiGLU (Shazeer 2020) keeps the gate and up outputs; the down projection keeps their product.
@@ -407,7 +416,7 @@ void dense_mlp(OpList& fwd, OpList& bwd, const TransformerShape& shape, const Op
     bwd.memory("gelu backward", OpPass::kBackward, inner, 3.0 * inner * e, 12.0 * inner);
   }
   linear(fwd, bwd, "mlp down projection", "mlp down projection (dgrad)", "mlp down projection (wgrad)", d.tokens, d.h,
-         d.f / d.t, e, inner * e, &c);
+         d.f / d.t, e, inner * e, &c, 0.0, SpGathered::kOutputGradient);
   fwd.tag_from(begin, plan::kRecomputeMlp);
   if (recomputes(c, plan::kRecomputeMlp)) {
     // Checkpointed whole (Megatron-Core's "mlp", normal checkpointing): it keeps its input alone.
@@ -435,7 +444,7 @@ void mamba_mixer(OpList& fwd, OpList& bwd, const TransformerShape& shape, const 
   const double conv = m.conv_channels() / t;
   const double in_width = 2.0 * inner + 2.0 * groups * m.state + heads;
   linear(fwd, bwd, "mamba in projection", "mamba in projection (dgrad)", "mamba in projection (wgrad)", d.tokens,
-         in_width, d.h, e, d.shard_tokens * d.h * e, &c);
+         in_width, d.h, e, d.shard_tokens * d.h * e, &c, 0.0, SpGathered::kInput);
   const double conv_elements = d.tokens * conv;
   fwd.memory("mamba conv1d + silu", OpPass::kForward, conv_elements, 2.0 * conv_elements * e,
              (2.0 * m.conv_kernel + 4.0) * conv_elements)
@@ -463,7 +472,7 @@ void mamba_mixer(OpList& fwd, OpList& bwd, const TransformerShape& shape, const 
   fwd.memory("mamba gated norm", OpPass::kForward, gated, 3.0 * gated * e, 8.0 * gated);
   bwd.memory("mamba gated norm backward", OpPass::kBackward, gated, 5.0 * gated * e, 14.0 * gated);
   linear(fwd, bwd, "mamba out projection", "mamba out projection (dgrad)", "mamba out projection (wgrad)", d.tokens,
-         d.h, inner, e, gated * e, &c);
+         d.h, inner, e, gated * e, &c, 0.0, SpGathered::kOutputGradient);
 }
 
 // The forward, then what recompute runs again before the layer's backward (the whole forward, or
@@ -532,7 +541,8 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
     // FlashAttention's backward reads its output O, which the output projection no longer keeps
     // in 16-bit when it runs quantized.
     linear(fwd, bwd, "output projection", "output projection (dgrad)", "output projection (wgrad)", tokens, h,
-           attention_out / t, e, tokens * attention_out / t * e, &c, c.flash ? tokens * attention_out / t * e : 0.0);
+           attention_out / t, e, tokens * attention_out / t * e, &c, c.flash ? tokens * attention_out / t * e : 0.0,
+           SpGathered::kOutputGradient);
     residual(fwd, bwd, "dropout + residual (attention)", "residual add (attention)", "dropout backward (attention)",
              d.shard_tokens, h, e, shape.dropout);
   }

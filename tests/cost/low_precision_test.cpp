@@ -129,6 +129,34 @@ TEST_SUITE("cost.low_precision") {
   }
 
   TEST_CASE(
+      "under sequence parallel the tensors a linear gathers are quantized on this rank's shard, before the gather") {
+    // Llama-2 7B at tp = 2, sequence 4096, micro-batch 1, fp8. Without sequence parallel every
+    // rank holds all 4096 tokens: the forward casts QKV's input 4096 x 4096 = 16,777,216, the
+    // output projection's 4096 x 2048 = 8,388,608, gate+up's 16,777,216 and down's 4096 x 5504 =
+    // 22,544,384 (64,487,424 in all); the backward casts the output gradients of down 4096 x 4096,
+    // gate+up 4096 x 11008, the output projection 4096 x 4096 and QKV 4096 x 6144 (103,809,024).
+    // With sequence parallel Transformer Engine gathers QKV's and gate+up's input and the down and
+    // output projections' output gradient over the 2 ranks, and casts each before the gather
+    // (linear.py, gather_along_first_dim with the quantizer): those four halve, to 47,710,208 and
+    // 87,031,808.
+    const workload::Workload w = llama2_7b();
+    const auto casts = [&](const std::string& plan) {
+      std::pair<double, double> sums{0.0, 0.0};
+      for (const cost::Operator& op : cost::layer_operators(*w.shape, cost::operator_context(resolved(plan, w, 2)))) {
+        if (op.name == "quantize GEMM input") sums.first += op.elements;
+        if (op.name == "quantize output gradient") sums.second += op.elements;
+      }
+      return sums;
+    };
+    const auto plain = casts("dp=1,tp=2,precision=fp8,flash=on,seq=4096");
+    CHECK(plain.first == doctest::Approx(64487424.0));
+    CHECK(plain.second == doctest::Approx(103809024.0));
+    const auto sp = casts("dp=1,tp=2,sp=on,precision=fp8,flash=on,seq=4096");
+    CHECK(sp.first == doctest::Approx(47710208.0));
+    CHECK(sp.second == doctest::Approx(87031808.0));
+  }
+
+  TEST_CASE(
       "a block-scaled GEMM swizzles both operands' scales first: three launches from one call, per-tensor fp8 one") {
     // Transformer Engine's GEMM call rewrites an MXFP8 or NVFP4 operand's compact scales into the
     // tensor cores' swizzled order with one nvte_swizzle_scaling_factors launch per operand

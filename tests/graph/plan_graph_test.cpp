@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "stepcast/graph/predict.hpp"
 #include "stepcast/plan/plan.hpp"
@@ -18,10 +19,11 @@ using graph::Anchor;
 
 namespace {
 
-graph::StepGraph graph_of(const std::string& plan_text, int nodes) {
+graph::StepGraph graph_of(const std::string& plan_text, int nodes,
+                          const std::string& topology_file = "p4d-24xlarge.json") {
   const std::string root = STEPCAST_SOURCE_DIR;
   const workload::Workload w = workload::load_workload(root + "/workloads/llama2-7b.json");
-  const topology::Topology t = topology::load_topology(root + "/topologies/p4d-24xlarge.json", nodes);
+  const topology::Topology t = topology::load_topology(root + "/topologies/" + topology_file, nodes);
   plan::Plan p = plan::parse_plan(plan_text);
   p.seq_len = 2048;
   p = plan::resolve(p, w, t.gpu_count());
@@ -114,6 +116,22 @@ TEST_SUITE("graph.plan") {
     REQUIRE(sends.size() == 1);
     CHECK(sends[0]->blocking);
     CHECK(group_of(g, *sends[0]).members(0).front() == std::vector<int>{0, 4});
+  }
+
+  TEST_CASE("fp8 with sequence parallel: the all-gather carries the 1-byte copy, the reduce-scatter 16-bit sums") {
+    // S = 2048 x 4096 elements: gathered in fp8, 1 B each = 8,388,608 B; in mxfp8 with an E8M0
+    // scale per 32 elements, 1.03125 B each = 8,650,752 B; reduced in bf16, 2 B each = 16,777,216 B.
+    // (A DGX B200 node: GPUs with fp8 and mxfp8 rates.)
+    const auto sizes = [](const std::string& plan) {
+      const graph::StepGraph g = graph_of(plan, 1, "dgx-b200.json");
+      const auto slices = at(g, Anchor::kAfterSlice);
+      REQUIRE(slices.size() == 2);
+      return std::pair{slices[0]->size.value(), slices[1]->size.value()};
+    };
+    const auto fp8 = sizes("tp=2,pp=2,sp=on,mbs=1,gbs=32,precision=fp8");
+    CHECK(fp8.first == doctest::Approx(2048.0 * 4096));
+    CHECK(fp8.second == doctest::Approx(2048.0 * 4096 * 2));
+    CHECK(sizes("tp=2,pp=2,sp=on,mbs=1,gbs=32,precision=mxfp8").first == doctest::Approx(2048.0 * 4096 * 1.03125));
   }
 
   TEST_CASE("ZeRO-1: gradients reduce-scattered in buckets, then all of a rank's parameters gathered once") {
