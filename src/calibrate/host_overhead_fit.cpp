@@ -2,11 +2,11 @@
 // counts for that layer, the median over the host-bound shapes.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <set>
 
 #include "stepcast/calibrate/bench_operators.hpp"
 #include "stepcast/calibrate/eager_host.hpp"
+#include "stepcast/calibrate/validation.hpp"
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/workload/workload.hpp"
 
@@ -35,12 +35,6 @@ workload::Workload eager_gpt(const EagerHostLayer& layer) {
   w.parameters = workload::parameter_count(s);
   w.active_parameters = w.parameters;
   return w;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
@@ -89,7 +83,7 @@ std::optional<HostOverheadFit> fit_host_overhead(const std::vector<EagerHostFile
     hidden.insert(r.layer.hidden);
     recompute.insert(r.layer.full_recompute);
   }
-  fit.host_overhead = Seconds(median(per_launch));
+  fit.host_overhead = Seconds(percentile(per_launch, 50.0));
   std::set<std::string> machines;
   std::string names;
   for (const EagerHostFile& f : files) {

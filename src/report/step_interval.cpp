@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -12,6 +11,7 @@
 
 #include "stepcast/calibrate/run_validation.hpp"
 #include "stepcast/calibrate/training_runs.hpp"
+#include "stepcast/calibrate/validation.hpp"
 #include "stepcast/cost/calibration.hpp"
 #include "stepcast/report/data_path.hpp"
 
@@ -65,12 +65,6 @@ calibrate::ResidualSet residuals_on(const std::vector<std::string>& runs_files, 
   return residuals;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 }  // namespace
 
 std::optional<calibrate::StepInterval> step_interval_for(const PlanInputs& in, Seconds step_time,
@@ -96,9 +90,9 @@ std::optional<ErrorScatter> error_scatter_for(const calibrate::ResidualSet& resi
     errors = deviations(residuals.by_generation, out.run_class);
   }
   if (errors.size() < calibrate::kMinIntervalRuns) return std::nullopt;
-  const double centre = median_of(errors);
+  const double centre = calibrate::percentile(errors, 50.0);
   for (double& e : errors) e = std::fabs(e - centre);
-  out.relative = std::exp(median_of(errors)) - 1.0;
+  out.relative = std::exp(calibrate::percentile(errors, 50.0)) - 1.0;
   out.runs = errors.size();
   return out;
 }
