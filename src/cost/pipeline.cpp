@@ -51,6 +51,15 @@ double cooldown_microbatches(plan::Schedule schedule, int p, int m, int v) {
   STEPCAST_UNREACHABLE("unknown schedule");
 }
 
+double unpaired_microbatches(plan::Schedule schedule, int p, int m, int v) {
+  STEPCAST_ASSERT(p >= 1 && m >= 1 && v >= 1, "pipeline degrees are at least 1");
+  if (schedule == plan::Schedule::kGpipe) return m;
+  const int chunks = schedule == plan::Schedule::kInterleaved ? v : 1;
+  const int total = m * chunks;
+  const int warm = chunks == 1 ? std::min(p - 1, m) : std::min((p - 1) * 2 + (chunks - 1) * p, total);
+  return static_cast<double>(warm + (total > warm ? 1 : 0)) / chunks;
+}
+
 // Stage c runs its m micro-batches, m(F+B+W), back to back once micro-batch 0's forward reaches
 // it, and but for one wait: its first B needs micro-batch 0 to reach the last stage and come
 // back, while c runs the min(p-c, m) forwards before that B. c's last B comes before the

@@ -7,6 +7,7 @@
 
 #include "analytical_rules.hpp"
 #include "stepcast/cost/context_parallel.hpp"
+#include "stepcast/cost/pipeline.hpp"
 
 namespace stepcast::graph::detail {
 
@@ -48,7 +49,8 @@ void expose_slices(Evaluation& e) {
 
 // Calls before a layer's compute are exposed. A ring beside the attention exposes, per step, what
 // its transfer takes beyond that step's attention (ring_exposed). Calls beside a whole layer pass
-// expose what the pass's calls take beyond its compute.
+// (moe-overlap) expose those of the passes that run alone and what the others' calls take beyond
+// their compute.
 void expose_layer_starts(Evaluation& e) {
   std::array<std::vector<std::size_t>, 2> beside_pass;  // forward, backward
   std::array<Seconds, 2> beside_time;
@@ -86,10 +88,14 @@ void expose_layer_starts(Evaluation& e) {
     t.exposed = Seconds(0.0);
   });
   const double m = e.w.micro_batches;
+  // The passes with no pass of the other kind to pair with (the first forward and the last
+  // backward; a pipeline's warm-up and cool-down) run their calls before their compute.
+  const double alone = std::min(
+      1.0, cost::unpaired_microbatches(e.graph.schedule, e.graph.layout.pp, e.graph.micro_batches, e.graph.vp) / m);
   for (std::size_t pass = 0; pass < 2; ++pass) {
-    // What the pass's calls take beyond the pass's compute, shared by their time in the pass.
-    const Seconds window = (pass == 0 ? e.w.forward : e.w.backward) * m;
-    const Seconds exposed = max0(beside_time[pass] - window);
+    // What the paired passes' calls take beyond their compute, shared by their time in the pass.
+    const Seconds window = (pass == 0 ? e.w.forward : e.w.backward) * m * (1.0 - alone);
+    const Seconds exposed = beside_time[pass] * alone + max0(beside_time[pass] * (1.0 - alone) - window);
     for (const std::size_t i : beside_pass[pass]) {
       const Seconds own = pass == 0 ? e.loads[i].forward : e.loads[i].backward;
       if (beside_time[pass].value() > 0.0) e.terms[i].exposed += exposed * (own / beside_time[pass]);

@@ -167,8 +167,10 @@ const LayerProgram* StepRun::program_at(const Rank& rk, const PipelineOp& op, in
   const int layers = layers_of(rk, op);
   const int layer = backward ? layers - 1 - pos : pos;
   const auto pass = static_cast<std::size_t>(backward ? 1 : 0);
-  if (st.has_root && op.chunk == 0 && layer == 0) return &st.root_layer[pass];
-  return &st.layers[static_cast<std::size_t>(op.chunk)][pass][static_cast<std::size_t>(layer)];
+  const bool alone = !st.alone.empty() && st.alone[rk.next];
+  if (st.has_root && op.chunk == 0 && layer == 0) return alone ? &st.root_layer_alone[pass] : &st.root_layer[pass];
+  const auto& programs = alone ? st.layers_alone : st.layers;
+  return &programs[static_cast<std::size_t>(op.chunk)][pass][static_cast<std::size_t>(layer)];
 }
 
 void StepRun::try_start(int k, std::int64_t trigger) {

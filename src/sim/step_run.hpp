@@ -105,6 +105,12 @@ struct Stage {
   std::vector<std::array<std::vector<LayerProgram>, 2>> layers;
   std::array<LayerProgram, 2> root_layer;
   bool has_root = false;
+  // moe-overlap: the tasks with no task of the other pass to pair with (the forwards before the
+  // stage's first backward, the backwards after its last forward) run their calls beside the
+  // layer before the layer instead, with the same programs otherwise.
+  std::vector<bool> alone;
+  std::vector<std::array<std::vector<LayerProgram>, 2>> layers_alone;
+  std::array<LayerProgram, 2> root_layer_alone;
   std::vector<std::uint32_t> after_slice;   // slots, every slice of every pass
   std::vector<std::uint32_t> beside_slice;  // slots, beside every slice
   double tail = 0.0;                        // share of the beside-slice calls nothing hides
@@ -235,6 +241,7 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
   void build();
   void build_stage(int s);
   void build_layers(int s);
+  void build_alone_programs(Stage& st);
   void build_buckets(int s);
   void build_tracks();
   std::uint32_t add_slot(int s, std::size_t node, Bytes size);

@@ -302,6 +302,7 @@ void StepRun::build_layers(int s) {
   }
   for (int pass = 0; pass < 2 && st.has_root; ++pass)
     st.root_layer[static_cast<std::size_t>(pass)] = program(pass, 0, 0, true);
+  build_alone_programs(st);
   for (std::size_t i = 0; i < graph_->comm.size(); ++i) {
     const graph::CommNode& n = graph_->comm[i];
     if (n.anchor == Anchor::kAfterSlice) st.after_slice.push_back(add_slot(s, i, n.size));
@@ -310,6 +311,39 @@ void StepRun::build_layers(int s) {
       st.tail = n.tail;
     }
   }
+}
+
+// moe-overlap pairs each task with one of the other pass (Megatron-Core's combined_1f1b.py: "the
+// forward step for the first microbatch is executed alone, no a2a overlapping", and the last
+// backward likewise; with a pipeline, the warm-up forwards and cool-down backwards): a task with
+// no partner runs the calls it would hide before its compute, as without the overlap.
+void StepRun::build_alone_programs(Stage& st) {
+  const auto first_backward = std::find_if(st.ops.begin(), st.ops.end(),
+                                           [](const PipelineOp& o) { return o.kind == PipelineOp::Kind::kBackward; });
+  const auto last_forward = std::find_if(st.ops.rbegin(), st.ops.rend(), [](const PipelineOp& o) {
+                              return o.kind == PipelineOp::Kind::kForward;
+                            }).base();
+  st.alone.assign(st.ops.size(), false);
+  bool any = false;
+  for (std::size_t i = 0; i < st.ops.size(); ++i) {
+    const auto at = st.ops.begin() + static_cast<std::ptrdiff_t>(i);
+    const PipelineOp& o = st.ops[i];
+    st.alone[i] = (o.kind == PipelineOp::Kind::kForward && at < first_backward) ||
+                  (o.kind == PipelineOp::Kind::kBackward && at >= last_forward);
+  }
+  const auto alone_copy = [&any](LayerProgram p) {
+    std::vector<std::uint32_t>& beside = p.lanes[kLayerEndLane];
+    any = any || !beside.empty();
+    p.lanes[kBlockingLane].insert(p.lanes[kBlockingLane].end(), beside.begin(), beside.end());
+    beside.clear();
+    return p;
+  };
+  st.layers_alone = st.layers;
+  for (auto& chunk : st.layers_alone)
+    for (auto& pass : chunk)
+      for (LayerProgram& p : pass) p = alone_copy(p);
+  for (std::size_t pass = 0; pass < 2; ++pass) st.root_layer_alone[pass] = alone_copy(st.root_layer[pass]);
+  if (!any) st.alone.assign(st.ops.size(), false);
 }
 
 // Buckets of every gradient sync, in order; bucket j of all syncs becomes ready when the

@@ -4,12 +4,16 @@
 // plan takes the prediction's MoE calls and the folding of expert groups.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
 
 #include "hand_graph.hpp"
 #include "stepcast/cost/collective_model.hpp"
+#include "stepcast/cost/pipeline.hpp"
 #include "stepcast/graph/predict.hpp"
 #include "stepcast/plan/plan.hpp"
+#include "stepcast/sim/pipeline_order.hpp"
 #include "stepcast/sim/step_sim.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
@@ -30,10 +34,11 @@ topology::Topology two_gpus() { return topology::load_topology(kRoot + "/topolog
 // One call's S = b s x top-k x h x 2 B = 1024 x 2 x 1024 x 2 = 4,194,304 B per rank.
 constexpr double kS = 1024.0 * 2.0 * 1024.0 * 2.0;
 
-// Two layers, both MoE blocks, one micro-batch: 1 ms forward and 2 ms backward of compute, and
-// per block and pass a dispatch and a combine of S on the 2-GPU expert-parallel group.
-graph::StepGraph hand_graph(bool overlap, Seconds forward = Seconds(1e-3), Seconds backward = Seconds(2e-3)) {
-  graph::StepGraph g = sim::test::hand_step(1, 1, plan::Schedule::k1F1B, 1, forward, backward, 2, 1, 2);
+// Two layers, both MoE blocks, `m` micro-batches: 1 ms forward and 2 ms backward of compute each,
+// and per block and pass a dispatch and a combine of S on the 2-GPU expert-parallel group.
+graph::StepGraph hand_graph(bool overlap, Seconds forward = Seconds(1e-3), Seconds backward = Seconds(2e-3),
+                            int m = 1) {
+  graph::StepGraph g = sim::test::hand_step(1, m, plan::Schedule::k1F1B, 1, forward, backward, 2, 1, 2);
   const std::size_t ep = sim::test::replica_group(g, "expert parallel", 2);
   for (const graph::Pass pass : {graph::Pass::kForward, graph::Pass::kBackward}) {
     for (const char* name : {"MoE dispatch all-to-all", "MoE combine all-to-all"}) {
@@ -102,32 +107,41 @@ TEST_SUITE("sim.moe") {
   }
 
   TEST_CASE(
-      "moe-overlap: the calls run beside each layer's compute, which is longer here, so nothing shows but the SMs "
-      "they hold") {
+      "moe-overlap: paired passes run the calls beside each layer's compute, which is longer here, so nothing shows "
+      "but the SMs they hold, and the first forward and the last backward run theirs first") {
     const topology::Topology topo = two_gpus();
     const double a2a = a2a_seconds(topo);
     const double f = a2a_sm_share(topo);
-    // Per layer: 0.5 ms forward and 1 ms backward of compute against 2 calls (about 0.1 ms). While
-    // the calls run the compute has 1 - f of the SMs: each of the 8 calls costs it a2a x f.
+    // Three micro-batches, F0 B0 F1 B1 F2 B2: Megatron-Core runs F0 and B2 alone ("no a2a
+    // overlapping", combined_1f1b.py), their 2 layers x 2 calls each before the compute: 8 calls
+    // exposed. The other four passes pair up; per layer 0.5 ms forward and 1 ms backward of compute
+    // against 2 calls (about 0.1 ms), and while the calls run the compute has 1 - f of the SMs:
+    // each of their 16 calls costs it a2a x f. Compute: 3 x 3 ms.
     REQUIRE(2.0 * a2a < 0.5e-3);
-    const sim::StepResult r = sim::simulate_step(topo, hand_graph(true));
-    CHECK(r.breakdown.wait("expert parallel").value() == doctest::Approx(0.0));
-    CHECK(r.step_time.value() == doctest::Approx(3e-3 + 8.0 * a2a * f).epsilon(1e-6));
-    CHECK(r.breakdown.compute.value() == doctest::Approx(3e-3 + 8.0 * a2a * f).epsilon(1e-6));
+    const sim::StepResult r = sim::simulate_step(topo, hand_graph(true, Seconds(1e-3), Seconds(2e-3), 3));
+    CHECK(r.breakdown.wait("expert parallel").value() == doctest::Approx(8.0 * a2a).epsilon(1e-6));
+    CHECK(r.step_time.value() == doctest::Approx(9e-3 + 8.0 * a2a + 16.0 * a2a * f).epsilon(1e-6));
+    CHECK(r.breakdown.compute.value() == doctest::Approx(9e-3 + 16.0 * a2a * f).epsilon(1e-6));
+    // One micro-batch has no pass to pair with: every call shows, as without the overlap.
+    const sim::StepResult one = sim::simulate_step(topo, hand_graph(true));
+    CHECK(one.breakdown.wait("expert parallel").value() == doctest::Approx(8.0 * a2a).epsilon(1e-6));
+    CHECK(one.step_time.value() == doctest::Approx(3e-3 + 8.0 * a2a).epsilon(1e-6));
   }
 
   TEST_CASE("moe-overlap: what outlasts a layer's compute shows, as in predict") {
     const topology::Topology topo = two_gpus();
     const double a2a = a2a_seconds(topo);
     const double f = a2a_sm_share(topo);
-    // Per layer a2a of compute: half the forward's two calls.
-    const sim::StepResult r = sim::simulate_step(topo, hand_graph(true, Seconds(2.0 * a2a), Seconds(2.0 * a2a)));
-    // Each of the 4 layer passes: 2 calls (2 a2a) beside a2a of compute, which runs on 1 - f of the
-    // SMs all along (a2a / (1 - f)); the rest of the calls, 2 a2a - a2a / (1 - f), shows each.
+    // Per layer a2a of compute: half the forward's two calls. Three micro-batches: the 4 layer
+    // passes of F0 and B2 run their 2 calls (2 a2a) before their compute (a2a), 3 a2a each. The
+    // 8 layer passes of the paired B0, F1, B1, F2 run 2 calls beside a2a of compute, which runs on
+    // 1 - f of the SMs all along (a2a / (1 - f)); the rest of the calls, 2 a2a - a2a / (1 - f),
+    // shows each. Step: 4 x 3 a2a + 8 x 2 a2a = 28 a2a.
+    const sim::StepResult r = sim::simulate_step(topo, hand_graph(true, Seconds(2.0 * a2a), Seconds(2.0 * a2a), 3));
     REQUIRE(f < 0.5);
     CHECK(r.breakdown.wait("expert parallel").value() ==
-          doctest::Approx(4.0 * (2.0 * a2a - a2a / (1.0 - f))).epsilon(1e-6));
-    CHECK(r.step_time.value() == doctest::Approx(8.0 * a2a).epsilon(1e-6));
+          doctest::Approx(8.0 * a2a + 8.0 * (2.0 * a2a - a2a / (1.0 - f))).epsilon(1e-6));
+    CHECK(r.step_time.value() == doctest::Approx(28.0 * a2a).epsilon(1e-6));
   }
 
   TEST_CASE(
@@ -176,6 +190,38 @@ TEST_SUITE("sim.moe") {
     const graph::StepPrediction predicted = test::predict_plan(w, text, topo, p);
     const sim::StepResult simulated = sim::simulate_step(topo, plan_graph(w, text, topo, p));
     CHECK(simulated.step_time.value() == doctest::Approx(predicted.step_time.value()).epsilon(0.10));
+  }
+
+  TEST_CASE("the passes moe-overlap cannot pair: the first stage's forwards before its first backward") {
+    // Hand counts: no pipeline, 5 micro-batches: F0 runs before B0, 1. 1F1B on 4 stages, 8
+    // micro-batches: 3 warm-up forwards and the first steady one, 4. Interleaved, pp 2, v 8, 32
+    // micro-batches: Megatron's warm-up (2-1) x 2 + (8-1) x 2 = 16 chunk passes and one more, 17
+    // over 8 chunks = 2.125. GPipe runs every forward first: m.
+    using plan::Schedule;
+    CHECK(cost::unpaired_microbatches(Schedule::k1F1B, 1, 5, 1) == 1.0);
+    CHECK(cost::unpaired_microbatches(Schedule::k1F1B, 4, 8, 1) == 4.0);
+    CHECK(cost::unpaired_microbatches(Schedule::kInterleaved, 2, 32, 8) == doctest::Approx(17.0 / 8.0));
+    CHECK(cost::unpaired_microbatches(Schedule::kGpipe, 4, 8, 1) == 8.0);
+    // And the simulator's own task orders agree, backwards after the last forward included.
+    for (const auto& [schedule, pp, m, v] :
+         {std::tuple{Schedule::k1F1B, 1, 5, 1}, std::tuple{Schedule::k1F1B, 4, 8, 1},
+          std::tuple{Schedule::k1F1B, 4, 2, 1}, std::tuple{Schedule::kInterleaved, 2, 32, 8},
+          std::tuple{Schedule::kInterleaved, 4, 4, 2}, std::tuple{Schedule::kZbH1, 3, 6, 1}}) {
+      CAPTURE(pp);
+      CAPTURE(m);
+      CAPTURE(v);
+      const auto ops = sim::pipeline_order(schedule, pp, 0, m, v);
+      using Kind = sim::PipelineOp::Kind;
+      const auto first_b =
+          std::find_if(ops.begin(), ops.end(), [](const auto& o) { return o.kind == Kind::kBackward; });
+      const auto last_f =
+          std::find_if(ops.rbegin(), ops.rend(), [](const auto& o) { return o.kind == Kind::kForward; }).base();
+      const auto forwards = std::count_if(ops.begin(), first_b, [](const auto& o) { return o.kind == Kind::kForward; });
+      const auto backwards = std::count_if(last_f, ops.end(), [](const auto& o) { return o.kind == Kind::kBackward; });
+      const double chunks = schedule == Schedule::kInterleaved ? v : 1;
+      CHECK(static_cast<double>(forwards) / chunks == doctest::Approx(cost::unpaired_microbatches(schedule, pp, m, v)));
+      CHECK(backwards == forwards);
+    }
   }
 
   TEST_CASE("expert groups fold the stage's GPUs etp first, then ep (Megatron-core's parallel folding)") {

@@ -74,4 +74,11 @@ double held_microbatches(const plan::Plan& plan);
 /// (Megatron-LM schedules.py, num_warmup_microbatches of rank 0). 0 when p = 1.
 double cooldown_microbatches(plan::Schedule schedule, int p, int m, int v);
 
+/// Micro-batches' worth of forward passes the first stage runs before its first backward, which
+/// is also the backward passes it runs after its last forward: the passes moe-overlap=on cannot
+/// pair with one of the other pass (Megatron-Core's combined_1f1b.py). m for GPipe; otherwise the
+/// warm-up and the first steady forward (sim::pipeline_order's orders), 1 without a pipeline (the
+/// first forward, the last backward); for interleaved 1F1B in model-chunk passes over v.
+double unpaired_microbatches(plan::Schedule schedule, int p, int m, int v);
+
 }  // namespace stepcast::cost
