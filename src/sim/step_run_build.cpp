@@ -318,24 +318,27 @@ void StepRun::build_layers(int s) {
 // backward likewise; with a pipeline, the warm-up forwards and cool-down backwards): a task with
 // no partner runs the calls it would hide before its compute, as without the overlap.
 void StepRun::build_alone_programs(Stage& st) {
+  const auto beside = [](const LayerProgram& p) { return !p.lanes[kLayerEndLane].empty(); };
+  bool any = std::any_of(st.root_layer.begin(), st.root_layer.end(), beside);
+  for (const auto& chunk : st.layers)
+    for (const auto& pass : chunk) any = any || std::any_of(pass.begin(), pass.end(), beside);
+  if (!any) return;
   const auto first_backward = std::find_if(st.ops.begin(), st.ops.end(),
                                            [](const PipelineOp& o) { return o.kind == PipelineOp::Kind::kBackward; });
   const auto last_forward = std::find_if(st.ops.rbegin(), st.ops.rend(), [](const PipelineOp& o) {
                               return o.kind == PipelineOp::Kind::kForward;
                             }).base();
   st.alone.assign(st.ops.size(), false);
-  bool any = false;
   for (std::size_t i = 0; i < st.ops.size(); ++i) {
     const auto at = st.ops.begin() + static_cast<std::ptrdiff_t>(i);
     const PipelineOp& o = st.ops[i];
     st.alone[i] = (o.kind == PipelineOp::Kind::kForward && at < first_backward) ||
                   (o.kind == PipelineOp::Kind::kBackward && at >= last_forward);
   }
-  const auto alone_copy = [&any](LayerProgram p) {
-    std::vector<std::uint32_t>& beside = p.lanes[kLayerEndLane];
-    any = any || !beside.empty();
-    p.lanes[kBlockingLane].insert(p.lanes[kBlockingLane].end(), beside.begin(), beside.end());
-    beside.clear();
+  const auto alone_copy = [](LayerProgram p) {
+    std::vector<std::uint32_t>& calls = p.lanes[kLayerEndLane];
+    p.lanes[kBlockingLane].insert(p.lanes[kBlockingLane].end(), calls.begin(), calls.end());
+    calls.clear();
     return p;
   };
   st.layers_alone = st.layers;
@@ -343,7 +346,6 @@ void StepRun::build_alone_programs(Stage& st) {
     for (auto& pass : chunk)
       for (LayerProgram& p : pass) p = alone_copy(p);
   for (std::size_t pass = 0; pass < 2; ++pass) st.root_layer_alone[pass] = alone_copy(st.root_layer[pass]);
-  if (!any) st.alone.assign(st.ops.size(), false);
 }
 
 // Buckets of every gradient sync, in order; bucket j of all syncs becomes ready when the
