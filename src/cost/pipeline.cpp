@@ -52,12 +52,12 @@ double cooldown_microbatches(plan::Schedule schedule, int p, int m, int v) {
 }
 
 double unpaired_microbatches(plan::Schedule schedule, int p, int m, int v) {
-  STEPCAST_ASSERT(p >= 1 && m >= 1 && v >= 1, "pipeline degrees are at least 1");
   if (schedule == plan::Schedule::kGpipe) return m;
-  const int chunks = schedule == plan::Schedule::kInterleaved ? v : 1;
-  const int total = m * chunks;
-  const int warm = chunks == 1 ? std::min(p - 1, m) : std::min((p - 1) * 2 + (chunks - 1) * p, total);
-  return static_cast<double>(warm + (total > warm ? 1 : 0)) / chunks;
+  // The cool-down mirrors the warm-up; the first steady forward (one model chunk's pass) has no
+  // backward before it either, unless the warm-up takes every pass.
+  const double cooldown = cooldown_microbatches(schedule, p, m, v);
+  const double pass = schedule == plan::Schedule::kInterleaved ? 1.0 / v : 1.0;
+  return cooldown < m ? cooldown + pass : cooldown;
 }
 
 // Stage c runs its m micro-batches, m(F+B+W), back to back once micro-batch 0's forward reaches
