@@ -37,6 +37,20 @@ workload::Workload eager_gpt(const EagerHostLayer& layer) {
   return w;
 }
 
+/// Each host-bound shape's issue time per layer over `launches(shape)`, in the files' order.
+std::vector<HostPerLaunch> host_per_launch(const std::vector<EagerHostFile>& files,
+                                           const std::function<double(const EagerHostLayer&)>& launches) {
+  std::vector<HostPerLaunch> out;
+  for (const EagerHostFile& f : files) {
+    for (const EagerHostLayer& l : f.shapes) {
+      if (!l.host_bound) continue;
+      const double n = launches(l);
+      out.push_back({f.file, l, n, l.issue / static_cast<double>(l.layers) / n});
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 double model_layer_launches(const EagerHostLayer& layer) {
@@ -55,19 +69,6 @@ double model_layer_launches(const EagerHostLayer& layer) {
     if (b.op.part == cost::OpPart::kLayer) launches += b.op.host_calls.value_or(b.op.kernels);
   }
   return launches;
-}
-
-std::vector<HostPerLaunch> host_per_launch(const std::vector<EagerHostFile>& files,
-                                           const std::function<double(const EagerHostLayer&)>& launches) {
-  std::vector<HostPerLaunch> out;
-  for (const EagerHostFile& f : files) {
-    for (const EagerHostLayer& l : f.shapes) {
-      if (!l.host_bound) continue;
-      const double n = launches(l);
-      out.push_back({f.file, l, n, l.issue / static_cast<double>(l.layers) / n});
-    }
-  }
-  return out;
 }
 
 std::optional<HostOverheadFit> fit_host_overhead(const std::vector<EagerHostFile>& files,

@@ -106,8 +106,8 @@ struct Stage {
   std::array<LayerProgram, 2> root_layer;
   bool has_root = false;
   // moe-overlap: the tasks with no task of the other pass to pair with (the forwards before the
-  // stage's first backward, the backwards after its last forward) run their calls beside the
-  // layer before the layer instead, with the same programs otherwise.
+  // stage's first backward, the backwards after its last forward) run the calls the others hide
+  // beside a layer before it instead; their programs are otherwise the same.
   std::vector<bool> alone;
   std::vector<std::array<std::vector<LayerProgram>, 2>> layers_alone;
   std::array<LayerProgram, 2> root_layer_alone;

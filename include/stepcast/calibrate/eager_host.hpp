@@ -44,18 +44,17 @@ EagerHostFile parse_eager_host_json(const std::string& text, const std::string& 
 /// learned positions, GeLU, dropout, unfused attention, fp16), each operator's framework calls.
 double model_layer_launches(const EagerHostLayer& layer);
 
-/// Each host-bound shape's issue time per layer over `launches(shape)`, in the files' order.
+/// One host-bound shape's issue time per layer over the launches the model counts for it.
 struct HostPerLaunch {
   std::string file;
   EagerHostLayer layer;
   double launches = 0.0;
   Seconds per_launch;
 };
-std::vector<HostPerLaunch> host_per_launch(const std::vector<EagerHostFile>& files,
-                                           const std::function<double(const EagerHostLayer&)>& launches);
 
-/// host_overhead as the files give it: the median of host_per_launch over every host-bound
-/// shape, with a sentence of what it came from; none without a host-bound shape.
+/// host_overhead as the files give it: the median per-launch time of every host-bound shape (each
+/// a row, in the files' order), with a sentence of what it came from; none without a host-bound
+/// shape.
 struct HostOverheadFit {
   Seconds host_overhead;
   std::vector<HostPerLaunch> rows;

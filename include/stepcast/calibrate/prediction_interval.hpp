@@ -89,8 +89,9 @@ inline constexpr std::size_t kMinIntervalRuns = 10;
 /// The interval of a plan's step on a cluster none of the sources measured: the class's errors
 /// (run_class) taken as centre c plus each run's deviation from its source's median; the
 /// deviations' (1 - coverage) / 2 and (1 + coverage) / 2 quantiles, each combined root-sum-square
-/// with new_source_offset for the offset of an unseen source. A run the model predicts p with error r took p / exp(r).
-/// With one source and no spread, the class's own quantiles. None without kMinIntervalRuns runs of the class.
+/// with new_source_offset for the offset of an unseen source. A run the model predicts p with
+/// error r took p / exp(r). With one source and no spread, the class's own quantiles. None without
+/// kMinIntervalRuns runs of the class.
 std::optional<StepInterval> step_interval(const ResidualSet& residuals, const workload::Workload& workload,
                                           const plan::Plan& plan, const topology::GpuSpec& gpu, Seconds predicted,
                                           double coverage = 0.9);

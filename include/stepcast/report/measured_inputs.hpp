@@ -17,8 +17,7 @@
 namespace stepcast::report {
 
 struct MeasuredOptions {
-  std::vector<std::string>
-      measured;  ///< nccl-tests logs, stepcast-nccl-bench, stepcast-kernel-bench or eager-host JSON
+  std::vector<std::string> measured;  ///< nccl-tests logs, nccl-bench, kernel-bench or eager-host JSON
   std::string topology;
   int nodes = 0;          ///< 0 = as many nodes as the largest run needs; else also the hosts of each run
   std::string op;         ///< the collective of runs whose log does not name it
