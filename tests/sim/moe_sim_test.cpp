@@ -203,13 +203,19 @@ TEST_SUITE("sim.moe") {
     CHECK(cost::unpaired_microbatches(Schedule::kInterleaved, 2, 32, 8) == doctest::Approx(17.0 / 8.0));
     CHECK(cost::unpaired_microbatches(Schedule::kGpipe, 4, 8, 1) == 8.0);
     // And the simulator's own task orders agree, backwards after the last forward included.
-    for (const auto& [schedule, pp, m, v] :
-         {std::tuple{Schedule::k1F1B, 1, 5, 1}, std::tuple{Schedule::k1F1B, 4, 8, 1},
-          std::tuple{Schedule::k1F1B, 4, 2, 1}, std::tuple{Schedule::kInterleaved, 2, 32, 8},
-          std::tuple{Schedule::kInterleaved, 4, 4, 2}, std::tuple{Schedule::kZbH1, 3, 6, 1}}) {
-      CAPTURE(pp);
-      CAPTURE(m);
-      CAPTURE(v);
+    // Named fields, not a structured binding: doctest's CAPTURE is a lambda, and clang before 16
+    // cannot capture a structured binding.
+    struct Case {
+      Schedule schedule;
+      int pp, m, v;
+    };
+    for (const Case& c : {Case{Schedule::k1F1B, 1, 5, 1}, Case{Schedule::k1F1B, 4, 8, 1},
+                          Case{Schedule::k1F1B, 4, 2, 1}, Case{Schedule::kInterleaved, 2, 32, 8},
+                          Case{Schedule::kInterleaved, 4, 4, 2}, Case{Schedule::kZbH1, 3, 6, 1}}) {
+      const auto [schedule, pp, m, v] = c;
+      CAPTURE(c.pp);
+      CAPTURE(c.m);
+      CAPTURE(c.v);
       const auto ops = sim::pipeline_order(schedule, pp, 0, m, v);
       using Kind = sim::PipelineOp::Kind;
       const auto first_b =
