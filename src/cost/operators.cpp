@@ -543,6 +543,12 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
     linear(fwd, bwd, "output projection", "output projection (dgrad)", "output projection (wgrad)", tokens, h,
            attention_out / t, e, tokens * attention_out / t * e, &c, c.flash ? tokens * attention_out / t * e : 0.0,
            SpGathered::kOutputGradient);
+    // Where the experts carry biases Megatron-Core cannot fuse the output projection's bias with
+    // the residual add (TEGroupedMLP asserts bias_dropout_fusion off): x + bias is its own kernel,
+    // a read and a write; its gradient is the incoming one (the bias's is among the reductions below).
+    if (shape.biases && shape.moe && shape.moe->expert_biases)
+      fwd.memory("output projection bias add", OpPass::kForward, d.shard_tokens * h, 2.0 * d.shard_tokens * h * e,
+                 d.shard_tokens * h);
     residual(fwd, bwd, "dropout + residual (attention)", "residual add (attention)", "dropout backward (attention)",
              d.shard_tokens, h, e, shape.dropout);
   }

@@ -215,9 +215,11 @@ void read_moe(const JsonReader& r, const JsonReader& given, std::string_view mod
         .fail(fmt::format("{} dense layers exceed the {} layers", m.first_dense_layers, s.layers));
   }
   if (model_type == "gpt_oss") {
-    // GPT-OSS (its model card, section 2.1): biases on the router and on every expert.
+    // GPT-OSS (its model card, section 2.1): biases on the router and on every expert, and the
+    // experts' GLU inputs clamped at swiglu_limit (modeling_gpt_oss.py, GptOssExperts).
     m.router_bias = true;
     m.expert_biases = true;
+    if (const auto limit = r.find("swiglu_limit")) m.glu_clamp = limit->positive_number();
   }
   s.moe = m;
 }

@@ -112,7 +112,8 @@ namespace {
 /// The MoE block of stepcast's own shape: {"experts", "top_k", "expert_ffn", ...}.
 MoeShape read_moe_shape(const JsonReader& r) {
   r.check_keys({"experts", "top_k", "expert_ffn", "shared_experts", "shared_ffn", "first_dense_layers", "layer_step",
-                "router_bias", "expert_biases", "shared_expert_gate", "router_groups", "router_group_topk", "latent"});
+                "router_bias", "expert_biases", "glu_clamp", "shared_expert_gate", "router_groups", "router_group_topk",
+                "latent"});
   MoeShape m;
   m.experts = read_int(r.at("experts"));
   m.top_k = read_int(r.at("top_k"));
@@ -126,6 +127,7 @@ MoeShape read_moe_shape(const JsonReader& r) {
   m.step_from_one = false;  // stepcast's own form counts layers from 0, as DeepSeek does
   m.router_bias = read_bool_or(r, "router_bias", false);
   m.expert_biases = read_bool_or(r, "expert_biases", false);
+  if (const auto clamp = r.find("glu_clamp")) m.glu_clamp = clamp->positive_number();
   m.shared_expert_gate = read_bool_or(r, "shared_expert_gate", false);
   if (r.has("latent")) m.latent = read_int(r.at("latent"));
   return m;

@@ -31,8 +31,11 @@ struct MoeShape {
   /// DeepSeek's moe_layer_freq from 0: step_from_one tells them apart).
   int layer_step = 1;
   bool step_from_one = true;
-  bool router_bias = false;         ///< GPT-OSS's router carries a bias
-  bool expert_biases = false;       ///< GPT-OSS's experts carry biases
+  bool router_bias = false;    ///< GPT-OSS's router carries a bias
+  bool expert_biases = false;  ///< GPT-OSS's experts carry biases
+  /// GPT-OSS clamps its experts' GLU inputs: the gate half at most `glu_clamp`, the linear half
+  /// within +-`glu_clamp` (Hugging Face's swiglu_limit, 7.0). 0: no clamp.
+  double glu_clamp = 0.0;
   bool shared_expert_gate = false;  ///< Qwen2-MoE gates its shared expert with an h x 1 sigmoid
   /// LatentMoE (Nemotron 3 Super's moe_latent_size): the routed experts run on a latent width.
   /// fc1_latent_proj (h -> latent) before the dispatch and fc2_latent_proj (latent -> h) after
