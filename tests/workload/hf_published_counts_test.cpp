@@ -121,6 +121,16 @@ TEST_SUITE("workload.hf_published") {
     CHECK(lite.shape->moe->router_groups == 1);
     CHECK(lite.shape->moe->router_group_topk == 1);
   }
+  TEST_CASE("GPT-OSS's experts as its config states them: biased, their GLU inputs clamped at swiglu_limit 7.0") {
+    // gpt-oss-120b's config.json: "swiglu_limit": 7.0 (modeling_gpt_oss.py clamps the gate at
+    // most 7 and the linear half within +-7); its model card: biases on the router and the experts.
+    const auto oss = load_workload(kData / "gpt-oss-120b/config.json");
+    REQUIRE(oss.shape->moe.has_value());
+    CHECK(oss.shape->moe->expert_biases);
+    CHECK(oss.shape->moe->glu_clamp == 7.0);
+    // DeepSeek-V3's config has no swiglu_limit: nothing clamped.
+    CHECK(load_workload(kData / "deepseek-v3/config.json").shape->moe->glu_clamp == 0.0);
+  }
 }
 
 }  // namespace hf_published_counts_test
