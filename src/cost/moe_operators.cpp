@@ -131,6 +131,59 @@ void row_copy(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std::strin
   bwd.push_back(memory(backward_name, OpPass::kBackward, elements, 2.0, e, 0.0));
 }
 
+/// The experts' activation over the `inner` values a rank's rows make (GPT-OSS's clamp before
+/// it), run again under moe_act recompute.
+void append_expert_activation(const workload::TransformerShape& shape, const OperatorContext& c, double inner,
+                              std::vector<Operator>& fwd, std::vector<Operator>& bwd) {
+  const double e = c.activation_bytes;
+  // GPT-OSS's clamp runs before Megatron-Core's fused activation, outside it
+  // (weighted_bias_quick_geglu_impl: each half clamped, then a cat): forward, two clamps reading
+  // and writing a half each and the cat reading and writing the whole. Autograd keeps the clamps'
+  // input, the gate+up output, beside the fused activation's input, the cat's output; under
+  // moe_act recompute the checkpoint keeps its input, the gate+up output, alone (the
+  // activation's saving below). Backward, each clamp's gradient reads the gradient and the input
+  // and writes, and chunk's backward joins the halves.
+  if (shape.gated_mlp && shape.moe->glu_clamp > 0.0) {
+    const double gate_up = 2.0 * inner;
+    fwd.push_back(memory("expert glu clamp", OpPass::kForward, gate_up, 4.0, e, 1.0));
+    fwd.back().kernels = 3.0;
+    fwd.back().saved = Bytes(recomputes(c, plan::kRecomputeMoeAct) ? 0.0 : gate_up * e);
+    fwd.back().recompute_module = plan::kRecomputeMoeAct;
+    bwd.push_back(memory("expert glu clamp backward", OpPass::kBackward, gate_up, 5.0, e, 1.0));
+    bwd.back().kernels = 3.0;
+  }
+  // The activation also multiplies each row by its routing weight (Megatron-Core's
+  // activation_func_with_probs, moe/experts.py); the rows' weights it keeps (one value a row,
+  // under 0.1% of the SwiGLU's inputs here) are left out.
+  if (shape.gated_mlp) {
+    fwd.push_back(memory("expert swiglu", OpPass::kForward, inner, 3.0, e, 6.0));
+    fwd.back().saved = Bytes(2.0 * inner * e);
+    bwd.push_back(memory("expert swiglu backward", OpPass::kBackward, inner, 5.0, e, 10.0));
+  } else {
+    fwd.push_back(memory("expert gelu", OpPass::kForward, inner, 2.0, e, 8.0));
+    fwd.back().saved = Bytes(inner * e);
+    bwd.push_back(memory("expert gelu backward", OpPass::kBackward, inner, 3.0, e, 12.0));
+  }
+  fwd.back().recompute_module = plan::kRecomputeMoeAct;
+}
+
+/// Experts with biases (GPT-OSS): the down projection returns its bias unadded
+/// (skip_bias_add=True) and Megatron-Core adds it after, weighted by each row's routing
+/// probability, one of the rank's `local` experts at a time in eager PyTorch
+/// (TEGroupedMLP._apply_bias: cat([t + b * p for each expert's rows])), over the `out` values of
+/// its rows: b * p written, t + b p read twice and written, the cat read and written, two kernels
+/// an expert and one. Backward, per expert, the bias gradient (grad x p, summed over rows) and the
+/// probability gradient (grad x b, summed over h), each a product written and read again; split's
+/// backward joins the experts' gradients with a cat. Taken in the activations' 16-bit width
+/// (routing weights may be wider).
+void append_expert_down_bias(double out, double local, double e, std::vector<Operator>& fwd,
+                             std::vector<Operator>& bwd) {
+  fwd.push_back(memory("expert down bias x routing weight", OpPass::kForward, out, 6.0, e, 2.0));
+  fwd.back().kernels = 2.0 * local + 1.0;
+  bwd.push_back(memory("expert down bias x routing weight backward", OpPass::kBackward, out, 8.0, e, 4.0));
+  bwd.back().kernels = 4.0 * local + 1.0;
+}
+
 }  // namespace
 
 double routed_tokens_per_gpu(const OperatorContext& c) {
@@ -211,55 +264,13 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   grouped_linear(fwd, bwd, "expert gate+up (grouped)", "expert gate+up (grouped dgrad)",
                  "expert gate+up (grouped wgrad)", {local, per_expert, up, w}, e, rows * w, expert);
   const double inner = rows * f;
-  // GPT-OSS's clamp runs before Megatron-Core's fused activation, outside it
-  // (weighted_bias_quick_geglu_impl: each half clamped, then a cat): forward, two clamps reading
-  // and writing a half each and the cat reading and writing the whole. Autograd keeps the clamps'
-  // input, the gate+up output, beside the fused activation's input, the cat's output; under
-  // moe_act recompute the checkpoint keeps its input, the gate+up output, alone (the
-  // activation's saving below). Backward, each clamp's gradient reads the gradient and the input
-  // and writes, and chunk's backward joins the halves.
-  if (shape.gated_mlp && m.glu_clamp > 0.0) {
-    const double gate_up = 2.0 * inner;
-    fwd.push_back(memory("expert glu clamp", OpPass::kForward, gate_up, 4.0, e, 1.0));
-    fwd.back().kernels = 3.0;
-    fwd.back().saved = Bytes(recomputes(c, plan::kRecomputeMoeAct) ? 0.0 : gate_up * e);
-    fwd.back().recompute_module = plan::kRecomputeMoeAct;
-    bwd.push_back(memory("expert glu clamp backward", OpPass::kBackward, gate_up, 5.0, e, 1.0));
-    bwd.back().kernels = 3.0;
-  }
-  // The activation also multiplies each row by its routing weight (Megatron-Core's
-  // activation_func_with_probs, moe/experts.py); the rows' weights it keeps (one value a row,
-  // under 0.1% of the SwiGLU's inputs here) are left out.
-  if (shape.gated_mlp) {
-    fwd.push_back(memory("expert swiglu", OpPass::kForward, inner, 3.0, e, 6.0));
-    fwd.back().saved = Bytes(2.0 * inner * e);
-    bwd.push_back(memory("expert swiglu backward", OpPass::kBackward, inner, 5.0, e, 10.0));
-  } else {
-    fwd.push_back(memory("expert gelu", OpPass::kForward, inner, 2.0, e, 8.0));
-    fwd.back().saved = Bytes(inner * e);
-    bwd.push_back(memory("expert gelu backward", OpPass::kBackward, inner, 3.0, e, 12.0));
-  }
-  fwd.back().recompute_module = plan::kRecomputeMoeAct;
+  append_expert_activation(shape, c, inner, fwd, bwd);
   // Under moe_act recompute the activation's output, the down GEMM's input, is discarded and made
   // again before the down GEMM's backward (Megatron-Core's output-discarding checkpoint).
   const double down_input = recomputes(c, plan::kRecomputeMoeAct) ? 0.0 : inner;
   grouped_linear(fwd, bwd, "expert down (grouped)", "expert down (grouped dgrad)", "expert down (grouped wgrad)",
                  {local, per_expert, w, f}, e, down_input, expert);
-  // Experts with biases (GPT-OSS): the down projection returns its bias unadded
-  // (skip_bias_add=True) and Megatron-Core adds it after, weighted by each row's routing
-  // probability, one local expert at a time in eager PyTorch (TEGroupedMLP._apply_bias:
-  // cat([t + b * p for each expert's rows])): b * p written, t + b p read twice and written, the
-  // cat read and written, two kernels an expert and one. Backward, per expert, the bias gradient
-  // (grad x p, summed over rows) and the probability gradient (grad x b, summed over h), each a
-  // product written and read again; split's backward joins the experts' gradients with a cat.
-  // Taken in the activations' 16-bit width (routing weights may be wider).
-  if (m.expert_biases) {
-    const double out = rows * w;
-    fwd.push_back(memory("expert down bias x routing weight", OpPass::kForward, out, 6.0, e, 2.0));
-    fwd.back().kernels = 2.0 * local + 1.0;
-    bwd.push_back(memory("expert down bias x routing weight backward", OpPass::kBackward, out, 8.0, e, 4.0));
-    bwd.back().kernels = 4.0 * local + 1.0;
-  }
+  if (m.expert_biases) append_expert_down_bias(rows * w, local, e, fwd, bwd);
   if (regroups)
     row_copy(fwd, bwd, "restore rows by source (combine)", "restore rows by source (combine) backward", received, e);
   // Unpermute: after the combine all-to-all, each token's k copies summed. The experts applied
