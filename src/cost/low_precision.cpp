@@ -61,15 +61,22 @@ double quantized_copies(plan::Precision precision, bool fp8_any_layout) {
 }
 
 QuantizeCost quantize_cost(double elements, double input_bytes, plan::Precision precision, plan::Fp8Recipe recipe,
-                           bool fp8_any_layout) {
+                           bool fp8_any_layout, QuantizedTensor tensor) {
   QuantizeCost c;
   c.bytes =
       elements * (input_bytes + quantized_copies(precision, fp8_any_layout) * quantized_bytes_per_element(precision));
   c.flops = kQuantizeFlopsPerElement * elements;
-  if (precision == plan::Precision::kFp8 && recipe == plan::Fp8Recipe::kCurrent) {
-    // Float8CurrentScaling needs the tensor's own amax before it can scale: one more read, one more kernel.
+  const bool amax_first = (precision == plan::Precision::kFp8 && recipe == plan::Fp8Recipe::kCurrent) ||
+                          precision == plan::Precision::kNvfp4;
+  if (amax_first) {
+    // The tensor's own amax before the cast can scale: one more read, one more kernel.
     c.bytes += elements * input_bytes;
     c.kernels = 2.0;
+  }
+  if (precision == plan::Precision::kNvfp4 && tensor == QuantizedTensor::kOperand) {
+    // The row-wise cast and the column-wise Hadamard-transformed cast each read the operand.
+    c.bytes += elements * input_bytes;
+    c.kernels = 3.0;
   }
   return c;
 }

@@ -28,8 +28,9 @@ Operator make(std::string_view name, OpPass pass, OpKind kind) {
 }
 
 /// A quantize kernel over `elements` 16-bit values (low_precision.hpp).
-Operator quantize(std::string_view name, OpPass pass, double elements, double e, const OperatorContext& c) {
-  const QuantizeCost cast = quantize_cost(elements, e, c.precision, c.fp8_recipe, c.fp8_any_layout);
+Operator quantize(std::string_view name, OpPass pass, double elements, double e, const OperatorContext& c,
+                  QuantizedTensor tensor) {
+  const QuantizeCost cast = quantize_cost(elements, e, c.precision, c.fp8_recipe, c.fp8_any_layout, tensor);
   Operator op = make(name, pass, OpKind::kMemory);
   op.elements = elements;
   op.bytes = Bytes(cast.bytes);
@@ -44,6 +45,9 @@ struct Quantized {
   const OperatorContext* context = nullptr;
   std::string_view input_cast;     ///< the forward's quantize kernel
   std::string_view gradient_cast;  ///< the backward's
+  /// The routed experts' GroupedLinear casts all of them in one call; the shared experts and
+  /// LatentMoE's projections are TE Linears.
+  QuantizedTensor tensor = QuantizedTensor::kOperand;
 };
 
 /// `batch` GEMMs C[m,n] = A[m,k] B[k,n] (one per local expert) and their data and weight
@@ -71,7 +75,8 @@ void grouped_linear(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std:
     op.host_calls = 1.0;
     return op;
   };
-  if (low) fwd.push_back(quantize(quantized.input_cast, OpPass::kForward, g.batch * g.m * g.k, e, *q));
+  if (low)
+    fwd.push_back(quantize(quantized.input_cast, OpPass::kForward, g.batch * g.m * g.k, e, *q, quantized.tensor));
   Operator f = gemm(name, OpPass::kForward, g);
   f.saved = Bytes(saved_elements * (low ? quantized_bytes_per_element(q->precision) : e));
   fwd.push_back(f);
@@ -80,7 +85,8 @@ void grouped_linear(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std:
   w.bytes += Bytes(g.batch * g.k * g.n * e);
   bwd.push_back(w);
   // Pushed after the backward GEMMs, since the backward list is reversed: it runs before them.
-  if (low) bwd.push_back(quantize(quantized.gradient_cast, OpPass::kBackward, g.batch * g.m * g.n, e, *q));
+  if (low)
+    bwd.push_back(quantize(quantized.gradient_cast, OpPass::kBackward, g.batch * g.m * g.n, e, *q, quantized.tensor));
 }
 
 /// A memory-bound kernel over `elements`, reading and writing `streams` tensors of them.
@@ -260,7 +266,8 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
   const double received = rows / c.experts.etp * w;
   if (regroups)
     row_copy(fwd, bwd, "regroup rows by expert (dispatch)", "regroup rows by expert (dispatch) backward", received, e);
-  const Quantized expert{&c, "quantize expert input", "quantize expert output gradient"};
+  const Quantized expert{&c, "quantize expert input", "quantize expert output gradient",
+                         QuantizedTensor::kGroupedOperand};
   grouped_linear(fwd, bwd, "expert gate+up (grouped)", "expert gate+up (grouped dgrad)",
                  "expert gate+up (grouped wgrad)", {local, per_expert, up, w}, e, rows * w, expert);
   const double inner = rows * f;

@@ -127,8 +127,8 @@ void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dg
   const double shards = q && quantized->sequence_parallel ? quantized->tp : 1.0;
   if (q) {
     const double input = m * k / (gathered == SpGathered::kInput ? shards : 1.0);
-    const QuantizeCost cast =
-        quantize_cost(input, e, quantized->precision, quantized->fp8_recipe, quantized->fp8_any_layout);
+    const QuantizeCost cast = quantize_cost(input, e, quantized->precision, quantized->fp8_recipe,
+                                            quantized->fp8_any_layout, QuantizedTensor::kOperand);
     fwd.memory("quantize GEMM input", OpPass::kForward, input, cast.bytes, cast.flops).kernels = cast.kernels;
     // A frozen weight needs no input for its weight gradient: only its adapter's 16-bit one stays.
     if (!fwd.frozen()) saved_bytes = saved_bytes / e * quantized_bytes_per_element(quantized->precision) + kept_16bit;
@@ -153,8 +153,8 @@ void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dg
   if (q) {
     // Pushed after the backward GEMMs, since the backward list is reversed: it runs before them.
     const double gradient = m * n / (gathered == SpGathered::kOutputGradient ? shards : 1.0);
-    const QuantizeCost cast =
-        quantize_cost(gradient, e, quantized->precision, quantized->fp8_recipe, quantized->fp8_any_layout);
+    const QuantizeCost cast = quantize_cost(gradient, e, quantized->precision, quantized->fp8_recipe,
+                                            quantized->fp8_any_layout, QuantizedTensor::kOperand);
     bwd.memory("quantize output gradient", OpPass::kBackward, gradient, cast.bytes, cast.flops).kernels = cast.kernels;
   }
 }
@@ -703,7 +703,8 @@ std::vector<Operator> optimizer_operators(double parameters, const plan::Plan& p
     // micro-batches: Megatron-LM's is_first_microbatch, frozen weights too), all of this GPU's
     // parameters counted.
     const double weights = p + frozen;
-    const QuantizeCost cast = quantize_cost(weights, per.parameters, plan.precision, plan.fp8_recipe, fp8_any_layout);
+    const QuantizeCost cast = quantize_cost(weights, per.parameters, plan.precision, plan.fp8_recipe, fp8_any_layout,
+                                            QuantizedTensor::kWeight);
     opt.memory("quantize weights", OpPass::kForward, weights, cast.bytes, cast.flops).kernels = cast.kernels;
   }
   return ops;

@@ -93,12 +93,48 @@ TEST_SUITE("cost.low_precision") {
     // input once more for its amax (5 and 4 B); MXFP8 writes two 1.03125 B copies on either.
     using plan::Fp8Recipe;
     using plan::Precision;
-    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kDelayed, false).bytes == doctest::Approx(4e6));
-    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kDelayed, true).bytes == doctest::Approx(3e6));
-    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kCurrent, false).bytes == doctest::Approx(6e6));
-    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kCurrent, true).bytes == doctest::Approx(5e6));
-    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kMxfp8, Fp8Recipe::kDelayed, true).bytes ==
+    constexpr auto kOperand = cost::QuantizedTensor::kOperand;
+    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kDelayed, false, kOperand).bytes ==
+          doctest::Approx(4e6));
+    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kDelayed, true, kOperand).bytes ==
+          doctest::Approx(3e6));
+    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kCurrent, false, kOperand).bytes ==
+          doctest::Approx(6e6));
+    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kCurrent, true, kOperand).bytes ==
+          doctest::Approx(5e6));
+    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kMxfp8, Fp8Recipe::kDelayed, true, kOperand).bytes ==
           doctest::Approx(1e6 * (2.0 + 2.0 * 1.03125)));
+  }
+
+  TEST_CASE(
+      "an nvfp4 cast reads its tensor for the amax first, and a Linear's operand once more for the Hadamard cast") {
+    // NVFP4BlockScaling scales each 16-value block by an E4M3 figure and the whole tensor by one
+    // FP32 figure, so TE's NVFP4Quantizer (quantize_impl, transformer_engine/pytorch/csrc/
+    // quantizer.cpp) reads the tensor for its amax before any cast. A Linear's input or output
+    // gradient then takes a row-wise cast and a column-wise Hadamard-transformed cast, each reading
+    // it; a GroupedLinear casts both ways in one grouped kernel; a weight (2D blocks, no transform)
+    // in one. Over 1e6 bf16 elements, each copy 0.5 + 1/16 = 0.5625 B an element:
+    //   Linear operand: 3 reads x 2 B + 2 copies x 0.5625 B = 7.125 B, 3 kernels;
+    //   grouped operand, weight: 2 x 2 + 2 x 0.5625 = 5.125 B, 2 kernels.
+    using cost::QuantizedTensor;
+    using plan::Fp8Recipe;
+    using plan::Precision;
+    const auto cast = [](QuantizedTensor t) {
+      return cost::quantize_cost(1e6, 2.0, Precision::kNvfp4, Fp8Recipe::kDelayed, true, t);
+    };
+    CHECK(cast(QuantizedTensor::kOperand).bytes == doctest::Approx(7.125e6));
+    CHECK(cast(QuantizedTensor::kOperand).kernels == 3.0);
+    CHECK(cast(QuantizedTensor::kGroupedOperand).bytes == doctest::Approx(5.125e6));
+    CHECK(cast(QuantizedTensor::kGroupedOperand).kernels == 2.0);
+    CHECK(cast(QuantizedTensor::kWeight).bytes == doctest::Approx(5.125e6));
+    CHECK(cast(QuantizedTensor::kWeight).kernels == 2.0);
+    // MXFP8 has no per-tensor scale: one kernel whatever the tensor, 2 + 2 x 1.03125 B.
+    for (const QuantizedTensor t :
+         {QuantizedTensor::kOperand, QuantizedTensor::kGroupedOperand, QuantizedTensor::kWeight}) {
+      const cost::QuantizeCost mx = cost::quantize_cost(1e6, 2.0, Precision::kMxfp8, Fp8Recipe::kDelayed, true, t);
+      CHECK(mx.kernels == 1.0);
+      CHECK(mx.bytes == doctest::Approx(4.0625e6));
+    }
   }
 
   TEST_CASE(

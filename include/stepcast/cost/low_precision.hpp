@@ -32,16 +32,30 @@ bool fp8_gemm_any_layout(const topology::GpuSpec& gpu);
 /// then makes no transpose: create_transpose = columnwise && !nvte_is_non_tn_fp8_gemm_supported()).
 double quantized_copies(plan::Precision precision, bool fp8_any_layout);
 
-/// What one quantize kernel moves and runs: it reads `elements` of `input_bytes` each and writes
-/// the quantized copies (quantized_copies); current scaling reads the tensor once more for its
-/// amax first (a second kernel).
+/// Which tensor a cast quantizes, which decides how many kernels NVFP4 takes (below): a Linear's
+/// input or output gradient, the same of a GroupedLinear's experts (one call over all of them), or
+/// a weight.
+enum class QuantizedTensor { kOperand, kGroupedOperand, kWeight };
+
+/// What one cast moves and runs: it reads `elements` of `input_bytes` each and writes the
+/// quantized copies (quantized_copies). Current scaling reads the tensor once more for its amax
+/// first (a second kernel). NVFP4's second level of scaling is a per-tensor FP32 scale, so its
+/// cast too reads the tensor for its amax first (TE NVFP4BlockScaling; NVFP4Quantizer::
+/// quantize_impl in transformer_engine/pytorch/csrc/quantizer.cpp: nvte_compute_amax_with_config,
+/// or nvte_hadamard_transform_amax where the column-wise copy is Hadamard-transformed); the
+/// recipe's default random Hadamard transform of the weight-gradient operands (NVTE_NVFP4_
+/// DISABLE_RHT unset) then casts a Linear's operand in two kernels, each reading it (nvte_quantize_v2
+/// row-wise, nvte_hadamard_transform_cast_fusion_columnwise), where a GroupedLinear's split_quantize
+/// (transformer_engine/pytorch/csrc/extensions/cast.cpp) casts both ways in one
+/// (nvte_group_hadamard_transform_cast_fusion, assumed: every expert's rows aligned to its tiles)
+/// and a weight, 2D-scaled without the transform, in one.
 struct QuantizeCost {
   double bytes = 0.0;
   double flops = 0.0;
   double kernels = 1.0;
 };
 QuantizeCost quantize_cost(double elements, double input_bytes, plan::Precision precision, plan::Fp8Recipe recipe,
-                           bool fp8_any_layout);
+                           bool fp8_any_layout, QuantizedTensor tensor);
 
 /// Kernels Transformer Engine launches before a block-scaled GEMM (mxfp8, nvfp4) to rewrite its
 /// two operands' scales from the compact order its quantizers write into the swizzled order the
