@@ -66,13 +66,14 @@ QuantizeCost quantize_cost(double elements, double input_bytes, plan::Precision 
   c.bytes =
       elements * (input_bytes + quantized_copies(precision, fp8_any_layout) * quantized_bytes_per_element(precision));
   c.flops = kQuantizeFlopsPerElement * elements;
-  const bool amax_first = (precision == plan::Precision::kFp8 && recipe == plan::Fp8Recipe::kCurrent) ||
-                          precision == plan::Precision::kNvfp4;
-  if (amax_first) {
+  const bool current = precision == plan::Precision::kFp8 && recipe == plan::Fp8Recipe::kCurrent;
+  if (current || precision == plan::Precision::kNvfp4) {
     // The tensor's own amax before the cast can scale: one more read, one more kernel.
     c.bytes += elements * input_bytes;
     c.kernels = 2.0;
   }
+  // Current scaling turns the amax into the scale in a kernel of its own between the two.
+  if (current) c.kernels = 3.0;
   if (precision == plan::Precision::kNvfp4 && tensor == QuantizedTensor::kOperand) {
     // The row-wise cast and the column-wise Hadamard-transformed cast each read the operand.
     c.bytes += elements * input_bytes;

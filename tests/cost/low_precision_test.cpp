@@ -104,6 +104,11 @@ TEST_SUITE("cost.low_precision") {
           doctest::Approx(5e6));
     CHECK(cost::quantize_cost(1e6, 2.0, Precision::kMxfp8, Fp8Recipe::kDelayed, true, kOperand).bytes ==
           doctest::Approx(1e6 * (2.0 + 2.0 * 1.03125)));
+    // Kernels: delayed scaling and MXFP8 cast in one; current scaling computes the amax, turns it
+    // into the scale and casts (Float8CurrentScalingQuantizer::quantize_impl: three launches).
+    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kDelayed, true, kOperand).kernels == 1.0);
+    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kFp8, Fp8Recipe::kCurrent, true, kOperand).kernels == 3.0);
+    CHECK(cost::quantize_cost(1e6, 2.0, Precision::kMxfp8, Fp8Recipe::kDelayed, true, kOperand).kernels == 1.0);
   }
 
   TEST_CASE(

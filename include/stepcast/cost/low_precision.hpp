@@ -39,7 +39,9 @@ enum class QuantizedTensor { kOperand, kGroupedOperand, kWeight };
 
 /// What one cast moves and runs: it reads `elements` of `input_bytes` each and writes the
 /// quantized copies (quantized_copies). Current scaling reads the tensor once more for its amax
-/// first (a second kernel). NVFP4's second level of scaling is a per-tensor FP32 scale, so its
+/// first and turns it into the scale in a one-thread kernel before the cast (three kernels:
+/// Float8CurrentScalingQuantizer::quantize_impl, nvte_compute_amax_with_config,
+/// nvte_compute_scale_from_amax, nvte_quantize_v2). NVFP4's second level of scaling is a per-tensor FP32 scale, so its
 /// cast too reads the tensor for its amax first (TE NVFP4BlockScaling; NVFP4Quantizer::
 /// quantize_impl in transformer_engine/pytorch/csrc/quantizer.cpp: nvte_compute_amax_with_config,
 /// or nvte_hadamard_transform_amax where the column-wise copy is Hadamard-transformed); the
