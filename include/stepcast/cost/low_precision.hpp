@@ -39,18 +39,18 @@ enum class QuantizedTensor { kOperand, kGroupedOperand, kWeight };
 
 /// What one cast moves and runs: it reads `elements` of `input_bytes` each and writes the
 /// quantized copies (quantized_copies). Current scaling reads the tensor once more for its amax
-/// first and turns it into the scale in a one-thread kernel before the cast (three kernels:
-/// Float8CurrentScalingQuantizer::quantize_impl, nvte_compute_amax_with_config,
-/// nvte_compute_scale_from_amax, nvte_quantize_v2). NVFP4's second level of scaling is a per-tensor FP32 scale, so its
-/// cast too reads the tensor for its amax first (TE NVFP4BlockScaling; NVFP4Quantizer::
-/// quantize_impl in transformer_engine/pytorch/csrc/quantizer.cpp: nvte_compute_amax_with_config,
-/// or nvte_hadamard_transform_amax where the column-wise copy is Hadamard-transformed); the
-/// recipe's default random Hadamard transform of the weight-gradient operands (NVTE_NVFP4_
-/// DISABLE_RHT unset) then casts a Linear's operand in two kernels, each reading it (nvte_quantize_v2
-/// row-wise, nvte_hadamard_transform_cast_fusion_columnwise), where a GroupedLinear's split_quantize
-/// (transformer_engine/pytorch/csrc/extensions/cast.cpp) casts both ways in one
-/// (nvte_group_hadamard_transform_cast_fusion, assumed: every expert's rows aligned to its tiles)
-/// and a weight, 2D-scaled without the transform, in one.
+/// first and turns it into the scale in a one-thread kernel before the cast: three kernels
+/// (Float8CurrentScalingQuantizer::quantize_impl: nvte_compute_amax_with_config,
+/// nvte_compute_scale_from_amax, nvte_quantize_v2). NVFP4's second level of scaling is one FP32
+/// scale per tensor, so its cast too reads the tensor for its amax first (TE NVFP4BlockScaling;
+/// NVFP4Quantizer::quantize_impl in transformer_engine/pytorch/csrc/quantizer.cpp:
+/// nvte_compute_amax_with_config, or nvte_hadamard_transform_amax where the column-wise copy is
+/// Hadamard-transformed). The recipe's default random Hadamard transform of the weight-gradient
+/// operands (NVTE_NVFP4_DISABLE_RHT unset) then casts a Linear's operand in two kernels, each
+/// reading it (nvte_quantize_v2 row-wise, nvte_hadamard_transform_cast_fusion_columnwise), where
+/// a GroupedLinear's split_quantize (transformer_engine/pytorch/csrc/extensions/cast.cpp) casts
+/// both ways in one (nvte_group_hadamard_transform_cast_fusion; assumed: every expert's rows
+/// aligned to its tiles) and a weight, 2D-scaled without the transform, in one.
 struct QuantizeCost {
   double bytes = 0.0;
   double flops = 0.0;
