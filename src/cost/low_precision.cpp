@@ -62,23 +62,24 @@ double quantized_copies(plan::Precision precision, bool fp8_any_layout) {
 
 QuantizeCost quantize_cost(double elements, double input_bytes, plan::Precision precision, plan::Fp8Recipe recipe,
                            bool fp8_any_layout, QuantizedTensor tensor) {
+  // Reads of the 16-bit tensor and kernels launched: one cast, unless the format scales the
+  // whole tensor by its amax (read first) and, for current scaling, turns it into the scale in a
+  // kernel of its own; NVFP4's Linear operand is cast row-wise and Hadamard-transformed
+  // column-wise, each reading it.
+  double reads = 1.0;
+  double kernels = 1.0;
+  if (precision == plan::Precision::kFp8 && recipe == plan::Fp8Recipe::kCurrent) {
+    reads = 2.0;
+    kernels = 3.0;
+  } else if (precision == plan::Precision::kNvfp4) {
+    reads = tensor == QuantizedTensor::kOperand ? 3.0 : 2.0;
+    kernels = reads;
+  }
   QuantizeCost c;
-  c.bytes =
-      elements * (input_bytes + quantized_copies(precision, fp8_any_layout) * quantized_bytes_per_element(precision));
+  c.bytes = elements * (reads * input_bytes +
+                        quantized_copies(precision, fp8_any_layout) * quantized_bytes_per_element(precision));
   c.flops = kQuantizeFlopsPerElement * elements;
-  const bool current = precision == plan::Precision::kFp8 && recipe == plan::Fp8Recipe::kCurrent;
-  if (current || precision == plan::Precision::kNvfp4) {
-    // The tensor's own amax before the cast can scale: one more read, one more kernel.
-    c.bytes += elements * input_bytes;
-    c.kernels = 2.0;
-  }
-  // Current scaling turns the amax into the scale in a kernel of its own between the two.
-  if (current) c.kernels = 3.0;
-  if (precision == plan::Precision::kNvfp4 && tensor == QuantizedTensor::kOperand) {
-    // The row-wise cast and the column-wise Hadamard-transformed cast each read the operand.
-    c.bytes += elements * input_bytes;
-    c.kernels = 3.0;
-  }
+  c.kernels = kernels;
   return c;
 }
 
