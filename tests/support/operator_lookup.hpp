@@ -1,4 +1,4 @@
-// Shared by the operator tests: a layer's forward operator by name, and the bytes its forward
+// Shared by the operator tests: a layer's operator by name and pass, and the bytes its forward
 // operators keep for the backward.
 #pragma once
 
@@ -12,11 +12,18 @@
 
 namespace stepcast::test {
 
+/// The operator named `name` in `pass`, or null when the list has none.
+inline const cost::Operator* find_op(const std::vector<cost::Operator>& ops, std::string_view name,
+                                     cost::OpPass pass) {
+  for (const cost::Operator& op : ops) {
+    if (op.name == name && op.pass == pass) return &op;
+  }
+  return nullptr;
+}
+
 /// The forward operator named `name` (a test failure when the list has none).
 inline cost::Operator forward_op(const std::vector<cost::Operator>& ops, std::string_view name) {
-  for (const cost::Operator& op : ops) {
-    if (op.name == name && op.pass == cost::OpPass::kForward) return op;
-  }
+  if (const cost::Operator* op = find_op(ops, name, cost::OpPass::kForward)) return *op;
   FAIL("no forward operator named " << name);
   return ops.front();
 }
