@@ -13,8 +13,7 @@
 namespace stepcast::test {
 
 /// The operator named `name` in `pass`, or null when the list has none.
-inline const cost::Operator* find_op(const std::vector<cost::Operator>& ops, std::string_view name,
-                                     cost::OpPass pass) {
+inline const cost::Operator* find_op(const std::vector<cost::Operator>& ops, std::string_view name, cost::OpPass pass) {
   for (const cost::Operator& op : ops) {
     if (op.name == name && op.pass == pass) return &op;
   }
