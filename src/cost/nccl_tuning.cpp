@@ -313,8 +313,8 @@ Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
 
 // Why NCCL leaves the candidate out on this system, or empty (the enable rules of the models'
 // init and sim functions and of cost_model.cc isLL128Enabled). LL128 is on by default only over
-// NVLink (or one GPU per node) from Volta on; stepcast assumes each GPU's NIC sits on its PCIe
-// switch, as the cluster form wires it, so the NIC path never disables it.
+// NVLink (or one GPU per node) from Volta on, and across nodes only where each GPU reaches its NIC
+// through PCIe switches (the topology's nics/gpu_path; PXB where it states none).
 std::string_view disabled_on_system(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSystem& s,
                                     const NcclFilter& filter) {
   if (nccl_detail::is_collnet(a)) return nccl_detail::collnet_disabled(a, s);
@@ -339,6 +339,8 @@ std::string_view disabled_on_system(CollectiveOp op, NcclAlgorithm a, NcclProtoc
   if (p == NcclProtocol::kLL128 && filter.protocol != NcclProtocol::kLL128) {
     if (s.compute_capability < 70) return "LL128 is off by default before compute capability 7.0";
     if (!s.nvlink && s.ranks_per_node > 1) return "LL128 is off by default without NVLink";
+    if (s.nodes > 1 && !s.nic_behind_pcie_switch)
+      return "LL128 is off by default across nodes where a GPU reaches its NIC through the CPU (beyond PXB)";
   }
   return {};
 }

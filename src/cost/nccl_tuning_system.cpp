@@ -129,6 +129,7 @@ NcclHardware nccl_hardware(const topology::Topology& topology) {
                       intra_switch_name(topology),
                       collnet.has_value(),
                       collnet && collnet->enabled,
+                      topology.gpu_nic_path(),
                       topology.network()};
 }
 
@@ -171,6 +172,21 @@ double intra_node_links(NcclSystem& s, const NcclHardware& hardware, const topol
   }
 
   return gpu_total;
+}
+
+// The path from a GPU to its NIC as NCCL's graph search finds it across nodes (typeInter). Over one
+// PCIe switch or a chain of them (PIX, PXB) NCCL keeps LL128; through the CPU (PHB, NODE, SYS) it
+// turns LL128 off (tuning.cc: typeInter <= PATH_PXB, or PATH_PXN from Hopper on, which still lies
+// below PATH_PHB). On one node NCCL trims the NICs from its graph, so the path does not matter.
+void nic_path(NcclSystem& s, const NcclHardware& hardware, Explanation* derivation) {
+  using topology::GpuNicPath;
+  const GpuNicPath path = hardware.gpu_nic_path.value_or(GpuNicPath::kPxb);
+  s.nic_behind_pcie_switch = path == GpuNicPath::kPix || path == GpuNicPath::kPxb;
+  if (derivation && s.nodes > 1)
+    note(derivation, "GPU to NIC path",
+         hardware.gpu_nic_path ? "as the topology states it (nics/gpu_path)"
+                               : "not stated: a PCIe switch, as the cluster form wires each NIC",
+         std::string(to_string(path)));
 }
 
 // The ring and tree graph: channels x speed through a GPU's links on one node, through the NICs the
@@ -277,6 +293,7 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
   s.gpu_bw = gbyte_per_s(gpu_total);
   s.gpu_nic_bw = tiers.gpu_nic_bw;
   s.nics_per_gpu = std::max(1, tiers.nics / std::max(1, tiers.ranks_per_node));
+  nic_path(s, hardware, derivation);
   ring_tree_graph(s, tiers, gpu_total, derivation);
   nvls_graph(s, tiers, gpu_total, derivation);
   nccl_detail::derive_collnet(s, hardware, tiers, gpu_total, derivation);

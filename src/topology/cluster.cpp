@@ -136,6 +136,7 @@ Topology make_cluster(const ClusterSpec& spec) {
                     spec.domain_trays > 0 ? spec.domain_trays : trays, spec.gpus_per_tray);
   if (spec.collnet) topology.set_collnet(*spec.collnet);
   if (spec.network) topology.set_network(*spec.network);
+  if (spec.gpu_nic_path) topology.set_gpu_nic_path(*spec.gpu_nic_path);
   if (spec.host_link) topology.set_host_link(*spec.host_link);
   return topology;
 }

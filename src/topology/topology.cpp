@@ -91,6 +91,22 @@ std::string_view to_string(LinkTier tier) {
   STEPCAST_UNREACHABLE("every LinkTier is named");
 }
 
+std::string_view to_string(GpuNicPath path) {
+  switch (path) {
+    case GpuNicPath::kPix:
+      return "PIX";
+    case GpuNicPath::kPxb:
+      return "PXB";
+    case GpuNicPath::kPhb:
+      return "PHB";
+    case GpuNicPath::kNode:
+      return "NODE";
+    case GpuNicPath::kSys:
+      return "SYS";
+  }
+  STEPCAST_UNREACHABLE("every GpuNicPath is named");
+}
+
 Topology::Topology(std::string name, std::string source, GpuSpec gpu, std::vector<Vertex> vertices,
                    std::vector<Link> links, double oversubscription, int trays_per_node, int gpus_per_tray)
     : name_(std::move(name)),

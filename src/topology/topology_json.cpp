@@ -126,14 +126,30 @@ void read_intra(const JsonReader& intra, ClusterSpec& spec) {
   problems.throw_if_any();
 }
 
+// "gpu_path": a GPU's path to its nearest NIC as `nvidia-smi topo -m` names it.
+GpuNicPath read_gpu_nic_path(const JsonReader& r) {
+  const std::string name = r.string();
+  for (const GpuNicPath path :
+       {GpuNicPath::kPix, GpuNicPath::kPxb, GpuNicPath::kPhb, GpuNicPath::kNode, GpuNicPath::kSys}) {
+    if (name == to_string(path)) return path;
+  }
+  r.fail(
+      fmt::format("unknown GPU-to-NIC path \"{}\" (expected PIX, PXB, PHB, NODE or SYS, as nvidia-smi topo -m "
+                  "prints it)",
+                  name));
+}
+
 void read_nics(const JsonReader& nics, ClusterSpec& spec) {
-  nics.check_keys({"count", "bandwidth", "latency", "network", "source"});
+  nics.check_keys({"count", "bandwidth", "latency", "network", "gpu_path", "source"});
   ProblemList problems;
   problems.check([&] { spec.nics_per_node = int_of(nics.at("count"), kMaxPerNode); });
   problems.check([&] { spec.nic_bandwidth = bandwidth_of(nics.at("bandwidth")); });
   problems.check([&] { spec.nic_latency = latency_of(nics.at("latency")); });
   problems.check([&] {
     if (const auto network = nics.find("network")) spec.network = read_network(*network);
+  });
+  problems.check([&] {
+    if (const auto path = nics.find("gpu_path")) spec.gpu_nic_path = read_gpu_nic_path(*path);
   });
   problems.check([&] { (void)source_of(nics); });
   problems.throw_if_any();

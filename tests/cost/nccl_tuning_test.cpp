@@ -243,6 +243,28 @@ TEST_SUITE("cost.nccl_tuning") {
     CHECK(forced.chosen().protocol == NcclProtocol::kLL128);
   }
 
+  TEST_CASE("LL128 across nodes only where each GPU reaches its NIC through PCIe switches") {
+    // NVIDIA/nccl src/graph/tuning.cc enables LL128 by default only where the graph's GPU-to-NIC
+    // path (typeInter) is PATH_PXB or closer. ALCF's Polaris device affinity table (nvidia-smi
+    // topo -m) shows each GPU's nearest NIC at PHB, through the CPU: its file says so.
+    constexpr const char* kOff =
+        "LL128 is off by default across nodes where a GPU reaches its NIC through the CPU (beyond PXB)";
+    const NcclSystem polaris = system_of("alcf-polaris.json", 2);
+    CHECK_FALSE(polaris.nic_behind_pcie_switch);
+    const NcclChoice across = nccl_choose(CollectiveOp::kAllGather, Bytes(4194304.0), polaris);
+    CHECK(find(across, NcclAlgorithm::kRing, NcclProtocol::kLL128).disabled_because == kOff);
+    CHECK(across.chosen().protocol != NcclProtocol::kLL128);
+    // On one node NCCL trims the NICs from its graph: the path no longer matters.
+    const NcclChoice inside =
+        nccl_choose(CollectiveOp::kAllGather, Bytes(4194304.0), system_of("alcf-polaris.json", 1));
+    CHECK(find(inside, NcclAlgorithm::kRing, NcclProtocol::kLL128).disabled_because.empty());
+    // A file that states no path is wired as the cluster form draws it, each NIC on its GPU's switch.
+    const NcclSystem dgx = system_of("dgx-a100.json", 2);
+    CHECK(dgx.nic_behind_pcie_switch);
+    CHECK(find(nccl_choose(CollectiveOp::kAllGather, Bytes(4194304.0), dgx), NcclAlgorithm::kRing, NcclProtocol::kLL128)
+              .disabled_because.empty());
+  }
+
   TEST_CASE("a filter that leaves nothing is an input error that says why") {
     CHECK(test::input_error_text([] {
             nccl_choose(CollectiveOp::kAllReduce, kGiB, system_of("p4d-24xlarge.json", 1),

@@ -67,6 +67,8 @@ struct NcclSystem {
   BytesPerSecond gpu_nic_bw;       ///< what one GPU sends out of its node alone
   bool collnet_fabric = false;     ///< the fabric's switches reduce in the network (the topology's collnet block)
   bool collnet_enable = false;     ///< ... and NCCL's CollNet is on (NCCL_COLLNET_ENABLE=1 and the NCCL-SHARP plugin)
+  /// A GPU's path to its NIC is a PCIe switch or closer (PXB), so NCCL keeps LL128 across nodes.
+  bool nic_behind_pcie_switch = true;
   /// CollNet as this communicator runs it: collnet_enable, kept on by init.cc on 2 or more nodes
   /// (NCCL_COLLNET_NODE_THRESHOLD) where the CollNet Chain graph has channels.
   bool collnet = false;
@@ -88,6 +90,8 @@ struct NcclHardware {
   std::string intra_switch;     ///< lower-case name of the switch GPU 0 links to in its node; empty if none
   bool collnet_fabric = false;  ///< the topology states that its switches reduce (a collnet block)
   bool collnet_enable = false;  ///< ... with NCCL's CollNet on
+  /// A GPU's path to its nearest NIC, where the topology states it (else a PCIe switch, PXB).
+  std::optional<topology::GpuNicPath> gpu_nic_path;
   /// What the topology's NICs achieve against this model (its "network"), if it names one.
   std::optional<topology::NetworkTerms> network;
 };

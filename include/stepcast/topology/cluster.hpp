@@ -43,12 +43,13 @@ struct ClusterSpec {
   std::optional<Seconds> gpu_nic_latency;
   int nodes = 1;
   FabricKind fabric = FabricKind::kSingleSwitch;
-  int nodes_per_leaf = 1;               ///< fat-tree only
-  double oversubscription = 1.0;        ///< fat-tree only: a leaf's downlink over uplink capacity, >= 1
-  Seconds switch_latency;               ///< fat-tree and rail-optimized: each switch-to-switch link
-  std::optional<CollNet> collnet;       ///< the fabric's in-network reduction, where the file states one
-  std::optional<NetworkTerms> network;  ///< the NICs' technology and its terms, where the file names one
-  std::optional<HostLink> host_link;    ///< each GPU's link to host memory, where the file states one
+  int nodes_per_leaf = 1;                  ///< fat-tree only
+  double oversubscription = 1.0;           ///< fat-tree only: a leaf's downlink over uplink capacity, >= 1
+  Seconds switch_latency;                  ///< fat-tree and rail-optimized: each switch-to-switch link
+  std::optional<CollNet> collnet;          ///< the fabric's in-network reduction, where the file states one
+  std::optional<NetworkTerms> network;     ///< the NICs' technology and its terms, where the file names one
+  std::optional<GpuNicPath> gpu_nic_path;  ///< a GPU's path to its nearest NIC, where the file states it
+  std::optional<HostLink> host_link;       ///< each GPU's link to host memory, where the file states one
   /// A scale-up (NVLink) domain that spans several nodes (GB200 NVL72: 18 trays of 4 GPUs on one
   /// NVLink switch system): 0 when each node is its own domain. Otherwise the node template is
   /// one tray of gpus_per_tray GPUs, and the expansion treats every domain as one node of the graph

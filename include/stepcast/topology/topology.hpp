@@ -215,6 +215,15 @@ struct NetworkFactors {
   double p2p_bandwidth_efficiency = 1.0;
 };
 
+/// The PCIe path from a GPU to its nearest NIC, in the legend of `nvidia-smi topo -m`: through
+/// one PCIe switch (PIX), several (PXB), the CPU's host bridge (PHB), host bridges of one NUMA node
+/// (NODE) or the interconnect between CPUs (SYS). NCCL's graph search reads it (typeInter), and
+/// turns LL128 off across nodes beyond PXB (src/graph/tuning.cc, ncclTopoTuneModel).
+enum class GpuNicPath { kPix, kPxb, kPhb, kNode, kSys };
+
+/// The path as `nvidia-smi topo -m` prints it: "PIX", "PXB", "PHB", "NODE", "SYS".
+std::string_view to_string(GpuNicPath path);
+
 /// A network technology's factors as a file of the network catalogue
 /// (topologies/networks/NAME.json) states them, with what they were fitted on.
 struct NetworkTerms {
@@ -275,6 +284,11 @@ class Topology {
   [[nodiscard]] const std::optional<NetworkTerms>& network() const { return network_; }
   /// Called by the loader when the file names the NICs' network.
   void set_network(NetworkTerms network) { network_ = std::move(network); }
+  /// The path from a GPU to its nearest NIC ("nics"/"gpu_path"), if the file states it; NCCL's
+  /// model then takes a PCIe switch (PXB), as the cluster form wires each NIC.
+  [[nodiscard]] std::optional<GpuNicPath> gpu_nic_path() const { return gpu_nic_path_; }
+  /// Called by the loader when the file states the path.
+  void set_gpu_nic_path(GpuNicPath path) { gpu_nic_path_ = path; }
 
   /// The links from GPU `src` to GPU `dst` (indices into gpus()), shortest by hop count, ties
   /// broken by vertex and link order so the result is deterministic. Routes never pass through a
@@ -330,6 +344,7 @@ class Topology {
   std::optional<HostLink> host_link_;
   std::optional<CollNet> collnet_;
   std::optional<NetworkTerms> network_;
+  std::optional<GpuNicPath> gpu_nic_path_;
   std::unique_ptr<Graph> graph_;
 };
 
