@@ -10,23 +10,12 @@
 
 namespace gpu_nic_path_test {
 
-using namespace stepcast;
-using namespace stepcast::topology;
+using stepcast::topology::GpuNicPath;
+using stepcast::topology::load_topology;
 using stepcast::topology::test::error_of;
 using stepcast::topology::test::scratch_file;
 using stepcast::topology::test::shipped;
-
-namespace {
-
-std::string cluster_with_path(const std::string& path) {
-  return R"({"form": "cluster", "name": "t", "source": "test", "gpu": "a100-sxm4-40gb",
-      "node": {"gpus_per_node": 4, "intra": {"kind": "nvswitch", "bandwidth_per_gpu": "300 GB/s", "latency": "1 us",
-      "source": "test"}, "nics": {"count": 2, "bandwidth": "200 Gbps", "latency": "1 us", )" +
-         (path.empty() ? std::string() : "\"gpu_path\": " + path + ", ") + R"("source": "test"}},
-      "nodes": 2, "fabric": {"kind": "single-switch", "source": "test"}})";
-}
-
-}  // namespace
+using stepcast::topology::test::two_node_cluster;
 
 TEST_SUITE("topology.gpu_nic_path") {
   TEST_CASE("Polaris states PHB, as ALCF's device affinity table prints it, DGX files state none") {
@@ -37,15 +26,17 @@ TEST_SUITE("topology.gpu_nic_path") {
   TEST_CASE("each name of nvidia-smi's legend reads back as itself, another is refused") {
     for (const char* name : {"PIX", "PXB", "PHB", "NODE", "SYS"}) {
       CAPTURE(name);
-      const Topology t = load_topology(scratch_file("gpu_path.json", cluster_with_path(std::string("\"") + name + "\"")));
+      const stepcast::topology::Topology t = load_topology(
+          scratch_file("gpu_path.json", two_node_cluster(std::string("\"gpu_path\": \"") + name + "\", ")));
       REQUIRE(t.gpu_nic_path().has_value());
       CHECK(to_string(*t.gpu_nic_path()) == name);
     }
-    CHECK_FALSE(load_topology(scratch_file("no_gpu_path.json", cluster_with_path(""))).gpu_nic_path().has_value());
+    CHECK_FALSE(load_topology(scratch_file("no_gpu_path.json", two_node_cluster(""))).gpu_nic_path().has_value());
     CHECK(error_of([] {
-            (void)load_topology(scratch_file("gpu_path_pcie.json", cluster_with_path("\"pcie\"")));
-          }).find(":/node/nics/gpu_path: unknown GPU-to-NIC path \"pcie\" (expected PIX, PXB, PHB, NODE or SYS, as "
-                  "nvidia-smi topo -m prints it)") != std::string::npos);
+            (void)load_topology(scratch_file("gpu_path_pcie.json", two_node_cluster("\"gpu_path\": \"pcie\", ")));
+          })
+              .find(":/node/nics/gpu_path: unknown GPU-to-NIC path \"pcie\" (expected PIX, PXB, PHB, NODE or SYS, as "
+                    "nvidia-smi topo -m prints it)") != std::string::npos);
   }
 }
 

@@ -23,11 +23,7 @@ using stepcast::topology::test::shipped;
 namespace {
 
 std::string cluster_with_network(const std::string& network) {
-  return R"({"form": "cluster", "name": "t", "source": "test", "gpu": "h100-sxm5-80gb",
-      "node": {"gpus_per_node": 2, "intra": {"kind": "nvswitch", "bandwidth_per_gpu": "100 GB/s", "latency": "1 us",
-      "source": "test"}, "nics": {"count": 1, "bandwidth": "100 Gbps", "latency": "1 us", )" +
-         (network.empty() ? std::string() : "\"network\": " + network + ", ") + R"("source": "test"}},
-      "nodes": 2, "fabric": {"kind": "single-switch", "source": "test"}})";
+  return stepcast::topology::test::two_node_cluster(network.empty() ? std::string() : "\"network\": " + network + ", ");
 }
 
 }  // namespace
