@@ -112,6 +112,12 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
   } else {
     out += "network       not named: collectives across nodes take NCCL's model as it is\n";
   }
+  if (const auto nic_path = t.gpu_nic_path()) {
+    const bool switches = *nic_path == topology::GpuNicPath::kPix || *nic_path == topology::GpuNicPath::kPxb;
+    out += fmt::format("GPU to NIC    {} (nics/gpu_path): {}\n", topology::to_string(*nic_path),
+                       switches ? "through PCIe switches, NCCL keeps LL128 across nodes"
+                                : "through the CPU, NCCL runs no LL128 across nodes");
+  }
   out += fmt::format("\nwhat a collective over {}{} GPUs sees ({} nodes, {} per node), each way:\n",
                      c.ranks == t.gpu_count() ? "all " : "the first ", c.ranks, c.nodes, c.ranks_per_node);
   out += fmt::format("  intra-node    {} GPU to GPU, latency {}\n", format_bandwidth(c.intra_bw),
@@ -162,6 +168,7 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
                                        {"file", t.network()->file},
                                        {"source", t.network()->source}}
                       : nlohmann::json()},
+      {"gpu_nic_path", t.gpu_nic_path() ? nlohmann::json(topology::to_string(*t.gpu_nic_path())) : nlohmann::json()},
       {"host_link", t.host_link()
                         ? nlohmann::json{{"bandwidth_per_gpu_bytes_per_s", t.host_link()->bandwidth_per_gpu.value()},
                                          {"source", t.host_link()->source}}

@@ -110,6 +110,19 @@ TEST_SUITE("cost.network_terms") {
     CHECK(inside.find("across nodes") == std::string::npos);
   }
 
+  TEST_CASE("topology prints the GPU-to-NIC path a file states and what NCCL does with it, and nothing where none") {
+    // Polaris states PHB (ALCF's device affinity table): beyond PXB, so no LL128 across nodes.
+    const std::string polaris = test::run_stepcast("topology --topology topologies/alcf-polaris.json");
+    CHECK(polaris.find("GPU to NIC    PHB (nics/gpu_path): through the CPU, NCCL runs no LL128 across nodes") !=
+          std::string::npos);
+    CHECK(nlohmann::json::parse(test::run_stepcast("topology --topology topologies/alcf-polaris.json --json"))
+              .at("gpu_nic_path") == "PHB");
+    CHECK(test::run_stepcast("topology --topology topologies/dgx-h100.json").find("GPU to NIC") == std::string::npos);
+    CHECK(nlohmann::json::parse(test::run_stepcast("topology --topology topologies/dgx-h100.json --json"))
+              .at("gpu_nic_path")
+              .is_null());
+  }
+
   TEST_CASE(
       "collective --engine des across nodes is measured against the achieved time it plays, not NCCL's bare one") {
     // The flows take the network's terms (README, "One collective model"): alone on idle links the
