@@ -181,7 +181,7 @@ double intra_node_links(NcclSystem& s, const NcclHardware& hardware, const topol
 void nic_path(NcclSystem& s, const NcclHardware& hardware, Explanation* derivation) {
   using topology::GpuNicPath;
   const GpuNicPath path = hardware.gpu_nic_path.value_or(GpuNicPath::kPxb);
-  s.nic_behind_pcie_switch = path == GpuNicPath::kPix || path == GpuNicPath::kPxb;
+  s.nic_behind_pcie_switch = topology::through_pcie_switches(path);
   if (derivation && s.nodes > 1)
     note(derivation, "GPU to NIC path",
          hardware.gpu_nic_path ? "as the topology states it (nics/gpu_path)"

@@ -113,10 +113,10 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
     out += "network       not named: collectives across nodes take NCCL's model as it is\n";
   }
   if (const auto nic_path = t.gpu_nic_path()) {
-    const bool switches = *nic_path == topology::GpuNicPath::kPix || *nic_path == topology::GpuNicPath::kPxb;
-    out += fmt::format("GPU to NIC    {} (nics/gpu_path): {}\n", topology::to_string(*nic_path),
-                       switches ? "through PCIe switches, NCCL keeps LL128 across nodes"
-                                : "through the CPU, NCCL runs no LL128 across nodes");
+    out +=
+        fmt::format("GPU to NIC    {} (nics/gpu_path): {}\n", topology::to_string(*nic_path),
+                    topology::through_pcie_switches(*nic_path) ? "through PCIe switches, NCCL keeps LL128 across nodes"
+                                                               : "through the CPU, NCCL runs no LL128 across nodes");
   }
   out += fmt::format("\nwhat a collective over {}{} GPUs sees ({} nodes, {} per node), each way:\n",
                      c.ranks == t.gpu_count() ? "all " : "the first ", c.ranks, c.nodes, c.ranks_per_node);

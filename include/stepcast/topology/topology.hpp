@@ -224,6 +224,9 @@ enum class GpuNicPath { kPix, kPxb, kPhb, kNode, kSys };
 /// The path as `nvidia-smi topo -m` prints it: "PIX", "PXB", "PHB", "NODE", "SYS".
 std::string_view to_string(GpuNicPath path);
 
+/// Whether the path runs through PCIe switches alone (PIX, PXB), not through a CPU.
+constexpr bool through_pcie_switches(GpuNicPath path) { return path == GpuNicPath::kPix || path == GpuNicPath::kPxb; }
+
 /// A network technology's factors as a file of the network catalogue
 /// (topologies/networks/NAME.json) states them, with what they were fitted on.
 struct NetworkTerms {
