@@ -443,10 +443,7 @@ std::string run_nccl(const CollectiveRequest& o, const Request& request, const t
   const cost::CollectiveGroup group = cost::collective_group(topo, tiers);
   std::vector<cost::CollectivePrice> prices;
   for (Bytes size : request.sizes) prices.push_back(cost::price_collective(group, request.op, size, model));
-  if (prices.front().network) {
-    run.network = topo.network();
-    run.achieved = prices;
-  }
+  if (prices.front().network) run.network = topo.network();
   if (request.engine == Engine::kDes) {
     // NCCL's pick as flows on the topology's links: the same model, contention from the links.
     for (std::size_t i = 0; i < request.sizes.size(); ++i) {
@@ -454,6 +451,7 @@ std::string run_nccl(const CollectiveRequest& o, const Request& request, const t
           sim::simulate_collective(topo, request.op, request.sizes[i], prices[i], first_ranks(tiers.ranks)));
     }
   }
+  run.achieved = std::move(prices);
   return o.json ? nccl_json(run, o.explain).dump(2) + "\n" : nccl_text(run, o.explain);
 }
 

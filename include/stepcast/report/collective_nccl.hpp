@@ -29,9 +29,10 @@ struct NcclRun {
   std::vector<cost::NcclChoice> choices;  ///< one per size
   std::vector<Seconds> simulated;         ///< with --engine des: the discrete-event time per size
   /// Across nodes on a topology that names its network (and no calibration's NCCL factors): the
-  /// network's terms and, per size, NCCL's pick as the network achieves it, which every other
-  /// command charges. Empty otherwise.
+  /// network's terms. Empty otherwise.
   std::optional<topology::NetworkTerms> network;
+  /// Per size, what every other command charges (and --engine des plays): NCCL's pick, across
+  /// nodes as the network achieves it.
   std::vector<cost::CollectivePrice> achieved;
 };
 
