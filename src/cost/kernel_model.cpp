@@ -165,6 +165,16 @@ KernelParams kernel_params_of(const topology::GpuSpec& gpu, const plan::Plan& pl
   const auto value = [&parameter](const topology::GpuFigure& f) {
     return parameter(f.parameter, f.value) * parameter(f.scaled_by, f.scale);
   };
+  if (plan.moe_fused_mlp && gpu.compute_capability / 10 != 10) {
+    // TE's fused grouped MLP checks get_device_compute_capability()[0] == 10 (is_supported).
+    throw InputError(gpu.file.empty() ? gpu.name : gpu.file, gpu.pointer + "/compute_capability",
+                     fmt::format("moe-fused-mlp=on runs Transformer Engine's CuTe DSL grouped MLP kernels, built for "
+                                 "compute capability 10.x (B200, B300, GB200, GB300); the {} is {}",
+                                 gpu.name,
+                                 gpu.compute_capability > 0
+                                     ? fmt::format("{}.{}", gpu.compute_capability / 10, gpu.compute_capability % 10)
+                                     : std::string("of no stated compute capability")));
+  }
   KernelParams p;
   const topology::GpuFigure& gemm = gemm_figure(gpu, plan.precision);
   p.gemm_efficiency = value(gemm);

@@ -50,10 +50,23 @@ struct Quantized {
   QuantizedTensor tensor = QuantizedTensor::kOperand;
 };
 
+/// How one grouped GEMM call of the routed experts runs. Unfused (the defaults), its `batch`
+/// GEMMs launch one by one and quantize kernels cast its operands; under Transformer Engine's
+/// fused grouped MLP one CuTe DSL kernel runs them all, and where the GEMM beside it writes this
+/// one's quantized operand in its epilogue, no cast kernel runs (the epilogue bytes: what the
+/// forward's or the dgrad's epilogue reads and writes beyond the GEMM's own operands).
+struct GroupedCall {
+  bool one_kernel = false;
+  bool cast_input = true;
+  bool cast_gradient = true;
+  double forward_epilogue_bytes = 0.0;
+  double dgrad_epilogue_bytes = 0.0;
+};
+
 /// `batch` GEMMs C[m,n] = A[m,k] B[k,n] (one per local expert) and their data and weight
 /// gradients, each with the forward's FLOPs (Narayanan et al. 2021, Appendix); the weight
-/// gradient also reads the gradient it accumulates into. Each of the `batch` GEMMs is its own
-/// kernel launch from one framework call: Transformer Engine's GroupedLinear issues one cuBLAS
+/// gradient also reads the gradient it accumulates into. Unless `call` fuses them, each of the
+/// `batch` GEMMs is its own kernel launch from one framework call: Transformer Engine's GroupedLinear issues one cuBLAS
 /// GEMM per expert over four streams (te_general_grouped_gemm -> nvte_multi_stream_cublas_gemm,
 /// "for now, we only have multi-stream cublas backend"; transformer_engine/common/gemm/
 /// cublaslt_gemm.cu); a block-scaled one first swizzles each operand's scales over all the experts
@@ -62,7 +75,7 @@ struct Quantized {
 /// (`saved_elements` of it) instead of the 16-bit one.
 void grouped_linear(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std::string_view name,
                     std::string_view dgrad, std::string_view wgrad, GemmShape g, double e, double saved_elements,
-                    const Quantized& quantized = {}) {
+                    const Quantized& quantized = {}, const GroupedCall& call = {}) {
   const OperatorContext* q = quantized.context;
   const bool low = q != nullptr && is_low_precision(q->precision);
   const auto gemm = [&](std::string_view n, OpPass pass, GemmShape shape) {
@@ -71,21 +84,24 @@ void grouped_linear(std::vector<Operator>& fwd, std::vector<Operator>& bwd, std:
     op.flops = Flops(2.0 * shape.batch * shape.m * shape.n * shape.k);
     op.bytes = Bytes(shape.batch * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) * e);
     op.low_precision = low;
-    op.kernels = shape.batch + (low ? scale_swizzle_kernels(q->precision) : 0.0);
+    op.kernels = (call.one_kernel ? 1.0 : shape.batch) + (low ? scale_swizzle_kernels(q->precision) : 0.0);
     op.host_calls = 1.0;
     return op;
   };
-  if (low)
+  if (low && call.cast_input)
     fwd.push_back(quantize(quantized.input_cast, OpPass::kForward, g.batch * g.m * g.k, e, *q, quantized.tensor));
   Operator f = gemm(name, OpPass::kForward, g);
   f.saved = Bytes(saved_elements * (low ? quantized_bytes_per_element(q->precision) : e));
+  f.bytes += Bytes(call.forward_epilogue_bytes);
   fwd.push_back(f);
-  bwd.push_back(gemm(dgrad, OpPass::kBackward, {g.batch, g.m, g.k, g.n}));
+  Operator d = gemm(dgrad, OpPass::kBackward, {g.batch, g.m, g.k, g.n});
+  d.bytes += Bytes(call.dgrad_epilogue_bytes);
+  bwd.push_back(d);
   Operator w = gemm(wgrad, OpPass::kWeightGrad, {g.batch, g.k, g.n, g.m});
   w.bytes += Bytes(g.batch * g.k * g.n * e);
   bwd.push_back(w);
   // Pushed after the backward GEMMs, since the backward list is reversed: it runs before them.
-  if (low)
+  if (low && call.cast_gradient)
     bwd.push_back(quantize(quantized.gradient_cast, OpPass::kBackward, g.batch * g.m * g.n, e, *q, quantized.tensor));
 }
 
@@ -190,6 +206,43 @@ void append_expert_down_bias(double out, double local, double e, std::vector<Ope
   bwd.back().kernels = 4.0 * local + 1.0;
 }
 
+/// The routed experts as Transformer Engine's fused grouped MLP runs them under MXFP8 on
+/// compute capability 10.x (transformer_engine/pytorch/ops/fused/: ForwardGroupedMLP_
+/// CuTeGEMMSwiGLU_MXFP8 and BackwardGroupedMLP_CuTeGEMMDSwiGLU, CuTe DSL kernels of cuDNN's
+/// front end; TE 2.14 release notes, "fused GEMM + SwiGLU grouped MLP for MXFP8"). Forward: the
+/// input is group-quantized (one cast), then one kernel runs every local expert's gate+up GEMM
+/// and, in its epilogue, the SwiGLU times the routing weights, writing the 16-bit SwiGLU input it
+/// keeps and the down GEMM's MXFP8 input row- and column-wise; one kernel runs the down GEMMs.
+/// Backward: the down GEMM's output gradient is group-quantized (one cast), one kernel runs the
+/// down dgrad with the SwiGLU backward and the cast of the gate+up output gradient in its
+/// epilogue (reading the kept SwiGLU input), and the weight gradients and the gate+up dgrad run
+/// as single grouped GEMMs over grouped tensors. The activation's own kernels and the two casts
+/// the epilogues write are gone; what the fused op keeps is the unfused one's (the 16-bit SwiGLU
+/// input, the quantized down input).
+void append_fused_experts(const OperatorContext& c, GemmShape gate_up, double inner, double e, const Quantized& expert,
+                          std::vector<Operator>& fwd, std::vector<Operator>& bwd) {
+  const double q = quantized_bytes_per_element(c.precision);
+  const double rows = gate_up.batch * gate_up.m;
+  const double w = gate_up.k;
+  const double f = inner / rows;
+  // Gate+up: its epilogue writes the down GEMM's input, row- and column-wise; its backward's
+  // gradient comes cast from the down dgrad's epilogue. It keeps its input quantized and the
+  // 16-bit SwiGLU input (2 x inner).
+  grouped_linear(
+      fwd, bwd, "expert gate+up + swiglu (fused grouped)", "expert gate+up (grouped dgrad)",
+      "expert gate+up (grouped wgrad)", gate_up, e, rows * w, expert,
+      {.one_kernel = true, .cast_input = true, .cast_gradient = false, .forward_epilogue_bytes = 2.0 * inner * q});
+  fwd.back().saved += Bytes(2.0 * inner * e);
+  // Down: its input comes cast from the gate+up epilogue; its dgrad's epilogue reads the kept
+  // SwiGLU input and writes the gate+up output gradient cast, row- and column-wise.
+  grouped_linear(fwd, bwd, "expert down (fused grouped)", "expert down dgrad + swiglu backward (fused grouped)",
+                 "expert down (grouped wgrad)", {gate_up.batch, gate_up.m, w, f}, e, inner, expert,
+                 {.one_kernel = true,
+                  .cast_input = false,
+                  .cast_gradient = true,
+                  .dgrad_epilogue_bytes = 2.0 * inner * e + 2.0 * 2.0 * inner * q});
+}
+
 }  // namespace
 
 double routed_tokens_per_gpu(const OperatorContext& c) {
@@ -268,15 +321,19 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
     row_copy(fwd, bwd, "regroup rows by expert (dispatch)", "regroup rows by expert (dispatch) backward", received, e);
   const Quantized expert{&c, "quantize expert input", "quantize expert output gradient",
                          QuantizedTensor::kGroupedOperand};
-  grouped_linear(fwd, bwd, "expert gate+up (grouped)", "expert gate+up (grouped dgrad)",
-                 "expert gate+up (grouped wgrad)", {local, per_expert, up, w}, e, rows * w, expert);
   const double inner = rows * f;
-  append_expert_activation(shape, c, inner, fwd, bwd);
-  // Under moe_act recompute the activation's output, the down GEMM's input, is discarded and made
-  // again before the down GEMM's backward (Megatron-Core's output-discarding checkpoint).
-  const double down_input = recomputes(c, plan::kRecomputeMoeAct) ? 0.0 : inner;
-  grouped_linear(fwd, bwd, "expert down (grouped)", "expert down (grouped dgrad)", "expert down (grouped wgrad)",
-                 {local, per_expert, w, f}, e, down_input, expert);
+  if (c.experts.fused_mlp) {
+    append_fused_experts(c, {local, per_expert, up, w}, inner, e, expert, fwd, bwd);
+  } else {
+    grouped_linear(fwd, bwd, "expert gate+up (grouped)", "expert gate+up (grouped dgrad)",
+                   "expert gate+up (grouped wgrad)", {local, per_expert, up, w}, e, rows * w, expert);
+    append_expert_activation(shape, c, inner, fwd, bwd);
+    // Under moe_act recompute the activation's output, the down GEMM's input, is discarded and
+    // made again before the down GEMM's backward (Megatron-Core's output-discarding checkpoint).
+    const double down_input = recomputes(c, plan::kRecomputeMoeAct) ? 0.0 : inner;
+    grouped_linear(fwd, bwd, "expert down (grouped)", "expert down (grouped dgrad)", "expert down (grouped wgrad)",
+                   {local, per_expert, w, f}, e, down_input, expert);
+  }
   if (m.expert_biases) append_expert_down_bias(rows * w, local, e, fwd, bwd);
   if (regroups)
     row_copy(fwd, bwd, "restore rows by source (combine)", "restore rows by source (combine) backward", received, e);

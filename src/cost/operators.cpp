@@ -321,6 +321,7 @@ OperatorContext operator_context(const plan::Plan& plan) {
   c.experts.ep = plan.ep;
   c.experts.etp = plan.expert_tp();
   c.experts.regroups_by_expert = plan.moe_dispatcher == plan::MoeDispatcher::kAllToAll;
+  c.experts.fused_mlp = plan.moe_fused_mlp;
   // A capacity factor caps the busiest expert's tokens (the rest are dropped).
   c.experts.load_factor =
       plan.capacity_factor ? std::min(plan.moe_imbalance, *plan.capacity_factor) : plan.moe_imbalance;

@@ -39,7 +39,7 @@ double parse_ratio(std::string_view key, std::string_view value, double lowest, 
 
 bool Plan::has_expert_settings() const {
   return ep > 1 || etp > 0 || moe_dispatcher != MoeDispatcher::kAllToAll || capacity_factor || moe_imbalance != 1.0 ||
-         moe_overlap;
+         moe_overlap || moe_fused_mlp;
 }
 
 std::string_view to_string(MoeDispatcher d) {
@@ -81,13 +81,14 @@ bool set_expert_key(Plan& plan, std::string_view key, std::string_view value, co
   } else if (key == "moe-imbalance") {
     plan.moe_imbalance =
         parse_ratio(key, value, 1.0, fail, "the busiest expert-parallel rank's tokens over the mean; 1 = balanced");
-  } else if (key == "moe-overlap") {
+  } else if (key == "moe-overlap" || key == "moe-fused-mlp") {
+    bool& setting = key == "moe-overlap" ? plan.moe_overlap : plan.moe_fused_mlp;
     if (value == "on") {
-      plan.moe_overlap = true;
+      setting = true;
     } else if (value == "off") {
-      plan.moe_overlap = false;
+      setting = false;
     } else {
-      fail(fmt::format("moe-overlap= expects on or off, got \"{}\"", value));
+      fail(fmt::format("{}= expects on or off, got \"{}\"", key, value));
     }
   } else {
     return false;
@@ -119,6 +120,25 @@ void add_moe_overlap_problems(const Plan& p, const workload::TransformerShape& s
   // "only supported with bf16 or fp16 model": fp8 and the block-scaled formats run a 16-bit model.
   if (p.precision == Precision::kFp32 || p.precision == Precision::kTf32) {
     out.push_back({Rule::kMoeOverlapNeeds16Bit, {{"precision", std::string(to_string(p.precision))}}});
+  }
+}
+
+/// What Transformer Engine's fused grouped MLP takes (transformer_engine/pytorch/ops/fused/,
+/// ForwardGroupedMLP_CuTeGEMMSwiGLU_MXFP8: "Fused op for MXFP8 GroupedLinear + scaled GLU +
+/// GroupedLinear"): MXFP8 operands and a SwiGLU between the two grouped GEMMs. Its epilogue
+/// runs the activation, so the moe_act checkpoint has no kernel of its own to run again.
+void add_fused_mlp_problems(const Plan& p, const workload::MoeShape& m, bool gated, const std::string& name,
+                            std::vector<Verdict>& out) {
+  if (p.precision != Precision::kMxfp8) {
+    out.push_back({Rule::kMoeFusedMlpNeedsMxfp8, {{"precision", std::string(to_string(p.precision))}}});
+  }
+  const char* why = !gated              ? "its experts are not gated (no SwiGLU)"
+                    : m.glu_clamp > 0.0 ? "its experts clamp their GLU inputs"
+                    : m.expert_biases   ? "its experts carry biases"
+                                        : nullptr;
+  if (why != nullptr) out.push_back({Rule::kMoeFusedMlpNeedsSwiglu, {{"workload", name}, {"why", std::string(why)}}});
+  if (p.recompute == Recompute::kSelective && (p.recompute_modules & kRecomputeMoeAct) != 0U) {
+    out.push_back({Rule::kMoeFusedMlpWithMoeActRecompute, {}});
   }
 }
 
@@ -176,6 +196,7 @@ void add_expert_problems(const Plan& p, const workload::Workload& workload, std:
     out.push_back({Rule::kImbalanceWithinEp, {{"imbalance", p.moe_imbalance}, {"ep", p.ep}}});
   }
   if (p.moe_overlap) add_moe_overlap_problems(p, *workload.shape, out);
+  if (p.moe_fused_mlp) add_fused_mlp_problems(p, m, workload.shape->gated_mlp, workload.name, out);
 }
 
 std::string describe_expert(const Verdict& v) {
@@ -236,6 +257,17 @@ std::string describe_expert(const Verdict& v) {
           "moe-overlap=on needs a 16-bit model (bf16, fp16, or fp8 and the block-scaled formats over "
           "one), as Megatron-Core requires (got precision={})",
           v.text("precision"));
+    case Rule::kMoeFusedMlpNeedsMxfp8:
+      return fmt::format(
+          "moe-fused-mlp=on runs Transformer Engine's fused grouped MLP, which takes MXFP8 operands only "
+          "(precision=mxfp8; got precision={})",
+          v.text("precision"));
+    case Rule::kMoeFusedMlpNeedsSwiglu:
+      return fmt::format("moe-fused-mlp=on fuses a SwiGLU between the experts' grouped GEMMs; {} cannot run it: {}",
+                         v.text("workload"), v.text("why"));
+    case Rule::kMoeFusedMlpWithMoeActRecompute:
+      return "moe-fused-mlp=on runs the experts' activation inside the grouped GEMM: the moe_act recompute module "
+             "has no kernel of its own to run again (drop moe_act from recompute-modules=)";
     default:
       STEPCAST_UNREACHABLE("a rule of expert parallel");
   }
@@ -248,6 +280,7 @@ std::string expert_settings_text(const Plan& p) {
                   to_string(p.moe_dispatcher),
                   p.capacity_factor ? fmt::format("{:.4g}", *p.capacity_factor) : "dropless", p.moe_imbalance);
   if (p.moe_overlap) text += ",moe-overlap=on";
+  if (p.moe_fused_mlp) text += ",moe-fused-mlp=on";
   return text;
 }
 

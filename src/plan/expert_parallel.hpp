@@ -1,5 +1,5 @@
 // Private: the expert-parallel settings of a plan (ep=, etp=, moe-dispatcher=, capacity-factor=,
-// moe-imbalance=, moe-overlap=): parsing them, the rules they must keep, and their compact form.
+// moe-imbalance=, moe-overlap=, moe-fused-mlp=): parsing them, the rules they must keep, and their compact form.
 #pragma once
 
 #include <string>

@@ -140,6 +140,7 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
                                                     "capacity-factor",
                                                     "moe-imbalance",
                                                     "moe-overlap",
+                                                    "moe-fused-mlp",
                                                     "overlap-grad-reduce",
                                                     "overlap-param-gather",
                                                     "fsdp-prefetch",
@@ -208,7 +209,8 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
              set_sharding_key(key, value, fail)) {
     // pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=, pp-layout=, order=; precision=,
     // fp8-recipe=, fp8-params=, bf16-first-layers=, bf16-last-layers=, mtp-bf16= (above);
-    // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap= (expert_parallel.cpp);
+    // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap=, moe-fused-mlp=
+    // (expert_parallel.cpp);
     // overlap-grad-reduce=, overlap-param-gather=, fsdp-prefetch= (data_parallel_overlap.cpp); peft=, lora-rank=
     // (peft.cpp); loss=, train-metrics= (loss_settings.cpp); zero=, fsdp=
   } else if (key == "tp-overlap") {

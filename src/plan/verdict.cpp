@@ -95,6 +95,11 @@ constexpr std::array kRules = {
     RuleInfo{Rule::kMoeOverlapWithMtpLayers, "moe-overlap-with-mtp-layers",
              "moe-overlap=on with more than one MTP layer"},
     RuleInfo{Rule::kMoeOverlapNeeds16Bit, "moe-overlap-needs-16-bit", "moe-overlap=on needs a 16-bit model"},
+    RuleInfo{Rule::kMoeFusedMlpNeedsMxfp8, "moe-fused-mlp-needs-mxfp8", "moe-fused-mlp=on needs precision=mxfp8"},
+    RuleInfo{Rule::kMoeFusedMlpNeedsSwiglu, "moe-fused-mlp-needs-swiglu",
+             "moe-fused-mlp=on needs SwiGLU experts without biases or a clamp"},
+    RuleInfo{Rule::kMoeFusedMlpWithMoeActRecompute, "moe-fused-mlp-with-moe-act-recompute",
+             "moe-fused-mlp=on with the moe_act recompute module"},
     RuleInfo{Rule::kGradReduceNeedsDp, "grad-reduce-needs-dp", "overlap-grad-reduce= needs data parallel"},
     RuleInfo{Rule::kGradReduceWithLayerwise, "grad-reduce-with-layerwise",
              "overlap-grad-reduce= chooses nothing for FSDP or ZeRO-3"},
@@ -309,6 +314,9 @@ std::string describe(const Verdict& v) {
     case Rule::kMoeOverlapWithMoeRecompute:
     case Rule::kMoeOverlapWithMtpLayers:
     case Rule::kMoeOverlapNeeds16Bit:
+    case Rule::kMoeFusedMlpNeedsMxfp8:
+    case Rule::kMoeFusedMlpNeedsSwiglu:
+    case Rule::kMoeFusedMlpWithMoeActRecompute:
       return describe_expert(v);
     case Rule::kGradReduceNeedsDp:
     case Rule::kGradReduceWithLayerwise:

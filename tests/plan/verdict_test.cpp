@@ -1,7 +1,8 @@
 // Typed verdicts: every plan rule has a stable code and a summary, and each verdict reads as the
 // sentence stepcast printed before rules had codes. Expected texts are the rules' format strings
 // with the plan's numbers filled in by hand (Llama-2 7B: 32 layers, 32 heads and key/value heads,
-// ffn 11008, 4096 tokens; Mixtral 8x7B: 8 experts of ffn 14336; DeepSeek-V3: 61 layers, 1 MTP module).
+// ffn 11008, 4096 tokens; Mixtral 8x7B: 8 SwiGLU experts of ffn 14336; DeepSeek-V3: 61 layers, 1 MTP
+// module; Nemotron 3 Super: squared-ReLU experts, 2 MTP layers).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -183,6 +184,16 @@ const std::vector<Case>& cases() {
       {mixtral, "dp=2,ep=2,moe-overlap=on,precision=fp32", 2, R::kMoeOverlapNeeds16Bit,
        "moe-overlap=on needs a 16-bit model (bf16, fp16, or fp8 and the block-scaled formats over one), as "
        "Megatron-Core requires (got precision=fp32)"},
+      {mixtral, "dp=2,ep=2,moe-fused-mlp=on", 2, R::kMoeFusedMlpNeedsMxfp8,
+       "moe-fused-mlp=on runs Transformer Engine's fused grouped MLP, which takes MXFP8 operands only "
+       "(precision=mxfp8; got precision=bf16)"},
+      {nemotron_super, "dp=8,ep=8,precision=mxfp8,moe-fused-mlp=on", 8, R::kMoeFusedMlpNeedsSwiglu,
+       "moe-fused-mlp=on fuses a SwiGLU between the experts' grouped GEMMs; nemotron-3-super cannot run it: its "
+       "experts are not gated (no SwiGLU)"},
+      {mixtral, "dp=2,ep=2,precision=mxfp8,moe-fused-mlp=on,recompute=selective,recompute-modules=moe_act", 2,
+       R::kMoeFusedMlpWithMoeActRecompute,
+       "moe-fused-mlp=on runs the experts' activation inside the grouped GEMM: the moe_act recompute module has no "
+       "kernel of its own to run again (drop moe_act from recompute-modules=)"},
       {llama2_7b, "overlap-grad-reduce=on", 1, R::kGradReduceNeedsDp,
        "overlap-grad-reduce=on needs data parallel: dp x cp > 1 ranks reducing gradients (got dp=1, cp=1)"},
       {llama2_7b, "zero=3,overlap-grad-reduce=on", 2, R::kGradReduceWithLayerwise,

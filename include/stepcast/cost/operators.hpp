@@ -131,6 +131,9 @@ struct ExpertContext {
   /// sorted by local expert before the experts, and back after them (Megatron-Core's
   /// sort_chunks_by_idxs); the flex dispatcher delivers them by expert.
   bool regroups_by_expert = false;
+  /// Transformer Engine's fused grouped MLP (plan moe-fused-mlp=on): each grouped GEMM one kernel
+  /// over every local expert, the activation and the casts between the GEMMs in their epilogues.
+  bool fused_mlp = false;
 };
 
 /// The settings an operator list depends on, resolved from a plan.

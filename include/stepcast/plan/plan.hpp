@@ -200,6 +200,11 @@ struct Plan {
   /// Dispatch and combine overlapped with the other micro-batch's or the shared experts'
   /// compute (moe-overlap=on: DeepSeek-V3's DualPipe, Megatron-core's a2a overlap).
   bool moe_overlap = false;
+  /// moe-fused-mlp=on: the routed experts run as Transformer Engine's fused grouped MLP
+  /// (ForwardGroupedMLP_CuTeGEMMSwiGLU_MXFP8 and its backward: one CuTe DSL kernel per grouped
+  /// GEMM over all local experts, SwiGLU, routing weights and MXFP8 casts in their epilogues), as
+  /// Megatron-Bridge's 26.06 MXFP8 MoE presets on Blackwell enable it (cutedsl_fused_grouped_mlp).
+  bool moe_fused_mlp = false;
   /// peft=lora: the base weights frozen, rank-`lora_rank` adapters trained on every linear layer
   /// of the transformer blocks (Megatron-Bridge's LoRA; its default rank, 32).
   Peft peft = Peft::kNone;

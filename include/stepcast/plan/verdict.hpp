@@ -73,6 +73,9 @@ enum class Rule {
   kMoeOverlapWithMoeRecompute,      ///< no values
   kMoeOverlapWithMtpLayers,         ///< mtp (MTP layers of the workload)
   kMoeOverlapNeeds16Bit,            ///< precision (a name)
+  kMoeFusedMlpNeedsMxfp8,           ///< precision (a name)
+  kMoeFusedMlpNeedsSwiglu,          ///< workload (a name), why (a phrase)
+  kMoeFusedMlpWithMoeActRecompute,  ///< no values
   // Data-parallel overlap settings (data_parallel_overlap.cpp).
   kGradReduceNeedsDp,                 ///< setting (on/off), dp, cp
   kGradReduceWithLayerwise,           ///< setting (on/off), sharding (a name: FSDP or ZeRO-3)
