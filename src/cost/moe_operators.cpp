@@ -219,12 +219,13 @@ void append_expert_down_bias(double out, double local, double e, std::vector<Ope
 /// as single grouped GEMMs over grouped tensors. The activation's own kernels and the two casts
 /// the epilogues write are gone; what the fused op keeps is the unfused one's (the 16-bit SwiGLU
 /// input, the quantized down input).
-void append_fused_experts(const OperatorContext& c, GemmShape gate_up, double inner, double e, const Quantized& expert,
+/// `f` is each expert's inner width (the down GEMM's k).
+void append_fused_experts(const OperatorContext& c, GemmShape gate_up, double f, double e, const Quantized& expert,
                           std::vector<Operator>& fwd, std::vector<Operator>& bwd) {
   const double q = quantized_bytes_per_element(c.precision);
   const double rows = gate_up.batch * gate_up.m;
   const double w = gate_up.k;
-  const double f = inner / rows;
+  const double inner = rows * f;
   // Gate+up: its epilogue writes the down GEMM's input, row- and column-wise; its backward's
   // gradient comes cast from the down dgrad's epilogue. It keeps its input quantized and the
   // 16-bit SwiGLU input (2 x inner).
@@ -321,10 +322,10 @@ void append_moe_mlp(const workload::TransformerShape& shape, const OperatorConte
     row_copy(fwd, bwd, "regroup rows by expert (dispatch)", "regroup rows by expert (dispatch) backward", received, e);
   const Quantized expert{&c, "quantize expert input", "quantize expert output gradient",
                          QuantizedTensor::kGroupedOperand};
-  const double inner = rows * f;
   if (c.experts.fused_mlp) {
-    append_fused_experts(c, {local, per_expert, up, w}, inner, e, expert, fwd, bwd);
+    append_fused_experts(c, {local, per_expert, up, w}, f, e, expert, fwd, bwd);
   } else {
+    const double inner = rows * f;
     grouped_linear(fwd, bwd, "expert gate+up (grouped)", "expert gate+up (grouped dgrad)",
                    "expert gate+up (grouped wgrad)", {local, per_expert, up, w}, e, rows * w, expert);
     append_expert_activation(shape, c, inner, fwd, bwd);
