@@ -5,11 +5,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "stepcast/calibrate/defaults_fit.hpp"
 #include "stepcast/calibrate/run_validation.hpp"
 #include "stepcast/calibrate/training_runs.hpp"
 #include "stepcast/topology/model_parameters.hpp"
+#include "support/scratch_folder.hpp"
 
 namespace defaults_fit_test {
 
@@ -31,10 +34,8 @@ cost::Calibration with_parameters(double kernel_us, double host_us, double susta
   return c;
 }
 
-/// vTrain's A100 runs and SimuMax's B200 runs, each measured as the model predicts it under `truth`.
-std::vector<TrainingRun> synthetic(const cost::Calibration& truth) {
-  auto runs = read_training_runs(
-      {kRoot / "tests/data/runs/vtrain_single_node_a100.csv", kRoot / "tests/data/runs/simumax_b200.csv"}, kRoot);
+/// Each expressible run measured as the model predicts it under `truth`.
+std::vector<TrainingRun> measured_as_predicted(std::vector<TrainingRun> runs, const cost::Calibration& truth) {
   for (auto& r : runs) {
     if (!r.expressible()) continue;
     const EnginePrediction p = predict_analytically(r, &truth);
@@ -42,6 +43,35 @@ std::vector<TrainingRun> synthetic(const cost::Calibration& truth) {
     r.measured.step_time = p.step_time;
   }
   return runs;
+}
+
+/// vTrain's A100 runs and SimuMax's B200 runs, each measured as the model predicts it under `truth`.
+std::vector<TrainingRun> synthetic(const cost::Calibration& truth) {
+  return measured_as_predicted(
+      read_training_runs(
+          {kRoot / "tests/data/runs/vtrain_single_node_a100.csv", kRoot / "tests/data/runs/simumax_b200.csv"}, kRoot),
+      truth);
+}
+
+/// SimuMax's 31 Llama runs (their workloads written in the row) on a B200 whose GEMM figures no
+/// parameter scales: the shipped dgx-b200 with its GPU written inline, every `scaled_by` taken out.
+std::vector<TrainingRun> on_an_unscaled_b200(const std::filesystem::path& dir, const cost::Calibration& truth) {
+  auto topology = nlohmann::json::parse(std::ifstream(kRoot / "topologies/dgx-b200.json"));
+  auto gpu = nlohmann::json::parse(std::ifstream(kRoot / "topologies/gpus/b200-sxm-180gb.json"));
+  for (auto& [precision, figure] : gpu["kernels"]["gemm"].items()) figure.erase("scaled_by");
+  topology["gpu"] = gpu;
+  std::ofstream(dir / "unscaled-b200.json") << topology.dump();
+  std::ifstream in(kRoot / "tests/data/runs/simumax_b200.csv");
+  std::ofstream out(dir / "runs.csv");
+  for (std::string line; std::getline(in, line);) {
+    const bool row = !line.starts_with('#') && !line.starts_with("run,");
+    if (row && line.find("workloads/") != std::string::npos) continue;
+    const auto at = line.find(",dgx-b200,");
+    if (row && at != std::string::npos) line.replace(at, 10, ",unscaled-b200.json,");
+    out << line << '\n';
+  }
+  out.close();
+  return measured_as_predicted(read_training_runs({dir / "runs.csv"}, kRoot), truth);
 }
 
 }  // namespace
@@ -56,19 +86,20 @@ TEST_SUITE("calibrate.defaults_fit") {
     CHECK(by_name["host_overhead"].value == doctest::Approx(45e-6).epsilon(1e-3));
     CHECK(by_name["sustained_gemm_fraction"].value == doctest::Approx(0.85).epsilon(1e-3));
     CHECK(fit.rms_after < 1e-4);
-    // Every run depends on the overheads; only the A100 runs (vTrain's 1440, a cited maximum) on the
-    // sustained share: the B200's BF16 GEMM figure is measured in training shapes, not scaled by it.
+    // Every run depends on the overheads and on the sustained share, which scales the A100's and
+    // the B200's GEMM figures alike (both GEMMs timed on their own)...
     CHECK(by_name["kernel_overhead"].runs == 1440 + 43);
-    // (less the few whose GEMMs run shorter than the host, at 45 us a kernel, takes to issue them:
-    // GEMM speed does not move those).
-    CHECK(by_name["sustained_gemm_fraction"].runs > 1400);
-    CHECK(by_name["sustained_gemm_fraction"].runs < 1440);
+    // ... less the few vTrain runs whose GEMMs run shorter than the host, at 45 us a kernel, takes
+    // to issue them: GEMM speed does not move those.
+    CHECK(by_name["sustained_gemm_fraction"].runs > 1400 + 43);
+    CHECK(by_name["sustained_gemm_fraction"].runs < 1440 + 43);
     CHECK(fit.runs_per_file.size() == 2);
   }
 
-  TEST_CASE("a parameter no run depends on keeps its start and says so: the sustained share on B200 BF16 runs alone") {
-    auto runs = synthetic(with_parameters(12.0, 45.0, 0.85));
-    std::erase_if(runs, [](const TrainingRun& r) { return r.file.find("vtrain") != std::string::npos; });
+  TEST_CASE("a parameter no run depends on keeps its start and says so: the sustained share on an unscaled GPU") {
+    const test::ScratchFolder dir("stepcast_defaults_fit_", "unscaled");
+    const auto runs = on_an_unscaled_b200(dir.path, with_parameters(12.0, 45.0, 0.85));
+    REQUIRE(runs.size() == 31);
     const DefaultsFit fit = fit_defaults(runs, with_parameters(5.0, 20.0, 0.95));
     std::map<std::string, FittedParameter> by_name;
     for (const auto& p : fit.parameters) by_name[p.name] = p;
@@ -76,7 +107,8 @@ TEST_SUITE("calibrate.defaults_fit") {
     CHECK(by_name["sustained_gemm_fraction"].value == doctest::Approx(0.95));
     CHECK(fit.fitted.sources.at("sustained_gemm_fraction").starts_with("not fitted: no run of"));
     CHECK(fit.fitted.sources.at("sustained_gemm_fraction").find("kept at its start, 0.95") != std::string::npos);
-    CHECK(by_name["kernel_overhead"].runs == 43);
+    CHECK(by_name["kernel_overhead"].runs == 31);
+    CHECK(by_name["kernel_overhead"].value == doctest::Approx(12e-6).epsilon(1e-3));
   }
 
   TEST_CASE("a measured parameter is held, not fitted: host 45 us measured, the others recovered beside it") {

@@ -115,6 +115,8 @@ TEST_SUITE("topology.gpu_catalogue") {
     const GpuSpec b200 = load_gpu_file(catalogue("b200-sxm-180gb"));
     CHECK(b200.kernels.gemm.at("bf16").value == doctest::Approx(0.4878));
     CHECK(gb300.kernels.gemm.at("bf16").value == doctest::Approx(0.4878));
+    // Timed shape by shape outside a training step, it is scaled like every GEMM benchmark's rate.
+    CHECK(b200.kernels.gemm.at("bf16").scaled_by == "sustained_gemm_fraction");
     CHECK(b200.kernels.attention.at("cudnn").forward.value == doctest::Approx(0.8715 / 2.0).epsilon(1e-4));
     CHECK(b200.kernels.attention.at("cudnn").backward.value == doctest::Approx(0.7294 / 2.0).epsilon(1e-4));
     for (const GpuSpec* ultra : {&gb300, &b300}) {

@@ -54,8 +54,8 @@ struct Hop {
 
 /// One kernel figure of a GPU file: a cited value, or one of the model's free parameters
 /// (model_parameters.hpp), whose value the shipped defaults give unless a calibration replaces it.
-/// A cited value may be scaled by a free parameter (a benchmark's maximum taken down to what a
-/// training step sustains).
+/// A cited value may be scaled by a free parameter (a GEMM benchmarked on its own taken down to
+/// what a training step sustains).
 struct GpuFigure {
   double value = 0.0;     ///< the file's value, or the parameter's value in the shipped defaults
   std::string parameter;  ///< the free parameter the figure is; empty for a cited value
