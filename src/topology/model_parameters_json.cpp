@@ -17,16 +17,17 @@ constexpr double kOneMicrosecond = 1e-6;
 // a kernel's fixed cost lies between a launch with nothing to do (under a microsecond on the GPU)
 // and a tenth of a millisecond; a host issues a kernel in 1 to 200 microseconds (eager PyTorch on
 // a slow CPU); a collective's stream synchronisation and launch cost no more than such a slow host's
-// launch. A training step's GEMMs sustain at most the rate a GEMM timed on its own reaches; the
-// floor, half of it, is there only so that a fit never rests on it.
+// launch. A training step's tensor-core kernels sustain at most the rate one timed on its own
+// reaches; the floor, half of it, is there only so that a fit never rests on it.
 constexpr std::array<ParameterSpec, 4> kParameterList = {{
     {"kernel_overhead", ParameterUnit::kSeconds, 0.5 * kOneMicrosecond, 100.0 * kOneMicrosecond,
      "GPU time every kernel costs beyond its roofline time (launch, ramp-up and drain)"},
     {"host_overhead", ParameterUnit::kSeconds, 1.0 * kOneMicrosecond, 200.0 * kOneMicrosecond,
      "host (CPU) time the framework spends issuing one kernel"},
-    {"sustained_gemm_fraction", ParameterUnit::kFraction, 0.5, 1.0,
-     "fraction of a GEMM's rate timed on its own (a sweep's best shape, or a training shape benchmarked alone) that "
-     "the GEMMs of a training step sustain; the GPU files that cite such a measurement scale it by this"},
+    {"sustained_tensor_fraction", ParameterUnit::kFraction, 0.5, 1.0,
+     "fraction of a tensor-core kernel's rate timed on its own (a GEMM sweep's best shape or a training shape, a "
+     "fused attention benchmark) that a training step's back-to-back kernels sustain; the GPU files scale every "
+     "such GEMM and attention figure by it"},
     {"collective_overhead", ParameterUnit::kSeconds, 0.5 * kOneMicrosecond, 200.0 * kOneMicrosecond,
      "time every collective of a training step costs beyond NCCL's model of it, which nccl-tests' back-to-back "
      "calls hide: the framework's stream synchronisation around the call and its launch"},

@@ -28,7 +28,7 @@ cost::Calibration with_parameters(double kernel_us, double host_us, double susta
   // The collective overhead is 20 us in the runs and at the start, whatever the shipped defaults say.
   c.parameters.values = {{"kernel_overhead", kernel_us * 1e-6},
                          {"host_overhead", host_us * 1e-6},
-                         {"sustained_gemm_fraction", sustained},
+                         {"sustained_tensor_fraction", sustained},
                          {"collective_overhead", 20e-6}};
   for (const auto& [name, v] : c.parameters.values) c.parameters.sources[name] = "test";
   return c;
@@ -53,12 +53,16 @@ std::vector<TrainingRun> synthetic(const cost::Calibration& truth) {
       truth);
 }
 
-/// SimuMax's 31 Llama runs (their workloads written in the row) on a B200 whose GEMM figures no
+/// SimuMax's 31 Llama runs (their workloads written in the row) on a B200 whose figures no
 /// parameter scales: the shipped dgx-b200 with its GPU written inline, every `scaled_by` taken out.
 std::vector<TrainingRun> on_an_unscaled_b200(const std::filesystem::path& dir, const cost::Calibration& truth) {
   auto topology = nlohmann::json::parse(std::ifstream(kRoot / "topologies/dgx-b200.json"));
   auto gpu = nlohmann::json::parse(std::ifstream(kRoot / "topologies/gpus/b200-sxm-180gb.json"));
   for (auto& [precision, figure] : gpu["kernels"]["gemm"].items()) figure.erase("scaled_by");
+  for (auto& [kernel, figures] : gpu["kernels"]["attention"].items()) {
+    if (!figures.is_object()) continue;  // "default": the kernel's name
+    for (const char* pass : {"forward", "backward"}) figures[pass].erase("scaled_by");
+  }
   topology["gpu"] = gpu;
   std::ofstream(dir / "unscaled-b200.json") << topology.dump();
   std::ifstream in(kRoot / "tests/data/runs/simumax_b200.csv");
@@ -84,15 +88,15 @@ TEST_SUITE("calibrate.defaults_fit") {
     for (const auto& p : fit.parameters) by_name[p.name] = p;
     CHECK(by_name["kernel_overhead"].value == doctest::Approx(12e-6).epsilon(1e-3));
     CHECK(by_name["host_overhead"].value == doctest::Approx(45e-6).epsilon(1e-3));
-    CHECK(by_name["sustained_gemm_fraction"].value == doctest::Approx(0.85).epsilon(1e-3));
+    CHECK(by_name["sustained_tensor_fraction"].value == doctest::Approx(0.85).epsilon(1e-3));
     CHECK(fit.rms_after < 1e-4);
     // Every run depends on the overheads and on the sustained share, which scales the A100's and
-    // the B200's GEMM figures alike (both GEMMs timed on their own)...
+    // the B200's GEMM and attention figures alike (all kernels timed on their own)...
     CHECK(by_name["kernel_overhead"].runs == 1440 + 43);
-    // ... less the few vTrain runs whose GEMMs run shorter than the host, at 45 us a kernel, takes
-    // to issue them: GEMM speed does not move those.
-    CHECK(by_name["sustained_gemm_fraction"].runs > 1400 + 43);
-    CHECK(by_name["sustained_gemm_fraction"].runs < 1440 + 43);
+    // ... less the few vTrain runs whose kernels run shorter than the host, at 45 us a kernel,
+    // takes to issue them: kernel speed does not move those.
+    CHECK(by_name["sustained_tensor_fraction"].runs > 1400 + 43);
+    CHECK(by_name["sustained_tensor_fraction"].runs < 1440 + 43);
     CHECK(fit.runs_per_file.size() == 2);
   }
 
@@ -103,10 +107,10 @@ TEST_SUITE("calibrate.defaults_fit") {
     const DefaultsFit fit = fit_defaults(runs, with_parameters(5.0, 20.0, 0.95));
     std::map<std::string, FittedParameter> by_name;
     for (const auto& p : fit.parameters) by_name[p.name] = p;
-    CHECK(by_name["sustained_gemm_fraction"].runs == 0);
-    CHECK(by_name["sustained_gemm_fraction"].value == doctest::Approx(0.95));
-    CHECK(fit.fitted.sources.at("sustained_gemm_fraction").starts_with("not fitted: no run of"));
-    CHECK(fit.fitted.sources.at("sustained_gemm_fraction").find("kept at its start, 0.95") != std::string::npos);
+    CHECK(by_name["sustained_tensor_fraction"].runs == 0);
+    CHECK(by_name["sustained_tensor_fraction"].value == doctest::Approx(0.95));
+    CHECK(fit.fitted.sources.at("sustained_tensor_fraction").starts_with("not fitted: no run of"));
+    CHECK(fit.fitted.sources.at("sustained_tensor_fraction").find("kept at its start, 0.95") != std::string::npos);
     CHECK(by_name["kernel_overhead"].runs == 31);
     CHECK(by_name["kernel_overhead"].value == doctest::Approx(12e-6).epsilon(1e-3));
   }
@@ -125,7 +129,7 @@ TEST_SUITE("calibrate.defaults_fit") {
     CHECK(by_name["host_overhead"].measured);
     CHECK(by_name["host_overhead"].value == doctest::Approx(45e-6).epsilon(1e-12));
     CHECK(by_name["kernel_overhead"].value == doctest::Approx(12e-6).epsilon(1e-3));
-    CHECK(by_name["sustained_gemm_fraction"].value == doctest::Approx(0.85).epsilon(1e-3));
+    CHECK(by_name["sustained_tensor_fraction"].value == doctest::Approx(0.85).epsilon(1e-3));
     CHECK(fit.fitted.sources.at("host_overhead").starts_with("measured, not fitted ("));
     CHECK(fit.fitted.sources.at("host_overhead").ends_with("runs depend on it): measured on an eager layer"));
 
@@ -145,7 +149,7 @@ TEST_SUITE("calibrate.defaults_fit") {
     const topology::ModelParameters loaded = topology::load_model_parameters(path);
     CHECK(loaded.values.at("host_overhead").value == doctest::Approx(45e-6).epsilon(1e-3));
     const cost::Calibration cal = cost::load_calibration(path);
-    CHECK(cal.parameters.values.at("sustained_gemm_fraction") == doctest::Approx(0.85).epsilon(1e-3));
+    CHECK(cal.parameters.values.at("sustained_tensor_fraction") == doctest::Approx(0.85).epsilon(1e-3));
     CHECK(cal.parameters.values.size() == topology::model_parameters().size());
   }
 }

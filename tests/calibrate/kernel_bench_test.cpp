@@ -51,10 +51,12 @@ constexpr double kAttnIdealUs = 137438953472.0 / (989.4e12 * kQuantization) * 1e
 constexpr double kMlpIdealUs = 2.0 * kAttnIdealUs;                                  // 286.50 us
 /// The compute model's default bf16 GEMM efficiency on an H100 SXM: its maximum achievable matmul
 /// rate, 792.1 of 989 TFLOP/s (ml-engineering's MAMF table), times the share of it a training step
-/// sustains (the free parameter sustained_gemm_fraction, as the shipped defaults give it).
+/// sustains (the free parameter sustained_tensor_fraction, as the shipped defaults give it).
 double hopper_default() {
   return 792.1 / 989.0 *
-         topology::load_model_parameters(topology::shipped_defaults_file()).values.at("sustained_gemm_fraction").value;
+         topology::load_model_parameters(topology::shipped_defaults_file())
+             .values.at("sustained_tensor_fraction")
+             .value;
 }
 
 double kernel_overhead_us() {
@@ -172,7 +174,7 @@ TEST_SUITE("calibrate.kernel_bench") {
     const KernelBench bench = parse_kernel_bench_json(doc.dump(), kFixture);
     const auto topo = topology::load_topology(root("topologies/dgx-h100.json"), 1);
     const double sustained =
-        topology::load_model_parameters(topology::shipped_defaults_file()).values.at("sustained_gemm_fraction").value;
+        topology::load_model_parameters(topology::shipped_defaults_file()).values.at("sustained_tensor_fraction").value;
     const double efficiency = 0.7087417887822132 * sustained;
     const OperatorComparison c = compare_operators(bench, topo.gpu(), {});
     REQUIRE(c.points.size() == 3);

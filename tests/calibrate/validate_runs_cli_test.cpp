@@ -132,7 +132,7 @@ TEST_SUITE("calibrate.validate_runs_cli") {
         792.1 / 989.0 *
         nlohmann::json::parse(std::ifstream(std::string(STEPCAST_SOURCE_DIR) + "/topologies/model-defaults.json"))
             .at("parameters")
-            .at("sustained_gemm_fraction")
+            .at("sustained_tensor_fraction")
             .at("value")
             .get<double>();
     const double uncalibrated_step = uncalibrated.at("runs").at(0).at("predicted_step_time_s").get<double>();

@@ -115,8 +115,9 @@ TEST_SUITE("topology.gpu_catalogue") {
     const GpuSpec b200 = load_gpu_file(catalogue("b200-sxm-180gb"));
     CHECK(b200.kernels.gemm.at("bf16").value == doctest::Approx(0.4878));
     CHECK(gb300.kernels.gemm.at("bf16").value == doctest::Approx(0.4878));
-    // Timed shape by shape outside a training step, it is scaled like every GEMM benchmark's rate.
-    CHECK(b200.kernels.gemm.at("bf16").scaled_by == "sustained_gemm_fraction");
+    // Both sweeps time kernels on their own, outside a training step: scaled like every such rate.
+    CHECK(b200.kernels.gemm.at("bf16").scaled_by == "sustained_tensor_fraction");
+    CHECK(b200.kernels.attention.at("cudnn").forward.scaled_by == "sustained_tensor_fraction");
     CHECK(b200.kernels.attention.at("cudnn").forward.value == doctest::Approx(0.8715 / 2.0).epsilon(1e-4));
     CHECK(b200.kernels.attention.at("cudnn").backward.value == doctest::Approx(0.7294 / 2.0).epsilon(1e-4));
     for (const GpuSpec* ultra : {&gb300, &b300}) {
@@ -197,13 +198,13 @@ TEST_SUITE("topology.gpu_catalogue") {
               ":/kernels/gemm/bf16/scaled_by: \"kernel_overhead\" is a time, and this figure is a fraction");
     const auto scaled_parameter = gpu_with_kernels(
         "scaled_parameter",
-        R"({"gemm": {"bf16": {"parameter": "sustained_gemm_fraction", "scaled_by": "sustained_gemm_fraction",
+        R"({"gemm": {"bf16": {"parameter": "sustained_tensor_fraction", "scaled_by": "sustained_tensor_fraction",
         "source": "x"}}})");
     CHECK(error_of([&] { (void)load_gpu_file(scaled_parameter); }) ==
           scaled_parameter.string() +
               ":/kernels/gemm/bf16/scaled_by: scales a cited value; a parameter is fitted whole");
     const auto scaled_overhead = gpu_with_kernels(
-        "scaled_overhead", R"({"kernel_overhead": {"value": "5 us", "scaled_by": "sustained_gemm_fraction",
+        "scaled_overhead", R"({"kernel_overhead": {"value": "5 us", "scaled_by": "sustained_tensor_fraction",
         "source": "x"}})");
     CHECK(error_of([&] { (void)load_gpu_file(scaled_overhead); }) ==
           scaled_overhead.string() +

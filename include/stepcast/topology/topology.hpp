@@ -54,7 +54,7 @@ struct Hop {
 
 /// One kernel figure of a GPU file: a cited value, or one of the model's free parameters
 /// (model_parameters.hpp), whose value the shipped defaults give unless a calibration replaces it.
-/// A cited value may be scaled by a free parameter (a GEMM benchmarked on its own taken down to
+/// A cited value may be scaled by a free parameter (a kernel benchmarked on its own taken down to
 /// what a training step sustains).
 struct GpuFigure {
   double value = 0.0;     ///< the file's value, or the parameter's value in the shipped defaults
