@@ -220,6 +220,7 @@ enum class BufferKind {
   kGatheredUnitsFp8Params,
   kGradOpUnit,
   kZeroBuckets,
+  kDistributedOptimizerInPlace,
   kDdpBucketView,
   kDdpBucketCopy
 };
@@ -307,6 +308,9 @@ std::string buffer_rule(BufferKind buffers, const MemoryOptions& options, const 
     case BufferKind::kZeroBuckets:
       return fmt::format("DeepSpeed reduce + all-gather buckets of min({:.3g}, params/rank) elements",
                          options.zero_bucket_elements);
+    case BufferKind::kDistributedOptimizerInPlace:
+      return "none: Megatron-Core's distributed optimizer reduces and gathers in place in its gradient and parameter "
+             "buffers";
     case BufferKind::kDdpBucketView:
       return fmt::format("one DDP bucket in flight ({}, gradient_as_bucket_view)", format_bytes(options.ddp_bucket));
     case BufferKind::kDdpBucketCopy:
@@ -466,7 +470,12 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
         buffers = BufferKind::kGradOpUnit;
       }
     }
-  } else if (plan.sharding == plan::Sharding::kZero1 || plan.sharding == plan::Sharding::kZero2) {
+  } else if (plan.sharding == plan::Sharding::kZero1) {
+    // Megatron-Core's distributed optimizer (zero=1) reduce-scatters each gradient bucket in place in
+    // its contiguous gradient buffer and gathers the updated parameters into its parameter buffer
+    // (megatron/core/distributed/param_and_grad_buffer.py): both buffers are the state counted above.
+    buffers = BufferKind::kDistributedOptimizerInPlace;
+  } else if (plan.sharding == plan::Sharding::kZero2) {
     // DeepSpeed's reduce and all-gather buckets, each at most zero_bucket_elements elements.
     const double elements = std::min(options.zero_bucket_elements, parameters_per_model_rank(workload, plan).trained);
     out.temporary_buffers = Bytes(elements * (per.gradients + per.parameters));

@@ -111,6 +111,23 @@ TEST_SUITE("cost.memory") {
     CHECK(grads("fsdp=8,grad-reduce=fp32") == doctest::Approx(7e9 * 2 / 8));
   }
 
+  TEST_CASE(
+      "ZeRO's buffers: Megatron's zero=1 reduces and gathers in place, DeepSpeed's zero=2 in 5e8-element buckets") {
+    // Megatron-Core's distributed optimizer reduce-scatters its gradient buffer and gathers its
+    // parameter buffer in place (param_and_grad_buffer.py): no buffer beside the state. DeepSpeed's
+    // ZeRO-2 reduces into a bucket of reduce_bucket_size and gathers into one of
+    // allgather_bucket_size, 5e8 elements each by default: 5e8 x (2 B gradient + 2 B parameter) in
+    // bf16 = 2e9 B for 7e9 parameters on 8 ranks.
+    const auto w = bare(7e9);
+    const auto buffers = [&](const char* text) {
+      plan::Plan p = plan::parse_plan(text);
+      p.precision = plan::Precision::kBf16;
+      return cost::estimate_memory(w, plan::resolve(p, w, 8), cost::MemoryOptions{}).temporary_buffers.value();
+    };
+    CHECK(buffers("dp=8,zero=1") == 0.0);
+    CHECK(buffers("dp=8,zero=2") == doctest::Approx(5e8 * (2.0 + 2.0)));
+  }
+
   TEST_CASE("fp32 Adam holds 4 + 4 + 8 bytes per parameter, mixed-precision SGD 2 + 2 + 4") {
     const auto fp32 = cost::state_bytes_per_parameter(plan::Precision::kFp32, plan::Optimizer::kAdam);
     CHECK(fp32.parameters + fp32.gradients + fp32.optimizer == 16.0);
