@@ -86,6 +86,26 @@ TEST_SUITE("topology.gpu_catalogue") {
     }
   }
 
+  TEST_CASE("every GEMM and fused-attention figure of a shipped GPU, a kernel timed on its own, is scaled") {
+    // The README's rule: each such figure is an isolated benchmark (ml-engineering's maximum, a
+    // sweep, a paper), taken down to what a training step's back-to-back kernels sustain. A file
+    // that left one out would price that kernel at its isolated rate beside scaled ones.
+    for (const auto& f : catalogue_files()) {
+      const GpuSpec g = load_gpu_file(f);
+      for (const auto& [precision, fig] : g.kernels.gemm) {
+        const std::string where = f.filename().string() + " gemm " + precision;
+        CAPTURE(where);
+        CHECK(fig.scaled_by == "sustained_tensor_fraction");
+      }
+      for (const auto& [kernel, figs] : g.kernels.attention) {
+        const std::string where = f.filename().string() + " attention " + kernel;
+        CAPTURE(where);
+        CHECK(figs.forward.scaled_by == "sustained_tensor_fraction");
+        CHECK(figs.backward.scaled_by == "sustained_tensor_fraction");
+      }
+    }
+  }
+
   TEST_CASE("the figures are the ones their sources cite") {
     const GpuSpec h100 = load_gpu_file(catalogue("h100-sxm5-80gb"));
     const GpuSpec a100 = load_gpu_file(catalogue("a100-sxm4-80gb"));

@@ -22,7 +22,9 @@ struct MemoryOptions {
   /// PyTorch DDP's gradient_as_bucket_view (default false): when false, the buckets hold a copy
   /// of every gradient, "equal to the total gradients size" (torch.nn.parallel.DDP docs).
   bool ddp_gradient_as_bucket_view = false;
-  /// DeepSpeed ZeRO-1/2 reduce_bucket_size and allgather_bucket_size default: 5e8 elements.
+  /// DeepSpeed's reduce_bucket_size and allgather_bucket_size default: 5e8 elements. zero=2 holds
+  /// two such buckets; zero=1 (Megatron-Core's distributed optimizer) none, reducing in place. The
+  /// step graph also sizes ZeRO-1/2's gradient reduce-scatters by it.
   double zero_bucket_elements = 5e8;
   /// Fill MemoryBreakdown::explanation; the planner turns it off in its inner loop.
   bool explain = true;
