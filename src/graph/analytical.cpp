@@ -92,9 +92,9 @@ Seconds slow_compute_beside_calls(AnalyticalComm& comm, const StepGraph& graph, 
     const Seconds loss = (t.time - t.exposed) * cost::sm_share(t.blocks, sm_count);
     lost += loss;
     if (anchor == Anchor::kStepStart) {
-      // These calls run beside the first forward: where they outlast it, the pass they slow
-      // lasts as much longer and hides as much more of them.
-      const Seconds hidden_more = std::min(t.exposed, loss);
+      // The first model chunk's share of these calls runs beside its first forward: where they
+      // outlast it, the pass they slow lasts as much longer and hides as much more of them.
+      const Seconds hidden_more = std::min(t.exposed, loss / graph.vp);
       t.exposed -= hidden_more;
       comm.exposed -= hidden_more;
     }

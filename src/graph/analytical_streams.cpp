@@ -55,6 +55,28 @@ Seconds edge_calls(Evaluation& e, const CommNode& node, bool layer_zero) {
   return total;
 }
 
+/// How long the forwards wait for the step-start gathers of `chunks` model chunks, each chunk
+/// holding an even share, on one stream. Megatron-Core issues the first two chunks' gathers at the
+/// step's start and each later chunk's when the chunk before it runs its first forward (schedules.py,
+/// forward_backward_pipelining_with_interleaving: param_sync_func); a chunk's first forward waits
+/// for its gathers, the first chunk's for its first bucket only (its layers wait bucket by bucket:
+/// finish_param_sync), and `forwards` forwards of a chunk run before the next chunk's first. With
+/// one chunk: max(first bucket, gathers - first forward).
+Seconds chunk_gather_wait(Seconds gathers, Seconds first_bucket, Seconds chunk_forward, double forwards, int chunks) {
+  const Seconds per_chunk = gathers / chunks;
+  Seconds wait = std::max(first_bucket, max0(per_chunk - chunk_forward));
+  Seconds stream = per_chunk;  // when the stream has gathered the chunks issued so far
+  Seconds start;               // when the latest chunk's first forward started
+  for (int c = 1; c < chunks; ++c) {
+    const Seconds issued = c == 1 ? Seconds(0.0) : start;
+    const Seconds due = start + chunk_forward * forwards + (c == 1 ? wait : Seconds(0.0));
+    stream = std::max(stream, issued) + per_chunk;
+    wait += max0(stream - due);
+    start = std::max(due, stream);
+  }
+  return wait;
+}
+
 }  // namespace
 
 // Prefetching the next unit while one computes hides the gathers behind the compute (Zhao et al.
@@ -144,18 +166,21 @@ void expose_gradient_buckets(Evaluation& e) {
 }
 
 // After the optimizer nothing overlaps the updated parameters' gather. At the step's start it
-// runs beside the first forward (its first model chunk's, interleaved): the first bucket is
-// exposed, and what the gathers take beyond that forward, which the stream's earlier gathers use.
+// runs beside the first forwards, model chunk by chunk (chunk_gather_wait); the step-start nodes
+// (dense and expert parameters) share that stream and its wait in proportion to their time.
 void expose_step_ends(Evaluation& e) {
   for_anchor(e, Anchor::kAfterOptimizer, [&](std::size_t i, const CommNode&) { e.terms[i].exposed = e.terms[i].time; });
-  const Seconds first_forward = e.w.forward / e.w.vp;
-  Seconds used;
+  std::vector<std::size_t> gathers;
+  Seconds first_bucket;
   for_anchor(e, Anchor::kStepStart, [&](std::size_t i, const CommNode& node) {
-    CommTerm& t = e.terms[i];
-    const Seconds first = e.pricer.time(node, node.size * std::min(1.0, node.pieces));
-    t.exposed = std::min(t.time, std::max(max0(t.time - max0(first_forward - used)), first));
-    used += t.time;
+    if (gathers.empty()) first_bucket = e.pricer.time(node, node.size * std::min(1.0, node.pieces));
+    gathers.push_back(i);
   });
+  if (gathers.empty()) return;
+  Seconds total;
+  for (const std::size_t i : gathers) total += e.terms[i].time;
+  const double forwards = std::min(e.graph.layout.pp, e.w.micro_batches);
+  share(e, gathers, std::min(total, chunk_gather_wait(total, first_bucket, e.w.forward / e.w.vp, forwards, e.w.vp)));
 }
 
 }  // namespace stepcast::graph::detail

@@ -1,11 +1,12 @@
 // Bucketed data parallel: DDP all-reduces all gradients once per step in 25 MiB buckets, as the
 // last micro-batch's backward produces them (gradient accumulation under no_sync; Li et al. 2020,
-// section 3.2). ZeRO-1/2 reduce-scatter them to their owners in reduce_bucket_size buckets (ZeRO-2
-// every micro-batch, ZeRO-1 once per step), and after the optimizer each owner's updated
-// parameters are all-gathered (ZeRO section 7), or under overlap-param-gather=on bucket by bucket
-// beside the next step's first forward, each before the layers it holds (Megatron-LM's distributed
-// optimizer: megatron/core/distributed/param_and_grad_buffer.py).
+// section 3.2). ZeRO-1/2 reduce-scatter them to their owners in buckets (ZeRO-2 every micro-batch
+// in DeepSpeed's reduce_bucket_size ones, ZeRO-1 once per step in Megatron-Core's), and after the
+// optimizer each owner's updated parameters are all-gathered (ZeRO section 7), or under
+// overlap-param-gather=on bucket by bucket beside the next step's first forward, each before the
+// layers it holds (Megatron-LM's distributed optimizer: megatron/core/distributed/param_and_grad_buffer.py).
 #include <algorithm>
+#include <limits>
 
 #include "data_parallel.hpp"
 #include "graph_support.hpp"
@@ -43,6 +44,20 @@ CommNode parameter_gather(const plan::Plan& p, std::string name, std::size_t gro
   return node;
 }
 
+/// Elements per gradient (and parameter) bucket of a sharded plan. zero=1 is Megatron-Core's
+/// distributed optimizer, whose buckets default to max(40M, 1M x data-parallel size) parameters,
+/// the data-parallel group counting its context-parallel ranks, and are the whole buffer when the
+/// gradients are reduced after the backward (DistributedDataParallel: bucket_size = None without
+/// overlap_grad_reduce); zero=2 is DeepSpeed's ZeRO-2, reduce_bucket_size elements (MemoryOptions).
+double bucket_elements(const GraphContext& context) {
+  const plan::Plan& p = context.plan;
+  if (p.zero_stage() != 1) return context.zero_bucket_elements;
+  if (!p.overlap_grad_reduce.value_or(true)) return std::numeric_limits<double>::infinity();
+  constexpr double kMegatronMinBucket = 40e6;
+  constexpr double kMegatronBucketPerRank = 1e6;
+  return std::max(kMegatronMinBucket, kMegatronBucketPerRank * static_cast<double>(p.dp) * p.cp);
+}
+
 }  // namespace
 
 void add_bucketed(const GraphContext& context, StepGraph& graph, const DataState& state) {
@@ -59,7 +74,7 @@ void add_bucketed(const GraphContext& context, StepGraph& graph, const DataState
   } else {
     reduce.name = "ZeRO gradient reduce-scatter" + note;
     reduce.op = cost::CollectiveOp::kReduceScatter;
-    reduce.size = std::min(state.grads, Bytes(context.zero_bucket_elements * state.reduce_bytes));
+    reduce.size = std::min(state.grads, Bytes(bucket_elements(context) * state.reduce_bytes));
     reduce.every_micro_batch = p.zero_stage() == 2;
     if (reduce.every_micro_batch && p.pp > 1) {
       // ZeRO-2's reduce-scatters, issued every micro-batch, run on every stage at once in the
@@ -78,7 +93,7 @@ void add_bucketed(const GraphContext& context, StepGraph& graph, const DataState
     gather_group = every_stage_group(graph, state.data_group);
     name += " (beside the first forward: overlap-param-gather=on)";
   }
-  graph.comm.push_back(parameter_gather(p, std::move(name), gather_group, state.weights, context.zero_bucket_elements,
+  graph.comm.push_back(parameter_gather(p, std::move(name), gather_group, state.weights, bucket_elements(context),
                                         state.parameter_bytes));
 }
 
@@ -94,8 +109,7 @@ void add_expert_buckets(const GraphContext& context, StepGraph& graph, const Dat
       grad_reduce_note(p);
   reduce.group = state.expert_data_group;
   reduce.op = sharded ? cost::CollectiveOp::kReduceScatter : cost::CollectiveOp::kAllReduce;
-  reduce.size =
-      std::min(grads, sharded ? Bytes(context.zero_bucket_elements * state.reduce_bytes) : context.ddp_bucket);
+  reduce.size = std::min(grads, sharded ? Bytes(bucket_elements(context) * state.reduce_bytes) : context.ddp_bucket);
   reduce.pieces = grads / reduce.size;
   reduce.anchor = Anchor::kGradientReady;
   reduce.every_micro_batch = p.zero_stage() == 2;
@@ -104,7 +118,7 @@ void add_expert_buckets(const GraphContext& context, StepGraph& graph, const Dat
   if (!sharded) return;
   graph.comm.push_back(parameter_gather(p, with_placement(context, group, "expert parameter all-gather", "edp"),
                                         state.expert_data_group, Bytes(experts * state.parameter_bytes),
-                                        context.zero_bucket_elements, state.parameter_bytes));
+                                        bucket_elements(context), state.parameter_bytes));
 }
 
 }  // namespace stepcast::graph::detail

@@ -13,14 +13,7 @@
 namespace stepcast::sim::detail {
 
 StepResult StepRun::run() {
-  for (int k = 0; k < rank_count(); ++k) {
-    Rank& rk = rank(k);
-    for (const std::uint32_t slot : stage_of(rk).step_start) {
-      const std::int64_t i = issue(k, slot, -1);
-      if (rk.first_bucket_gather < 0) rk.first_bucket_gather = i;
-      rk.last_bucket_gather = i;
-    }
-  }
+  for (int k = 0; k < rank_count(); ++k) gather_chunks(k, 1);
   for (int k = 0; k < rank_count(); ++k) try_start(k, -1);
   engine_.run();
   return result();
@@ -93,9 +86,34 @@ void StepRun::on_collective_done(des::Tick now, std::uint64_t t) {
   }
 }
 
+// The step-start gathers as Megatron-Core issues them: the first two model chunks' at the start,
+// each later chunk's as the chunk before it starts its first task (schedules.py,
+// forward_backward_pipelining_with_interleaving: param_sync_func), each chunk's buckets in order.
+void StepRun::gather_chunks(int k, int last_chunk) {
+  Rank& rk = rank(k);
+  const Stage& st = stage_of(rk);
+  const int chunks = static_cast<int>(st.step_start.size());
+  rk.chunk_gather.resize(st.step_start.size(), -1);
+  for (; rk.chunks_gathered < chunks && rk.chunks_gathered <= last_chunk; ++rk.chunks_gathered) {
+    for (const std::uint32_t slot : st.step_start[static_cast<std::size_t>(rk.chunks_gathered)]) {
+      const std::int64_t i = issue(k, slot, -1);
+      if (rk.first_bucket_gather < 0) rk.first_bucket_gather = i;
+      rk.chunk_gather[static_cast<std::size_t>(rk.chunks_gathered)] = i;
+    }
+  }
+}
+
 bool StepRun::parameters_here(const Rank& rk) const {
-  const std::int64_t needed = rk.next == 0 ? rk.first_bucket_gather : rk.last_bucket_gather;
-  return needed < 0 || stages_[static_cast<std::size_t>(rk.stage)].requests[static_cast<std::size_t>(needed)].done;
+  const Stage& st = stages_[static_cast<std::size_t>(rk.stage)];
+  if (rk.chunk_gather.empty()) return true;
+  const std::int64_t needed =
+      rk.next == 0 ? rk.first_bucket_gather : rk.chunk_gather[static_cast<std::size_t>(st.ops[rk.next].chunk)];
+  return needed < 0 || st.requests[static_cast<std::size_t>(needed)].done;
+}
+
+bool StepRun::waits_on_gather(const Rank& rk, std::int64_t request) {
+  return rk.first_bucket_gather == request ||
+         std::find(rk.chunk_gather.begin(), rk.chunk_gather.end(), request) != rk.chunk_gather.end();
 }
 
 bool StepRun::ready(const Rank& rk, const PipelineOp& op) const {
@@ -178,6 +196,7 @@ void StepRun::try_start(int k, std::int64_t trigger) {
   const Stage& st = stage_of(rk);
   if (rk.busy || rk.send_wait >= 0 || rk.next >= st.ops.size()) return;
   const PipelineOp& op = st.ops[rk.next];
+  gather_chunks(k, op.chunk + 1);
   if (!ready(rk, op)) return;
   rk.busy = true;
   rk.layer = 0;

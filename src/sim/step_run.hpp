@@ -116,7 +116,7 @@ struct Stage {
   double tail = 0.0;                        // share of the beside-slice calls nothing hides
   std::vector<Bucket> buckets;              // in the order they become ready
   std::vector<std::uint32_t> after_optimizer;
-  std::vector<std::uint32_t> step_start;  // its buckets' slots, in order
+  std::vector<std::vector<std::uint32_t>> step_start;  // by model chunk, its buckets' slots in order
   std::uint32_t send_slot = 0;
   bool has_send = false;
   des::Tick send_delay = 0;  // without contention: the send's price
@@ -187,9 +187,11 @@ struct Rank {
   std::int64_t task_node = -1;  // the latest node of the task in progress (or the last task)
   std::int64_t optimizer_node = -1;
   std::int64_t last_updated_gather = -1;  // request of the last gather after the optimizer
-  // The step-start gathers: requests of the first and the last bucket (the first and the second task wait).
+  // The step-start gathers: the request of the first bucket (the first task waits for it) and of
+  // each model chunk's last (the chunk's later tasks wait for it; -1: none), chunks issued so far.
   std::int64_t first_bucket_gather = -1;
-  std::int64_t last_bucket_gather = -1;
+  std::vector<std::int64_t> chunk_gather;
+  int chunks_gathered = 0;
   std::int64_t end_node = -1;  // the node whose end ends the rank's step
 };
 
@@ -256,7 +258,11 @@ class StepRun final : public des::TimerHandler, public TransferObserver, public 
 
   // Tasks, layers and slices (step_run.cpp).
   bool ready(const Rank& rk, const PipelineOp& op) const;
+  /// Issues the step-start gathers of the model chunks up to `last_chunk` not yet issued.
+  void gather_chunks(int k, int last_chunk);
   bool parameters_here(const Rank& rk) const;
+  /// The request is a step-start gather a task of the rank may wait for.
+  static bool waits_on_gather(const Rank& rk, std::int64_t request);
   double task_noise();
   int layers_of(const Rank& rk, const PipelineOp& op) const;
   bool slice_calls(const Rank& rk, const PipelineOp& op) const;

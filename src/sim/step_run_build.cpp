@@ -234,10 +234,14 @@ void StepRun::build_stage(int s) {
     if (node.anchor == Anchor::kAfterOptimizer && replicated) {
       st.after_optimizer.push_back(add_slot(s, n, node.size));
     } else if (node.anchor == Anchor::kStepStart && replicated) {
-      // In buckets of `size`, a smaller last one.
-      const double whole = std::floor(node.pieces);
-      for (double j = 0; j < whole; j += 1.0) st.step_start.push_back(add_slot(s, n, node.size));
-      if (node.pieces - whole > 1e-9) st.step_start.push_back(add_slot(s, n, node.size * (node.pieces - whole)));
+      // Each model chunk's even share, in buckets of `size`, a smaller last one.
+      st.step_start.resize(static_cast<std::size_t>(graph_->vp));
+      const double pieces = node.pieces / graph_->vp;
+      const double whole = std::floor(pieces);
+      for (auto& chunk : st.step_start) {
+        for (double j = 0; j < whole; j += 1.0) chunk.push_back(add_slot(s, n, node.size));
+        if (pieces - whole > 1e-9) chunk.push_back(add_slot(s, n, node.size * (pieces - whole)));
+      }
     } else if (node.anchor == Anchor::kStageSend) {
       st.send_slot = add_slot(s, n, node.size);
       st.has_send = true;

@@ -70,10 +70,7 @@ void StepRun::stream_done(int s, std::uint32_t i, des::Tick now) {
       layer_compute(k);
     }
     if (rk.last_updated_gather == static_cast<std::int64_t>(i)) finish(k, now, req.node);
-    if (rk.first_bucket_gather == static_cast<std::int64_t>(i) ||
-        rk.last_bucket_gather == static_cast<std::int64_t>(i)) {
-      try_start(k, req.node);
-    }
+    if (waits_on_gather(rk, static_cast<std::int64_t>(i))) try_start(k, req.node);
     maybe_start_optimizer(k, req.node);
   }
   pump(s, req.node);

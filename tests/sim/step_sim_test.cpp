@@ -227,6 +227,21 @@ TEST_SUITE("sim.step") {
     CHECK(simulate_step(t, before).step_time.value() == doctest::Approx(6.59 * kMs));
   }
 
+  TEST_CASE("overlap-param-gather=on with model chunks: a chunk's tasks wait for that chunk's buckets only") {
+    // Two stages of two replicas each (dp = 2) on 50 GB/s links of 5 us, interleaved with v = 2,
+    // m = 2, chunks of F 0.5 and B 1 ms, no sends: 7.5 ms without gathers (the interleaved test
+    // below). Each stage gathers S = 100e6 B in buckets of 25e6, two a chunk, each a 2-rank ring:
+    // 1/2 x 25e6 / 50e9 + 10 us = 0.26 ms; chunk 0's gathered at 0.52, chunk 1's at 1.04 ms.
+    // Stage 0 runs F0c0 F1c0 F0c1 F1c1 B0c1 B1c1 B0c0 B1c0: F0c0 starts with the first bucket at
+    // 0.26, F1c0 (0.76) finds chunk 0's gathered and F0c1 (1.26) chunk 1's, so the step is the 7.5 ms
+    // shifted by the first bucket: 7.76 ms. Waiting for every bucket before the second task instead
+    // holds F1c0 to 1.04 and the step to 8.04 ms (traced the same way).
+    const topology::Topology t = sim::test::star_topology(4, gbyte_per_s(50), seconds(5e-6));
+    graph::StepGraph g = pipeline(2, 2, plan::Schedule::kInterleaved, 2, 2);
+    parameter_gather(g, bytes(100e6), bytes(25e6));
+    CHECK(simulate_step(t, g).step_time.value() == doctest::Approx(7.76 * kMs));
+  }
+
   TEST_CASE("pipeline sends: 1F1B waits for each, the interleaved schedule computes beside them") {
     // Two stages on 50 GB/s, no latency. 1F1B, m = 4, F = 1, B = 2 ms, 25e6 B per send: 0.5 ms,
     // and the sender waits for it (Megatron's non-interleaved p2p calls block). Stage 0 runs
