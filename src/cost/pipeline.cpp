@@ -99,38 +99,80 @@ PipelineTime one_f_one_b_pipeline(std::vector<StagePasses> stages, int m) {
   return zb_h1_pipeline(stages, m);
 }
 
+namespace {
+
+/// How many of the first n passes in Megatron-LM's interleaved order run chunk `chunk`: forwards
+/// go through the chunks in groups of p micro-batches (schedules.py, get_model_chunk_id), and the
+/// backwards, counted from the last, the same way.
+int passes_of_chunk(int n, int chunk, int p, int v) {
+  const int cycle = p * v;
+  return (n / cycle) * p + std::clamp(n % cycle - chunk * p, 0, p);
+}
+
+}  // namespace
+
 // Stage c runs its m x v chunk passes back to back once micro-batch 0's first chunk reaches it,
-// and but for one wait: its first backward (the last chunk's of micro-batch 0) needs micro-batch 0
-// through chunk 0 of the stages from c on, every stage's other v-1 chunks, and back to c, while c
-// runs its warm-up forwards and that chunk's. After its last backward, micro-batch m-1's first
-// chunk runs down the stages below c. The step takes the longest of these paths over c.
+// but for two waits. Its first backward (micro-batch 0's last chunk) needs micro-batch 0 through
+// chunk 0 of the stages from c on, every stage's later chunks, and back to c, while c runs its
+// warm-up forwards and one more. Mirrored, its last backward (micro-batch m-1's chunk 0) needs
+// that micro-batch from c's last forward (its last chunk) on to the last stage and back through
+// every stage's later chunks' backwards, while c runs its cool-down backwards. Without a steady
+// phase (every forward before the first backward) the two windows overlap and the longer path
+// holds. After its last backward, micro-batch m-1's chunk 0 runs down the stages below c. The
+// step takes the longest of these paths over c.
 PipelineTime interleaved_pipeline(const std::vector<StagePasses>& stages, int m, int v, Seconds hop) {
   const int p = static_cast<int>(stages.size());
   STEPCAST_ASSERT(p >= 1 && m >= 1 && v >= 1, "a pipeline has stages, micro-batches and chunks");
-  const auto chunk_forward = [&](int s) { return stages[static_cast<std::size_t>(s)].forward / v; };
-  const auto chunk_backward = [&](int s) {
+  const auto forward = [&](int s, int k) {
     const StagePasses& st = stages[static_cast<std::size_t>(s)];
-    return (st.backward + st.weight_grad) / v;
+    return st.chunk_forward.empty() ? st.forward / v : st.chunk_forward[static_cast<std::size_t>(k)];
   };
-  Seconds round;  // one chunk's forward on every stage, and the hops between them
-  for (int s = 0; s < p; ++s) round += chunk_forward(s) + hop;
-  Seconds ahead = round - hop;  // chunk 0's forward from c to the last stage
-  Seconds back;                 // the last chunk's backward from the last stage down to c + 1
-  for (int s = 1; s < p; ++s) back += chunk_backward(s) + hop;
-  Seconds head;
-  Seconds down;
+  const auto backward = [&](int s, int k) {
+    const StagePasses& st = stages[static_cast<std::size_t>(s)];
+    return st.chunk_backward.empty() ? (st.backward + st.weight_grad) / v
+                                     : st.chunk_backward[static_cast<std::size_t>(k)];
+  };
+  const int passes = m * v;
+  Seconds head;  // micro-batch 0's chunk 0 forward down to c
+  Seconds down;  // micro-batch m-1's chunk 0 backward from c - 1 down to stage 0
   PipelineTime best;
   for (int c = 0; c < p; ++c) {
-    const Seconds f = chunk_forward(c);
-    const int warm = std::min((p - c - 1) * 2 + (v - 1) * p, m * v);
-    const Seconds trip = ahead + round * (v - 1) + back;
-    const Seconds wait = std::max(Seconds(0.0), trip - f * (warm + 1));
-    const Seconds time = head + wait + (f + chunk_backward(c)) * (m * v) + down;
+    const int warm = std::min((p - c - 1) * 2 + (v - 1) * p, passes);
+    const int before =
+        std::min(warm + 1, passes);  // forwards before the first backward; backwards after the last forward
+    Seconds work;
+    Seconds first_forwards;
+    Seconds last_backwards;
+    for (int k = 0; k < v; ++k) {
+      work += (forward(c, k) + backward(c, k)) * m;
+      first_forwards += forward(c, k) * passes_of_chunk(before, k, p, v);
+      last_backwards += backward(c, k) * passes_of_chunk(before, k, p, v);
+    }
+    last_backwards -= backward(c, 0);  // but the last backward itself, chunk 0's
+    Seconds trip = forward(c, 0);
+    Seconds trip_back;
+    for (int s = c + 1; s < p; ++s) {
+      trip += hop + forward(s, 0) + backward(s, v - 1) + hop;
+      trip_back += hop + forward(s, v - 1) + backward(s, 0) + hop;
+    }
+    for (int k = 1; k < v; ++k) {
+      for (int s = 0; s < p; ++s) {
+        trip += hop + forward(s, k);
+        trip_back += backward(s, k) + hop;
+      }
+    }
+    Seconds time;
+    if (before < passes) {
+      time = std::max(Seconds(0.0), trip - first_forwards) + work + std::max(Seconds(0.0), trip_back - last_backwards);
+    } else {
+      const Seconds forwards = first_forwards;
+      time = std::max(std::max(trip, forwards) + (work - forwards),
+                      forwards + std::max(trip_back, last_backwards) + backward(c, 0));
+    }
+    time += head + down;
     if (time > best.time) best = {time, c};
-    head += f + hop;
-    down += chunk_backward(c) + hop;
-    ahead -= f + hop;
-    if (c + 1 < p) back -= chunk_backward(c + 1) + hop;
+    head += forward(c, 0) + hop;
+    down += backward(c, 0) + hop;
   }
   return best;
 }

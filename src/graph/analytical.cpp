@@ -58,15 +58,20 @@ AnalyticalComm evaluate_communication(const StepGraph& graph, const Pricing& pri
   return out;
 }
 
-std::vector<LayerWaits> stage_layer_waits(const AnalyticalComm& comm, const StepGraph& graph) {
+std::vector<LayerWaits> stage_layer_waits(const AnalyticalComm& comm, const StepGraph& graph, int sm_count) {
   std::vector<LayerWaits> waits(graph.stages.size());
   for (std::size_t i = 0; i < graph.comm.size(); ++i) {
     if (!inside_layers(graph.comm[i].anchor)) continue;
-    const Seconds per_micro_batch = comm.terms[i].exposed / graph.micro_batches;
+    const CommTerm& t = comm.terms[i];
+    const Seconds per_micro_batch = t.exposed / graph.micro_batches;
+    const Seconds slowed = (t.time - t.exposed) * cost::sm_share(t.blocks, sm_count) / graph.micro_batches;
     const std::vector<double> shares = detail::stage_shares(graph, graph.comm[i]);
+    const double forward = comm.forward_share[i];
     for (std::size_t s = 0; s < waits.size(); ++s) {
-      waits[s].forward += per_micro_batch * shares[s] * comm.forward_share[i];
-      waits[s].backward += per_micro_batch * shares[s] * (1.0 - comm.forward_share[i]);
+      waits[s].forward += per_micro_batch * shares[s] * forward;
+      waits[s].backward += per_micro_batch * shares[s] * (1.0 - forward);
+      waits[s].slowed_forward += slowed * shares[s] * forward;
+      waits[s].slowed_backward += slowed * shares[s] * (1.0 - forward);
     }
   }
   return waits;

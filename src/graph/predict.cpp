@@ -162,10 +162,12 @@ const char* schedule_source(plan::Schedule schedule) {
 }
 
 /// The bubble from each stage's F, B and W (cost::pipeline_time), each pass with the calls inside
-/// its stage's layers, and the transfers between stages: the pipeline's time less the compute and
-/// the calls and sends of the stage that sets the pace, which the terms are then counted on. None
-/// on one stage, whose micro-batches run one after another.
-Seconds pipeline_bubble(const StepGraph& graph, AnalyticalComm& comm, StepPrediction& out, std::string* formula) {
+/// its stage's layers and the compute they slow, and the transfers between stages: the pipeline's
+/// time less the compute (slowed, as slow_compute_beside_calls counts it) and the calls and sends
+/// of the stage that sets the pace, which the terms are then counted on. None on one stage, whose
+/// micro-batches run one after another.
+Seconds pipeline_bubble(const StepGraph& graph, AnalyticalComm& comm, StepPrediction& out, std::string* formula,
+                        int sm_count) {
   const auto p = static_cast<int>(graph.stages.size());
   if (p == 1) {
     if (formula) *formula = "one stage: its micro-batches run one after another";
@@ -173,20 +175,35 @@ Seconds pipeline_bubble(const StepGraph& graph, AnalyticalComm& comm, StepPredic
   }
   const plan::Schedule schedule = graph.schedule;
   const bool zb = schedule == plan::Schedule::kZbH1;
-  const std::vector<LayerWaits> waits = stage_layer_waits(comm, graph);
+  const std::vector<LayerWaits> waits = stage_layer_waits(comm, graph, sm_count);
   std::vector<cost::StagePasses> passes;
   for (int s = 0; s < p; ++s) {
     const StageWork& st = graph.stages[static_cast<std::size_t>(s)];
     const LayerWaits& wait = waits[static_cast<std::size_t>(s)];
     const Seconds deferred = zb ? st.weight_grad : Seconds(0.0);
-    passes.push_back({st.forward + wait.forward, st.backward - deferred + wait.backward, deferred});
+    cost::StagePasses pass{st.forward + wait.forward + wait.slowed_forward,
+                           st.backward - deferred + wait.backward + wait.slowed_backward,
+                           deferred,
+                           {},
+                           {}};
+    if (schedule == plan::Schedule::kInterleaved) {
+      // Each chunk's passes, with the stage's waits shared as its compute is.
+      const double forward = st.forward.value() > 0.0 ? pass.forward / st.forward : 1.0;
+      const double backward = st.backward.value() > 0.0 ? pass.backward / st.backward : 1.0;
+      for (const cost::ChunkCompute& chunk : st.chunks) {
+        pass.chunk_forward.push_back(chunk.forward * forward);
+        pass.chunk_backward.push_back(chunk.backward * backward);
+      }
+    }
+    passes.push_back(std::move(pass));
   }
   const int m = graph.micro_batches;
   const auto v = static_cast<int>(graph.stages[0].chunks.size());
   const cost::PipelineTime pipeline = cost::pipeline_time(schedule, passes, m, v, send_hop(graph, comm));
   const int pace = pipeline.pacing_stage;
   const LayerWaits& wait = waits[static_cast<std::size_t>(pace)];
-  const Seconds bubble = pace_terms(graph, comm, pipeline.time, pace, (wait.forward + wait.backward) * m);
+  const Seconds slowed = (wait.slowed_forward + wait.slowed_backward) * m;
+  const Seconds bubble = pace_terms(graph, comm, pipeline.time - slowed, pace, (wait.forward + wait.backward) * m);
   out.bubble_fraction = bubble / (pipeline.time - bubble);
   if (formula) {
     *formula = fmt::format(
@@ -250,7 +267,7 @@ StepPrediction evaluate_step(const StepGraph& graph, const workload::Workload& w
   AnalyticalComm comm = evaluate_communication(graph, pricing);
   std::string bubble;
   std::string* formula = options.explain ? &bubble : nullptr;
-  out.bubble = pipeline_bubble(graph, comm, out, formula);
+  out.bubble = pipeline_bubble(graph, comm, out, formula, topology.gpu().sm_count);
   out.compute_beside_collectives = slow_compute_beside_calls(comm, graph, topology.gpu().sm_count);
   out.compute += out.compute_beside_collectives;
   out.communication = std::move(comm.terms);

@@ -26,7 +26,7 @@ namespace {
 std::vector<StagePasses> ms(const std::vector<std::vector<double>>& passes) {
   std::vector<StagePasses> out;
   for (const auto& f_b_w : passes)
-    out.push_back({Seconds(f_b_w[0] * 1e-3), Seconds(f_b_w[1] * 1e-3), Seconds(f_b_w[2] * 1e-3)});
+    out.push_back({Seconds(f_b_w[0] * 1e-3), Seconds(f_b_w[1] * 1e-3), Seconds(f_b_w[2] * 1e-3), {}, {}});
   return out;
 }
 
@@ -70,6 +70,36 @@ TEST_SUITE("cost.pipeline") {
     const auto t = interleaved_pipeline(ms({{4, 4, 0}, {2, 2, 0}}), 2, 2, stepcast::Seconds(0.0));
     CHECK(t.time.value() == doctest::Approx(16e-3));
     CHECK(t.pacing_stage == 0);
+  }
+  TEST_CASE("interleaved with transfers: the cool-down waits for the last micro-batch as the warm-up for the first") {
+    // p = 2, v = 2, m = 2, chunks of f = 0.5 and b = 1 ms, each transfer 0.25 ms, hidden from the
+    // sender. Megatron-LM's orders: stage 0 F(c0,0) F(c0,1) F(c1,0) F(c1,1) B(c1,0) B(c1,1)
+    // B(c0,0) B(c0,1), stage 1 F(c0,0) F(c0,1) F(c1,0) B(c1,0) F(c1,1) B(c1,1) B(c0,0) B(c0,1).
+    // s0 F 0-0.5, 0.5-1; s1 F(c0,0) 0.75-1.25, F(c0,1) 1.25-1.75; s0 F(c1,0) 1.5-2, F(c1,1) 2-2.5;
+    // s1 F(c1,0) 2.25-2.75, B(c1,0) 2.75-3.75, F(c1,1) 3.75-4.25, B(c1,1) 4.25-5.25; s0 B(c1,0)
+    // 4-5, B(c1,1) 5.5-6.5; s1 B(c0,0) 5.25-6.25, B(c0,1) 6.75-7.75 (waiting 0.5 for s0's B(c1,1));
+    // s0 B(c0,0) 6.5-7.5, B(c0,1) 8-9. 9 ms: stage 1 waits 0.5 in its warm-up and 0.5 in its
+    // cool-down; the warm-up's wait alone would give 8.5.
+    const auto stages = ms({{1, 2, 0}, {1, 2, 0}});
+    const auto t = interleaved_pipeline(stages, 2, 2, stepcast::Seconds(0.25e-3));
+    CHECK(t.time.value() == doctest::Approx(9e-3));
+    CHECK(t.pacing_stage == 1);
+  }
+  TEST_CASE("interleaved with a heavier last chunk: each chunk's passes, not their mean, set the waits") {
+    // As above with transfers of 0.5 ms; stage 0's chunks f = 1, b = 2 ms, stage 1's chunk 0 the
+    // same and its chunk 1 (the output layer's) f = 3, b = 4. s0 F(c0,0) 0-1, F(c0,1) 1-2; s1
+    // F(c0,0) 1.5-2.5, F(c0,1) 2.5-3.5; s0 F(c1,0) 3-4, F(c1,1) 4-5; s1 F(c1,0) 4.5-7.5, B(c1,0)
+    // 7.5-11.5, F(c1,1) 11.5-14.5, B(c1,1) 14.5-18.5, B(c0,0) 18.5-20.5 (s0's B(c1,0) 12-14), B(c0,1)
+    // 21.5-23.5 (s0's B(c1,1) 19-21); s0 B(c0,0) 21-23, B(c0,1) 24-26. 26 ms; with stage 1's passes
+    // split evenly over its chunks (f = 2, b = 3) the waits vanish and the formula gives 24.
+    std::vector<StagePasses> stages = ms({{2, 4, 0}, {4, 6, 0}});
+    stages[0].chunk_forward = {Seconds(1e-3), Seconds(1e-3)};
+    stages[0].chunk_backward = {Seconds(2e-3), Seconds(2e-3)};
+    stages[1].chunk_forward = {Seconds(1e-3), Seconds(3e-3)};
+    stages[1].chunk_backward = {Seconds(2e-3), Seconds(4e-3)};
+    CHECK(interleaved_pipeline(stages, 2, 2, stepcast::Seconds(0.5e-3)).time.value() == doctest::Approx(26e-3));
+    CHECK(interleaved_pipeline(ms({{2, 4, 0}, {4, 6, 0}}), 2, 2, stepcast::Seconds(0.5e-3)).time.value() ==
+          doctest::Approx(24e-3));
   }
   TEST_CASE("GPipe: the slowest forward and the slowest backward each repeat m-1 times, from different stages") {
     // p = 2, m = 3, (F, B) = (2, 1), (1, 3) ms. Forwards: stage 0 0-2, 2-4, 4-6; stage 1 2-3, 4-5,

@@ -15,6 +15,10 @@ struct StagePasses {
   Seconds forward;      ///< F
   Seconds backward;     ///< B: the input gradients only
   Seconds weight_grad;  ///< W
+  /// Interleaved 1F1B: each model chunk's F and B (W inside), in chunk order; empty: the passes
+  /// split evenly over the chunks.
+  std::vector<Seconds> chunk_forward;
+  std::vector<Seconds> chunk_backward;
 };
 
 /// A pipeline's time from the first forward to the last backward or weight gradient, and the stage
@@ -49,9 +53,9 @@ PipelineTime one_f_one_b_pipeline(std::vector<StagePasses> stages, int m);
 /// paper's bubble.
 PipelineTime zb_h1_pipeline(const std::vector<StagePasses>& stages, int m);
 
-/// Interleaved 1F1B (Narayanan et al. 2021, section 2.2.2; Megatron-LM's schedules.py warm-up),
-/// each stage's passes split evenly over its v chunks. On p equal stages, m v (f+b) + (p-1)(f+b)
-/// for a chunk's f and b: the bubble (p-1)/(v m).
+/// Interleaved 1F1B (Narayanan et al. 2021, section 2.2.2; Megatron-LM's schedules.py warm-up and
+/// cool-down), each chunk's passes its own (StagePasses::chunk_forward). On p equal stages without
+/// transfers, m v (f+b) + (p-1)(f+b) for a chunk's f and b: the bubble (p-1)/(v m).
 PipelineTime interleaved_pipeline(const std::vector<StagePasses>& stages, int m, int v, Seconds hop);
 
 /// Micro-batches' worth of a stage's layers that the first stage holds at its peak: m for GPipe

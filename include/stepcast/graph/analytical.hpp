@@ -92,10 +92,14 @@ struct Pricing {
   bool explain = true;
 };
 
-/// What one micro-batch's passes through a stage wait for the calls inside its layers.
+/// What one micro-batch's passes through a stage wait for the calls inside its layers, and how
+/// much longer their compute runs beside the part of those calls it hides (the calls' SM share of
+/// that part: slow_compute_beside_calls).
 struct LayerWaits {
   Seconds forward;
   Seconds backward;
+  Seconds slowed_forward;
+  Seconds slowed_backward;
 };
 
 /// The graph's communication, evaluated.
@@ -113,9 +117,10 @@ struct AnalyticalComm {
 
 AnalyticalComm evaluate_communication(const StepGraph& graph, const Pricing& pricing);
 
-/// Per stage: each term inside the layers, whose calls are the busiest stage's, exposed in
-/// proportion to the stage's calls and shared between the passes as its time is.
-std::vector<LayerWaits> stage_layer_waits(const AnalyticalComm& comm, const StepGraph& graph);
+/// Per stage: each term inside the layers, whose calls are the busiest stage's, exposed (and its
+/// hidden part slowing the compute on a GPU of `sm_count` SMs) in proportion to the stage's calls
+/// and shared between the passes as its time is.
+std::vector<LayerWaits> stage_layer_waits(const AnalyticalComm& comm, const StepGraph& graph, int sm_count);
 
 /// The terms inside the layers as `stage` waits for them, when its micro-batches rather than the
 /// busiest stage's set the step: exposed in proportion to its calls, times `exposed_part` (the
