@@ -138,8 +138,8 @@ PipelineTime interleaved_pipeline(const std::vector<StagePasses>& stages, int m,
   PipelineTime best;
   for (int c = 0; c < p; ++c) {
     const int warm = std::min((p - c - 1) * 2 + (v - 1) * p, passes);
-    const int before =
-        std::min(warm + 1, passes);  // forwards before the first backward; backwards after the last forward
+    // Forwards before the first backward, and as many backwards after the last forward.
+    const int before = std::min(warm + 1, passes);
     Seconds work;
     Seconds first_forwards;
     Seconds last_backwards;
