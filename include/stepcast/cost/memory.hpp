@@ -24,7 +24,7 @@ struct MemoryOptions {
   bool ddp_gradient_as_bucket_view = false;
   /// DeepSpeed's reduce_bucket_size and allgather_bucket_size default: 5e8 elements. zero=2 holds
   /// two such buckets; zero=1 (Megatron-Core's distributed optimizer) none, reducing in place. The
-  /// step graph also sizes ZeRO-1/2's gradient reduce-scatters by it.
+  /// step graph also sizes zero=2's gradient reduce-scatters by it (zero=1's are Megatron-Core's).
   double zero_bucket_elements = 5e8;
   /// Fill MemoryBreakdown::explanation; the planner turns it off in its inner loop.
   bool explain = true;
