@@ -16,6 +16,12 @@ bool inside_layers(Anchor a) {
   return a == Anchor::kAfterSlice || a == Anchor::kBesideSlice || a == Anchor::kLayerStart;
 }
 
+/// The compute time a call's hidden part takes from the compute beside it: that part (its time less
+/// its exposed part) times the SM share its blocks hold.
+Seconds compute_slowed_beside(const CommTerm& t, int sm_count) {
+  return (t.time - t.exposed) * cost::sm_share(t.blocks, sm_count);
+}
+
 }  // namespace
 
 AnalyticalComm evaluate_communication(const StepGraph& graph, const Pricing& pricing) {
@@ -64,7 +70,7 @@ std::vector<LayerWaits> stage_layer_waits(const AnalyticalComm& comm, const Step
     if (!inside_layers(graph.comm[i].anchor)) continue;
     const CommTerm& t = comm.terms[i];
     const Seconds per_micro_batch = t.exposed / graph.micro_batches;
-    const Seconds slowed = (t.time - t.exposed) * cost::sm_share(t.blocks, sm_count) / graph.micro_batches;
+    const Seconds slowed = compute_slowed_beside(t, sm_count) / graph.micro_batches;
     const std::vector<double> shares = detail::stage_shares(graph, graph.comm[i]);
     const double forward = comm.forward_share[i];
     for (std::size_t s = 0; s < waits.size(); ++s) {
@@ -94,7 +100,7 @@ Seconds slow_compute_beside_calls(AnalyticalComm& comm, const StepGraph& graph, 
     const Anchor anchor = graph.comm[i].anchor;
     if (anchor == Anchor::kStageSend) continue;
     CommTerm& t = comm.terms[i];
-    const Seconds loss = (t.time - t.exposed) * cost::sm_share(t.blocks, sm_count);
+    const Seconds loss = compute_slowed_beside(t, sm_count);
     lost += loss;
     if (anchor == Anchor::kStepStart) {
       // The first model chunk's share of these calls runs beside its first forward: where they

@@ -66,10 +66,10 @@ Seconds chunk_gather_wait(Seconds gathers, Seconds first_bucket, Seconds chunk_f
   const Seconds per_chunk = gathers / chunks;
   Seconds wait = std::max(first_bucket, max0(per_chunk - chunk_forward));
   Seconds stream = per_chunk;  // when the stream has gathered the chunks issued so far
-  Seconds start;               // when the latest chunk's first forward started
+  Seconds start = wait;        // when the latest chunk's first forward started, the waits so far included
   for (int c = 1; c < chunks; ++c) {
     const Seconds issued = c == 1 ? Seconds(0.0) : start;
-    const Seconds due = start + chunk_forward * forwards + (c == 1 ? wait : Seconds(0.0));
+    const Seconds due = start + chunk_forward * forwards;
     stream = std::max(stream, issued) + per_chunk;
     wait += max0(stream - due);
     start = std::max(due, stream);
