@@ -168,8 +168,8 @@ Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
       // latency; inter-node rings pay the proxy's network-post overhead per step at least (x3 for Simple).
       const double net = s.nodes > 1 && s.ranks_per_node == 1 ? t::kTreeNetLatency_us[at(p)] : inter;
       if (s.nodes > 1) {
-        const double overhead =
-            t::kNetOverheadIntel_us * (p == NcclProtocol::kSimple ? t::kNetOverheadSimpleFactor : 1.0);
+        const double overhead = (s.amd_host ? t::kNetOverheadAmd_us : t::kNetOverheadOther_us) *
+                                (p == NcclProtocol::kSimple ? t::kNetOverheadSimpleFactor : 1.0);
         intra = std::max(intra, overhead);
       }
       f.set("baseLat {} + ({} - {}) x intra {} + {} x net {}", base, nsteps, ninter, intra, ninter, net);
@@ -215,8 +215,8 @@ Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
   if (nccl_detail::is_collnet(a)) return nccl_detail::collnet_algbw_GBps(op, a, s, explain);
   const std::size_t row = generation_row(s.compute_capability);
   const std::size_t col = nodes_column(s.nodes);
-  // llMaxBws: the GPU's row on one node, the host CPU's row across nodes (Intel assumed: row 0).
-  const double ll_max = t::kLlMaxBw[s.nodes == 1 ? row : 0][col];
+  // llMaxBws: the GPU's row on one node, the host CPU's row across nodes.
+  const double ll_max = t::kLlMaxBw[s.nodes == 1 ? row : s.amd_host ? t::kLlMaxBwAmdRow : 0][col];
   Formula f(explain);
   if (is_nvls(a)) {
     // nvls.cc: per channel, the NVSwitch side (bwIntra x nvlsEfficiency x (n-1)/n, twice for

@@ -130,6 +130,7 @@ NcclHardware nccl_hardware(const topology::Topology& topology) {
                       collnet.has_value(),
                       collnet && collnet->enabled,
                       topology.gpu_nic_path(),
+                      topology.host_cpu(),
                       topology.network()};
 }
 
@@ -187,6 +188,16 @@ void nic_path(NcclSystem& s, const NcclHardware& hardware, Explanation* derivati
          hardware.gpu_nic_path ? "as the topology states it (nics/gpu_path)"
                                : "not stated: a PCIe switch, as the cluster form wires each NIC",
          std::string(to_string(path)));
+}
+
+// The host CPU NCCL detects: it matters across nodes only (the ring's network post overhead and the
+// LL caps), where an unstated one is taken as Intel, NCCL's tables' first row.
+void host_cpu(NcclSystem& s, const NcclHardware& hardware, Explanation* derivation) {
+  s.amd_host = hardware.host_cpu == topology::HostCpu::kAmd;
+  if (derivation && s.nodes > 1)
+    note(derivation, "host CPU",
+         hardware.host_cpu ? "as the topology states it (node/host_cpu)" : "not stated: Intel, NCCL's first row",
+         std::string(to_string(hardware.host_cpu.value_or(topology::HostCpu::kIntel))));
 }
 
 // The ring and tree graph: channels x speed through a GPU's links on one node, through the NICs the
@@ -294,6 +305,7 @@ NcclSystem nccl_system(const NcclHardware& hardware, const topology::CommTiers& 
   s.gpu_nic_bw = tiers.gpu_nic_bw;
   s.nics_per_gpu = std::max(1, tiers.nics / std::max(1, tiers.ranks_per_node));
   nic_path(s, hardware, derivation);
+  host_cpu(s, hardware, derivation);
   ring_tree_graph(s, tiers, gpu_total, derivation);
   nvls_graph(s, tiers, gpu_total, derivation);
   nccl_detail::derive_collnet(s, hardware, tiers, gpu_total, derivation);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 
 namespace stepcast::cost::nccl_tables {
 
@@ -48,13 +49,16 @@ inline constexpr PerProtocol kNvlsNetLatency_us = {0.0, 0.0, 18.0};
 inline constexpr PerProtocol kNvlsTreeNetLatency_us = {0.0, 0.0, 20.9};
 inline constexpr PerProtocol kPatNetLatency_us = {0.0, 0.0, 14.0};
 
-// ring.cc getNetOverhead on an x86 Intel host: the proxy's cost of posting one network operation
-// (us), tripled for Simple. stepcast does not know the host CPU and assumes Intel.
-inline constexpr double kNetOverheadIntel_us = 1.0;
+// ring.cc getNetOverhead: the proxy's cost of posting one network operation (us) on an x86 AMD
+// host and on any other (Intel, ARM), tripled for Simple.
+inline constexpr double kNetOverheadAmd_us = 2.0;
+inline constexpr double kNetOverheadOther_us = 1.0;
 inline constexpr double kNetOverheadSimpleFactor = 3.0;
 
 // llMaxBws (GB/s): on one node the row is the GPU generation (compCapIndex), across nodes the host
-// CPU's (row 0 Intel, row 1 AMD; stepcast assumes Intel); columns 1/2/>2 nodes.
+// CPU's (tuning_general.cc ncclTuningGetConstantsIndexes: row 1 on AMD hosts, row 0 on the
+// others); columns 1/2/>2 nodes.
+inline constexpr std::size_t kLlMaxBwAmdRow = 1;
 inline constexpr PerGeneration kLlMaxBw = {
     {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}}};
 // Per-channel bandwidth caps (GB/s), rows Volta/Ampere/Hopper/Blackwell, columns 1/2/>2 nodes.

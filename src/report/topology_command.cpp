@@ -118,6 +118,12 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
                     topology::through_pcie_switches(*nic_path) ? "through PCIe switches, NCCL keeps LL128 across nodes"
                                                                : "through the CPU, NCCL runs no LL128 across nodes");
   }
+  if (const auto cpu = t.host_cpu()) {
+    out += fmt::format("host CPU      {} (node/host_cpu): {}\n", topology::to_string(*cpu),
+                       *cpu == topology::HostCpu::kAmd
+                           ? "NCCL's network post overhead 2 us a ring step and its AMD LL caps across nodes"
+                           : "NCCL's network post overhead 1 us a ring step and its Intel LL caps across nodes");
+  }
   out += fmt::format("\nwhat a collective over {}{} GPUs sees ({} nodes, {} per node), each way:\n",
                      c.ranks == t.gpu_count() ? "all " : "the first ", c.ranks, c.nodes, c.ranks_per_node);
   out += fmt::format("  intra-node    {} GPU to GPU, latency {}\n", format_bandwidth(c.intra_bw),
@@ -169,6 +175,7 @@ nlohmann::json summary_json(const Topology& t, const CommTiers& c) {
                                        {"source", t.network()->source}}
                       : nlohmann::json()},
       {"gpu_nic_path", t.gpu_nic_path() ? nlohmann::json(topology::to_string(*t.gpu_nic_path())) : nlohmann::json()},
+      {"host_cpu", t.host_cpu() ? nlohmann::json(topology::to_string(*t.host_cpu())) : nlohmann::json()},
       {"host_link", t.host_link()
                         ? nlohmann::json{{"bandwidth_per_gpu_bytes_per_s", t.host_link()->bandwidth_per_gpu.value()},
                                          {"source", t.host_link()->source}}

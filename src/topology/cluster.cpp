@@ -137,6 +137,7 @@ Topology make_cluster(const ClusterSpec& spec) {
   if (spec.collnet) topology.set_collnet(*spec.collnet);
   if (spec.network) topology.set_network(*spec.network);
   if (spec.gpu_nic_path) topology.set_gpu_nic_path(*spec.gpu_nic_path);
+  if (spec.host_cpu) topology.set_host_cpu(*spec.host_cpu);
   if (spec.host_link) topology.set_host_link(*spec.host_link);
   return topology;
 }

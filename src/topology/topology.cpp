@@ -107,6 +107,18 @@ std::string_view to_string(GpuNicPath path) {
   STEPCAST_UNREACHABLE("every GpuNicPath is named");
 }
 
+std::string_view to_string(HostCpu cpu) {
+  switch (cpu) {
+    case HostCpu::kIntel:
+      return "intel";
+    case HostCpu::kAmd:
+      return "amd";
+    case HostCpu::kArm:
+      return "arm";
+  }
+  STEPCAST_UNREACHABLE("every HostCpu is named");
+}
+
 Topology::Topology(std::string name, std::string source, GpuSpec gpu, std::vector<Vertex> vertices,
                    std::vector<Link> links, double oversubscription, int trays_per_node, int gpus_per_tray)
     : name_(std::move(name)),

@@ -139,6 +139,29 @@ GpuNicPath read_gpu_nic_path(const JsonReader& r) {
                   name));
 }
 
+// "host_cpu": {"vendor": "intel" | "amd" | "arm", "source": ...}, the nodes' host CPU.
+HostCpu read_host_cpu(const JsonReader& r) {
+  r.check_keys({"vendor", "source"});
+  ProblemList problems;
+  HostCpu cpu = HostCpu::kIntel;
+  problems.check([&] {
+    const JsonReader vendor = r.at("vendor");
+    const std::string name = vendor.string();
+    for (const HostCpu c : {HostCpu::kIntel, HostCpu::kAmd, HostCpu::kArm}) {
+      if (name == to_string(c)) {
+        cpu = c;
+        return;
+      }
+    }
+    vendor.fail(fmt::format(
+        "unknown host CPU vendor \"{}\" (expected intel or amd for x86 hosts, arm for ARM ones such as NVIDIA Grace)",
+        name));
+  });
+  problems.check([&] { (void)source_of(r); });
+  problems.throw_if_any();
+  return cpu;
+}
+
 void read_nics(const JsonReader& nics, ClusterSpec& spec) {
   nics.check_keys({"count", "bandwidth", "latency", "network", "gpu_path", "source"});
   ProblemList problems;
@@ -176,7 +199,9 @@ HostLink read_host_link(const JsonReader& r) {
 
 void read_node(const JsonReader& node, ClusterSpec& spec, bool in_scale_up_domain) {
   ProblemList problems;
-  problems.check([&] { node.check_keys({"gpus_per_node", "intra", "nics", "gpu_to_nic", "host_link", "source"}); });
+  problems.check([&] {
+    node.check_keys({"gpus_per_node", "intra", "nics", "gpu_to_nic", "host_link", "host_cpu", "source"});
+  });
   problems.check([&] { spec.gpus_per_node = int_of(node.at("gpus_per_node"), kMaxPerNode); });
   problems.check([&] {
     if (!in_scale_up_domain) {
@@ -193,6 +218,9 @@ void read_node(const JsonReader& node, ClusterSpec& spec, bool in_scale_up_domai
   });
   problems.check([&] {
     if (const auto host = node.find("host_link")) spec.host_link = read_host_link(*host);
+  });
+  problems.check([&] {
+    if (const auto cpu = node.find("host_cpu")) spec.host_cpu = read_host_cpu(*cpu);
   });
   problems.throw_if_any();
 }

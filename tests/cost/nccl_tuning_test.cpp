@@ -265,6 +265,37 @@ TEST_SUITE("cost.nccl_tuning") {
               .disabled_because.empty());
   }
 
+  TEST_CASE("an AMD host: NCCL posts network operations at 2 us a ring step and caps LL with its AMD row") {
+    // src/tuning/ring.cc getNetOverhead: 2 us on an x86 AMD host, 1 us on the others, x3 for Simple,
+    // the least every step of an inter-node ring costs; tuning_general.cc takes llMaxBws' row 1
+    // (AMD) across nodes. Polaris' nodes hold one AMD EPYC 7543P (its file says so). All-gather on
+    // 256 nodes x 4 A100 (1023 steps, 255 across nodes, 2 ring channels of 24 GB/s):
+    //   ring/LL     6.6 + 768 x max(0.6, 2.0) + 255 x 2.7 = 2231.1 us (an Intel host: 1463.1)
+    //   ring/Simple 8.4 + 768 x max(3.4, 3 x 2.0) + 255 x 14 = 8186.4 us (Intel: 3 x 1.0 < 3.4, 6189.6)
+    //   LL algbw    min(2 x 24 x 0.5, AMD's 19.0 beyond 2 nodes; Intel's 20.4) x 1024/1023
+    const NcclSystem amd = system_of("alcf-polaris.json", 256);
+    CHECK(amd.amd_host);
+    const NcclChoice c = nccl_choose(CollectiveOp::kAllGather, Bytes(16777216.0), amd);
+    CHECK(us(find(c, NcclAlgorithm::kRing, NcclProtocol::kLL).latency) == doctest::Approx(2231.1));
+    CHECK(us(find(c, NcclAlgorithm::kRing, NcclProtocol::kSimple).latency) == doctest::Approx(8186.4));
+    CHECK(find(c, NcclAlgorithm::kRing, NcclProtocol::kLL).algbw.value() == doctest::Approx(19.0e9 * 1024.0 / 1023.0));
+    // The same nodes with the host left unstated: NCCL's first row, an Intel host.
+    const topology::Topology topo =
+        topology::load_topology(std::string(STEPCAST_SOURCE_DIR "/topologies/alcf-polaris.json"), 256);
+    NcclHardware unstated = nccl_hardware(topo);
+    unstated.host_cpu.reset();
+    const NcclSystem intel = nccl_system(unstated, topo.tiers(topo.gpu_count()));
+    CHECK_FALSE(intel.amd_host);
+    const NcclChoice i = nccl_choose(CollectiveOp::kAllGather, Bytes(16777216.0), intel);
+    CHECK(us(find(i, NcclAlgorithm::kRing, NcclProtocol::kLL).latency) == doctest::Approx(1463.1));
+    CHECK(us(find(i, NcclAlgorithm::kRing, NcclProtocol::kSimple).latency) == doctest::Approx(6189.6));
+    CHECK(find(i, NcclAlgorithm::kRing, NcclProtocol::kLL).algbw.value() == doctest::Approx(20.4e9 * 1024.0 / 1023.0));
+    // On one node neither applies: no network steps, and llMaxBws' row is the GPU's (Ampere 87.7).
+    CHECK(us(find(nccl_choose(CollectiveOp::kAllGather, Bytes(16777216.0), system_of("alcf-polaris.json", 1)),
+                  NcclAlgorithm::kRing, NcclProtocol::kLL)
+                 .latency) == doctest::Approx(6.6 + 3 * 0.6));
+  }
+
   TEST_CASE("a filter that leaves nothing is an input error that says why") {
     CHECK(test::input_error_text([] {
             nccl_choose(CollectiveOp::kAllReduce, kGiB, system_of("p4d-24xlarge.json", 1),

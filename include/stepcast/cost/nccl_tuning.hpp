@@ -69,6 +69,9 @@ struct NcclSystem {
   bool collnet_enable = false;     ///< ... and NCCL's CollNet is on (NCCL_COLLNET_ENABLE=1 and the NCCL-SHARP plugin)
   /// A GPU's path to its NIC is a PCIe switch or closer (PXB), so NCCL keeps LL128 across nodes.
   bool nic_behind_pcie_switch = true;
+  /// The nodes' host CPU is an AMD x86 one: NCCL posts network operations at 2 us, not 1, and caps
+  /// LL across nodes with its AMD row.
+  bool amd_host = false;
   /// CollNet as this communicator runs it: collnet_enable, kept on by init.cc on 2 or more nodes
   /// (NCCL_COLLNET_NODE_THRESHOLD) where the CollNet Chain graph has channels.
   bool collnet = false;
@@ -92,6 +95,8 @@ struct NcclHardware {
   bool collnet_enable = false;  ///< ... with NCCL's CollNet on
   /// A GPU's path to its nearest NIC, where the topology states it (else a PCIe switch, PXB).
   std::optional<topology::GpuNicPath> gpu_nic_path;
+  /// The nodes' host CPU, where the topology states it (else an Intel host, NCCL's tables' first row).
+  std::optional<topology::HostCpu> host_cpu;
   /// What the topology's NICs achieve against this model (its "network"), if it names one.
   std::optional<topology::NetworkTerms> network;
 };

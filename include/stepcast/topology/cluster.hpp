@@ -49,6 +49,7 @@ struct ClusterSpec {
   std::optional<CollNet> collnet;          ///< the fabric's in-network reduction, where the file states one
   std::optional<NetworkTerms> network;     ///< the NICs' technology and its terms, where the file names one
   std::optional<GpuNicPath> gpu_nic_path;  ///< a GPU's path to its nearest NIC, where the file states it
+  std::optional<HostCpu> host_cpu;         ///< the nodes' host CPU, where the file states it
   std::optional<HostLink> host_link;       ///< each GPU's link to host memory, where the file states one
   /// A scale-up (NVLink) domain that spans several nodes (GB200 NVL72: 18 trays of 4 GPUs on one
   /// NVLink switch system): 0 when each node is its own domain. Otherwise the node template is

@@ -227,6 +227,16 @@ std::string_view to_string(GpuNicPath path);
 /// Whether the path runs through PCIe switches alone (PIX, PXB), not through a CPU.
 constexpr bool through_pcie_switches(GpuNicPath path) { return path == GpuNicPath::kPix || path == GpuNicPath::kPxb; }
 
+/// The nodes' host CPU as NCCL's topology detection classifies it (cpuArch, cpuVendor): an x86
+/// CPU of Intel or of AMD, or an ARM one (NVIDIA Grace). NCCL's tuning model reads it across nodes:
+/// the proxy's cost of posting a network operation (src/tuning/ring.cc getNetOverhead: 2 us on AMD
+/// hosts, 1 us on the others) and the row of the LL bandwidth caps (tuning_general.cc,
+/// ncclTuningGetConstantsIndexes: AMD's row, else Intel's).
+enum class HostCpu { kIntel, kAmd, kArm };
+
+/// The vendor as files spell it: "intel", "amd", "arm".
+std::string_view to_string(HostCpu cpu);
+
 /// A network technology's factors as a file of the network catalogue
 /// (topologies/networks/NAME.json) states them, with what they were fitted on.
 struct NetworkTerms {
@@ -292,6 +302,11 @@ class Topology {
   [[nodiscard]] std::optional<GpuNicPath> gpu_nic_path() const { return gpu_nic_path_; }
   /// Called by the loader when the file states the path.
   void set_gpu_nic_path(GpuNicPath path) { gpu_nic_path_ = path; }
+  /// The nodes' host CPU ("node"/"host_cpu"), if the file states it; NCCL's model then takes an
+  /// Intel host, as NCCL's tables do when nothing else is detected.
+  [[nodiscard]] std::optional<HostCpu> host_cpu() const { return host_cpu_; }
+  /// Called by the loader when the file states the host CPU.
+  void set_host_cpu(HostCpu cpu) { host_cpu_ = cpu; }
 
   /// The links from GPU `src` to GPU `dst` (indices into gpus()), shortest by hop count, ties
   /// broken by vertex and link order so the result is deterministic. Routes never pass through a
@@ -348,6 +363,7 @@ class Topology {
   std::optional<CollNet> collnet_;
   std::optional<NetworkTerms> network_;
   std::optional<GpuNicPath> gpu_nic_path_;
+  std::optional<HostCpu> host_cpu_;
   std::unique_ptr<Graph> graph_;
 };
 
