@@ -122,7 +122,8 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
     out += fmt::format("host CPU      {} (node/host_cpu): {}\n", topology::to_string(*cpu),
                        *cpu == topology::HostCpu::kAmd
                            ? "NCCL's network post overhead 2 us a ring step and its AMD LL caps across nodes"
-                           : "NCCL's network post overhead 1 us a ring step and its Intel LL caps across nodes");
+                           : "NCCL's network post overhead 1 us a ring step and its first row of LL caps (Intel's) "
+                             "across nodes");
   }
   out += fmt::format("\nwhat a collective over {}{} GPUs sees ({} nodes, {} per node), each way:\n",
                      c.ranks == t.gpu_count() ? "all " : "the first ", c.ranks, c.nodes, c.ranks_per_node);

@@ -23,8 +23,7 @@ namespace {
 std::string cluster_with_host(const std::string& vendor) {
   std::string text = two_node_cluster("");
   const std::string key = "\"gpus_per_node\": 2,";
-  text.replace(text.find(key), key.size(),
-               key + R"( "host_cpu": {"vendor": ")" + vendor + R"(", "source": "test"},)");
+  text.replace(text.find(key), key.size(), key + R"( "host_cpu": {"vendor": ")" + vendor + R"(", "source": "test"},)");
   return text;
 }
 
