@@ -168,8 +168,9 @@ Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
       // latency; inter-node rings pay the proxy's network-post overhead per step at least (x3 for Simple).
       const double net = s.nodes > 1 && s.ranks_per_node == 1 ? t::kTreeNetLatency_us[at(p)] : inter;
       if (s.nodes > 1) {
-        const double overhead = (s.amd_host ? t::kNetOverheadAmd_us : t::kNetOverheadOther_us) *
-                                (p == NcclProtocol::kSimple ? t::kNetOverheadSimpleFactor : 1.0);
+        const double overhead =
+            (s.host_cpu == topology::HostCpu::kAmd ? t::kNetOverheadAmd_us : t::kNetOverheadOther_us) *
+            (p == NcclProtocol::kSimple ? t::kNetOverheadSimpleFactor : 1.0);
         intra = std::max(intra, overhead);
       }
       f.set("baseLat {} + ({} - {}) x intra {} + {} x net {}", base, nsteps, ninter, intra, ninter, net);
@@ -216,7 +217,9 @@ Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
   const std::size_t row = generation_row(s.compute_capability);
   const std::size_t col = nodes_column(s.nodes);
   // llMaxBws: the GPU's row on one node, the host CPU's row across nodes.
-  const double ll_max = t::kLlMaxBw[s.nodes == 1 ? row : s.amd_host ? t::kLlMaxBwAmdRow : 0][col];
+  const double ll_max = t::kLlMaxBw[s.nodes == 1                            ? row
+                                    : s.host_cpu == topology::HostCpu::kAmd ? t::kLlMaxBwAmdRow
+                                                                            : 0][col];
   Formula f(explain);
   if (is_nvls(a)) {
     // nvls.cc: per channel, the NVSwitch side (bwIntra x nvlsEfficiency x (n-1)/n, twice for
@@ -388,12 +391,13 @@ NcclCandidate price(CollectiveOp op, Bytes size, NcclAlgorithm a, NcclProtocol p
   Term lat = latency_us(op, a, p, s, explain);
   Term bw = algbw_GBps(op, a, p, s, explain);
   // The per-size corrections of the models' Sim functions: the tree correction (tree.cc; nvls.cc
-  // for NVLS-Tree on Blackwell, x86 hosts assumed), the ring plateau (ring.cc).
+  // for NVLS-Tree all-reduce on Blackwell with x86 hosts), the ring plateau (ring.cc).
   const auto bytes = static_cast<std::uint64_t>(size.value());
   const int log_size = log2i(bytes >> 6);
-  const bool tree_corrected = (a == NcclAlgorithm::kTree && log_size < t::kTreeCorrectionSizes) ||
-                              (a == NcclAlgorithm::kNvlsTree && op == CollectiveOp::kAllReduce &&
-                               s.compute_capability >= 100 && log_size < t::kNvlsTreeCorrectionSizes);
+  const bool tree_corrected =
+      (a == NcclAlgorithm::kTree && log_size < t::kTreeCorrectionSizes) ||
+      (a == NcclAlgorithm::kNvlsTree && op == CollectiveOp::kAllReduce && s.compute_capability >= 100 &&
+       s.host_cpu != topology::HostCpu::kArm && log_size < t::kNvlsTreeCorrectionSizes);
   if (tree_corrected) {
     const double k = t::kTreeCorrection[at(p)][static_cast<std::size_t>(log_size)];
     bw.value *= k;

@@ -190,10 +190,10 @@ void nic_path(NcclSystem& s, const NcclHardware& hardware, Explanation* derivati
          std::string(to_string(path)));
 }
 
-// The host CPU NCCL detects: it matters across nodes only (the ring's network post overhead and the
-// LL caps), where an unstated one is taken as Intel, NCCL's tables' first row.
+// The host CPU NCCL detects: it matters across nodes only (the ring's network post overhead, the
+// LL caps, NVLS-Tree's correction on Blackwell), where an unstated one is taken as Intel.
 void host_cpu(NcclSystem& s, const NcclHardware& hardware, Explanation* derivation) {
-  s.amd_host = hardware.host_cpu == topology::HostCpu::kAmd;
+  s.host_cpu = hardware.host_cpu.value_or(topology::HostCpu::kIntel);
   if (derivation && s.nodes > 1)
     note(derivation, "host CPU",
          hardware.host_cpu ? "as the topology states it (node/host_cpu)" : "not stated: Intel, NCCL's first row",

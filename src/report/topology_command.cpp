@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/core/units.hpp"
@@ -61,6 +62,20 @@ std::string bw_range(const TierLinks& l) {
   if (l.count == 0) return "";
   if (l.min_bw == l.max_bw) return fmt::format(", {} each way", format_bandwidth(l.min_bw));
   return fmt::format(", {} to {} each way", format_bandwidth(l.min_bw), format_bandwidth(l.max_bw));
+}
+
+// What NCCL's tuning model does with the host CPU across nodes (nccl_tuning_tables.hpp).
+std::string_view host_cpu_effect(topology::HostCpu cpu) {
+  switch (cpu) {
+    case topology::HostCpu::kAmd:
+      return "NCCL's network post overhead 2 us a ring step and its AMD LL caps across nodes";
+    case topology::HostCpu::kIntel:
+      return "NCCL's network post overhead 1 us a ring step and its Intel LL caps across nodes";
+    case topology::HostCpu::kArm:
+      return "NCCL's network post overhead 1 us a ring step, its first (Intel's) LL caps across nodes, and no tree "
+             "correction on NVLS-Tree (Blackwell)";
+  }
+  STEPCAST_UNREACHABLE("every HostCpu is named");
 }
 
 std::string summary_text(const Topology& t, const std::string& path, const CommTiers& c) {
@@ -119,11 +134,7 @@ std::string summary_text(const Topology& t, const std::string& path, const CommT
                                                                : "through the CPU, NCCL runs no LL128 across nodes");
   }
   if (const auto cpu = t.host_cpu()) {
-    out += fmt::format("host CPU      {} (node/host_cpu): {}\n", topology::to_string(*cpu),
-                       *cpu == topology::HostCpu::kAmd
-                           ? "NCCL's network post overhead 2 us a ring step and its AMD LL caps across nodes"
-                           : "NCCL's network post overhead 1 us a ring step and its first row of LL caps (Intel's) "
-                             "across nodes");
+    out += fmt::format("host CPU      {} (node/host_cpu): {}\n", topology::to_string(*cpu), host_cpu_effect(*cpu));
   }
   out += fmt::format("\nwhat a collective over {}{} GPUs sees ({} nodes, {} per node), each way:\n",
                      c.ranks == t.gpu_count() ? "all " : "the first ", c.ranks, c.nodes, c.ranks_per_node);

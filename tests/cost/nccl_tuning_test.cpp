@@ -274,7 +274,7 @@ TEST_SUITE("cost.nccl_tuning") {
     //   ring/Simple 8.4 + 768 x max(3.4, 3 x 2.0) + 255 x 14 = 8186.4 us (Intel: 3 x 1.0 < 3.4, 6189.6)
     //   LL algbw    min(2 x 24 x 0.5, AMD's 19.0 beyond 2 nodes; Intel's 20.4) x 1024/1023
     const NcclSystem amd = system_of("alcf-polaris.json", 256);
-    CHECK(amd.amd_host);
+    CHECK(amd.host_cpu == topology::HostCpu::kAmd);
     const NcclChoice c = nccl_choose(CollectiveOp::kAllGather, Bytes(16777216.0), amd);
     CHECK(us(find(c, NcclAlgorithm::kRing, NcclProtocol::kLL).latency) == doctest::Approx(2231.1));
     CHECK(us(find(c, NcclAlgorithm::kRing, NcclProtocol::kSimple).latency) == doctest::Approx(8186.4));
@@ -285,7 +285,7 @@ TEST_SUITE("cost.nccl_tuning") {
     NcclHardware unstated = nccl_hardware(topo);
     unstated.host_cpu.reset();
     const NcclSystem intel = nccl_system(unstated, topo.tiers(topo.gpu_count()));
-    CHECK_FALSE(intel.amd_host);
+    CHECK(intel.host_cpu == topology::HostCpu::kIntel);
     const NcclChoice i = nccl_choose(CollectiveOp::kAllGather, Bytes(16777216.0), intel);
     CHECK(us(find(i, NcclAlgorithm::kRing, NcclProtocol::kLL).latency) == doctest::Approx(1463.1));
     CHECK(us(find(i, NcclAlgorithm::kRing, NcclProtocol::kSimple).latency) == doctest::Approx(6189.6));

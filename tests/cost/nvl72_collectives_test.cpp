@@ -91,6 +91,31 @@ TEST_SUITE("cost.nvl72_collectives") {
     CHECK(two.nccl->nvls_channel_bw.value() == doctest::Approx(20 * kGBps));
     CHECK(two.nccl->nvls_inter_bw.value() == doctest::Approx(40 * kGBps));
   }
+
+  TEST_CASE("NVLS-Tree's tree correction on Blackwell is for x86 hosts: the racks' Grace (ARM) hosts go without") {
+    // nvls.cc ncclTuningNvlsModelSim multiplies NVLS-Tree all-reduce's bandwidth by the tree
+    // correction on Blackwell only where cpuArch is x86. Across two racks (above): per channel
+    // min(20 x 0.74 x 31/32 x 2 = 28.675, bwInter 40 x 2 on two nodes, Blackwell's NVLS-Tree max 96)
+    // = 28.675 GB/s x 32 channels x nRanks / nSteps = 144 / 286: 462.0 GB/s on the Grace hosts the
+    // file states; on x86 hosts a 64 MiB all-reduce (2^20 x 64 B) takes Simple's 0.8 of it.
+    const Topology t = nvl72_racks(36);
+    const cost::CollectiveGroup two = cost::collective_group(t, t.tiers(144));
+    REQUIRE(two.nccl.has_value());
+    CHECK(two.nccl->host_cpu == topology::HostCpu::kArm);
+    const auto nvls_tree = [](const cost::NcclSystem& s) {
+      for (const cost::NcclCandidate& k :
+           cost::nccl_choose(cost::CollectiveOp::kAllReduce, Bytes(64.0 * 1048576.0), s).candidates) {
+        if (k.algorithm == cost::NcclAlgorithm::kNvlsTree) return k.algbw.value();
+      }
+      FAIL("no NVLS-Tree candidate");
+      return 0.0;
+    };
+    const double arm = nvls_tree(*two.nccl);
+    CHECK(arm == doctest::Approx(28.675 * 32 * 144.0 / 286.0 * kGBps));
+    cost::NcclSystem x86 = *two.nccl;
+    x86.host_cpu = topology::HostCpu::kIntel;
+    CHECK(nvls_tree(x86) == doctest::Approx(0.8 * arm));
+  }
 }
 
 }  // namespace nvl72_collectives_test

@@ -69,9 +69,10 @@ struct NcclSystem {
   bool collnet_enable = false;     ///< ... and NCCL's CollNet is on (NCCL_COLLNET_ENABLE=1 and the NCCL-SHARP plugin)
   /// A GPU's path to its NIC is a PCIe switch or closer (PXB), so NCCL keeps LL128 across nodes.
   bool nic_behind_pcie_switch = true;
-  /// The nodes' host CPU is an AMD x86 one: NCCL posts network operations at 2 us, not 1, and caps
-  /// LL across nodes with its AMD row.
-  bool amd_host = false;
+  /// The nodes' host CPU as NCCL detects it (Intel where the topology states none): on AMD hosts
+  /// NCCL posts network operations at 2 us, not 1, and caps LL across nodes with its AMD row; on
+  /// ARM hosts (NVIDIA Grace) it leaves the tree correction off NVLS-Tree on Blackwell.
+  topology::HostCpu host_cpu = topology::HostCpu::kIntel;
   /// CollNet as this communicator runs it: collnet_enable, kept on by init.cc on 2 or more nodes
   /// (NCCL_COLLNET_NODE_THRESHOLD) where the CollNet Chain graph has channels.
   bool collnet = false;
