@@ -81,6 +81,20 @@ int ring_inter_steps(CollectiveOp op, int nodes) {
   return op == CollectiveOp::kAllReduce ? 2 * (nodes - 1) : nodes - 1;
 }
 
+// ring.cc getNetOverhead: the proxy's cost of posting one network operation on the host CPU, x3 for
+// Simple.
+double net_overhead_us(const NcclSystem& s, NcclProtocol p) {
+  const double post = s.host_cpu == topology::HostCpu::kAmd ? t::kNetOverheadAmd_us : t::kNetOverheadOther_us;
+  return p == NcclProtocol::kSimple ? post * t::kNetOverheadSimpleFactor : post;
+}
+
+// llMaxBws' row (tuning_general.cc ncclTuningGetConstantsIndexes): the GPU generation's on one
+// node, the host CPU's across nodes.
+std::size_t ll_max_row(const NcclSystem& s) {
+  if (s.nodes == 1) return generation_row(s.compute_capability);
+  return s.host_cpu == topology::HostCpu::kAmd ? t::kLlMaxBwAmdRow : t::kLlMaxBwIntelRow;
+}
+
 const t::PerProtocol& base_latency(NcclAlgorithm a) {
   switch (a) {
     case NcclAlgorithm::kTree:
@@ -167,12 +181,7 @@ Term latency_us(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
       // ring.cc: with one rank per node the inter-node steps are exposed at the tree's network
       // latency; inter-node rings pay the proxy's network-post overhead per step at least (x3 for Simple).
       const double net = s.nodes > 1 && s.ranks_per_node == 1 ? t::kTreeNetLatency_us[at(p)] : inter;
-      if (s.nodes > 1) {
-        const double overhead =
-            (s.host_cpu == topology::HostCpu::kAmd ? t::kNetOverheadAmd_us : t::kNetOverheadOther_us) *
-            (p == NcclProtocol::kSimple ? t::kNetOverheadSimpleFactor : 1.0);
-        intra = std::max(intra, overhead);
-      }
+      if (s.nodes > 1) intra = std::max(intra, net_overhead_us(s, p));
       f.set("baseLat {} + ({} - {}) x intra {} + {} x net {}", base, nsteps, ninter, intra, ninter, net);
       return {base + (nsteps - ninter) * intra + ninter * net, f.take()};
     }
@@ -216,10 +225,7 @@ Term algbw_GBps(CollectiveOp op, NcclAlgorithm a, NcclProtocol p, const NcclSyst
   if (nccl_detail::is_collnet(a)) return nccl_detail::collnet_algbw_GBps(op, a, s, explain);
   const std::size_t row = generation_row(s.compute_capability);
   const std::size_t col = nodes_column(s.nodes);
-  // llMaxBws: the GPU's row on one node, the host CPU's row across nodes.
-  const double ll_max = t::kLlMaxBw[s.nodes == 1                            ? row
-                                    : s.host_cpu == topology::HostCpu::kAmd ? t::kLlMaxBwAmdRow
-                                                                            : 0][col];
+  const double ll_max = t::kLlMaxBw[ll_max_row(s)][col];
   Formula f(explain);
   if (is_nvls(a)) {
     // nvls.cc: per channel, the NVSwitch side (bwIntra x nvlsEfficiency x (n-1)/n, twice for

@@ -58,6 +58,7 @@ inline constexpr double kNetOverheadSimpleFactor = 3.0;
 // llMaxBws (GB/s): on one node the row is the GPU generation (compCapIndex), across nodes the host
 // CPU's (tuning_general.cc ncclTuningGetConstantsIndexes: row 1 on AMD hosts, row 0 on the
 // others); columns 1/2/>2 nodes.
+inline constexpr std::size_t kLlMaxBwIntelRow = 0;
 inline constexpr std::size_t kLlMaxBwAmdRow = 1;
 inline constexpr PerGeneration kLlMaxBw = {
     {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}}};
