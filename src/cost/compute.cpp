@@ -298,13 +298,17 @@ double ssd_flops(const workload::TransformerShape& shape) {
 }
 
 /// QK^T and (scores)V per token, 2 x keys x heads x (qk dim + v dim), over the keys the kernels
-/// compute: fused attention skips the blocks above the causal diagonal and outside a window, s w
-/// - w^2/2 query-key pairs (as fused_attention in operators.cpp times them); the unfused kernels
+/// compute: fused attention skips the blocks above the causal diagonal, outside a window and
+/// across packed documents (causal_keys_per_query, as fused_attention in operators.cpp times
+/// them); the unfused kernels
 /// compute the whole s x s square and mask it (Narayanan et al.'s count, 4sh for multi-head
 /// attention). MFU counted over the square would credit fused attention with work it never does.
-double attention_score_flops(const workload::TransformerShape& shape, double s, bool sliding, bool fused) {
-  const double w = sliding ? std::min<double>(shape.sliding_window, s) : s;
-  const double keys = fused ? (s * w - 0.5 * w * w) / s : s;
+double attention_score_flops(const workload::TransformerShape& shape, const plan::Plan& plan, bool sliding) {
+  const double s = plan.seq_len;
+  const double keys = plan.flash_attention
+                          ? causal_keys_per_query(s, sliding ? static_cast<double>(shape.sliding_window) : 0.0,
+                                                  plan.doc_len)
+                          : s;
   return 2.0 * keys * shape.heads * (static_cast<double>(shape.qk_head_dim()) + shape.v_head_dim());
 }
 
@@ -341,7 +345,7 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
   for (const auto& [kind, count] : layer_kinds(shape, 0, shape.layers)) {
     const bool mamba = kind.block == workload::Block::kMamba;
     const double score =
-        kind.has_attention() ? attention_score_flops(shape, s, kind.sliding, plan.flash_attention) : 0.0;
+        kind.has_attention() ? attention_score_flops(shape, plan, kind.sliding) : 0.0;
     const double matmul = (kind.has_attention() ? attention_matmul_parameters(shape) : 0.0) +
                           (kind.has_mlp() ? mlp_matmul_parameters(shape, kind.moe) : 0.0) +
                           (mamba ? mamba_matmul_parameters(shape) : 0.0);
@@ -356,9 +360,9 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
     // attention) and the shared output head again.
     const double block =
         2.0 * (attention_matmul_parameters(shape) + mlp_matmul_parameters(shape, shape.moe.has_value()) + 2.0 * h * h) +
-        attention_score_flops(shape, s, false, plan.flash_attention);
+        attention_score_flops(shape, plan, false);
     layer_forward += shape.mtp_layers * tokens * block;
-    scores += shape.mtp_layers * tokens * attention_score_flops(shape, s, false, plan.flash_attention);
+    scores += shape.mtp_layers * tokens * attention_score_flops(shape, plan, false);
     logits_forward *= 1.0 + shape.mtp_layers;
   }
   // Forward, data gradient and weight gradient. A frozen model (peft=lora) computes no weight

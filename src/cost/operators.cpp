@@ -259,9 +259,12 @@ void fused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, co
   const double stats = heads * local * kFp32Bytes;  // the log-sum-exp per query row
   // Query-key pairs computed: half the s x s square under the causal mask; a sliding window of w
   // keys leaves s w - w^2/2 of them (FlashAttention-2's window_size skips the blocks outside);
+  // packed documents of n tokens leave s/n squares of n (cu_seqlens bound each one's blocks);
   // context parallel gives each rank 1/cp of them.
-  const double w = c.kind.sliding ? std::min<double>(shape.sliding_window, s) : s;
-  const double pairs = s * w - 0.5 * w * w;
+  const double window = c.kind.sliding ? static_cast<double>(shape.sliding_window) : 0.0;
+  const double doc = c.doc_len > 0.0 ? std::min(c.doc_len, s) : s;
+  const double w = window > 0.0 ? std::min(window, doc) : doc;
+  const double pairs = s * causal_keys_per_query(s, window, c.doc_len);
   const double causal_flops = 2.0 * heads * pairs * (d + dv) / c.cp;
   const ContextAttention cpa = context_attention(heads, s, d, c);
   Operator f;
@@ -269,9 +272,9 @@ void fused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, co
   f.part = OpPart::kLayer;
   f.pass = OpPass::kForward;
   f.kind = OpKind::kFusedAttention;
-  // One kernel's shape: the ring step's under context parallel, else all queries against the
-  // keys in reach (a sliding window's w).
-  f.gemm = c.cp == 1.0 ? GemmShape{heads, s, w, d} : cpa.shape;
+  // One kernel's shape: the ring step's under context parallel, else each document's queries
+  // against the keys in reach (a sliding window's w).
+  f.gemm = c.cp == 1.0 ? GemmShape{heads * (s / doc), doc, w, d} : cpa.shape;
   f.head_dim = 0.5 * (d + dv);
   f.elements = f.gemm.batch * std::ceil(f.gemm.m / kFlashQueryBlock);  // thread blocks of one kernel
   f.flops = Flops(causal_flops);
@@ -313,6 +316,7 @@ OperatorContext operator_context(const plan::Plan& plan) {
   c.recompute_modules = plan.recompute_modules;
   c.cp = plan.cp;
   c.cp_comm = plan.cp_comm;
+  c.doc_len = plan.doc_len;
   // Activations travel in the working precision: 16-bit under mixed precision (fp8 GEMMs take
   // and return 16-bit tensors in Transformer Engine), 32-bit for fp32/tf32 training.
   c.activation_bytes = state_bytes_per_parameter(plan.precision, plan.optimizer).parameters;
@@ -329,6 +333,12 @@ OperatorContext operator_context(const plan::Plan& plan) {
   c.loss = plan.loss;
   c.train_metrics = plan.train_metrics;
   return c;
+}
+
+double causal_keys_per_query(double seq, double window, double doc_len) {
+  const double n = doc_len > 0.0 ? std::min(doc_len, seq) : seq;
+  const double w = window > 0.0 ? std::min(window, n) : n;
+  return (n * w - 0.5 * w * w) / n;
 }
 
 bool recomputes(const OperatorContext& c, unsigned module) {

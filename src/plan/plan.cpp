@@ -14,6 +14,7 @@
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
 #include "loss_settings.hpp"
+#include "packed_sequences.hpp"
 #include "peft.hpp"
 #include "plan_limits.hpp"
 #include "stepcast/core/errors.hpp"
@@ -172,6 +173,7 @@ std::vector<Verdict> problems(const Plan& p, const workload::Workload& workload,
   add_expert_problems(p, workload, out);
   add_overlap_problems(p, out);
   add_peft_problems(p, workload, out);
+  add_packing_problems(p, out);
   return out;
 }
 
@@ -393,6 +395,7 @@ std::string to_string(const Plan& p) {
   text += expert_settings_text(p);
   text += overlap_settings_text(p);
   text += peft_settings_text(p);
+  text += packing_settings_text(p);
   text += loss_settings_text(p);
   return text;
 }

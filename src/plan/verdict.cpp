@@ -116,6 +116,9 @@ constexpr std::array kRules = {
     RuleInfo{Rule::kLoraWithRoutedExperts, "lora-with-routed-experts", "peft=lora with routed experts is not modelled"},
     RuleInfo{Rule::kLoraNeedsShape, "lora-needs-shape", "peft=lora needs a workload with layer shapes"},
     RuleInfo{Rule::kLoraWithMamba, "lora-with-mamba", "peft=lora with Mamba-2 layers is not modelled"},
+    RuleInfo{Rule::kDocLenAboveSeq, "doc-len-above-seq", "doc-len= exceeds the sequence length"},
+    RuleInfo{Rule::kDocLenNeedsFlash, "doc-len-needs-flash", "doc-len= needs flash attention"},
+    RuleInfo{Rule::kDocLenWithCp, "doc-len-with-cp", "doc-len= with context parallel is not modelled"},
     RuleInfo{Rule::kOffloadBelowLayers, "offload-below-layers",
              "offload-layers= must be fewer than the transformer layers"},
     RuleInfo{Rule::kOffloadNeedsNoPipeline, "offload-needs-no-pipeline", "offload-layers= needs pp=1"},
@@ -331,6 +334,10 @@ std::string describe(const Verdict& v) {
     case Rule::kLoraNeedsShape:
     case Rule::kLoraWithMamba:
       return describe_peft(v);
+    case Rule::kDocLenAboveSeq:
+    case Rule::kDocLenNeedsFlash:
+    case Rule::kDocLenWithCp:
+      return describe_packing(v);
     case Rule::kOffloadBelowLayers:
     case Rule::kOffloadNeedsNoPipeline:
     case Rule::kOffloadNeedsNoRecompute:

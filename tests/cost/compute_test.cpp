@@ -65,6 +65,21 @@ TEST_SUITE("cost.compute") {
           doctest::Approx(96.0 * 4.0 * 8 * 2048.0 * 2048.0 * 12288.0));
   }
 
+  TEST_CASE("packed documents count the attention scores each document computes: doc-len/s of the causal square") {
+    // GPT-3 with flash attention, B = 8, s = 2048: causal scores 3 passes x 96 layers x 8 x 2048 x
+    // (2 x 2 x 1024 keys x 12288) = 2.3749e14 FLOPs of the model's; 256-token documents meet 128
+    // keys a query, an eighth: 2.9686e13, so the model FLOPs drop by 2.0780e14.
+    const auto s = test::gpt3_shape();
+    plan::Plan whole = batch(8, plan::Recompute::kNone);
+    whole.flash_attention = true;
+    plan::Plan packed = whole;
+    packed.doc_len = 256;
+    const double scores = 3.0 * 96.0 * 8.0 * 2048.0 * 4.0 * 1024.0 * 12288.0;
+    CHECK(scores == doctest::Approx(2.3749e14).epsilon(1e-4));
+    CHECK(cost::step_flops(s, whole).model.value() - cost::step_flops(s, packed).model.value() ==
+          doctest::Approx(scores * 7.0 / 8.0));
+  }
+
   TEST_CASE("an explicit achieved fraction prices compute as hardware FLOPs / GPUs / (peak x fraction)") {
     topology::GpuSpec gpu;
     gpu.name = "A100-SXM4-40GB";

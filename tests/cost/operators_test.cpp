@@ -80,6 +80,35 @@ TEST_SUITE("cost.operators") {
     CHECK(backward == doctest::Approx(2.5 * forward));
   }
 
+  TEST_CASE("packed documents: each n-token document's causal half square, s/n of them, one kernel over all") {
+    // A 2048-token GPT-3 sequence packing 256-token documents: 8 causal squares of 256, so
+    // 8 x 256^2 / 2 = 262,144 query-key pairs against the whole sequence's 2048^2 / 2 = 2,097,152,
+    // an eighth; forward 2 x 262,144 x 12288 x 2 (QK^T and scores x V over h = 96 x 128) =
+    // 1.2885e10 FLOPs. The kernel: 96 heads x 8 documents, 256 queries against 256 keys.
+    const auto s = test::gpt3_shape();
+    const double seq = 2048, h = 12288;
+    cost::OperatorContext c = context(1, seq, 1, plan::Recompute::kNone, true);
+    c.doc_len = 256.0;
+    int kernels = 0;
+    for (const auto& op : cost::layer_operators(s, c)) {
+      if (op.kind != cost::OpKind::kFusedAttention) continue;
+      ++kernels;
+      const double forward = 2.0 * 262144.0 * h * 2.0;
+      CHECK(forward == doctest::Approx(1.2885e10).epsilon(1e-4));
+      CHECK(op.flops.value() == doctest::Approx(op.pass == cost::OpPass::kForward ? forward : 2.5 * forward));
+      CHECK(op.gemm.batch == 96.0 * 8.0);
+      CHECK(op.gemm.m == 256.0);
+      CHECK(op.gemm.n == 256.0);
+    }
+    CHECK(kernels == 2);
+    // Keys a query meets: a 256-token document's causal half, 128; within a 100-key window of it,
+    // (256 x 100 - 100^2 / 2) / 256 = 80.47; a document as long as the sequence is the sequence.
+    CHECK(cost::causal_keys_per_query(seq, 0.0, 256.0) == doctest::Approx(128.0));
+    CHECK(cost::causal_keys_per_query(seq, 100.0, 256.0) == doctest::Approx(80.46875));
+    CHECK(cost::causal_keys_per_query(seq, 0.0, 0.0) == doctest::Approx(1024.0));
+    CHECK(cost::causal_keys_per_query(seq, 0.0, 4096.0) == doctest::Approx(1024.0));
+  }
+
   TEST_CASE("grouped-query attention narrows the QKV projection to h + 2 kv d columns (Llama-2 70B: 8192 + 2 x 1024)") {
     workload::TransformerShape s = test::gpt3_shape();
     s.hidden = 8192;

@@ -204,6 +204,21 @@ TEST_SUITE("plan.plan") {
           "--plan: train-metrics= expects a whole number of metrics a micro-batch from 0 to 16, got \"2x\"");
   }
 
+  TEST_CASE("doc-len: printed when given and read back, a length that is not a positive whole number refused") {
+    const auto w = llama2_7b_shape();
+    const auto p = plan::resolve(plan::parse_plan("fsdp=8,seq=4096,flash=on,doc-len=256"), w, 8);
+    CHECK(p.doc_len == 256);
+    const std::string text = plan::to_string(p);
+    CHECK(text.ends_with(",doc-len=256"));
+    CHECK(plan::to_string(plan::resolve(plan::parse_plan(text), w, 8)) == text);
+    // Unwritten, the sequence is one document and nothing is printed.
+    const auto plain = plan::resolve(plan::parse_plan("fsdp=8"), w, 8);
+    CHECK(plain.doc_len == 0);
+    CHECK(plan::to_string(plain).find("doc-len") == std::string::npos);
+    CHECK(parse_error("doc-len=0") == "--plan: doc-len= expects a whole number >= 1, got \"0\"");
+    CHECK(parse_error("doc-len=2.5") == "--plan: doc-len= expects a whole number >= 1, got \"2.5\"");
+  }
+
   TEST_CASE("communication keys: grad-reduce sets the reduction type, tp-overlap needs sequence parallel") {
     const auto w = llama2_7b_shape();
     const auto p = plan::resolve(plan::parse_plan("tp=2,sp=on,tp-overlap=on,grad-reduce=fp32"), w, 8);

@@ -236,6 +236,14 @@ const std::vector<Case>& cases() {
       {nemotron_nano, "peft=lora", 1, R::kLoraWithMamba,
        "peft=lora on a hybrid stack (nemotron-3-nano) is not modelled: stepcast's adapters cover transformer layers "
        "only"},
+      // Packed sequences: documents shorter than their sequence, in the fused kernels, without cp.
+      {llama2_7b, "seq=4096,doc-len=8192", 1, R::kDocLenAboveSeq,
+       "doc-len=8192 exceeds seq=4096: a packed document fits in its sequence"},
+      {llama2_7b, "flash=off,doc-len=256", 1, R::kDocLenNeedsFlash,
+       "doc-len=256 needs flash attention: packed sequences run in the fused attention kernels (flash=on)"},
+      {llama2_7b, "cp=2,flash=on,doc-len=256", 2, R::kDocLenWithCp,
+       "doc-len=256 with cp=2 is not modelled: stepcast splits whole sequences over context-parallel ranks, not the "
+       "documents of a pack"},
       // Megatron-Core's TransformerConfig rules on cpu_offloading (Llama 2 7B has 32 layers).
       {llama2_7b, "offload-layers=32", 1, R::kOffloadBelowLayers,
        "offload-layers (32) must be fewer than the model's transformer layers (32): Megatron-Core offloads "

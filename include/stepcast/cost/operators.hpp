@@ -147,6 +147,8 @@ struct OperatorContext {
   plan::Recompute recompute = plan::Recompute::kNone;
   unsigned recompute_modules = plan::kRecomputeCoreAttn;  ///< plan::RecomputeModule bits, under kSelective
   double cp = 1.0;  ///< context-parallel degree: each rank holds s/cp tokens of every sequence
+  /// doc-len=: tokens of each document packed into a sequence, attention within each; 0 = s.
+  double doc_len = 0.0;
   plan::ContextComm cp_comm = plan::ContextComm::kP2p;
   /// fp8, mxfp8 or nvfp4: the layers' linear GEMMs run quantized, with quantize kernels before them.
   plan::Precision precision = plan::Precision::kBf16;
@@ -163,6 +165,12 @@ struct OperatorContext {
 };
 
 OperatorContext operator_context(const plan::Plan& plan);
+
+/// Keys a query meets on average under the causal mask, as fused attention computes it: the
+/// queries of a document of n tokens meet (n w - w^2/2) / n keys within a sliding window of w
+/// (`window` 0: no window), where a sequence of `seq` tokens packs documents of `doc_len`
+/// tokens (0: the whole sequence is one document).
+double causal_keys_per_query(double seq, double window, double doc_len);
 
 /// Whether recompute=selective runs `module` (a plan::RecomputeModule) again in this context.
 bool recomputes(const OperatorContext& ctx, unsigned module);

@@ -210,6 +210,9 @@ struct Plan {
   Peft peft = Peft::kNone;
   int lora_rank = 32;
   bool lora_rank_given = false;  ///< lora-rank= was written (refused without peft=lora)
+  /// doc-len=N: each sequence packs documents of N tokens on average, attention within each
+  /// (packed sequences; a mask between documents). 0: the sequence is one document.
+  int doc_len = 0;
   LossKernel loss = LossKernel::kMegatron;
   bool loss_given = false;  ///< loss= was written (printed only then)
   /// Training metrics evaluated on each micro-batch's logits after its backward, each an eager

@@ -89,6 +89,10 @@ enum class Rule {
   kLoraWithRoutedExperts,   ///< workload (a name)
   kLoraNeedsShape,          ///< workload (a name)
   kLoraWithMamba,           ///< workload (a name)
+  // Sequences packed from documents (packed_sequences.cpp).
+  kDocLenAboveSeq,    ///< doc_len, seq
+  kDocLenNeedsFlash,  ///< doc_len
+  kDocLenWithCp,      ///< doc_len, cp
   // Activation offload to the host (activation_offload.cpp).
   kOffloadBelowLayers,       ///< offload, layers
   kOffloadNeedsNoPipeline,   ///< pp
