@@ -29,13 +29,17 @@ constexpr double kFlashQueryBlock = 128.0;
 /// Appends operators for one pass; keeps the call sites short.
 class OpList {
  public:
-  /// `lora_rank` > 0 (peft=lora): the part's weights are frozen, and a transformer layer's
-  /// linears gain adapters of that rank.
-  OpList(std::vector<Operator>& ops, OpPart part, double lora_rank = 0.0)
-      : ops_(ops), part_(part), lora_rank_(lora_rank) {}
+  /// `lora_rank` > 0 (peft=lora): the part's weights are frozen, and the linears of a transformer
+  /// layer that `lora_targets` names gain adapters of that rank.
+  OpList(std::vector<Operator>& ops, OpPart part, double lora_rank = 0.0,
+         unsigned lora_targets = plan::kLoraAllTargets)
+      : ops_(ops), part_(part), lora_rank_(lora_rank), lora_targets_(lora_targets) {}
 
   [[nodiscard]] bool frozen() const { return lora_rank_ > 0.0; }
-  [[nodiscard]] double adapter_rank() const { return part_ == OpPart::kLayer ? lora_rank_ : 0.0; }
+  /// The rank of the adapter beside a linear of the layer that is LoRA target `module` (0: none).
+  [[nodiscard]] double adapter_rank(unsigned module) const {
+    return part_ == OpPart::kLayer && (lora_targets_ & module) != 0U ? lora_rank_ : 0.0;
+  }
 
   /// A GEMM C[m,n] = A[m,k] B[k,n] (`batch` times) reading A and B and writing C, `e` bytes each.
   Operator& gemm(std::string_view name, OpPass pass, GemmShape g, double e) {
@@ -85,6 +89,7 @@ class OpList {
   std::vector<Operator>& ops_;
   OpPart part_;
   double lora_rank_;
+  unsigned lora_targets_;
 };
 
 /// LoRA's adapter beside a frozen linear Y = X W (X: m x k, W: k x n), Y += (X A) B with A: k x r
@@ -113,7 +118,8 @@ void adapter(OpList& fwd, OpList& bwd, double m, double n, double k, double r, d
 /// and the output gradient before the backward GEMMs, each block-scaled GEMM swizzles its operands'
 /// scales first (scale_swizzle_kernels), and the forward keeps its input's quantized copy instead
 /// of the 16-bit one (plus `kept_16bit` bytes another operator still needs).
-/// A frozen weight (peft=lora) has no weight gradient; its layer's adapter runs beside it.
+/// A frozen weight (peft=lora) has no weight gradient; an adapter runs beside it where the plan's
+/// LoRA targets name its module (`lora_module`, a plan::LoraTarget bit; 0 for no target).
 /// Under sequence parallel (`gathered`), Transformer Engine quantizes the tensor a linear gathers
 /// over the tensor ranks before the all-gather, on this rank's 1/t of the tokens: a column-parallel
 /// GEMM's input (linear.py: gather_along_first_dim(inputmat, tp_group, quantizer=input_quantizer);
@@ -122,7 +128,7 @@ void adapter(OpList& fwd, OpList& bwd, double m, double n, double k, double r, d
 enum class SpGathered { kNone, kInput, kOutputGradient };
 void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dgrad, std::string_view wgrad, double m,
             double n, double k, double e, double saved_bytes, const OperatorContext* quantized = nullptr,
-            double kept_16bit = 0.0, SpGathered gathered = SpGathered::kNone) {
+            double kept_16bit = 0.0, SpGathered gathered = SpGathered::kNone, unsigned lora_module = 0) {
   const bool q = quantized != nullptr && is_low_precision(quantized->precision);
   const double shards = q && quantized->sequence_parallel ? quantized->tp : 1.0;
   if (q) {
@@ -149,7 +155,7 @@ void linear(OpList& fwd, OpList& bwd, std::string_view name, std::string_view dg
     w.bytes += Bytes(k * n * e);
     quantize_gemm(w);
   }
-  if (fwd.adapter_rank() > 0.0) adapter(fwd, bwd, m, n, k, fwd.adapter_rank(), e);
+  if (const double rank = fwd.adapter_rank(lora_module); rank > 0.0) adapter(fwd, bwd, m, n, k, rank, e);
   if (q) {
     // Pushed after the backward GEMMs, since the backward list is reversed: it runs before them.
     const double gradient = m * n / (gathered == SpGathered::kOutputGradient ? shards : 1.0);
@@ -330,6 +336,7 @@ OperatorContext operator_context(const plan::Plan& plan) {
   c.experts.load_factor =
       plan.capacity_factor ? std::min(plan.moe_imbalance, *plan.capacity_factor) : plan.moe_imbalance;
   c.lora_rank = plan.peft == plan::Peft::kLora ? plan.lora_rank : 0.0;
+  c.lora_targets = plan.lora_targets;
   c.loss = plan.loss;
   c.train_metrics = plan.train_metrics;
   return c;
@@ -377,24 +384,26 @@ void attention_projections(OpList& fwd, OpList& bwd, const TransformerShape& sha
     const double heads = shape.heads;
     if (m.q_lora_rank > 0) {
       linear(fwd, bwd, "q down projection", "q down projection (dgrad)", "q down projection (wgrad)", d.tokens,
-             m.q_lora_rank, h, e, norm_output, &c);
+             m.q_lora_rank, h, e, norm_output, &c, 0.0, SpGathered::kNone, plan::kLoraQkv);
     } else {
       linear(fwd, bwd, "q projection", "q projection (dgrad)", "q projection (wgrad)", d.tokens, heads * qk / t, h, e,
-             norm_output, &c);
+             norm_output, &c, 0.0, SpGathered::kNone, plan::kLoraQkv);
     }
     linear(fwd, bwd, "kv down projection", "kv down projection (dgrad)", "kv down projection (wgrad)", d.tokens,
-           m.kv_lora_rank + m.qk_rope_head_dim, h, e, 0.0, &c);
+           m.kv_lora_rank + m.qk_rope_head_dim, h, e, 0.0, &c, 0.0, SpGathered::kNone, plan::kLoraQkv);
     // The up projections and RoPE: what Megatron-Core's mla_up_proj recompute runs again.
     up_begin = fwd.size();
     if (m.q_lora_rank > 0) {
       linear(fwd, bwd, "q up projection", "q up projection (dgrad)", "q up projection (wgrad)", d.tokens,
-             heads * qk / t, m.q_lora_rank, e, d.tokens * m.q_lora_rank * e, &c);
+             heads * qk / t, m.q_lora_rank, e, d.tokens * m.q_lora_rank * e, &c, 0.0, SpGathered::kNone,
+             plan::kLoraQkv);
     }
     linear(fwd, bwd, "kv up projection", "kv up projection (dgrad)", "kv up projection (wgrad)", d.tokens,
-           heads * (m.qk_nope_head_dim + m.v_head_dim) / t, m.kv_lora_rank, e, d.tokens * m.kv_lora_rank * e, &c);
+           heads * (m.qk_nope_head_dim + m.v_head_dim) / t, m.kv_lora_rank, e, d.tokens * m.kv_lora_rank * e, &c, 0.0,
+           SpGathered::kNone, plan::kLoraQkv);
   } else {
     linear(fwd, bwd, "qkv projection", "qkv projection (dgrad)", "qkv projection (wgrad)", d.tokens,
-           (d.q_width + 2.0 * d.kv_width) / t, h, e, norm_output, &c, 0.0, SpGathered::kInput);
+           (d.q_width + 2.0 * d.kv_width) / t, h, e, norm_output, &c, 0.0, SpGathered::kInput, plan::kLoraQkv);
   }
   if (shape.rotary) {
     // Q and K; under latent attention only their rope dims (each head's and the shared key's).
@@ -415,7 +424,7 @@ void dense_mlp(OpList& fwd, OpList& bwd, const TransformerShape& shape, const Op
   linear(fwd, bwd, shape.gated_mlp ? "mlp gate+up projection" : "mlp up projection",
          shape.gated_mlp ? "mlp gate+up projection (dgrad)" : "mlp up projection (dgrad)",
          shape.gated_mlp ? "mlp gate+up projection (wgrad)" : "mlp up projection (wgrad)", d.tokens, up_width, d.h, e,
-         norm_output, &c, 0.0, SpGathered::kInput);
+         norm_output, &c, 0.0, SpGathered::kInput, plan::kLoraFc1);
   const double inner = d.tokens * d.f / d.t;
   if (shape.gated_mlp) {
     // SwiGLU (Shazeer 2020) keeps the gate and up outputs; the down projection keeps their product.
@@ -427,7 +436,7 @@ void dense_mlp(OpList& fwd, OpList& bwd, const TransformerShape& shape, const Op
     bwd.memory("gelu backward", OpPass::kBackward, inner, 3.0 * inner * e, 12.0 * inner);
   }
   linear(fwd, bwd, "mlp down projection", "mlp down projection (dgrad)", "mlp down projection (wgrad)", d.tokens, d.h,
-         d.f / d.t, e, inner * e, &c, 0.0, SpGathered::kOutputGradient);
+         d.f / d.t, e, inner * e, &c, 0.0, SpGathered::kOutputGradient, plan::kLoraFc2);
   fwd.tag_from(begin, plan::kRecomputeMlp);
   if (recomputes(c, plan::kRecomputeMlp)) {
     // Checkpointed whole (Megatron-Core's "mlp", normal checkpointing): it keeps its input alone.
@@ -520,8 +529,8 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
   ops.reserve(40);
   std::vector<Operator> backward;
   backward.reserve(24);
-  OpList fwd(ops, OpPart::kLayer, c.lora_rank);
-  OpList bwd(backward, OpPart::kLayer, c.lora_rank);
+  OpList fwd(ops, OpPart::kLayer, c.lora_rank, c.lora_targets);
+  OpList bwd(backward, OpPart::kLayer, c.lora_rank, c.lora_targets);
   const double tokens = c.micro_batch * c.seq / c.cp;
   const LayerDims d{c.activation_bytes,
                     static_cast<double>(shape.hidden),
@@ -553,7 +562,7 @@ std::vector<Operator> layer_operators(const TransformerShape& shape, const Opera
     // in 16-bit when it runs quantized.
     linear(fwd, bwd, "output projection", "output projection (dgrad)", "output projection (wgrad)", tokens, h,
            attention_out / t, e, tokens * attention_out / t * e, &c, c.flash ? tokens * attention_out / t * e : 0.0,
-           SpGathered::kOutputGradient);
+           SpGathered::kOutputGradient, plan::kLoraProj);
     // Where the experts carry biases Megatron-Core cannot fuse the output projection's bias with
     // the residual add (TEGroupedMLP asserts bias_dropout_fusion off): x + bias is its own kernel,
     // a read and a write; its gradient is the incoming one (the bias's is among the reductions below).

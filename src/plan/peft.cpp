@@ -1,11 +1,14 @@
 // LoRA (Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language Models") as Megatron-Bridge
 // runs it (docs/training/peft.md): the base model's weights are frozen, and every linear layer of
 // the transformer blocks (linear_qkv, linear_proj, linear_fc1, linear_fc2: the default target
-// modules) gains two trained matrices of rank `dim`, 32 by default. Only the adapters have
-// gradients, optimizer state and a data-parallel reduction.
+// modules) gains two trained matrices of rank `dim`, 32 by default; target_modules may name fewer
+// (lora-targets=). Only the adapters have gradients, optimizer state and a data-parallel reduction.
 #include "peft.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
 
 #include "rule_text.hpp"
 #include "stepcast/core/errors.hpp"
@@ -17,6 +20,40 @@ namespace {
 /// The largest rank accepted: far above any published LoRA (8-256), and small enough that the
 /// adapter GEMMs' arithmetic stays exact in double.
 constexpr int kMaxLoraRank = 65536;
+
+struct TargetName {
+  LoraTarget target;
+  std::string_view name;
+};
+constexpr std::array<TargetName, 4> kTargetNames = {
+    {{kLoraQkv, "qkv"}, {kLoraProj, "proj"}, {kLoraFc1, "fc1"}, {kLoraFc2, "fc2"}}};
+
+/// "qkv+fc1" of the bits set, in the order of kTargetNames.
+std::string targets_text(unsigned targets) {
+  std::string text;
+  for (const TargetName& t : kTargetNames) {
+    if ((targets & t.target) != 0U) text += (text.empty() ? "" : "+") + std::string(t.name);
+  }
+  return text;
+}
+
+unsigned parse_targets(std::string_view value, const KeyFailure& fail) {
+  unsigned targets = 0;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    const std::size_t end = std::min(value.find('+', start), value.size());
+    const std::string_view name = value.substr(start, end - start);
+    const auto* known = std::find_if(kTargetNames.begin(), kTargetNames.end(),
+                                     [&](const TargetName& t) { return t.name == name; });
+    if (known == kTargetNames.end()) {
+      fail(fmt::format("lora-targets= expects qkv, proj, fc1 and fc2 joined by +, got \"{}\"", value));
+    } else {
+      targets |= known->target;
+    }
+    start = end + 1;
+  }
+  return targets;
+}
 
 }  // namespace
 
@@ -33,6 +70,9 @@ bool set_peft_key(Plan& plan, std::string_view key, std::string_view value, cons
     plan.lora_rank = parse_positive(key, value, fail);
     if (plan.lora_rank > kMaxLoraRank) fail(fmt::format("lora-rank= is at most {}, got {}", kMaxLoraRank, value));
     plan.lora_rank_given = true;
+  } else if (key == "lora-targets") {
+    plan.lora_targets = parse_targets(value, fail);
+    plan.lora_targets_given = true;
   } else {
     return false;
   }
@@ -42,6 +82,7 @@ bool set_peft_key(Plan& plan, std::string_view key, std::string_view value, cons
 void add_peft_problems(const Plan& p, const workload::Workload& workload, std::vector<Verdict>& out) {
   if (p.peft != Peft::kLora) {
     if (p.lora_rank_given) out.push_back({Rule::kLoraRankNeedsLora, {{"rank", p.lora_rank}}});
+    if (p.lora_targets_given) out.push_back({Rule::kLoraTargetsNeedLora, {{"targets", targets_text(p.lora_targets)}}});
     return;
   }
   // Megatron-Bridge applies the adapters before the distributed wrapping, so its DDP and
@@ -61,6 +102,9 @@ std::string describe_peft(const Verdict& v) {
   switch (v.rule) {
     case Rule::kLoraRankNeedsLora:
       return fmt::format("lora-rank={} needs peft=lora: the rank is the adapters' inner size", v.number("rank"));
+    case Rule::kLoraTargetsNeedLora:
+      return fmt::format("lora-targets={} needs peft=lora: the targets are the layers adapters are added to",
+                         v.text("targets"));
     case Rule::kLoraWithShardedWeights:
       return fmt::format(
           "peft=lora with {} is not modelled: stepcast prices LoRA as Megatron-Bridge runs it, frozen weights "
@@ -85,8 +129,10 @@ std::string describe_peft(const Verdict& v) {
 }
 
 std::string peft_settings_text(const Plan& p) {
-  if (p.peft != Peft::kLora) return p.lora_rank_given ? fmt::format(",lora-rank={}", p.lora_rank) : std::string();
-  return p.lora_rank_given ? fmt::format(",peft=lora,lora-rank={}", p.lora_rank) : std::string(",peft=lora");
+  std::string text = p.peft == Peft::kLora ? ",peft=lora" : "";
+  if (p.lora_rank_given) text += fmt::format(",lora-rank={}", p.lora_rank);
+  if (p.lora_targets_given) text += ",lora-targets=" + targets_text(p.lora_targets);
+  return text;
 }
 
 }  // namespace stepcast::plan

@@ -1,4 +1,4 @@
-// Private: parameter-efficient fine-tuning (peft=lora, lora-rank=): parsing the keys, the rules
+// Private: parameter-efficient fine-tuning (peft=lora, lora-rank=, lora-targets=): parsing the keys, the rules
 // they must keep, and their compact form.
 #pragma once
 
@@ -17,7 +17,8 @@ bool set_peft_key(Plan& plan, std::string_view key, std::string_view value, cons
 /// Appends every rule the resolved plan's fine-tuning settings break, with its numbers.
 void add_peft_problems(const Plan& plan, const workload::Workload& workload, std::vector<Verdict>& out);
 
-/// ",peft=lora,lora-rank=16" for a LoRA plan ("lora-rank" only where given); "" otherwise.
+/// ",peft=lora,lora-rank=16,lora-targets=qkv" for a LoRA plan ("lora-rank" and "lora-targets" only
+/// where given); "" otherwise.
 std::string peft_settings_text(const Plan& plan);
 
 }  // namespace stepcast::plan

@@ -147,6 +147,7 @@ const std::vector<std::string_view>& PlanBuilder::keys() {
                                                     "fsdp-prefetch",
                                                     "peft",
                                                     "lora-rank",
+                                                    "lora-targets",
                                                     "doc-len",
                                                     "loss",
                                                     "train-metrics"};
@@ -214,8 +215,8 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     // fp8-recipe=, fp8-params=, bf16-first-layers=, bf16-last-layers=, mtp-bf16= (above);
     // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap=, moe-fused-mlp=
     // (expert_parallel.cpp);
-    // overlap-grad-reduce=, overlap-param-gather=, fsdp-prefetch= (data_parallel_overlap.cpp); peft=, lora-rank=
-    // (peft.cpp); doc-len= (packed_sequences.cpp); loss=, train-metrics= (loss_settings.cpp); zero=, fsdp=
+    // overlap-grad-reduce=, overlap-param-gather=, fsdp-prefetch= (data_parallel_overlap.cpp); peft=, lora-rank=,
+    // lora-targets= (peft.cpp); doc-len= (packed_sequences.cpp); loss=, train-metrics= (loss_settings.cpp); zero=, fsdp=
   } else if (key == "tp-overlap") {
     plan_.tp_overlap = parse_switch(key, value, fail);
   } else if (key == "grad-reduce") {

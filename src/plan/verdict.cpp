@@ -111,6 +111,7 @@ constexpr std::array kRules = {
     RuleInfo{Rule::kFsdpPrefetchNeedsRegather, "fsdp-prefetch-needs-regather",
              "fsdp-prefetch= needs fsdp=full or fsdp=hybrid"},
     RuleInfo{Rule::kLoraRankNeedsLora, "lora-rank-needs-lora", "lora-rank= needs peft=lora"},
+    RuleInfo{Rule::kLoraTargetsNeedLora, "lora-targets-need-lora", "lora-targets= needs peft=lora"},
     RuleInfo{Rule::kLoraWithShardedWeights, "lora-with-sharded-weights",
              "peft=lora with FSDP or ZeRO-3 is not modelled"},
     RuleInfo{Rule::kLoraWithRoutedExperts, "lora-with-routed-experts", "peft=lora with routed experts is not modelled"},
@@ -329,6 +330,7 @@ std::string describe(const Verdict& v) {
     case Rule::kFsdpPrefetchNeedsRegather:
       return describe_overlap(v);
     case Rule::kLoraRankNeedsLora:
+    case Rule::kLoraTargetsNeedLora:
     case Rule::kLoraWithShardedWeights:
     case Rule::kLoraWithRoutedExperts:
     case Rule::kLoraNeedsShape:

@@ -78,6 +78,25 @@ TEST_SUITE("cost.peft") {
     CHECK(cost::adapter_parameters(full) == 0.0);
   }
 
+  TEST_CASE("lora-targets=qkv: an adapter beside the qkv projection alone, the other three linears frozen bare") {
+    // Megatron-Bridge's Llama 3 70B LoRA performance configs target linear_qkv alone (pull request
+    // 2181): per layer 32 x (8192 + 10240) = 589,824 adapter parameters, and the adapter's
+    // FLOPs 2 m r (k + n) = 2 x 4096 x 32 x 18,432 a pass.
+    const auto shape = *llama3_70b().shape;
+    cost::OperatorContext c = context(32.0);
+    c.lora_targets = plan::kLoraQkv;
+    const auto qkv_only = cost::layer_operators(shape, c);
+    const auto full = cost::layer_operators(shape, context(0.0));
+    CHECK(cost::adapter_parameters(qkv_only) == doctest::Approx(589'824.0));
+    const double adapter_pass = 2.0 * 4096.0 * 32.0 * 18'432.0;
+    CHECK(tensor_flops(qkv_only, cost::OpPass::kForward) ==
+          doctest::Approx(tensor_flops(full, cost::OpPass::kForward) + adapter_pass));
+    CHECK(tensor_flops(qkv_only, cost::OpPass::kWeightGrad) == doctest::Approx(adapter_pass));
+    int adapters = 0;
+    for (const auto& op : qkv_only) adapters += op.adapter ? 1 : 0;
+    CHECK(adapters == 6);  // A and B forward, each's data and weight gradient
+  }
+
   TEST_CASE("under fp8 a frozen linear keeps its 16-bit input for the adapter, not an fp8 copy") {
     const auto shape = *llama3_70b().shape;
     cost::OperatorContext c = context(32.0);

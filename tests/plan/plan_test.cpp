@@ -204,6 +204,23 @@ TEST_SUITE("plan.plan") {
           "--plan: train-metrics= expects a whole number of metrics a micro-batch from 0 to 16, got \"2x\"");
   }
 
+  TEST_CASE("lora-targets: the named linears in a fixed order, printed when given, an unknown name refused") {
+    const auto w = llama2_7b_shape();
+    const auto p = plan::resolve(plan::parse_plan("dp=8,peft=lora,lora-targets=fc2+qkv"), w, 8);
+    CHECK(p.lora_targets == (plan::kLoraQkv | plan::kLoraFc2));
+    const std::string text = plan::to_string(p);
+    CHECK(text.ends_with(",peft=lora,lora-targets=qkv+fc2"));
+    CHECK(plan::to_string(plan::resolve(plan::parse_plan(text), w, 8)) == text);
+    // Unwritten, all four (Megatron-Bridge's LoRA default), and nothing printed.
+    const auto all = plan::resolve(plan::parse_plan("dp=8,peft=lora"), w, 8);
+    CHECK(all.lora_targets == plan::kLoraAllTargets);
+    CHECK(plan::to_string(all).ends_with(",peft=lora"));
+    CHECK(parse_error("peft=lora,lora-targets=qkv+gate") ==
+          "--plan: lora-targets= expects qkv, proj, fc1 and fc2 joined by +, got \"qkv+gate\"");
+    CHECK(parse_error("peft=lora,lora-targets=qkv+") ==
+          "--plan: lora-targets= expects qkv, proj, fc1 and fc2 joined by +, got \"qkv+\"");
+  }
+
   TEST_CASE("doc-len: printed when given and read back, a length that is not a positive whole number refused") {
     const auto w = llama2_7b_shape();
     const auto p = plan::resolve(plan::parse_plan("fsdp=8,seq=4096,flash=on,doc-len=256"), w, 8);

@@ -219,6 +219,8 @@ const std::vector<Case>& cases() {
       {llama2_7b, "fsdp=grad-op,fsdp-prefetch=backward-post", 2, R::kFsdpPrefetchNeedsRegather,
        "fsdp-prefetch= chooses when PyTorch FSDP gathers a unit again for its backward: fsdp=full or fsdp=hybrid (got "
        "fsdp-grad-op, which gathers none)"},
+      {llama2_7b, "lora-targets=qkv+fc2", 1, R::kLoraTargetsNeedLora,
+       "lora-targets=qkv+fc2 needs peft=lora: the targets are the layers adapters are added to"},
       {llama2_7b, "lora-rank=16", 1, R::kLoraRankNeedsLora,
        "lora-rank=16 needs peft=lora: the rank is the adapters' inner size"},
       {llama2_7b, "zero=3,peft=lora", 2, R::kLoraWithShardedWeights,

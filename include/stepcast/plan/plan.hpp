@@ -78,6 +78,16 @@ enum class FsdpPrefetch { kBackwardPre, kBackwardPost };
 /// What a step trains: every weight, or LoRA adapters beside frozen weights (peft=lora).
 enum class Peft { kNone, kLora };
 
+/// The linear layers of a transformer block LoRA adapts (lora-targets=), a bit each, named as
+/// Megatron-Bridge's LoRA target_modules name them; its default is all four.
+enum LoraTarget : unsigned {
+  kLoraQkv = 1U << 0U,   ///< "qkv": linear_qkv (latent attention's q and kv projections)
+  kLoraProj = 1U << 1U,  ///< "proj": linear_proj, the attention output
+  kLoraFc1 = 1U << 2U,   ///< "fc1": linear_fc1, the MLP's up (and gate) projection
+  kLoraFc2 = 1U << 3U,   ///< "fc2": linear_fc2, the MLP's down projection
+  kLoraAllTargets = kLoraQkv | kLoraProj | kLoraFc1 | kLoraFc2,
+};
+
 /// The cross-entropy kernels a framework runs on the logits (loss=): Megatron-LM's vocabulary-
 /// parallel loss (fp32 max, exp and sum passes), one fused kernel that reads the 16-bit logits
 /// (flash-attn's cross_entropy, Liger's), or PyTorch's eager F.cross_entropy on fp32 logits
@@ -205,11 +215,14 @@ struct Plan {
   /// GEMM over all local experts, SwiGLU, routing weights and MXFP8 casts in their epilogues), as
   /// Megatron-Bridge's 26.06 MXFP8 MoE presets on Blackwell enable it (cutedsl_fused_grouped_mlp).
   bool moe_fused_mlp = false;
-  /// peft=lora: the base weights frozen, rank-`lora_rank` adapters trained on every linear layer
-  /// of the transformer blocks (Megatron-Bridge's LoRA; its default rank, 32).
+  /// peft=lora: the base weights frozen, rank-`lora_rank` adapters trained on the transformer
+  /// blocks' linear layers `lora_targets` names (Megatron-Bridge's LoRA; its defaults, rank 32 on
+  /// all four).
   Peft peft = Peft::kNone;
   int lora_rank = 32;
   bool lora_rank_given = false;  ///< lora-rank= was written (refused without peft=lora)
+  unsigned lora_targets = kLoraAllTargets;  ///< LoraTarget bits
+  bool lora_targets_given = false;          ///< lora-targets= was written (refused without peft=lora)
   /// doc-len=N: each sequence packs documents of N tokens on average, attention within each
   /// (packed sequences; a mask between documents). 0: the sequence is one document.
   int doc_len = 0;

@@ -85,6 +85,7 @@ enum class Rule {
   kFsdpPrefetchNeedsRegather,         ///< "sharding"
   // Fine-tuning (peft.cpp).
   kLoraRankNeedsLora,       ///< rank
+  kLoraTargetsNeedLora,     ///< targets (a name)
   kLoraWithShardedWeights,  ///< sharding (a name)
   kLoraWithRoutedExperts,   ///< workload (a name)
   kLoraNeedsShape,          ///< workload (a name)
