@@ -305,10 +305,10 @@ double ssd_flops(const workload::TransformerShape& shape) {
 /// attention). MFU counted over the square would credit fused attention with work it never does.
 double attention_score_flops(const workload::TransformerShape& shape, const plan::Plan& plan, bool sliding) {
   const double s = plan.seq_len;
-  const double keys = plan.flash_attention
-                          ? causal_keys_per_query(s, sliding ? static_cast<double>(shape.sliding_window) : 0.0,
-                                                  plan.doc_len)
-                          : s;
+  const double keys =
+      plan.flash_attention
+          ? causal_keys_per_query(s, sliding ? static_cast<double>(shape.sliding_window) : 0.0, plan.doc_len)
+          : s;
   return 2.0 * keys * shape.heads * (static_cast<double>(shape.qk_head_dim()) + shape.v_head_dim());
 }
 
@@ -344,8 +344,7 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
   double modules_again = 0.0;  // the forward work selective recompute modules other than core_attn repeat
   for (const auto& [kind, count] : layer_kinds(shape, 0, shape.layers)) {
     const bool mamba = kind.block == workload::Block::kMamba;
-    const double score =
-        kind.has_attention() ? attention_score_flops(shape, plan, kind.sliding) : 0.0;
+    const double score = kind.has_attention() ? attention_score_flops(shape, plan, kind.sliding) : 0.0;
     const double matmul = (kind.has_attention() ? attention_matmul_parameters(shape) : 0.0) +
                           (kind.has_mlp() ? mlp_matmul_parameters(shape, kind.moe) : 0.0) +
                           (mamba ? mamba_matmul_parameters(shape) : 0.0);

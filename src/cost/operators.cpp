@@ -31,8 +31,7 @@ class OpList {
  public:
   /// `lora_rank` > 0 (peft=lora): the part's weights are frozen, and the linears of a transformer
   /// layer that `lora_targets` names gain adapters of that rank.
-  OpList(std::vector<Operator>& ops, OpPart part, double lora_rank = 0.0,
-         unsigned lora_targets = plan::kLoraAllTargets)
+  OpList(std::vector<Operator>& ops, OpPart part, double lora_rank = 0.0, unsigned lora_targets = plan::kLoraAllTargets)
       : ops_(ops), part_(part), lora_rank_(lora_rank), lora_targets_(lora_targets) {}
 
   [[nodiscard]] bool frozen() const { return lora_rank_ > 0.0; }

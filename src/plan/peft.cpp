@@ -43,8 +43,8 @@ unsigned parse_targets(std::string_view value, const KeyFailure& fail) {
   while (start <= value.size()) {
     const std::size_t end = std::min(value.find('+', start), value.size());
     const std::string_view name = value.substr(start, end - start);
-    const auto* known = std::find_if(kTargetNames.begin(), kTargetNames.end(),
-                                     [&](const TargetName& t) { return t.name == name; });
+    const auto* known =
+        std::find_if(kTargetNames.begin(), kTargetNames.end(), [&](const TargetName& t) { return t.name == name; });
     if (known == kTargetNames.end()) {
       fail(fmt::format("lora-targets= expects qkv, proj, fc1 and fc2 joined by +, got \"{}\"", value));
     } else {

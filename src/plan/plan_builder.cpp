@@ -209,14 +209,14 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
   } else if (set_placement_key(plan_, key, value, fail) || set_precision_key(plan_, key, value, fail) ||
              set_expert_key(plan_, key, value, fail) || set_overlap_key(plan_, key, value, fail) ||
              set_peft_key(plan_, key, value, fail) || set_packing_key(plan_, key, value, fail) ||
-             set_loss_key(plan_, key, value, fail) ||
-             set_sharding_key(key, value, fail)) {
+             set_loss_key(plan_, key, value, fail) || set_sharding_key(key, value, fail)) {
     // pp-first-layers=, pp-last-layers=, pp-embedding-loss-layers=, pp-layout=, order=; precision=,
     // fp8-recipe=, fp8-params=, bf16-first-layers=, bf16-last-layers=, mtp-bf16= (above);
     // ep=, etp=, moe-dispatcher=, capacity-factor=, moe-imbalance=, moe-overlap=, moe-fused-mlp=
     // (expert_parallel.cpp);
-    // overlap-grad-reduce=, overlap-param-gather=, fsdp-prefetch= (data_parallel_overlap.cpp); peft=, lora-rank=,
-    // lora-targets= (peft.cpp); doc-len= (packed_sequences.cpp); loss=, train-metrics= (loss_settings.cpp); zero=, fsdp=
+    // overlap-grad-reduce=, overlap-param-gather=, fsdp-prefetch= (data_parallel_overlap.cpp);
+    // peft=, lora-rank=, lora-targets= (peft.cpp); doc-len= (packed_sequences.cpp);
+    // loss=, train-metrics= (loss_settings.cpp); zero=, fsdp=
   } else if (key == "tp-overlap") {
     plan_.tp_overlap = parse_switch(key, value, fail);
   } else if (key == "grad-reduce") {

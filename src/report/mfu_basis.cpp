@@ -10,9 +10,10 @@ std::string mfu_attention_basis(const plan::Plan& plan, const workload::Workload
   const workload::TransformerShape& s = *workload.shape;
   if (!plan.flash_attention) return "attention counted over the whole s x s square, as the unfused kernels compute it";
   if (plan.doc_len > 0 && plan.doc_len < plan.seq_len) {
-    return fmt::format("attention counted causal within each packed {}-token document (doc-len=), as FlashAttention "
-                       "computes it",
-                       plan.doc_len);
+    return fmt::format(
+        "attention counted causal within each packed {}-token document (doc-len=), as FlashAttention "
+        "computes it",
+        plan.doc_len);
   }
   if (s.sliding_window > 0 && s.sliding_layers > 0 && s.sliding_window < plan.seq_len) {
     return fmt::format(

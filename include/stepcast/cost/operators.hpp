@@ -158,7 +158,7 @@ struct OperatorContext {
   /// peft=lora: the adapters' rank; the weights are frozen (no weight gradients) and each
   /// linear layer of a transformer block gains its adapter. 0: every weight trains.
   double lora_rank = 0.0;
-  unsigned lora_targets = plan::kLoraAllTargets;  ///< the linears with adapters (plan::LoraTarget bits)
+  unsigned lora_targets = plan::kLoraAllTargets;        ///< the linears with adapters (plan::LoraTarget bits)
   plan::LossKernel loss = plan::LossKernel::kMegatron;  ///< the cross-entropy's kernels (head_operators)
   double train_metrics = 0.0;  ///< eager fp32 cross-entropies a micro-batch's metrics run on its logits
   LayerKind kind;              ///< which kind of block layer_operators lists

@@ -220,7 +220,7 @@ struct Plan {
   /// all four).
   Peft peft = Peft::kNone;
   int lora_rank = 32;
-  bool lora_rank_given = false;  ///< lora-rank= was written (refused without peft=lora)
+  bool lora_rank_given = false;             ///< lora-rank= was written (refused without peft=lora)
   unsigned lora_targets = kLoraAllTargets;  ///< LoraTarget bits
   bool lora_targets_given = false;          ///< lora-targets= was written (refused without peft=lora)
   /// doc-len=N: each sequence packs documents of N tokens on average, attention within each
