@@ -300,9 +300,9 @@ double ssd_flops(const workload::TransformerShape& shape) {
 /// QK^T and (scores)V per token, 2 x keys x heads x (qk dim + v dim), over the keys the kernels
 /// compute: fused attention skips the blocks above the causal diagonal, outside a window and
 /// across packed documents (causal_keys_per_query, as fused_attention in operators.cpp times
-/// them); the unfused kernels
-/// compute the whole s x s square and mask it (Narayanan et al.'s count, 4sh for multi-head
-/// attention). MFU counted over the square would credit fused attention with work it never does.
+/// them); the unfused kernels compute the whole s x s square and mask it (Narayanan et al.'s
+/// count, 4sh for multi-head attention). MFU counted over the square would credit fused
+/// attention with work it never does.
 double attention_score_flops(const workload::TransformerShape& shape, const plan::Plan& plan, bool sliding) {
   const double s = plan.seq_len;
   const double keys =

@@ -155,8 +155,8 @@ struct OperatorContext {
   plan::Fp8Recipe fp8_recipe = plan::Fp8Recipe::kDelayed;
   /// The GPU's FP8 GEMMs take any layout: one per-tensor fp8 copy (fp8_gemm_any_layout).
   bool fp8_any_layout = false;
-  /// peft=lora: the adapters' rank; the weights are frozen (no weight gradients) and each
-  /// linear layer of a transformer block gains its adapter. 0: every weight trains.
+  /// peft=lora: the adapters' rank; the weights are frozen (no weight gradients) and the linear
+  /// layers of a transformer block that `lora_targets` names gain adapters. 0: every weight trains.
   double lora_rank = 0.0;
   unsigned lora_targets = plan::kLoraAllTargets;        ///< the linears with adapters (plan::LoraTarget bits)
   plan::LossKernel loss = plan::LossKernel::kMegatron;  ///< the cross-entropy's kernels (head_operators)
