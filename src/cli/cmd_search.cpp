@@ -67,6 +67,10 @@ void add_search_command(CLI::App& app) {
       "--flash", c->flash,
       "Plans use fused (flash) attention, which never stores the s x s scores (the default where the GPU runs it)");
   sub->add_flag("--no-flash", c->no_flash, "Plans store the s x s attention scores (Korthikanti et al.'s accounting)");
+  sub->add_option(
+         "--doc-len", c->doc_len,
+         "Every plan packs documents of N tokens into each sequence, attention within each (plan key doc-len=)")
+      ->check(positive_number());
   sub->add_flag("--wide", c->wide,
                 "Text with every column (the analytical and simulated steps, compute, bubble, exposed communication, "
                 "equivalent spellings, rejection examples); without it the text fits 120 columns");

@@ -118,6 +118,10 @@ void add_table_command(CLI::App& app) {
   sub->add_flag("--flash", c->flash,
                 "Plans use fused (flash) attention (the default where every cluster's GPU runs it)");
   sub->add_flag("--no-flash", c->no_flash, "Plans store the s x s attention scores (Korthikanti et al.'s accounting)");
+  sub->add_option(
+         "--doc-len", c->doc_len,
+         "Every plan packs documents of N tokens into each sequence, attention within each (plan key doc-len=)")
+      ->check(positive_number());
   sub->add_option("--format", c->format, "text (default), markdown, csv, json or html");
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");
   sub->add_option("--calibration", c->calibration,

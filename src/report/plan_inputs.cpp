@@ -51,6 +51,33 @@ int sequence_length(const workload::Workload& w, int given, const std::string& o
                                option));
 }
 
+int packed_documents(int doc_len, int seq, bool flash, int max_cp) {
+  if (doc_len == 0) return 0;
+  if (seq > 0 && doc_len > seq) {
+    throw InputError(
+        "--doc-len", {},
+        fmt::format("{} tokens exceed the {}-token sequence: a packed document fits in its sequence", doc_len, seq));
+  }
+  if (!flash) {
+    throw InputError("--doc-len", {},
+                     "packed sequences run in the fused attention kernels, and these plans run without them "
+                     "(--no-flash, or a GPU that has none)");
+  }
+  if (max_cp > 1) {
+    throw InputError(
+        "--doc-len", {},
+        fmt::format("with --max-cp {} is not modelled: stepcast splits whole sequences over context-parallel "
+                    "ranks, not the documents of a pack",
+                    max_cp));
+  }
+  return doc_len;
+}
+
+std::string packed_documents_note(int doc_len) {
+  return fmt::format("each sequence packs documents of {} tokens, attention within each (doc-len={} in every plan)",
+                     doc_len, doc_len);
+}
+
 PlanInputs load_plan_inputs(const PlanOptions& o) {
   PlanInputs in;
   in.workload = workload::load_workload(workload_path(o.workload));

@@ -46,6 +46,7 @@ std::string command_line(const SearchRequest& c) {
   if (!c.precision.empty()) s += " --precision " + c.precision;
   if (c.flash) s += " --flash";
   if (c.no_flash) s += " --no-flash";
+  if (c.doc_len > 0) s += fmt::format(" --doc-len {}", c.doc_len);
   if (!c.calibration.empty()) s += " --calibration " + c.calibration;
   for (const std::string& plan : c.compare) s += fmt::format(" --compare \"{}\"", plan);
   return s;
@@ -114,6 +115,7 @@ PlacedSearch search_placed(const SearchRequest& c, const workload::Workload& w, 
   if (c.flash && c.no_flash)
     throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
   space.base.flash_attention = c.flash || (!c.no_flash && cost::runs_flash_attention(topo.gpu()));
+  space.base.doc_len = packed_documents(c.doc_len, space.seq_len, space.base.flash_attention, c.max_cp);
   cost::check_precision_supported(topo.gpu(), space.base.precision, c.topology);
   planner::SearchOptions options = search_options(c, calibration);
   // Read before the search, so a mistyped plan fails at once.
@@ -203,6 +205,7 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
   context.gpus = selected.gpus;
   context.global_batch = c.global_batch;
   context.seq_len = space.seq_len;
+  context.doc_len = space.base.doc_len;
   context.wide = c.wide || format != Format::kText;
   if (!result.ranked.empty()) {
     const calibrate::ResidualSet residuals = shipped_residuals(options.step.calibration);

@@ -17,6 +17,7 @@
 #include "stepcast/report/calibration_warning.hpp"
 #include "stepcast/report/data_path.hpp"
 #include "stepcast/report/fit_hint.hpp"
+#include "stepcast/report/plan_inputs.hpp"
 #include "stepcast/report/plan_reports.hpp"
 #include "stepcast/report/set_echo.hpp"
 #include "stepcast/report/step_interval.hpp"
@@ -111,6 +112,7 @@ std::string command_line(const TableRequest& c) {
   if (!c.precision.empty()) s += " --precision " + c.precision;
   if (c.flash) s += " --flash";
   if (c.no_flash) s += " --no-flash";
+  if (c.doc_len > 0) s += fmt::format(" --doc-len {}", c.doc_len);
   if (!c.calibration.empty()) s += " --calibration " + c.calibration;
   s += " --format " + std::string(to_string(parse_format(c.format, "--format")));
   return s;
@@ -160,11 +162,14 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
   const bool every_gpu_runs_flash =
       std::all_of(gpus.begin(), gpus.end(), [](const auto& g) { return cost::runs_flash_attention(g.second); });
   req.base.flash_attention = c.flash || (!c.no_flash && every_gpu_runs_flash);
+  // Each workload's own training length where --seq is not given: the cells refuse longer documents.
+  req.base.doc_len = packed_documents(c.doc_len, c.seq, req.base.flash_attention, c.max_cp);
   if (!c.plan.empty()) {
     plan::Plan family = plan::parse_plan(c.plan, "--plan");
     if (!c.precision.empty()) family.precision = req.base.precision;
     if (!family.flash_given) family.flash_attention = req.base.flash_attention;
     if (c.flash) family.flash_attention = true;
+    if (family.doc_len == 0) family.doc_len = req.base.doc_len;
     req.plan = family;
   }
   // Every table's GPU must run the precision, or its cells could not be priced.
@@ -215,6 +220,7 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
                              command_line(c), c.global_batch, c.seq, cost);
   // What the margin and each --set made of every cluster, under the command line.
   std::vector<std::string> said = {margin_note(req.search.step.memory.margin)};
+  if (req.base.doc_len > 0) said.insert(said.begin(), packed_documents_note(req.base.doc_len));
   for (const auto& path : req.topologies) {
     const std::string echo = set_echo_text(path, c.sets);
     for (std::size_t at = 0; at < echo.size();) {

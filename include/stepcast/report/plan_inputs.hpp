@@ -71,6 +71,15 @@ PlanInputs load_plan_inputs(const PlanOptions& options);
 /// max_position_embeddings is the longest context the model supports, not the length it trains at).
 int sequence_length(const workload::Workload& workload, int given, const std::string& option = "--seq");
 
+/// The --doc-len of a search or table (0: not given): every plan packs documents of that many
+/// tokens (plan key doc-len=). An InputError where no plan could take it: documents longer than
+/// `seq` (0: not known yet), plans without fused attention, or context parallel searched
+/// (--max-cp above 1).
+int packed_documents(int doc_len, int seq, bool flash, int max_cp);
+
+/// The note a search or table prints under its batch line for --doc-len (doc_len > 0).
+std::string packed_documents_note(int doc_len);
+
 /// The topology request of --nodes, --gpus, --set and --gpus-per-domain (0 = not given).
 topology::TopologyRequest topology_request(int nodes, int gpus, const std::vector<std::string>& sets,
                                            int gpus_per_domain = 0);

@@ -34,6 +34,7 @@ struct SearchRequest {
   std::string precision;
   bool flash = false;
   bool no_flash = false;
+  int doc_len = 0;  ///< --doc-len: every plan packs documents of this many tokens (0: none)
   bool json = false;
   std::string format = "text";
   /// Text with every column; without it the text fits 120 columns.

@@ -30,6 +30,7 @@ struct TableRequest {
   std::string precision;
   bool flash = false;
   bool no_flash = false;
+  int doc_len = 0;  ///< --doc-len: every plan packs documents of this many tokens (0: none)
   std::string format = "text";
   std::string calibration;
   std::vector<std::string> sets;
