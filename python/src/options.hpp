@@ -47,6 +47,7 @@ void read_search_options(const Options& o, Request& r) {
   r.precision = o.text("precision");
   r.flash = o.flag("flash");
   r.no_flash = o.flag("no_flash");
+  r.doc_len = o.integer("doc_len");
   r.calibration = o.text("calibration");
   r.gpus_per_domain = o.integer("gpus_per_domain");
   r.sets = o.texts("set");

@@ -56,6 +56,19 @@ def test_search_equals_the_command():
     assert len(result.table("plans")["rows"]) == 5
 
 
+def test_search_and_table_with_doc_len_equal_the_commands():
+    search = stepcast.search(workload="llama3-8b", topology="dgx-h100", gpus=8, global_batch=64, seq=8192,
+                             doc_len=512, top=2, refine=0)
+    assert search == cli_json("search", "--workload", "workloads/llama3-8b.json", "--topology",
+                              "topologies/dgx-h100.json", "--gpus", "8", "--global-batch", "64", "--seq", "8192",
+                              "--doc-len", "512", "--top", "2", "--refine", "0", "--json")
+    table = stepcast.table(workloads="llama3-8b", topologies="dgx-h100", gpus=8, global_batch=64, seq=8192,
+                           doc_len=512)
+    assert table == cli_json("table", "--workloads", "workloads/llama3-8b.json", "--topologies",
+                             "topologies/dgx-h100.json", "--gpus", "8", "--global-batch", "64", "--seq", "8192",
+                             "--doc-len", "512", "--format", "json")
+
+
 def test_search_compare_equals_the_command_and_its_terms_add_up():
     plan = "dp=2,tp=4,sp=on"
     result = stepcast.search(workload="llama2-7b", topology="p4d-24xlarge", nodes=1, global_batch=16, refine=0,
