@@ -266,10 +266,8 @@ void fused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, co
   // keys leaves s w - w^2/2 of them (FlashAttention-2's window_size skips the blocks outside);
   // packed documents of n tokens leave s/n squares of n (cu_seqlens bound each one's blocks);
   // context parallel gives each rank 1/cp of them.
-  const double window = c.kind.sliding ? static_cast<double>(shape.sliding_window) : 0.0;
-  const double doc = c.doc_len > 0.0 ? std::min(c.doc_len, s) : s;
-  const double w = window > 0.0 ? std::min(window, doc) : doc;
-  const double pairs = s * causal_keys_per_query(s, window, c.doc_len);
+  const CausalSpan span = causal_span(s, c.kind.sliding ? static_cast<double>(shape.sliding_window) : 0.0, c.doc_len);
+  const double pairs = s * span.keys_per_query();
   const double causal_flops = 2.0 * heads * pairs * (d + dv) / c.cp;
   const ContextAttention cpa = context_attention(heads, s, d, c);
   Operator f;
@@ -279,7 +277,7 @@ void fused_attention(OpList& fwd, OpList& bwd, const TransformerShape& shape, co
   f.kind = OpKind::kFusedAttention;
   // One kernel's shape: the ring step's under context parallel, else each document's queries
   // against the keys in reach (a sliding window's w).
-  f.gemm = c.cp == 1.0 ? GemmShape{heads * (s / doc), doc, w, d} : cpa.shape;
+  f.gemm = c.cp == 1.0 ? GemmShape{heads * (s / span.document), span.document, span.window, d} : cpa.shape;
   f.head_dim = 0.5 * (d + dv);
   f.elements = f.gemm.batch * std::ceil(f.gemm.m / kFlashQueryBlock);  // thread blocks of one kernel
   f.flops = Flops(causal_flops);
@@ -341,10 +339,13 @@ OperatorContext operator_context(const plan::Plan& plan) {
   return c;
 }
 
+CausalSpan causal_span(double seq, double window, double doc_len) {
+  const double document = doc_len > 0.0 ? std::min(doc_len, seq) : seq;
+  return {document, window > 0.0 ? std::min(window, document) : document};
+}
+
 double causal_keys_per_query(double seq, double window, double doc_len) {
-  const double n = doc_len > 0.0 ? std::min(doc_len, seq) : seq;
-  const double w = window > 0.0 ? std::min(window, n) : n;
-  return (n * w - 0.5 * w * w) / n;
+  return causal_span(seq, window, doc_len).keys_per_query();
 }
 
 bool recomputes(const OperatorContext& c, unsigned module) {

@@ -167,10 +167,21 @@ struct OperatorContext {
 
 OperatorContext operator_context(const plan::Plan& plan);
 
-/// Keys a query meets on average under the causal mask, as fused attention computes it: the
-/// queries of a document of n tokens meet (n w - w^2/2) / n keys within a sliding window of w
-/// (`window` 0: no window), where a sequence of `seq` tokens packs documents of `doc_len`
-/// tokens (0: the whole sequence is one document).
+/// What one query of fused attention reaches under the causal mask: its document, `document`
+/// tokens (the sequence, or a packed document of doc-len= tokens), and within it `window` keys
+/// back (a sliding window, else the document).
+struct CausalSpan {
+  double document = 0.0;
+  double window = 0.0;
+  /// Keys a query meets on average: (n w - w^2/2) / n for a document of n tokens.
+  [[nodiscard]] double keys_per_query() const { return (document * window - 0.5 * window * window) / document; }
+};
+
+/// The span of a sequence of `seq` tokens packing documents of `doc_len` tokens (0: one document)
+/// under a sliding window of `window` keys (0: none).
+CausalSpan causal_span(double seq, double window, double doc_len);
+
+/// causal_span(seq, window, doc_len).keys_per_query().
 double causal_keys_per_query(double seq, double window, double doc_len);
 
 /// Whether recompute=selective runs `module` (a plan::RecomputeModule) again in this context.
