@@ -7,9 +7,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <array>
-
+#include "name_bits.hpp"
 #include "rule_text.hpp"
 #include "stepcast/core/errors.hpp"
 
@@ -21,39 +19,10 @@ namespace {
 /// adapter GEMMs' arithmetic stays exact in double.
 constexpr int kMaxLoraRank = 65536;
 
-struct TargetName {
-  LoraTarget target;
-  std::string_view name;
-};
-constexpr std::array<TargetName, 4> kTargetNames = {
-    {{kLoraQkv, "qkv"}, {kLoraProj, "proj"}, {kLoraFc1, "fc1"}, {kLoraFc2, "fc2"}}};
+/// Megatron-Bridge's target_modules, as lora-targets= names them.
+constexpr NameBit kTargetNames[] = {{kLoraQkv, "qkv"}, {kLoraProj, "proj"}, {kLoraFc1, "fc1"}, {kLoraFc2, "fc2"}};
 
-/// "qkv+fc1" of the bits set, in the order of kTargetNames.
-std::string targets_text(unsigned targets) {
-  std::string text;
-  for (const TargetName& t : kTargetNames) {
-    if ((targets & t.target) != 0U) text += (text.empty() ? "" : "+") + std::string(t.name);
-  }
-  return text;
-}
-
-unsigned parse_targets(std::string_view value, const KeyFailure& fail) {
-  unsigned targets = 0;
-  std::size_t start = 0;
-  while (start <= value.size()) {
-    const std::size_t end = std::min(value.find('+', start), value.size());
-    const std::string_view name = value.substr(start, end - start);
-    const auto* known =
-        std::find_if(kTargetNames.begin(), kTargetNames.end(), [&](const TargetName& t) { return t.name == name; });
-    if (known == kTargetNames.end()) {
-      fail(fmt::format("lora-targets= expects qkv, proj, fc1 and fc2 joined by +, got \"{}\"", value));
-    } else {
-      targets |= known->target;
-    }
-    start = end + 1;
-  }
-  return targets;
-}
+std::string targets_text(unsigned targets) { return name_bits_text(kTargetNames, targets); }
 
 }  // namespace
 
@@ -71,7 +40,12 @@ bool set_peft_key(Plan& plan, std::string_view key, std::string_view value, cons
     if (plan.lora_rank > kMaxLoraRank) fail(fmt::format("lora-rank= is at most {}, got {}", kMaxLoraRank, value));
     plan.lora_rank_given = true;
   } else if (key == "lora-targets") {
-    plan.lora_targets = parse_targets(value, fail);
+    plan.lora_targets = parse_name_bits(
+        kTargetNames, key, value,
+        [value](std::string_view) {
+          return fmt::format("lora-targets= expects qkv, proj, fc1 and fc2 joined by +, got \"{}\"", value);
+        },
+        fail);
     plan.lora_targets_given = true;
   } else {
     return false;

@@ -14,6 +14,7 @@
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
 #include "loss_settings.hpp"
+#include "name_bits.hpp"
 #include "packed_sequences.hpp"
 #include "peft.hpp"
 #include "plan_limits.hpp"
@@ -24,7 +25,7 @@ namespace stepcast::plan {
 namespace {
 
 /// Megatron-Core's names of the recompute modules, in its documentation's order.
-constexpr std::pair<unsigned, std::string_view> kRecomputeModuleNames[] = {
+constexpr NameBit kRecomputeModuleNames[] = {
     {kRecomputeCoreAttn, "core_attn"},
     {kRecomputeMoeAct, "moe_act"},
     {kRecomputeLayernorm, "layernorm"},
@@ -274,22 +275,11 @@ std::string_view to_string(Recompute r) {
   STEPCAST_UNREACHABLE("unknown recompute");
 }
 
-std::optional<unsigned> recompute_module(std::string_view name) {
-  for (const auto& [bit, known] : kRecomputeModuleNames) {
-    if (known == name) return bit;
-  }
-  return std::nullopt;
-}
+std::span<const NameBit> recompute_module_names() { return kRecomputeModuleNames; }
 
-std::string recompute_modules_text(unsigned modules) {
-  std::string out;
-  for (const auto& [bit, name] : kRecomputeModuleNames) {
-    if ((modules & bit) == 0U) continue;
-    if (!out.empty()) out += '+';
-    out += name;
-  }
-  return out;
-}
+std::optional<unsigned> recompute_module(std::string_view name) { return name_bit(kRecomputeModuleNames, name); }
+
+std::string recompute_modules_text(unsigned modules) { return name_bits_text(kRecomputeModuleNames, modules); }
 
 std::string_view to_string(Schedule s) {
   switch (s) {

@@ -4,6 +4,7 @@
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
 #include "loss_settings.hpp"
+#include "name_bits.hpp"
 #include "packed_sequences.hpp"
 #include "peft.hpp"
 #include "rank_order.hpp"
@@ -262,23 +263,15 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
 }
 
 void PlanBuilder::set_recompute_modules(std::string_view value, const KeyFailure& fail) {
-  unsigned modules = 0;
-  std::size_t start = 0;
-  while (start <= value.size()) {
-    const std::size_t end = std::min(value.find('+', start), value.size());
-    const std::string_view name = value.substr(start, end - start);
-    const std::optional<unsigned> bit = recompute_module(name);
-    if (!bit) {
-      fail(fmt::format(
-          "recompute-modules= expects Megatron-Core's module names joined by '+' (core_attn, moe_act, layernorm, "
-          "mla_up_proj, mlp, shared_experts, moe), got \"{}\"",
-          name));
-    }
-    if ((modules & *bit) != 0U) fail(fmt::format("recompute-modules= names {} twice", name));
-    modules |= *bit;
-    start = end + 1;
-  }
-  plan_.recompute_modules = modules;
+  plan_.recompute_modules = parse_name_bits(
+      recompute_module_names(), "recompute-modules", value,
+      [](std::string_view name) {
+        return fmt::format(
+            "recompute-modules= expects Megatron-Core's module names joined by '+' (core_attn, moe_act, layernorm, "
+            "mla_up_proj, mlp, shared_experts, moe), got \"{}\"",
+            name);
+      },
+      fail);
   plan_.recompute_modules_given = true;
 }
 
