@@ -48,6 +48,9 @@ void read_search_options(const Options& o, Request& r) {
   r.flash = o.flag("flash");
   r.no_flash = o.flag("no_flash");
   r.doc_len = o.integer("doc_len");
+  r.fine_tuning.peft = o.text("peft");
+  r.fine_tuning.lora_rank = o.integer("lora_rank");
+  r.fine_tuning.lora_targets = o.text("lora_targets");
   r.calibration = o.text("calibration");
   r.gpus_per_domain = o.integer("gpus_per_domain");
   r.sets = o.texts("set");

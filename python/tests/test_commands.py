@@ -69,6 +69,20 @@ def test_search_and_table_with_doc_len_equal_the_commands():
                              "--doc-len", "512", "--format", "json")
 
 
+def test_search_and_table_with_lora_equal_the_commands():
+    search = stepcast.search(workload="llama3-70b", topology="dgx-h100", gpus=8, global_batch=64, seq=4096, peft="lora",
+                             lora_rank=16, lora_targets="qkv+fc2", top=2, refine=0)
+    assert search == cli_json("search", "--workload", "workloads/llama3-70b.json", "--topology",
+                              "topologies/dgx-h100.json", "--gpus", "8", "--global-batch", "64", "--seq", "4096",
+                              "--peft", "lora", "--lora-rank", "16", "--lora-targets", "qkv+fc2", "--top", "2",
+                              "--refine", "0", "--json")
+    table = stepcast.table(workloads="llama3-70b", topologies="dgx-h100", gpus=8, global_batch=64, seq=4096,
+                           peft="lora", lora_rank=16, lora_targets="qkv+fc2")
+    assert table == cli_json("table", "--workloads", "workloads/llama3-70b.json", "--topologies",
+                             "topologies/dgx-h100.json", "--gpus", "8", "--global-batch", "64", "--seq", "4096",
+                             "--peft", "lora", "--lora-rank", "16", "--lora-targets", "qkv+fc2", "--format", "json")
+
+
 def test_search_compare_equals_the_command_and_its_terms_add_up():
     plan = "dp=2,tp=4,sp=on"
     result = stepcast.search(workload="llama2-7b", topology="p4d-24xlarge", nodes=1, global_batch=16, refine=0,

@@ -8,6 +8,7 @@
 
 #include "budget.hpp"
 #include "commands.hpp"
+#include "fine_tuning_options.hpp"
 #include "option_checks.hpp"
 #include "output.hpp"
 #include "ranks.hpp"
@@ -71,6 +72,7 @@ void add_search_command(CLI::App& app) {
          "--doc-len", c->doc_len,
          "Every plan packs documents of N tokens into each sequence, attention within each (plan key doc-len=)")
       ->check(positive_number());
+  add_fine_tuning_options(*sub, c->fine_tuning);
   sub->add_flag("--wide", c->wide,
                 "Text with every column (the analytical and simulated steps, compute, bubble, exposed communication, "
                 "equivalent spellings, rejection examples); without it the text fits 120 columns");

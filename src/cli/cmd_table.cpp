@@ -9,6 +9,7 @@
 
 #include "budget.hpp"
 #include "commands.hpp"
+#include "fine_tuning_options.hpp"
 #include "option_checks.hpp"
 #include "output.hpp"
 #include "ranks.hpp"
@@ -122,6 +123,7 @@ void add_table_command(CLI::App& app) {
          "--doc-len", c->doc_len,
          "Every plan packs documents of N tokens into each sequence, attention within each (plan key doc-len=)")
       ->check(positive_number());
+  add_fine_tuning_options(*sub, c->fine_tuning);
   sub->add_option("--format", c->format, "text (default), markdown, csv, json or html");
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");
   sub->add_option("--calibration", c->calibration,

@@ -22,9 +22,9 @@ constexpr int kMaxLoraRank = 65536;
 /// Megatron-Bridge's target_modules, as lora-targets= names them.
 constexpr NameBit kTargetNames[] = {{kLoraQkv, "qkv"}, {kLoraProj, "proj"}, {kLoraFc1, "fc1"}, {kLoraFc2, "fc2"}};
 
-std::string targets_text(unsigned targets) { return name_bits_text(kTargetNames, targets); }
-
 }  // namespace
+
+std::string lora_targets_text(unsigned targets) { return name_bits_text(kTargetNames, targets); }
 
 bool set_peft_key(Plan& plan, std::string_view key, std::string_view value, const KeyFailure& fail) {
   if (key == "peft") {
@@ -56,7 +56,8 @@ bool set_peft_key(Plan& plan, std::string_view key, std::string_view value, cons
 void add_peft_problems(const Plan& p, const workload::Workload& workload, std::vector<Verdict>& out) {
   if (p.peft != Peft::kLora) {
     if (p.lora_rank_given) out.push_back({Rule::kLoraRankNeedsLora, {{"rank", p.lora_rank}}});
-    if (p.lora_targets_given) out.push_back({Rule::kLoraTargetsNeedLora, {{"targets", targets_text(p.lora_targets)}}});
+    if (p.lora_targets_given)
+      out.push_back({Rule::kLoraTargetsNeedLora, {{"targets", lora_targets_text(p.lora_targets)}}});
     return;
   }
   // Megatron-Bridge applies the adapters before the distributed wrapping, so its DDP and
@@ -105,7 +106,7 @@ std::string describe_peft(const Verdict& v) {
 std::string peft_settings_text(const Plan& p) {
   std::string text = p.peft == Peft::kLora ? ",peft=lora" : "";
   if (p.lora_rank_given) text += fmt::format(",lora-rank={}", p.lora_rank);
-  if (p.lora_targets_given) text += ",lora-targets=" + targets_text(p.lora_targets);
+  if (p.lora_targets_given) text += ",lora-targets=" + lora_targets_text(p.lora_targets);
   return text;
 }
 

@@ -47,6 +47,7 @@ std::string command_line(const SearchRequest& c) {
   if (c.flash) s += " --flash";
   if (c.no_flash) s += " --no-flash";
   if (c.doc_len > 0) s += fmt::format(" --doc-len {}", c.doc_len);
+  s += fine_tuning_arguments(c.fine_tuning);
   if (!c.calibration.empty()) s += " --calibration " + c.calibration;
   for (const std::string& plan : c.compare) s += fmt::format(" --compare \"{}\"", plan);
   return s;
@@ -116,6 +117,7 @@ PlacedSearch search_placed(const SearchRequest& c, const workload::Workload& w, 
     throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
   space.base.flash_attention = c.flash || (!c.no_flash && cost::runs_flash_attention(topo.gpu()));
   space.base.doc_len = packed_documents(c.doc_len, space.seq_len, space.base.flash_attention, c.max_cp);
+  set_fine_tuning(space.base, c.fine_tuning);
   cost::check_precision_supported(topo.gpu(), space.base.precision, c.topology);
   planner::SearchOptions options = search_options(c, calibration);
   // Read before the search, so a mistyped plan fails at once.
@@ -206,6 +208,7 @@ CommandOutput search_command(const SearchRequest& c, const SharedRefine& shared_
   context.global_batch = c.global_batch;
   context.seq_len = space.seq_len;
   context.doc_len = space.base.doc_len;
+  context.fine_tuning = fine_tuning_note(space.base);
   context.wide = c.wide || format != Format::kText;
   if (!result.ranked.empty()) {
     const calibrate::ResidualSet residuals = shipped_residuals(options.step.calibration);

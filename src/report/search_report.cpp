@@ -102,6 +102,7 @@ Report search_report(const planner::SearchResult& result, const SearchContext& c
   if (!c.placement.empty()) r.notes.push_back(c.placement);
   r.notes.push_back(fmt::format("global batch {} sequences of {} tokens", c.global_batch, c.seq_len));
   if (c.doc_len > 0) r.notes.push_back(packed_documents_note(c.doc_len));
+  if (!c.fine_tuning.empty()) r.notes.push_back(c.fine_tuning);
   if (!c.margin.empty()) r.notes.push_back(c.margin);
   r.notes.push_back(fmt::format("{} candidates: {} break a plan rule, {} do not fit in memory, {} fit",
                                 result.candidates, result.invalid, result.not_fitting,

@@ -113,6 +113,7 @@ std::string command_line(const TableRequest& c) {
   if (c.flash) s += " --flash";
   if (c.no_flash) s += " --no-flash";
   if (c.doc_len > 0) s += fmt::format(" --doc-len {}", c.doc_len);
+  s += fine_tuning_arguments(c.fine_tuning);
   if (!c.calibration.empty()) s += " --calibration " + c.calibration;
   s += " --format " + std::string(to_string(parse_format(c.format, "--format")));
   return s;
@@ -164,12 +165,14 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
   req.base.flash_attention = c.flash || (!c.no_flash && every_gpu_runs_flash);
   // Each workload's own training length where --seq is not given: the cells refuse longer documents.
   req.base.doc_len = packed_documents(c.doc_len, c.seq, req.base.flash_attention, c.max_cp);
+  set_fine_tuning(req.base, c.fine_tuning);
   if (!c.plan.empty()) {
     plan::Plan family = plan::parse_plan(c.plan, "--plan");
     if (!c.precision.empty()) family.precision = req.base.precision;
     if (!family.flash_given) family.flash_attention = req.base.flash_attention;
     if (c.flash) family.flash_attention = true;
     if (family.doc_len == 0) family.doc_len = req.base.doc_len;
+    inherit_fine_tuning(family, req.base);
     req.plan = family;
   }
   // Every table's GPU must run the precision, or its cells could not be priced.
@@ -221,6 +224,7 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
   // What the margin and each --set made of every cluster, under the command line.
   std::vector<std::string> said = {margin_note(req.search.step.memory.margin)};
   if (req.base.doc_len > 0) said.insert(said.begin(), packed_documents_note(req.base.doc_len));
+  if (req.base.peft == plan::Peft::kLora) said.insert(said.begin(), fine_tuning_note(req.base));
   for (const auto& path : req.topologies) {
     const std::string echo = set_echo_text(path, c.sets);
     for (std::size_t at = 0; at < echo.size();) {

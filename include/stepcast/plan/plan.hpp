@@ -324,6 +324,8 @@ std::string_view to_string(Recompute r);
 std::string recompute_modules_text(unsigned modules);
 /// The bit of one of Megatron-Core's recompute module names; none for a name it does not know.
 std::optional<unsigned> recompute_module(std::string_view name);
+/// "qkv+fc2": the lora-targets= names of the LoraTarget bits set.
+std::string lora_targets_text(unsigned targets);
 std::string_view to_string(Schedule s);
 std::string_view to_string(Fp8Recipe r);
 std::string_view to_string(MoeDispatcher d);

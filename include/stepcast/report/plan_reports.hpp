@@ -23,7 +23,8 @@ struct SearchContext {
   int gpus = 0;
   int global_batch = 0;
   int seq_len = 0;
-  int doc_len = 0;  ///< --doc-len (0: the sequence is one document)
+  int doc_len = 0;          ///< --doc-len (0: the sequence is one document)
+  std::string fine_tuning;  ///< the note of --peft lora (empty: every weight trains)
   /// Every column (markdown, HTML, CSV, JSON and `--wide` text); otherwise the columns that fit
   /// 120 characters: rank, plan, step time, MFU, memory, 90% interval, tie.
   bool wide = true;

@@ -11,6 +11,7 @@
 #include "stepcast/graph/predict.hpp"
 #include "stepcast/planner/search.hpp"
 #include "stepcast/report/command_output.hpp"
+#include "stepcast/report/fine_tuning.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
@@ -34,7 +35,8 @@ struct SearchRequest {
   std::string precision;
   bool flash = false;
   bool no_flash = false;
-  int doc_len = 0;  ///< --doc-len: every plan packs documents of this many tokens (0: none)
+  int doc_len = 0;                ///< --doc-len: every plan packs documents of this many tokens (0: none)
+  FineTuningOptions fine_tuning;  ///< --peft, --lora-rank, --lora-targets: every plan's fine-tuning
   bool json = false;
   std::string format = "text";
   /// Text with every column; without it the text fits 120 columns.

@@ -10,6 +10,7 @@
 
 #include "stepcast/planner/capacity.hpp"
 #include "stepcast/report/command_output.hpp"
+#include "stepcast/report/fine_tuning.hpp"
 #include "stepcast/report/progress.hpp"
 
 namespace stepcast::report {
@@ -30,7 +31,8 @@ struct TableRequest {
   std::string precision;
   bool flash = false;
   bool no_flash = false;
-  int doc_len = 0;  ///< --doc-len: every plan packs documents of this many tokens (0: none)
+  int doc_len = 0;                ///< --doc-len: every plan packs documents of this many tokens (0: none)
+  FineTuningOptions fine_tuning;  ///< --peft, --lora-rank, --lora-targets: every plan's fine-tuning
   std::string format = "text";
   std::string calibration;
   std::vector<std::string> sets;
