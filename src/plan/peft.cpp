@@ -66,6 +66,11 @@ void add_peft_problems(const Plan& p, const workload::Workload& workload, std::v
   if (p.zero_stage() == 3) {
     out.push_back({Rule::kLoraWithShardedWeights, {{"sharding", std::string(p.is_fsdp() ? "FSDP" : "zero=3")}}});
   }
+  fine_tuning_workload_problems(p, workload, out);
+}
+
+void fine_tuning_workload_problems(const Plan& p, const workload::Workload& workload, std::vector<Verdict>& out) {
+  if (p.peft != Peft::kLora) return;
   if (!workload.shape) out.push_back({Rule::kLoraNeedsShape, {{"workload", workload.name}}});
   if (workload.shape && workload.shape->moe) {
     out.push_back({Rule::kLoraWithRoutedExperts, {{"workload", workload.name}}});

@@ -4,11 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "stepcast/core/errors.hpp"
 
 namespace stepcast::report {
 
-void set_fine_tuning(plan::Plan& base, const FineTuningOptions& o) {
+void set_fine_tuning(plan::Plan& base, const FineTuningOptions& o, const workload::Workload* workload) {
   if (!o.peft.empty()) base.peft = plan::parse_plan("peft=" + o.peft, "--peft").peft;
   const bool lora = base.peft == plan::Peft::kLora;
   if (o.lora_rank > 0) {
@@ -24,6 +26,10 @@ void set_fine_tuning(plan::Plan& base, const FineTuningOptions& o) {
     base.lora_targets = plan::parse_plan("lora-targets=" + o.lora_targets, "--lora-targets").lora_targets;
     base.lora_targets_given = true;
   }
+  if (workload == nullptr) return;
+  std::vector<plan::Verdict> refused;
+  plan::fine_tuning_workload_problems(base, *workload, refused);
+  if (!refused.empty()) throw InputError("--peft", {}, plan::invalid_plan_message(refused));
 }
 
 void inherit_fine_tuning(plan::Plan& family, const plan::Plan& base) {

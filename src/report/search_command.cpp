@@ -117,7 +117,7 @@ PlacedSearch search_placed(const SearchRequest& c, const workload::Workload& w, 
     throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
   space.base.flash_attention = c.flash || (!c.no_flash && cost::runs_flash_attention(topo.gpu()));
   space.base.doc_len = packed_documents(c.doc_len, space.seq_len, space.base.flash_attention, c.max_cp);
-  set_fine_tuning(space.base, c.fine_tuning);
+  set_fine_tuning(space.base, c.fine_tuning, &w);
   cost::check_precision_supported(topo.gpu(), space.base.precision, c.topology);
   planner::SearchOptions options = search_options(c, calibration);
   // Read before the search, so a mistyped plan fails at once.

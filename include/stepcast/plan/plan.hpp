@@ -290,6 +290,10 @@ std::vector<int> stage_layers(const Plan& plan, int layers);
 /// appended to `out` with their numbers.
 void pipeline_split_problems(const Plan& plan, int layers, int mtp_layers, std::vector<Verdict>& out);
 
+/// The rules a peft=lora plan breaks on `workload` whatever its degrees (a workload without layer
+/// shapes, routed experts, a hybrid stack), appended to `out`: search refuses such a model at once.
+void fine_tuning_workload_problems(const Plan& plan, const workload::Workload& workload, std::vector<Verdict>& out);
+
 /// The rules of context parallel (cp=, cp-comm=), appended to `out` with their numbers.
 void context_parallel_problems(const Plan& plan, const workload::Workload& workload, std::vector<Verdict>& out);
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "stepcast/plan/plan.hpp"
+#include "stepcast/workload/workload.hpp"
 
 namespace stepcast::report {
 
@@ -15,9 +16,9 @@ struct FineTuningOptions {
 };
 
 /// Sets `base`'s fine-tuning from the options, each read as its plan key is. An InputError naming
-/// the option for a value the key refuses, and for --lora-rank or --lora-targets without --peft lora
-/// (every plan would break that rule).
-void set_fine_tuning(plan::Plan& base, const FineTuningOptions& options);
+/// the option for a value the key refuses, for --lora-rank or --lora-targets without --peft lora,
+/// and for LoRA on a `workload` (where given) no plan could adapt: every plan would break the rule.
+void set_fine_tuning(plan::Plan& base, const FineTuningOptions& options, const workload::Workload* workload = nullptr);
 
 /// Gives `family` (a table's --plan) the base plan's fine-tuning where it states none of its own.
 void inherit_fine_tuning(plan::Plan& family, const plan::Plan& base);
