@@ -102,7 +102,8 @@ TEST_SUITE("report.search_plan_keys") {
     CHECK(has_note(report, kLoraNote));
     const auto& cell = report.at("tables").at(0).at("rows").at(0);
     CHECK(cell.at("fits").get<bool>());
-    const auto adapted = predict("llama3-70b", cell.at("plan").get<std::string>() + ",gbs=64,seq=4096,peft=lora,lora-targets=qkv");
+    const auto adapted =
+        predict("llama3-70b", cell.at("plan").get<std::string>() + ",gbs=64,seq=4096,peft=lora,lora-targets=qkv");
     CHECK(adapted.at("step_time_s").get<double>() == doctest::Approx(cell.at("step_time_s").get<double>()));
   }
 }
