@@ -10,6 +10,7 @@
 #include "stepcast/cost/compute.hpp"
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/memory.hpp"
+#include "stepcast/cost/muon.hpp"
 
 namespace stepcast::calibrate {
 namespace {
@@ -113,7 +114,8 @@ std::vector<BenchOperator> bench_operators(const workload::Workload& workload, c
   std::vector<Operator> ops = cost::embedding_operators(shape, ctx);
   for (const auto& list :
        {cost::layer_operators(shape, ctx), cost::head_operators(shape, ctx),
-        cost::optimizer_operators(cost::optimizer_parameters_per_gpu(workload, plan), plan, fp8_any_layout)}) {
+        cost::optimizer_operators(cost::optimizer_parameters_per_gpu(workload, plan), plan, fp8_any_layout),
+        cost::newton_schulz_operators(workload, plan)}) {
     ops.insert(ops.end(), list.begin(), list.end());
   }
   // The activations' type: 16-bit under mixed precision (fp8 GEMMs take and return 16-bit

@@ -24,7 +24,7 @@ void add_plan_options(CLI::App& command, PlanOptions& o, bool need_topology, boo
   command.add_option("--seq", o.seq, "Tokens per sequence (overrides seq= and the workload's)")
       ->check(positive_number());
   command.add_option("--precision", o.precision, "fp32, tf32, bf16, fp16, fp8, mxfp8 or nvfp4 (overrides precision=)");
-  command.add_option("--optimizer", o.optimizer, "adam, adamw, sgd-momentum or sgd (overrides optimizer=)");
+  command.add_option("--optimizer", o.optimizer, "adam, adamw, sgd-momentum, sgd or muon (overrides optimizer=)");
   command.add_option("--overhead", o.overhead, "Framework/CUDA-context memory per GPU, e.g. \"1 GiB\" (default 1 GiB)");
   command.add_option(
       "--calibration", o.calibration,

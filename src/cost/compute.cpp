@@ -12,6 +12,7 @@
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/memory.hpp"
 #include "stepcast/cost/moe_memory.hpp"
+#include "stepcast/cost/muon.hpp"
 #include "stepcast/cost/peft.hpp"
 
 namespace stepcast::cost {
@@ -403,8 +404,10 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   const int m = plan.micro_batches();
   std::vector<KernelTime>* no_times = nullptr;
   const bool fp8_any_layout = fp8_gemm_any_layout(gpu);
-  const auto optimizer_ops = optimizer_operators(optimizer_parameters_per_gpu(workload, plan), plan, fp8_any_layout,
-                                                 parameters_per_model_rank(workload, plan).frozen);
+  auto optimizer_ops = optimizer_operators(optimizer_parameters_per_gpu(workload, plan), plan, fp8_any_layout,
+                                           parameters_per_model_rank(workload, plan).frozen);
+  const std::vector<Operator> newton_schulz = newton_schulz_operators(workload, plan);
+  optimizer_ops.insert(optimizer_ops.end(), newton_schulz.begin(), newton_schulz.end());
 
   if (options.achieved_fraction) {
     price_by_fraction(out, plan, shape, *options.achieved_fraction);

@@ -15,6 +15,7 @@
 #include "stepcast/cost/activation_offload.hpp"
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/moe_memory.hpp"
+#include "stepcast/cost/muon.hpp"
 #include "stepcast/cost/operators.hpp"
 #include "stepcast/cost/peft.hpp"
 #include "stepcast/cost/pipeline.hpp"
@@ -45,8 +46,9 @@ StateBytesPerParameter state_bytes_per_parameter(Precision precision, plan::Opti
         out.optimizer = 12.0;
         break;  // master + m + v
       case Optimizer::kSgdMomentum:
+      case Optimizer::kMuon:
         out.optimizer = 8.0;
-        break;  // master + momentum
+        break;  // master + momentum (Muon's Adam share: muon.hpp)
       case Optimizer::kSgd:
         out.optimizer = 4.0;
         break;  // master only
@@ -61,6 +63,7 @@ StateBytesPerParameter state_bytes_per_parameter(Precision precision, plan::Opti
         out.optimizer = 8.0;
         break;
       case Optimizer::kSgdMomentum:
+      case Optimizer::kMuon:
         out.optimizer = 4.0;
         break;
       case Optimizer::kSgd:
@@ -83,7 +86,8 @@ ModelState model_state(const workload::Workload& workload, const plan::Plan& pla
   STEPCAST_ASSERT(plan.dp >= 1, "model_state needs a resolved plan");
   // Routed experts split and shard their own way (moe_memory.cpp).
   if (workload.shape && workload.shape->moe) return moe_model_state(workload, plan);
-  const StateBytesPerParameter per = state_bytes_per_parameter(plan);
+  const StateBytesPerParameter per =
+      with_muon_adam_share(state_bytes_per_parameter(plan), plan, muon_adam_share(workload, workload.parameters));
   const ParameterShare share = parameters_per_model_rank(workload, plan);
   const double params = share.trained;
   const double shards = plan.state_shards();

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/muon.hpp"
 #include "stepcast/cost/operators.hpp"
 
 namespace stepcast::cost {
@@ -34,13 +35,16 @@ MoeModelState moe_state_split(const workload::Workload& workload, const plan::Pl
   const ExpertSplit split = expert_split(workload, plan);
   const int stage = plan.zero_stage();
   // ZeRO's stages (Rajbhandari et al. 2020, Figure 1) on each part, sharded over its own ranks.
-  const auto part = [&](double per_gpu, double shards) {
+  const auto part = [&](double per_gpu, double shards, const StateBytesPerParameter& bytes) {
     const auto held = [&](double bytes_per_parameter, int from_stage) {
       return Bytes(per_gpu / (stage >= from_stage ? shards : 1.0) * bytes_per_parameter);
     };
-    return ModelState{held(per.parameters, 3), held(per.gradients, 2), held(per.optimizer, 1)};
+    return ModelState{held(bytes.parameters, 3), held(bytes.gradients, 2), held(bytes.optimizer, 1)};
   };
-  return MoeModelState{part(split.dense_per_gpu, split.dense_shards), part(split.expert_per_gpu, split.expert_shards)};
+  // Under Muon the embeddings and output layer, in the dense part, keep Adam's state.
+  const StateBytesPerParameter dense = with_muon_adam_share(per, plan, muon_adam_share(workload, split.dense));
+  return MoeModelState{part(split.dense_per_gpu, split.dense_shards, dense),
+                       part(split.expert_per_gpu, split.expert_shards, per)};
 }
 
 ModelState moe_model_state(const workload::Workload& workload, const plan::Plan& plan) {

@@ -14,6 +14,7 @@
 #include "data_parallel_overlap.hpp"
 #include "expert_parallel.hpp"
 #include "loss_settings.hpp"
+#include "muon.hpp"
 #include "name_bits.hpp"
 #include "packed_sequences.hpp"
 #include "peft.hpp"
@@ -174,6 +175,7 @@ std::vector<Verdict> problems(const Plan& p, const workload::Workload& workload,
   add_expert_problems(p, workload, out);
   add_overlap_problems(p, out);
   add_peft_problems(p, workload, out);
+  add_muon_problems(p, workload, out);
   add_packing_problems(p, out);
   return out;
 }
@@ -237,6 +239,8 @@ std::string_view to_string(Optimizer o) {
       return "sgd-momentum";
     case Optimizer::kSgd:
       return "sgd";
+    case Optimizer::kMuon:
+      return "muon";
   }
   STEPCAST_UNREACHABLE("unknown optimizer");
 }
@@ -305,11 +309,12 @@ Precision parse_precision(std::string_view name, const std::string& origin) {
 }
 
 Optimizer parse_optimizer(std::string_view name, const std::string& origin) {
-  for (Optimizer o : {Optimizer::kAdam, Optimizer::kAdamW, Optimizer::kSgdMomentum, Optimizer::kSgd}) {
+  for (Optimizer o :
+       {Optimizer::kAdam, Optimizer::kAdamW, Optimizer::kSgdMomentum, Optimizer::kSgd, Optimizer::kMuon}) {
     if (name == to_string(o)) return o;
   }
   throw InputError(origin, {},
-                   fmt::format("unknown optimizer \"{}\" (expected adam, adamw, sgd-momentum or sgd)", name));
+                   fmt::format("unknown optimizer \"{}\" (expected adam, adamw, sgd-momentum, sgd or muon)", name));
 }
 
 namespace {

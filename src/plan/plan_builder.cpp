@@ -257,7 +257,7 @@ void PlanBuilder::set(std::string_view key, std::string_view value, const KeyFai
     try {
       plan_.optimizer = parse_optimizer(value, std::string());
     } catch (const std::exception&) {
-      fail(fmt::format("optimizer= expects adam, adamw, sgd-momentum or sgd, got \"{}\"", value));
+      fail(fmt::format("optimizer= expects adam, adamw, sgd-momentum, sgd or muon, got \"{}\"", value));
     }
   }
 }

@@ -117,6 +117,10 @@ constexpr std::array kRules = {
     RuleInfo{Rule::kLoraWithRoutedExperts, "lora-with-routed-experts", "peft=lora with routed experts is not modelled"},
     RuleInfo{Rule::kLoraNeedsShape, "lora-needs-shape", "peft=lora needs a workload with layer shapes"},
     RuleInfo{Rule::kLoraWithMamba, "lora-with-mamba", "peft=lora with Mamba-2 layers is not modelled"},
+    RuleInfo{Rule::kMuonWithLora, "muon-with-lora", "optimizer=muon with peft=lora is not modelled"},
+    RuleInfo{Rule::kMuonWithShardedWeights, "muon-with-sharded-weights",
+             "optimizer=muon with FSDP or ZeRO-3 is not modelled"},
+    RuleInfo{Rule::kMuonNeedsShape, "muon-needs-shape", "optimizer=muon needs a workload with layer shapes"},
     RuleInfo{Rule::kDocLenAboveSeq, "doc-len-above-seq", "doc-len= exceeds the sequence length"},
     RuleInfo{Rule::kDocLenNeedsFlash, "doc-len-needs-flash", "doc-len= needs flash attention"},
     RuleInfo{Rule::kDocLenWithCp, "doc-len-with-cp", "doc-len= with context parallel is not modelled"},
@@ -336,6 +340,10 @@ std::string describe(const Verdict& v) {
     case Rule::kLoraNeedsShape:
     case Rule::kLoraWithMamba:
       return describe_peft(v);
+    case Rule::kMuonWithLora:
+    case Rule::kMuonWithShardedWeights:
+    case Rule::kMuonNeedsShape:
+      return describe_muon(v);
     case Rule::kDocLenAboveSeq:
     case Rule::kDocLenNeedsFlash:
     case Rule::kDocLenWithCp:

@@ -7,6 +7,7 @@
 #include <array>
 
 #include "stepcast/core/errors.hpp"
+#include "stepcast/cost/muon.hpp"
 #include "stepcast/cost/peft.hpp"
 
 namespace stepcast::planner {
@@ -79,7 +80,10 @@ ResilienceStudy study_resilience(const workload::Workload& workload, const plan:
   const int gpus = plan.gpus();
   const int gpn = topo.gpus_per_node();
   const int nodes = (gpus + gpn - 1) / gpn;
-  const cost::StateBytesPerParameter bytes = cost::state_bytes_per_parameter(plan.precision, plan.optimizer);
+  // Under Muon the embeddings and output layer keep Adam's state, in the checkpoint too.
+  const cost::StateBytesPerParameter bytes =
+      cost::with_muon_adam_share(cost::state_bytes_per_parameter(plan.precision, plan.optimizer), plan,
+                                 cost::muon_adam_share(workload, workload.parameters));
 
   ResilienceStudy r;
   // peft=lora: the checkpoint holds the adapters' state; a restart reads it and the frozen base

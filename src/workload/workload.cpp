@@ -194,7 +194,9 @@ double blocks(const TransformerShape& s, bool active) {
   return total + mtp_modules(s, active);
 }
 
-double embeddings_and_final_norm(const TransformerShape& s) {
+}  // namespace
+
+double embedding_parameter_count(const TransformerShape& s) {
   const double h = s.hidden;
   const double embedding = static_cast<double>(s.vocab) * h;
   double total = embedding;
@@ -205,12 +207,10 @@ double embeddings_and_final_norm(const TransformerShape& s) {
   return total + norm_parameters(s);  // final norm
 }
 
-}  // namespace
-
 double mtp_parameter_count(const TransformerShape& s) { return mtp_modules(s, false); }
 
-double active_parameter_count(const TransformerShape& s) { return blocks(s, true) + embeddings_and_final_norm(s); }
+double active_parameter_count(const TransformerShape& s) { return blocks(s, true) + embedding_parameter_count(s); }
 
-double parameter_count(const TransformerShape& s) { return blocks(s, false) + embeddings_and_final_norm(s); }
+double parameter_count(const TransformerShape& s) { return blocks(s, false) + embedding_parameter_count(s); }
 
 }  // namespace stepcast::workload

@@ -23,7 +23,9 @@ enum class Precision { kFp32, kTf32, kBf16, kFp16, kFp8, kMxfp8, kNvfp4 };
 /// How precision=fp8 scales its tensors (Transformer Engine recipes): from the amax history of
 /// earlier steps (DelayedScaling, TE's default) or from each tensor's own amax (Float8CurrentScaling).
 enum class Fp8Recipe { kDelayed, kCurrent };
-enum class Optimizer { kAdam, kAdamW, kSgdMomentum, kSgd };
+/// kMuon: Megatron-Core's Muon (Jordan et al. 2024), momentum orthogonalized by Newton-Schulz on the
+/// transformer blocks' weight matrices, Adam on the embeddings, output layer and 1-D parameters.
+enum class Optimizer { kAdam, kAdamW, kSgdMomentum, kSgd, kMuon };
 
 /// How model state is split over the data-parallel ranks.
 /// ZeRO stages as Rajbhandari et al. 2020; FSDP strategies as PyTorch's ShardingStrategy:

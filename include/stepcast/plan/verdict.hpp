@@ -90,6 +90,10 @@ enum class Rule {
   kLoraWithRoutedExperts,   ///< workload (a name)
   kLoraNeedsShape,          ///< workload (a name)
   kLoraWithMamba,           ///< workload (a name)
+  // Muon (muon.cpp).
+  kMuonWithLora,            ///< (none)
+  kMuonWithShardedWeights,  ///< sharding ("FSDP" or "zero=3")
+  kMuonNeedsShape,          ///< workload (a name)
   // Sequences packed from documents (packed_sequences.cpp).
   kDocLenAboveSeq,    ///< doc_len, seq
   kDocLenNeedsFlash,  ///< doc_len

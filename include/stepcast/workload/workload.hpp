@@ -215,6 +215,10 @@ double active_parameter_count(const TransformerShape& shape);
 /// learned positions, final norm.
 double parameter_count(const TransformerShape& shape);
 
+/// The parameters outside the transformer blocks: the embeddings, the output layer where it is
+/// not tied to them, learned positions and the final norm.
+double embedding_parameter_count(const TransformerShape& shape);
+
 /// Loads a workload file. Auto-detects the format: stepcast's own JSON ({"name", "source",
 /// "shape": {...}} or {"name", "source", "parameters": 7e9}) or a Hugging Face config.json
 /// (recognised by "model_type" or "architectures"). Bad input throws InputError with the file
