@@ -63,7 +63,7 @@ void add_newton_schulz(std::vector<Operator>& ops, const Matrix& m, double count
     op.kind = OpKind::kGemm;
     op.gemm = g;
     op.flops = Flops(2.0 * g.batch * g.m * g.n * g.k);
-    // The fp32 momentum is cast to bf16 once; each GEMM reads and writes bf16 operands.
+    // Each GEMM reads and writes 2-byte operands (bf16 under fp32 matmul precision "medium").
     op.bytes = Bytes(g.batch * (g.m * g.k + g.k * g.n + g.m * g.n) * 2.0);
     op.kernels = batch;
     ops.push_back(op);

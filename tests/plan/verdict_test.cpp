@@ -238,6 +238,15 @@ const std::vector<Case>& cases() {
       {nemotron_nano, "peft=lora", 1, R::kLoraWithMamba,
        "peft=lora on a hybrid stack (nemotron-3-nano) is not modelled: stepcast's adapters cover transformer layers "
        "only"},
+      // optimizer=muon: Newton-Schulz on whole (tensor-parallel shard) matrices, not LoRA's adapters.
+      {llama2_7b, "zero=3,optimizer=muon", 2, R::kMuonWithShardedWeights,
+       "optimizer=muon with zero=3 is not modelled: Newton-Schulz needs each weight matrix's whole gradient, which "
+       "sharded weights first gather over the data-parallel ranks"},
+      {llama2_7b, "peft=lora,optimizer=muon", 1, R::kMuonWithLora,
+       "optimizer=muon with peft=lora is not modelled: Megatron-Bridge trains LoRA adapters with Adam"},
+      {seed_7b, "optimizer=muon", 1, R::kMuonNeedsShape,
+       "optimizer=muon needs the model's layer shapes for its weight matrices; seed-7b gives a parameter count "
+       "only"},
       // Packed sequences: documents shorter than their sequence, in the fused kernels, without cp.
       {llama2_7b, "seq=4096,doc-len=8192", 1, R::kDocLenAboveSeq,
        "doc-len=8192 exceeds seq=4096: a packed document fits in its sequence"},
