@@ -45,6 +45,7 @@ void read_search_options(const Options& o, Request& r) {
   r.max_mbs = o.integer("max_mbs", r.max_mbs);
   r.max_cp = o.integer("max_cp", r.max_cp);
   r.precision = o.text("precision");
+  r.optimizer = o.text("optimizer");
   r.flash = o.flag("flash");
   r.no_flash = o.flag("no_flash");
   r.doc_len = o.integer("doc_len");

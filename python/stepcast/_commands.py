@@ -81,8 +81,8 @@ def simulate(*, workload, topology, plan=None, gpus=None, gpus_per_domain=None, 
 
 
 def search(*, workload, topology, global_batch, gpus=None, gpus_per_domain=None, nodes=None, seq=None, top=10, refine=5,
-           threads=None, max_mbs=16, max_cp=1, precision=None, flash=False, no_flash=False, doc_len=None, peft=None,
-           lora_rank=None, lora_targets=None, calibration=None, set=None, memory_margin=None, compare=None):
+           threads=None, max_mbs=16, max_cp=1, precision=None, optimizer=None, flash=False, no_flash=False, doc_len=None,
+           peft=None, lora_rank=None, lora_targets=None, calibration=None, set=None, memory_margin=None, compare=None):
     """Every valid plan of a model on a cluster, pruned by memory, ranked by predicted step time, the
     best ``refine`` re-timed on the event engine (``stepcast search --json``). The result's
     ``to_dataframe()`` gives the ranked plans; ``to_dataframe("rejections")`` the rejection counts;
@@ -103,6 +103,7 @@ def search(*, workload, topology, global_batch, gpus=None, gpus_per_domain=None,
             "max_mbs": opt.whole("max_mbs", max_mbs, 1),
             "max_cp": opt.whole("max_cp", max_cp, 1),
             "precision": opt.text("precision", precision),
+            "optimizer": opt.text("optimizer", optimizer),
             "flash": opt.flag("flash", flash),
             "no_flash": opt.flag("no_flash", no_flash),
             "doc_len": opt.whole("doc_len", doc_len, 1),
@@ -119,7 +120,8 @@ def search(*, workload, topology, global_batch, gpus=None, gpus_per_domain=None,
 
 def table(*, workloads, topologies, gpus, global_batch, gpus_per_domain=None, seq=None, tokens=None, price=None,
           set=None, memory_margin=None, plan=None, threads=None, refine=0, max_mbs=16, max_cp=1, precision=None,
-          flash=False, no_flash=False, doc_len=None, peft=None, lora_rank=None, lora_targets=None, calibration=None):
+          optimizer=None, flash=False, no_flash=False, doc_len=None, peft=None, lora_rank=None, lora_targets=None,
+          calibration=None):
     """Capacity table over workloads x clusters x GPU counts (``stepcast table --format json``):
     each cell's best plan (or the ``plan`` family's), step time, tokens/s, MFU, memory, and with
     ``tokens`` the days, GPU-hours and cost. ``to_dataframe()`` gives one row per cell."""
@@ -144,6 +146,7 @@ def table(*, workloads, topologies, gpus, global_batch, gpus_per_domain=None, se
             "max_mbs": opt.whole("max_mbs", max_mbs, 1),
             "max_cp": opt.whole("max_cp", max_cp, 1),
             "precision": opt.text("precision", precision),
+            "optimizer": opt.text("optimizer", optimizer),
             "flash": opt.flag("flash", flash),
             "no_flash": opt.flag("no_flash", no_flash),
             "doc_len": opt.whole("doc_len", doc_len, 1),

@@ -83,6 +83,19 @@ def test_search_and_table_with_lora_equal_the_commands():
                              "--peft", "lora", "--lora-rank", "16", "--lora-targets", "qkv+fc2", "--format", "json")
 
 
+def test_search_and_table_with_an_optimizer_equal_the_commands():
+    search = stepcast.search(workload="llama3-8b", topology="dgx-h100", gpus=8, global_batch=64, seq=8192,
+                             optimizer="muon", top=2, refine=0)
+    assert search == cli_json("search", "--workload", "workloads/llama3-8b.json", "--topology",
+                              "topologies/dgx-h100.json", "--gpus", "8", "--global-batch", "64", "--seq", "8192",
+                              "--optimizer", "muon", "--top", "2", "--refine", "0", "--json")
+    table = stepcast.table(workloads="llama3-8b", topologies="dgx-h100", gpus=8, global_batch=64, seq=8192,
+                           optimizer="muon")
+    assert table == cli_json("table", "--workloads", "workloads/llama3-8b.json", "--topologies",
+                             "topologies/dgx-h100.json", "--gpus", "8", "--global-batch", "64", "--seq", "8192",
+                             "--optimizer", "muon", "--format", "json")
+
+
 def test_search_compare_equals_the_command_and_its_terms_add_up():
     plan = "dp=2,tp=4,sp=on"
     result = stepcast.search(workload="llama2-7b", topology="p4d-24xlarge", nodes=1, global_batch=16, refine=0,

@@ -64,6 +64,8 @@ void add_search_command(CLI::App& app) {
                   "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
       ->check(positive_number());
   sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8 or nvfp4");
+  sub->add_option("--optimizer", c->optimizer,
+                  "Every plan's optimizer: adam (default), adamw, sgd-momentum, sgd or muon");
   sub->add_flag(
       "--flash", c->flash,
       "Plans use fused (flash) attention, which never stores the s x s scores (the default where the GPU runs it)");

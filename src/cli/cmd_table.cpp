@@ -116,6 +116,8 @@ void add_table_command(CLI::App& app) {
                   "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
       ->check(positive_number());
   sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8 or nvfp4");
+  sub->add_option("--optimizer", c->optimizer,
+                  "Every plan's optimizer: adam (default), adamw, sgd-momentum, sgd or muon");
   sub->add_flag("--flash", c->flash,
                 "Plans use fused (flash) attention (the default where every cluster's GPU runs it)");
   sub->add_flag("--no-flash", c->no_flash, "Plans store the s x s attention scores (Korthikanti et al.'s accounting)");

@@ -44,6 +44,7 @@ std::string command_line(const SearchRequest& c) {
   if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
   if (c.max_cp != 1) s += fmt::format(" --max-cp {}", c.max_cp);
   if (!c.precision.empty()) s += " --precision " + c.precision;
+  if (!c.optimizer.empty()) s += " --optimizer " + c.optimizer;
   if (c.flash) s += " --flash";
   if (c.no_flash) s += " --no-flash";
   if (c.doc_len > 0) s += fmt::format(" --doc-len {}", c.doc_len);
@@ -113,6 +114,7 @@ PlacedSearch search_placed(const SearchRequest& c, const workload::Workload& w, 
   space.max_micro_batch = c.max_mbs;
   space.max_cp = c.max_cp;
   if (!c.precision.empty()) space.base.precision = plan::parse_precision(c.precision, "--precision");
+  if (!c.optimizer.empty()) space.base.optimizer = plan::parse_optimizer(c.optimizer, "--optimizer");
   if (c.flash && c.no_flash)
     throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
   space.base.flash_attention = c.flash || (!c.no_flash && cost::runs_flash_attention(topo.gpu()));

@@ -110,6 +110,7 @@ std::string command_line(const TableRequest& c) {
   if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
   if (c.max_cp != 1) s += fmt::format(" --max-cp {}", c.max_cp);
   if (!c.precision.empty()) s += " --precision " + c.precision;
+  if (!c.optimizer.empty()) s += " --optimizer " + c.optimizer;
   if (c.flash) s += " --flash";
   if (c.no_flash) s += " --no-flash";
   if (c.doc_len > 0) s += fmt::format(" --doc-len {}", c.doc_len);
@@ -156,6 +157,7 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
   req.max_micro_batch = c.max_mbs;
   req.max_cp = c.max_cp;
   if (!c.precision.empty()) req.base.precision = plan::parse_precision(c.precision, "--precision");
+  if (!c.optimizer.empty()) req.base.optimizer = plan::parse_optimizer(c.optimizer, "--optimizer");
   if (c.flash && c.no_flash)
     throw InputError("--no-flash", {}, "--flash and --no-flash contradict each other: give one");
   // Fused attention unless asked not to, where every cluster's GPU runs it.
@@ -169,6 +171,7 @@ CommandOutput table_command(const TableRequest& c, const SharedSweep& shared_swe
   if (!c.plan.empty()) {
     plan::Plan family = plan::parse_plan(c.plan, "--plan");
     if (!c.precision.empty()) family.precision = req.base.precision;
+    if (!c.optimizer.empty()) family.optimizer = req.base.optimizer;
     if (!family.flash_given) family.flash_attention = req.base.flash_attention;
     if (c.flash) family.flash_attention = true;
     if (family.doc_len == 0) family.doc_len = req.base.doc_len;

@@ -1,8 +1,8 @@
 // The options of search and table that set a key in every plan they try: --doc-len (packed
-// documents, plan key doc-len=) and --peft lora (plan keys peft=, lora-rank=, lora-targets=), each
-// checked through predict against a hand derivation: Llama 3 8B (workloads/llama3-8b.json: 32
-// layers, 32 query heads of 128) and Llama 3 70B (workloads/llama3-70b.json: 80 layers, hidden
-// 8192, 8 KV heads of 128, MLP 28672 gated, vocabulary 128256, 70.6e9 parameters) on 8 H100 80GB.
+// documents, plan key doc-len=), --peft lora (plan keys peft=, lora-rank=, lora-targets=) and
+// --optimizer (optimizer=), each checked through predict against a hand derivation: Llama 3 8B
+// (workloads/llama3-8b.json: 32 layers, 32 query heads of 128) and Llama 3 70B (workloads/llama3-70b.json: 80 layers,
+// hidden 8192, 8 KV heads of 128, MLP 28672 gated, vocabulary 128256, 70.6e9 parameters) on 8 H100 80GB.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -40,6 +40,13 @@ nlohmann::json search_70b(const std::string& options) {
       "search --workload workloads/llama3-70b.json --topology topologies/dgx-h100.json --gpus 8 --global-batch 64 "
       "--seq 4096 --top 1 --refine 0 --format json" +
       options));
+}
+
+/// The value of `key` in a compact plan ("dp=8,tp=1,...").
+int plan_degree(const std::string& plan, const std::string& key) {
+  const std::size_t at = ("," + plan).find("," + key + "=");
+  REQUIRE(at != std::string::npos);
+  return std::stoi(plan.substr(at + key.size() + 1));
 }
 
 }  // namespace
@@ -105,6 +112,22 @@ TEST_SUITE("report.search_plan_keys") {
     const auto adapted =
         predict("llama3-70b", cell.at("plan").get<std::string>() + ",gbs=64,seq=4096,peft=lora,lora-targets=qkv");
     CHECK(adapted.at("step_time_s").get<double>() == doctest::Approx(cell.at("step_time_s").get<double>()));
+  }
+
+  TEST_CASE("search --optimizer muon: its best plan is predict's with optimizer=muon, lighter than under Adam") {
+    const auto report = nlohmann::json::parse(test::run_stepcast(
+        "search --workload workloads/llama3-8b.json --topology topologies/dgx-h100.json --gpus 8 --global-batch 64 "
+        "--seq 8192 --optimizer muon --top 1 --refine 0 --format json"));
+    const auto& best = report.at("tables").at(0).at("rows").at(0);
+    const std::string plan = best.at("plan").get<std::string>() + ",gbs=64,seq=8192";
+    const auto muon = predict("llama3-8b", plan + ",optimizer=muon");
+    CHECK(muon.at("step_time_s").get<double>() == doctest::Approx(best.at("step_time_s").get<double>()));
+    // By hand: Muon keeps one fp32 moment where Adam keeps two on the 32 layers' 6,979,584,000
+    // parameters (tests/cost/muon_test.cpp), sharded over dp under the distributed optimizer.
+    REQUIRE(plan_degree(plan, "zero") >= 1);
+    const auto adam = predict("llama3-8b", plan, " --set 'gpu.memory=256 GiB'");
+    CHECK(adam.at("memory_per_gpu_bytes").get<double>() - muon.at("memory_per_gpu_bytes").get<double>() ==
+          doctest::Approx(4.0 * 6'979'584'000.0 / plan_degree(plan, "dp")).epsilon(1e-9));
   }
 }
 

@@ -33,6 +33,7 @@ struct SearchRequest {
   int max_mbs = 16;
   int max_cp = 1;
   std::string precision;
+  std::string optimizer;  ///< --optimizer: every plan's (empty: adam)
   bool flash = false;
   bool no_flash = false;
   int doc_len = 0;                ///< --doc-len: every plan packs documents of this many tokens (0: none)
