@@ -10,7 +10,6 @@
 #include "stepcast/cost/compute.hpp"
 #include "stepcast/cost/low_precision.hpp"
 #include "stepcast/cost/memory.hpp"
-#include "stepcast/cost/muon.hpp"
 
 namespace stepcast::calibrate {
 namespace {
@@ -112,10 +111,8 @@ std::vector<BenchOperator> bench_operators(const workload::Workload& workload, c
   cost::OperatorContext ctx = cost::operator_context(plan);
   ctx.fp8_any_layout = fp8_any_layout;
   std::vector<Operator> ops = cost::embedding_operators(shape, ctx);
-  for (const auto& list :
-       {cost::layer_operators(shape, ctx), cost::head_operators(shape, ctx),
-        cost::optimizer_operators(cost::optimizer_parameters_per_gpu(workload, plan), plan, fp8_any_layout),
-        cost::newton_schulz_operators(workload, plan)}) {
+  for (const auto& list : {cost::layer_operators(shape, ctx), cost::head_operators(shape, ctx),
+                           cost::step_optimizer_operators(workload, plan, fp8_any_layout)}) {
     ops.insert(ops.end(), list.begin(), list.end());
   }
   // The activations' type: 16-bit under mixed precision (fp8 GEMMs take and return 16-bit

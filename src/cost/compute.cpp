@@ -393,6 +393,15 @@ double optimizer_parameters_per_gpu(const workload::Workload& workload, const pl
   return plan.zero_stage() >= 1 ? per_model_rank / plan.state_shards() : per_model_rank;
 }
 
+std::vector<Operator> step_optimizer_operators(const workload::Workload& workload, const plan::Plan& plan,
+                                               bool fp8_any_layout) {
+  std::vector<Operator> ops = optimizer_operators(optimizer_parameters_per_gpu(workload, plan), plan, fp8_any_layout,
+                                                  parameters_per_model_rank(workload, plan).frozen);
+  const std::vector<Operator> newton_schulz = newton_schulz_operators(workload, plan);
+  ops.insert(ops.end(), newton_schulz.begin(), newton_schulz.end());
+  return ops;
+}
+
 ComputeEstimate estimate_compute(const workload::Workload& workload, const plan::Plan& plan,
                                  const topology::GpuSpec& gpu, const ComputeOptions& options) {
   STEPCAST_ASSERT(workload.shape.has_value(), "estimate_compute needs a workload with a shape");
@@ -404,10 +413,7 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   const int m = plan.micro_batches();
   std::vector<KernelTime>* no_times = nullptr;
   const bool fp8_any_layout = fp8_gemm_any_layout(gpu);
-  auto optimizer_ops = optimizer_operators(optimizer_parameters_per_gpu(workload, plan), plan, fp8_any_layout,
-                                           parameters_per_model_rank(workload, plan).frozen);
-  const std::vector<Operator> newton_schulz = newton_schulz_operators(workload, plan);
-  optimizer_ops.insert(optimizer_ops.end(), newton_schulz.begin(), newton_schulz.end());
+  const auto optimizer_ops = step_optimizer_operators(workload, plan, fp8_any_layout);
 
   if (options.achieved_fraction) {
     price_by_fraction(out, plan, shape, *options.achieved_fraction);

@@ -115,4 +115,9 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
 /// sharding of the optimizer state).
 double optimizer_parameters_per_gpu(const workload::Workload& workload, const plan::Plan& plan);
 
+/// The kernels of one GPU's optimizer step: the update of its parameters (optimizer_operators)
+/// and, under optimizer=muon, the Newton-Schulz GEMMs (newton_schulz_operators).
+std::vector<Operator> step_optimizer_operators(const workload::Workload& workload, const plan::Plan& plan,
+                                               bool fp8_any_layout);
+
 }  // namespace stepcast::cost
