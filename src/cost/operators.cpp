@@ -450,9 +450,13 @@ void dense_mlp(OpList& fwd, OpList& bwd, const TransformerShape& shape, const Op
 // the scores C B^T (Q x Q x N a group) masked and applied to x (Q x Q x P a head); each chunk's
 // state B^T x (N x P); the states passed along the chunks; each chunk's output from the state
 // entering it, C state (Q x N x P)); the gated RMSNorm y = norm(out * silu(z)); out_proj. The
-// fused kernels (mamba_split_conv1d_scan_combined) keep in_proj's output and the scan's output
-// for the backward, whose kernels do each forward product twice (input and weight-like
-// gradients, as a GEMM's backward does).
+// fused kernels (mamba_split_conv1d_scan_combined, MambaMixer.ssm_training) keep in_proj's output
+// and the scan's output; their backward (mamba_ssm's MambaSplitConv1dScanCombinedFn.backward and
+// _mamba_chunk_scan_combined_bwd) runs the conv1d forward again, then the scan's scores (C B^T)
+// and chunk states and their passing again, and the scan's gradients: the state gradients, dB
+// and dC from them (three more products shaped like the chunk states), dx (one shaped like the
+// chunk output), the scores' gradient and the decay's, each over Q x Q x P a head, and dB and dC
+// through the scores (two shaped like them).
 void mamba_mixer(OpList& fwd, OpList& bwd, const TransformerShape& shape, const OperatorContext& c,
                  const LayerDims& d) {
   const workload::MambaShape& m = shape.hybrid->mamba;
@@ -477,17 +481,27 @@ void mamba_mixer(OpList& fwd, OpList& bwd, const TransformerShape& shape, const 
   const GemmShape scores{chunks * groups, q, q, static_cast<double>(m.state)};
   const GemmShape states{chunks * heads, static_cast<double>(m.state), static_cast<double>(m.head_dim), q};
   const GemmShape output{chunks * heads, q, static_cast<double>(m.head_dim), q + m.state};
+  const GemmShape per_score{chunks * heads, q, q, static_cast<double>(m.head_dim)};
+  const double state_elements = chunks * heads * m.state * m.head_dim;
   fwd.gemm("ssd chunk scores", OpPass::kForward, scores, e);
   fwd.gemm("ssd chunk states", OpPass::kForward, states, e);
-  fwd.memory("ssd state passing", OpPass::kForward, chunks * heads * m.state * m.head_dim,
-             2.0 * chunks * heads * m.state * m.head_dim * e);
+  fwd.memory("ssd state passing", OpPass::kForward, state_elements, 2.0 * state_elements * e);
   fwd.gemm("ssd chunk output", OpPass::kForward, output, e).saved = Bytes(d.tokens * inner * e);
-  for (const auto& [name, shape_of] :
-       {std::pair{"ssd chunk scores (backward)", scores}, std::pair{"ssd chunk states (backward)", states},
-        std::pair{"ssd chunk output (backward)", output}}) {
-    bwd.gemm(name, OpPass::kBackward, shape_of, e);
-    bwd.gemm(name, OpPass::kBackward, shape_of, e);
-  }
+  bwd.memory("mamba conv1d recompute", OpPass::kBackward, conv_elements, 2.0 * conv_elements * e,
+             (2.0 * m.conv_kernel + 4.0) * conv_elements);
+  bwd.gemm("ssd chunk scores recompute", OpPass::kBackward, scores, e);
+  bwd.gemm("ssd chunk states recompute", OpPass::kBackward, states, e);
+  bwd.memory("ssd state passing recompute", OpPass::kBackward, state_elements, 2.0 * state_elements * e);
+  bwd.gemm("ssd state gradients", OpPass::kBackward, states, e);
+  // Reads the states and their gradients, writes both back (the states in the input's dtype).
+  bwd.memory("ssd state passing backward", OpPass::kBackward, state_elements, 4.0 * state_elements * e);
+  bwd.gemm("ssd x gradient", OpPass::kBackward, output, e);
+  bwd.gemm("ssd B gradient", OpPass::kBackward, states, e);
+  bwd.gemm("ssd C gradient", OpPass::kBackward, states, e);
+  bwd.gemm("ssd scores gradient", OpPass::kBackward, per_score, e);
+  bwd.gemm("ssd B gradient through the scores", OpPass::kBackward, scores, e);
+  bwd.gemm("ssd C gradient through the scores", OpPass::kBackward, scores, e);
+  bwd.gemm("ssd decay gradient", OpPass::kBackward, per_score, e);
   const double gated = d.tokens * inner;
   fwd.memory("mamba gated norm", OpPass::kForward, gated, 3.0 * gated * e, 8.0 * gated);
   bwd.memory("mamba gated norm backward", OpPass::kBackward, gated, 5.0 * gated * e, 14.0 * gated);

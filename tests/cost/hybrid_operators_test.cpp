@@ -93,6 +93,34 @@ TEST_SUITE("cost.hybrid") {
     CHECK_FALSE(has(ops, "router"));
   }
 
+  // The scan's backward as mamba_ssm runs it (ssd_combined.py, _mamba_chunk_scan_combined_bwd,
+  // under MambaSplitConv1dScanCombinedFn.backward), per chunk of Q = 128 tokens of Nano (8 groups,
+  // 64 heads, N = 128, P = 64), in multiply-adds: scores-shaped Q x Q x N a group, 8 x 128^3 =
+  // 16,777,216; chunk-state-shaped N x P x Q a head, 64 x 128 x 64 x 128 = 67,108,864; output-shaped
+  // Q x P x (Q + N) a head, 134,217,728; Q x Q x P a head, 67,108,864. The forward runs one of the
+  // first three: 218,103,808. The backward recomputes CB (_bmm_chunk_fwd) and the chunk states
+  // (_chunk_state_fwd), then dstates (_chunk_scan_bwd_dstates), dB (_chunk_state_bwd_db) and dC
+  // (_chunk_scan_bwd_dC), all chunk-state-shaped, dx (_chunk_scan_chunk_state_bwd_dx),
+  // output-shaped, dCB (_chunk_scan_bwd_dcb) and the decay's gradient
+  // (_chunk_scan_bwd_ddAcs_stable), Q x Q x P, and dB and dC through CB (_bmm_chunk_bwd, twice),
+  // scores-shaped: 3 x 16,777,216 + 4 x 67,108,864 + 134,217,728 + 2 x 67,108,864 = 587,202,560.
+  TEST_CASE("a Mamba-2 layer's backward: mamba_ssm's recomputed and gradient products, 587,202,560 a chunk") {
+    const auto shape = *nano().shape;
+    const auto ops = cost::layer_operators(shape, context(workload::Block::kMamba, false, 1.0));
+    double forward = 0.0;
+    double backward = 0.0;
+    for (const auto& op : ops) {
+      if (op.name.rfind("ssd", 0) != 0 || op.kind != cost::OpKind::kGemm) continue;
+      (op.pass == cost::OpPass::kForward ? forward : backward) += op.flops.value();
+    }
+    const double chunks = 8192.0 / 128.0;
+    CHECK(forward == doctest::Approx(2.0 * chunks * 218'103'808.0));
+    CHECK(backward == doctest::Approx(2.0 * chunks * 587'202'560.0));
+    // The conv1d runs again before its backward (causal_conv1d_fwd in the same backward).
+    CHECK(has(ops, "mamba conv1d recompute"));
+    CHECK(find(ops, "mamba conv1d recompute").bytes.value() == find(ops, "mamba conv1d + silu").bytes.value());
+  }
+
   TEST_CASE("an attention layer has no MLP and an MoE layer no attention: one norm each") {
     const auto shape = *nano().shape;
     const auto attention = cost::layer_operators(shape, context(workload::Block::kAttention, false, 1.0));
