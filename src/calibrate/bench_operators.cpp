@@ -4,7 +4,10 @@
 #include "stepcast/calibrate/bench_operators.hpp"
 
 #include <cmath>
+#include <optional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/compute.hpp"
@@ -110,11 +113,20 @@ std::vector<BenchOperator> bench_operators(const workload::Workload& workload, c
   const workload::TransformerShape& shape = *workload.shape;
   cost::OperatorContext ctx = cost::operator_context(plan);
   ctx.fp8_any_layout = fp8_any_layout;
-  std::vector<Operator> ops = cost::embedding_operators(shape, ctx);
-  for (const auto& list : {cost::layer_operators(shape, ctx), cost::head_operators(shape, ctx),
-                           cost::step_optimizer_operators(workload, plan, fp8_any_layout)}) {
-    ops.insert(ops.end(), list.begin(), list.end());
+  // Each operator with the kind of layer it belongs to (none outside the layers): the compute
+  // model prices every kind of layer the stack holds from its own list (cost/compute.cpp).
+  std::vector<std::pair<Operator, std::optional<cost::LayerKind>>> ops;
+  const auto append = [&ops](const std::vector<Operator>& list, std::optional<cost::LayerKind> kind) {
+    for (const Operator& op : list) ops.emplace_back(op, kind);
+  };
+  append(cost::embedding_operators(shape, ctx), std::nullopt);
+  for (const auto& [kind, count] : cost::layer_kinds(shape, 0, shape.layers, cost::bf16_layers(plan))) {
+    cost::OperatorContext kind_ctx = ctx;
+    kind_ctx.kind = kind;
+    append(cost::layer_operators(shape, kind_ctx), kind);
   }
+  append(cost::head_operators(shape, ctx), std::nullopt);
+  append(cost::step_optimizer_operators(workload, plan, fp8_any_layout), std::nullopt);
   // The activations' type: 16-bit under mixed precision (fp8 GEMMs take and return 16-bit
   // tensors), fp32 otherwise (cost::operator_context).
   const plan::Precision activations = ctx.activation_bytes == 4.0                ? plan::Precision::kFp32
@@ -122,9 +134,10 @@ std::vector<BenchOperator> bench_operators(const workload::Workload& workload, c
                                                                                  : plan::Precision::kBf16;
   std::vector<BenchOperator> out;
   out.reserve(ops.size());
-  for (const Operator& op : ops) {
+  for (const auto& [op, kind] : ops) {
     BenchOperator b;
     b.op = op;
+    b.layer = kind;
     switch (op.kind) {
       // A low-precision plan runs only its layers' linear GEMMs quantized; the others in 16-bit.
       case OpKind::kGemm:

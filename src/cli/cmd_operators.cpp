@@ -12,11 +12,12 @@ namespace stepcast::cli {
 
 void add_operators_command(CLI::App& app) {
   auto command = std::make_shared<CommandOptions<report::OperatorsRequest>>();
-  CLI::App* sub =
-      app.add_subcommand("operators",
-                         "The operators the compute model prices for one micro-batch of a plan (embedding, one layer, "
-                         "output layer and loss,\n"
-                         "optimizer), with exact shapes: the list stepcast-kernel-bench times (--format json)");
+  CLI::App* sub = app.add_subcommand(
+      "operators",
+      "The operators the compute model prices for one micro-batch of a plan (embedding, one layer of "
+      "each kind,\n"
+      "output layer and loss, optimizer), with exact shapes: the list stepcast-kernel-bench "
+      "times (--format json)");
   add_plan_options(*sub, command->request.plan, true, false);
   // The list depends on neither: leave out what would be accepted and ignored.
   sub->remove_option(sub->get_option("--calibration"));

@@ -3,6 +3,7 @@
 #include "stepcast/report/operator_table.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <cstdint>
@@ -15,6 +16,30 @@ namespace {
 
 Cell integer(double v) { return Cell::of_integer(static_cast<std::int64_t>(std::llround(v))); }
 
+/// A kind of layer in words: "transformer", "transformer, MoE", "Mamba-2", "attention, sliding
+/// window", "MLP, MoE", "..., bf16".
+std::string layer_kind_name(const cost::LayerKind& kind) {
+  std::string out;
+  switch (kind.block) {
+    case workload::Block::kTransformer:
+      out = "transformer";
+      break;
+    case workload::Block::kMamba:
+      out = "Mamba-2";
+      break;
+    case workload::Block::kAttention:
+      out = "attention";
+      break;
+    case workload::Block::kMlp:
+      out = "MLP";
+      break;
+  }
+  if (kind.moe) out += ", MoE";
+  if (kind.sliding) out += ", sliding window";
+  if (kind.bf16) out += ", bf16";
+  return out;
+}
+
 }  // namespace
 
 Report operator_report(const workload::Workload& workload, const plan::Plan& plan, const std::string& gpu,
@@ -23,10 +48,20 @@ Report operator_report(const workload::Workload& workload, const plan::Plan& pla
   r.title = fmt::format("Operators of one micro-batch: {} on {}", workload.name, gpu);
   r.notes = {fmt::format("workload: {}", workload.name), fmt::format("gpu: {}", gpu),
              fmt::format("plan: {}", plan::to_string(plan))};
+  if (workload.shape) {
+    // One layer of each kind is listed; the note says how many of the model's layers are of it.
+    std::vector<std::string> kinds;
+    for (const auto& [kind, count] :
+         cost::layer_kinds(*workload.shape, 0, workload.shape->layers, cost::bf16_layers(plan))) {
+      kinds.push_back(fmt::format("{} x {}", layer_kind_name(kind), count));
+    }
+    r.notes.push_back(fmt::format("layers: {}", fmt::join(kinds, "; ")));
+  }
   Table t("operators",
           "Every operator the compute model prices for one micro-batch on one GPU; memory-bound ones with the kernel "
           "stepcast-kernel-bench runs in their place",
           {{"part", "part", "", -1, 1.0},
+           {"layer", "layer", "", -1, 1.0},
            {"pass", "pass", "", -1, 1.0},
            {"operator", "operator", "", -1, 1.0},
            {"kind", "kind", "", -1, 1.0},
@@ -49,6 +84,7 @@ Report operator_report(const workload::Workload& workload, const plan::Plan& pla
     const cost::Operator& op = b.op;
     const bool gemm_like = op.kind != cost::OpKind::kMemory;
     std::vector<Cell> row = {Cell::of_text(std::string(cost::to_string(op.part))),
+                             b.layer ? Cell::of_text(layer_kind_name(*b.layer)) : Cell::empty(),
                              Cell::of_text(std::string(cost::to_string(op.pass))),
                              Cell::of_text(std::string(op.name)),
                              Cell::of_text(std::string(cost::to_string(op.kind))),

@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "stepcast/calibrate/bench_operators.hpp"
 #include "stepcast/core/input_file.hpp"
@@ -142,6 +144,44 @@ TEST_SUITE("calibrate.bench_operators") {
     CHECK(loss.kernel->pattern == MemoryPattern::kElementwise);
     CHECK(loss.kernel->row_length == 0.0);
     CHECK(find(ops, "bias gradients", cost::OpPass::kWeightGrad).kernel->pattern == MemoryPattern::kReduction);
+  }
+
+  // Mixtral 8x7B (workloads/mixtral-8x7b.json: 8 experts of ffn 14,336, top-2, hidden 4096) at
+  // ep=8 on 8 GPUs: each GPU holds one expert, and under balanced routing receives a share 1/8
+  // of every rank's 4,096 x 2 routed rows: 8 x 8,192 / 8 = 8,192 rows; gate and up together
+  // are 2 x 14,336 = 28,672 columns. Every layer of the model has routed experts, so no dense MLP.
+  TEST_CASE("an MoE model's list is its MoE layer: Mixtral 8x7B's one expert a GPU over 8,192 rows, no dense MLP") {
+    const auto ops = list_for("workloads/mixtral-8x7b.json", "ep=8,mbs=1,gbs=64,seq=4096", 8);
+    const auto& gate_up = find(ops, "expert gate+up (grouped)", cost::OpPass::kForward);
+    CHECK(gate_up.op.gemm.batch == 1.0);
+    CHECK(gate_up.op.gemm.m == 8192.0);
+    CHECK(gate_up.op.gemm.n == 28'672.0);
+    CHECK(gate_up.op.gemm.k == 4096.0);
+    CHECK(find(ops, "router", cost::OpPass::kForward).op.gemm.n == 8.0);
+    for (const auto& b : ops) {
+      CHECK(b.op.name != "mlp gate+up projection");
+      if (b.op.part == cost::OpPart::kLayer) CHECK(b.layer->moe);
+    }
+  }
+
+  // Nemotron 3 Nano's stack (tests/workload/hybrid_workload_test.cpp): 23 Mamba-2 layers, 6
+  // attention layers without an MLP, 23 layers of routed experts; the list holds each once.
+  TEST_CASE("a hybrid's list holds one layer of each kind: Nemotron 3 Nano's Mamba-2, attention and MoE layers") {
+    const auto ops = list_for("workloads/nemotron-3-nano.json", "ep=8,mbs=1,gbs=64,seq=8192,flash=on", 8);
+    const auto kind_of = [&](std::string_view name) {
+      return find(ops, name, cost::OpPass::kForward).layer.value_or(cost::LayerKind{});
+    };
+    CHECK(kind_of("ssd chunk scores").block == workload::Block::kMamba);
+    CHECK(kind_of("flash attention").block == workload::Block::kAttention);
+    CHECK(kind_of("router").block == workload::Block::kMlp);
+    CHECK(kind_of("router").moe);
+    std::set<std::pair<workload::Block, bool>> kinds;
+    for (const auto& b : ops) {
+      CHECK(b.op.name != "mlp up projection");
+      if (b.layer) kinds.emplace(b.layer->block, b.layer->moe);
+    }
+    CHECK(kinds.size() == 3);
+    CHECK_FALSE(find(ops, "embedding lookup", cost::OpPass::kForward).layer.has_value());
   }
 
   TEST_CASE("stepcast operators --format json: the rows the bench reads, integers where it needs exact shapes") {

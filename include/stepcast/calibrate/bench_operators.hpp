@@ -51,11 +51,16 @@ struct BenchOperator {
   /// Memory-bound operators: the representative kernel; none when no kernel of the patterns
   /// above moves exactly the operator's bytes (the bench then skips it and says so).
   std::optional<MemoryKernel> kernel;
+  /// A layer's operators: the kind of layer they belong to (a hybrid's Mamba-2 layer, a layer
+  /// with routed experts, one kept in bf16, ...).
+  std::optional<cost::LayerKind> layer;
 };
 
 /// Every operator the compute model prices for one micro-batch of `plan` (a resolved, valid
-/// plan of a workload with a shape): the embedding, one transformer layer, the output layer and
-/// loss, and the optimizer step of one GPU, in that order, each pass as operators.hpp lists it
+/// plan of a workload with a shape): the embedding, one layer of each kind the model's stack
+/// holds (cost::layer_kinds: dense and MoE, full and sliding-window attention, a hybrid's
+/// Mamba-2, attention and MLP layers, layers kept in bf16), the output layer and loss, and the
+/// optimizer step of one GPU, in that order, each pass as operators.hpp lists it
 /// (`fp8_any_layout`: the GPU's FP8 GEMMs take any layout, cost::fp8_gemm_any_layout).
 std::vector<BenchOperator> bench_operators(const workload::Workload& workload, const plan::Plan& plan,
                                            bool fp8_any_layout);
