@@ -153,7 +153,7 @@ void explain_compute(ComputeEstimate& out, const workload::Workload& workload, c
          fmt::format("{} of {} layers' activations, {} each, over the host link at {}: {} a layer each way, beside "
                      "windows of {}-{} layers (Transformer Engine's layer_window_map); waits of one micro-batch, "
                      "forward + backward",
-                     plan.offload_layers, s.layers, format_bytes(layer_activation_bytes(s, plan)),
+                     plan.offload_layers, s.layers, format_bytes(mean_layer_activation_bytes(s, plan)),
                      format_bandwidth(*options.host_bandwidth), format_seconds(out.offload->copy),
                      *std::min_element(windows.begin(), windows.end()),
                      *std::max_element(windows.begin(), windows.end())),
@@ -229,8 +229,8 @@ Seconds add_offload_waits(ComputeEstimate& out, const workload::TransformerShape
     backward = backward.then(timing_of(kind).streams.backward.times(count));
   }
   const OffloadWaits waits =
-      offload_waits(shape.layers, plan.offload_layers, layer_activation_bytes(shape, plan), *options.host_bandwidth,
-                    forward.makespan / shape.layers, backward.makespan / shape.layers);
+      offload_waits(shape.layers, plan.offload_layers, mean_layer_activation_bytes(shape, plan),
+                    *options.host_bandwidth, forward.makespan / shape.layers, backward.makespan / shape.layers);
   StageCompute& st = out.stages.front();
   st.forward += waits.forward;
   st.backward += waits.backward;

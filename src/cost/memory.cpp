@@ -119,6 +119,14 @@ Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan
   return kind_activation_bytes(shape, plan, layer_kinds(shape, 0, 1).front().first);
 }
 
+Bytes mean_layer_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  Bytes total(0.0);
+  for (const auto& [kind, count] : layer_kinds(shape, 0, shape.layers, bf16_layers(plan))) {
+    total += kind_activation_bytes(shape, plan, kind) * static_cast<double>(count);
+  }
+  return total / static_cast<double>(shape.layers);
+}
+
 Bytes recompute_working_set(const workload::TransformerShape& shape, const plan::Plan& plan) {
   if (plan.recompute == Recompute::kNone) return Bytes(0.0);
   plan::Plan kept = plan;

@@ -60,6 +60,27 @@ TEST_SUITE("cost.activation_offload") {
     const double kept = activations(",offload-layers=40") - logits;
     CHECK(kept / all == doctest::Approx(41.0 / 80.0));
   }
+
+  // Each copy moves the mean layer's activations. tests/cost/data/moe-2gpu.json (2 layers, h = 1024,
+  // s = 1024, 4 routed experts of 2048, top-2, SwiGLU) with its first layer dense (ffn 4096): the
+  // layers differ only in their MLP block. The MoE block keeps 31,465,472 B at dp=2, ep=2, bf16
+  // (tests/cost/moe_saved_activations_test.cpp); the dense one its input 1024 x 1024 x 2 =
+  // 2,097,152, SwiGLU's gate and up 2 x 1024 x 4096 x 2 = 16,777,216 and the down projection's
+  // input 1024 x 4096 x 2 = 8,388,608: 27,262,976 B. The mean is the dense layer's plus half the
+  // difference: (31,465,472 - 27,262,976) / 2 = 2,101,248 B.
+  TEST_CASE("a stack of two kinds offloads its mean layer: a dense and an MoE layer, 2,101,248 B over the dense one") {
+    workload::Workload w =
+        workload::load_workload(std::filesystem::path(STEPCAST_SOURCE_DIR) / "tests/cost/data/moe-2gpu.json");
+    w.shape->moe->first_dense_layers = 1;
+    const plan::Plan p = plan::resolve(plan::parse_plan("dp=2,ep=2,flash=on,offload-layers=1"), w, 2);
+    plan::validate(p, w, 2);
+    const double dense = cost::layer_activation_bytes(*w.shape, p).value();
+    CHECK(cost::mean_layer_activation_bytes(*w.shape, p).value() == doctest::Approx(dense + 2'101'248.0));
+    w.shape->moe->first_dense_layers = 0;
+    // One kind: every layer's.
+    CHECK(cost::mean_layer_activation_bytes(*w.shape, p).value() ==
+          doctest::Approx(cost::layer_activation_bytes(*w.shape, p).value()));
+  }
 }
 
 }  // namespace activation_offload_test

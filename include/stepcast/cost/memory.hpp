@@ -93,6 +93,11 @@ double layer_parameter_count_per_rank(const workload::TransformerShape& shape, c
 /// assumptions hold, with tp, sequence parallel, recompute and flash attention as the plan says.
 Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan);
 
+/// What a layer keeps on average over the model's layers, each kind of layer (cost::layer_kinds:
+/// DeepSeek-V3's dense and MoE layers, a hybrid's Mamba-2, attention and MLP layers) weighed by
+/// how many there are: the size of one layer's activation offload copy (offload-layers=, pp = 1).
+Bytes mean_layer_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan);
+
 /// The activations recompute rebuilds for the one layer in its backward: the layer's tensors
 /// without recompute minus those the plan keeps. Zero without recompute.
 Bytes recompute_working_set(const workload::TransformerShape& shape, const plan::Plan& plan);
