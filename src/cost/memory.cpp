@@ -112,6 +112,24 @@ Bytes kind_activation_bytes(const workload::TransformerShape& shape, const plan:
   return saved_activation_bytes(layer_operators(shape, ctx), shape, ctx);
 }
 
+/// Each kind of layer's activations, priced once (a stage holds a few kinds, many times over).
+class KindBytes {
+ public:
+  KindBytes(const workload::TransformerShape& shape, const plan::Plan& plan) : shape_(shape), plan_(plan) {}
+  Bytes operator()(const LayerKind& kind) {
+    for (const auto& [known, bytes] : priced_) {
+      if (known == kind) return bytes;
+    }
+    priced_.emplace_back(kind, kind_activation_bytes(shape_, plan_, kind));
+    return priced_.back().second;
+  }
+
+ private:
+  const workload::TransformerShape& shape_;
+  const plan::Plan& plan_;
+  std::vector<std::pair<LayerKind, Bytes>> priced_;
+};
+
 }  // namespace
 
 Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
@@ -131,7 +149,12 @@ Bytes recompute_working_set(const workload::TransformerShape& shape, const plan:
   if (plan.recompute == Recompute::kNone) return Bytes(0.0);
   plan::Plan kept = plan;
   kept.recompute = Recompute::kNone;
-  return layer_activation_bytes(shape, kept) - layer_activation_bytes(shape, plan);
+  // Layers are rebuilt one at a time: the peak is the kind that rebuilds the most.
+  Bytes most(0.0);
+  for (const auto& [kind, count] : layer_kinds(shape, 0, shape.layers, bf16_layers(plan))) {
+    most = std::max(most, kind_activation_bytes(shape, kept, kind) - kind_activation_bytes(shape, plan, kind));
+  }
+  return most;
 }
 
 Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
@@ -175,12 +198,17 @@ StageMemory uneven_stage_memory(const workload::TransformerShape& shape, const p
   // Each stage's model state follows its share of the layers. The stage with the most bytes is
   // the GPU that must fit.
   const std::vector<int> split = plan::stage_layers(plan, shape.layers);
-  const Bytes per_layer = layer_activation_bytes(shape, plan);
+  const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
+  KindBytes kind_bytes(shape, plan);
   StageMemory peak;
   for (int k = 0; k < plan.pp; ++k) {
     const double held = held_at_stage(plan, k);
     const double layers = split[static_cast<std::size_t>(k)];
-    StageMemory st{k, layers, held, per_layer * (layers * held), model_state * (layers * plan.pp / shape.layers)};
+    Bytes micro_batch(0.0);
+    for (const auto& [kind, count] : stage_layer_kinds(shape, map, k, bf16_layers(plan))) {
+      micro_batch += kind_bytes(kind) * static_cast<double>(count);
+    }
+    StageMemory st{k, layers, held, micro_batch * held, model_state * (layers * plan.pp / shape.layers)};
     if (k == 0 || st.activations + st.model_state > peak.activations + peak.model_state) peak = st;
   }
   return peak;
@@ -192,15 +220,7 @@ MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Pl
   const MoeModelState even = moe_state_split(workload, plan);
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
   const double moe_blocks = shape.moe_weight_blocks();
-  // Each kind of block's activations, priced once (a stage holds a few kinds, many times over).
-  std::vector<std::pair<LayerKind, Bytes>> priced;
-  const auto kind_bytes = [&](const LayerKind& kind) {
-    for (const auto& [known, bytes] : priced) {
-      if (known == kind) return bytes;
-    }
-    priced.emplace_back(kind, kind_activation_bytes(shape, plan, kind));
-    return priced.back().second;
-  };
+  KindBytes kind_bytes(shape, plan);
   MoeStageMemory peak;
   for (int k = 0; k < plan.pp; ++k) {
     MoeStageMemory st{k,
@@ -286,12 +306,16 @@ void explain_activations(Explanation& ex, const workload::Workload& workload, co
            fmt::format("/ {}", plan.cp)});
     }
     ex.push_back({"activations",
-                  fmt::format("{} per layer (what its operators keep, Korthikanti 2022; s={}, b={}, t={}, "
+                  fmt::format("{} per layer{} (what its operators keep, Korthikanti 2022; s={}, b={}, t={}, "
                               "recompute={}, sp={}, flash={}) x {} layers/stage x {:.4g} "
                               "micro-batches held ({}){}",
-                              format_bytes(layer_activation_bytes(*shape, plan)), plan.seq_len, plan.micro_batch_size,
-                              plan.tp, plan::to_string(plan.recompute), plan.sequence_parallel ? "on" : "off",
-                              plan.flash_attention ? "on" : "off", stage_layers, held, plan::to_string(plan.schedule),
+                              format_bytes(mean_layer_activation_bytes(*shape, plan)),
+                              one_layer_kind(*shape, bf16_layers(plan))
+                                  ? ""
+                                  : " on average over the model's kinds of layer (each stage holds its own)",
+                              plan.seq_len, plan.micro_batch_size, plan.tp, plan::to_string(plan.recompute),
+                              plan.sequence_parallel ? "on" : "off", plan.flash_attention ? "on" : "off", stage_layers,
+                              held, plan::to_string(plan.schedule),
                               plan.pp != 1                            ? ""
                               : plan.loss == plan::LossKernel::kFused ? " + the fused loss's 16-bit logits 2sbV/t"
                                                                       : " + fp32 logits 4sbV/t"),
@@ -363,7 +387,10 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
   explain_activations(ex, workload, plan, m.activations);
   ex.push_back({"temporary buffers", buffer_rule(buffers, options, per), format_bytes(m.temporary_buffers)});
   ex.push_back({"working set",
-                fmt::format("the layer being recomputed (recompute={}){}", plan::to_string(plan.recompute),
+                fmt::format("the layer being recomputed (recompute={}{}){}", plan::to_string(plan.recompute),
+                            !workload.shape || one_layer_kind(*workload.shape, bf16_layers(plan))
+                                ? ""
+                                : "; the kind of layer that rebuilds the most",
                             plan.pp != 1                            ? ""
                             : plan.loss == plan::LossKernel::kEager ? " + the loss's 16-bit logits and fp32 copy 6sbV/t"
                                                                     : " + the loss's 16-bit logits sbV/t"),

@@ -99,7 +99,8 @@ Bytes layer_activation_bytes(const workload::TransformerShape& shape, const plan
 Bytes mean_layer_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan);
 
 /// The activations recompute rebuilds for the one layer in its backward: the layer's tensors
-/// without recompute minus those the plan keeps. Zero without recompute.
+/// without recompute minus those the plan keeps, of the kind of layer that rebuilds the most (a
+/// stack of several kinds rebuilds one layer at a time). Zero without recompute.
 Bytes recompute_working_set(const workload::TransformerShape& shape, const plan::Plan& plan);
 
 /// Activation bytes held at the peak by the first pipeline stage: layers per stage x in-flight
@@ -107,8 +108,9 @@ Bytes recompute_working_set(const workload::TransformerShape& shape, const plan:
 Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan);
 
 /// The pipeline stage of an uneven split (pp-first-layers=, ...) with the most bytes: its
-/// layers, the micro-batches it holds at its peak, its activations, and `model_state` (the
-/// even-split state of one GPU) scaled by its share of the layers.
+/// layers, the micro-batches it holds at its peak, its activations (each kind of layer the layer
+/// map gives it), and `model_state` (the even-split state of one GPU) scaled by its share of the
+/// layers.
 struct StageMemory {
   int stage = 0;
   double layers = 0.0;
