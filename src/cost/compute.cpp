@@ -206,6 +206,8 @@ ChunkCompute time_chunk(const plan::ChunkContent& held, const std::vector<std::p
     backward = backward.then(k.streams.backward.times(count));
     chunk.weight_grad += k.streams.weight_grad * count;
     chunk.moe_blocks += kind.moe ? count : 0;
+    chunk.attention_blocks += kind.has_attention() ? count : 0;
+    chunk.mamba_blocks += kind.block == workload::Block::kMamba ? count : 0;
   }
   if (heads > 0.0) forward = forward.then(head.forward.times(heads));
   if (held.embedding) backward = backward.then(embedding.backward);
@@ -473,8 +475,18 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
   const LayerKind mtp_kind{shape.moe.has_value(), false, workload::Block::kTransformer, bf16.mtp};
 
-  // The attention kernels of one layer: context parallel's ring steps run beside them.
-  for (const Operator& op : timing_of(layer_kinds(shape, 0, 1).front().first).ops) {
+  // The attention kernels of one layer (the first kind that holds attention; a hybrid's first
+  // layer may not): context parallel's ring steps run beside them.
+  LayerKind attention_kind = layer_kinds(shape, 0, 1).front().first;
+  if (!attention_kind.has_attention()) {
+    for (const auto& [kind, count] : layer_kinds(shape, 0, shape.layers)) {
+      if (kind.has_attention()) {
+        attention_kind = kind;
+        break;
+      }
+    }
+  }
+  for (const Operator& op : timing_of(attention_kind).ops) {
     if (op.kind != OpKind::kFusedAttention) continue;
     const Seconds t = time_operator(op, gpu, plan.precision, out.params).gpu;
     if (op.pass == OpPass::kForward) out.attention_forward += t;

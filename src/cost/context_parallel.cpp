@@ -80,6 +80,43 @@ std::vector<ContextMessage> context_exchange(const workload::TransformerShape& s
   return out;
 }
 
+MambaSplit mamba_split(const workload::MambaShape& m, double tp, double cp) {
+  MambaSplit out;
+  const double groups = m.groups / tp;
+  out.heads = m.heads / (tp * cp);
+  out.groups = std::max(1.0, groups / cp);
+  out.group_repeats = std::max(1.0, cp / groups);
+  out.inner = out.heads * m.head_dim;
+  out.conv_channels = out.inner + 2.0 * out.groups * m.state;
+  out.in_width = 2.0 * out.inner + 2.0 * out.groups * m.state + out.heads;
+  return out;
+}
+
+std::vector<ContextMessage> mamba_context_exchange(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  std::vector<ContextMessage> out;
+  if (plan.cp == 1 || !shape.hybrid) return out;
+  const workload::MambaShape& m = shape.hybrid->mamba;
+  const double e = state_bytes_per_parameter(plan.precision, plan.optimizer).parameters;      // activation element
+  const double tokens = static_cast<double>(plan.micro_batch_size) * plan.seq_len / plan.cp;  // this rank's
+  const double tp = plan.tp;
+  const MambaSplit split = mamba_split(m, tp, plan.cp);
+  // Each all-to-all sends this rank's s/cp tokens of one tensor (nccl-tests' S): z and x of the
+  // tensor rank's inner width, B and C of its groups (each repeated where cp exceeds them), dt one
+  // a head; the scan's output y comes back at the inner width.
+  const Bytes inner = Bytes(tokens * m.inner() / tp * e);
+  const Bytes group = Bytes(tokens * m.groups / tp * split.group_repeats * m.state * e);
+  const Bytes dt = Bytes(tokens * m.heads / tp * e);
+  out.push_back({"CP Mamba all-to-all z, x (forward)", CollectiveOp::kAllToAll, inner, 2.0, true, false});
+  out.push_back({"CP Mamba all-to-all B, C (forward)", CollectiveOp::kAllToAll, group, 2.0, true, false});
+  out.push_back({"CP Mamba all-to-all dt (forward)", CollectiveOp::kAllToAll, dt, 1.0, true, false});
+  out.push_back({"CP Mamba all-to-all y (forward)", CollectiveOp::kAllToAll, inner, 1.0, true, false});
+  out.push_back({"CP Mamba all-to-all dy (backward)", CollectiveOp::kAllToAll, inner, 1.0, false, false});
+  out.push_back({"CP Mamba all-to-all dz, dx (backward)", CollectiveOp::kAllToAll, inner, 2.0, false, false});
+  out.push_back({"CP Mamba all-to-all dB, dC (backward)", CollectiveOp::kAllToAll, group, 2.0, false, false});
+  out.push_back({"CP Mamba all-to-all d(dt) (backward)", CollectiveOp::kAllToAll, dt, 1.0, false, false});
+  return out;
+}
+
 Seconds ring_exposed(Seconds transfer_per_step, double steps, Seconds attention_pass, int cp) {
   STEPCAST_ASSERT(cp >= 1, "cp is at least 1");
   const Seconds step_compute = attention_pass / static_cast<double>(cp);

@@ -444,6 +444,16 @@ void dense_mlp(OpList& fwd, OpList& bwd, const TransformerShape& shape, const Op
   }
 }
 
+// MambaContextParallel's copies around its all-to-alls (torch.cat on the sending and the
+// receiving side, and the sequence taken out of attention's load-balanced order and put back), each
+// a read and a write of `elements` of this rank's s/cp tokens; the backward copies the gradients
+// alike.
+void mamba_layout_copies(OpList& fwd, OpList& bwd, std::string_view name, std::string_view back, double elements,
+                         double copies, double kernels, double e) {
+  fwd.memory(name, OpPass::kForward, elements, copies * 2.0 * elements * e).kernels = kernels;
+  bwd.memory(back, OpPass::kBackward, elements, copies * 2.0 * elements * e).kernels = kernels;
+}
+
 // A Mamba-2 mixer (Dao & Gu 2024, arXiv:2405.21060) as Megatron-Core's MambaMixer runs it, heads
 // and B/C groups split over tp: in_proj to [z, x, B, C, dt]; the causal depthwise conv1d with
 // SiLU over [x, B, C]; the SSD scan in chunks of Q tokens (section 7, Listing 1: within a chunk
@@ -462,17 +472,29 @@ void mamba_mixer(OpList& fwd, OpList& bwd, const TransformerShape& shape, const 
   const workload::MambaShape& m = shape.hybrid->mamba;
   const double e = d.e;
   const double t = d.t;
-  const double heads = m.heads / t;
-  const double groups = m.groups / t;
   const double inner = m.inner() / t;
-  const double conv = m.conv_channels() / t;
-  const double in_width = 2.0 * inner + 2.0 * groups * m.state + heads;
+  const double in_width = 2.0 * inner + 2.0 * (m.groups / t) * m.state + m.heads / t;
   linear(fwd, bwd, "mamba in projection", "mamba in projection (dgrad)", "mamba in projection (wgrad)", d.tokens,
          in_width, d.h, e, d.shard_tokens * d.h * e, &c, 0.0, SpGathered::kInput);
-  const double conv_elements = d.tokens * conv;
+  // Context parallel (Megatron-Core's MambaContextParallel): the conv1d and the scan run over the
+  // whole sequence for heads / cp of the tensor rank's heads, after all-to-alls (priced by
+  // context_parallel.cpp) and the copies that lay the tensors out for them.
+  const MambaSplit split = mamba_split(m, t, c.cp);
+  const double heads = split.heads;
+  const double groups = split.groups;
+  const double scan_tokens = d.tokens * c.cp;
+  if (c.cp > 1.0) {
+    // Before the scan: z, x, B, C (each group repeated where cp exceeds the groups) and dt, each
+    // gathered for its all-to-all (5 kernels); the five received joined; the load-balanced order
+    // undone: 3 copies in 7 kernels.
+    const double sent = 2.0 * inner + 2.0 * (m.groups / t) * split.group_repeats * m.state + m.heads / t;
+    mamba_layout_copies(fwd, bwd, "mamba context-parallel layout (in)", "mamba context-parallel layout (in) backward",
+                        d.tokens * sent, 3.0, 7.0, e);
+  }
+  const double conv_elements = scan_tokens * split.conv_channels;
   fwd.memory("mamba conv1d + silu", OpPass::kForward, conv_elements, 2.0 * conv_elements * e,
              (2.0 * m.conv_kernel + 4.0) * conv_elements)
-      .saved = Bytes(d.tokens * in_width * e);
+      .saved = Bytes(scan_tokens * split.in_width * e);
   bwd.memory("mamba conv1d backward", OpPass::kBackward, conv_elements, 3.0 * conv_elements * e,
              (4.0 * m.conv_kernel + 4.0) * conv_elements);
   // The scan's products, each a batched GEMM over the micro-batch's chunks.
@@ -486,7 +508,7 @@ void mamba_mixer(OpList& fwd, OpList& bwd, const TransformerShape& shape, const 
   fwd.gemm("ssd chunk scores", OpPass::kForward, scores, e);
   fwd.gemm("ssd chunk states", OpPass::kForward, states, e);
   fwd.memory("ssd state passing", OpPass::kForward, state_elements, 2.0 * state_elements * e);
-  fwd.gemm("ssd chunk output", OpPass::kForward, output, e).saved = Bytes(d.tokens * inner * e);
+  fwd.gemm("ssd chunk output", OpPass::kForward, output, e).saved = Bytes(scan_tokens * split.inner * e);
   bwd.memory("mamba conv1d recompute", OpPass::kBackward, conv_elements, 2.0 * conv_elements * e,
              (2.0 * m.conv_kernel + 4.0) * conv_elements);
   bwd.gemm("ssd chunk scores recompute", OpPass::kBackward, scores, e);
@@ -502,6 +524,11 @@ void mamba_mixer(OpList& fwd, OpList& bwd, const TransformerShape& shape, const 
   bwd.gemm("ssd B gradient through the scores", OpPass::kBackward, scores, e);
   bwd.gemm("ssd C gradient through the scores", OpPass::kBackward, scores, e);
   bwd.gemm("ssd decay gradient", OpPass::kBackward, per_score, e);
+  if (c.cp > 1.0) {
+    // After the scan: the load-balanced order restored, the heads joined back: 2 copies.
+    mamba_layout_copies(fwd, bwd, "mamba context-parallel layout (out)", "mamba context-parallel layout (out) backward",
+                        d.tokens * inner, 2.0, 2.0, e);
+  }
   const double gated = d.tokens * inner;
   fwd.memory("mamba gated norm", OpPass::kForward, gated, 3.0 * gated * e, 8.0 * gated);
   bwd.memory("mamba gated norm backward", OpPass::kBackward, gated, 5.0 * gated * e, 14.0 * gated);

@@ -1,7 +1,8 @@
 // Context parallel (Megatron-Core): every layer pass exchanges keys and values (or heads) over the
 // cp ranks of each tensor rank (context_parallel.hpp). The ring's transfers run beside the
 // attention steps they feed; the all-gather and all-to-all variants come before the attention.
-// Recompute repeats the forward's exchange with the attention.
+// Recompute repeats the forward's exchange with the attention. A hybrid's Mamba-2 layers send their
+// tensors between sequence and head shards by all-to-alls the scan waits for.
 #include <cmath>
 
 #include "graph_support.hpp"
@@ -26,7 +27,31 @@ void add_context_parallel(const GraphContext& context, StepGraph& graph) {
   hop.stride = stride * (cp - 1);
   const std::size_t all_group = graph.add_group(std::move(all));
   const std::size_t hop_group = graph.add_group(std::move(hop));
-  for (const cost::ContextMessage& msg : cost::context_exchange(*context.workload.shape, p)) {
+  const workload::TransformerShape& shape = *context.workload.shape;
+  // A hybrid exchanges keys and values in its attention layers alone, and its Mamba-2 layers'
+  // tensors by their own all-to-alls.
+  std::vector<std::vector<int>> attention_layers;
+  std::vector<std::vector<int>> mamba_layers;
+  if (shape.hybrid) {
+    attention_layers = detail::blocks_per_layer(graph, &cost::ChunkCompute::attention_blocks);
+    mamba_layers = detail::blocks_per_layer(graph, &cost::ChunkCompute::mamba_blocks);
+  }
+  const bool recomputed = p.recompute != plan::Recompute::kNone;
+  for (const cost::ContextMessage& msg : cost::mamba_context_exchange(shape, p)) {
+    CommNode node;
+    node.name = std::string(msg.name);
+    node.op = msg.op;
+    node.group = all_group;
+    node.size = msg.size;
+    node.anchor = Anchor::kLayerStart;
+    node.layer_calls = static_cast<int>(std::lround(msg.calls));
+    node.per_layer = mamba_layers;
+    node.pass = msg.forward ? (recomputed ? Pass::kForwardAndRecompute : Pass::kForward) : Pass::kBackward;
+    node.join = Join::kBeforeCompute;
+    node.window = Window::kNothing;
+    graph.comm.push_back(std::move(node));
+  }
+  for (const cost::ContextMessage& msg : cost::context_exchange(shape, p)) {
     CommNode node;
     node.name = std::string(msg.name);
     node.op = msg.op;
@@ -35,7 +60,7 @@ void add_context_parallel(const GraphContext& context, StepGraph& graph) {
     node.anchor = Anchor::kLayerStart;
     node.layer_calls = static_cast<int>(std::lround(msg.calls));
     STEPCAST_ASSERT(std::abs(msg.calls - node.layer_calls) < 1e-9, "whole calls per layer");
-    const bool recomputed = p.recompute != plan::Recompute::kNone;
+    node.per_layer = attention_layers;
     node.pass = msg.forward ? (recomputed ? Pass::kForwardAndRecompute : Pass::kForward) : Pass::kBackward;
     // The ring's messages run in order beside the attention; its last hop (dK/dV home) ends the
     // exchange and hides behind nothing. The other exchanges come before the attention.

@@ -60,11 +60,11 @@ std::vector<int> spread(double per_chunk, int layers) {
 
 }  // namespace
 
-std::vector<std::vector<int>> moe_blocks_per_layer(const StepGraph& graph) {
+std::vector<std::vector<int>> blocks_per_layer(const StepGraph& graph, double cost::ChunkCompute::*blocks) {
   std::vector<std::vector<int>> out;
   for (const StageWork& st : graph.stages) {
     for (int c = 0; c < graph.vp; ++c) {
-      out.push_back(spread(st.chunks[static_cast<std::size_t>(c)].moe_blocks, st.passes(c)));
+      out.push_back(spread(st.chunks[static_cast<std::size_t>(c)].*blocks, st.passes(c)));
     }
   }
   return out;

@@ -25,8 +25,14 @@ std::string with_placement(const GraphContext& context, const GroupSpec& group, 
 /// and block: the context-parallel groups (count = cp) and the data-parallel ones (count = replicas).
 GroupSets replica_blocks(const Layout& layout, int stage, int count);
 
-/// The MoE blocks of each layer of each model chunk (index stage x vp + chunk): the chunk's
-/// blocks (the MTP modules with the last chunk's) spread over its layers.
-std::vector<std::vector<int>> moe_blocks_per_layer(const StepGraph& graph);
+/// The blocks of one kind (`blocks`: cost::ChunkCompute's MoE, attention or Mamba-2 count) of each
+/// layer of each model chunk (index stage x vp + chunk): the chunk's blocks (the MTP modules with
+/// the last chunk's) spread over its layers.
+std::vector<std::vector<int>> blocks_per_layer(const StepGraph& graph, double cost::ChunkCompute::*blocks);
+
+/// The MoE blocks of each layer of each model chunk.
+inline std::vector<std::vector<int>> moe_blocks_per_layer(const StepGraph& graph) {
+  return blocks_per_layer(graph, &cost::ChunkCompute::moe_blocks);
+}
 
 }  // namespace stepcast::graph::detail

@@ -28,10 +28,19 @@ void context_parallel_problems(const Plan& p, const workload::Workload& workload
   // Megatron-Core runs context parallel inside Transformer Engine's fused attention only.
   if (!p.flash_attention) out.push_back({Rule::kCpNeedsFlash, {{"cp", p.cp}}});
   if (p.sharding == Sharding::kFsdpHybrid) out.push_back({Rule::kCpWithHybridShard, {{"cp", p.cp}}});
-  // A Mamba-2 scan carries its state along the whole sequence: split over ranks it needs a
-  // state hand-off stepcast does not price.
-  if (workload.shape && workload.shape->hybrid && workload.shape->hybrid->pattern.find('M') != std::string::npos)
-    out.push_back({Rule::kCpWithMamba, {{"cp", p.cp}, {"workload", workload.name}}});
+  // Megatron-Core's MambaContextParallel hands each context-parallel rank the whole sequence for
+  // heads / (tp x cp) of the heads; B and C's groups are split with them, or repeated over the cp
+  // ranks where a tensor rank holds fewer groups than cp.
+  if (workload.shape && workload.shape->hybrid && workload.shape->hybrid->pattern.find('M') != std::string::npos) {
+    const workload::MambaShape& m = workload.shape->hybrid->mamba;
+    if (m.heads % p.tp == 0 && (m.heads / p.tp) % p.cp != 0)
+      out.push_back({Rule::kCpDividesMambaHeads, {{"heads", m.heads}, {"tp", p.tp}, {"cp", p.cp}}});
+    if (m.groups % p.tp == 0) {
+      const int groups = m.groups / p.tp;
+      if (groups < p.cp ? p.cp % groups != 0 : groups % p.cp != 0)
+        out.push_back({Rule::kCpSplitsMambaGroups, {{"groups", m.groups}, {"tp", p.tp}, {"cp", p.cp}}});
+    }
+  }
   if (p.seq_len > 0) {
     if (p.cp_comm == ContextComm::kA2a) {
       if (p.seq_len % p.cp != 0) out.push_back({Rule::kCpDividesSeq, {{"seq", p.seq_len}, {"cp", p.cp}}});
@@ -90,11 +99,16 @@ std::string describe_context_parallel(const Verdict& v) {
     case Rule::kA2aKvHeadsDivideTpCp:
       return fmt::format("cp-comm=a2a needs key/value heads ({}) divisible by tp*cp = {}*{} = {}", n("kv_heads"),
                          n("tp"), n("cp"), n("tp") * n("cp"));
-    case Rule::kCpWithMamba:
+    case Rule::kCpDividesMambaHeads:
       return fmt::format(
-          "cp={} through the Mamba-2 layers of {} is not modelled: each scan would hand its state from rank to rank "
-          "along the sequence",
-          n("cp"), v.text("workload"));
+          "cp={} needs each tensor rank's Mamba-2 heads ({} / tp {} = {}) divisible by cp: Megatron-Core gives each "
+          "context-parallel rank the whole sequence for heads / (tp x cp) of them",
+          n("cp"), n("heads"), n("tp"), n("heads") / n("tp"));
+    case Rule::kCpSplitsMambaGroups:
+      return fmt::format(
+          "cp={} and each tensor rank's Mamba-2 groups ({} / tp {} = {}) must divide one another: Megatron-Core splits "
+          "the groups over the context-parallel ranks, or repeats each over cp / groups of them",
+          n("cp"), n("groups"), n("tp"), n("groups") / n("tp"));
     default:
       STEPCAST_UNREACHABLE("a rule of context parallel");
   }

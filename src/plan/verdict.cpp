@@ -73,7 +73,10 @@ constexpr std::array kRules = {
              "cp-comm=a2a needs attention heads divisible by tp*cp"},
     RuleInfo{Rule::kA2aKvHeadsDivideTpCp, "a2a-kv-heads-divide-tp-cp",
              "cp-comm=a2a needs key/value heads divisible by tp*cp"},
-    RuleInfo{Rule::kCpWithMamba, "cp-with-mamba", "context parallel through Mamba-2 layers is not modelled"},
+    RuleInfo{Rule::kCpDividesMambaHeads, "cp-divides-mamba-heads",
+             "context parallel needs each tensor rank's Mamba-2 heads divisible by cp"},
+    RuleInfo{Rule::kCpSplitsMambaGroups, "cp-splits-mamba-groups",
+             "context parallel needs each tensor rank's Mamba-2 groups and cp to divide one another"},
     RuleInfo{Rule::kExpertSettingsNeedMoe, "expert-settings-need-moe",
              "expert settings need a workload with routed experts"},
     RuleInfo{Rule::kMoeWithHybridShard, "moe-with-hybrid-shard", "fsdp=hybrid with routed experts is not modelled"},
@@ -305,7 +308,8 @@ std::string describe(const Verdict& v) {
     case Rule::kCpTokensDivideTp:
     case Rule::kA2aHeadsDivideTpCp:
     case Rule::kA2aKvHeadsDivideTpCp:
-    case Rule::kCpWithMamba:
+    case Rule::kCpDividesMambaHeads:
+    case Rule::kCpSplitsMambaGroups:
       return describe_context_parallel(v);
     case Rule::kExpertSettingsNeedMoe:
     case Rule::kMoeWithHybridShard:

@@ -139,9 +139,12 @@ const std::vector<Case>& cases() {
        "cp-comm=a2a needs attention heads (32) divisible by tp*cp = 1*3 = 3"},
       {llama2_7b, "cp=3,cp-comm=a2a,flash=on", 3, R::kA2aKvHeadsDivideTpCp,
        "cp-comm=a2a needs key/value heads (32) divisible by tp*cp = 1*3 = 3"},
-      {nemotron_nano, "cp=2,flash=on,ep=2", 2, R::kCpWithMamba,
-       "cp=2 through the Mamba-2 layers of nemotron-3-nano is not modelled: each scan would hand its state from rank "
-       "to rank along the sequence"},
+      {nemotron_nano, "cp=3,flash=on", 3, R::kCpDividesMambaHeads,
+       "cp=3 needs each tensor rank's Mamba-2 heads (64 / tp 1 = 64) divisible by cp: Megatron-Core gives each "
+       "context-parallel rank the whole sequence for heads / (tp x cp) of them"},
+      {nemotron_nano, "cp=3,flash=on", 3, R::kCpSplitsMambaGroups,
+       "cp=3 and each tensor rank's Mamba-2 groups (8 / tp 1 = 8) must divide one another: Megatron-Core splits the "
+       "groups over the context-parallel ranks, or repeats each over cp / groups of them"},
       {llama2_7b, "ep=2", 1, R::kExpertSettingsNeedMoe,
        "expert settings (ep=2) need a workload with routed experts; llama2-7b has none"},
       {llama2_7b, "ep=2,etp=1", 1, R::kExpertSettingsNeedMoe,

@@ -62,6 +62,8 @@ struct ChunkCompute {
   Seconds weight_grad;  ///< the weight-gradient kernels inside `backward` (ZB-H1 splits them off)
   int layers = 0;       ///< transformer layers and MTP modules
   double moe_blocks = 0.0;
+  double attention_blocks = 0.0;  ///< its layers that hold attention (all but a hybrid's others)
+  double mamba_blocks = 0.0;      ///< a hybrid's Mamba-2 layers
 };
 
 /// One micro-batch on one pipeline stage: the sums over its model chunks.

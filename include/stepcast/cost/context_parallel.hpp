@@ -43,6 +43,25 @@ struct ContextMessage {
 /// O) tensors of this rank's s/cp tokens after tensor parallel, in the activations' precision.
 std::vector<ContextMessage> context_exchange(const workload::TransformerShape& shape, const plan::Plan& plan);
 
+/// One context-parallel rank's share of a Mamba-2 mixer (Megatron-Core's MambaContextParallel):
+/// heads / (tp x cp) of the heads over the whole sequence, and B and C's groups split with them, or
+/// one group repeated over cp / groups ranks where a tensor rank holds fewer groups than cp.
+struct MambaSplit {
+  double heads = 0.0;
+  double groups = 0.0;
+  double inner = 0.0;          ///< heads x head_dim
+  double conv_channels = 0.0;  ///< x, B and C: what the conv1d runs over
+  double in_width = 0.0;       ///< z, x, B, C and dt: what the scan's fused kernel takes
+  double group_repeats = 1.0;  ///< times each tensor rank's group of B and C is sent (cp / groups, at least 1)
+};
+MambaSplit mamba_split(const workload::MambaShape& m, double tp, double cp);
+
+/// The all-to-alls of one Mamba-2 layer per micro-batch (empty for cp = 1): z, x, B, C and dt each
+/// from sequence shards to head shards before the conv1d and the scan, the scan's output back
+/// after it; the backward sends their gradients the other way (MambaContextParallel's
+/// pre_conv_ssm and post_conv_ssm, whose all-to-alls autograd runs again reversed).
+std::vector<ContextMessage> mamba_context_exchange(const workload::TransformerShape& shape, const plan::Plan& plan);
+
 /// Exposed time of a ring's transfers in one layer pass: each step's transfer overlaps the
 /// attention of that step (attention / cp), so a step exposes what its transfer takes beyond it.
 Seconds ring_exposed(Seconds transfer_per_step, double steps, Seconds attention_pass, int cp);

@@ -56,7 +56,8 @@ enum class Rule {
   kCpTokensDivideTp,      ///< seq, cp, tokens, tp
   kA2aHeadsDivideTpCp,    ///< heads, tp, cp
   kA2aKvHeadsDivideTpCp,  ///< kv_heads, tp, cp
-  kCpWithMamba,           ///< cp, workload (a name)
+  kCpDividesMambaHeads,   ///< heads, tp, cp
+  kCpSplitsMambaGroups,   ///< groups, tp, cp
   // Expert parallel (expert_parallel.cpp).
   kExpertSettingsNeedMoe,           ///< ep, etp (0: not given), workload (a name)
   kMoeWithHybridShard,              ///< sharding (a name)
