@@ -10,6 +10,7 @@
 
 #include "stepcast/cost/collective_model.hpp"
 #include "stepcast/graph/predict.hpp"
+#include "support/predict_plan.hpp"
 
 namespace call_counts_test {
 
@@ -44,14 +45,6 @@ graph::StepPrediction predict(const char* workload, const std::string& plan_text
   return graph::predict_step(w, p, topo, options);
 }
 
-const graph::CommTerm& term(const graph::StepPrediction& p, const std::string& name) {
-  for (const graph::CommTerm& t : p.communication) {
-    if (t.name.rfind(name, 0) == 0) return t;
-  }
-  FAIL("no term " << name);
-  return p.communication.front();
-}
-
 void check_groups(const graph::CommTerm& t, std::int64_t whole, double whole_size, std::int64_t last,
                   double last_size) {
   CAPTURE(t.name);
@@ -73,7 +66,7 @@ TEST_SUITE("graph.call_counts") {
     const char* plan = "dp=64,zero=3,mbs=2,recompute=full,gbs=128,seq=8192,precision=fp8";
     const auto p = predict("llama3-70b.json", plan, "dgx-h100.json", 8);
     for (const char* name : {"FSDP all-gather (forward)", "FSDP all-gather (backward)", "FSDP gradient reduce-scatter"})
-      check_groups(term(p, name), 79, kUnitBytes, 1, kFirstUnitBytes);
+      check_groups(test::comm_term(p, name), 79, kUnitBytes, 1, kFirstUnitBytes);
     // Priced call by call on the one collective model: the 64 ranks, one per GPU of 8 nodes.
     const auto topo = topology::load_topology(kRoot + "/topologies/dgx-h100.json", 8);
     const cost::CollectiveGroup group = cost::collective_group(topo, topo.tiers(64, 1, {}));
@@ -85,15 +78,15 @@ TEST_SUITE("graph.call_counts") {
       return micro_batches * (79.0 * price(op, kUnitBytes) + price(op, kFirstUnitBytes));
     };
     const double gathers = units(cost::CollectiveOp::kAllGather, 1.0);
-    CHECK(term(p, "FSDP all-gather (forward)").time.value() == doctest::Approx(gathers));
-    CHECK(term(p, "FSDP all-gather (backward)").time.value() == doctest::Approx(gathers));
-    CHECK(term(p, "FSDP gradient reduce-scatter").time.value() ==
+    CHECK(test::comm_term(p, "FSDP all-gather (forward)").time.value() == doctest::Approx(gathers));
+    CHECK(test::comm_term(p, "FSDP all-gather (backward)").time.value() == doctest::Approx(gathers));
+    CHECK(test::comm_term(p, "FSDP gradient reduce-scatter").time.value() ==
           doctest::Approx(units(cost::CollectiveOp::kReduceScatter, 1.0)));
     // Two micro-batches gather it all twice.
     const auto two = predict("llama3-70b.json", "dp=64,zero=3,mbs=2,recompute=full,gbs=256,seq=8192,precision=fp8",
                              "dgx-h100.json", 8);
-    check_groups(term(two, "FSDP all-gather (forward)"), 158, kUnitBytes, 2, kFirstUnitBytes);
-    CHECK(term(two, "FSDP all-gather (forward)").time.value() ==
+    check_groups(test::comm_term(two, "FSDP all-gather (forward)"), 158, kUnitBytes, 2, kFirstUnitBytes);
+    CHECK(test::comm_term(two, "FSDP all-gather (forward)").time.value() ==
           doctest::Approx(units(cost::CollectiveOp::kAllGather, 2.0)));
   }
 
@@ -111,7 +104,7 @@ TEST_SUITE("graph.call_counts") {
     // 13,476,831,232 B / 26,214,400 B = 514.1: 514 x 26,214,400 = 13,474,201,600 B, and the last
     // bucket the 2,629,632 B left.
     const auto p = predict("llama2-7b.json", "dp=1024,gbs=1024,flash=on", "dgx-h100.json", 128);
-    check_groups(term(p, "DDP gradient all-reduce"), 514, 26'214'400.0, 1, 2'629'632.0);
+    check_groups(test::comm_term(p, "DDP gradient all-reduce"), 514, 26'214'400.0, 1, 2'629'632.0);
   }
 
   TEST_CASE("ZeRO-2 reduces every micro-batch's buckets, and the updated parameters are one gather or buckets") {
@@ -119,9 +112,9 @@ TEST_SUITE("graph.call_counts") {
     // elements, 1e9 B of bf16: 13 whole buckets of the 13,476,831,232 B and 476,831,232 B last,
     // every micro-batch: 52 + 4 calls.
     const auto zero2 = predict("llama2-7b.json", "dp=8,zero=2,mbs=1,gbs=32,flash=on", "dgx-h100.json", 1);
-    check_groups(term(zero2, "ZeRO gradient reduce-scatter"), 52, 1e9, 4, kLlama2Bytes - 13e9);
+    check_groups(test::comm_term(zero2, "ZeRO gradient reduce-scatter"), 52, 1e9, 4, kLlama2Bytes - 13e9);
     // After the optimizer, one all-gather of all the weights.
-    const graph::CommTerm& gather = term(zero2, "ZeRO parameter all-gather");
+    const graph::CommTerm& gather = test::comm_term(zero2, "ZeRO parameter all-gather");
     CHECK(gather.calls.count() == 1);
     REQUIRE(gather.calls.groups.size() == 1);
     CHECK(gather.calls.groups[0].size.value() == doctest::Approx(kLlama2Bytes).epsilon(1e-12));
@@ -130,7 +123,7 @@ TEST_SUITE("graph.call_counts") {
     // (13,440,000,000 B) and 36,831,232 B last.
     const auto beside =
         predict("llama2-7b.json", "dp=8,zero=1,mbs=1,gbs=32,flash=on,overlap-param-gather=on", "dgx-h100.json", 1);
-    check_groups(term(beside, "ZeRO parameter all-gather"), 168, 8e7, 1, kLlama2Bytes - 168 * 8e7);
+    check_groups(test::comm_term(beside, "ZeRO parameter all-gather"), 168, 8e7, 1, kLlama2Bytes - 168 * 8e7);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 #include "support/operator_lookup.hpp"
+#include "support/predict_plan.hpp"
 
 namespace mamba_context_parallel_test {
 
@@ -41,14 +42,6 @@ std::vector<cost::Operator> mamba_layer(const plan::Plan& p) {
   cost::OperatorContext c = cost::operator_context(p);
   c.kind.block = workload::Block::kMamba;
   return cost::layer_operators(*nano().shape, c);
-}
-
-const graph::CommTerm& term(const graph::StepPrediction& p, const std::string& prefix) {
-  for (const auto& t : p.communication) {
-    if (t.name.starts_with(prefix)) return t;
-  }
-  FAIL("no communication term starting with " << prefix);
-  return p.communication.front();
 }
 
 }  // namespace
@@ -119,11 +112,11 @@ TEST_SUITE("graph.mamba_context_parallel") {
         plan::parse_plan("dp=8,cp=2,ep=8,mbs=1,gbs=64,seq=16384,flash=on,moe-dispatcher=flex"), nano(), 16);
     plan::validate(p, nano(), 16);
     const graph::StepPrediction step = graph::predict_step(nano(), p, topo);
-    CHECK(term(step, "CP Mamba all-to-all z, x (forward)").calls.count() == 368);
-    CHECK(term(step, "CP Mamba all-to-all d(dt) (backward)").calls.count() == 184);
-    CHECK(term(step, "CP ring K/V send/recv (forward)").calls.count() == 48);
+    CHECK(test::comm_term(step, "CP Mamba all-to-all z, x (forward)").calls.count() == 368);
+    CHECK(test::comm_term(step, "CP Mamba all-to-all d(dt) (backward)").calls.count() == 184);
+    CHECK(test::comm_term(step, "CP ring K/V send/recv (forward)").calls.count() == 48);
     // The scan waits for its all-to-alls: nothing hides them.
-    const graph::CommTerm& zx = term(step, "CP Mamba all-to-all z, x (forward)");
+    const graph::CommTerm& zx = test::comm_term(step, "CP Mamba all-to-all z, x (forward)");
     CHECK(zx.exposed.value() == doctest::Approx(zx.time.value()));
   }
 }

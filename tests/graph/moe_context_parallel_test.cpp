@@ -9,6 +9,7 @@
 #include "stepcast/graph/predict.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
+#include "support/predict_plan.hpp"
 
 namespace moe_context_parallel_test {
 
@@ -29,14 +30,6 @@ graph::StepPrediction predict(const std::string& plan_text, int gpus) {
   return graph::predict_step(w, p, topo);
 }
 
-const graph::CommTerm& term(const graph::StepPrediction& p, const std::string& prefix) {
-  for (const auto& t : p.communication) {
-    if (t.name.starts_with(prefix)) return t;
-  }
-  FAIL("no communication term starting with " << prefix);
-  return p.communication.front();
-}
-
 }  // namespace
 
 TEST_SUITE("graph.moe_context_parallel") {
@@ -45,10 +38,10 @@ TEST_SUITE("graph.moe_context_parallel") {
     // cp=2 (dp=1): the rank holds 1024 / 2 = 512 tokens: S = 512 x 2 x 1024 x 2 = 2,097,152 B.
     const auto whole = predict("dp=2,ep=2,flash=on,gbs=2", 2);
     const auto halves = predict("cp=2,ep=2,flash=on,gbs=2", 2);
-    CHECK(term(whole, "MoE dispatch all-to-all (forward").size.value() == 4194304.0);
-    CHECK(term(halves, "MoE dispatch all-to-all (forward").size.value() == 2097152.0);
-    CHECK(term(halves, "MoE combine all-to-all (backward").size.value() == 2097152.0);
-    CHECK(term(halves, "MoE dispatch all-to-all (forward").ranks == 2);
+    CHECK(test::comm_term(whole, "MoE dispatch all-to-all (forward").size.value() == 4194304.0);
+    CHECK(test::comm_term(halves, "MoE dispatch all-to-all (forward").size.value() == 2097152.0);
+    CHECK(test::comm_term(halves, "MoE combine all-to-all (backward").size.value() == 2097152.0);
+    CHECK(test::comm_term(halves, "MoE dispatch all-to-all (forward").ranks == 2);
   }
 
   TEST_CASE("cp=2, tp=2, sp=on, ep=2: the all-to-all sends b s / (cp tp) tokens, etp gathers 2 ranks' copies") {
@@ -56,15 +49,15 @@ TEST_SUITE("graph.moe_context_parallel") {
     // 256 x 2 x 1024 x 2 B = 1,048,576 B. The expert-TP all-gather over etp = 2 collects both
     // ranks' received copies, S = 256 x 2 (etp) x 2 (top-k) x 1024 x 2 B = 2,097,152 B.
     const auto p = predict("tp=2,sp=on,cp=2,ep=2,flash=on,gbs=1", 4);
-    CHECK(term(p, "MoE dispatch all-to-all (forward").size.value() == 1048576.0);
-    CHECK(term(p, "MoE expert-TP all-gather (forward").size.value() == 2097152.0);
-    CHECK(term(p, "MoE expert-TP all-gather (forward").ranks == 2);
+    CHECK(test::comm_term(p, "MoE dispatch all-to-all (forward").size.value() == 1048576.0);
+    CHECK(test::comm_term(p, "MoE expert-TP all-gather (forward").size.value() == 2097152.0);
+    CHECK(test::comm_term(p, "MoE expert-TP all-gather (forward").ranks == 2);
   }
 
   TEST_CASE("cp=2, dp=2, ep=2: the expert gradients reduce over edp = tp x cp x dp / (etp x ep) = 2 ranks") {
     // Megatron-Core's parallel_state.py: expert data parallel = tp x cp x dp x pp / (etp x ep x pp).
     const auto p = predict("cp=2,dp=2,ep=2,flash=on,gbs=4", 4);
-    const graph::CommTerm& grads = term(p, "expert gradient all-reduce");
+    const graph::CommTerm& grads = test::comm_term(p, "expert gradient all-reduce");
     CHECK(grads.ranks == 2);
   }
 }

@@ -1,6 +1,9 @@
 // A plan string resolved and validated for a workload and topology, then priced without --explain:
-// the start of every test that compares the simulator with the analytical step; and its step graph.
+// the start of every test that compares the simulator with the analytical step; its step graph;
+// and one of its communication terms by name.
 #pragma once
+
+#include <doctest/doctest.h>
 
 #include <string>
 
@@ -25,6 +28,15 @@ inline graph::StepGraph plan_graph(const workload::Workload& w, const plan::Plan
   graph::StepOptions options;
   options.explain = false;
   return graph::plan_step_graph(w, p, topo, options);
+}
+
+/// The step's communication term whose name starts with `prefix` (a test failure when none does).
+inline const graph::CommTerm& comm_term(const graph::StepPrediction& p, const std::string& prefix) {
+  for (const graph::CommTerm& t : p.communication) {
+    if (t.name.starts_with(prefix)) return t;
+  }
+  FAIL("no communication term starting with " << prefix);
+  return p.communication.front();
 }
 
 }  // namespace stepcast::test
