@@ -13,8 +13,8 @@ void add_fine_tuning_options(CLI::App& command, report::FineTuningOptions& o) {
       .add_option("--lora-rank", o.lora_rank, "The adapters' rank with --peft lora (default 32; plan key lora-rank=)")
       ->check(positive_number());
   command.add_option("--lora-targets", o.lora_targets,
-                     "The layers adapted with --peft lora, qkv, proj, fc1 and fc2 joined by + (default all four; plan "
-                     "key lora-targets=)");
+                     "The layers adapted with --peft lora, qkv, proj, fc1, fc2, in_proj and out_proj (a Mamba-2 "
+                     "mixer's) joined by + (default qkv+proj+fc1+fc2; plan key lora-targets=)");
 }
 
 }  // namespace stepcast::cli

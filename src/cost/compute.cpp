@@ -344,6 +344,7 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
   // attention scores. A dense model without windows has one kind, all its layers.
   double layer_forward = 0.0;
   double scores = 0.0;
+  double scans = 0.0;          // a hybrid's SSD scans, which hold no weight either
   double modules_again = 0.0;  // the forward work selective recompute modules other than core_attn repeat
   for (const auto& [kind, count] : layer_kinds(shape, 0, shape.layers)) {
     const bool mamba = kind.block == workload::Block::kMamba;
@@ -354,6 +355,7 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
     const double forward = count * tokens * (2.0 * matmul + score + (mamba ? ssd_flops(shape) : 0.0));
     layer_forward += forward;
     scores += count * tokens * score;
+    scans += mamba ? count * tokens * ssd_flops(shape) : 0.0;
     modules_again += forward * repeated_module_share(shape, plan, kind);
   }
   double logits_forward = tokens * 2.0 * h * shape.vocab;
@@ -368,9 +370,9 @@ StepFlops step_flops(const workload::TransformerShape& shape, const plan::Plan& 
     logits_forward *= 1.0 + shape.mtp_layers;
   }
   // Forward, data gradient and weight gradient. A frozen model (peft=lora) computes no weight
-  // gradient: one pass of its weight GEMMs goes, the attention scores stay (they hold no weight).
-  // The adapters' small GEMMs are left out of the count.
-  const double frozen = plan.peft == plan::Peft::kLora ? layer_forward - scores + logits_forward : 0.0;
+  // gradient: one pass of its weight GEMMs goes, the attention scores and the SSD scans stay (they
+  // hold no weight). The adapters' small GEMMs are left out of the count.
+  const double frozen = plan.peft == plan::Peft::kLora ? layer_forward - scores - scans + logits_forward : 0.0;
   StepFlops out;
   out.model = Flops(3.0 * (layer_forward + logits_forward) - frozen);
   double hardware = passes_of_transformer(plan.recompute) * layer_forward + 3.0 * logits_forward - frozen;

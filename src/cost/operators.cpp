@@ -475,7 +475,7 @@ void mamba_mixer(OpList& fwd, OpList& bwd, const TransformerShape& shape, const 
   const double inner = m.inner() / t;
   const double in_width = 2.0 * inner + 2.0 * (m.groups / t) * m.state + m.heads / t;
   linear(fwd, bwd, "mamba in projection", "mamba in projection (dgrad)", "mamba in projection (wgrad)", d.tokens,
-         in_width, d.h, e, d.shard_tokens * d.h * e, &c, 0.0, SpGathered::kInput);
+         in_width, d.h, e, d.shard_tokens * d.h * e, &c, 0.0, SpGathered::kInput, plan::kLoraInProj);
   // Context parallel (Megatron-Core's MambaContextParallel): the conv1d and the scan run over the
   // whole sequence for heads / cp of the tensor rank's heads, after all-to-alls (priced by
   // context_parallel.cpp) and the copies that lay the tensors out for them.
@@ -533,7 +533,7 @@ void mamba_mixer(OpList& fwd, OpList& bwd, const TransformerShape& shape, const 
   fwd.memory("mamba gated norm", OpPass::kForward, gated, 3.0 * gated * e, 8.0 * gated);
   bwd.memory("mamba gated norm backward", OpPass::kBackward, gated, 5.0 * gated * e, 14.0 * gated);
   linear(fwd, bwd, "mamba out projection", "mamba out projection (dgrad)", "mamba out projection (wgrad)", d.tokens,
-         d.h, inner, e, gated * e, &c, 0.0, SpGathered::kOutputGradient);
+         d.h, inner, e, gated * e, &c, 0.0, SpGathered::kOutputGradient, plan::kLoraOutProj);
 }
 
 // The forward, then what recompute runs again before the layer's backward (the whole forward, or

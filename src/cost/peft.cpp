@@ -12,10 +12,15 @@ ParameterShare parameters_per_model_rank(const workload::Workload& workload, con
   if (plan.peft != plan::Peft::kLora) return {share, 0.0};
   STEPCAST_ASSERT(workload.shape.has_value(), "a LoRA plan needs a workload with a shape (plan rule)");
   const workload::TransformerShape& shape = *workload.shape;
+  // Each kind of layer its own adapters: a hybrid's attention, MLP and Mamba-2 layers adapt
+  // different linears.
   OperatorContext ctx = operator_context(plan);
-  ctx.kind = layer_kinds(shape, 0, 1).front().first;
-  const double per_layer = adapter_parameters(layer_operators(shape, ctx));
-  return {per_layer * shape.layers / plan.pp, share};
+  double adapters = 0.0;
+  for (const auto& [kind, count] : layer_kinds(shape, 0, shape.layers)) {
+    ctx.kind = kind;
+    adapters += adapter_parameters(layer_operators(shape, ctx)) * count;
+  }
+  return {adapters / plan.pp, share};
 }
 
 }  // namespace stepcast::cost

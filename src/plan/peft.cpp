@@ -2,7 +2,8 @@
 // runs it (docs/training/peft.md): the base model's weights are frozen, and every linear layer of
 // the transformer blocks (linear_qkv, linear_proj, linear_fc1, linear_fc2: the default target
 // modules) gains two trained matrices of rank `dim`, 32 by default; target_modules may name fewer
-// (lora-targets=). Only the adapters have gradients, optimizer state and a data-parallel reduction.
+// (lora-targets=), or add a hybrid's Mamba-2 in_proj and out_proj (Megatron-Bridge's Nemotron-H
+// recipes). Only the adapters have gradients, optimizer state and a data-parallel reduction.
 #include "peft.hpp"
 
 #include <fmt/format.h>
@@ -20,7 +21,8 @@ namespace {
 constexpr int kMaxLoraRank = 65536;
 
 /// Megatron-Bridge's target_modules, as lora-targets= names them.
-constexpr NameBit kTargetNames[] = {{kLoraQkv, "qkv"}, {kLoraProj, "proj"}, {kLoraFc1, "fc1"}, {kLoraFc2, "fc2"}};
+constexpr NameBit kTargetNames[] = {{kLoraQkv, "qkv"}, {kLoraProj, "proj"},      {kLoraFc1, "fc1"},
+                                    {kLoraFc2, "fc2"}, {kLoraInProj, "in_proj"}, {kLoraOutProj, "out_proj"}};
 
 }  // namespace
 
@@ -43,7 +45,8 @@ bool set_peft_key(Plan& plan, std::string_view key, std::string_view value, cons
     plan.lora_targets = parse_name_bits(
         kTargetNames, key, value,
         [value](std::string_view) {
-          return fmt::format("lora-targets= expects qkv, proj, fc1 and fc2 joined by +, got \"{}\"", value);
+          return fmt::format("lora-targets= expects qkv, proj, fc1, fc2, in_proj and out_proj joined by +, got \"{}\"",
+                             value);
         },
         fail);
     plan.lora_targets_given = true;
@@ -75,7 +78,12 @@ void fine_tuning_workload_problems(const Plan& p, const workload::Workload& work
   if (workload.shape && workload.shape->moe) {
     out.push_back({Rule::kLoraWithRoutedExperts, {{"workload", workload.name}}});
   }
-  if (workload.shape && workload.shape->hybrid) out.push_back({Rule::kLoraWithMamba, {{"workload", workload.name}}});
+  const bool mamba =
+      workload.shape && workload.shape->hybrid && workload.shape->hybrid->pattern.find('M') != std::string::npos;
+  if ((p.lora_targets & kLoraMambaTargets) != 0 && !mamba) {
+    out.push_back({Rule::kLoraMambaTargetsNeedMamba,
+                   {{"targets", lora_targets_text(p.lora_targets & kLoraMambaTargets)}, {"workload", workload.name}}});
+  }
 }
 
 std::string describe_peft(const Verdict& v) {
@@ -99,10 +107,9 @@ std::string describe_peft(const Verdict& v) {
           "peft=lora with routed experts ({}) is not modelled: stepcast's adapters cover dense transformer "
           "layers only",
           v.text("workload"));
-    case Rule::kLoraWithMamba:
-      return fmt::format(
-          "peft=lora on a hybrid stack ({}) is not modelled: stepcast's adapters cover transformer layers only",
-          v.text("workload"));
+    case Rule::kLoraMambaTargetsNeedMamba:
+      return fmt::format("lora-targets= names {} (a Mamba-2 mixer's projections); {} has no Mamba-2 layer",
+                         v.text("targets"), v.text("workload"));
     default:
       STEPCAST_UNREACHABLE("a rule of the fine-tuning settings");
   }

@@ -119,7 +119,8 @@ constexpr std::array kRules = {
              "peft=lora with FSDP or ZeRO-3 is not modelled"},
     RuleInfo{Rule::kLoraWithRoutedExperts, "lora-with-routed-experts", "peft=lora with routed experts is not modelled"},
     RuleInfo{Rule::kLoraNeedsShape, "lora-needs-shape", "peft=lora needs a workload with layer shapes"},
-    RuleInfo{Rule::kLoraWithMamba, "lora-with-mamba", "peft=lora with Mamba-2 layers is not modelled"},
+    RuleInfo{Rule::kLoraMambaTargetsNeedMamba, "lora-mamba-targets-need-mamba",
+             "lora-targets=in_proj or out_proj needs a workload with Mamba-2 layers"},
     RuleInfo{Rule::kMuonWithLora, "muon-with-lora", "optimizer=muon with peft=lora is not modelled"},
     RuleInfo{Rule::kMuonWithShardedWeights, "muon-with-sharded-weights",
              "optimizer=muon with FSDP or ZeRO-3 is not modelled"},
@@ -342,7 +343,7 @@ std::string describe(const Verdict& v) {
     case Rule::kLoraWithShardedWeights:
     case Rule::kLoraWithRoutedExperts:
     case Rule::kLoraNeedsShape:
-    case Rule::kLoraWithMamba:
+    case Rule::kLoraMambaTargetsNeedMamba:
       return describe_peft(v);
     case Rule::kMuonWithLora:
     case Rule::kMuonWithShardedWeights:

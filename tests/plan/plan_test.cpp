@@ -216,9 +216,9 @@ TEST_SUITE("plan.plan") {
     CHECK(all.lora_targets == plan::kLoraAllTargets);
     CHECK(plan::to_string(all).ends_with(",peft=lora"));
     CHECK(parse_error("peft=lora,lora-targets=qkv+gate") ==
-          "--plan: lora-targets= expects qkv, proj, fc1 and fc2 joined by +, got \"qkv+gate\"");
+          "--plan: lora-targets= expects qkv, proj, fc1, fc2, in_proj and out_proj joined by +, got \"qkv+gate\"");
     CHECK(parse_error("peft=lora,lora-targets=qkv+") ==
-          "--plan: lora-targets= expects qkv, proj, fc1 and fc2 joined by +, got \"qkv+\"");
+          "--plan: lora-targets= expects qkv, proj, fc1, fc2, in_proj and out_proj joined by +, got \"qkv+\"");
   }
 
   TEST_CASE("doc-len: printed when given and read back, a length that is not a positive whole number refused") {

@@ -238,9 +238,8 @@ const std::vector<Case>& cases() {
       {llama2_7b, "recompute=full,recompute-modules=mlp", 1, R::kRecomputeModulesNeedSelective,
        "recompute-modules= names what recompute=selective runs again (Megatron-Core reads recompute_modules only "
        "with recompute_granularity=selective); this plan has recompute=full"},
-      {nemotron_nano, "peft=lora", 1, R::kLoraWithMamba,
-       "peft=lora on a hybrid stack (nemotron-3-nano) is not modelled: stepcast's adapters cover transformer layers "
-       "only"},
+      {llama2_7b, "peft=lora,lora-targets=qkv+in_proj", 1, R::kLoraMambaTargetsNeedMamba,
+       "lora-targets= names in_proj (a Mamba-2 mixer's projections); llama2-7b has no Mamba-2 layer"},
       // optimizer=muon: Newton-Schulz on whole (tensor-parallel shard) matrices, not LoRA's adapters.
       {llama2_7b, "zero=3,optimizer=muon", 2, R::kMuonWithShardedWeights,
        "optimizer=muon with zero=3 is not modelled: Newton-Schulz needs each weight matrix's whole gradient, which "

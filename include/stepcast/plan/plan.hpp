@@ -80,14 +80,17 @@ enum class FsdpPrefetch { kBackwardPre, kBackwardPost };
 /// What a step trains: every weight, or LoRA adapters beside frozen weights (peft=lora).
 enum class Peft { kNone, kLora };
 
-/// The linear layers of a transformer block LoRA adapts (lora-targets=), a bit each, named as
-/// Megatron-Bridge's LoRA target_modules name them; its default is all four.
+/// The linear layers LoRA adapts (lora-targets=), a bit each, named as Megatron-Bridge's LoRA
+/// target_modules name them; its default is the transformer block's four.
 enum LoraTarget : unsigned {
-  kLoraQkv = 1U << 0U,   ///< "qkv": linear_qkv (latent attention's q and kv projections)
-  kLoraProj = 1U << 1U,  ///< "proj": linear_proj, the attention output
-  kLoraFc1 = 1U << 2U,   ///< "fc1": linear_fc1, the MLP's up (and gate) projection
-  kLoraFc2 = 1U << 3U,   ///< "fc2": linear_fc2, the MLP's down projection
+  kLoraQkv = 1U << 0U,      ///< "qkv": linear_qkv (latent attention's q and kv projections)
+  kLoraProj = 1U << 1U,     ///< "proj": linear_proj, the attention output
+  kLoraFc1 = 1U << 2U,      ///< "fc1": linear_fc1, the MLP's up (and gate) projection
+  kLoraFc2 = 1U << 3U,      ///< "fc2": linear_fc2, the MLP's down projection
+  kLoraInProj = 1U << 4U,   ///< "in_proj": a Mamba-2 mixer's input projection
+  kLoraOutProj = 1U << 5U,  ///< "out_proj": a Mamba-2 mixer's output projection
   kLoraAllTargets = kLoraQkv | kLoraProj | kLoraFc1 | kLoraFc2,
+  kLoraMambaTargets = kLoraInProj | kLoraOutProj,
 };
 
 /// The cross-entropy kernels a framework runs on the logits (loss=): Megatron-LM's vocabulary-

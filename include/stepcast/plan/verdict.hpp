@@ -85,12 +85,12 @@ enum class Rule {
   kParamGatherNeedsGradOverlap,       ///< no values
   kFsdpPrefetchNeedsRegather,         ///< "sharding"
   // Fine-tuning (peft.cpp).
-  kLoraRankNeedsLora,       ///< rank
-  kLoraTargetsNeedLora,     ///< targets (a name)
-  kLoraWithShardedWeights,  ///< sharding (a name)
-  kLoraWithRoutedExperts,   ///< workload (a name)
-  kLoraNeedsShape,          ///< workload (a name)
-  kLoraWithMamba,           ///< workload (a name)
+  kLoraRankNeedsLora,          ///< rank
+  kLoraTargetsNeedLora,        ///< targets (a name)
+  kLoraWithShardedWeights,     ///< sharding (a name)
+  kLoraWithRoutedExperts,      ///< workload (a name)
+  kLoraNeedsShape,             ///< workload (a name)
+  kLoraMambaTargetsNeedMamba,  ///< targets (names), workload (a name)
   // Muon (muon.cpp).
   kMuonWithLora,            ///< (none)
   kMuonWithShardedWeights,  ///< sharding ("FSDP" or "zero=3")
