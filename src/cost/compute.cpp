@@ -48,6 +48,28 @@ PartStreams time_part(const std::vector<Operator>& ops, const topology::GpuSpec&
   return out;
 }
 
+/// The first kind of layer that holds attention (a hybrid's first layer may not): context
+/// parallel's ring steps run beside its attention kernels.
+LayerKind attention_kind(const workload::TransformerShape& shape) {
+  const LayerKind first = layer_kinds(shape, 0, 1).front().first;
+  if (first.has_attention()) return first;
+  for (const auto& [kind, count] : layer_kinds(shape, 0, shape.layers)) {
+    if (kind.has_attention()) return kind;
+  }
+  return first;
+}
+
+/// The estimate's fused attention of one layer, forward and backward, from that layer's operators.
+void add_attention_times(ComputeEstimate& out, const std::vector<Operator>& layer, const topology::GpuSpec& gpu,
+                         plan::Precision precision) {
+  for (const Operator& op : layer) {
+    if (op.kind != OpKind::kFusedAttention) continue;
+    const Seconds t = time_operator(op, gpu, precision, out.params).gpu;
+    if (op.pass == OpPass::kForward) out.attention_forward += t;
+    if (op.pass == OpPass::kBackward) out.attention_backward += t;
+  }
+}
+
 /// A stage's totals gain one of its chunks (of `decoders` transformer layers).
 void add_chunk(StageCompute& st, const ChunkCompute& chunk, int decoders) {
   st.forward += chunk.forward;
@@ -477,23 +499,7 @@ ComputeEstimate estimate_compute(const workload::Workload& workload, const plan:
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
   const LayerKind mtp_kind{shape.moe.has_value(), false, workload::Block::kTransformer, bf16.mtp};
 
-  // The attention kernels of one layer (the first kind that holds attention; a hybrid's first
-  // layer may not): context parallel's ring steps run beside them.
-  LayerKind attention_kind = layer_kinds(shape, 0, 1).front().first;
-  if (!attention_kind.has_attention()) {
-    for (const auto& [kind, count] : layer_kinds(shape, 0, shape.layers)) {
-      if (kind.has_attention()) {
-        attention_kind = kind;
-        break;
-      }
-    }
-  }
-  for (const Operator& op : timing_of(attention_kind).ops) {
-    if (op.kind != OpKind::kFusedAttention) continue;
-    const Seconds t = time_operator(op, gpu, plan.precision, out.params).gpu;
-    if (op.pass == OpPass::kForward) out.attention_forward += t;
-    if (op.pass == OpPass::kBackward) out.attention_backward += t;
-  }
+  add_attention_times(out, timing_of(attention_kind(shape)).ops, gpu, plan.precision);
   Seconds longest(-1.0);
   for (int s = 0; s < plan.pp; ++s) {
     StageCompute st;
