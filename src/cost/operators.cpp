@@ -486,10 +486,9 @@ void mamba_mixer(OpList& fwd, OpList& bwd, const TransformerShape& shape, const 
   if (c.cp > 1.0) {
     // Before the scan: z, x, B, C (each group repeated where cp exceeds the groups) and dt, each
     // gathered for its all-to-all (5 kernels); the five received joined; the load-balanced order
-    // undone: 3 copies in 7 kernels.
-    const double sent = 2.0 * inner + 2.0 * (m.groups / t) * split.group_repeats * m.state + m.heads / t;
+    // undone: 3 copies in 7 kernels, of what the scan takes (its whole sequence of its widths).
     mamba_layout_copies(fwd, bwd, "mamba context-parallel layout (in)", "mamba context-parallel layout (in) backward",
-                        d.tokens * sent, 3.0, 7.0, e);
+                        scan_tokens * split.in_width, 3.0, 7.0, e);
   }
   const double conv_elements = scan_tokens * split.conv_channels;
   fwd.memory("mamba conv1d + silu", OpPass::kForward, conv_elements, 2.0 * conv_elements * e,

@@ -37,35 +37,33 @@ void add_context_parallel(const GraphContext& context, StepGraph& graph) {
     mamba_layers = detail::blocks_per_layer(graph, &cost::ChunkCompute::mamba_blocks);
   }
   const bool recomputed = p.recompute != plan::Recompute::kNone;
-  for (const cost::ContextMessage& msg : cost::mamba_context_exchange(shape, p)) {
+  // A message's node: its whole calls in each layer pass that runs it, the forward's again under
+  // recompute; the compute waits for it unless the caller says otherwise.
+  const auto node_of = [&](const cost::ContextMessage& msg, std::size_t group,
+                           const std::vector<std::vector<int>>& per_layer) {
     CommNode node;
     node.name = std::string(msg.name);
     node.op = msg.op;
-    node.group = all_group;
-    node.size = msg.size;
-    node.anchor = Anchor::kLayerStart;
-    node.layer_calls = static_cast<int>(std::lround(msg.calls));
-    node.per_layer = mamba_layers;
-    node.pass = msg.forward ? (recomputed ? Pass::kForwardAndRecompute : Pass::kForward) : Pass::kBackward;
-    node.join = Join::kBeforeCompute;
-    node.window = Window::kNothing;
-    graph.comm.push_back(std::move(node));
-  }
-  for (const cost::ContextMessage& msg : cost::context_exchange(shape, p)) {
-    CommNode node;
-    node.name = std::string(msg.name);
-    node.op = msg.op;
-    node.group = msg.op == cost::CollectiveOp::kSendRecv ? hop_group : all_group;
+    node.group = group;
     node.size = msg.size;
     node.anchor = Anchor::kLayerStart;
     node.layer_calls = static_cast<int>(std::lround(msg.calls));
     STEPCAST_ASSERT(std::abs(msg.calls - node.layer_calls) < 1e-9, "whole calls per layer");
-    node.per_layer = attention_layers;
+    node.per_layer = per_layer;
     node.pass = msg.forward ? (recomputed ? Pass::kForwardAndRecompute : Pass::kForward) : Pass::kBackward;
+    node.join = Join::kBeforeCompute;
+    node.window = Window::kNothing;
+    return node;
+  };
+  for (const cost::ContextMessage& msg : cost::mamba_context_exchange(shape, p)) {
+    graph.comm.push_back(node_of(msg, all_group, mamba_layers));
+  }
+  for (const cost::ContextMessage& msg : cost::context_exchange(shape, p)) {
+    CommNode node = node_of(msg, msg.op == cost::CollectiveOp::kSendRecv ? hop_group : all_group, attention_layers);
     // The ring's messages run in order beside the attention; its last hop (dK/dV home) ends the
     // exchange and hides behind nothing. The other exchanges come before the attention.
-    node.join = p.cp_comm == plan::ContextComm::kP2p ? Join::kFirstSlice : Join::kBeforeCompute;
-    node.window = msg.overlapped ? Window::kAttentionSteps : Window::kNothing;
+    if (p.cp_comm == plan::ContextComm::kP2p) node.join = Join::kFirstSlice;
+    if (msg.overlapped) node.window = Window::kAttentionSteps;
     node.window_steps = cp;
     graph.comm.push_back(std::move(node));
   }

@@ -31,7 +31,7 @@ void context_parallel_problems(const Plan& p, const workload::Workload& workload
   // Megatron-Core's MambaContextParallel hands each context-parallel rank the whole sequence for
   // heads / (tp x cp) of the heads; B and C's groups are split with them, or repeated over the cp
   // ranks where a tensor rank holds fewer groups than cp.
-  if (workload.shape && workload.shape->hybrid && workload.shape->hybrid->pattern.find('M') != std::string::npos) {
+  if (workload.shape && workload.shape->has_mamba_layers()) {
     const workload::MambaShape& m = workload.shape->hybrid->mamba;
     if (m.heads % p.tp == 0 && (m.heads / p.tp) % p.cp != 0)
       out.push_back({Rule::kCpDividesMambaHeads, {{"heads", m.heads}, {"tp", p.tp}, {"cp", p.cp}}});

@@ -78,9 +78,7 @@ void fine_tuning_workload_problems(const Plan& p, const workload::Workload& work
   if (workload.shape && workload.shape->moe) {
     out.push_back({Rule::kLoraWithRoutedExperts, {{"workload", workload.name}}});
   }
-  const bool mamba =
-      workload.shape && workload.shape->hybrid && workload.shape->hybrid->pattern.find('M') != std::string::npos;
-  if ((p.lora_targets & kLoraMambaTargets) != 0 && !mamba) {
+  if ((p.lora_targets & kLoraMambaTargets) != 0 && !(workload.shape && workload.shape->has_mamba_layers())) {
     out.push_back({Rule::kLoraMambaTargetsNeedMamba,
                    {{"targets", lora_targets_text(p.lora_targets & kLoraMambaTargets)}, {"workload", workload.name}}});
   }

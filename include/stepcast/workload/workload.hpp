@@ -146,6 +146,8 @@ struct TransformerShape {
   [[nodiscard]] int v_head_dim() const { return mla ? mla->v_head_dim : head_dim(); }
   /// What layer `index` (0-based) holds: kTransformer for every layer of a non-hybrid model.
   [[nodiscard]] Block block(int index) const;
+  /// Whether any layer is a Mamba-2 mixer (a hybrid's M layers).
+  [[nodiscard]] bool has_mamba_layers() const { return hybrid && hybrid->pattern.find('M') != std::string::npos; }
   /// Whether layer `index` routes to experts (an MoE transformer block, or a hybrid's E layer).
   [[nodiscard]] bool is_moe_layer(int index) const;
   /// Layers with routed experts (0 for a dense model), MTP modules not included.
