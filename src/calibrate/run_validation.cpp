@@ -51,7 +51,7 @@ std::vector<MetricError> errors_of(const TrainingRun& run, const EnginePredictio
   }
   if (m.mfu) add(RunMetric::kMfu, *m.mfu, *m.mfu * scale);
   if (m.hfu) add(RunMetric::kHfu, *m.hfu, *m.hfu * scale);
-  if (m.peak_memory_per_gpu) add(RunMetric::kPeakMemory, m.peak_memory_per_gpu->value(), p.memory.value());
+  if (m.peak_memory_per_gpu) add(RunMetric::kPeakMemory, m.peak_memory_per_gpu->value(), p.allocated.value());
   return out;
 }
 
@@ -122,7 +122,7 @@ EnginePrediction predict_analytically(const TrainingRun& run, const cost::Calibr
   options.calibration = calibration;
   options.explain = false;  // formatting only; the figures are the same
   const graph::StepPrediction p = graph::predict_step(*run.workload, run.plan, *run.topology, options);
-  return {p.step_time, p.memory.total, p.fit};
+  return {p.step_time, p.memory.total, p.fit, cost::allocated_bytes(p.memory)};
 }
 
 MetricSummary summarise(RunMetric metric, const std::vector<double>& abs_errors_pct) {

@@ -19,6 +19,7 @@
 #include "stepcast/cost/operators.hpp"
 #include "stepcast/cost/peft.hpp"
 #include "stepcast/cost/pipeline.hpp"
+#include "stepcast/cost/wgrad_placeholders.hpp"
 
 namespace stepcast::cost {
 
@@ -356,7 +357,7 @@ std::string buffer_rule(BufferKind buffers, const MemoryOptions& options, const 
 }
 
 Explanation explain_memory(const workload::Workload& workload, const plan::Plan& plan, const MemoryOptions& options,
-                           const MemoryBreakdown& m, BufferKind buffers) {
+                           const MemoryBreakdown& m, BufferKind buffers, const WgradPlaceholders& placeholders) {
   const StateBytesPerParameter per = state_bytes_per_parameter(plan);
   const int mp = plan.tp * plan.pp;
   // An uneven split: the peak stage's state is its share of the layers (uneven_stage_memory).
@@ -385,15 +386,27 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
                    plan::to_string(plan.precision), sharded_note(plan, 1), share),
        format_bytes(m.optimizer_state)});
   explain_activations(ex, workload, plan, m.activations);
-  ex.push_back({"temporary buffers", buffer_rule(buffers, options, per), format_bytes(m.temporary_buffers)});
+  std::string buffer_text = buffer_rule(buffers, options, per);
+  if (placeholders.layers.value() > 0.0) {
+    buffer_text += fmt::format(
+        " + Transformer Engine's weight-gradient placeholders, one per distinct linear weight shape of the stage's "
+        "layers in its working precision (get_dummy_wgrad: Megatron-Core accumulates the gradients into main_grad) {}",
+        format_bytes(placeholders.layers));
+  }
+  ex.push_back({"temporary buffers", buffer_text, format_bytes(m.temporary_buffers)});
   ex.push_back({"working set",
-                fmt::format("the layer being recomputed (recompute={}{}){}", plan::to_string(plan.recompute),
+                fmt::format("the layer being recomputed (recompute={}{}){}{}", plan::to_string(plan.recompute),
                             !workload.shape || one_layer_kind(*workload.shape, bf16_layers(plan))
                                 ? ""
                                 : "; the kind of layer that rebuilds the most",
                             plan.pp != 1                            ? ""
                             : plan.loss == plan::LossKernel::kEager ? " + the loss's 16-bit logits and fp32 copy 6sbV/t"
-                                                                    : " + the loss's 16-bit logits sbV/t"),
+                                                                    : " + the loss's 16-bit logits sbV/t",
+                            placeholders.output_layer.value() > 0.0
+                                ? fmt::format(" + the output layer's weight-gradient placeholder V/t x h ({}), "
+                                              "allocated as each backward starts",
+                                              format_bytes(placeholders.output_layer))
+                                : std::string()),
                 format_bytes(m.working_set)});
   ex.push_back({"framework overhead", "CUDA context, cuBLAS/NCCL workspaces, allocator slack (--overhead)",
                 format_bytes(m.framework_overhead)});
@@ -534,8 +547,11 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
     dispatch_buffers = moe_dispatch_buffers(*workload.shape, plan);
     out.temporary_buffers += dispatch_buffers;
   }
+  WgradPlaceholders placeholders;
   if (const auto& shape = workload.shape) {
-    out.working_set = recompute_working_set(*shape, plan);
+    placeholders = wgrad_placeholders(*shape, plan);
+    out.temporary_buffers += placeholders.layers;
+    out.working_set = recompute_working_set(*shape, plan) + placeholders.output_layer;
     if (plan.pp == 1) {
       // The cross-entropy's 16-bit logits (and later their gradient) beside what it keeps
       // (Megatron-LM cross_entropy.py casts the logits to fp32 and works in place on the copy);
@@ -553,7 +569,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   out.total = out.parameters + out.gradients + out.optimizer_state + out.activations + out.temporary_buffers +
               out.working_set + out.framework_overhead + out.quantized_copies;
   if (options.explain) {
-    out.explanation = explain_memory(workload, plan, options, out, buffers);
+    out.explanation = explain_memory(workload, plan, options, out, buffers, placeholders);
     if (workload.shape && workload.shape->moe) explain_moe_split(out.explanation, workload, plan, dispatch_buffers);
     if (fp8_share > 0.0) {
       for (auto& row : out.explanation) {
@@ -565,6 +581,8 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   }
   return out;
 }
+
+Bytes allocated_bytes(const MemoryBreakdown& memory) { return memory.total - memory.framework_overhead; }
 
 double layer_parameter_count_per_rank(const workload::TransformerShape& shape, const plan::Plan& plan) {
   return workload::layer_parameter_count(shape) / plan.tp;

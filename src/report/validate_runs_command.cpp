@@ -31,7 +31,7 @@ calibrate::EnginePrediction simulate_run(const calibrate::TrainingRun& run, cons
   sim::SimOptions sim_options;
   sim_options.model.calibration = calibration;
   const sim::StepResult r = sim::simulate_step(*run.topology, step, sim_options);
-  return {r.step_time, analytical.memory.total, analytical.fit};
+  return {r.step_time, analytical.memory.total, analytical.fit, cost::allocated_bytes(analytical.memory)};
 }
 
 }  // namespace

@@ -46,6 +46,9 @@ struct EnginePrediction {
   Seconds step_time;
   Bytes memory;         ///< peak per GPU: `stepcast memory`'s total
   cost::MemoryFit fit;  ///< against the topology's GPU memory
+  /// The part of `memory` PyTorch's caching allocator holds, what a measured peak
+  /// (torch.cuda.max_memory_allocated()) counts: the total less the framework overhead.
+  Bytes allocated;
 };
 
 /// Predicts one expressible run.

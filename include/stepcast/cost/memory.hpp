@@ -149,4 +149,9 @@ struct MemoryFit {
 };
 MemoryFit check_fit(const MemoryBreakdown& memory, Bytes gpu_memory, const MemoryMargin& margin = {});
 
+/// What PyTorch's caching allocator holds of a breakdown, the figure torch.cuda.max_memory_allocated()
+/// measures: the total less the framework overhead (the CUDA context and NCCL's buffers lie
+/// outside the allocator, as does the slack it caches beyond its tensors).
+Bytes allocated_bytes(const MemoryBreakdown& memory);
+
 }  // namespace stepcast::cost

@@ -1,0 +1,32 @@
+// The weight-gradient placeholders of Megatron-Core's fused gradient accumulation: the weight
+// gradient GEMM adds into the parameter's main_grad, and autograd is handed a tensor of the
+// weight's shape in its place.
+#pragma once
+
+#include "stepcast/core/units.hpp"
+#include "stepcast/plan/plan.hpp"
+#include "stepcast/workload/workload.hpp"
+
+namespace stepcast::cost {
+
+/// Whether the plan trains in Megatron-Core's DDP, where gradient_accumulation_fusion (its default)
+/// hands autograd placeholders: zero=1 (its distributed optimizer) or, without sharding, a plan
+/// that splits the model (tp, pp, cp or ep > 1), which PyTorch's own DDP does not run.
+bool keeps_wgrad_placeholders(const plan::Plan& plan);
+
+struct WgradPlaceholders {
+  /// Transformer Engine's cached placeholders (transformer_engine/pytorch/module/base.py,
+  /// get_dummy_wgrad, 2.3 on): one tensor per distinct weight shape of the first stage's layers,
+  /// kept from the first backward on (a stage's layers of one kind share theirs; routed experts
+  /// of one shape share one).
+  Bytes layers;
+  /// Megatron-Core's own output layer (tensor_parallel/layers.py,
+  /// LinearWithGradAccumulationAndAsyncCommunication): a new V/t x h placeholder at the start of
+  /// each micro-batch's backward, on the stage that holds the loss (pp = 1 here).
+  Bytes output_layer;
+};
+
+/// Zero for plans that keep no placeholders; weights in the working precision's bytes.
+WgradPlaceholders wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan);
+
+}  // namespace stepcast::cost
