@@ -105,6 +105,11 @@ ModelState model_state(const workload::Workload& workload, const plan::Plan& pla
 
 namespace {
 
+/// The tokens of one micro-batch on a rank: s/cp x b.
+double rank_tokens(const plan::Plan& plan) {
+  return static_cast<double>(plan.seq_len) / plan.cp * plan.micro_batch_size;
+}
+
 Bytes kind_activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan, LayerKind kind) {
   // The tensors the layer's forward operators keep (operators.cpp, which follows Korthikanti
   // et al. 2022, section 4.1 and Table 2, operator by operator).
@@ -158,6 +163,27 @@ Bytes recompute_working_set(const workload::TransformerShape& shape, const plan:
   return most;
 }
 
+namespace {
+
+/// What the loss keeps of the output layer's logits for its backward: the fp32 softmax 4sbV/t
+/// (Korthikanti section 4.3) or a fused loss's 16-bit logits, split over the vocabulary-parallel
+/// ranks and the context-parallel ranks' s/cp tokens.
+Bytes loss_saved_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  return Bytes(loss_saved_per_logit(operator_context(plan)) * rank_tokens(plan) * shape.vocab / plan.tp);
+}
+
+/// What the stage that holds the loss has live beside it as its backward starts.
+Bytes loss_working_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  // The cross-entropy's 16-bit logits (and later their gradient) beside what it keeps
+  // (Megatron-LM cross_entropy.py casts the logits to fp32 and works in place on the copy);
+  // PyTorch's eager loss also holds autocast's fp32 copy while log_softmax writes its output.
+  const double e = operator_context(plan).activation_bytes;
+  const double held = plan.loss == plan::LossKernel::kEager ? e + 4.0 : e;
+  return Bytes(rank_tokens(plan) * shape.vocab / plan.tp * held) + wgrad_placeholders(shape, plan).output_layer;
+}
+
+}  // namespace
+
 Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan) {
   const double held = held_microbatches(plan);
   Bytes total(0.0);
@@ -166,17 +192,10 @@ Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan
   for (const auto& [kind, count] : stage_layer_kinds(shape, map, 0, bf16_layers(plan))) {
     total += kind_activation_bytes(shape, plan, kind) * (count * held);
   }
-  if (plan.uneven_pipeline()) total = uneven_stage_memory(shape, plan, Bytes(0.0)).activations;
   // offload-layers= (pp = 1): the layers kept and the last offloaded one, whose copy ends with the
   // forward (activation_offload.hpp), of the stage's layers' mean bytes.
   total = total * (static_cast<double>(offload_resident_layers(shape.layers, plan.offload_layers)) / shape.layers);
-  if (plan.pp == 1) {
-    // The first stage is also the last: what the loss keeps of the output layer's logits, the
-    // fp32 softmax 4sbV/t (Korthikanti section 4.3) or a fused loss's 16-bit logits, split over
-    // the vocabulary-parallel ranks and the context-parallel ranks' s/cp tokens.
-    const double sb = static_cast<double>(plan.seq_len) / plan.cp * plan.micro_batch_size;
-    total += Bytes(loss_saved_per_logit(operator_context(plan)) * sb * shape.vocab / plan.tp);
-  }
+  if (plan.pp == 1) total += loss_saved_bytes(shape, plan);  // the first stage is also the last
   return total;
 }
 
@@ -195,22 +214,30 @@ double held_at_stage(const plan::Plan& plan, int k) {
 
 }  // namespace
 
-StageMemory uneven_stage_memory(const workload::TransformerShape& shape, const plan::Plan& plan, Bytes model_state) {
+StageMemory pipeline_peak_stage(const workload::TransformerShape& shape, const plan::Plan& plan, Bytes model_state) {
   // Each stage's model state follows its share of the layers. The stage with the most bytes is
-  // the GPU that must fit.
+  // the GPU that must fit. An even split's middle stages hold fewer micro-batches than the first
+  // and no loss: only its ends can peak.
   const std::vector<int> split = plan::stage_layers(plan, shape.layers);
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
   KindBytes kind_bytes(shape, plan);
+  const int last = plan.pp - 1;
+  const int step = plan.uneven_pipeline() ? 1 : std::max(1, last);
   StageMemory peak;
-  for (int k = 0; k < plan.pp; ++k) {
+  for (int k = 0; k <= last; k += step) {
     const double held = held_at_stage(plan, k);
     const double layers = split[static_cast<std::size_t>(k)];
     Bytes micro_batch(0.0);
     for (const auto& [kind, count] : stage_layer_kinds(shape, map, k, bf16_layers(plan))) {
       micro_batch += kind_bytes(kind) * static_cast<double>(count);
     }
-    StageMemory st{k, layers, held, micro_batch * held, model_state * (layers * plan.pp / shape.layers)};
-    if (k == 0 || st.activations + st.model_state > peak.activations + peak.model_state) peak = st;
+    StageMemory st{k, layers, held, micro_batch * held, model_state * (layers * plan.pp / shape.layers), Bytes(0.0)};
+    if (k == last) {
+      st.activations += loss_saved_bytes(shape, plan);
+      st.loss_working_set = loss_working_bytes(shape, plan);
+    }
+    const auto bytes = [](const StageMemory& x) { return x.activations + x.model_state + x.loss_working_set; };
+    if (k == 0 || bytes(st) > bytes(peak)) peak = st;
   }
   return peak;
 }
@@ -228,17 +255,24 @@ MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Pl
                       k == plan.pp - 1 ? static_cast<double>(shape.mtp_weight_modules()) : 0.0,
                       held_at_stage(plan, k),
                       Bytes(0.0),
-                      {}};
+                      {},
+                      Bytes(0.0)};
     for (const auto& [kind, count] : stage_layer_kinds(shape, map, k, bf16_layers(plan))) {
       if (kind.moe) st.moe_blocks += count;
       st.activations += kind_bytes(kind) * (count * st.held);
+    }
+    if (k == plan.pp - 1) {
+      st.activations += loss_saved_bytes(shape, plan);
+      st.loss_working_set = loss_working_bytes(shape, plan);
     }
     // The experts' state is the even split's times this stage's MoE blocks over the average.
     const double expert_share = st.moe_blocks * plan.pp / moe_blocks;
     st.model_state = ModelState{even.dense.parameters + even.experts.parameters * expert_share,
                                 even.dense.gradients + even.experts.gradients * expert_share,
                                 even.dense.optimizer_state + even.experts.optimizer_state * expert_share};
-    const auto bytes = [](const MoeStageMemory& x) { return x.activations + x.model_state.total(); };
+    const auto bytes = [](const MoeStageMemory& x) {
+      return x.activations + x.model_state.total() + x.loss_working_set;
+    };
     if (k == 0 || bytes(st) > bytes(peak)) peak = st;
   }
   return peak;
@@ -265,8 +299,8 @@ std::string sharded_note(const plan::Plan& plan, int from_stage) {
 
 /// The activation rows: the peak stage (an MoE pipeline's, an uneven split's), context
 /// parallel's split, and the per-layer bytes times layers and micro-batches held.
-void explain_activations(Explanation& ex, const workload::Workload& workload, const plan::Plan& plan,
-                         Bytes activations) {
+void explain_activations(Explanation& ex, const workload::Workload& workload, const plan::Plan& plan, Bytes activations,
+                         bool holds_loss) {
   if (const auto& shape = workload.shape) {
     double held = held_microbatches(plan);
     double stage_layers = static_cast<double>(offload_resident_layers(shape->layers, plan.offload_layers)) / plan.pp;
@@ -288,16 +322,23 @@ void explain_activations(Explanation& ex, const workload::Workload& workload, co
                        "routed-expert state x {:.4g} of the even split's) and {:.4g} micro-batches held",
                        peak.stage, peak.moe_blocks, blocks, plan.pp, peak.moe_blocks * plan.pp / blocks, peak.held),
            fmt::format("stage {}", peak.stage)});
-    } else if (plan.uneven_pipeline()) {
-      const StageMemory with_state = uneven_stage_memory(*shape, plan, model_state(workload, plan).total());
-      held = with_state.held;
-      stage_layers = with_state.layers;
-      ex.push_back(
-          {"peak stage",
-           fmt::format(
-               "uneven split {}: stage {} has the most bytes (model state x its share of the layers + activations)",
-               fmt::join(plan::stage_layers(plan, shape->layers), "/"), with_state.stage),
-           fmt::format("stage {}", with_state.stage)});
+    } else if (plan.pp > 1) {
+      const StageMemory peak = pipeline_peak_stage(*shape, plan, model_state(workload, plan).total());
+      held = peak.held;
+      stage_layers = peak.layers;
+      if (plan.uneven_pipeline()) {
+        ex.push_back({"peak stage",
+                      fmt::format("uneven split {}: stage {} has the most bytes (model state x its share of the "
+                                  "layers + activations, the last stage's loss with them)",
+                                  fmt::join(plan::stage_layers(plan, shape->layers), "/"), peak.stage),
+                      fmt::format("stage {}", peak.stage)});
+      } else if (peak.stage != 0) {
+        ex.push_back({"peak stage",
+                      fmt::format("stage {}, the last, has the most bytes: the loss's logits and working set "
+                                  "outweigh the {:.4g} micro-batches the first stage holds to its {:.4g}",
+                                  peak.stage, held_microbatches(plan), peak.held),
+                      fmt::format("stage {}", peak.stage)});
+      }
     }
     if (plan.cp > 1) {
       ex.push_back(
@@ -317,7 +358,7 @@ void explain_activations(Explanation& ex, const workload::Workload& workload, co
                               plan.seq_len, plan.micro_batch_size, plan.tp, plan::to_string(plan.recompute),
                               plan.sequence_parallel ? "on" : "off", plan.flash_attention ? "on" : "off", stage_layers,
                               held, plan::to_string(plan.schedule),
-                              plan.pp != 1                            ? ""
+                              !holds_loss                             ? ""
                               : plan.loss == plan::LossKernel::kFused ? " + the fused loss's 16-bit logits 2sbV/t"
                                                                       : " + fp32 logits 4sbV/t"),
                   format_bytes(activations)});
@@ -357,13 +398,14 @@ std::string buffer_rule(BufferKind buffers, const MemoryOptions& options, const 
 }
 
 Explanation explain_memory(const workload::Workload& workload, const plan::Plan& plan, const MemoryOptions& options,
-                           const MemoryBreakdown& m, BufferKind buffers, const WgradPlaceholders& placeholders) {
+                           const MemoryBreakdown& m, BufferKind buffers, const WgradPlaceholders& placeholders,
+                           bool holds_loss) {
   const StateBytesPerParameter per = state_bytes_per_parameter(plan);
   const int mp = plan.tp * plan.pp;
-  // An uneven split: the peak stage's state is its share of the layers (uneven_stage_memory).
+  // An uneven split: the peak stage's state is its share of the layers (pipeline_peak_stage).
   std::string share;
   if (plan.uneven_pipeline() && workload.shape) {
-    const StageMemory peak = uneven_stage_memory(*workload.shape, plan, model_state(workload, plan).total());
+    const StageMemory peak = pipeline_peak_stage(*workload.shape, plan, model_state(workload, plan).total());
     share = fmt::format(" x {:.4g}/{:.4g} (stage {}'s layers over the even split's)", peak.layers,
                         static_cast<double>(workload.shape->layers) / plan.pp, peak.stage);
   }
@@ -385,13 +427,14 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
        fmt::format("{} x K = {} B ({}, {}; ZeRO 2+2+K){}{}", trained, per.optimizer, plan::to_string(plan.optimizer),
                    plan::to_string(plan.precision), sharded_note(plan, 1), share),
        format_bytes(m.optimizer_state)});
-  explain_activations(ex, workload, plan, m.activations);
+  explain_activations(ex, workload, plan, m.activations, holds_loss);
   std::string buffer_text = buffer_rule(buffers, options, per);
   if (placeholders.layers.value() > 0.0) {
-    buffer_text += fmt::format(
-        " + Transformer Engine's weight-gradient placeholders, one per distinct linear weight shape of the stage's "
-        "layers in its working precision (get_dummy_wgrad: Megatron-Core accumulates the gradients into main_grad) {}",
+    const std::string kept = fmt::format(
+        "Transformer Engine's weight-gradient placeholders {}: one per distinct linear weight shape of the stage's "
+        "layers, in the weights' precision (get_dummy_wgrad; Megatron-Core adds the gradients into main_grad)",
         format_bytes(placeholders.layers));
+    buffer_text = buffers == BufferKind::kNone ? kept : buffer_text + "; + " + kept;
   }
   ex.push_back({"temporary buffers", buffer_text, format_bytes(m.temporary_buffers)});
   ex.push_back({"working set",
@@ -399,10 +442,10 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
                             !workload.shape || one_layer_kind(*workload.shape, bf16_layers(plan))
                                 ? ""
                                 : "; the kind of layer that rebuilds the most",
-                            plan.pp != 1                            ? ""
+                            !holds_loss                             ? ""
                             : plan.loss == plan::LossKernel::kEager ? " + the loss's 16-bit logits and fp32 copy 6sbV/t"
                                                                     : " + the loss's 16-bit logits sbV/t",
-                            placeholders.output_layer.value() > 0.0
+                            holds_loss && placeholders.output_layer.value() > 0.0
                                 ? fmt::format(" + the output layer's weight-gradient placeholder V/t x h ({}), "
                                               "allocated as each backward starts",
                                               format_bytes(placeholders.output_layer))
@@ -478,23 +521,30 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   out.parameters = state.parameters;
   out.gradients = state.gradients;
   out.optimizer_state = state.optimizer_state;
+  Bytes loss_working_set(0.0);  // on the stage that holds the loss, if it is the peak's
   if (workload.shape && workload.shape->moe && plan.pp > 1) {
     // An MoE pipeline: the stage with the most bytes, its expert state from its own MoE blocks.
     const MoeStageMemory peak = moe_peak_stage(workload, plan);
     out.activations = peak.activations;
+    out.stage = peak.stage;
+    loss_working_set = peak.loss_working_set;
     out.parameters = peak.model_state.parameters * (1.0 - fp8_share);
     out.gradients = peak.model_state.gradients;
     out.optimizer_state = peak.model_state.optimizer_state;
-  } else if (workload.shape && plan.uneven_pipeline()) {
-    // An uneven split: the stage with the most bytes, its state scaled by its share of the layers.
-    const StageMemory peak = uneven_stage_memory(*workload.shape, plan, state.total());
+  } else if (workload.shape && plan.pp > 1) {
+    // A pipeline: the stage with the most bytes (the first's micro-batches or the last's loss; an
+    // uneven split's any), its state scaled by its share of the layers.
+    const StageMemory peak = pipeline_peak_stage(*workload.shape, plan, state.total());
     const double share = peak.layers * plan.pp / workload.shape->layers;
     out.activations = peak.activations;
+    out.stage = peak.stage;
+    loss_working_set = peak.loss_working_set;
     out.parameters = state.parameters * share;
     out.gradients = state.gradients * share;
     out.optimizer_state = state.optimizer_state * share;
   } else if (workload.shape) {
     out.activations = activation_bytes(*workload.shape, plan);
+    loss_working_set = loss_working_bytes(*workload.shape, plan);
   }
 
   // Temporary buffers: what the sharding strategy materialises beyond the sharded state.
@@ -551,16 +601,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   if (const auto& shape = workload.shape) {
     placeholders = wgrad_placeholders(*shape, plan);
     out.temporary_buffers += placeholders.layers;
-    out.working_set = recompute_working_set(*shape, plan) + placeholders.output_layer;
-    if (plan.pp == 1) {
-      // The cross-entropy's 16-bit logits (and later their gradient) beside what it keeps
-      // (Megatron-LM cross_entropy.py casts the logits to fp32 and works in place on the copy);
-      // PyTorch's eager loss also holds autocast's fp32 copy while log_softmax writes its output.
-      const double sb = static_cast<double>(plan.seq_len) / plan.cp * plan.micro_batch_size;
-      const double e = operator_context(plan).activation_bytes;
-      const double held = plan.loss == plan::LossKernel::kEager ? e + 4.0 : e;
-      out.working_set += Bytes(sb * shape->vocab / plan.tp * held);
-    }
+    out.working_set = recompute_working_set(*shape, plan) + loss_working_set;
   }
   out.framework_overhead = options.framework_overhead;
   if (workload.shape)
@@ -569,7 +610,8 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   out.total = out.parameters + out.gradients + out.optimizer_state + out.activations + out.temporary_buffers +
               out.working_set + out.framework_overhead + out.quantized_copies;
   if (options.explain) {
-    out.explanation = explain_memory(workload, plan, options, out, buffers, placeholders);
+    out.explanation =
+        explain_memory(workload, plan, options, out, buffers, placeholders, loss_working_set.value() > 0.0);
     if (workload.shape && workload.shape->moe) explain_moe_split(out.explanation, workload, plan, dispatch_buffers);
     if (fp8_share > 0.0) {
       for (auto& row : out.explanation) {

@@ -42,7 +42,7 @@ WgradPlaceholders wgrad_placeholders(const workload::TransformerShape& shape, co
     }
   }
   for (const auto& [rows, cols] : shapes) out.layers += Bytes(rows * cols * bytes);
-  if (plan.pp == 1 && plan.peft == plan::Peft::kNone) {
+  if (plan.peft == plan::Peft::kNone) {
     out.output_layer = Bytes(static_cast<double>(shape.vocab) / plan.tp * shape.hidden * bytes);
   }
   return out;

@@ -23,6 +23,9 @@ std::string memory_text(const PlanInputs& in, const cost::MemoryBreakdown& m, co
                         bool explain) {
   std::string out = fmt::format("Memory per GPU: {} with {}\n", in.workload.name, plan::to_string(in.plan)) +
                     plan_facts_text(in, false);
+  if (in.plan.pp > 1) {
+    out += fmt::format("Pipeline stage {} of {}: the stage with the most bytes\n", m.stage, in.plan.pp);
+  }
   const auto row = [&out](std::string_view label, Bytes b) {
     out += fmt::format("  {:<20} {:>12}  ({:.6g} B)\n", label, format_bytes(b), b.value());
   };

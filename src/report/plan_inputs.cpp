@@ -212,6 +212,7 @@ nlohmann::json memory_json(const cost::MemoryBreakdown& m) {
   if (m.quantized_copies.value() > 0.0) j["quantized_copies_bytes"] = m.quantized_copies.value();
   j["framework_overhead_bytes"] = m.framework_overhead.value();
   j["total_bytes"] = m.total.value();
+  j["pipeline_stage"] = m.stage;
   return j;
 }
 

@@ -37,7 +37,9 @@ std::string predict_text(const PlanInputs& in, const graph::StepPrediction& p, c
   out += fmt::format("  {}\n", interval_text(interval, p.step_time));
   out += fmt::format("  {:<40} {:>12.6g}\n  {:<40} {:>12.4f}  ({})\n\n", "tokens/s", p.tokens_per_s, "MFU", p.mfu,
                      mfu_attention_basis(in.plan, in.workload));
-  out += "Memory per GPU (first pipeline stage)\n";
+  out += in.plan.pp == 1 ? std::string("Memory per GPU\n")
+                         : fmt::format("Memory per GPU (pipeline stage {} of {}: the stage with the most bytes)\n",
+                                       p.memory.stage, in.plan.pp);
   const auto mem = [&out](std::string_view label, Bytes b) {
     out += fmt::format("  {:<40} {:>12}\n", label, format_bytes(b));
   };

@@ -74,13 +74,17 @@ struct MemoryBreakdown {
   Bytes activations;        ///< zero for a bare parameter-count workload (no shape)
   Bytes temporary_buffers;  ///< all-gathered FSDP/ZeRO-3 units, DDP buckets
   /// Transient tensors at the peak: the layer being recomputed (its activations rebuilt for its
-  /// backward) and, on the stage with the loss, the 16-bit logits beside the fp32 softmax.
+  /// backward) and, on the stage with the loss, the 16-bit logits beside the fp32 softmax and the
+  /// output layer's weight-gradient placeholder.
   Bytes working_set;
   Bytes framework_overhead;
   /// fp8/mxfp8/nvfp4 plans: the quantized weight copies and scaling state (low_precision.hpp).
   Bytes quantized_copies;
   Bytes total;              ///< the sum of the eight terms above
   Explanation explanation;  ///< every term with its formula and inputs
+  /// The pipeline stage the bytes are of: the one with the most (the first holds the most
+  /// micro-batches, the last the loss). 0 without a pipeline.
+  int stage = 0;
 
   [[nodiscard]] Bytes model_state() const { return parameters + gradients + optimizer_state; }
 };
@@ -107,18 +111,21 @@ Bytes recompute_working_set(const workload::TransformerShape& shape, const plan:
 /// micro-batches of the schedule x layer_activation_bytes, plus embedding and output layers.
 Bytes activation_bytes(const workload::TransformerShape& shape, const plan::Plan& plan);
 
-/// The pipeline stage of an uneven split (pp-first-layers=, ...) with the most bytes: its
-/// layers, the micro-batches it holds at its peak, its activations (each kind of layer the layer
-/// map gives it), and `model_state` (the even-split state of one GPU) scaled by its share of the
-/// layers.
+/// The pipeline stage (pp > 1) with the most bytes: its layers, the micro-batches it holds at its
+/// peak, its activations (each kind of layer the layer map gives it), `model_state` (the even-split
+/// state of one GPU) scaled by its share of the layers, and on the last stage the loss: the logits
+/// it keeps (in `activations`) and what its backward has live beside them (`loss_working_set`:
+/// the 16-bit logits, the output layer's weight-gradient placeholder). The first stage holds the
+/// most micro-batches, the last the loss; an uneven split (pp-first-layers=, ...) may peak anywhere.
 struct StageMemory {
   int stage = 0;
   double layers = 0.0;
   double held = 0.0;
   Bytes activations;
   Bytes model_state;
+  Bytes loss_working_set;
 };
-StageMemory uneven_stage_memory(const workload::TransformerShape& shape, const plan::Plan& plan, Bytes model_state);
+StageMemory pipeline_peak_stage(const workload::TransformerShape& shape, const plan::Plan& plan, Bytes model_state);
 
 /// The pipeline stage of an MoE plan (pp > 1) with the most bytes, from the blocks each stage
 /// holds: its routed-expert state follows its MoE blocks (DeepSeek-V3's dense first layers sit on
@@ -128,8 +135,9 @@ struct MoeStageMemory {
   int stage = 0;
   double moe_blocks = 0.0;  ///< MoE blocks (MTP modules included) on the stage
   double held = 0.0;
-  Bytes activations;
+  Bytes activations;  ///< the last stage's with the logits the loss keeps
   ModelState model_state;
+  Bytes loss_working_set;  ///< the last stage's: as StageMemory's
 };
 MoeStageMemory moe_peak_stage(const workload::Workload& workload, const plan::Plan& plan);
 

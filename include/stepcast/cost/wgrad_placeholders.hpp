@@ -22,7 +22,8 @@ struct WgradPlaceholders {
   Bytes layers;
   /// Megatron-Core's own output layer (tensor_parallel/layers.py,
   /// LinearWithGradAccumulationAndAsyncCommunication): a new V/t x h placeholder at the start of
-  /// each micro-batch's backward, on the stage that holds the loss (pp = 1 here).
+  /// each micro-batch's backward, on the stage that holds the loss (zero under peft=lora, whose
+  /// output layer is frozen).
   Bytes output_layer;
 };
 
