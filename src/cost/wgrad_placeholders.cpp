@@ -16,11 +16,7 @@
 
 namespace stepcast::cost {
 
-bool keeps_wgrad_placeholders(const plan::Plan& plan) {
-  if (plan.sharding == plan::Sharding::kZero1) return true;
-  const bool splits_model = plan.tp > 1 || plan.pp > 1 || plan.cp > 1 || plan.ep > 1;
-  return plan.sharding == plan::Sharding::kDdp && splits_model;
-}
+bool keeps_wgrad_placeholders(const plan::Plan& plan) { return plan.sharding == plan::Sharding::kZero1; }
 
 WgradPlaceholders wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan) {
   WgradPlaceholders out;

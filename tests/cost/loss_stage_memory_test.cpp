@@ -26,8 +26,8 @@ plan::Plan resolved(const workload::Workload& w, const std::string& text, int gp
 }  // namespace
 
 TEST_SUITE("cost.loss_stage_memory") {
-  // Llama 3 8B's shape cut to 4 layers (h = 4096, vocabulary 128256) on two stages, full recompute,
-  // s = 8192, b = 1, 8 micro-batches. Each layer keeps its input, 2sbh = 2 x 8192 x 4096 =
+  // Llama 3 8B's shape cut to 4 layers (h = 4096, vocabulary 128256) on two stages of Megatron-Core
+  // (zero=1), full recompute, s = 8192, b = 1, 8 micro-batches. Each layer keeps its input, 2sbh = 2 x 8192 x 4096 =
   // 67,108,864 B a micro-batch.
   //   stage 0: 2 layers x 2 micro-batches held (1F1B) = 268,435,456 B.
   //   stage 1: 2 layers x 1 micro-batch = 134,217,728 B, + the fp32 softmax Megatron-LM's
@@ -39,7 +39,7 @@ TEST_SUITE("cost.loss_stage_memory") {
   TEST_CASE("with full recompute the last stage's logits outweigh the first stage's micro-batches") {
     workload::Workload w = workload::load_workload(kSource / "workloads/llama3-8b.json");
     w.shape->layers = 4;
-    const plan::Plan p = resolved(w, "pp=2,mbs=1,gbs=8,seq=8192,flash=on,recompute=full", 2);
+    const plan::Plan p = resolved(w, "pp=2,zero=1,mbs=1,gbs=8,seq=8192,flash=on,recompute=full", 2);
     const cost::StageMemory peak = cost::pipeline_peak_stage(*w.shape, p, Bytes(0.0));
     CHECK(peak.stage == 1);
     CHECK(peak.activations.value() == doctest::Approx(4'336'910'336.0));

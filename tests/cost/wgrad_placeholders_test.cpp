@@ -62,8 +62,8 @@ TEST_SUITE("cost.wgrad_placeholders") {
 
   TEST_CASE("frameworks that hold their own gradients keep none") {
     const workload::Workload w = llama3_405b_4_layers();
-    for (const char* text :
-         {"fsdp=full,mbs=1,gbs=8,seq=4096", "dp=8,zero=2,mbs=1,gbs=8,seq=4096", "dp=8,mbs=1,gbs=8,seq=4096"}) {
+    for (const char* text : {"fsdp=full,mbs=1,gbs=8,seq=4096", "dp=8,zero=2,mbs=1,gbs=8,seq=4096",
+                             "dp=8,mbs=1,gbs=8,seq=4096", "tp=2,dp=4,mbs=1,gbs=8,seq=4096"}) {
       CAPTURE(text);
       const cost::WgradPlaceholders held = cost::wgrad_placeholders(*w.shape, resolved(w, text, 8));
       CHECK(held.layers.value() == 0.0);

@@ -10,8 +10,8 @@
 namespace stepcast::cost {
 
 /// Whether the plan trains in Megatron-Core's DDP, where gradient_accumulation_fusion (its default)
-/// hands autograd placeholders: zero=1 (its distributed optimizer) or, without sharding, a plan
-/// that splits the model (tp, pp, cp or ep > 1), which PyTorch's own DDP does not run.
+/// hands autograd placeholders: zero=1, its distributed optimizer. stepcast prices zero=0 as
+/// PyTorch's DDP (its buckets copy the gradients), which keeps none.
 bool keeps_wgrad_placeholders(const plan::Plan& plan);
 
 struct WgradPlaceholders {
