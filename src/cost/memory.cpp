@@ -179,7 +179,7 @@ Bytes loss_working_bytes(const workload::TransformerShape& shape, const plan::Pl
   // PyTorch's eager loss also holds autocast's fp32 copy while log_softmax writes its output.
   const double e = operator_context(plan).activation_bytes;
   const double held = plan.loss == plan::LossKernel::kEager ? e + 4.0 : e;
-  return Bytes(rank_tokens(plan) * shape.vocab / plan.tp * held) + wgrad_placeholders(shape, plan).output_layer;
+  return Bytes(rank_tokens(plan) * shape.vocab / plan.tp * held) + output_wgrad_placeholder(shape, plan);
 }
 
 }  // namespace
@@ -398,8 +398,8 @@ std::string buffer_rule(BufferKind buffers, const MemoryOptions& options, const 
 }
 
 Explanation explain_memory(const workload::Workload& workload, const plan::Plan& plan, const MemoryOptions& options,
-                           const MemoryBreakdown& m, BufferKind buffers, const WgradPlaceholders& placeholders,
-                           bool holds_loss) {
+                           const MemoryBreakdown& m, BufferKind buffers, Bytes layer_placeholders, bool holds_loss) {
+  const Bytes output_placeholder = workload.shape ? output_wgrad_placeholder(*workload.shape, plan) : Bytes(0.0);
   const StateBytesPerParameter per = state_bytes_per_parameter(plan);
   const int mp = plan.tp * plan.pp;
   // An uneven split: the peak stage's state is its share of the layers (pipeline_peak_stage).
@@ -429,11 +429,11 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
        format_bytes(m.optimizer_state)});
   explain_activations(ex, workload, plan, m.activations, holds_loss);
   std::string buffer_text = buffer_rule(buffers, options, per);
-  if (placeholders.layers.value() > 0.0) {
+  if (layer_placeholders.value() > 0.0) {
     const std::string kept = fmt::format(
         "Transformer Engine's weight-gradient placeholders {}: one per distinct linear weight shape of the stage's "
         "layers, in the weights' precision (get_dummy_wgrad; Megatron-Core adds the gradients into main_grad)",
-        format_bytes(placeholders.layers));
+        format_bytes(layer_placeholders));
     buffer_text = buffers == BufferKind::kNone ? kept : buffer_text + "; + " + kept;
   }
   ex.push_back({"temporary buffers", buffer_text, format_bytes(m.temporary_buffers)});
@@ -445,10 +445,10 @@ Explanation explain_memory(const workload::Workload& workload, const plan::Plan&
                             !holds_loss                             ? ""
                             : plan.loss == plan::LossKernel::kEager ? " + the loss's 16-bit logits and fp32 copy 6sbV/t"
                                                                     : " + the loss's 16-bit logits sbV/t",
-                            holds_loss && placeholders.output_layer.value() > 0.0
+                            holds_loss && output_placeholder.value() > 0.0
                                 ? fmt::format(" + the output layer's weight-gradient placeholder V/t x h ({}), "
                                               "allocated as each backward starts",
-                                              format_bytes(placeholders.output_layer))
+                                              format_bytes(output_placeholder))
                                 : std::string()),
                 format_bytes(m.working_set)});
   ex.push_back({"framework overhead", "CUDA context, cuBLAS/NCCL workspaces, allocator slack (--overhead)",
@@ -597,10 +597,10 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
     dispatch_buffers = moe_dispatch_buffers(*workload.shape, plan);
     out.temporary_buffers += dispatch_buffers;
   }
-  WgradPlaceholders placeholders;
+  Bytes layer_placeholders(0.0);
   if (const auto& shape = workload.shape) {
-    placeholders = wgrad_placeholders(*shape, plan);
-    out.temporary_buffers += placeholders.layers;
+    layer_placeholders = layer_wgrad_placeholders(*shape, plan);
+    out.temporary_buffers += layer_placeholders;
     out.working_set = recompute_working_set(*shape, plan) + loss_working_set;
   }
   out.framework_overhead = options.framework_overhead;
@@ -611,7 +611,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
               out.working_set + out.framework_overhead + out.quantized_copies;
   if (options.explain) {
     out.explanation =
-        explain_memory(workload, plan, options, out, buffers, placeholders, loss_working_set.value() > 0.0);
+        explain_memory(workload, plan, options, out, buffers, layer_placeholders, loss_working_set.value() > 0.0);
     if (workload.shape && workload.shape->moe) explain_moe_split(out.explanation, workload, plan, dispatch_buffers);
     if (fp8_share > 0.0) {
       for (auto& row : out.explanation) {

@@ -16,12 +16,19 @@
 
 namespace stepcast::cost {
 
+namespace {
+
+/// A placeholder takes its weight's dtype: the working precision's copy.
+double weight_bytes(const plan::Plan& plan) {
+  return state_bytes_per_parameter(plan.precision, plan.optimizer).parameters;
+}
+
+}  // namespace
+
 bool keeps_wgrad_placeholders(const plan::Plan& plan) { return plan.sharding == plan::Sharding::kZero1; }
 
-WgradPlaceholders wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan) {
-  WgradPlaceholders out;
-  if (!keeps_wgrad_placeholders(plan)) return out;
-  const double bytes = state_bytes_per_parameter(plan.precision, plan.optimizer).parameters;
+Bytes layer_wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  if (!keeps_wgrad_placeholders(plan)) return Bytes(0.0);
   // Each weight-gradient GEMM's m x n is its weight's shape (a routed expert's, `batch` of them
   // sharing it). Left out: frozen weights (peft=lora), which have none; LoRA adapters and the
   // router, Megatron-Core's own layers, whose placeholder or gradient lives only through its hook.
@@ -37,11 +44,14 @@ WgradPlaceholders wgrad_placeholders(const workload::TransformerShape& shape, co
       if (std::find(shapes.begin(), shapes.end(), weight) == shapes.end()) shapes.push_back(weight);
     }
   }
-  for (const auto& [rows, cols] : shapes) out.layers += Bytes(rows * cols * bytes);
-  if (plan.peft == plan::Peft::kNone) {
-    out.output_layer = Bytes(static_cast<double>(shape.vocab) / plan.tp * shape.hidden * bytes);
-  }
-  return out;
+  double elements = 0.0;
+  for (const auto& [rows, cols] : shapes) elements += rows * cols;
+  return Bytes(elements * weight_bytes(plan));
+}
+
+Bytes output_wgrad_placeholder(const workload::TransformerShape& shape, const plan::Plan& plan) {
+  if (!keeps_wgrad_placeholders(plan) || plan.peft != plan::Peft::kNone) return Bytes(0.0);
+  return Bytes(static_cast<double>(shape.vocab) / plan.tp * shape.hidden * weight_bytes(plan));
 }
 
 }  // namespace stepcast::cost

@@ -45,9 +45,8 @@ TEST_SUITE("cost.wgrad_placeholders") {
   TEST_CASE("a dense Llama keeps one placeholder per linear shape, and the output layer's with the loss") {
     const workload::Workload w = llama3_405b_4_layers();
     const plan::Plan p = resolved(w, "tp=2,dp=4,zero=1,sp=on,mbs=1,gbs=4,seq=4096,flash=on", 8);
-    const cost::WgradPlaceholders held = cost::wgrad_placeholders(*w.shape, p);
-    CHECK(held.layers.value() == doctest::Approx(3'187'671'040.0));
-    CHECK(held.output_layer.value() == doctest::Approx(2'101'346'304.0));
+    CHECK(cost::layer_wgrad_placeholders(*w.shape, p).value() == doctest::Approx(3'187'671'040.0));
+    CHECK(cost::output_wgrad_placeholder(*w.shape, p).value() == doctest::Approx(2'101'346'304.0));
     // Megatron-Core's distributed optimizer holds no other buffer: the TE placeholders are the
     // temporary buffers, and the output layer's sits beside the loss's 16-bit logits
     // (4096 x 128256 / 2 x 2 B = 525,336,576 B) in the working set.
@@ -57,7 +56,7 @@ TEST_SUITE("cost.wgrad_placeholders") {
 
     // Two stages: the first holds the same four shapes (the last stage's output layer is its own).
     const plan::Plan staged = resolved(w, "tp=2,pp=2,zero=1,sp=on,mbs=1,gbs=4,seq=4096,flash=on", 8);
-    CHECK(cost::wgrad_placeholders(*w.shape, staged).layers.value() == doctest::Approx(3'187'671'040.0));
+    CHECK(cost::layer_wgrad_placeholders(*w.shape, staged).value() == doctest::Approx(3'187'671'040.0));
   }
 
   TEST_CASE("frameworks that hold their own gradients keep none") {
@@ -65,9 +64,9 @@ TEST_SUITE("cost.wgrad_placeholders") {
     for (const char* text : {"fsdp=full,mbs=1,gbs=8,seq=4096", "dp=8,zero=2,mbs=1,gbs=8,seq=4096",
                              "dp=8,mbs=1,gbs=8,seq=4096", "tp=2,dp=4,mbs=1,gbs=8,seq=4096"}) {
       CAPTURE(text);
-      const cost::WgradPlaceholders held = cost::wgrad_placeholders(*w.shape, resolved(w, text, 8));
-      CHECK(held.layers.value() == 0.0);
-      CHECK(held.output_layer.value() == 0.0);
+      const plan::Plan p = resolved(w, text, 8);
+      CHECK(cost::layer_wgrad_placeholders(*w.shape, p).value() == 0.0);
+      CHECK(cost::output_wgrad_placeholder(*w.shape, p).value() == 0.0);
     }
   }
 
@@ -82,10 +81,10 @@ TEST_SUITE("cost.wgrad_placeholders") {
   TEST_CASE("routed experts of one shape share one placeholder, and each kind of layer adds only its new shapes") {
     workload::Workload w = workload::load_workload(kSource / "tests/cost/data/moe-2gpu.json");
     const plan::Plan p = resolved(w, "dp=2,ep=2,zero=1,flash=on", 2);
-    CHECK(cost::wgrad_placeholders(*w.shape, p).layers.value() == doctest::Approx(20'971'520.0));
-    CHECK(cost::wgrad_placeholders(*w.shape, p).output_layer.value() == doctest::Approx(32000.0 * 1024 * 2));
+    CHECK(cost::layer_wgrad_placeholders(*w.shape, p).value() == doctest::Approx(20'971'520.0));
+    CHECK(cost::output_wgrad_placeholder(*w.shape, p).value() == doctest::Approx(32000.0 * 1024 * 2));
     w.shape->moe->first_dense_layers = 1;
-    CHECK(cost::wgrad_placeholders(*w.shape, p).layers.value() == doctest::Approx(20'971'520.0 + 25'165'824.0));
+    CHECK(cost::layer_wgrad_placeholders(*w.shape, p).value() == doctest::Approx(20'971'520.0 + 25'165'824.0));
   }
 }
 

@@ -14,20 +14,16 @@ namespace stepcast::cost {
 /// PyTorch's DDP (its buckets copy the gradients), which keeps none.
 bool keeps_wgrad_placeholders(const plan::Plan& plan);
 
-struct WgradPlaceholders {
-  /// Transformer Engine's cached placeholders (transformer_engine/pytorch/module/base.py,
-  /// get_dummy_wgrad, 2.3 on): one tensor per distinct weight shape of the first stage's layers,
-  /// kept from the first backward on (a stage's layers of one kind share theirs; routed experts
-  /// of one shape share one).
-  Bytes layers;
-  /// Megatron-Core's own output layer (tensor_parallel/layers.py,
-  /// LinearWithGradAccumulationAndAsyncCommunication): a new V/t x h placeholder at the start of
-  /// each micro-batch's backward, on the stage that holds the loss (zero under peft=lora, whose
-  /// output layer is frozen).
-  Bytes output_layer;
-};
+/// Transformer Engine's cached placeholders (transformer_engine/pytorch/module/base.py,
+/// get_dummy_wgrad, 2.3 on): one tensor per distinct weight shape of the first stage's layers, in
+/// the weights' precision, kept from the first backward on (a stage's layers of one kind share
+/// theirs; routed experts of one shape share one). Zero for plans that keep none.
+Bytes layer_wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan);
 
-/// Zero for plans that keep no placeholders; weights in the working precision's bytes.
-WgradPlaceholders wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan);
+/// Megatron-Core's own output layer (tensor_parallel/layers.py,
+/// LinearWithGradAccumulationAndAsyncCommunication): a new V/t x h placeholder at the start of
+/// each micro-batch's backward, on the stage that holds the loss. Zero for plans that keep none
+/// and under peft=lora, whose output layer is frozen.
+Bytes output_wgrad_placeholder(const workload::TransformerShape& shape, const plan::Plan& plan);
 
 }  // namespace stepcast::cost
