@@ -599,7 +599,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   }
   Bytes layer_placeholders(0.0);
   if (const auto& shape = workload.shape) {
-    layer_placeholders = layer_wgrad_placeholders(*shape, plan);
+    layer_placeholders = layer_wgrad_placeholders(*shape, plan, out.stage);
     out.temporary_buffers += layer_placeholders;
     out.working_set = recompute_working_set(*shape, plan) + loss_working_set;
   }

@@ -27,7 +27,7 @@ double weight_bytes(const plan::Plan& plan) {
 
 bool keeps_wgrad_placeholders(const plan::Plan& plan) { return plan.sharding == plan::Sharding::kZero1; }
 
-Bytes layer_wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan) {
+Bytes layer_wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan, int stage) {
   if (!keeps_wgrad_placeholders(plan)) return Bytes(0.0);
   // Each weight-gradient GEMM's m x n is its weight's shape (a routed expert's, `batch` of them
   // sharing it). Left out: frozen weights (peft=lora), which have none; LoRA adapters and the
@@ -35,7 +35,7 @@ Bytes layer_wgrad_placeholders(const workload::TransformerShape& shape, const pl
   std::vector<std::pair<double, double>> shapes;
   OperatorContext ctx = operator_context(plan);
   const plan::LayerMap map = plan::layer_map(plan, shape.layers, shape.mtp_layers);
-  for (const auto& [kind, count] : stage_layer_kinds(shape, map, 0, bf16_layers(plan))) {
+  for (const auto& [kind, count] : stage_layer_kinds(shape, map, stage, bf16_layers(plan))) {
     ctx.kind = kind;
     for (const Operator& op : layer_operators(shape, ctx)) {
       if (op.kind != OpKind::kGemm || op.pass != OpPass::kWeightGrad || op.adapter) continue;

@@ -85,6 +85,11 @@ TEST_SUITE("cost.wgrad_placeholders") {
     CHECK(cost::output_wgrad_placeholder(*w.shape, p).value() == doctest::Approx(32000.0 * 1024 * 2));
     w.shape->moe->first_dense_layers = 1;
     CHECK(cost::layer_wgrad_placeholders(*w.shape, p).value() == doctest::Approx(20'971'520.0 + 25'165'824.0));
+    // On two stages, one layer each: the first keeps the dense layer's attention and MLP shapes,
+    // 4,194,304 + 12,582,912 = 16,777,216 elements, 33,554,432 B; the second the MoE layer's alone.
+    const plan::Plan staged = resolved(w, "pp=2,zero=1,flash=on,gbs=2", 2);
+    CHECK(cost::layer_wgrad_placeholders(*w.shape, staged, 0).value() == doctest::Approx(33'554'432.0));
+    CHECK(cost::layer_wgrad_placeholders(*w.shape, staged, 1).value() == doctest::Approx(20'971'520.0));
   }
 }
 

@@ -15,10 +15,10 @@ namespace stepcast::cost {
 bool keeps_wgrad_placeholders(const plan::Plan& plan);
 
 /// Transformer Engine's cached placeholders (transformer_engine/pytorch/module/base.py,
-/// get_dummy_wgrad, 2.3 on): one tensor per distinct weight shape of the first stage's layers, in
-/// the weights' precision, kept from the first backward on (a stage's layers of one kind share
-/// theirs; routed experts of one shape share one). Zero for plans that keep none.
-Bytes layer_wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan);
+/// get_dummy_wgrad, 2.3 on): one tensor per distinct weight shape of pipeline stage `stage`'s
+/// layers, in the weights' precision, kept from the first backward on (a stage's layers of one kind
+/// share theirs; routed experts of one shape share one). Zero for plans that keep none.
+Bytes layer_wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan, int stage = 0);
 
 /// Megatron-Core's own output layer (tensor_parallel/layers.py,
 /// LinearWithGradAccumulationAndAsyncCommunication): a new V/t x h placeholder at the start of
