@@ -10,6 +10,8 @@
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/workload/workload.hpp"
 
+#include "support/resolved_plan.hpp"
+
 namespace mixed_layer_memory_test {
 
 using namespace stepcast;
@@ -18,11 +20,7 @@ namespace {
 
 const std::filesystem::path kSource = STEPCAST_SOURCE_DIR;
 
-plan::Plan resolved(const workload::Workload& w, const std::string& text, int gpus) {
-  const plan::Plan p = plan::resolve(plan::parse_plan(text), w, gpus);
-  plan::validate(p, w, gpus);
-  return p;
-}
+using test::resolved;
 
 }  // namespace
 

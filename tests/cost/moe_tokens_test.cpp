@@ -14,7 +14,9 @@
 #include "stepcast/cost/operators.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
+
 #include "support/operator_lookup.hpp"
+#include "support/resolved_plan.hpp"
 
 namespace moe_tokens_test {
 
@@ -27,11 +29,7 @@ const std::filesystem::path kSource = STEPCAST_SOURCE_DIR;
 // 2 layers, h = 1024, s = 1024, 4 routed experts, top-2, expert ffn 2048, gated: no shared expert.
 workload::Workload tiny() { return workload::load_workload(kSource / "tests/cost/data/moe-2gpu.json"); }
 
-plan::Plan resolved(const workload::Workload& w, const std::string& text, int gpus) {
-  const plan::Plan p = plan::resolve(plan::parse_plan(text), w, gpus);
-  plan::validate(p, w, gpus);
-  return p;
-}
+using test::resolved;
 
 std::vector<cost::Operator> moe_layer(const workload::Workload& w, const plan::Plan& p) {
   cost::OperatorContext c = cost::operator_context(p);

@@ -11,6 +11,8 @@
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/workload/workload.hpp"
 
+#include "support/resolved_plan.hpp"
+
 namespace wgrad_placeholders_test {
 
 using namespace stepcast;
@@ -19,11 +21,7 @@ namespace {
 
 const std::filesystem::path kSource = STEPCAST_SOURCE_DIR;
 
-plan::Plan resolved(const workload::Workload& w, const std::string& text, int gpus) {
-  const plan::Plan p = plan::resolve(plan::parse_plan(text), w, gpus);
-  plan::validate(p, w, gpus);
-  return p;
-}
+using test::resolved;
 
 /// Llama 3 405B cut to 4 layers, as SimuMax's B200 memory runs train it.
 workload::Workload llama3_405b_4_layers() {

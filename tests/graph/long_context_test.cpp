@@ -12,7 +12,9 @@
 #include "stepcast/plan/plan.hpp"
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
+
 #include "support/gpt3_shape.hpp"
+#include "support/resolved_plan.hpp"
 
 namespace long_context_test {
 
@@ -22,11 +24,7 @@ namespace {
 
 const std::filesystem::path kSource = STEPCAST_SOURCE_DIR;
 
-plan::Plan resolved(const workload::Workload& w, const std::string& text, int gpus) {
-  auto p = plan::resolve(plan::parse_plan(text), w, gpus);
-  plan::validate(p, w, gpus);
-  return p;
-}
+using test::resolved;
 
 constexpr double kMiB = 1024.0 * 1024.0;
 

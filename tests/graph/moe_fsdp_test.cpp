@@ -12,6 +12,8 @@
 #include "stepcast/topology/topology.hpp"
 #include "stepcast/workload/workload.hpp"
 
+#include "support/resolved_plan.hpp"
+
 namespace moe_fsdp_test {
 
 using namespace stepcast;
@@ -33,11 +35,7 @@ constexpr double kExpertsOfBlock = 1'409'286'144.0;
 constexpr double kRouted = 45'097'156'608.0;
 constexpr double kDense = 1'605'636'096.0;
 
-plan::Plan resolved(const workload::Workload& w, const std::string& text, int gpus) {
-  plan::Plan p = plan::resolve(plan::parse_plan(text), w, gpus);
-  plan::validate(p, w, gpus);
-  return p;
-}
+using test::resolved;
 
 }  // namespace
 
