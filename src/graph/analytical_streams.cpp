@@ -140,6 +140,24 @@ void expose_sharded_units(Evaluation& e) {
 // stream runs through the other stages' forwards too, but in the pipeline's cooldown the first
 // stage, which ends the step, runs backward passes only, and what each one's reduce-scatters take
 // beyond it piles up to the step's end.
+namespace {
+
+/// Interleaved 1F1B: each model chunk's gradients are ready once its last micro-batch's backward
+/// runs (Megatron-Core's schedule enables a chunk's gradient sync on that backward), chunk k from
+/// the end k x p chunk-backwards before the stage's last ends; each chunk's 1/v of the `time`
+/// reduce-scatters start as its backward does and queue on the one stream behind the chunks
+/// ready before it.
+Seconds chunked_gradient_backlog(Seconds time, Seconds backward, int p, int v) {
+  const Seconds chunk_backward = backward / v;
+  Seconds worst;
+  for (int k = 0; k < v; ++k) {
+    worst = std::max(worst, max0(time * ((k + 1.0) / v) - chunk_backward * (k * static_cast<double>(p) + 1.0)));
+  }
+  return worst;
+}
+
+}  // namespace
+
 void expose_gradient_buckets(Evaluation& e) {
   const double m = e.w.micro_batches;
   Seconds used;
@@ -159,6 +177,8 @@ void expose_gradient_buckets(Evaluation& e) {
           cost::cooldown_microbatches(e.graph.schedule, e.graph.layout.pp, e.graph.micro_batches, e.graph.vp), m);
       backlog = std::max(max0(t.time / reductions - e.w.backward) * cooldown,
                          max0(t.time - window * (m - cooldown) - e.w.backward * cooldown));
+    } else if (used.value() == 0.0 && !node.every_micro_batch && e.graph.vp > 1) {
+      backlog = chunked_gradient_backlog(t.time, e.w.backward, e.graph.layout.pp, e.graph.vp);
     }
     t.exposed = std::max(backlog, last);
     used += t.time;
