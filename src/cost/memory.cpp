@@ -398,7 +398,9 @@ std::string buffer_rule(BufferKind buffers, const MemoryOptions& options, const 
 }
 
 Explanation explain_memory(const workload::Workload& workload, const plan::Plan& plan, const MemoryOptions& options,
-                           const MemoryBreakdown& m, BufferKind buffers, Bytes layer_placeholders, bool holds_loss) {
+                           const MemoryBreakdown& m, BufferKind buffers, Bytes layer_placeholders) {
+  // The loss sits on the last stage: a one-stage plan's, or a pipeline's where that stage peaks.
+  const bool holds_loss = workload.shape && (plan.pp == 1 || m.stage == plan.pp - 1);
   const Bytes output_placeholder = workload.shape ? output_wgrad_placeholder(*workload.shape, plan) : Bytes(0.0);
   const StateBytesPerParameter per = state_bytes_per_parameter(plan);
   const int mp = plan.tp * plan.pp;
@@ -610,8 +612,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
   out.total = out.parameters + out.gradients + out.optimizer_state + out.activations + out.temporary_buffers +
               out.working_set + out.framework_overhead + out.quantized_copies;
   if (options.explain) {
-    out.explanation =
-        explain_memory(workload, plan, options, out, buffers, layer_placeholders, loss_working_set.value() > 0.0);
+    out.explanation = explain_memory(workload, plan, options, out, buffers, layer_placeholders);
     if (workload.shape && workload.shape->moe) explain_moe_split(out.explanation, workload, plan, dispatch_buffers);
     if (fp8_share > 0.0) {
       for (auto& row : out.explanation) {

@@ -23,9 +23,10 @@ double weight_bytes(const plan::Plan& plan) {
   return state_bytes_per_parameter(plan.precision, plan.optimizer).parameters;
 }
 
-}  // namespace
-
+/// Megatron-Core's DDP, stepcast's zero=1 (wgrad_placeholders.hpp).
 bool keeps_wgrad_placeholders(const plan::Plan& plan) { return plan.sharding == plan::Sharding::kZero1; }
+
+}  // namespace
 
 Bytes layer_wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan, int stage) {
   if (!keeps_wgrad_placeholders(plan)) return Bytes(0.0);

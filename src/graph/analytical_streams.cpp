@@ -142,11 +142,12 @@ void expose_sharded_units(Evaluation& e) {
 // beyond it piles up to the step's end.
 namespace {
 
-/// Interleaved 1F1B: each model chunk's gradients are ready once its last micro-batch's backward
-/// runs (Megatron-Core's schedule enables a chunk's gradient sync on that backward), chunk k from
-/// the end k x p chunk-backwards before the stage's last ends; each chunk's 1/v of the `time`
+/// Each model chunk's gradients are ready once its last micro-batch's backward runs (Megatron-Core's
+/// interleaved schedule enables a chunk's gradient sync on that backward), chunk k from the end
+/// k x p chunk-backwards before the stage's last ends; each chunk's 1/v of the `time`
 /// reduce-scatters start as its backward does and queue on the one stream behind the chunks
-/// ready before it.
+/// ready before it. One chunk (v = 1) leaves time - backward: the buckets hide behind the
+/// backward that produces them.
 Seconds chunked_gradient_backlog(Seconds time, Seconds backward, int p, int v) {
   const Seconds chunk_backward = backward / v;
   Seconds worst;
@@ -177,7 +178,7 @@ void expose_gradient_buckets(Evaluation& e) {
           cost::cooldown_microbatches(e.graph.schedule, e.graph.layout.pp, e.graph.micro_batches, e.graph.vp), m);
       backlog = std::max(max0(t.time / reductions - e.w.backward) * cooldown,
                          max0(t.time - window * (m - cooldown) - e.w.backward * cooldown));
-    } else if (used.value() == 0.0 && !node.every_micro_batch && e.graph.vp > 1) {
+    } else if (used.value() == 0.0 && !node.every_micro_batch) {
       backlog = chunked_gradient_backlog(t.time, e.w.backward, e.graph.layout.pp, e.graph.vp);
     }
     t.exposed = std::max(backlog, last);

@@ -9,15 +9,13 @@
 
 namespace stepcast::cost {
 
-/// Whether the plan trains in Megatron-Core's DDP, where gradient_accumulation_fusion (its default)
-/// hands autograd placeholders: zero=1, its distributed optimizer. stepcast prices zero=0 as
-/// PyTorch's DDP (its buckets copy the gradients), which keeps none.
-bool keeps_wgrad_placeholders(const plan::Plan& plan);
-
 /// Transformer Engine's cached placeholders (transformer_engine/pytorch/module/base.py,
 /// get_dummy_wgrad, 2.3 on): one tensor per distinct weight shape of pipeline stage `stage`'s
 /// layers, in the weights' precision, kept from the first backward on (a stage's layers of one kind
-/// share theirs; routed experts of one shape share one). Zero for plans that keep none.
+/// share theirs; routed experts of one shape share one). Only Megatron-Core's DDP, where
+/// gradient_accumulation_fusion (its default) hands autograd placeholders, keeps them: zero=1, its
+/// distributed optimizer (stepcast prices zero=0 as PyTorch's DDP, whose buckets copy the gradients).
+/// Zero for every other plan.
 Bytes layer_wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan, int stage = 0);
 
 /// Megatron-Core's own output layer (tensor_parallel/layers.py,
