@@ -289,7 +289,8 @@ enum class BufferKind {
   kZeroBuckets,
   kDistributedOptimizerInPlace,
   kDdpBucketView,
-  kDdpBucketCopy
+  kDdpBucketCopy,
+  kMegatronDdpInPlace
 };
 
 std::string sharded_note(const plan::Plan& plan, int from_stage) {
@@ -393,6 +394,8 @@ std::string buffer_rule(BufferKind buffers, const MemoryOptions& options, const 
       return fmt::format("one DDP bucket in flight ({}, gradient_as_bucket_view)", format_bytes(options.ddp_bucket));
     case BufferKind::kDdpBucketCopy:
       return "DDP buckets copy every gradient (gradient_as_bucket_view=false)";
+    case BufferKind::kMegatronDdpInPlace:
+      return "none: Megatron-Core's DDP (grad-reduce= stated, zero=0) reduces in place in its gradient buffer";
   }
   STEPCAST_UNREACHABLE("unknown buffer rule");
 }
@@ -584,6 +587,10 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
     const double elements = std::min(options.zero_bucket_elements, parameters_per_model_rank(workload, plan).trained);
     out.temporary_buffers = Bytes(elements * (per.gradients + per.parameters));
     buffers = BufferKind::kZeroBuckets;
+  } else if (plan.megatron_ddp()) {
+    // Megatron-Core's DDP all-reduces each bucket in place in its contiguous gradient buffer
+    // (megatron/core/distributed/param_and_grad_buffer.py): the gradients counted above.
+    buffers = BufferKind::kMegatronDdpInPlace;
   } else if (plan.dp > 1) {
     if (options.ddp_gradient_as_bucket_view) {
       out.temporary_buffers = options.ddp_bucket;

@@ -23,8 +23,10 @@ double weight_bytes(const plan::Plan& plan) {
   return state_bytes_per_parameter(plan.precision, plan.optimizer).parameters;
 }
 
-/// Megatron-Core's DDP, stepcast's zero=1 (wgrad_placeholders.hpp).
-bool keeps_wgrad_placeholders(const plan::Plan& plan) { return plan.sharding == plan::Sharding::kZero1; }
+/// Megatron-Core's DDP: stepcast's zero=1, and zero=0 with grad-reduce= (wgrad_placeholders.hpp).
+bool keeps_wgrad_placeholders(const plan::Plan& plan) {
+  return plan.sharding == plan::Sharding::kZero1 || plan.megatron_ddp();
+}
 
 }  // namespace
 

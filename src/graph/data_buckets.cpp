@@ -1,10 +1,11 @@
-// Bucketed data parallel: DDP all-reduces all gradients once per step in 25 MiB buckets, as the
-// last micro-batch's backward produces them (gradient accumulation under no_sync; Li et al. 2020,
-// section 3.2). ZeRO-1/2 reduce-scatter them to their owners in buckets (ZeRO-2 every micro-batch
-// in DeepSpeed's reduce_bucket_size ones, ZeRO-1 once per step in Megatron-Core's), and after the
-// optimizer each owner's updated parameters are all-gathered (ZeRO section 7), or under
-// overlap-param-gather=on bucket by bucket beside the next step's first forward, each before the
-// layers it holds (Megatron-LM's distributed optimizer: megatron/core/distributed/param_and_grad_buffer.py).
+// Bucketed data parallel: DDP all-reduces all gradients once per step in buckets (PyTorch's of
+// 25 MiB, Megatron-Core's below) as the last micro-batch's backward produces them (gradient
+// accumulation under no_sync; Li et al. 2020, section 3.2). ZeRO-1/2 reduce-scatter them to their
+// owners in buckets (ZeRO-2 every micro-batch in DeepSpeed's reduce_bucket_size ones, ZeRO-1 once
+// per step in Megatron-Core's), and after the optimizer each owner's updated parameters are
+// all-gathered (ZeRO section 7), or under overlap-param-gather=on bucket by bucket beside the next
+// step's first forward, each before the layers it holds (Megatron-LM's distributed optimizer:
+// megatron/core/distributed/param_and_grad_buffer.py).
 #include <algorithm>
 #include <limits>
 
@@ -44,14 +45,15 @@ CommNode parameter_gather(const plan::Plan& p, std::string name, std::size_t gro
   return node;
 }
 
-/// Elements per gradient (and parameter) bucket of a sharded plan. zero=1 is Megatron-Core's
-/// distributed optimizer, whose buckets default to max(40M, 1M x data-parallel size) parameters,
-/// the data-parallel group counting its context-parallel ranks, and are the whole buffer when the
-/// gradients are reduced after the backward (DistributedDataParallel: bucket_size = None without
-/// overlap_grad_reduce); zero=2 is DeepSpeed's ZeRO-2, reduce_bucket_size elements (MemoryOptions).
+/// Elements per gradient (and parameter) bucket of Megatron-Core's DDP (zero=1, its distributed
+/// optimizer, and zero=0 with grad-reduce=) or DeepSpeed's ZeRO-2. Megatron-Core's buckets default to
+/// max(40M, 1M x data-parallel size) parameters, the data-parallel group counting its
+/// context-parallel ranks, and are the whole buffer when the gradients are reduced after the
+/// backward (DistributedDataParallel: bucket_size = None without overlap_grad_reduce); zero=2 is
+/// DeepSpeed's ZeRO-2, reduce_bucket_size elements (MemoryOptions).
 double bucket_elements(const GraphContext& context) {
   const plan::Plan& p = context.plan;
-  if (p.zero_stage() != 1) return context.zero_bucket_elements;
+  if (p.zero_stage() != 1 && !p.megatron_ddp()) return context.zero_bucket_elements;
   if (!p.overlap_grad_reduce.value_or(true)) return std::numeric_limits<double>::infinity();
   constexpr double kMegatronMinBucket = 40e6;
   constexpr double kMegatronBucketPerRank = 1e6;
@@ -70,7 +72,8 @@ void add_bucketed(const GraphContext& context, StepGraph& graph, const DataState
   if (p.zero_stage() == 0) {
     reduce.name = "DDP gradient all-reduce" + note;
     reduce.op = cost::CollectiveOp::kAllReduce;
-    reduce.size = context.ddp_bucket;
+    reduce.size = p.megatron_ddp() ? std::min(state.grads, Bytes(bucket_elements(context) * state.reduce_bytes))
+                                   : context.ddp_bucket;
   } else {
     reduce.name = "ZeRO gradient reduce-scatter" + note;
     reduce.op = cost::CollectiveOp::kReduceScatter;
@@ -109,7 +112,9 @@ void add_expert_buckets(const GraphContext& context, StepGraph& graph, const Dat
       grad_reduce_note(p);
   reduce.group = state.expert_data_group;
   reduce.op = sharded ? cost::CollectiveOp::kReduceScatter : cost::CollectiveOp::kAllReduce;
-  reduce.size = std::min(grads, sharded ? Bytes(bucket_elements(context) * state.reduce_bytes) : context.ddp_bucket);
+  const bool megatron_buckets = sharded || p.megatron_ddp();
+  reduce.size =
+      std::min(grads, megatron_buckets ? Bytes(bucket_elements(context) * state.reduce_bytes) : context.ddp_bucket);
   reduce.pieces = grads / reduce.size;
   reduce.anchor = Anchor::kGradientReady;
   reduce.every_micro_batch = p.zero_stage() == 2;

@@ -57,6 +57,21 @@ TEST_SUITE("cost.wgrad_placeholders") {
     CHECK(cost::layer_wgrad_placeholders(*w.shape, staged).value() == doctest::Approx(3'187'671'040.0));
   }
 
+  TEST_CASE("Megatron-LM without the distributed optimizer keeps them too, and reduces in place") {
+    // zero=0 with grad-reduce=fp32 is Megatron-Core's DDP: the same four shapes' placeholders,
+    // 3,187,671,040 B, and its buckets are views into the fp32 main-gradient buffer, so nothing
+    // else is temporary. PyTorch's DDP (no grad-reduce=) copies every gradient into its buckets.
+    const workload::Workload w = llama3_405b_4_layers();
+    const plan::Plan megatron = resolved(w, "tp=2,dp=4,sp=on,grad-reduce=fp32,mbs=1,gbs=4,seq=4096,flash=on", 8);
+    CHECK(megatron.megatron_ddp());
+    CHECK(cost::layer_wgrad_placeholders(*w.shape, megatron).value() == doctest::Approx(3'187'671'040.0));
+    CHECK(cost::estimate_memory(w, megatron).temporary_buffers.value() == doctest::Approx(3'187'671'040.0));
+    const plan::Plan torch_ddp = resolved(w, "tp=2,dp=4,sp=on,mbs=1,gbs=4,seq=4096,flash=on", 8);
+    CHECK_FALSE(torch_ddp.megatron_ddp());
+    const cost::MemoryBreakdown copied = cost::estimate_memory(w, torch_ddp);
+    CHECK(copied.temporary_buffers.value() == doctest::Approx(copied.gradients.value()));
+  }
+
   TEST_CASE("frameworks that hold their own gradients keep none") {
     const workload::Workload w = llama3_405b_4_layers();
     for (const char* text : {"fsdp=full,mbs=1,gbs=8,seq=4096", "dp=8,zero=2,mbs=1,gbs=8,seq=4096",

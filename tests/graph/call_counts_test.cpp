@@ -107,6 +107,23 @@ TEST_SUITE("graph.call_counts") {
     check_groups(test::comm_term(p, "DDP gradient all-reduce"), 514, 26'214'400.0, 1, 2'629'632.0);
   }
 
+  TEST_CASE("Megatron-LM's DDP all-reduces its fp32 main gradients in its own buckets") {
+    // zero=0 with grad-reduce=fp32 on one DGX H100: 6,738,415,616 x 4 B = 26,953,662,464 B in
+    // buckets of max(40M, 1M x dp = 8M) = 40M parameters, 1.6e8 B: 168 whole (26,880,000,000 B)
+    // and 73,662,464 B last.
+    const auto overlapped = predict(
+        "llama2-7b.json", "dp=8,grad-reduce=fp32,overlap-grad-reduce=on,mbs=1,gbs=32,flash=on", "dgx-h100.json", 1);
+    check_groups(test::comm_term(overlapped, "DDP gradient all-reduce"), 168, 1.6e8, 1, 73'662'464.0);
+    // Without overlap-grad-reduce (Megatron-LM's default) the buffer is one bucket.
+    const auto after = predict("llama2-7b.json", "dp=8,grad-reduce=fp32,overlap-grad-reduce=off,mbs=1,gbs=32,flash=on",
+                               "dgx-h100.json", 1);
+    const graph::CommTerm& whole =
+        test::comm_term(after, "DDP gradient all-reduce (after the backward: overlap-grad-reduce=off)");
+    CHECK(whole.calls.count() == 1);
+    REQUIRE(whole.calls.groups.size() == 1);
+    CHECK(whole.calls.groups[0].size.value() == doctest::Approx(26'953'662'464.0).epsilon(1e-12));
+  }
+
   TEST_CASE("ZeRO-2 reduces every micro-batch's buckets, and the updated parameters are one gather or buckets") {
     // One DGX H100, dp = 8, gbs 32 of mbs 1: 4 micro-batches. DeepSpeed's reduce bucket is 5e8
     // elements, 1e9 B of bf16: 13 whole buckets of the 13,476,831,232 B and 476,831,232 B last,
