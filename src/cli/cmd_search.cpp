@@ -8,9 +8,9 @@
 
 #include "budget.hpp"
 #include "commands.hpp"
-#include "fine_tuning_options.hpp"
 #include "option_checks.hpp"
 #include "output.hpp"
+#include "plan_space_options.hpp"
 #include "ranks.hpp"
 #include "stepcast/planner/refine.hpp"
 #include "stepcast/report/search_command.hpp"
@@ -58,31 +58,13 @@ void add_search_command(CLI::App& app) {
       ->check(non_negative_number());
   sub->add_option("--threads", c->threads, "Worker threads (default: all cores); the output does not depend on it")
       ->check(positive_number());
-  sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")
-      ->check(positive_number());
-  sub->add_option("--max-cp", c->max_cp,
-                  "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
-      ->check(positive_number());
-  sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8 or nvfp4");
-  sub->add_option("--optimizer", c->optimizer,
-                  "Every plan's optimizer: adam (default), adamw, sgd-momentum, sgd or muon");
-  sub->add_flag(
-      "--flash", c->flash,
-      "Plans use fused (flash) attention, which never stores the s x s scores (the default where the GPU runs it)");
-  sub->add_flag("--no-flash", c->no_flash, "Plans store the s x s attention scores (Korthikanti et al.'s accounting)");
-  sub->add_option(
-         "--doc-len", c->doc_len,
-         "Every plan packs documents of N tokens into each sequence, attention within each (plan key doc-len=)")
-      ->check(positive_number());
-  add_fine_tuning_options(*sub, c->fine_tuning);
+  add_plan_space_options(*sub, *c);
   sub->add_flag("--wide", c->wide,
                 "Text with every column (the analytical and simulated steps, compute, bubble, exposed communication, "
                 "equivalent spellings, rejection examples); without it the text fits 120 columns");
   sub->add_option("--format", c->format, "text (default), markdown, csv (the ranked plans), json or html");
   sub->add_flag("--json", c->json, "Same as --format json");
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");
-  sub->add_option("--calibration", c->calibration,
-                  "Calibration file from `stepcast calibrate`: every plan's collectives and compute priced with it");
   sub->add_option("--compare", c->compare,
                   "A plan (compact form, as --plan) to set beside the best: its rank, or the rule it breaks or the "
                   "memory it lacks, and the step-time terms it loses by (repeatable: one comparison per plan)")

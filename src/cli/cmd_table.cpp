@@ -9,9 +9,9 @@
 
 #include "budget.hpp"
 #include "commands.hpp"
-#include "fine_tuning_options.hpp"
 #include "option_checks.hpp"
 #include "output.hpp"
+#include "plan_space_options.hpp"
 #include "ranks.hpp"
 #include "stepcast/planner/capacity.hpp"
 #include "stepcast/report/progress.hpp"
@@ -110,26 +110,9 @@ void add_table_command(CLI::App& app) {
   sub->add_option("--refine", c->refine,
                   "Simulate each searched cell's best K plans on the event engine and show the fastest there")
       ->check(non_negative_number());
-  sub->add_option("--max-mbs", c->max_mbs, "Largest micro-batch size tried (powers of two, default 16)")
-      ->check(positive_number());
-  sub->add_option("--max-cp", c->max_cp,
-                  "Largest context-parallel degree tried (powers of two, with cp-comm p2p and a2a; default 1: none)")
-      ->check(positive_number());
-  sub->add_option("--precision", c->precision, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8 or nvfp4");
-  sub->add_option("--optimizer", c->optimizer,
-                  "Every plan's optimizer: adam (default), adamw, sgd-momentum, sgd or muon");
-  sub->add_flag("--flash", c->flash,
-                "Plans use fused (flash) attention (the default where every cluster's GPU runs it)");
-  sub->add_flag("--no-flash", c->no_flash, "Plans store the s x s attention scores (Korthikanti et al.'s accounting)");
-  sub->add_option(
-         "--doc-len", c->doc_len,
-         "Every plan packs documents of N tokens into each sequence, attention within each (plan key doc-len=)")
-      ->check(positive_number());
-  add_fine_tuning_options(*sub, c->fine_tuning);
+  add_plan_space_options(*sub, *c);
   sub->add_option("--format", c->format, "text (default), markdown, csv, json or html");
   sub->add_option("-o,--output", command->output, "Write to this file (atomically) instead of stdout");
-  sub->add_option("--calibration", c->calibration,
-                  "Calibration file from `stepcast calibrate`: every plan's collectives and compute priced with it");
   auto budget = std::make_shared<Budget>();
   add_budget_options(*sub, *budget);
   sub->callback([command, budget] {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "plan_space_arguments.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/compute.hpp"
 #include "stepcast/cost/flash_default.hpp"
@@ -41,15 +42,7 @@ std::string command_line(const SearchRequest& c) {
   if (c.wide) s += " --wide";
   if (c.top != 10) s += fmt::format(" --top {}", c.top);
   if (c.refine != kDefaultSearchRefine) s += fmt::format(" --refine {}", c.refine);
-  if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
-  if (c.max_cp != 1) s += fmt::format(" --max-cp {}", c.max_cp);
-  if (!c.precision.empty()) s += " --precision " + c.precision;
-  if (!c.optimizer.empty()) s += " --optimizer " + c.optimizer;
-  if (c.flash) s += " --flash";
-  if (c.no_flash) s += " --no-flash";
-  if (c.doc_len > 0) s += fmt::format(" --doc-len {}", c.doc_len);
-  s += fine_tuning_arguments(c.fine_tuning);
-  if (!c.calibration.empty()) s += " --calibration " + c.calibration;
+  s += plan_space_arguments(c);
   for (const std::string& plan : c.compare) s += fmt::format(" --compare \"{}\"", plan);
   return s;
 }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "plan_space_arguments.hpp"
 #include "stepcast/core/errors.hpp"
 #include "stepcast/cost/flash_default.hpp"
 #include "stepcast/cost/low_precision.hpp"
@@ -107,15 +108,7 @@ std::string command_line(const TableRequest& c) {
   for (const std::string& set : c.sets) s += fmt::format(" --set \"{}\"", set);
   if (!c.memory_margin.empty()) s += " --memory-margin " + c.memory_margin;
   if (c.refine > 0) s += fmt::format(" --refine {}", c.refine);
-  if (c.max_mbs != 16) s += fmt::format(" --max-mbs {}", c.max_mbs);
-  if (c.max_cp != 1) s += fmt::format(" --max-cp {}", c.max_cp);
-  if (!c.precision.empty()) s += " --precision " + c.precision;
-  if (!c.optimizer.empty()) s += " --optimizer " + c.optimizer;
-  if (c.flash) s += " --flash";
-  if (c.no_flash) s += " --no-flash";
-  if (c.doc_len > 0) s += fmt::format(" --doc-len {}", c.doc_len);
-  s += fine_tuning_arguments(c.fine_tuning);
-  if (!c.calibration.empty()) s += " --calibration " + c.calibration;
+  s += plan_space_arguments(c);
   s += " --format " + std::string(to_string(parse_format(c.format, "--format")));
   return s;
 }
