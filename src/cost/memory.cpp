@@ -588,7 +588,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const plan::
     out.temporary_buffers = Bytes(elements * (per.gradients + per.parameters));
     buffers = BufferKind::kZeroBuckets;
   } else if (plan.megatron_ddp()) {
-    // Megatron-Core's DDP all-reduces each bucket in place in its contiguous gradient buffer
+    // zero=0 with grad-reduce=: Megatron-Core's DDP all-reduces each bucket in place in its contiguous gradient buffer
     // (megatron/core/distributed/param_and_grad_buffer.py): the gradients counted above.
     buffers = BufferKind::kMegatronDdpInPlace;
   } else if (plan.dp > 1) {

@@ -23,15 +23,10 @@ double weight_bytes(const plan::Plan& plan) {
   return state_bytes_per_parameter(plan.precision, plan.optimizer).parameters;
 }
 
-/// Megatron-Core's DDP: stepcast's zero=1, and zero=0 with grad-reduce= (wgrad_placeholders.hpp).
-bool keeps_wgrad_placeholders(const plan::Plan& plan) {
-  return plan.sharding == plan::Sharding::kZero1 || plan.megatron_ddp();
-}
-
 }  // namespace
 
 Bytes layer_wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan, int stage) {
-  if (!keeps_wgrad_placeholders(plan)) return Bytes(0.0);
+  if (!plan.megatron_ddp()) return Bytes(0.0);
   // Each weight-gradient GEMM's m x n is its weight's shape (a routed expert's, `batch` of them
   // sharing it). Left out: frozen weights (peft=lora), which have none; LoRA adapters and the
   // router, Megatron-Core's own layers, whose placeholder or gradient lives only through its hook.
@@ -53,7 +48,7 @@ Bytes layer_wgrad_placeholders(const workload::TransformerShape& shape, const pl
 }
 
 Bytes output_wgrad_placeholder(const workload::TransformerShape& shape, const plan::Plan& plan) {
-  if (!keeps_wgrad_placeholders(plan) || plan.peft != plan::Peft::kNone) return Bytes(0.0);
+  if (!plan.megatron_ddp() || plan.peft != plan::Peft::kNone) return Bytes(0.0);
   return Bytes(static_cast<double>(shape.vocab) / plan.tp * shape.hidden * weight_bytes(plan));
 }
 

@@ -53,7 +53,7 @@ CommNode parameter_gather(const plan::Plan& p, std::string name, std::size_t gro
 /// DeepSpeed's ZeRO-2, reduce_bucket_size elements (MemoryOptions).
 double bucket_elements(const GraphContext& context) {
   const plan::Plan& p = context.plan;
-  if (p.zero_stage() != 1 && !p.megatron_ddp()) return context.zero_bucket_elements;
+  if (!p.megatron_ddp()) return context.zero_bucket_elements;
   if (!p.overlap_grad_reduce.value_or(true)) return std::numeric_limits<double>::infinity();
   constexpr double kMegatronMinBucket = 40e6;
   constexpr double kMegatronBucketPerRank = 1e6;
@@ -112,9 +112,10 @@ void add_expert_buckets(const GraphContext& context, StepGraph& graph, const Dat
       grad_reduce_note(p);
   reduce.group = state.expert_data_group;
   reduce.op = sharded ? cost::CollectiveOp::kReduceScatter : cost::CollectiveOp::kAllReduce;
-  const bool megatron_buckets = sharded || p.megatron_ddp();
+  // Megatron-Core's or DeepSpeed's buckets (bucket_elements); PyTorch's DDP its 25 MiB ones.
+  const bool counted_in_elements = sharded || p.megatron_ddp();
   reduce.size =
-      std::min(grads, megatron_buckets ? Bytes(bucket_elements(context) * state.reduce_bytes) : context.ddp_bucket);
+      std::min(grads, counted_in_elements ? Bytes(bucket_elements(context) * state.reduce_bytes) : context.ddp_bucket);
   reduce.pieces = grads / reduce.size;
   reduce.anchor = Anchor::kGradientReady;
   reduce.every_micro_batch = p.zero_stage() == 2;

@@ -13,9 +13,8 @@ namespace stepcast::cost {
 /// get_dummy_wgrad, 2.3 on): one tensor per distinct weight shape of pipeline stage `stage`'s
 /// layers, in the weights' precision, kept from the first backward on (a stage's layers of one kind
 /// share theirs; routed experts of one shape share one). Only Megatron-Core's DDP, where
-/// gradient_accumulation_fusion (its default) hands autograd placeholders, keeps them: zero=1, its
-/// distributed optimizer, and zero=0 with grad-reduce= stated (Plan::megatron_ddp; zero=0 without
-/// it is PyTorch's DDP, whose buckets copy the gradients). Zero for every other plan.
+/// gradient_accumulation_fusion (its default) hands autograd placeholders, keeps them
+/// (Plan::megatron_ddp: zero=1, or zero=0 with grad-reduce=). Zero for every other plan.
 Bytes layer_wgrad_placeholders(const workload::TransformerShape& shape, const plan::Plan& plan, int stage = 0);
 
 /// Megatron-Core's own output layer (tensor_parallel/layers.py,

@@ -253,10 +253,12 @@ struct Plan {
   /// 0 (replicated), 1 (optimizer state sharded), 2 (+ gradients), 3 (+ parameters).
   [[nodiscard]] int zero_stage() const;
   [[nodiscard]] bool is_fsdp() const;
-  /// Megatron-Core's DistributedDataParallel without the distributed optimizer: zero=0 with the
+  /// Megatron-Core's DistributedDataParallel: zero=1 (its distributed optimizer), or zero=0 with the
   /// type its gradients are reduced in stated (grad-reduce=), as Megatron-LM states it; zero=0
   /// without it is PyTorch's DDP. Its gradient buckets are views into one contiguous buffer.
-  [[nodiscard]] bool megatron_ddp() const { return sharding == Sharding::kDdp && grad_reduce.has_value(); }
+  [[nodiscard]] bool megatron_ddp() const {
+    return sharding == Sharding::kZero1 || (sharding == Sharding::kDdp && grad_reduce.has_value());
+  }
   /// The expert tensor-parallel degree in force (etp, or tp when not given).
   [[nodiscard]] int expert_tp() const { return etp > 0 ? etp : tp; }
   /// Expert data parallel: replicas of each expert in a stage, tp * cp * dp / (etp * ep)
